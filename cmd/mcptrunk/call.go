@@ -1,0 +1,61 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/mcptrunk/mcptrunk/upstream/jsonrpc"
+)
+
+// callCommand routes one tool call and prints the result as the upstream
+// sent it (indented).
+type callCommand struct{}
+
+func (callCommand) run(ctx context.Context, env *environment) error {
+	if len(env.args) < 1 || len(env.args) > 2 {
+		fmt.Fprint(env.stderr, "usage: mcptrunk call NAME [JSON-ARGUMENTS]\n")
+		return errUsage
+	}
+	name, args := env.args[0], json.RawMessage(`{}`)
+	if len(env.args) == 2 {
+		args = json.RawMessage(env.args[1])
+		var obj map[string]json.RawMessage
+		if err := json.Unmarshal(args, &obj); err != nil {
+			return fmt.Errorf("arguments for %s must be a JSON object: %w", name, err)
+		}
+	}
+	params, err := json.Marshal(map[string]any{"name": name, "arguments": args})
+	if err != nil {
+		return err
+	}
+	t, err := env.startTrunk(ctx)
+	if err != nil {
+		return err
+	}
+	defer t.Close(context.WithoutCancel(ctx))
+
+	res, err := t.Handle(ctx, "tools/call", params)
+	if err != nil {
+		rpcErr := jsonrpc.AsError(err)
+		fmt.Fprintf(env.stderr, "mcptrunk: calling %s: %s (code %d)\n", name, rpcErr.Message, rpcErr.Code)
+		return exitError(1)
+	}
+	var out bytes.Buffer
+	if err := json.Indent(&out, res, "", "  "); err != nil {
+		out.Reset()
+		out.Write(res)
+	}
+	out.WriteByte('\n')
+	if _, err := env.stdout.Write(out.Bytes()); err != nil {
+		return err
+	}
+	var result struct {
+		IsError bool `json:"isError"`
+	}
+	if json.Unmarshal(res, &result) == nil && result.IsError {
+		return exitError(1) // the tool reported an error: printed above
+	}
+	return nil
+}

@@ -1,0 +1,76 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/mcptrunk/mcptrunk/upstream"
+)
+
+// checkCommand validates the config, connects every server while printing
+// its progress, prints a status table, and fails when any server failed.
+type checkCommand struct{}
+
+func (checkCommand) run(ctx context.Context, env *environment) error {
+	logger, err := env.logger(slog.LevelError)
+	if err != nil {
+		return err
+	}
+	cfg, err := env.loadConfig()
+	if err != nil {
+		fmt.Fprintf(env.stdout, "config: invalid\n%v\n", err)
+		return exitError(1)
+	}
+	fmt.Fprintf(env.stdout, "config: ok, %d servers\n", len(cfg.Servers))
+
+	start := time.Now()
+	var (
+		mu      sync.Mutex
+		printed = map[string]upstream.State{}
+		host    *upstream.Host
+	)
+	progress := func(server string) {
+		mu.Lock()
+		defer mu.Unlock()
+		if host == nil {
+			return
+		}
+		c, ok := host.Client(server)
+		if !ok {
+			return
+		}
+		state, err := c.State()
+		if printed[server] == state {
+			return
+		}
+		printed[server] = state
+		line := fmt.Sprintf("%7s  %-20s %s", time.Since(start).Round(time.Millisecond), server, state)
+		if err != nil {
+			line += ": " + firstLine(err.Error())
+		}
+		fmt.Fprintln(env.stdout, line)
+	}
+	mu.Lock()
+	host = upstream.NewHost(&upstream.Options{
+		Logger: logger, Concurrency: cfg.Trunk.Concurrency, Version: version(),
+		Events: upstream.Events{Changed: progress},
+	})
+	mu.Unlock()
+	defer host.Close(context.WithoutCancel(ctx))
+	startErr := host.StartAll(ctx, cfg.Servers)
+
+	fmt.Fprintln(env.stdout)
+	var statuses []serverStatus
+	for _, c := range host.Clients() {
+		statuses = append(statuses, statusOf(c))
+	}
+	printStatusTable(env.stdout, statuses)
+	if startErr != nil || len(host.Failures()) > 0 {
+		fmt.Fprintf(env.stdout, "\n%d of %d servers failed\n", len(host.Failures()), len(cfg.Servers))
+		return exitError(1)
+	}
+	return nil
+}

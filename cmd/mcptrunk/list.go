@@ -1,0 +1,143 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/mcptrunk/mcptrunk/proxy"
+	"github.com/mcptrunk/mcptrunk/upstream"
+)
+
+// listCommand prints the namespaced catalog and each server's status.
+type listCommand struct{ json bool }
+
+func (c *listCommand) flags(fs *flagSet) {
+	fs.BoolVar(&c.json, "json", false, "print JSON instead of a table")
+}
+
+// listSections are the catalog's lists, in the order printed.
+var listSections = []struct{ title, method, field string }{
+	{"Tools", "tools/list", "tools"},
+	{"Prompts", "prompts/list", "prompts"},
+	{"Resources", "resources/list", "resources"},
+	{"Resource templates", "resources/templates/list", "resourceTemplates"},
+}
+
+func (c *listCommand) run(ctx context.Context, env *environment) error {
+	t, err := env.startTrunk(ctx)
+	if err != nil {
+		return err
+	}
+	defer t.Close(context.WithoutCancel(ctx))
+
+	lists := map[string][]json.RawMessage{}
+	for _, s := range listSections {
+		res, err := t.Handle(ctx, s.method, nil)
+		if err != nil {
+			return fmt.Errorf("%s: %w", s.method, err)
+		}
+		var page map[string][]json.RawMessage
+		if err := json.Unmarshal(res, &page); err != nil {
+			return fmt.Errorf("%s: %w", s.method, err)
+		}
+		lists[s.field] = page[s.field]
+	}
+	statuses := serverStatuses(t)
+	if c.json {
+		return printJSON(env.stdout, map[string]any{"servers": statuses, "lists": lists})
+	}
+	printStatusTable(env.stdout, statuses)
+	for _, s := range listSections {
+		printItems(env.stdout, s.title, lists[s.field])
+	}
+	return nil
+}
+
+// serverStatus is one server's line in list and check.
+type serverStatus struct {
+	Server    string `json:"server"`
+	State     string `json:"state"`
+	Error     string `json:"error,omitempty"`
+	Tools     int    `json:"tools"`
+	Prompts   int    `json:"prompts"`
+	Resources int    `json:"resources"`
+	Templates int    `json:"resourceTemplates"`
+}
+
+func serverStatuses(t *proxy.Trunk) []serverStatus {
+	var out []serverStatus
+	for _, c := range t.Host().Clients() {
+		out = append(out, statusOf(c))
+	}
+	return out
+}
+
+func statusOf(c *upstream.Client) serverStatus {
+	state, err := c.State()
+	cat := c.Catalog()
+	s := serverStatus{
+		Server: c.Name(), State: string(state),
+		Tools: len(cat.Tools), Prompts: len(cat.Prompts), Resources: len(cat.Resources), Templates: len(cat.Templates),
+	}
+	if err != nil {
+		s.Error = err.Error()
+	}
+	return s
+}
+
+func printStatusTable(w io.Writer, statuses []serverStatus) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SERVER\tSTATE\tTOOLS\tPROMPTS\tRESOURCES\tTEMPLATES\tERROR")
+	for _, s := range statuses {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%s\n", s.Server, s.State, s.Tools, s.Prompts, s.Resources, s.Templates, firstLine(s.Error))
+	}
+	tw.Flush()
+}
+
+// printItems prints one list: each item's exported name or URI and a short
+// description.
+func printItems(w io.Writer, title string, items []json.RawMessage) {
+	fmt.Fprintf(w, "\n%s (%d)\n", title, len(items))
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for _, raw := range items {
+		var it struct {
+			Name, Title, Description, URI, URITemplate string
+		}
+		_ = json.Unmarshal(raw, &it)
+		id := it.Name
+		if it.URI != "" {
+			id = it.URI
+		} else if it.URITemplate != "" {
+			id = it.URITemplate
+		}
+		about := it.Title
+		if about == "" {
+			about = it.Description
+		}
+		fmt.Fprintf(tw, "  %s\t%s\n", id, truncate(firstLine(about), 70))
+	}
+	tw.Flush()
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
+
+func truncate(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
+
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}

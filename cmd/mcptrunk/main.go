@@ -1,0 +1,105 @@
+// Command mcptrunk is one MCP server that stands in front of many: it starts
+// or connects to every server in its config and re-exports their tools,
+// prompts, resources and templates under mcp__<server>__<name> names.
+//
+// Usage:
+//
+//	mcptrunk [serve] [--config PATH] [--log-level LEVEL]   the stdio MCP server
+//	mcptrunk list [--json]                                  the namespaced catalog and each server's status
+//	mcptrunk call NAME [JSON]                               route one tool call and print the result
+//	mcptrunk check                                          validate the config and connect every server
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	var exit exitError
+	switch {
+	case errors.As(err, &exit):
+		os.Exit(int(exit))
+	case errors.Is(err, errUsage):
+		os.Exit(2)
+	case err != nil:
+		fmt.Fprintln(os.Stderr, "mcptrunk:", err)
+		os.Exit(1)
+	}
+}
+
+// exitError ends the program with a status and no further message: the
+// command has already said what went wrong.
+type exitError int
+
+func (e exitError) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
+
+var errUsage = errors.New("usage")
+
+// command is one subcommand.
+type command interface {
+	run(ctx context.Context, env *environment) error
+}
+
+// environment is what every command works with.
+type environment struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	global         *globalFlags
+	args           []string // the command's positional arguments
+}
+
+// run parses args and runs the chosen subcommand. It is main without the
+// process: tests call it directly.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	name := "serve"
+	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
+		name, args = args[0], args[1:]
+	}
+	var cmd command
+	switch name {
+	case "serve":
+		cmd = &serveCommand{}
+	case "list":
+		cmd = &listCommand{}
+	case "call":
+		cmd = &callCommand{}
+	case "check":
+		cmd = &checkCommand{}
+	case "help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	default:
+		fmt.Fprintf(stderr, "mcptrunk: unknown command %q\n\n%s", name, usage)
+		return errUsage
+	}
+	env := &environment{stdin: stdin, stdout: stdout, stderr: stderr}
+	fs, g := newFlagSet(name, stderr)
+	if f, ok := cmd.(interface{ flags(*flagSet) }); ok {
+		f.flags(fs)
+	}
+	if err := fs.Parse(args); err != nil {
+		return errUsage
+	}
+	env.global, env.args = g, fs.Args()
+	return cmd.run(ctx, env)
+}
+
+const usage = `Usage:
+  mcptrunk [serve]          run the MCP server on stdin/stdout (for a host such as Claude Desktop)
+  mcptrunk list [--json]    connect every server; print the namespaced catalog and each server's status
+  mcptrunk call NAME [JSON] route one tool call (arguments as a JSON object) and print the result
+  mcptrunk check            validate the config, connect every server, exit non-zero if any failed
+
+Flags (every command):
+  --config PATH      config file (default: $MCPTRUNK_CONFIG, ./mcptrunk.json, $XDG_CONFIG_HOME/mcptrunk/config.json)
+  --log-level LEVEL  debug, info, warn or error (logs go to stderr)
+`

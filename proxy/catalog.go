@@ -1,0 +1,191 @@
+package proxy
+
+import (
+	"bytes"
+	"encoding/json"
+	"log/slog"
+	"sort"
+
+	"github.com/mcptrunk/mcptrunk/naming"
+	"github.com/mcptrunk/mcptrunk/upstream"
+)
+
+// list identifies one of the four lists the trunk exports.
+type list int
+
+const (
+	listTools list = iota
+	listPrompts
+	listResources
+	listTemplates
+	listCount
+)
+
+// listSpec names a list's method, result field and identifying item field.
+var listSpecs = [listCount]struct {
+	method, field, key, changed string
+}{
+	listTools:     {"tools/list", "tools", "name", "notifications/tools/list_changed"},
+	listPrompts:   {"prompts/list", "prompts", "name", "notifications/prompts/list_changed"},
+	listResources: {"resources/list", "resources", "uri", "notifications/resources/list_changed"},
+	listTemplates: {"resources/templates/list", "resourceTemplates", "uriTemplate", "notifications/resources/list_changed"},
+}
+
+// entry is one exported item: its name (or URI) as the host sees it, its
+// owner, its name (or URI) upstream, and the item as the host receives it.
+type entry struct {
+	exported string
+	server   string
+	raw      string
+	item     json.RawMessage
+}
+
+// catalog is an immutable snapshot of everything the trunk exports, each
+// list sorted by exported name so the host sees the same order on every
+// start. A new one replaces the old whenever a server changes.
+type catalog struct {
+	lists [listCount][]entry
+	// byServer maps server -> exported name -> upstream name, for tools and
+	// prompts: the second half of routing after naming.SplitMCPName.
+	tools   map[string]map[string]string
+	prompts map[string]map[string]string
+}
+
+// buildCatalog namespaces every ready server's lists. A server whose names
+// cannot be assigned (its name leaves no room under maxLen) is left out and
+// logged: the others still export.
+func buildCatalog(clients []*upstream.Client, maxLen int, logger *slog.Logger) *catalog {
+	cat := &catalog{
+		tools:   map[string]map[string]string{},
+		prompts: map[string]map[string]string{},
+	}
+	for _, c := range clients {
+		if state, _ := c.State(); state != upstream.StateReady {
+			continue
+		}
+		server := c.Name()
+		items := c.Catalog()
+		tools, err := exportNamed(server, items.Tools, maxLen)
+		if err != nil {
+			logger.Error("cannot export the server's tools", "server", server, "error", err)
+			continue
+		}
+		prompts, err := exportNamed(server, items.Prompts, maxLen)
+		if err != nil {
+			logger.Error("cannot export the server's prompts", "server", server, "error", err)
+			continue
+		}
+		cat.lists[listTools] = append(cat.lists[listTools], tools...)
+		cat.lists[listPrompts] = append(cat.lists[listPrompts], prompts...)
+		cat.tools[server] = routes(tools)
+		cat.prompts[server] = routes(prompts)
+		cat.lists[listResources] = append(cat.lists[listResources], exportURIs(server, items.Resources, "uri", logger)...)
+		cat.lists[listTemplates] = append(cat.lists[listTemplates], exportURIs(server, items.Templates, "uriTemplate", logger)...)
+	}
+	for l := range cat.lists {
+		sort.Slice(cat.lists[l], func(i, j int) bool { return cat.lists[l][i].exported < cat.lists[l][j].exported })
+	}
+	return cat
+}
+
+// exportNamed gives tools or prompts their namespaced names.
+func exportNamed(server string, items []upstream.Item, maxLen int) ([]entry, error) {
+	raws := make([]string, len(items))
+	for i, it := range items {
+		raws[i] = it.Key
+	}
+	names, err := naming.Assign(server, raws, maxLen)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]entry, 0, len(items))
+	seen := map[string]bool{}
+	for _, it := range items {
+		if seen[it.Key] {
+			continue // a server listing one name twice: the first wins
+		}
+		seen[it.Key] = true
+		name := names[it.Key]
+		item, err := replaceString(it.Raw, "name", name)
+		if err != nil {
+			continue // itemKey already parsed it upstream; cannot happen
+		}
+		out = append(out, entry{exported: name, server: server, raw: it.Key, item: item})
+	}
+	return out, nil
+}
+
+// exportURIs rewrites resources' or templates' URIs into the namespaced form.
+func exportURIs(server string, items []upstream.Item, field string, logger *slog.Logger) []entry {
+	out := make([]entry, 0, len(items))
+	for _, it := range items {
+		uri := naming.ResourceURI(server, it.Key)
+		item, err := replaceString(it.Raw, field, uri)
+		if err != nil {
+			logger.Warn("skipping a resource", "server", server, "uri", it.Key, "error", err)
+			continue
+		}
+		out = append(out, entry{exported: uri, server: server, raw: it.Key, item: item})
+	}
+	return out
+}
+
+func routes(entries []entry) map[string]string {
+	m := make(map[string]string, len(entries))
+	for _, e := range entries {
+		m[e.exported] = e.raw
+	}
+	return m
+}
+
+// page returns one page of a list as a result object: at most size items
+// after the cursor (size <= 0: all of them), and a nextCursor when more
+// remain. Cursors name the last item sent rather than a position, so they
+// stay valid while servers come and go.
+func (c *catalog) page(l list, cursor string, size int) (json.RawMessage, error) {
+	entries := c.lists[l]
+	from := 0
+	if cursor != "" {
+		after, err := decodeCursor(cursor)
+		if err != nil {
+			return nil, err
+		}
+		from = sort.Search(len(entries), func(i int) bool { return entries[i].exported > after })
+	}
+	to := len(entries)
+	if size > 0 && from+size < to {
+		to = from + size
+	}
+	var b bytes.Buffer
+	b.WriteString(`{"`)
+	b.WriteString(listSpecs[l].field)
+	b.WriteString(`":[`)
+	for i, e := range entries[from:to] {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.Write(e.item)
+	}
+	b.WriteByte(']')
+	if to < len(entries) {
+		b.WriteString(`,"nextCursor":`)
+		enc, _ := json.Marshal(encodeCursor(entries[to-1].exported))
+		b.Write(enc)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// equalList reports whether list l has the same items in both catalogs.
+func equalList(a, b *catalog, l list) bool {
+	x, y := a.lists[l], b.lists[l]
+	if len(x) != len(y) {
+		return false
+	}
+	for i := range x {
+		if x[i].exported != y[i].exported || !bytes.Equal(x[i].item, y[i].item) {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,76 @@
+package proxy
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/mcptrunk/mcptrunk/naming"
+	"github.com/mcptrunk/mcptrunk/upstream/jsonrpc"
+)
+
+// namespaceContents rewrites the uri of every item of a resources/read
+// result's contents into the namespaced form, leaving all else as sent.
+func namespaceContents(server string, res json.RawMessage) (json.RawMessage, error) {
+	start, end, found, err := fieldSpan(res, "contents")
+	if err != nil || !found {
+		return res, nil // nothing to rewrite; pass on what the server sent
+	}
+	var items []json.RawMessage
+	if err := json.Unmarshal(res[start:end], &items); err != nil {
+		return res, nil
+	}
+	for i, it := range items {
+		uri, err := stringField(it, "uri")
+		if err != nil || uri == "" {
+			continue
+		}
+		if rewritten, err := replaceString(it, "uri", naming.ResourceURI(server, uri)); err == nil {
+			items[i] = rewritten
+		}
+	}
+	arr, err := json.Marshal(items)
+	if err != nil {
+		return res, nil
+	}
+	return replaceField(res, "contents", arr)
+}
+
+// forwardNotification passes an upstream's notification to the host,
+// rewriting what names the upstream: a log message's logger becomes the
+// server (or server/logger), an updated resource's URI its namespaced form.
+func (t *Trunk) forwardNotification(server, method string, params json.RawMessage) {
+	d := t.downstream()
+	if d == nil {
+		return
+	}
+	switch method {
+	case "notifications/message":
+		logger := server
+		if inner, _ := stringField(params, "logger"); inner != "" {
+			logger = server + "/" + inner
+		}
+		if p, err := replaceString(params, "logger", logger); err == nil {
+			params = p
+		}
+	case "notifications/resources/updated":
+		if uri, _ := stringField(params, "uri"); uri != "" {
+			if p, err := replaceString(params, "uri", naming.ResourceURI(server, uri)); err == nil {
+				params = p
+			}
+		}
+	}
+	if err := d.Notify(method, params); err != nil {
+		t.logger.Debug("forwarding a notification failed", "server", server, "method", method, "error", err)
+	}
+}
+
+// forwardRequest passes an upstream's request (sampling, elicitation, roots)
+// to the host and its answer back. ctx ends when the upstream cancels.
+func (t *Trunk) forwardRequest(ctx context.Context, server, method string, params json.RawMessage) (json.RawMessage, error) {
+	d := t.downstream()
+	if d == nil {
+		return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method %q: mcptrunk has no host to ask", method)
+	}
+	t.logger.Debug("forwarding a request to the host", "server", server, "method", method)
+	return d.Call(ctx, method, params)
+}

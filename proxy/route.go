@@ -1,0 +1,197 @@
+package proxy
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/mcptrunk/mcptrunk/naming"
+	"github.com/mcptrunk/mcptrunk/upstream"
+	"github.com/mcptrunk/mcptrunk/upstream/jsonrpc"
+)
+
+// Handle answers one request from the host that concerns the upstreams:
+// the four lists, and every request routed to an owner. Results come back as
+// the upstream sent them, apart from the names and URIs the trunk rewrites.
+func (t *Trunk) Handle(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	switch method {
+	case "tools/list":
+		return t.list(ctx, listTools, params)
+	case "prompts/list":
+		return t.list(ctx, listPrompts, params)
+	case "resources/list":
+		return t.list(ctx, listResources, params)
+	case "resources/templates/list":
+		return t.list(ctx, listTemplates, params)
+	case "tools/call":
+		return t.routeNamed(ctx, method, params, "tool")
+	case "prompts/get":
+		return t.routeNamed(ctx, method, params, "prompt")
+	case "resources/read":
+		return t.routeResource(ctx, method, params, true)
+	case "resources/subscribe", "resources/unsubscribe":
+		return t.routeResource(ctx, method, params, false)
+	case "completion/complete":
+		return t.routeCompletion(ctx, params)
+	case "logging/setLevel":
+		return t.setLevel(ctx, params)
+	case "ping":
+		return json.RawMessage(`{}`), nil
+	}
+	return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method %q is not supported by mcptrunk", method)
+}
+
+func (t *Trunk) list(ctx context.Context, l list, params json.RawMessage) (json.RawMessage, error) {
+	t.WaitSettled(ctx)
+	var cursor string
+	if len(params) > 0 {
+		var err error
+		if cursor, err = stringField(params, "cursor"); err != nil {
+			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s: %v", listSpecs[l].method, err)
+		}
+	}
+	cat := t.snapshot()
+	t.served(l, cat)
+	return cat.page(l, cursor, t.pageSize)
+}
+
+// routeNamed routes tools/call and prompts/get: the exported name is split
+// with naming.SplitMCPName to find the owner, the owner's own map gives the
+// upstream name, and the params go on with only the name replaced.
+func (t *Trunk) routeNamed(ctx context.Context, method string, params json.RawMessage, kind string) (json.RawMessage, error) {
+	name, err := stringField(params, "name")
+	if err != nil || name == "" {
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s: params need a %s name", method, kind)
+	}
+	t.WaitSettled(ctx)
+	server, _, ok := naming.SplitMCPName(name)
+	if !ok {
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "unknown %s %q: mcptrunk's names look like %s<server>%s<name>", kind, name, naming.Prefix, naming.Separator)
+	}
+	c, err := t.owner(server, kind, name)
+	if err != nil {
+		return nil, err
+	}
+	cat := t.snapshot()
+	routes := cat.tools
+	if kind == "prompt" {
+		routes = cat.prompts
+	}
+	raw, ok := routes[server][name]
+	if !ok {
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "unknown %s %q: server %q has no such %s", kind, name, server, kind)
+	}
+	forward, err := replaceString(params, "name", raw)
+	if err != nil {
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s: %v", method, err)
+	}
+	return c.Call(ctx, method, forward)
+}
+
+// owner finds the server an exported name points at, with an error naming
+// the item when the server is unknown or not available.
+func (t *Trunk) owner(server, kind, item string) (*upstream.Client, error) {
+	c, ok := t.Host().Client(server)
+	if !ok {
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "unknown %s %q: no server %q is configured", kind, item, server)
+	}
+	if state, err := c.State(); state != upstream.StateReady {
+		msg := fmt.Sprintf("%s %q: server %q is %s", kind, item, server, state)
+		if err != nil {
+			msg += ": " + err.Error()
+		}
+		return nil, jsonrpc.Errorf(jsonrpc.CodeUnavailable, "%s", msg)
+	}
+	return c, nil
+}
+
+// routeResource routes requests that carry a resource URI. For reads, the
+// URIs in the result are rewritten too, so the host can read them back.
+func (t *Trunk) routeResource(ctx context.Context, method string, params json.RawMessage, read bool) (json.RawMessage, error) {
+	uri, err := stringField(params, "uri")
+	if err != nil || uri == "" {
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s: params need a uri", method)
+	}
+	server, raw, ok := naming.SplitResourceURI(uri)
+	if !ok {
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "unknown resource %q: mcptrunk's resource URIs look like %s://<server>/<uri>", uri, naming.URIScheme)
+	}
+	t.WaitSettled(ctx)
+	c, err := t.owner(server, "resource", uri)
+	if err != nil {
+		return nil, err
+	}
+	forward, err := replaceString(params, "uri", raw)
+	if err != nil {
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s: %v", method, err)
+	}
+	res, err := c.Call(ctx, method, forward)
+	if err != nil || !read {
+		return res, err
+	}
+	return namespaceContents(server, res)
+}
+
+// routeCompletion routes completion/complete by its reference: a prompt's
+// exported name or a template's namespaced URI.
+func (t *Trunk) routeCompletion(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
+	start, end, found, err := fieldSpan(params, "ref")
+	if err != nil || !found {
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "completion/complete: params need a ref")
+	}
+	ref := params[start:end]
+	kind, _ := stringField(ref, "type")
+	var (
+		server, field, value string
+		ok                   bool
+	)
+	switch kind {
+	case "ref/prompt":
+		name, _ := stringField(ref, "name")
+		t.WaitSettled(ctx)
+		server, _, ok = naming.SplitMCPName(name)
+		if ok {
+			value, ok = t.snapshot().prompts[server][name]
+		}
+		if !ok {
+			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "completion/complete: unknown prompt %q", name)
+		}
+		field = "name"
+	case "ref/resource":
+		uri, _ := stringField(ref, "uri")
+		server, value, ok = naming.SplitResourceURI(uri)
+		if !ok {
+			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "completion/complete: unknown resource %q", uri)
+		}
+		field = "uri"
+	default:
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "completion/complete: unknown ref type %q", kind)
+	}
+	t.WaitSettled(ctx)
+	c, err := t.owner(server, "completion reference", value)
+	if err != nil {
+		return nil, err
+	}
+	newRef, err := replaceString(ref, field, value)
+	if err != nil {
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "completion/complete: %v", err)
+	}
+	forward, err := replaceField(params, "ref", newRef)
+	if err != nil {
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "completion/complete: %v", err)
+	}
+	return c.Call(ctx, "completion/complete", forward)
+}
+
+// setLevel passes the host's log level to every ready server that logs.
+func (t *Trunk) setLevel(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
+	for _, c := range t.clients() {
+		if state, _ := c.State(); state != upstream.StateReady || !c.Init().Capabilities.Logging {
+			continue
+		}
+		if _, err := c.Call(ctx, "logging/setLevel", params); err != nil {
+			t.logger.Warn("passing the log level on failed", "server", c.Name(), "error", err)
+		}
+	}
+	return json.RawMessage(`{}`), nil
+}

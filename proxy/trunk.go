@@ -1,0 +1,264 @@
+package proxy
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcptrunk/mcptrunk/upstream"
+)
+
+// Options configure a Trunk. A nil *Options is valid.
+type Options struct {
+	// Logger receives the trunk's records; nil discards them.
+	Logger *slog.Logger
+	// Version is reported as serverInfo.version and to upstreams.
+	Version string
+	// PageSize bounds the items in one page of a list sent to the host;
+	// 0 means DefaultPageSize, a negative value means no paging.
+	PageSize int
+}
+
+// DefaultPageSize is the most items one list page carries. Hosts that
+// follow cursors get large catalogs in pieces; it is high enough that most
+// setups fit in one page.
+const DefaultPageSize = 1000
+
+// Downstream is how the trunk reaches its host: notifications (progress,
+// logs, list_changed) and requests (sampling, elicitation, roots) that
+// upstreams send. The stdio Server provides it; the CLI uses none.
+type Downstream interface {
+	Notify(method string, params json.RawMessage) error
+	Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
+}
+
+// Trunk aggregates the configured upstreams: it starts them, keeps the
+// namespaced catalog, and routes requests to their owners. It does not know
+// how the host is connected; see Server for stdio.
+type Trunk struct {
+	// fixed at creation
+	cfg      *upstream.Config
+	logger   *slog.Logger
+	version  string
+	pageSize int
+	kick     chan struct{} // a server changed: rebuild the catalog
+	stopped  chan struct{} // closed by Close: stops the announcer
+
+	startOnce sync.Once
+	started   chan struct{} // closed once host is set
+	host      *upstream.Host
+	startedAt time.Time
+	workers   sync.WaitGroup // the StartAll and announcer goroutines
+
+	down atomic.Pointer[downstreamBox]
+	cat  atomic.Pointer[catalog]
+
+	rebuildMu sync.Mutex // serialises catalog rebuilds
+	dirty     atomic.Bool
+
+	announceMu sync.Mutex
+	seen       [listCount]*catalog // the catalog each list was last served or announced from
+	closeOnce  sync.Once
+}
+
+type downstreamBox struct{ d Downstream }
+
+// New returns a Trunk for cfg. Nothing starts until Start.
+func New(cfg *upstream.Config, opts *Options) *Trunk {
+	if opts == nil {
+		opts = &Options{}
+	}
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	pageSize := opts.PageSize
+	if pageSize == 0 {
+		pageSize = DefaultPageSize
+	}
+	t := &Trunk{
+		cfg:      cfg,
+		logger:   logger,
+		version:  opts.Version,
+		pageSize: pageSize,
+		kick:     make(chan struct{}, 1),
+		stopped:  make(chan struct{}),
+		started:  make(chan struct{}),
+	}
+	t.cat.Store(&catalog{})
+	return t
+}
+
+// SetDownstream connects the trunk to its host.
+func (t *Trunk) SetDownstream(d Downstream) { t.down.Store(&downstreamBox{d}) }
+
+func (t *Trunk) downstream() Downstream {
+	if b := t.down.Load(); b != nil {
+		return b.d
+	}
+	return nil
+}
+
+// Start starts every configured upstream in the background, announcing
+// clientCaps (the host's capabilities, filtered) to them. Only the first
+// call does anything.
+func (t *Trunk) Start(clientCaps json.RawMessage) {
+	t.startOnce.Do(func() {
+		t.host = upstream.NewHost(&upstream.Options{
+			Logger:       t.logger,
+			Concurrency:  t.cfg.Trunk.Concurrency,
+			Version:      t.version,
+			Capabilities: clientCaps,
+			Events: upstream.Events{
+				Changed:      t.serverChanged,
+				Notification: t.forwardNotification,
+				Request:      t.forwardRequest,
+			},
+		})
+		t.startedAt = time.Now()
+		close(t.started)
+		t.workers.Add(2)
+		go func() {
+			defer t.workers.Done()
+			if err := t.host.StartAll(context.Background(), t.cfg.Servers); err != nil {
+				t.logger.Warn("some servers did not start", "error", err)
+			}
+			t.serverChanged("")
+		}()
+		go func() {
+			defer t.workers.Done()
+			t.announce()
+		}()
+	})
+}
+
+// Host returns the set of upstreams, waiting for Start to have been called.
+func (t *Trunk) Host() *upstream.Host {
+	<-t.started
+	return t.host
+}
+
+// clients returns the upstreams, or none before Start.
+func (t *Trunk) clients() []*upstream.Client {
+	select {
+	case <-t.started:
+		return t.host.Clients()
+	default:
+		return nil
+	}
+}
+
+// WaitSettled waits until every upstream has started or failed, or until the
+// config's startupWait has passed since Start, or ctx ends.
+func (t *Trunk) WaitSettled(ctx context.Context) {
+	select {
+	case <-t.started:
+	case <-ctx.Done():
+		return
+	}
+	wait := t.cfg.Trunk.StartupWait.D() - time.Since(t.startedAt)
+	if wait <= 0 {
+		return
+	}
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	select {
+	case <-t.host.Settled():
+	case <-timer.C:
+		t.logger.Warn("answering before every server is up; late ones will follow with list_changed",
+			"startupWait", t.cfg.Trunk.StartupWait.D())
+	case <-ctx.Done():
+	}
+}
+
+// serverChanged marks the catalog stale and wakes the announcer.
+func (t *Trunk) serverChanged(string) {
+	t.dirty.Store(true)
+	select {
+	case t.kick <- struct{}{}:
+	default:
+	}
+}
+
+// snapshot returns the current catalog, rebuilding it first if a server
+// changed since the last build.
+func (t *Trunk) snapshot() *catalog {
+	if t.dirty.Load() {
+		t.rebuildMu.Lock()
+		if t.dirty.Swap(false) {
+			t.cat.Store(buildCatalog(t.host.Clients(), t.cfg.Trunk.MaxNameLength, t.logger))
+		}
+		t.rebuildMu.Unlock()
+	}
+	return t.cat.Load()
+}
+
+// announceDelay gathers a burst of changes (a server registering tools one
+// by one, several servers arriving together) into one list_changed.
+const announceDelay = 25 * time.Millisecond
+
+// announce sends the host one list_changed per list that changed since the
+// host last saw it. Lists the host has never asked for are not announced:
+// its first request will see them as they are.
+func (t *Trunk) announce() {
+	for {
+		select {
+		case <-t.stopped:
+			return
+		case <-t.kick:
+		}
+		select {
+		case <-t.stopped:
+			return
+		case <-time.After(announceDelay):
+		}
+		cat := t.snapshot()
+		t.announceMu.Lock()
+		var methods []string
+		for l := list(0); l < listCount; l++ {
+			if t.seen[l] == nil || equalList(t.seen[l], cat, l) {
+				continue
+			}
+			t.seen[l] = cat
+			m := listSpecs[l].changed
+			if len(methods) == 0 || methods[len(methods)-1] != m {
+				methods = append(methods, m)
+			}
+		}
+		t.announceMu.Unlock()
+		if d := t.downstream(); d != nil {
+			for _, m := range methods {
+				if err := d.Notify(m, nil); err != nil {
+					t.logger.Debug("announcing a change failed", "method", m, "error", err)
+				}
+			}
+		}
+	}
+}
+
+// served records that the host has seen list l as it is in cat.
+func (t *Trunk) served(l list, cat *catalog) {
+	t.announceMu.Lock()
+	t.seen[l] = cat
+	t.announceMu.Unlock()
+}
+
+// Close shuts every upstream down and stops the trunk's goroutines.
+// Idempotent.
+func (t *Trunk) Close(ctx context.Context) error {
+	var err error
+	t.closeOnce.Do(func() {
+		t.startOnce.Do(func() {}) // a Start after Close does nothing
+		close(t.stopped)
+		select {
+		case <-t.started:
+			err = t.host.Close(ctx)
+		default:
+		}
+		t.workers.Wait()
+	})
+	return err
+}

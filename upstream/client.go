@@ -1,0 +1,245 @@
+package upstream
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/mcptrunk/mcptrunk/upstream/jsonrpc"
+)
+
+// State is where a server is in its life.
+type State string
+
+const (
+	StateStarting State = "starting" // connecting and discovering
+	StateReady    State = "ready"    // answering requests
+	StateFailed   State = "failed"   // did not start, or went away; Err says why
+	StateDisabled State = "disabled" // "disabled": true in the config
+	StateClosed   State = "closed"   // shut down by the trunk
+)
+
+// Events are how servers report to whoever aggregates them. A nil field
+// ignores that event. Callbacks run on a server's read loop or a worker of
+// its own: they must not block on the same server.
+type Events struct {
+	// Changed: a server's state or catalog changed.
+	Changed func(server string)
+	// Notification: a server sent a notification the Client does not handle
+	// itself (progress, log messages, resource updates, ...).
+	Notification func(server, method string, params json.RawMessage)
+	// Request: a server asked its client something (sampling, elicitation,
+	// roots). ctx ends when the server cancels the request.
+	Request func(ctx context.Context, server, method string, params json.RawMessage) (json.RawMessage, error)
+}
+
+// ProtocolVersion is the revision mcptrunk asks every upstream for. Pinning
+// it avoids the discovery probe of newer revisions, which a server that does
+// not know it ignores until a timeout.
+const ProtocolVersion = "2025-11-25"
+
+// clientOptions are what a Host gives each of its clients.
+type clientOptions struct {
+	logger       *slog.Logger
+	events       Events
+	version      string
+	capabilities json.RawMessage
+}
+
+// Client is one upstream server: its connection, handshake, catalog and
+// calls. It owns its transport (and so its process) from start to Close.
+type Client struct {
+	// fixed at creation
+	id       string
+	spec     Spec
+	opts     clientOptions
+	logger   *slog.Logger
+	life     context.Context // ends at Close
+	stop     context.CancelFunc
+	settled  chan struct{} // closed once the first discovery finished or start failed
+	settleMu sync.Once
+	workers  sync.WaitGroup // watch and refresh goroutines
+	closeMu  sync.Once
+
+	mu         sync.Mutex
+	state      State
+	err        error
+	t          transport
+	init       InitResult
+	catalog    Catalog
+	dirty      [surfaceCount]bool // lists to read again
+	refreshing bool               // a refresh worker is running
+	since      time.Time          // when state last changed
+}
+
+func newClient(id string, spec Spec, opts clientOptions) *Client {
+	life, stop := context.WithCancel(context.Background())
+	c := &Client{
+		id:      id,
+		spec:    spec,
+		opts:    opts,
+		logger:  opts.logger.With(LogServer, id),
+		life:    life,
+		stop:    stop,
+		settled: make(chan struct{}),
+		state:   StateStarting,
+		since:   time.Now(),
+	}
+	if spec.Disabled {
+		c.state = StateDisabled
+		c.settle()
+	}
+	return c
+}
+
+// Name is the server's identifier: its config name, normalised for use in
+// exported names and URIs.
+func (c *Client) Name() string { return c.id }
+
+// Spec is the configuration the server was started from.
+func (c *Client) Spec() Spec { return c.spec }
+
+// State returns the server's state and, when it failed, why.
+func (c *Client) State() (State, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.state, c.err
+}
+
+// Init returns what the server said in its initialize response.
+func (c *Client) Init() InitResult {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.init
+}
+
+// Catalog returns the server's current lists. The slices are shared and must
+// not be modified.
+func (c *Client) Catalog() Catalog {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.catalog
+}
+
+// Settled is closed once the server finished its first discovery (all four
+// lists it offers), or failed to start, or is disabled.
+func (c *Client) Settled() <-chan struct{} { return c.settled }
+
+func (c *Client) settle() { c.settleMu.Do(func() { close(c.settled) }) }
+
+// Call sends a request to the server, bounded by the server's call timeout.
+// An error from the server comes back as the *jsonrpc.Error it sent; a
+// server that is not available gives a CodeUnavailable error naming it.
+func (c *Client) Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	c.mu.Lock()
+	t, state, stErr := c.t, c.state, c.err
+	c.mu.Unlock()
+	if state != StateReady {
+		return nil, c.unavailable(state, stErr)
+	}
+	timeout := c.spec.Timeouts.Call.D()
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	res, err := t.Call(ctx, method, params)
+	if err == nil {
+		return res, nil
+	}
+	return nil, c.callError(ctx, t, method, timeout, err)
+}
+
+// Notify sends a notification to the server if it is ready.
+func (c *Client) Notify(method string, params json.RawMessage) error {
+	c.mu.Lock()
+	t, state, stErr := c.t, c.state, c.err
+	c.mu.Unlock()
+	if state != StateReady {
+		return c.unavailable(state, stErr)
+	}
+	return t.Notify(method, params)
+}
+
+func (c *Client) callError(ctx context.Context, t transport, method string, timeout time.Duration, err error) error {
+	var rpcErr *jsonrpc.Error
+	switch {
+	case errors.As(err, &rpcErr):
+		return err
+	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil:
+		return jsonrpc.Errorf(jsonrpc.CodeInternalError, "server %q: %s timed out after %s", c.id, method, timeout)
+	case errors.Is(err, context.Canceled):
+		return err
+	case errors.Is(err, jsonrpc.ErrClosed):
+		return jsonrpc.Errorf(jsonrpc.CodeUnavailable, "server %q is not available: %v", c.id, c.exitError(t))
+	}
+	return jsonrpc.Errorf(jsonrpc.CodeInternalError, "server %q: %s: %v", c.id, method, err)
+}
+
+// exitError waits briefly for a transport that is going away to say how it
+// ended (exit status, last stderr lines).
+func (c *Client) exitError(t transport) error {
+	select {
+	case <-t.Done():
+	case <-time.After(outputGrace + time.Second):
+	}
+	return t.Err()
+}
+
+func (c *Client) unavailable(state State, err error) error {
+	switch state {
+	case StateFailed:
+		return jsonrpc.Errorf(jsonrpc.CodeUnavailable, "server %q is not available: %v", c.id, err)
+	case StateDisabled:
+		return jsonrpc.Errorf(jsonrpc.CodeUnavailable, "server %q is disabled in the config", c.id)
+	case StateClosed:
+		return jsonrpc.Errorf(jsonrpc.CodeUnavailable, "server %q has been shut down", c.id)
+	default:
+		return jsonrpc.Errorf(jsonrpc.CodeUnavailable, "server %q is still starting", c.id)
+	}
+}
+
+// setState moves the server to state and reports the change.
+func (c *Client) setState(state State, err error) {
+	c.mu.Lock()
+	if c.state == StateClosed {
+		c.mu.Unlock()
+		return
+	}
+	c.state, c.err, c.since = state, err, time.Now()
+	if state != StateReady {
+		c.catalog = Catalog{}
+	}
+	c.mu.Unlock()
+	c.changed()
+}
+
+func (c *Client) changed() {
+	if c.opts.events.Changed != nil {
+		c.opts.events.Changed(c.id)
+	}
+}
+
+// Close shuts the server down (see the transport's Close for the order) and
+// waits for every goroutine the Client started. Idempotent and safe to call
+// concurrently.
+func (c *Client) Close(ctx context.Context) error {
+	var err error
+	c.closeMu.Do(func() {
+		c.mu.Lock()
+		c.state, c.since = StateClosed, time.Now()
+		c.catalog = Catalog{}
+		t := c.t
+		c.mu.Unlock()
+		c.stop()
+		if t != nil {
+			err = t.Close(ctx)
+		}
+		c.workers.Wait()
+		c.settle()
+	})
+	return err
+}

@@ -1,0 +1,262 @@
+package upstream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"sync"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/mcptrunk/mcptrunk/naming"
+)
+
+// Options configure a Host. A nil *Options is valid.
+type Options struct {
+	// Logger receives the servers' records; nil discards them.
+	Logger *slog.Logger
+	// Concurrency is how many servers start at once (default 8).
+	Concurrency int
+	// Version is reported to every server as clientInfo.version.
+	Version string
+	// Capabilities is the client capabilities object sent to every server in
+	// initialize: the trunk only claims what its host can do. Nil sends {}.
+	Capabilities []byte
+	// Events receive what the servers report.
+	Events Events
+}
+
+// Host is the set of upstream servers. It starts them with bounded
+// concurrency, keeps each one's state and catalog, and shuts them all down
+// in order. It is safe for concurrent use.
+type Host struct {
+	// fixed at creation
+	opts    clientOptions
+	limit   int
+	logger  *slog.Logger
+	life    context.Context // ends at Close: cancels starts in progress
+	stop    context.CancelFunc
+	starts  sync.WaitGroup // StartAll and Add calls in progress
+	settled chan struct{}  // closed when the first StartAll has settled
+
+	mu      sync.Mutex
+	clients map[string]*Client
+	closed  bool
+}
+
+// NewHost returns an empty Host.
+func NewHost(opts *Options) *Host {
+	if opts == nil {
+		opts = &Options{}
+	}
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	limit := opts.Concurrency
+	if limit <= 0 {
+		limit = 8
+	}
+	life, stop := context.WithCancel(context.Background())
+	return &Host{
+		opts: clientOptions{
+			logger:       logger,
+			events:       opts.Events,
+			version:      opts.Version,
+			capabilities: opts.Capabilities,
+		},
+		limit:   limit,
+		logger:  logger,
+		life:    life,
+		stop:    stop,
+		settled: make(chan struct{}),
+		clients: map[string]*Client{},
+	}
+}
+
+// Settled is closed when StartAll has returned and every server it started
+// has finished its first discovery or failed.
+func (h *Host) Settled() <-chan struct{} { return h.settled }
+
+// StartAll starts every spec, at most Concurrency at once, and returns when
+// each has connected and listed its tools, or failed. Disabled specs are
+// registered without starting. The error joins every failure; the servers
+// that did start are ready whatever it says. Call it once.
+func (h *Host) StartAll(ctx context.Context, specs []Spec) error {
+	defer close(h.settled)
+	var (
+		g    errgroup.Group
+		mu   sync.Mutex
+		errs []error
+	)
+	g.SetLimit(h.limit)
+	var started []*Client
+	for _, spec := range specs {
+		c, err := h.register(spec)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		started = append(started, c)
+		if spec.Disabled {
+			continue
+		}
+		g.Go(func() error {
+			defer h.starts.Done()
+			if err := h.startClient(ctx, c); err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+			return nil
+		})
+	}
+	_ = g.Wait() // every goroutine returns nil; failures are in errs
+	for _, c := range started {
+		select {
+		case <-c.Settled():
+		case <-ctx.Done():
+		case <-h.life.Done():
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Add starts one more server and returns once it is ready or failed.
+func (h *Host) Add(ctx context.Context, spec Spec) error {
+	c, err := h.register(spec)
+	if err != nil {
+		return err
+	}
+	if spec.Disabled {
+		return nil
+	}
+	defer h.starts.Done()
+	return h.startClient(ctx, c)
+}
+
+// register validates spec's name and records a Client for it. For a spec
+// that is not disabled it counts a start in h.starts (under the lock that
+// Close takes, so Close never waits on a count that is still rising); the
+// caller must start it and call h.starts.Done.
+func (h *Host) register(spec Spec) (*Client, error) {
+	id, err := naming.ServerID(spec.Name)
+	if err != nil {
+		return nil, err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return nil, fmt.Errorf("server %q: the trunk is shutting down", spec.Name)
+	}
+	if old, ok := h.clients[id]; ok {
+		return nil, fmt.Errorf("server %q: its name collides with server %q (both become %q)", spec.Name, old.spec.Name, id)
+	}
+	c := newClient(id, spec, h.opts)
+	h.clients[id] = c
+	if !spec.Disabled {
+		h.starts.Add(1)
+	}
+	return c, nil
+}
+
+// startClient starts c with a context that also ends when the Host closes.
+func (h *Host) startClient(ctx context.Context, c *Client) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(h.life, cancel)
+	defer stop()
+	return c.start(ctx)
+}
+
+// Remove shuts one server down and forgets it.
+func (h *Host) Remove(ctx context.Context, name string) error {
+	h.mu.Lock()
+	c, ok := h.clients[name]
+	delete(h.clients, name)
+	h.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("server %q: not configured", name)
+	}
+	err := c.Close(ctx)
+	c.changed()
+	return err
+}
+
+// Client returns the server called name (its normalised identifier).
+func (h *Host) Client(name string) (*Client, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	c, ok := h.clients[name]
+	return c, ok
+}
+
+// Clients returns every registered server, sorted by name.
+func (h *Host) Clients() []*Client {
+	h.mu.Lock()
+	out := make([]*Client, 0, len(h.clients))
+	for _, c := range h.clients {
+		out = append(out, c)
+	}
+	h.mu.Unlock()
+	sort.Slice(out, func(i, j int) bool { return out[i].id < out[j].id })
+	return out
+}
+
+// Failure is a server that is not working, and why.
+type Failure struct {
+	Server string
+	Err    error
+}
+
+// Failures lists the servers in StateFailed, sorted by name.
+func (h *Host) Failures() []Failure {
+	var out []Failure
+	for _, c := range h.Clients() {
+		if state, err := c.State(); state == StateFailed {
+			out = append(out, Failure{Server: c.id, Err: err})
+		}
+	}
+	return out
+}
+
+// Close shuts every server down: it cancels starts still in progress, then
+// closes all servers at once (each: stdin closed, wait, SIGTERM, SIGKILL of
+// its process group) and waits for them. Idempotent and safe to call
+// concurrently; later calls wait for nothing.
+func (h *Host) Close(ctx context.Context) error {
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return nil
+	}
+	h.closed = true
+	clients := make([]*Client, 0, len(h.clients))
+	for _, c := range h.clients {
+		clients = append(clients, c)
+	}
+	h.mu.Unlock()
+
+	h.stop()
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		errs []error
+	)
+	for _, c := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := c.Close(ctx); err != nil {
+				mu.Lock()
+				errs = append(errs, fmt.Errorf("closing server %q: %w", c.id, err))
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	h.starts.Wait()
+	return errors.Join(errs...)
+}

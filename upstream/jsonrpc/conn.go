@@ -1,0 +1,343 @@
+package jsonrpc
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+	"sync"
+	"sync/atomic"
+)
+
+// Handler receives what the peer sends on its own initiative.
+//
+// HandleRequest runs on its own goroutine, owned by the Conn; its ctx ends when
+// the peer cancels the request (notifications/cancelled) or the connection
+// ends. An *Error returned from it is sent as is; any other error becomes an
+// internal error.
+//
+// HandleNotification runs on the read loop, in arrival order: it must not block
+// on this connection (hand such work to a goroutine).
+type Handler interface {
+	HandleRequest(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
+	HandleNotification(method string, params json.RawMessage)
+}
+
+// Options tune a Conn. A nil *Options is valid.
+type Options struct {
+	// Logger receives protocol problems (unparseable lines, unknown response
+	// ids). Nil discards them.
+	Logger *slog.Logger
+}
+
+// Conn is one JSON-RPC peer over a line-delimited byte stream. It does not own
+// the stream: whoever made the reader and writer closes them, and Serve returns
+// once the reader reports EOF or an error.
+type Conn struct {
+	// fixed at creation
+	r       *bufio.Reader
+	w       io.Writer
+	handler Handler
+	logger  *slog.Logger
+	done    chan struct{}
+	nextID  atomic.Int64
+	garbage atomic.Int64
+
+	handlers sync.WaitGroup // one per incoming request being handled
+	writeMu  sync.Mutex     // serialises frames on w
+
+	mu       sync.Mutex
+	pending  map[int64]chan response     // our requests awaiting a response
+	inflight map[string]*inflightRequest // the peer's requests being handled, by raw id
+	err      error                       // why the connection ended, once done is closed
+}
+
+type response struct {
+	result json.RawMessage
+	err    *Error
+}
+
+type inflightRequest struct {
+	cancel    context.CancelFunc
+	cancelled bool // the peer cancelled it: send no response
+}
+
+// NewConn returns a connection reading messages from r and writing to w.
+// Nothing happens until Serve is called.
+func NewConn(r io.Reader, w io.Writer, h Handler, opts *Options) *Conn {
+	logger := slog.New(slog.DiscardHandler)
+	if opts != nil && opts.Logger != nil {
+		logger = opts.Logger
+	}
+	return &Conn{
+		r:        bufio.NewReaderSize(r, 64<<10),
+		w:        w,
+		handler:  h,
+		logger:   logger,
+		done:     make(chan struct{}),
+		pending:  make(map[int64]chan response),
+		inflight: make(map[string]*inflightRequest),
+	}
+}
+
+// Done is closed when the connection has ended.
+func (c *Conn) Done() <-chan struct{} { return c.done }
+
+// Err reports why the connection ended (nil while it is open, ErrClosed
+// wrapped with the read error's text after it ended).
+func (c *Conn) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
+
+// Serve reads and dispatches messages until the reader ends. It then fails
+// every pending call, cancels every request being handled, waits for their
+// handlers to return, and returns nil on a clean EOF.
+func (c *Conn) Serve() error {
+	base, cancelAll := context.WithCancel(context.Background())
+	readErr := c.readLoop(base)
+	cancelAll()
+	c.handlers.Wait()
+
+	endErr := ErrClosed
+	if readErr != nil && !errors.Is(readErr, io.EOF) {
+		endErr = fmt.Errorf("%w: %v", ErrClosed, readErr)
+	}
+	c.mu.Lock()
+	c.err = endErr
+	c.pending = nil // further calls see done and fail fast
+	c.mu.Unlock()
+	close(c.done)
+	if errors.Is(readErr, io.EOF) {
+		return nil
+	}
+	return readErr
+}
+
+func (c *Conn) readLoop(base context.Context) error {
+	for {
+		line, err := c.r.ReadBytes('\n')
+		if len(bytes.TrimSpace(line)) > 0 {
+			c.dispatch(base, line)
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+func (c *Conn) dispatch(base context.Context, line []byte) {
+	var m message
+	if err := json.Unmarshal(line, &m); err != nil {
+		c.reportGarbage(line, err)
+		return
+	}
+	switch {
+	case m.isRequest():
+		c.startHandler(base, m)
+	case m.isNotification():
+		if m.Method == "notifications/cancelled" {
+			c.peerCancelled(m.Params)
+			return
+		}
+		c.handler.HandleNotification(m.Method, m.Params)
+	case hasID(m.ID):
+		c.deliver(m)
+	default:
+		c.reportGarbage(line, errors.New("neither request, notification nor response"))
+	}
+}
+
+// reportGarbage logs lines that are not JSON-RPC: the first few in full
+// (truncated), then only every thousandth, so a server that floods stdout
+// with junk cannot flood the log.
+func (c *Conn) reportGarbage(line []byte, err error) {
+	n := c.garbage.Add(1)
+	if n > 5 && n%1000 != 0 {
+		return
+	}
+	const show = 120
+	if len(line) > show {
+		line = line[:show]
+	}
+	c.logger.Warn("ignoring a line that is not JSON-RPC", "line", string(bytes.TrimSpace(line)), "error", err, "count", n)
+}
+
+func (c *Conn) deliver(m message) {
+	id, err := strconv.ParseInt(string(bytes.Trim(m.ID, `"`)), 10, 64)
+	if err != nil {
+		c.logger.Warn("response with an id this side never sent", "id", string(m.ID))
+		return
+	}
+	c.mu.Lock()
+	ch, ok := c.pending[id]
+	delete(c.pending, id)
+	c.mu.Unlock()
+	if !ok {
+		c.logger.Debug("response to a request no longer waiting", "id", id)
+		return
+	}
+	ch <- response{result: m.Result, err: m.Error}
+}
+
+func (c *Conn) startHandler(base context.Context, m message) {
+	ctx, cancel := context.WithCancel(base)
+	req := &inflightRequest{cancel: cancel}
+	key := string(m.ID)
+	c.mu.Lock()
+	c.inflight[key] = req
+	c.mu.Unlock()
+
+	c.handlers.Add(1)
+	go func() {
+		defer c.handlers.Done()
+		result, err := c.callHandler(ctx, m.Method, m.Params)
+		cancel()
+		c.mu.Lock()
+		delete(c.inflight, key)
+		skip := req.cancelled
+		c.mu.Unlock()
+		if skip {
+			return
+		}
+		var rpcErr *Error
+		if err != nil {
+			rpcErr = AsError(err)
+		}
+		if werr := c.writeResponse(m.ID, result, rpcErr); werr != nil {
+			c.logger.Debug("writing a response failed", "method", m.Method, "error", werr)
+		}
+	}()
+}
+
+// callHandler turns a handler panic into an internal error, so one bad
+// request cannot take the whole connection down.
+func (c *Conn) callHandler(ctx context.Context, method string, params json.RawMessage) (result json.RawMessage, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			c.logger.Error("request handler panicked", "method", method, "panic", p)
+			err = Errorf(CodeInternalError, "internal error handling %s", method)
+		}
+	}()
+	return c.handler.HandleRequest(ctx, method, params)
+}
+
+func (c *Conn) peerCancelled(params json.RawMessage) {
+	var p struct {
+		RequestID json.RawMessage `json:"requestId"`
+	}
+	if err := json.Unmarshal(params, &p); err != nil || !hasID(p.RequestID) {
+		return
+	}
+	c.mu.Lock()
+	req, ok := c.inflight[string(p.RequestID)]
+	if ok {
+		req.cancelled = true
+	}
+	c.mu.Unlock()
+	if ok {
+		req.cancel()
+	}
+}
+
+// Call sends a request and waits for its response. When ctx ends first, the
+// peer is sent notifications/cancelled for the request and ctx's error is
+// returned. A JSON-RPC error from the peer is returned as an *Error, exactly
+// as the peer sent it.
+func (c *Conn) Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	id := c.nextID.Add(1)
+	ch := make(chan response, 1)
+	c.mu.Lock()
+	if c.pending == nil {
+		err := c.err
+		c.mu.Unlock()
+		return nil, err
+	}
+	c.pending[id] = ch
+	c.mu.Unlock()
+
+	idRaw := strconv.AppendInt(nil, id, 10)
+	if err := c.writeFrame(appendRequest(getBuf(len(params)), idRaw, method, params)); err != nil {
+		c.forget(id)
+		return nil, fmt.Errorf("sending %s: %w", method, err)
+	}
+
+	select {
+	case r := <-ch:
+		if r.err != nil {
+			return nil, r.err
+		}
+		return r.result, nil
+	case <-ctx.Done():
+		c.forget(id)
+		c.sendCancel(ctx, idRaw)
+		return nil, ctx.Err()
+	case <-c.done:
+		// A response may have raced the end of the connection.
+		select {
+		case r := <-ch:
+			if r.err != nil {
+				return nil, r.err
+			}
+			return r.result, nil
+		default:
+		}
+		return nil, c.Err()
+	}
+}
+
+func (c *Conn) forget(id int64) {
+	c.mu.Lock()
+	if c.pending != nil {
+		delete(c.pending, id)
+	}
+	c.mu.Unlock()
+}
+
+func (c *Conn) sendCancel(ctx context.Context, id []byte) {
+	reason := "cancelled"
+	if errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
+		reason = "timed out"
+	}
+	params, _ := json.Marshal(struct {
+		RequestID json.RawMessage `json:"requestId"`
+		Reason    string          `json:"reason"`
+	}{id, reason})
+	if err := c.Notify("notifications/cancelled", params); err != nil {
+		c.logger.Debug("sending a cancellation failed", "error", err)
+	}
+}
+
+// Notify sends a notification.
+func (c *Conn) Notify(method string, params json.RawMessage) error {
+	select {
+	case <-c.done:
+		return c.Err()
+	default:
+	}
+	return c.writeFrame(appendRequest(getBuf(len(params)), nil, method, params))
+}
+
+func (c *Conn) writeResponse(id, result json.RawMessage, rpcErr *Error) error {
+	frame, err := appendResponse(getBuf(len(result)), id, result, rpcErr)
+	if err != nil {
+		return err
+	}
+	return c.writeFrame(frame)
+}
+
+// writeFrame writes one complete message. Frames are written whole under one
+// lock so concurrent senders never interleave.
+func (c *Conn) writeFrame(frame []byte) error {
+	c.writeMu.Lock()
+	_, err := c.w.Write(frame)
+	c.writeMu.Unlock()
+	putBuf(frame)
+	return err
+}

@@ -1,0 +1,176 @@
+// Package jsonrpc is the line-delimited JSON-RPC 2.0 connection that carries MCP
+// in both directions: to every stdio upstream, and to the host on mcptrunk's own
+// stdin/stdout.
+//
+// It exists so that results, params, errors and notifications travel as raw JSON:
+// the trunk parses the envelope of each message once and never decodes or
+// re-encodes what it does not need to look at. That is what keeps unknown
+// fields, content types, error codes and _meta intact, and what keeps the
+// per-message cost low.
+//
+//	conn := jsonrpc.NewConn(stdout, stdin, handler, nil)
+//	go conn.Serve()
+//	result, err := conn.Call(ctx, "tools/list", nil)
+package jsonrpc
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// Standard JSON-RPC error codes, and the codes MCP uses on top of them.
+const (
+	CodeParseError     = -32700
+	CodeInvalidRequest = -32600
+	CodeMethodNotFound = -32601
+	CodeInvalidParams  = -32602
+	CodeInternalError  = -32603
+	// CodeUnavailable is answered when the server that owns a request is not
+	// connected (exited, failed to start, closed). It is in the range JSON-RPC
+	// reserves for implementation-defined server errors.
+	CodeUnavailable = -32000
+	// CodeRequestCancelled is answered to a request whose caller cancelled it.
+	CodeRequestCancelled = -32800
+)
+
+// Error is a JSON-RPC error object. Data is kept raw so an upstream's error
+// data reaches the host exactly as it was sent.
+type Error struct {
+	Code    int             `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data,omitempty"`
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("%s (code %d)", e.Message, e.Code)
+}
+
+// Errorf builds an Error with a formatted message.
+func Errorf(code int, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// AsError returns err as a JSON-RPC error: an *Error found in its chain is
+// returned as is (so an upstream's code and data pass through); anything else
+// becomes an internal error carrying err's text.
+func AsError(err error) *Error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	return &Error{Code: CodeInternalError, Message: err.Error()}
+}
+
+// ErrClosed is returned by calls on a connection whose peer has gone away.
+var ErrClosed = errors.New("connection closed")
+
+// message is the envelope of any JSON-RPC message. Only the envelope is
+// decoded; params, result and error data stay raw.
+type message struct {
+	ID     json.RawMessage `json:"id,omitempty"`
+	Method string          `json:"method,omitempty"`
+	Params json.RawMessage `json:"params,omitempty"`
+	Result json.RawMessage `json:"result,omitempty"`
+	Error  *Error          `json:"error,omitempty"`
+}
+
+func (m *message) isRequest() bool      { return m.Method != "" && hasID(m.ID) }
+func (m *message) isNotification() bool { return m.Method != "" && !hasID(m.ID) }
+
+func hasID(id json.RawMessage) bool {
+	return len(id) > 0 && !bytes.Equal(id, []byte("null"))
+}
+
+var (
+	jsonrpcHead = []byte(`{"jsonrpc":"2.0"`)
+	nullResult  = json.RawMessage(`{}`)
+)
+
+// appendRequest appends a request (id != nil) or a notification (id == nil).
+func appendRequest(b []byte, id json.RawMessage, method string, params json.RawMessage) []byte {
+	b = append(b, jsonrpcHead...)
+	if id != nil {
+		b = append(b, `,"id":`...)
+		b = append(b, id...)
+	}
+	b = append(b, `,"method":`...)
+	b = appendString(b, method)
+	if len(params) > 0 {
+		b = append(b, `,"params":`...)
+		b = appendRaw(b, params)
+	}
+	return append(b, "}\n"...)
+}
+
+// appendResponse appends a result or, when rpcErr is set, an error response.
+func appendResponse(b []byte, id, result json.RawMessage, rpcErr *Error) ([]byte, error) {
+	b = append(b, jsonrpcHead...)
+	b = append(b, `,"id":`...)
+	b = append(b, id...)
+	if rpcErr != nil {
+		enc, err := marshalError(rpcErr)
+		if err != nil {
+			// Data is not valid JSON, so it cannot have come from a decoded
+			// message. Answer without it rather than send nothing and leave
+			// the caller waiting.
+			enc, err = marshalError(&Error{Code: rpcErr.Code, Message: rpcErr.Message})
+		}
+		if err != nil {
+			return nil, fmt.Errorf("encoding error response: %w", err)
+		}
+		b = append(b, `,"error":`...)
+		b = append(b, enc...)
+	} else {
+		if len(result) == 0 {
+			result = nullResult
+		}
+		b = append(b, `,"result":`...)
+		b = appendRaw(b, result)
+	}
+	return append(b, "}\n"...), nil
+}
+
+// marshalError encodes e without HTML escaping: json.Marshal would rewrite
+// <, > and & inside Data as \u003c, \u003e and \u0026, and Data must reach
+// the peer as it was sent. (Data is still compacted onto one line.)
+func marshalError(e *Error) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(e); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// appendString appends s as a JSON string. Method names are plain ASCII in
+// practice; anything else goes through encoding/json to stay valid JSON.
+func appendString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			enc, _ := json.Marshal(s) // a string always encodes
+			return append(b, enc...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
+}
+
+// appendRaw appends a raw JSON value. The stream is line-delimited, so a value
+// that arrived pretty-printed (possible over HTTP) is compacted first; the
+// common single-line value is copied as is.
+func appendRaw(b []byte, raw json.RawMessage) []byte {
+	if bytes.IndexByte(raw, '\n') < 0 && bytes.IndexByte(raw, '\r') < 0 {
+		return append(b, raw...)
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, raw); err != nil {
+		// Not valid JSON: it cannot have come from a decoded message. Keep the
+		// stream framed rather than corrupt it.
+		return append(b, "null"...)
+	}
+	return append(b, buf.Bytes()...)
+}

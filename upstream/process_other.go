@@ -1,0 +1,9 @@
+//go:build !linux && !windows
+
+package upstream
+
+import "syscall"
+
+// setParentDeathSignal has no equivalent outside Linux; there the process
+// group and the ordered shutdown are what clean up.
+func setParentDeathSignal(*syscall.SysProcAttr) {}

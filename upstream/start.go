@@ -1,0 +1,345 @@
+package upstream
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/mcptrunk/mcptrunk/upstream/jsonrpc"
+)
+
+// InitResult is what a server said about itself in its initialize response.
+type InitResult struct {
+	ProtocolVersion string
+	Capabilities    Capabilities
+	// RawCapabilities, ServerInfo: exactly as sent.
+	RawCapabilities json.RawMessage
+	ServerInfo      json.RawMessage
+	Instructions    string
+}
+
+// Capabilities are the server capabilities the trunk acts on.
+type Capabilities struct {
+	Tools, Prompts, Resources, Subscribe, Logging, Completions bool
+}
+
+// start connects, handshakes and runs phase A of discovery (tools); phase B
+// (prompts, resources, templates) continues in the background and Settled
+// closes when it is done. A failure leaves the Client in StateFailed with
+// the reason, and is returned.
+func (c *Client) start(ctx context.Context) error {
+	if c.spec.Disabled {
+		return nil
+	}
+	err := c.connect(ctx)
+	if err != nil {
+		err = fmt.Errorf("server %q: %w", c.id, err)
+		c.logger.Error("server failed to start", LogError, err)
+		c.setState(StateFailed, err)
+		c.settle()
+		return err
+	}
+	return nil
+}
+
+func (c *Client) connect(ctx context.Context) error {
+	t, err := c.dial()
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	if c.state == StateClosed {
+		c.mu.Unlock()
+		_ = t.Close(context.Background())
+		return errors.New("shut down while starting")
+	}
+	c.t = t
+	c.workers.Add(1)
+	c.mu.Unlock()
+	go c.watch(t)
+
+	connectCtx, cancel := context.WithTimeout(ctx, c.spec.Timeouts.Connect.D())
+	defer cancel()
+	init, err := c.initialize(connectCtx, t)
+	if err != nil {
+		return c.startError(connectCtx, t, "initialize", c.spec.Timeouts.Connect.D(), "connect", err)
+	}
+	var tools []Item
+	if init.Capabilities.Tools {
+		listCtx, cancel := context.WithTimeout(ctx, c.spec.Timeouts.List.D())
+		defer cancel()
+		tools, err = c.list(listCtx, t, surfaceTools)
+		if err != nil {
+			return c.startError(listCtx, t, "tools/list", c.spec.Timeouts.List.D(), "list", err)
+		}
+	}
+
+	c.mu.Lock()
+	if c.state == StateClosed {
+		c.mu.Unlock()
+		return errors.New("shut down while starting")
+	}
+	c.init = init
+	c.catalog.Tools = tools
+	c.mu.Unlock()
+	c.logger.Info("server ready", "tools", len(tools), "protocol", init.ProtocolVersion)
+	c.setState(StateReady, nil)
+
+	// Phase B: the other lists, in the background; the first refresh that
+	// finishes settles the Client.
+	var later []surface
+	if init.Capabilities.Prompts {
+		later = append(later, surfacePrompts)
+	}
+	if init.Capabilities.Resources {
+		later = append(later, surfaceResources, surfaceTemplates)
+	}
+	if !c.markDirty(later...) {
+		c.settle()
+	}
+	return nil
+}
+
+// startError turns a failed startup step into an error that says which
+// step, which timeout, and how the process ended if it did.
+func (c *Client) startError(ctx context.Context, t transport, step string, timeout time.Duration, timeoutName string, err error) error {
+	var rpcErr *jsonrpc.Error
+	switch {
+	case errors.As(err, &rpcErr):
+		return fmt.Errorf("%s: server answered with an error: %w", step, err)
+	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil:
+		return fmt.Errorf("%s: no answer within %v (timeouts.%s)", step, timeout, timeoutName)
+	case errors.Is(err, jsonrpc.ErrClosed):
+		return fmt.Errorf("%s: %w", step, c.exitError(t))
+	}
+	return fmt.Errorf("%s: %w", step, err)
+}
+
+func (c *Client) dial() (transport, error) {
+	switch c.spec.Type {
+	case TransportStdio, "":
+		return startStdio(c.spec, clientHandler{c}, c.logger)
+	default:
+		return nil, fmt.Errorf("transport %q is not supported yet", c.spec.Type)
+	}
+}
+
+func (c *Client) initialize(ctx context.Context, t transport) (InitResult, error) {
+	caps := c.opts.capabilities
+	if len(caps) == 0 {
+		caps = json.RawMessage(`{}`)
+	}
+	params, err := json.Marshal(struct {
+		ProtocolVersion string          `json:"protocolVersion"`
+		Capabilities    json.RawMessage `json:"capabilities"`
+		ClientInfo      any             `json:"clientInfo"`
+	}{ProtocolVersion, caps, map[string]string{"name": "mcptrunk", "version": c.opts.version}})
+	if err != nil {
+		return InitResult{}, err
+	}
+	raw, err := t.Call(ctx, "initialize", params)
+	if err != nil {
+		return InitResult{}, err
+	}
+	init, err := parseInit(raw)
+	if err != nil {
+		return InitResult{}, err
+	}
+	if err := t.Notify("notifications/initialized", nil); err != nil {
+		return InitResult{}, err
+	}
+	return init, nil
+}
+
+func parseInit(raw json.RawMessage) (InitResult, error) {
+	var r struct {
+		ProtocolVersion string          `json:"protocolVersion"`
+		Capabilities    json.RawMessage `json:"capabilities"`
+		ServerInfo      json.RawMessage `json:"serverInfo"`
+		Instructions    string          `json:"instructions"`
+	}
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return InitResult{}, fmt.Errorf("decoding initialize result: %w", err)
+	}
+	var caps struct {
+		Tools     *json.RawMessage `json:"tools"`
+		Prompts   *json.RawMessage `json:"prompts"`
+		Resources *struct {
+			Subscribe bool `json:"subscribe"`
+		} `json:"resources"`
+		Logging     *json.RawMessage `json:"logging"`
+		Completions *json.RawMessage `json:"completions"`
+	}
+	if len(r.Capabilities) > 0 {
+		if err := json.Unmarshal(r.Capabilities, &caps); err != nil {
+			return InitResult{}, fmt.Errorf("decoding initialize result: capabilities: %w", err)
+		}
+	}
+	return InitResult{
+		ProtocolVersion: r.ProtocolVersion,
+		Capabilities: Capabilities{
+			Tools:       caps.Tools != nil,
+			Prompts:     caps.Prompts != nil,
+			Resources:   caps.Resources != nil,
+			Subscribe:   caps.Resources != nil && caps.Resources.Subscribe,
+			Logging:     caps.Logging != nil,
+			Completions: caps.Completions != nil,
+		},
+		RawCapabilities: r.Capabilities,
+		ServerInfo:      r.ServerInfo,
+		Instructions:    r.Instructions,
+	}, nil
+}
+
+// list reads every page of one list.
+func (c *Client) list(ctx context.Context, t transport, s surface) ([]Item, error) {
+	var items []Item
+	seen := map[string]bool{}
+	var params json.RawMessage
+	for page := 0; ; page++ {
+		if page == maxPages {
+			return nil, fmt.Errorf("%s: more than %d pages", surfaces[s].method, maxPages)
+		}
+		raw, err := t.Call(ctx, surfaces[s].method, params)
+		if err != nil {
+			return nil, err
+		}
+		p, err := parsePage(s, raw)
+		if err != nil {
+			return nil, err
+		}
+		for _, it := range p.items {
+			key, err := itemKey(s, it)
+			if err != nil {
+				c.logger.Warn("skipping a list entry", "list", s.String(), LogError, err)
+				continue
+			}
+			items = append(items, Item{Key: key, Raw: it})
+		}
+		if p.nextCursor == "" {
+			return items, nil
+		}
+		if seen[p.nextCursor] {
+			return nil, fmt.Errorf("%s: the server repeated cursor %q", surfaces[s].method, p.nextCursor)
+		}
+		seen[p.nextCursor] = true
+		params, _ = json.Marshal(map[string]string{"cursor": p.nextCursor})
+	}
+}
+
+// markDirty asks for lists to be read again, starting a refresh worker if
+// none runs. It reports whether a refresh will happen (false when the list
+// is empty or the server is not ready).
+func (c *Client) markDirty(lists ...surface) bool {
+	if len(lists) == 0 {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.state != StateReady {
+		return false
+	}
+	for _, s := range lists {
+		c.dirty[s] = true
+	}
+	if !c.refreshing {
+		c.refreshing = true
+		c.workers.Add(1)
+		go c.refresh()
+	}
+	return true
+}
+
+// refresh re-reads dirty lists until none is left. A burst of list_changed
+// notifications marks the same lists dirty again and again while one read is
+// under way; they cost one more read, not one each.
+func (c *Client) refresh() {
+	defer c.workers.Done()
+	defer c.settle()
+	for {
+		c.mu.Lock()
+		dirty := c.dirty
+		c.dirty = [surfaceCount]bool{}
+		t := c.t
+		if dirty == ([surfaceCount]bool{}) || c.state != StateReady {
+			c.refreshing = false
+			c.mu.Unlock()
+			return
+		}
+		c.mu.Unlock()
+
+		changed := false
+		for s, want := range dirty {
+			if !want {
+				continue
+			}
+			ctx, cancel := context.WithTimeout(c.life, c.spec.Timeouts.List.D())
+			items, err := c.list(ctx, t, surface(s))
+			cancel()
+			if err != nil {
+				c.logger.Warn("reading a list failed", "list", surface(s).String(), LogError, err)
+				continue
+			}
+			c.mu.Lock()
+			if c.state == StateReady {
+				*c.catalog.list(surface(s)) = items
+				changed = true
+			}
+			c.mu.Unlock()
+		}
+		if changed {
+			c.changed()
+		}
+	}
+}
+
+// watch notices the connection going away on its own and fails the server.
+func (c *Client) watch(t transport) {
+	defer c.workers.Done()
+	select {
+	case <-t.Done():
+	case <-c.life.Done():
+		return
+	}
+	if c.life.Err() != nil {
+		return // shut down on purpose
+	}
+	err := fmt.Errorf("server %q went away: %w", c.id, t.Err())
+	c.mu.Lock()
+	wasReady := c.state == StateReady
+	c.mu.Unlock()
+	if wasReady {
+		c.logger.Error("server went away", LogError, err)
+		c.setState(StateFailed, err)
+	}
+}
+
+// clientHandler answers what the server sends on its own initiative.
+type clientHandler struct{ c *Client }
+
+func (h clientHandler) HandleNotification(method string, params json.RawMessage) {
+	switch method {
+	case "notifications/tools/list_changed":
+		h.c.markDirty(surfaceTools)
+	case "notifications/prompts/list_changed":
+		h.c.markDirty(surfacePrompts)
+	case "notifications/resources/list_changed":
+		h.c.markDirty(surfaceResources, surfaceTemplates)
+	default:
+		if f := h.c.opts.events.Notification; f != nil {
+			f(h.c.id, method, params)
+		}
+	}
+}
+
+func (h clientHandler) HandleRequest(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	if method == "ping" {
+		return json.RawMessage(`{}`), nil
+	}
+	if f := h.c.opts.events.Request; f != nil {
+		return f(ctx, h.c.id, method, params)
+	}
+	return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method %q is not supported by mcptrunk", method)
+}

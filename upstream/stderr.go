@@ -1,0 +1,61 @@
+package upstream
+
+import (
+	"bufio"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+)
+
+// stderrTail keeps the last lines a server wrote to stderr, so a failure can
+// say what the server said before it died.
+type stderrTail struct {
+	mu    sync.Mutex
+	lines []string
+	next  int
+	full  bool
+}
+
+const stderrTailLines = 20
+
+func newStderrTail() *stderrTail {
+	return &stderrTail{lines: make([]string, stderrTailLines)}
+}
+
+func (t *stderrTail) add(line string) {
+	t.mu.Lock()
+	t.lines[t.next] = line
+	t.next = (t.next + 1) % len(t.lines)
+	if t.next == 0 {
+		t.full = true
+	}
+	t.mu.Unlock()
+}
+
+// String returns the kept lines, oldest first, joined by newlines.
+func (t *stderrTail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var out []string
+	if t.full {
+		out = append(out, t.lines[t.next:]...)
+	}
+	out = append(out, t.lines[:t.next]...)
+	return strings.Join(out, "\n")
+}
+
+// drainStderr copies a server's stderr into the log, one record per line
+// (the logger already names the server), and into tail.
+func drainStderr(r io.Reader, logger *slog.Logger, tail *stderrTail) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 4096), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		tail.add(line)
+		logger.Info("server stderr", "line", line)
+	}
+	// A line over the buffer's limit ends scanning; keep draining so the
+	// server never blocks on a full pipe.
+	_, _ = io.Copy(io.Discard, r)
+}

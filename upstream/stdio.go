@@ -1,0 +1,234 @@
+package upstream
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcptrunk/mcptrunk/upstream/jsonrpc"
+)
+
+// Shutdown grace periods for a stdio server: first it is asked to exit by
+// closing its stdin, then told with SIGTERM, then killed with its process
+// group. Variables so tests can shorten them.
+var (
+	stdinGrace = 2 * time.Second
+	termGrace  = 2 * time.Second
+	// outputGrace is how long the reader keeps going after the process exited,
+	// for output still in the pipe; a grandchild that inherited stdout cannot
+	// keep the connection open past it.
+	outputGrace = 500 * time.Millisecond
+)
+
+// stdioTransport owns one server subprocess and the JSON-RPC connection over
+// its stdin and stdout. Its stderr goes to the log and to a tail kept for
+// failure reports.
+type stdioTransport struct {
+	// fixed at creation
+	conn    *jsonrpc.Conn
+	cmd     *exec.Cmd
+	stdin   *os.File
+	stdout  *os.File
+	stderr  *os.File
+	tail    *stderrTail
+	exited  chan struct{} // closed when cmd.Wait has returned
+	done    chan struct{} // closed when the connection and the process are both gone
+	workers sync.WaitGroup
+	logger  *slog.Logger
+
+	closeOnce sync.Once
+	closeErr  error
+
+	mu      sync.Mutex
+	waitErr error // the process's exit status, once exited is closed
+}
+
+// startStdio starts spec's command in its own process group and connects to
+// it. The process is not tied to ctx: it lives until Close.
+func startStdio(spec Spec, h jsonrpc.Handler, logger *slog.Logger) (*stdioTransport, error) {
+	name, args := resolveCommand(spec.Command, spec.Args)
+	cmd := exec.Command(name, args...)
+	cmd.Env = mergeEnv(os.Environ(), spec.Env)
+	cmd.Dir = spec.Cwd
+	setProcessGroup(cmd)
+
+	// Plain pipes rather than cmd.StdoutPipe: exec's pipes are closed by Wait,
+	// which could cut off the last response of a server that answers and
+	// exits. We close our ends ourselves.
+	childIn, stdin, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("creating stdin pipe: %w", err)
+	}
+	stdout, childOut, err := os.Pipe()
+	if err != nil {
+		closeAll(childIn, stdin)
+		return nil, fmt.Errorf("creating stdout pipe: %w", err)
+	}
+	stderr, childErr, err := os.Pipe()
+	if err != nil {
+		closeAll(childIn, stdin, stdout, childOut)
+		return nil, fmt.Errorf("creating stderr pipe: %w", err)
+	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = childIn, childOut, childErr
+	if err := cmd.Start(); err != nil {
+		closeAll(childIn, stdin, stdout, childOut, stderr, childErr)
+		return nil, fmt.Errorf("starting %q: %w", spec.Command, err)
+	}
+	closeAll(childIn, childOut, childErr) // the child has its own copies
+
+	t := &stdioTransport{
+		cmd:    cmd,
+		stdin:  stdin,
+		stdout: stdout,
+		stderr: stderr,
+		tail:   newStderrTail(),
+		exited: make(chan struct{}),
+		done:   make(chan struct{}),
+		logger: logger,
+	}
+	t.conn = jsonrpc.NewConn(stdout, stdin, h, &jsonrpc.Options{Logger: logger})
+	t.workers.Add(3)
+	go func() {
+		defer t.workers.Done()
+		if err := t.conn.Serve(); err != nil {
+			logger.Debug("reading from server ended", "error", err)
+		}
+	}()
+	go func() {
+		defer t.workers.Done()
+		drainStderr(stderr, logger, t.tail)
+	}()
+	go func() {
+		defer t.workers.Done()
+		t.wait()
+	}()
+	return t, nil
+}
+
+// wait reaps the process, then makes sure the reader and the stderr drain
+// end even when a grandchild still holds the pipes.
+func (t *stdioTransport) wait() {
+	err := t.cmd.Wait()
+	t.mu.Lock()
+	t.waitErr = err
+	t.mu.Unlock()
+	close(t.exited)
+	select {
+	case <-t.conn.Done():
+	case <-time.After(outputGrace):
+		_ = t.stdout.Close()
+	}
+	<-t.conn.Done()
+	_ = t.stderr.Close()
+	close(t.done)
+}
+
+func (t *stdioTransport) Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	return t.conn.Call(ctx, method, params)
+}
+
+func (t *stdioTransport) Notify(method string, params json.RawMessage) error {
+	return t.conn.Notify(method, params)
+}
+
+func (t *stdioTransport) Done() <-chan struct{} { return t.done }
+
+// Err describes how the server went away: its exit status and the last
+// lines it wrote to stderr.
+func (t *stdioTransport) Err() error {
+	select {
+	case <-t.exited:
+	default:
+		return t.conn.Err()
+	}
+	t.mu.Lock()
+	err := t.waitErr
+	t.mu.Unlock()
+	msg := "process exited"
+	if err != nil {
+		msg = "process " + err.Error()
+	}
+	if tail := t.tail.String(); tail != "" {
+		msg += "; last stderr: " + tail
+	}
+	return errors.New(msg)
+}
+
+// StderrTail returns the last lines the server wrote to stderr.
+func (t *stdioTransport) StderrTail() string { return t.tail.String() }
+
+// Close shuts the server down in order: close its stdin and let it exit;
+// after stdinGrace send SIGTERM to its process group; after termGrace kill
+// the group. It waits for every goroutine the transport started. ctx ending
+// skips straight to the kill. Idempotent and safe to call concurrently.
+func (t *stdioTransport) Close(ctx context.Context) error {
+	t.closeOnce.Do(func() {
+		_ = t.stdin.Close()
+		if !t.awaitExit(ctx, stdinGrace) {
+			t.logger.Debug("server ignored stdin EOF; terminating it")
+			if err := terminateGroup(t.cmd.Process); err != nil {
+				t.logger.Debug("terminating server", "error", err)
+			}
+			if !t.awaitExit(ctx, termGrace) {
+				t.logger.Warn("server ignored SIGTERM; killing its process group")
+				t.closeErr = killGroup(t.cmd.Process)
+				<-t.exited
+			}
+		}
+		// The group may hold children that outlived the leader.
+		_ = killGroup(t.cmd.Process)
+		t.workers.Wait()
+	})
+	return t.closeErr
+}
+
+// awaitExit waits up to grace for the process to exit; false when it did not
+// or ctx ended first.
+func (t *stdioTransport) awaitExit(ctx context.Context, grace time.Duration) bool {
+	timer := time.NewTimer(grace)
+	defer timer.Stop()
+	select {
+	case <-t.exited:
+		return true
+	case <-timer.C:
+		return false
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// mergeEnv returns base with overrides applied; overrides win.
+func mergeEnv(base []string, overrides map[string]string) []string {
+	if len(overrides) == 0 {
+		return base
+	}
+	replaced := make(map[string]bool, len(overrides))
+	for k := range overrides {
+		replaced[envKey(k)] = true
+	}
+	out := make([]string, 0, len(base)+len(overrides))
+	for _, kv := range base {
+		key, _, _ := strings.Cut(kv, "=")
+		if key != "" && replaced[envKey(key)] {
+			continue
+		}
+		out = append(out, kv)
+	}
+	for k, v := range overrides {
+		out = append(out, k+"="+v)
+	}
+	return out
+}
+
+func closeAll(files ...*os.File) {
+	for _, f := range files {
+		_ = f.Close()
+	}
+}
