@@ -8,33 +8,6 @@ import (
 	"github.com/mcptrunk/mcptrunk/upstream/jsonrpc"
 )
 
-// namespaceContents rewrites the uri of every item of a resources/read
-// result's contents into the namespaced form, leaving all else as sent.
-func namespaceContents(server string, res json.RawMessage) (json.RawMessage, error) {
-	start, end, found, err := fieldSpan(res, "contents")
-	if err != nil || !found {
-		return res, nil // nothing to rewrite; pass on what the server sent
-	}
-	var items []json.RawMessage
-	if err := json.Unmarshal(res[start:end], &items); err != nil {
-		return res, nil
-	}
-	for i, it := range items {
-		uri, err := stringField(it, "uri")
-		if err != nil || uri == "" {
-			continue
-		}
-		if rewritten, err := replaceString(it, "uri", naming.ResourceURI(server, uri)); err == nil {
-			items[i] = rewritten
-		}
-	}
-	arr, err := json.Marshal(items)
-	if err != nil {
-		return res, nil
-	}
-	return replaceField(res, "contents", arr)
-}
-
 // forwardNotification passes an upstream's notification to the host,
 // rewriting what names the upstream: a log message's logger becomes the
 // server (or server/logger), an updated resource's URI its namespaced form.

@@ -85,7 +85,14 @@ func (t *Trunk) routeNamed(ctx context.Context, method string, params json.RawMe
 	if err != nil {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s: %v", method, err)
 	}
-	return c.Call(ctx, method, forward)
+	res, err := c.Call(ctx, method, forward)
+	if err != nil {
+		return nil, err
+	}
+	if kind == "prompt" {
+		return namespacePromptResult(server, res), nil
+	}
+	return namespaceToolResult(server, res), nil
 }
 
 // owner finds the server an exported name points at, with an error naming
@@ -129,7 +136,7 @@ func (t *Trunk) routeResource(ctx context.Context, method string, params json.Ra
 	if err != nil || !read {
 		return res, err
 	}
-	return namespaceContents(server, res)
+	return namespaceReadResult(server, res), nil
 }
 
 // routeCompletion routes completion/complete by its reference: a prompt's

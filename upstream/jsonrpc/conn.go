@@ -146,7 +146,7 @@ func (c *Conn) dispatch(base context.Context, line []byte) {
 			c.peerCancelled(m.Params)
 			return
 		}
-		c.handler.HandleNotification(m.Method, m.Params)
+		c.notify(m.Method, m.Params)
 	case hasID(m.ID):
 		c.deliver(m)
 	default:
@@ -226,6 +226,17 @@ func (c *Conn) callHandler(ctx context.Context, method string, params json.RawMe
 		}
 	}()
 	return c.handler.HandleRequest(ctx, method, params)
+}
+
+// notify runs the notification handler, containing a panic to the one
+// notification that caused it.
+func (c *Conn) notify(method string, params json.RawMessage) {
+	defer func() {
+		if p := recover(); p != nil {
+			c.logger.Error("notification handler panicked", "method", method, "panic", p)
+		}
+	}()
+	c.handler.HandleNotification(method, params)
 }
 
 func (c *Conn) peerCancelled(params json.RawMessage) {

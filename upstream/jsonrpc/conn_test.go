@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -161,11 +162,22 @@ type pair struct {
 
 func newPair(t *testing.T, ha, hb Handler, opts *Options) *pair {
 	t.Helper()
+	return newPairWrapped(t, ha, hb, opts, nil)
+}
+
+// newPairWrapped is newPair with a's writer passed through wrapA (between
+// the pipe and the recorder).
+func newPairWrapped(t *testing.T, ha, hb Handler, opts *Options, wrapA func(io.Writer) io.Writer) *pair {
+	t.Helper()
 	abR, abW := io.Pipe()
 	baR, baW := io.Pipe()
+	var aw io.Writer = abW
+	if wrapA != nil {
+		aw = wrapA(abW)
+	}
 	p := &pair{
 		t:      t,
-		aOut:   &recorder{w: abW},
+		aOut:   &recorder{w: aw},
 		bOut:   &recorder{w: baW},
 		abW:    abW,
 		baW:    baW,
@@ -964,7 +976,8 @@ func TestPeerCancellationFromRawStream(t *testing.T) {
 	p := newRawPeer(t, blk.handler(), nil)
 
 	for _, id := range []string{`5`, `"abc"`} {
-		p.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"block"}`)
+		// Whitespace around the id does not affect matching.
+		p.send(`{"jsonrpc":"2.0","id" :  ` + id + ` ,"method":"block"}`)
 		blk.waitStarted(t)
 		// Cancellations for other ids, or without a usable id, change nothing.
 		p.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":999}}`)
@@ -980,7 +993,7 @@ func TestPeerCancellationFromRawStream(t *testing.T) {
 		default:
 		}
 
-		p.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + id + `,"reason":"user"}}`)
+		p.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{ "requestId":	` + id + ` , "reason":"user"}}`)
 		if err := blk.waitEnded(t); !errors.Is(err, context.Canceled) {
 			t.Errorf("handler ctx ended with %v", err)
 		}
@@ -1065,6 +1078,53 @@ func TestPeerEndingFailsPendingCalls(t *testing.T) {
 	p.bServe <- nil
 	if err := p.b.Err(); !errors.Is(err, ErrClosed) {
 		t.Errorf("b.Err() = %v, want ErrClosed", err)
+	}
+}
+
+// Serve returns only once every handler it started has returned, and those
+// handlers see their ctx cancelled when the input ends.
+func TestServeWaitsForHandlers(t *testing.T) {
+	leakCheck(t)
+	const n = 3
+	started := make(chan struct{}, n)
+	var returned atomic.Int32
+	h := handlerFuncs{req: func(ctx context.Context, _ string, _ json.RawMessage) (json.RawMessage, error) {
+		started <- struct{}{}
+		<-ctx.Done()
+		time.Sleep(100 * time.Millisecond) // slow to wind down
+		returned.Add(1)
+		return nil, ctx.Err()
+	}}
+	p := newRawPeer(t, h, nil)
+	for i := 1; i <= n; i++ {
+		p.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"work"}`, i))
+	}
+	for i := 0; i < n; i++ {
+		select {
+		case <-started:
+		case <-time.After(waitLimit):
+			t.Fatal("handler did not start")
+		}
+	}
+	select {
+	case <-p.c.Done():
+		t.Fatal("Done closed while the input is open")
+	default:
+	}
+	if err := p.close(); err != nil {
+		t.Fatalf("Serve = %v", err)
+	}
+	if got := returned.Load(); got != n {
+		t.Errorf("Serve returned while %d of %d handlers were still running", n-got, n)
+	}
+	waitClosed(t, p.c.Done(), "Done")
+	// Handlers cut short by the end of the input still answer (the write may
+	// or may not reach the peer); whatever was written is whole frames.
+	for _, line := range p.rest() {
+		var m wireMsg
+		if err := json.Unmarshal(line, &m); err != nil {
+			t.Errorf("partial line written: %q", line)
+		}
 	}
 }
 
@@ -1178,7 +1238,7 @@ func TestStringAndOddIDsAreEchoedVerbatim(t *testing.T) {
 	for _, id := range []string{`"abc"`, `"1"`, `""`, `"caf\u00e9 \"q\""`, `12345678901234567890`, `-3`, `0`, `1.5`} {
 		p.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"echo","params":{"k":"v"}}`)
 		p.expectLine(`{"jsonrpc":"2.0","id":` + id + `,"result":{"k":"v"}}`)
-		p.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"fail"}`)
+		p.send(`{"jsonrpc":"2.0", "id" : ` + id + ` , "method":"fail"}`)
 		p.expectLine(`{"jsonrpc":"2.0","id":` + id + `,"error":{"code":-32602,"message":"bad"}}`)
 	}
 }
@@ -1496,8 +1556,28 @@ func TestInvalidMultiLineResultKeepsFraming(t *testing.T) {
 	}
 }
 
-// Writes to the stream never interleave, even with many writers and large
-// frames.
+// chunkWriter passes each Write on in small pieces, yielding between them,
+// as a write to a real pipe or socket may be split. Concurrent unsynchronised
+// writers would interleave their frames.
+type chunkWriter struct{ w io.Writer }
+
+func (c chunkWriter) Write(p []byte) (int, error) {
+	written := 0
+	for len(p) > 0 {
+		n := min(len(p), 4096)
+		m, err := c.w.Write(p[:n])
+		written += m
+		if err != nil {
+			return written, err
+		}
+		p = p[n:]
+		runtime.Gosched()
+	}
+	return written, nil
+}
+
+// Writes to the stream never interleave, even with many writers, large
+// frames and a writer that splits them.
 func TestConcurrentWritesAreWholeFrames(t *testing.T) {
 	leakCheck(t)
 	var count, bad atomic.Int32
@@ -1511,7 +1591,7 @@ func TestConcurrentWritesAreWholeFrames(t *testing.T) {
 			close(done)
 		}
 	}}
-	p := newPair(t, echo, hb, nil)
+	p := newPairWrapped(t, echo, hb, nil, func(w io.Writer) io.Writer { return chunkWriter{w} })
 	payload := json.RawMessage(`"` + strings.Repeat("p", 70_000) + `"`)
 	var wg sync.WaitGroup
 	for i := 0; i < senders; i++ {

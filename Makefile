@@ -1,0 +1,51 @@
+# mcptrunk: build, demo, test, lint, bench.
+GO      ?= go
+BIN     := bin
+NPM_DIR := testdata/npm
+# The npm servers the interop tests run, installed from the lockfile.
+NPM_STAMP := $(NPM_DIR)/node_modules/.package-lock.json
+
+.PHONY: build demo test lint bench npm cross clean
+
+build:
+	$(GO) build -o $(BIN)/ ./cmd/...
+
+# The demo: two example servers of ours that both have a tool called
+# "search", behind one trunk.
+demo: build
+	@echo '$$ mcptrunk list --config testdata/demo/mcptrunk.json'
+	@./$(BIN)/mcptrunk list --config testdata/demo/mcptrunk.json
+	@echo
+	@echo '$$ mcptrunk call --config testdata/demo/mcptrunk.json mcp__weather__search '"'"'{"city":"os"}'"'"
+	@./$(BIN)/mcptrunk call --config testdata/demo/mcptrunk.json mcp__weather__search '{"city":"os"}'
+	@echo
+	@echo '$$ mcptrunk call --config testdata/demo/mcptrunk.json mcp__notes__search '"'"'{"query":"trunk"}'"'"
+	@./$(BIN)/mcptrunk call --config testdata/demo/mcptrunk.json mcp__notes__search '{"query":"trunk"}'
+
+npm: $(NPM_STAMP)
+
+$(NPM_STAMP): $(NPM_DIR)/package.json $(NPM_DIR)/package-lock.json
+	npm ci --prefix $(NPM_DIR) --no-audit --no-fund --ignore-scripts
+	@touch $@
+
+test: npm
+	$(GO) test -race -count=1 ./...
+
+lint:
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
+	  if [ -n "$$unformatted" ]; then echo "gofmt would change: $$unformatted"; exit 1; fi
+	$(GO) vet ./...
+	$(GO) mod tidy -diff
+
+# Every platform a host runs on must at least build and vet.
+cross:
+	GOOS=darwin  $(GO) vet ./...
+	GOOS=windows $(GO) vet ./...
+	GOOS=darwin  $(GO) build -o /dev/null ./cmd/...
+	GOOS=windows $(GO) build -o /dev/null ./cmd/...
+
+bench: build
+	$(GO) test -run=NONE -bench=. -benchmem ./...
+
+clean:
+	rm -rf $(BIN)

@@ -1,0 +1,117 @@
+package proxy
+
+import (
+	"bytes"
+	"encoding/json"
+
+	"github.com/mcptrunk/mcptrunk/naming"
+)
+
+// The URIs a result carries name resources on the server that sent it. The
+// host can only read them back through the trunk, so they are rewritten to
+// the namespaced form: resource links and embedded resources in tool
+// results and prompt messages, and the contents of resources/read.
+
+// uriKey is the cheap test that spares results without URIs any decoding.
+var uriKey = []byte(`"uri"`)
+
+// namespaceToolResult rewrites the URIs in a tools/call result's content.
+func namespaceToolResult(server string, res json.RawMessage) json.RawMessage {
+	if !bytes.Contains(res, uriKey) {
+		return res
+	}
+	return rewriteArrayField(res, "content", func(item json.RawMessage) json.RawMessage {
+		return namespaceContent(server, item)
+	})
+}
+
+// namespacePromptResult rewrites the URIs in a prompts/get result's messages.
+func namespacePromptResult(server string, res json.RawMessage) json.RawMessage {
+	if !bytes.Contains(res, uriKey) {
+		return res
+	}
+	return rewriteArrayField(res, "messages", func(msg json.RawMessage) json.RawMessage {
+		start, end, found, err := fieldSpan(msg, "content")
+		if err != nil || !found {
+			return msg
+		}
+		out, err := replaceField(msg, "content", namespaceContent(server, msg[start:end]))
+		if err != nil {
+			return msg
+		}
+		return out
+	})
+}
+
+// namespaceReadResult rewrites the uri of each item of resources/read's
+// contents.
+func namespaceReadResult(server string, res json.RawMessage) json.RawMessage {
+	return rewriteArrayField(res, "contents", func(item json.RawMessage) json.RawMessage {
+		return namespaceURIField(server, item)
+	})
+}
+
+// namespaceContent rewrites one content block: a resource_link's uri, or an
+// embedded resource's resource.uri. Other blocks pass unchanged.
+func namespaceContent(server string, item json.RawMessage) json.RawMessage {
+	kind, err := stringField(item, "type")
+	if err != nil {
+		return item
+	}
+	switch kind {
+	case "resource_link":
+		return namespaceURIField(server, item)
+	case "resource":
+		start, end, found, err := fieldSpan(item, "resource")
+		if err != nil || !found {
+			return item
+		}
+		out, err := replaceField(item, "resource", namespaceURIField(server, item[start:end]))
+		if err != nil {
+			return item
+		}
+		return out
+	}
+	return item
+}
+
+// namespaceURIField rewrites obj's top-level "uri".
+func namespaceURIField(server string, obj json.RawMessage) json.RawMessage {
+	uri, err := stringField(obj, "uri")
+	if err != nil || uri == "" {
+		return obj
+	}
+	out, err := replaceString(obj, "uri", naming.ResourceURI(server, uri))
+	if err != nil {
+		return obj
+	}
+	return out
+}
+
+// rewriteArrayField applies f to each element of obj's top-level array
+// field. Anything unexpected leaves obj exactly as it was: what the upstream
+// sent is always better than an error.
+func rewriteArrayField(obj json.RawMessage, field string, f func(json.RawMessage) json.RawMessage) json.RawMessage {
+	start, end, found, err := fieldSpan(obj, field)
+	if err != nil || !found {
+		return obj
+	}
+	var items []json.RawMessage
+	if err := json.Unmarshal(obj[start:end], &items); err != nil {
+		return obj
+	}
+	var arr bytes.Buffer
+	arr.WriteByte('[')
+	for i, it := range items {
+		if i > 0 {
+			arr.WriteByte(',')
+		}
+		arr.Write(f(it))
+	}
+	arr.WriteByte(']')
+	out, err := replaceField(obj, field, arr.Bytes())
+	if err != nil {
+		return obj
+	}
+	return out
+}
