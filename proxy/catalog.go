@@ -59,6 +59,10 @@ func buildCatalog(clients []*upstream.Client, maxLen int, logger *slog.Logger) *
 		tools:   map[string]map[string]string{},
 		prompts: map[string]map[string]string{},
 	}
+	ownTools, ownResources := ownEntries()
+	cat.lists[listTools] = append(cat.lists[listTools], ownTools...)
+	cat.lists[listResources] = append(cat.lists[listResources], ownResources...)
+	cat.tools[naming.TrunkServer] = routes(ownTools)
 	for _, c := range clients {
 		if state, _ := c.State(); state != upstream.StateReady {
 			continue

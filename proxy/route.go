@@ -68,6 +68,9 @@ func (t *Trunk) routeNamed(ctx context.Context, method string, params json.RawMe
 	if !ok {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "unknown %s %q: mcptrunk's names look like %s<server>%s<name>", kind, name, naming.Prefix, naming.Separator)
 	}
+	if server == naming.TrunkServer && kind == "tool" {
+		return t.callOwnTool(ctx, name, params)
+	}
 	c, err := t.owner(server, kind, name)
 	if err != nil {
 		return nil, err
@@ -122,6 +125,9 @@ func (t *Trunk) routeResource(ctx context.Context, method string, params json.Ra
 	server, raw, ok := naming.SplitResourceURI(uri)
 	if !ok {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "unknown resource %q: mcptrunk's resource URIs look like %s://<server>/<uri>", uri, naming.URIScheme)
+	}
+	if server == naming.TrunkServer && read {
+		return t.readOwnResource(uri)
 	}
 	t.WaitSettled(ctx)
 	c, err := t.owner(server, "resource", uri)

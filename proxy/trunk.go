@@ -17,6 +17,9 @@ type Options struct {
 	Logger *slog.Logger
 	// Version is reported as serverInfo.version and to upstreams.
 	Version string
+	// Restart is how upstreams that go away are restarted; the zero value
+	// leaves them failed (right for one-shot commands, wrong for serve).
+	Restart upstream.RestartPolicy
 	// PageSize bounds the items in one page of a list sent to the host;
 	// 0 means DefaultPageSize, a negative value means no paging.
 	PageSize int
@@ -44,6 +47,7 @@ type Trunk struct {
 	logger   *slog.Logger
 	version  string
 	pageSize int
+	restart  upstream.RestartPolicy
 	kick     chan struct{} // a server changed: rebuild the catalog
 	stopped  chan struct{} // closed by Close: stops the announcer
 
@@ -84,6 +88,7 @@ func New(cfg *upstream.Config, opts *Options) *Trunk {
 		logger:   logger,
 		version:  opts.Version,
 		pageSize: pageSize,
+		restart:  opts.Restart,
 		kick:     make(chan struct{}, 1),
 		stopped:  make(chan struct{}),
 		started:  make(chan struct{}),
@@ -112,6 +117,7 @@ func (t *Trunk) Start(clientCaps json.RawMessage) {
 			Concurrency:  t.cfg.Trunk.Concurrency,
 			Version:      t.version,
 			Capabilities: clientCaps,
+			Restart:      t.restart,
 			Events: upstream.Events{
 				Changed:      t.serverChanged,
 				Notification: t.forwardNotification,

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcptrunk/mcptrunk/upstream/jsonrpc"
@@ -15,11 +16,12 @@ import (
 type State string
 
 const (
-	StateStarting State = "starting" // connecting and discovering
-	StateReady    State = "ready"    // answering requests
-	StateFailed   State = "failed"   // did not start, or went away; Err says why
-	StateDisabled State = "disabled" // "disabled": true in the config
-	StateClosed   State = "closed"   // shut down by the trunk
+	StateStarting   State = "starting"   // connecting and discovering
+	StateReady      State = "ready"      // answering requests
+	StateRestarting State = "restarting" // went away or failed to start; Err says why; a restart is due
+	StateFailed     State = "failed"     // did not start, or went away, and will not be restarted; Err says why
+	StateDisabled   State = "disabled"   // "disabled": true in the config
+	StateClosed     State = "closed"     // shut down by the trunk
 )
 
 // Events are how servers report to whoever aggregates them. A nil field
@@ -47,6 +49,7 @@ type clientOptions struct {
 	events       Events
 	version      string
 	capabilities json.RawMessage
+	restart      RestartPolicy
 }
 
 // Client is one upstream server: its connection, handshake, catalog and
@@ -61,8 +64,10 @@ type Client struct {
 	stop     context.CancelFunc
 	settled  chan struct{} // closed once the first discovery finished or start failed
 	settleMu sync.Once
-	workers  sync.WaitGroup // watch and refresh goroutines
+	workers  sync.WaitGroup // the supervisor and refresh goroutines
 	closeMu  sync.Once
+	restarts atomic.Int64 // restarts so far
+	stats    callStats
 
 	mu         sync.Mutex
 	state      State
@@ -146,7 +151,9 @@ func (c *Client) Call(ctx context.Context, method string, params json.RawMessage
 		ctx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
 	}
+	began := time.Now()
 	res, err := t.Call(ctx, method, params)
+	c.stats.record(time.Since(began), err != nil)
 	if err == nil {
 		return res, nil
 	}
@@ -193,6 +200,8 @@ func (c *Client) unavailable(state State, err error) error {
 	switch state {
 	case StateFailed:
 		return jsonrpc.Errorf(jsonrpc.CodeUnavailable, "server %q is not available: %v", c.id, err)
+	case StateRestarting:
+		return jsonrpc.Errorf(jsonrpc.CodeUnavailable, "server %q is restarting after: %v", c.id, err)
 	case StateDisabled:
 		return jsonrpc.Errorf(jsonrpc.CodeUnavailable, "server %q is disabled in the config", c.id)
 	case StateClosed:

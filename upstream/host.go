@@ -26,6 +26,9 @@ type Options struct {
 	Capabilities []byte
 	// Events receive what the servers report.
 	Events Events
+	// Restart is how servers that go away or fail to start are restarted;
+	// the zero value never restarts them.
+	Restart RestartPolicy
 }
 
 // Host is the set of upstream servers. It starts them with bounded
@@ -66,6 +69,7 @@ func NewHost(opts *Options) *Host {
 			events:       opts.Events,
 			version:      opts.Version,
 			capabilities: opts.Capabilities,
+			restart:      opts.Restart,
 		},
 		limit:   limit,
 		logger:  logger,

@@ -25,23 +25,38 @@ type Capabilities struct {
 	Tools, Prompts, Resources, Subscribe, Logging, Completions bool
 }
 
-// start connects, handshakes and runs phase A of discovery (tools); phase B
-// (prompts, resources, templates) continues in the background and Settled
-// closes when it is done. A failure leaves the Client in StateFailed with
-// the reason, and is returned.
+// start makes the first attempt to connect, handshake and run phase A of
+// discovery (tools); phase B (prompts, resources, templates) continues in
+// the background and Settled closes when it is done. It then hands the
+// server to its supervisor, which notices when it goes away and restarts
+// it under the Host's RestartPolicy. A failed first attempt is returned,
+// and leaves the Client failed or, when a restart is due, restarting.
 func (c *Client) start(ctx context.Context) error {
 	if c.spec.Disabled {
 		return nil
 	}
+	err := c.attempt(ctx)
+	c.mu.Lock()
+	if c.state != StateClosed {
+		c.workers.Add(1)
+		go c.supervise(err)
+	}
+	c.mu.Unlock()
+	if err != nil {
+		c.settle()
+	}
+	return err
+}
+
+// attempt is one try at connecting; a failure is logged and returned with
+// the server's name.
+func (c *Client) attempt(ctx context.Context) error {
 	err := c.connect(ctx)
 	if err != nil {
 		err = fmt.Errorf("server %q: %w", c.id, err)
 		c.logger.Error("server failed to start", LogError, err)
-		c.setState(StateFailed, err)
-		c.settle()
-		return err
 	}
-	return nil
+	return err
 }
 
 func (c *Client) connect(ctx context.Context) error {
@@ -56,15 +71,15 @@ func (c *Client) connect(ctx context.Context) error {
 		return errors.New("shut down while starting")
 	}
 	c.t = t
-	c.workers.Add(1)
 	c.mu.Unlock()
-	go c.watch(t)
 
 	connectCtx, cancel := context.WithTimeout(ctx, c.spec.Timeouts.Connect.D())
 	defer cancel()
 	init, err := c.initialize(connectCtx, t)
 	if err != nil {
-		return c.startError(connectCtx, t, "initialize", c.spec.Timeouts.Connect.D(), "connect", err)
+		err = c.startError(connectCtx, t, "initialize", c.spec.Timeouts.Connect.D(), "connect", err)
+		_ = t.Close(context.WithoutCancel(ctx))
+		return err
 	}
 	var tools []Item
 	if init.Capabilities.Tools {
@@ -72,7 +87,9 @@ func (c *Client) connect(ctx context.Context) error {
 		defer cancel()
 		tools, err = c.list(listCtx, t, surfaceTools)
 		if err != nil {
-			return c.startError(listCtx, t, "tools/list", c.spec.Timeouts.List.D(), "list", err)
+			err = c.startError(listCtx, t, "tools/list", c.spec.Timeouts.List.D(), "list", err)
+			_ = t.Close(context.WithoutCancel(ctx))
+			return err
 		}
 	}
 
@@ -292,27 +309,6 @@ func (c *Client) refresh() {
 		if changed {
 			c.changed()
 		}
-	}
-}
-
-// watch notices the connection going away on its own and fails the server.
-func (c *Client) watch(t transport) {
-	defer c.workers.Done()
-	select {
-	case <-t.Done():
-	case <-c.life.Done():
-		return
-	}
-	if c.life.Err() != nil {
-		return // shut down on purpose
-	}
-	err := fmt.Errorf("server %q went away: %w", c.id, t.Err())
-	c.mu.Lock()
-	wasReady := c.state == StateReady
-	c.mu.Unlock()
-	if wasReady {
-		c.logger.Error("server went away", LogError, err)
-		c.setState(StateFailed, err)
 	}
 }
 

@@ -63,9 +63,9 @@ func (checkCommand) run(ctx context.Context, env *environment) error {
 	startErr := host.StartAll(ctx, cfg.Servers)
 
 	fmt.Fprintln(env.stdout)
-	var statuses []serverStatus
+	var statuses []upstream.Status
 	for _, c := range host.Clients() {
-		statuses = append(statuses, statusOf(c))
+		statuses = append(statuses, c.Status())
 	}
 	printStatusTable(env.stdout, statuses)
 	if startErr != nil || len(host.Failures()) > 0 {

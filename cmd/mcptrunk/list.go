@@ -57,39 +57,15 @@ func (c *listCommand) run(ctx context.Context, env *environment) error {
 	return nil
 }
 
-// serverStatus is one server's line in list and check.
-type serverStatus struct {
-	Server    string `json:"server"`
-	State     string `json:"state"`
-	Error     string `json:"error,omitempty"`
-	Tools     int    `json:"tools"`
-	Prompts   int    `json:"prompts"`
-	Resources int    `json:"resources"`
-	Templates int    `json:"resourceTemplates"`
-}
-
-func serverStatuses(t *proxy.Trunk) []serverStatus {
-	var out []serverStatus
+func serverStatuses(t *proxy.Trunk) []upstream.Status {
+	var out []upstream.Status
 	for _, c := range t.Host().Clients() {
-		out = append(out, statusOf(c))
+		out = append(out, c.Status())
 	}
 	return out
 }
 
-func statusOf(c *upstream.Client) serverStatus {
-	state, err := c.State()
-	cat := c.Catalog()
-	s := serverStatus{
-		Server: c.Name(), State: string(state),
-		Tools: len(cat.Tools), Prompts: len(cat.Prompts), Resources: len(cat.Resources), Templates: len(cat.Templates),
-	}
-	if err != nil {
-		s.Error = err.Error()
-	}
-	return s
-}
-
-func printStatusTable(w io.Writer, statuses []serverStatus) {
+func printStatusTable(w io.Writer, statuses []upstream.Status) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SERVER\tSTATE\tTOOLS\tPROMPTS\tRESOURCES\tTEMPLATES\tERROR")
 	for _, s := range statuses {

@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/mcptrunk/mcptrunk/proxy"
+	"github.com/mcptrunk/mcptrunk/upstream"
 )
 
 // serveCommand runs the stdio MCP server.
@@ -28,5 +29,7 @@ func (serveCommand) run(ctx context.Context, env *environment) error {
 		os.Stdout = os.Stderr
 	}
 	logger.Info("mcptrunk starting", "servers", len(cfg.Servers), "version", version())
-	return proxy.Serve(ctx, cfg, env.stdin, out, &proxy.Options{Logger: logger, Version: version()})
+	return proxy.Serve(ctx, cfg, env.stdin, out, &proxy.Options{
+		Logger: logger, Version: version(), Restart: upstream.DefaultRestartPolicy,
+	})
 }

@@ -1,0 +1,156 @@
+package proxy
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/mcptrunk/mcptrunk/naming"
+	"github.com/mcptrunk/mcptrunk/upstream"
+	"github.com/mcptrunk/mcptrunk/upstream/jsonrpc"
+)
+
+// The trunk's own tools and resource, under the reserved server name
+// "trunk": what a host (or the model in it) needs to see and wait for the
+// servers behind the trunk.
+var (
+	statusTool = naming.Name(naming.TrunkServer, "status")
+	waitTool   = naming.Name(naming.TrunkServer, "wait_for_servers")
+	statusURI  = naming.ResourceURI(naming.TrunkServer, "status")
+)
+
+// ownEntries are the trunk's own tools and resources, in catalog form.
+func ownEntries() (tools, resources []entry) {
+	tools = []entry{
+		{exported: statusTool, server: naming.TrunkServer, raw: "status", item: json.RawMessage(`{"name":"` + statusTool + `",` +
+			`"title":"mcptrunk status",` +
+			`"description":"Report every MCP server behind mcptrunk: state (starting, ready, restarting, failed, disabled), uptime, restarts, last error, counts of tools, prompts and resources, and call statistics.",` +
+			`"inputSchema":{"type":"object","properties":{}},` +
+			`"annotations":{"readOnlyHint":true,"openWorldHint":false}}`)},
+		{exported: waitTool, server: naming.TrunkServer, raw: "wait_for_servers", item: json.RawMessage(`{"name":"` + waitTool + `",` +
+			`"title":"Wait for MCP servers",` +
+			`"description":"Wait (at most timeoutSeconds, default 5) for MCP servers that are still starting or restarting, then report which are ready, failed or still pending.",` +
+			`"inputSchema":{"type":"object","properties":{` +
+			`"servers":{"type":"array","items":{"type":"string"},"description":"Server names to wait for; all when omitted."},` +
+			`"timeoutSeconds":{"type":"number","minimum":0,"maximum":60,"description":"How long to wait at most (default 5)."}}},` +
+			`"annotations":{"readOnlyHint":true,"openWorldHint":false}}`)},
+	}
+	resources = []entry{
+		{exported: statusURI, server: naming.TrunkServer, raw: "status", item: json.RawMessage(`{"uri":"` + statusURI + `",` +
+			`"name":"status","title":"mcptrunk status","mimeType":"application/json",` +
+			`"description":"Every MCP server behind mcptrunk with its state, counts and call statistics."}`)},
+	}
+	return tools, resources
+}
+
+// callOwnTool runs one of the trunk's own tools.
+func (t *Trunk) callOwnTool(ctx context.Context, name string, params json.RawMessage) (json.RawMessage, error) {
+	switch name {
+	case statusTool:
+		return toolResult(t.statusReport())
+	case waitTool:
+		var p struct {
+			Arguments struct {
+				Servers        []string `json:"servers"`
+				TimeoutSeconds *float64 `json:"timeoutSeconds"`
+			} `json:"arguments"`
+		}
+		if err := json.Unmarshal(params, &p); err != nil {
+			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s: %v", waitTool, err)
+		}
+		timeout := 5 * time.Second
+		if s := p.Arguments.TimeoutSeconds; s != nil {
+			timeout = time.Duration(min(max(*s, 0), 60) * float64(time.Second))
+		}
+		return toolResult(t.waitForServers(ctx, p.Arguments.Servers, timeout))
+	}
+	return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "unknown tool %q: mcptrunk has no such tool", name)
+}
+
+// statusReport is the payload of the status tool and resource.
+type statusReport struct {
+	Servers []upstream.Status `json:"servers"`
+}
+
+func (t *Trunk) statusReport() statusReport {
+	r := statusReport{Servers: []upstream.Status{}}
+	for _, c := range t.clients() {
+		r.Servers = append(r.Servers, c.Status())
+	}
+	return r
+}
+
+// waitReport says where each server awaited stands.
+type waitReport struct {
+	Ready   []string `json:"ready"`
+	Failed  []string `json:"failed"`
+	Pending []string `json:"pending"`
+	Unknown []string `json:"unknown,omitempty"`
+}
+
+// waitForServers polls the servers named (all when none) until none is
+// starting or restarting, or timeout passes, or ctx ends.
+func (t *Trunk) waitForServers(ctx context.Context, names []string, timeout time.Duration) waitReport {
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		r := waitReport{Ready: []string{}, Failed: []string{}, Pending: []string{}}
+		for _, c := range t.clients() {
+			if len(names) > 0 && !slices.Contains(names, c.Name()) {
+				continue
+			}
+			switch state, _ := c.State(); state {
+			case upstream.StateReady:
+				r.Ready = append(r.Ready, c.Name())
+			case upstream.StateStarting, upstream.StateRestarting:
+				r.Pending = append(r.Pending, c.Name())
+			default:
+				r.Failed = append(r.Failed, c.Name())
+			}
+		}
+		for _, n := range names {
+			if _, ok := t.Host().Client(n); !ok {
+				r.Unknown = append(r.Unknown, n)
+			}
+		}
+		if len(r.Pending) == 0 {
+			return r
+		}
+		select {
+		case <-tick.C:
+		case <-deadline.C:
+			return r
+		case <-ctx.Done():
+			return r
+		}
+	}
+}
+
+// toolResult wraps a report as a tool result: the JSON as text for hosts
+// that only read text, and as structuredContent for those that read that.
+func toolResult(v any) (json.RawMessage, error) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("encoding a report: %w", err)
+	}
+	text, _ := json.Marshal(string(body))
+	return json.RawMessage(`{"content":[{"type":"text","text":` + string(text) + `}],"structuredContent":` + string(body) + `}`), nil
+}
+
+// readOwnResource answers resources/read for the trunk's status resource.
+func (t *Trunk) readOwnResource(uri string) (json.RawMessage, error) {
+	if uri != statusURI {
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "unknown resource %q: mcptrunk offers only %s", uri, statusURI)
+	}
+	body, err := json.Marshal(t.statusReport())
+	if err != nil {
+		return nil, err
+	}
+	text, _ := json.Marshal(string(body))
+	uriJSON, _ := json.Marshal(uri)
+	return json.RawMessage(`{"contents":[{"uri":` + string(uriJSON) + `,"mimeType":"application/json","text":` + string(text) + `}]}`), nil
+}

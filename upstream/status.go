@@ -1,0 +1,72 @@
+package upstream
+
+import (
+	"encoding/json"
+	"sync/atomic"
+	"time"
+)
+
+// callStats counts the requests a Client forwarded.
+type callStats struct {
+	calls, errors, nanos atomic.Int64
+}
+
+func (s *callStats) record(d time.Duration, failed bool) {
+	s.calls.Add(1)
+	s.nanos.Add(int64(d))
+	if failed {
+		s.errors.Add(1)
+	}
+}
+
+// Status is a server's state as reported by list, check and the trunk's
+// status tool.
+type Status struct {
+	Server          string          `json:"server"`
+	State           State           `json:"state"`
+	Error           string          `json:"error,omitempty"`
+	Transport       Transport       `json:"transport"`
+	Since           time.Time       `json:"since"`
+	UptimeSeconds   float64         `json:"uptimeSeconds,omitempty"` // while ready
+	Restarts        int64           `json:"restarts"`
+	ProtocolVersion string          `json:"protocolVersion,omitempty"`
+	ServerInfo      json.RawMessage `json:"serverInfo,omitempty"`
+	Tools           int             `json:"tools"`
+	Prompts         int             `json:"prompts"`
+	Resources       int             `json:"resources"`
+	Templates       int             `json:"resourceTemplates"`
+	Calls           int64           `json:"calls"`
+	CallErrors      int64           `json:"callErrors"`
+	MeanCallMillis  float64         `json:"meanCallMillis"`
+}
+
+// Status reports the server's state, catalog sizes and call statistics.
+func (c *Client) Status() Status {
+	c.mu.Lock()
+	s := Status{
+		Server:          c.id,
+		State:           c.state,
+		Transport:       c.spec.Type,
+		Since:           c.since,
+		ProtocolVersion: c.init.ProtocolVersion,
+		ServerInfo:      c.init.ServerInfo,
+		Tools:           len(c.catalog.Tools),
+		Prompts:         len(c.catalog.Prompts),
+		Resources:       len(c.catalog.Resources),
+		Templates:       len(c.catalog.Templates),
+	}
+	if c.err != nil {
+		s.Error = c.err.Error()
+	}
+	c.mu.Unlock()
+	if s.State == StateReady {
+		s.UptimeSeconds = time.Since(s.Since).Round(time.Millisecond).Seconds()
+	}
+	s.Restarts = c.restarts.Load()
+	s.Calls = c.stats.calls.Load()
+	s.CallErrors = c.stats.errors.Load()
+	if s.Calls > 0 {
+		s.MeanCallMillis = float64(c.stats.nanos.Load()) / float64(s.Calls) / 1e6
+	}
+	return s
+}
