@@ -19,8 +19,8 @@ demo: build
 	@echo '$$ mcptrunk call --config testdata/demo/mcptrunk.json mcp__weather__search '"'"'{"city":"os"}'"'"
 	@./$(BIN)/mcptrunk call --config testdata/demo/mcptrunk.json mcp__weather__search '{"city":"os"}'
 	@echo
-	@echo '$$ mcptrunk call --config testdata/demo/mcptrunk.json mcp__notes__search '"'"'{"query":"trunk"}'"'"
-	@./$(BIN)/mcptrunk call --config testdata/demo/mcptrunk.json mcp__notes__search '{"query":"trunk"}'
+	@echo '$$ mcptrunk call --config testdata/demo/mcptrunk.json mcp__notes__search '"'"'{"query":"proxy"}'"'"
+	@./$(BIN)/mcptrunk call --config testdata/demo/mcptrunk.json mcp__notes__search '{"query":"proxy"}'
 
 npm: $(NPM_STAMP)
 

@@ -3,28 +3,36 @@ package proxy
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 )
 
 // replaceField returns obj, a JSON object, with the value of its top-level
 // key replaced by value (already encoded JSON). Everything else keeps its
 // exact bytes and order: this is how names and URIs are rewritten without
 // touching schemas, annotations, _meta or fields the trunk does not know.
-// A missing key is added at the end.
+// A missing key is added at the end. If the key appears more than once,
+// every occurrence is replaced, so no reader (first-wins or last-wins) can
+// see an old value.
 func replaceField(obj json.RawMessage, key string, value []byte) (json.RawMessage, error) {
-	start, end, found, err := fieldSpan(obj, key)
+	spans, closing, err := fieldSpans(obj, key)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]byte, 0, len(obj)+len(value)+len(key)+4)
-	if found {
-		out = append(out, obj[:start]...)
-		out = append(out, value...)
-		return append(out, obj[end:]...), nil
+	if len(spans) > 0 {
+		prev := 0
+		for _, s := range spans {
+			out = append(out, obj[prev:s[0]]...)
+			out = append(out, value...)
+			prev = s[1]
+		}
+		return append(out, obj[prev:]...), nil
 	}
-	closing := bytes.LastIndexByte(obj, '}')
+	opening := bytes.IndexByte(obj, '{') // only whitespace precedes it
 	out = append(out, obj[:closing]...)
-	if len(bytes.TrimSpace(obj[1:closing])) > 0 {
+	if len(bytes.TrimSpace(obj[opening+1:closing])) > 0 {
 		out = append(out, ',')
 	}
 	enc, _ := json.Marshal(key)
@@ -34,31 +42,54 @@ func replaceField(obj json.RawMessage, key string, value []byte) (json.RawMessag
 	return append(out, obj[closing:]...), nil
 }
 
-// fieldSpan finds the byte range of a top-level key's value in obj.
+// fieldSpan finds the byte range of a top-level key's value in obj. When
+// the key appears more than once, it is the last occurrence, the one
+// encoding/json (and upstream.itemKey) reads.
 func fieldSpan(obj json.RawMessage, key string) (start, end int, found bool, err error) {
+	spans, _, err := fieldSpans(obj, key)
+	if err != nil || len(spans) == 0 {
+		return 0, 0, false, err
+	}
+	last := spans[len(spans)-1]
+	return last[0], last[1], true, nil
+}
+
+// fieldSpans finds the byte ranges of every value of a top-level key in obj,
+// in order, and the offset of obj's closing brace. obj must be exactly one
+// JSON object, with nothing but whitespace around it.
+func fieldSpans(obj json.RawMessage, key string) (spans [][2]int, closing int, err error) {
 	dec := json.NewDecoder(bytes.NewReader(obj))
 	tok, err := dec.Token()
 	if err != nil {
-		return 0, 0, false, err
+		return nil, 0, err
 	}
 	if d, ok := tok.(json.Delim); !ok || d != '{' {
-		return 0, 0, false, fmt.Errorf("expected a JSON object")
+		return nil, 0, fmt.Errorf("expected a JSON object")
 	}
 	for dec.More() {
 		tok, err := dec.Token()
 		if err != nil {
-			return 0, 0, false, err
+			return nil, 0, err
 		}
 		var value json.RawMessage
 		if err := dec.Decode(&value); err != nil {
-			return 0, 0, false, err
+			return nil, 0, err
 		}
 		if tok == key {
 			end := int(dec.InputOffset())
-			return end - len(value), end, true, nil
+			spans = append(spans, [2]int{end - len(value), end})
 		}
 	}
-	return 0, 0, false, nil
+	// More stops at the closing brace, but also at the end of the input or
+	// at a syntax error: only a '}' token completes the object.
+	if tok, err = dec.Token(); err != nil || tok != json.Delim('}') {
+		return nil, 0, errors.New("expected a complete JSON object")
+	}
+	closing = int(dec.InputOffset()) - 1
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, 0, errors.New("unexpected data after the JSON object")
+	}
+	return spans, closing, nil
 }
 
 // stringField reads a top-level string field of obj ("" when absent).

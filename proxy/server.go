@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"sync/atomic"
 
-	"github.com/mcptrunk/mcptrunk/upstream"
 	"github.com/mcptrunk/mcptrunk/upstream/jsonrpc"
 )
 
@@ -28,11 +27,10 @@ type Server struct {
 // gets the newest, as the spec prescribes.
 var protocolVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
 
-// Serve runs the trunk for cfg as an MCP server on in and out until in ends
-// (the host closed stdin) or ctx ends, then shuts every upstream down.
-// Nothing but protocol messages is written to out.
-func Serve(ctx context.Context, cfg *upstream.Config, in io.Reader, out io.Writer, opts *Options) error {
-	t := New(cfg, opts)
+// Serve runs the trunk as an MCP server on in and out until in ends (the
+// host closed stdin) or ctx ends, then shuts every upstream down. Nothing
+// but protocol messages is written to out.
+func (t *Trunk) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	s := &Server{trunk: t, logger: t.logger}
 	s.conn = jsonrpc.NewConn(in, out, s, &jsonrpc.Options{Logger: t.logger.With("peer", "host")})
 	t.SetDownstream(s.conn)

@@ -43,7 +43,6 @@ type Downstream interface {
 // how the host is connected; see Server for stdio.
 type Trunk struct {
 	// fixed at creation
-	cfg      *upstream.Config
 	logger   *slog.Logger
 	version  string
 	pageSize int
@@ -57,9 +56,11 @@ type Trunk struct {
 	startedAt time.Time
 	workers   sync.WaitGroup // the StartAll and announcer goroutines
 
+	cfg  atomic.Pointer[upstream.Config] // the config in force: first, then each reload
 	down atomic.Pointer[downstreamBox]
 	cat  atomic.Pointer[catalog]
 
+	reloadMu  sync.Mutex // serialises Reload
 	rebuildMu sync.Mutex // serialises catalog rebuilds
 	dirty     atomic.Bool
 
@@ -84,7 +85,6 @@ func New(cfg *upstream.Config, opts *Options) *Trunk {
 		pageSize = DefaultPageSize
 	}
 	t := &Trunk{
-		cfg:      cfg,
 		logger:   logger,
 		version:  opts.Version,
 		pageSize: pageSize,
@@ -94,6 +94,7 @@ func New(cfg *upstream.Config, opts *Options) *Trunk {
 		started:  make(chan struct{}),
 	}
 	t.cat.Store(&catalog{})
+	t.cfg.Store(cfg)
 	return t
 }
 
@@ -114,7 +115,7 @@ func (t *Trunk) Start(clientCaps json.RawMessage) {
 	t.startOnce.Do(func() {
 		t.host = upstream.NewHost(&upstream.Options{
 			Logger:       t.logger,
-			Concurrency:  t.cfg.Trunk.Concurrency,
+			Concurrency:  t.cfg.Load().Trunk.Concurrency,
 			Version:      t.version,
 			Capabilities: clientCaps,
 			Restart:      t.restart,
@@ -129,7 +130,7 @@ func (t *Trunk) Start(clientCaps json.RawMessage) {
 		t.workers.Add(2)
 		go func() {
 			defer t.workers.Done()
-			if err := t.host.StartAll(context.Background(), t.cfg.Servers); err != nil {
+			if err := t.host.StartAll(context.Background(), t.cfg.Load().Servers); err != nil {
 				t.logger.Warn("some servers did not start", "error", err)
 			}
 			t.serverChanged("")
@@ -165,7 +166,7 @@ func (t *Trunk) WaitSettled(ctx context.Context) {
 	case <-ctx.Done():
 		return
 	}
-	wait := t.cfg.Trunk.StartupWait.D() - time.Since(t.startedAt)
+	wait := t.cfg.Load().Trunk.StartupWait.D() - time.Since(t.startedAt)
 	if wait <= 0 {
 		return
 	}
@@ -175,7 +176,7 @@ func (t *Trunk) WaitSettled(ctx context.Context) {
 	case <-t.host.Settled():
 	case <-timer.C:
 		t.logger.Warn("answering before every server is up; late ones will follow with list_changed",
-			"startupWait", t.cfg.Trunk.StartupWait.D())
+			"startupWait", t.cfg.Load().Trunk.StartupWait.D())
 	case <-ctx.Done():
 	}
 }
@@ -195,7 +196,7 @@ func (t *Trunk) snapshot() *catalog {
 	if t.dirty.Load() {
 		t.rebuildMu.Lock()
 		if t.dirty.Swap(false) {
-			t.cat.Store(buildCatalog(t.host.Clients(), t.cfg.Trunk.MaxNameLength, t.logger))
+			t.cat.Store(buildCatalog(t.host.Clients(), t.cfg.Load().Trunk.MaxNameLength, t.logger))
 		}
 		t.rebuildMu.Unlock()
 	}

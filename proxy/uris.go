@@ -15,9 +15,15 @@ import (
 // uriKey is the cheap test that spares results without URIs any decoding.
 var uriKey = []byte(`"uri"`)
 
+// mayHaveURI reports whether res can hold a "uri" key: written plainly, or
+// with \u escapes (`"\u0075ri"` is the same key to a JSON reader).
+func mayHaveURI(res json.RawMessage) bool {
+	return bytes.Contains(res, uriKey) || bytes.Contains(res, []byte(`\u`))
+}
+
 // namespaceToolResult rewrites the URIs in a tools/call result's content.
 func namespaceToolResult(server string, res json.RawMessage) json.RawMessage {
-	if !bytes.Contains(res, uriKey) {
+	if !mayHaveURI(res) {
 		return res
 	}
 	return rewriteArrayField(res, "content", func(item json.RawMessage) json.RawMessage {
@@ -27,7 +33,7 @@ func namespaceToolResult(server string, res json.RawMessage) json.RawMessage {
 
 // namespacePromptResult rewrites the URIs in a prompts/get result's messages.
 func namespacePromptResult(server string, res json.RawMessage) json.RawMessage {
-	if !bytes.Contains(res, uriKey) {
+	if !mayHaveURI(res) {
 		return res
 	}
 	return rewriteArrayField(res, "messages", func(msg json.RawMessage) json.RawMessage {
@@ -90,28 +96,42 @@ func namespaceURIField(server string, obj json.RawMessage) json.RawMessage {
 
 // rewriteArrayField applies f to each element of obj's top-level array
 // field. Anything unexpected leaves obj exactly as it was: what the upstream
-// sent is always better than an error.
+// sent is always better than an error. Only the elements f changes are
+// spliced in; the bytes around them, whitespace included, are kept, and
+// when f changes nothing obj itself is returned.
 func rewriteArrayField(obj json.RawMessage, field string, f func(json.RawMessage) json.RawMessage) json.RawMessage {
 	start, end, found, err := fieldSpan(obj, field)
 	if err != nil || !found {
 		return obj
 	}
-	var items []json.RawMessage
-	if err := json.Unmarshal(obj[start:end], &items); err != nil {
+	arr := obj[start:end]
+	dec := json.NewDecoder(bytes.NewReader(arr))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
+		return obj // null, or not an array
+	}
+	var out []byte
+	prev := 0
+	for dec.More() {
+		var item json.RawMessage
+		if err := dec.Decode(&item); err != nil {
+			return obj
+		}
+		itemEnd := int(dec.InputOffset())
+		rewritten := f(item)
+		if bytes.Equal(rewritten, item) {
+			continue
+		}
+		out = append(out, arr[prev:itemEnd-len(item)]...)
+		out = append(out, rewritten...)
+		prev = itemEnd
+	}
+	if out == nil {
 		return obj
 	}
-	var arr bytes.Buffer
-	arr.WriteByte('[')
-	for i, it := range items {
-		if i > 0 {
-			arr.WriteByte(',')
-		}
-		arr.Write(f(it))
-	}
-	arr.WriteByte(']')
-	out, err := replaceField(obj, field, arr.Bytes())
+	out = append(out, arr[prev:]...)
+	res, err := replaceField(obj, field, out)
 	if err != nil {
 		return obj
 	}
-	return out
+	return res
 }

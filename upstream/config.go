@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/mcptrunk/mcptrunk/naming"
 	"io"
 	"io/fs"
 	"net/url"
@@ -244,9 +245,13 @@ func Parse(r io.Reader, lookup func(string) (string, bool)) (*Config, error) {
 				byName[name] = vals[i]
 			}
 			names = sortedMapKeys(byName)
+			ids := map[string]string{}
 			for _, name := range names {
 				spec, serrs := parseServer(name, byName[name], lookup)
 				errs = append(errs, serrs...)
+				if name != "" { // parseServer reports the empty name
+					errs = append(errs, checkServerID(name, ids)...)
+				}
 				cfg.Servers = append(cfg.Servers, spec)
 			}
 		}
@@ -793,4 +798,19 @@ func validHeaderName(name string) bool {
 		}
 	}
 	return true
+}
+
+// checkServerID applies the naming rules to a server's name (no "__", not
+// "trunk", ...) and rejects two names that normalise to the same id; ids
+// maps the ids seen so far to their names.
+func checkServerID(name string, ids map[string]string) []error {
+	id, err := naming.ServerID(name)
+	if err != nil {
+		return []error{err}
+	}
+	if other, dup := ids[id]; dup {
+		return []error{fmt.Errorf("server %q: its name collides with server %q (both become %q in exported names)", name, other, id)}
+	}
+	ids[id] = name
+	return nil
 }

@@ -28,9 +28,14 @@ func newFlagSet(name string, stderr io.Writer) (*flagSet, *globalFlags) {
 	return fs, g
 }
 
-// loadConfig finds and parses the config the flags point at.
+// configPath finds the config the flags (or the environment) point at.
+func (e *environment) configPath() (string, error) {
+	return upstream.Resolve(e.global.config, os.Getenv, fileExists)
+}
+
+// loadConfig finds and parses the config.
 func (e *environment) loadConfig() (*upstream.Config, error) {
-	path, err := upstream.Resolve(e.global.config, os.Getenv, fileExists)
+	path, err := e.configPath()
 	if err != nil {
 		return nil, err
 	}

@@ -4,20 +4,31 @@ import (
 	"context"
 	"log/slog"
 	"os"
+	"sync"
+	"time"
 
 	"github.com/mcptrunk/mcptrunk/proxy"
 	"github.com/mcptrunk/mcptrunk/upstream"
 )
 
-// serveCommand runs the stdio MCP server.
+// serveCommand runs the stdio MCP server, reloading the config when the
+// file changes or on SIGHUP.
 type serveCommand struct{}
+
+// configPoll is how often the config file is checked for changes.
+const configPoll = time.Second
 
 func (serveCommand) run(ctx context.Context, env *environment) error {
 	logger, err := env.logger(slog.LevelInfo)
 	if err != nil {
 		return err
 	}
-	cfg, err := env.loadConfig()
+	path, err := env.configPath()
+	if err != nil {
+		logger.Error("cannot find the config", "error", err)
+		return err
+	}
+	cfg, err := upstream.Load(path)
 	if err != nil {
 		logger.Error("cannot load the config", "error", err)
 		return err
@@ -28,8 +39,29 @@ func (serveCommand) run(ctx context.Context, env *environment) error {
 		// anything else in the process that prints to stdout to stderr.
 		os.Stdout = os.Stderr
 	}
-	logger.Info("mcptrunk starting", "servers", len(cfg.Servers), "version", version())
-	return proxy.Serve(ctx, cfg, env.stdin, out, &proxy.Options{
+	logger.Info("mcptrunk starting", "servers", len(cfg.Servers), "config", path, "version", version())
+	t := proxy.New(cfg, &proxy.Options{
 		Logger: logger, Version: version(), Restart: upstream.DefaultRestartPolicy,
 	})
+
+	watchCtx, stopWatching := context.WithCancel(ctx)
+	var watcher sync.WaitGroup
+	watcher.Go(func() {
+		hup, stopHUP := notifyReload()
+		defer stopHUP()
+		upstream.WatchConfig(watchCtx, path, configPoll, hup, func(cfg *upstream.Config, err error) {
+			if err != nil {
+				logger.Error("config change rejected; the running servers stay as they are", "error", err)
+				return
+			}
+			logger.Info("config changed; reloading")
+			if err := t.Reload(watchCtx, cfg); err != nil {
+				logger.Warn("config reloaded with failures", "error", err)
+			}
+		})
+	})
+	err = t.Serve(ctx, env.stdin, out)
+	stopWatching()
+	watcher.Wait()
+	return err
 }

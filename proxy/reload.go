@@ -1,0 +1,92 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/mcptrunk/mcptrunk/naming"
+	"github.com/mcptrunk/mcptrunk/upstream"
+)
+
+// Reload applies a new config to a running trunk: servers that are gone are
+// shut down, new ones started, and those whose spec changed restarted;
+// servers whose spec is unchanged are not disturbed, nor are their calls in
+// flight. The trunk options that can change at runtime (maxNameLength) take
+// effect at once. Reloads are serialised; the error joins every server that
+// failed to start (they are running the new config anyway, as failed).
+func (t *Trunk) Reload(ctx context.Context, cfg *upstream.Config) error {
+	t.reloadMu.Lock()
+	defer t.reloadMu.Unlock()
+	old := t.cfg.Swap(cfg)
+	select {
+	case <-t.started:
+	default:
+		return nil // not started: Start will use the new config
+	}
+	// Let the first start finish so every server is registered once.
+	select {
+	case <-t.host.Settled():
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+
+	oldSpecs := specsByID(old.Servers)
+	newSpecs := specsByID(cfg.Servers)
+	var remove, add []upstream.Spec
+	for id, o := range oldSpecs {
+		if n, ok := newSpecs[id]; !ok || !n.Equal(o) {
+			remove = append(remove, o)
+		}
+	}
+	for id, n := range newSpecs {
+		if o, ok := oldSpecs[id]; !ok || !n.Equal(o) {
+			add = append(add, n)
+		}
+	}
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		errs []error
+	)
+	collect := func(err error) {
+		if err != nil {
+			mu.Lock()
+			errs = append(errs, err)
+			mu.Unlock()
+		}
+	}
+	for _, spec := range remove {
+		wg.Go(func() {
+			id, _ := naming.ServerID(spec.Name)
+			t.logger.Info("config reload: stopping server", "server", id)
+			collect(t.host.Remove(ctx, id))
+		})
+	}
+	wg.Wait()
+	for _, spec := range add {
+		wg.Go(func() {
+			t.logger.Info("config reload: starting server", "server", spec.Name)
+			collect(t.host.Add(ctx, spec))
+		})
+	}
+	wg.Wait()
+	t.serverChanged("") // maxNameLength may have changed even if no server did
+	if len(errs) > 0 {
+		return fmt.Errorf("config reload: %w", errors.Join(errs...))
+	}
+	return nil
+}
+
+// specsByID indexes specs by server id. A spec whose name is invalid is
+// left out: the Host refuses to start it anyway, with an error naming it.
+func specsByID(specs []upstream.Spec) map[string]upstream.Spec {
+	m := make(map[string]upstream.Spec, len(specs))
+	for _, s := range specs {
+		if id, err := naming.ServerID(s.Name); err == nil {
+			m[id] = s
+		}
+	}
+	return m
+}
