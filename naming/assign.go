@@ -47,13 +47,18 @@ type entry struct {
 // duplicates. Errors report an invalid server id and a budget that leaves
 // fewer than MinItemRoom characters for the item.
 func Assign(server string, raws []string, maxLen int) (map[string]string, error) {
+	return Default.Assign(server, raws, maxLen)
+}
+
+// Assign is the package-level Assign for names in scheme s.
+func (s Scheme) Assign(server string, raws []string, maxLen int) (map[string]string, error) {
 	if err := checkID(server); err != nil {
 		return nil, fmt.Errorf("server %q: id %v", server, err)
 	}
 	if maxLen <= 0 {
 		maxLen = DefaultMaxLength
 	}
-	base := Prefix + server + Separator
+	base := s.Prefix + server + Separator
 	room := maxLen - len(base)
 	if room < MinItemRoom {
 		return nil, fmt.Errorf("server %q: name budget of %d characters leaves %d for item names, need at least %d; shorten the server name or raise the budget",

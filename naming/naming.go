@@ -1,6 +1,9 @@
 package naming
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
 const (
 	// Prefix starts every exported tool and prompt name. It marks names the
@@ -71,7 +74,45 @@ func Sanitize(s string) string {
 // disambiguation; exported names should come from Assign, Name is for
 // places that need the plain form (messages, lookups of legal names).
 func Name(server, raw string) string {
-	return Prefix + server + Separator + Sanitize(raw)
+	return Default.Name(server, raw)
+}
+
+// Scheme is a form of exported names: Prefix + server + Separator + item.
+// The default, "mcp__", is what hosts and the seeds expect; a host that
+// adds its own mcp__<key>__ in front of every tool is better served by a
+// shorter prefix, or none (trunk.prefix).
+type Scheme struct {
+	Prefix string
+}
+
+// Default is the scheme with Prefix.
+var Default = Scheme{Prefix: Prefix}
+
+// CheckPrefix validates a configured prefix: only [A-Za-z0-9_-], possibly
+// empty.
+func CheckPrefix(prefix string) error {
+	if Sanitize(prefix) != prefix {
+		return fmt.Errorf("prefix %q: only letters, digits, '_' and '-' are allowed", prefix)
+	}
+	return nil
+}
+
+// Name is the package-level Name in scheme s.
+func (s Scheme) Name(server, raw string) string {
+	return s.Prefix + server + Separator + Sanitize(raw)
+}
+
+// Split is SplitMCPName in scheme s.
+func (s Scheme) Split(name string) (server, item string, ok bool) {
+	rest, found := strings.CutPrefix(name, s.Prefix)
+	if !found {
+		return "", "", false
+	}
+	server, item, found = strings.Cut(rest, Separator)
+	if !found || server == "" || item == "" {
+		return "", "", false
+	}
+	return server, item, true
 }
 
 // SplitMCPName returns the server and item part of an exported name: for
@@ -82,13 +123,5 @@ func Name(server, raw string) string {
 // part may itself contain "__". ok is false when the prefix is missing, the
 // server part is empty, or the item part is empty.
 func SplitMCPName(name string) (server, item string, ok bool) {
-	rest, found := strings.CutPrefix(name, Prefix)
-	if !found {
-		return "", "", false
-	}
-	server, item, found = strings.Cut(rest, Separator)
-	if !found || server == "" || item == "" {
-		return "", "", false
-	}
-	return server, item, true
+	return Default.Split(name)
 }

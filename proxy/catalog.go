@@ -44,22 +44,31 @@ type entry struct {
 // list sorted by exported name so the host sees the same order on every
 // start. A new one replaces the old whenever a server changes.
 type catalog struct {
-	lists [listCount][]entry
-	// byServer maps server -> exported name -> upstream name, for tools and
-	// prompts: the second half of routing after naming.SplitMCPName.
+	scheme naming.Scheme
+	lists  [listCount][]entry
+	// searchable holds every upstream tool, listed or not: what tool search
+	// looks through when the tools list carries only the search tools.
+	searchable []entry
+	// tools and prompts map server -> exported name -> upstream name: the
+	// second half of routing after the scheme's Split. Only exported items
+	// are here, so a filtered tool cannot be called.
 	tools   map[string]map[string]string
 	prompts map[string]map[string]string
+	// unmatched are filter patterns that matched nothing, "server: field
+	// pattern", for the trunk to report once.
+	unmatched []string
 }
 
-// buildCatalog namespaces every ready server's lists. A server whose names
-// cannot be assigned (its name leaves no room under maxLen) is left out and
-// logged: the others still export.
-func buildCatalog(clients []*upstream.Client, maxLen int, logger *slog.Logger) *catalog {
+// buildCatalog namespaces every ready server's lists under the policy. A
+// server whose names cannot be assigned (its name leaves no room under the
+// budget) is left out and logged: the others still export.
+func buildCatalog(clients []*upstream.Client, pol policy, logger *slog.Logger) *catalog {
 	cat := &catalog{
+		scheme:  pol.scheme,
 		tools:   map[string]map[string]string{},
 		prompts: map[string]map[string]string{},
 	}
-	ownTools, ownResources := ownEntries()
+	ownTools, ownResources := ownEntries(pol)
 	cat.lists[listTools] = append(cat.lists[listTools], ownTools...)
 	cat.lists[listResources] = append(cat.lists[listResources], ownResources...)
 	cat.tools[naming.TrunkServer] = routes(ownTools)
@@ -67,38 +76,59 @@ func buildCatalog(clients []*upstream.Client, maxLen int, logger *slog.Logger) *
 		if state, _ := c.State(); state != upstream.StateReady {
 			continue
 		}
-		server := c.Name()
-		items := c.Catalog()
-		tools, err := exportNamed(server, items.Tools, maxLen)
+		server, spec, items := c.Name(), c.Spec(), c.Catalog()
+		settled := isClosed(c.Settled())
+		toolItems := pol.tools(spec, items.Tools)
+		tools, err := exportNamed(pol.scheme, server, toolItems, pol.maxLen)
 		if err != nil {
 			logger.Error("cannot export the server's tools", "server", server, "error", err)
 			continue
 		}
-		prompts, err := exportNamed(server, items.Prompts, maxLen)
+		prompts, err := exportNamed(pol.scheme, server, filterItems(spec.Prompts, items.Prompts), pol.maxLen)
 		if err != nil {
 			logger.Error("cannot export the server's prompts", "server", server, "error", err)
 			continue
 		}
-		cat.lists[listTools] = append(cat.lists[listTools], tools...)
+		cat.searchable = append(cat.searchable, tools...)
+		if !pol.toolSearch {
+			cat.lists[listTools] = append(cat.lists[listTools], tools...)
+		}
 		cat.lists[listPrompts] = append(cat.lists[listPrompts], prompts...)
 		cat.tools[server] = routes(tools)
 		cat.prompts[server] = routes(prompts)
-		cat.lists[listResources] = append(cat.lists[listResources], exportURIs(server, items.Resources, "uri", logger)...)
-		cat.lists[listTemplates] = append(cat.lists[listTemplates], exportURIs(server, items.Templates, "uriTemplate", logger)...)
+		cat.lists[listResources] = append(cat.lists[listResources], exportURIs(server, filterItems(spec.Resources, items.Resources), "uri", logger)...)
+		cat.lists[listTemplates] = append(cat.lists[listTemplates], exportURIs(server, filterItems(spec.Resources, items.Templates), "uriTemplate", logger)...)
+		if settled {
+			cat.unmatched = append(cat.unmatched, unmatchedPatterns(server, spec, items)...)
+		}
 	}
 	for l := range cat.lists {
-		sort.Slice(cat.lists[l], func(i, j int) bool { return cat.lists[l][i].exported < cat.lists[l][j].exported })
+		sortEntries(cat.lists[l])
 	}
+	sortEntries(cat.searchable)
 	return cat
 }
 
+func sortEntries(e []entry) {
+	sort.Slice(e, func(i, j int) bool { return e[i].exported < e[j].exported })
+}
+
+func isClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
 // exportNamed gives tools or prompts their namespaced names.
-func exportNamed(server string, items []upstream.Item, maxLen int) ([]entry, error) {
+func exportNamed(scheme naming.Scheme, server string, items []upstream.Item, maxLen int) ([]entry, error) {
 	raws := make([]string, len(items))
 	for i, it := range items {
 		raws[i] = it.Key
 	}
-	names, err := naming.Assign(server, raws, maxLen)
+	names, err := scheme.Assign(server, raws, maxLen)
 	if err != nil {
 		return nil, err
 	}

@@ -12,30 +12,51 @@ import (
 	"github.com/mcptrunk/mcptrunk/upstream/jsonrpc"
 )
 
-// The trunk's own tools and resource, under the reserved server name
-// "trunk": what a host (or the model in it) needs to see and wait for the
-// servers behind the trunk.
+// The trunk's own tools and resource live under the reserved server name
+// "trunk": what a host (or the model in it) needs to see the servers behind
+// the trunk, wait for them, and, when the config asks, reach resources
+// through tools and search a large catalog.
+var statusURI = naming.ResourceURI(naming.TrunkServer, "status")
+
+// ownTool is one of the trunk's tools: its upstream-style name and the rest
+// of its definition. runOwnTool says what runs it.
+type ownTool struct {
+	name string
+	def  string // the tool object without its name, as JSON members
+}
+
+const readOnlyAnnotations = `"annotations":{"readOnlyHint":true,"openWorldHint":false}`
+
 var (
-	statusTool = naming.Name(naming.TrunkServer, "status")
-	waitTool   = naming.Name(naming.TrunkServer, "wait_for_servers")
-	statusURI  = naming.ResourceURI(naming.TrunkServer, "status")
+	statusTool = ownTool{"status", `"title":"mcptrunk status",` +
+		`"description":"Report every MCP server behind mcptrunk: state (starting, ready, restarting, failed, disabled), uptime, restarts, last error, counts of tools, prompts and resources, and call statistics.",` +
+		`"inputSchema":{"type":"object","properties":{}},` + readOnlyAnnotations}
+	waitTool = ownTool{"wait_for_servers", `"title":"Wait for MCP servers",` +
+		`"description":"Wait (at most timeoutSeconds, default 5) for MCP servers that are still starting or restarting, then report which are ready, failed or still pending.",` +
+		`"inputSchema":{"type":"object","properties":{` +
+		`"servers":{"type":"array","items":{"type":"string"},"description":"Server names to wait for; all when omitted."},` +
+		`"timeoutSeconds":{"type":"number","minimum":0,"maximum":60,"description":"How long to wait at most (default 5)."}}},` + readOnlyAnnotations}
 )
 
+// ownTools are the trunk's tools under pol.
+func ownTools(pol policy) []ownTool {
+	tools := []ownTool{statusTool, waitTool}
+	if pol.resourceTools {
+		tools = append(tools, listResourcesTool, readResourceTool)
+	}
+	if pol.toolSearch {
+		tools = append(tools, searchTool, callTool)
+	}
+	return tools
+}
+
 // ownEntries are the trunk's own tools and resources, in catalog form.
-func ownEntries() (tools, resources []entry) {
-	tools = []entry{
-		{exported: statusTool, server: naming.TrunkServer, raw: "status", item: json.RawMessage(`{"name":"` + statusTool + `",` +
-			`"title":"mcptrunk status",` +
-			`"description":"Report every MCP server behind mcptrunk: state (starting, ready, restarting, failed, disabled), uptime, restarts, last error, counts of tools, prompts and resources, and call statistics.",` +
-			`"inputSchema":{"type":"object","properties":{}},` +
-			`"annotations":{"readOnlyHint":true,"openWorldHint":false}}`)},
-		{exported: waitTool, server: naming.TrunkServer, raw: "wait_for_servers", item: json.RawMessage(`{"name":"` + waitTool + `",` +
-			`"title":"Wait for MCP servers",` +
-			`"description":"Wait (at most timeoutSeconds, default 5) for MCP servers that are still starting or restarting, then report which are ready, failed or still pending.",` +
-			`"inputSchema":{"type":"object","properties":{` +
-			`"servers":{"type":"array","items":{"type":"string"},"description":"Server names to wait for; all when omitted."},` +
-			`"timeoutSeconds":{"type":"number","minimum":0,"maximum":60,"description":"How long to wait at most (default 5)."}}},` +
-			`"annotations":{"readOnlyHint":true,"openWorldHint":false}}`)},
+func ownEntries(pol policy) (tools, resources []entry) {
+	for _, o := range ownTools(pol) {
+		name := pol.scheme.Name(naming.TrunkServer, o.name)
+		nameJSON, _ := json.Marshal(name)
+		tools = append(tools, entry{exported: name, server: naming.TrunkServer, raw: o.name,
+			item: json.RawMessage(`{"name":` + string(nameJSON) + `,` + o.def + `}`)})
 	}
 	resources = []entry{
 		{exported: statusURI, server: naming.TrunkServer, raw: "status", item: json.RawMessage(`{"uri":"` + statusURI + `",` +
@@ -45,28 +66,49 @@ func ownEntries() (tools, resources []entry) {
 	return tools, resources
 }
 
-// callOwnTool runs one of the trunk's own tools.
-func (t *Trunk) callOwnTool(ctx context.Context, name string, params json.RawMessage) (json.RawMessage, error) {
-	switch name {
-	case statusTool:
-		return toolResult(t.statusReport())
-	case waitTool:
-		var p struct {
-			Arguments struct {
-				Servers        []string `json:"servers"`
-				TimeoutSeconds *float64 `json:"timeoutSeconds"`
-			} `json:"arguments"`
-		}
-		if err := json.Unmarshal(params, &p); err != nil {
-			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s: %v", waitTool, err)
-		}
-		timeout := 5 * time.Second
-		if s := p.Arguments.TimeoutSeconds; s != nil {
-			timeout = time.Duration(min(max(*s, 0), 60) * float64(time.Second))
-		}
-		return toolResult(t.waitForServers(ctx, p.Arguments.Servers, timeout))
+// callOwnTool runs the trunk's tool with upstream-style name raw.
+func (t *Trunk) callOwnTool(ctx context.Context, raw string, params json.RawMessage) (json.RawMessage, error) {
+	args := json.RawMessage(`{}`)
+	if start, end, found, err := fieldSpan(params, "arguments"); err == nil && found && string(params[start:end]) != "null" {
+		args = params[start:end]
 	}
-	return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "unknown tool %q: mcptrunk has no such tool", name)
+	switch raw {
+	case statusTool.name:
+		return toolResult(t.statusReport())
+	case waitTool.name:
+		return t.runWaitTool(ctx, args)
+	case listResourcesTool.name:
+		return t.runListResources(ctx, args)
+	case readResourceTool.name:
+		return t.runReadResource(ctx, args)
+	case searchTool.name:
+		return t.runSearchTools(ctx, args)
+	case callTool.name:
+		return t.runCallTool(ctx, args)
+	}
+	return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "unknown tool %q: mcptrunk has no such tool", raw)
+}
+
+func (t *Trunk) runWaitTool(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+	var a struct {
+		Servers        []string `json:"servers"`
+		TimeoutSeconds *float64 `json:"timeoutSeconds"`
+	}
+	if err := json.Unmarshal(args, &a); err != nil {
+		return toolError("wait_for_servers: invalid arguments: %v", err)
+	}
+	timeout := 5 * time.Second
+	if s := a.TimeoutSeconds; s != nil {
+		timeout = time.Duration(min(max(*s, 0), 60) * float64(time.Second))
+	}
+	return toolResult(t.waitForServers(ctx, a.Servers, timeout))
+}
+
+// toolError is a tool result with isError set: the tool ran and failed, so
+// the model gets to read why (a JSON-RPC error is for protocol failures).
+func toolError(format string, args ...any) (json.RawMessage, error) {
+	text, _ := json.Marshal(fmt.Sprintf(format, args...))
+	return json.RawMessage(`{"content":[{"type":"text","text":` + string(text) + `}],"isError":true}`), nil
 }
 
 // statusReport is the payload of the status tool and resource.

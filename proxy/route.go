@@ -64,25 +64,25 @@ func (t *Trunk) routeNamed(ctx context.Context, method string, params json.RawMe
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s: params need a %s name", method, kind)
 	}
 	t.WaitSettled(ctx)
-	server, _, ok := naming.SplitMCPName(name)
+	cat := t.snapshot()
+	server, _, ok := cat.scheme.Split(name)
 	if !ok {
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "unknown %s %q: mcptrunk's names look like %s<server>%s<name>", kind, name, naming.Prefix, naming.Separator)
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "unknown %s %q: mcptrunk's names look like %s<server>%s<name>", kind, name, cat.scheme.Prefix, naming.Separator)
 	}
-	if server == naming.TrunkServer && kind == "tool" {
-		return t.callOwnTool(ctx, name, params)
+	routes := cat.tools
+	if kind == "prompt" {
+		routes = cat.prompts
+	}
+	raw, known := routes[server][name]
+	if server == naming.TrunkServer && kind == "tool" && known {
+		return t.callOwnTool(ctx, raw, params)
 	}
 	c, err := t.owner(server, kind, name)
 	if err != nil {
 		return nil, err
 	}
-	cat := t.snapshot()
-	routes := cat.tools
-	if kind == "prompt" {
-		routes = cat.prompts
-	}
-	raw, ok := routes[server][name]
-	if !ok {
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "unknown %s %q: server %q has no such %s", kind, name, server, kind)
+	if !known {
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "unknown %s %q: server %q exports no such %s (see its tools filter and trunk.readOnly)", kind, name, server, kind)
 	}
 	forward, err := replaceString(params, "name", raw)
 	if err != nil {
@@ -162,9 +162,10 @@ func (t *Trunk) routeCompletion(ctx context.Context, params json.RawMessage) (js
 	case "ref/prompt":
 		name, _ := stringField(ref, "name")
 		t.WaitSettled(ctx)
-		server, _, ok = naming.SplitMCPName(name)
+		cat := t.snapshot()
+		server, _, ok = cat.scheme.Split(name)
 		if ok {
-			value, ok = t.snapshot().prompts[server][name]
+			value, ok = cat.prompts[server][name]
 		}
 		if !ok {
 			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "completion/complete: unknown prompt %q", name)

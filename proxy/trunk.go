@@ -64,6 +64,8 @@ type Trunk struct {
 	rebuildMu sync.Mutex // serialises catalog rebuilds
 	dirty     atomic.Bool
 
+	reported sync.Map // unmatched-pattern messages already logged
+
 	announceMu sync.Mutex
 	seen       [listCount]*catalog // the catalog each list was last served or announced from
 	closeOnce  sync.Once
@@ -196,11 +198,26 @@ func (t *Trunk) snapshot() *catalog {
 	if t.dirty.Load() {
 		t.rebuildMu.Lock()
 		if t.dirty.Swap(false) {
-			t.cat.Store(buildCatalog(t.host.Clients(), t.cfg.Load().Trunk.MaxNameLength, t.logger))
+			t.cat.Store(t.build())
 		}
 		t.rebuildMu.Unlock()
 	}
 	return t.cat.Load()
+}
+
+// policy is the export policy of the config in force.
+func (t *Trunk) policy() policy { return policyOf(t.cfg.Load().Trunk) }
+
+// build makes a catalog from the servers as they are now, and reports each
+// filter pattern that matches nothing once.
+func (t *Trunk) build() *catalog {
+	cat := buildCatalog(t.host.Clients(), t.policy(), t.logger)
+	for _, msg := range cat.unmatched {
+		if _, seen := t.reported.LoadOrStore(msg, true); !seen {
+			t.logger.Warn(msg)
+		}
+	}
+	return cat
 }
 
 // announceDelay gathers a burst of changes (a server registering tools one

@@ -125,8 +125,8 @@ func rewriteArrayField(obj json.RawMessage, field string, f func(json.RawMessage
 		out = append(out, rewritten...)
 		prev = itemEnd
 	}
-	if out == nil {
-		return obj
+	if prev == 0 {
+		return obj // f changed nothing
 	}
 	out = append(out, arr[prev:]...)
 	res, err := replaceField(obj, field, out)

@@ -145,6 +145,18 @@ type TrunkOptions struct {
 	StartupWait   Duration `json:"startupWait,omitzero"`    // default 15s: how long the first list request waits for upstreams to settle
 	Concurrency   int      `json:"concurrency,omitempty"`   // default 8: upstreams started at once; must be >= 1 when set; 0 -> default
 	MaxNameLength int      `json:"maxNameLength,omitempty"` // default 64; when set must be between 32 and 256
+	// Prefix starts every exported tool and prompt name (default "mcp__");
+	// "" gives <server>__<name> for hosts that add a prefix of their own.
+	Prefix string `json:"prefix"`
+	// ReadOnly exports only tools that are read-only, by their server's
+	// readOnlyHint or the server's readOnlyTools list.
+	ReadOnly bool `json:"readOnly,omitempty"`
+	// ResourceTools adds mcp__trunk__list_resources and read_resource, for
+	// hosts that handle tools but not resources.
+	ResourceTools bool `json:"resourceTools,omitempty"`
+	// ToolSearch exports a search tool and a call tool instead of every
+	// tool, to keep large catalogs out of the host's context.
+	ToolSearch bool `json:"toolSearch,omitempty"`
 }
 
 // Config is a parsed, expanded, validated configuration. Servers are sorted
@@ -193,6 +205,10 @@ type rawTrunk struct {
 	StartupWait   json.RawMessage `json:"startupWait"`
 	Concurrency   json.RawMessage `json:"concurrency"`
 	MaxNameLength json.RawMessage `json:"maxNameLength"`
+	Prefix        json.RawMessage `json:"prefix"`
+	ReadOnly      json.RawMessage `json:"readOnly"`
+	ResourceTools json.RawMessage `json:"resourceTools"`
+	ToolSearch    json.RawMessage `json:"toolSearch"`
 }
 
 var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
@@ -696,6 +712,18 @@ func parseTrunk(raw json.RawMessage) (TrunkOptions, []error) {
 			t.MaxNameLength = n
 		}
 	}
+	t.Prefix = naming.Prefix
+	if !rawAbsent(rt.Prefix) {
+		if prefix, ok := p.str(rt.Prefix, "trunk.prefix"); ok {
+			if err := naming.CheckPrefix(prefix); err != nil {
+				p.add("trunk.prefix", err)
+			}
+			t.Prefix = prefix
+		}
+	}
+	t.ReadOnly = p.boolean(rt.ReadOnly, "trunk.readOnly")
+	t.ResourceTools = p.boolean(rt.ResourceTools, "trunk.resourceTools")
+	t.ToolSearch = p.boolean(rt.ToolSearch, "trunk.toolSearch")
 	return t, p.errs
 }
 

@@ -1,0 +1,135 @@
+package proxy
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/mcptrunk/mcptrunk/naming"
+	"github.com/mcptrunk/mcptrunk/upstream"
+)
+
+// policy is what the config says about exporting: the name scheme and
+// budget, and the trunk-wide switches. Per-server filters and read-only
+// lists come from each server's Spec.
+type policy struct {
+	scheme        naming.Scheme
+	maxLen        int
+	readOnly      bool
+	resourceTools bool
+	toolSearch    bool
+}
+
+func policyOf(o upstream.TrunkOptions) policy {
+	return policy{
+		scheme:        naming.Scheme{Prefix: o.Prefix},
+		maxLen:        o.MaxNameLength,
+		readOnly:      o.ReadOnly,
+		resourceTools: o.ResourceTools,
+		toolSearch:    o.ToolSearch,
+	}
+}
+
+// tools applies a server's tool filter and read-only overrides, and the
+// trunk's read-only mode, to its tools: what comes out is exported, with
+// the annotations the host should act on.
+func (p policy) tools(spec upstream.Spec, items []upstream.Item) []upstream.Item {
+	out := make([]upstream.Item, 0, len(items))
+	for _, it := range items {
+		if !spec.Tools.Allows(it.Key) {
+			continue
+		}
+		readOnly := readOnlyHint(it.Raw)
+		if !readOnly && slices.Contains(spec.ReadOnlyTools, it.Key) {
+			if raw, err := markReadOnly(it.Raw); err == nil {
+				it.Raw, readOnly = raw, true
+			}
+		}
+		if p.readOnly && !readOnly {
+			continue
+		}
+		out = append(out, it)
+	}
+	return out
+}
+
+// filterItems keeps the items a filter allows (matched against the name of
+// a prompt, the URI of a resource or the URI template of a template).
+func filterItems(f upstream.Filter, items []upstream.Item) []upstream.Item {
+	if len(f.Allow) == 0 && len(f.Deny) == 0 {
+		return items
+	}
+	out := make([]upstream.Item, 0, len(items))
+	for _, it := range items {
+		if f.Allows(it.Key) {
+			out = append(out, it)
+		}
+	}
+	return out
+}
+
+// readOnlyHint reads annotations.readOnlyHint of a tool.
+func readOnlyHint(tool json.RawMessage) bool {
+	start, end, found, err := fieldSpan(tool, "annotations")
+	if err != nil || !found {
+		return false
+	}
+	s, e, found, err := fieldSpan(tool[start:end], "readOnlyHint")
+	return err == nil && found && string(tool[start:end][s:e]) == "true"
+}
+
+// markReadOnly sets annotations.readOnlyHint to true, keeping every other
+// annotation: readOnlyTools is stricter than the server, never looser.
+func markReadOnly(tool json.RawMessage) (json.RawMessage, error) {
+	start, end, found, err := fieldSpan(tool, "annotations")
+	if err != nil {
+		return nil, err
+	}
+	ann := json.RawMessage(`{}`)
+	if found && string(tool[start:end]) != "null" {
+		ann = tool[start:end]
+	}
+	ann, err = replaceField(ann, "readOnlyHint", []byte("true"))
+	if err != nil {
+		return nil, err
+	}
+	return replaceField(tool, "annotations", ann)
+}
+
+// unmatchedPatterns lists a server's filter patterns (and readOnlyTools
+// entries) that match none of its items: usually a typo, and silent
+// otherwise.
+func unmatchedPatterns(server string, spec upstream.Spec, items upstream.Catalog) []string {
+	var out []string
+	check := func(field string, patterns []string, lists ...[]upstream.Item) {
+		for _, pat := range patterns {
+			if !anyMatches(pat, lists...) {
+				out = append(out, fmt.Sprintf("server %q: %s pattern %q matches nothing", server, field, pat))
+			}
+		}
+	}
+	check("tools.allow", spec.Tools.Allow, items.Tools)
+	check("tools.deny", spec.Tools.Deny, items.Tools)
+	check("prompts.allow", spec.Prompts.Allow, items.Prompts)
+	check("prompts.deny", spec.Prompts.Deny, items.Prompts)
+	check("resources.allow", spec.Resources.Allow, items.Resources, items.Templates)
+	check("resources.deny", spec.Resources.Deny, items.Resources, items.Templates)
+	for _, name := range spec.ReadOnlyTools {
+		if !slices.ContainsFunc(items.Tools, func(it upstream.Item) bool { return it.Key == name }) {
+			out = append(out, fmt.Sprintf("server %q: readOnlyTools names %q, which the server does not have", server, name))
+		}
+	}
+	return out
+}
+
+func anyMatches(pattern string, lists ...[]upstream.Item) bool {
+	f := upstream.Filter{Allow: []string{pattern}}
+	for _, items := range lists {
+		for _, it := range items {
+			if f.Allows(it.Key) {
+				return true
+			}
+		}
+	}
+	return false
+}

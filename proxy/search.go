@@ -1,0 +1,150 @@
+package proxy
+
+import (
+	"context"
+	"encoding/json"
+	"sort"
+	"strings"
+	"unicode"
+)
+
+// Tool search (trunk.toolSearch): instead of every tool, the host gets a
+// search tool that returns the full definitions of the best matches, and a
+// tool that calls any tool by name. A catalog of hundreds of tools then
+// costs the host's context two definitions, not hundreds.
+var (
+	searchTool = ownTool{"search_tools", `"title":"Search MCP tools",` +
+		`"description":"Search the tools of every MCP server behind mcptrunk by keywords (matched against names, titles, descriptions and parameter names). Returns the full definitions of the best matches; call one with call_tool.",` +
+		`"inputSchema":{"type":"object","properties":{"query":{"type":"string","description":"Keywords describing what the tool should do."},` +
+		`"limit":{"type":"integer","minimum":1,"maximum":50,"description":"How many tools to return (default 5)."}},"required":["query"]},` + readOnlyAnnotations}
+	callTool = ownTool{"call_tool", `"title":"Call an MCP tool",` +
+		`"description":"Call a tool found with search_tools, by its full name, with its arguments.",` +
+		`"inputSchema":{"type":"object","properties":{"name":{"type":"string","description":"The tool's full name as search_tools returned it."},` +
+		`"arguments":{"type":"object","description":"The tool's arguments, as its inputSchema describes."}},"required":["name"]}`}
+)
+
+func (t *Trunk) runSearchTools(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+	var a struct {
+		Query string `json:"query"`
+		Limit int    `json:"limit"`
+	}
+	if err := json.Unmarshal(args, &a); err != nil || strings.TrimSpace(a.Query) == "" {
+		return toolError("search_tools: a query is required")
+	}
+	if a.Limit <= 0 {
+		a.Limit = 5
+	}
+	t.WaitSettled(ctx)
+	hits := searchTools(t.snapshot().searchable, a.Query, min(a.Limit, 50))
+	tools := make([]json.RawMessage, len(hits))
+	for i, h := range hits {
+		tools[i] = h.item
+	}
+	return toolResult(map[string]any{"tools": tools})
+}
+
+func (t *Trunk) runCallTool(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+	var a struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	}
+	if err := json.Unmarshal(args, &a); err != nil || a.Name == "" {
+		return toolError("call_tool: a tool name is required")
+	}
+	params, err := json.Marshal(a)
+	if err != nil {
+		return nil, err
+	}
+	return t.routeNamed(ctx, "tools/call", params, "tool")
+}
+
+// searchTools ranks tools by how well they match the query's words: a word
+// found in the name counts most, then title and parameter names, then the
+// description. Ties keep catalog (name) order, so results are stable.
+func searchTools(tools []entry, query string, limit int) []entry {
+	words := tokens(query)
+	type scored struct {
+		e     entry
+		score int
+	}
+	var hits []scored
+	for _, e := range tools {
+		doc := toolDocument(e.item)
+		score := 0
+		for _, w := range words {
+			score += 5*count(doc.name, w) + 3*count(doc.title, w) + 3*count(doc.params, w) + count(doc.description, w)
+		}
+		if score > 0 {
+			hits = append(hits, scored{e, score})
+		}
+	}
+	sort.SliceStable(hits, func(i, j int) bool { return hits[i].score > hits[j].score })
+	out := make([]entry, 0, min(limit, len(hits)))
+	for _, h := range hits[:min(limit, len(hits))] {
+		out = append(out, h.e)
+	}
+	return out
+}
+
+// document is the searchable text of a tool, as word lists.
+type document struct {
+	name, title, description, params []string
+}
+
+func toolDocument(item json.RawMessage) document {
+	var t struct {
+		Name        string `json:"name"`
+		Title       string `json:"title"`
+		Description string `json:"description"`
+		InputSchema struct {
+			Properties map[string]json.RawMessage `json:"properties"`
+		} `json:"inputSchema"`
+	}
+	_ = json.Unmarshal(item, &t)
+	var params []string
+	for p := range t.InputSchema.Properties {
+		params = append(params, tokens(p)...)
+	}
+	return document{name: tokens(t.Name), title: tokens(t.Title), description: tokens(t.Description), params: params}
+}
+
+// tokens splits text into lower-case words at anything that is not a
+// letter or digit, and at camelCase humps, so "readFile", "read_file" and
+// "read file" all give "read", "file".
+func tokens(s string) []string {
+	var out []string
+	var cur []rune
+	flush := func() {
+		if len(cur) > 0 {
+			out = append(out, strings.ToLower(string(cur)))
+			cur = cur[:0]
+		}
+	}
+	var prev rune
+	for _, r := range s {
+		switch {
+		case !unicode.IsLetter(r) && !unicode.IsDigit(r):
+			flush()
+		case unicode.IsUpper(r) && unicode.IsLower(prev):
+			flush()
+			cur = append(cur, r)
+		default:
+			cur = append(cur, r)
+		}
+		prev = r
+	}
+	flush()
+	return out
+}
+
+// count is how many of words match w: equal, or sharing a stem of at least
+// four letters (so "files" finds "file" and "listing" finds "list").
+func count(words []string, w string) int {
+	n := 0
+	for _, x := range words {
+		if x == w || (len(w) >= 4 && strings.HasPrefix(x, w[:4]) && len(x) >= 4 && strings.HasPrefix(w, x[:4])) {
+			n++
+		}
+	}
+	return n
+}
