@@ -152,7 +152,12 @@ func exportNamed(scheme naming.Scheme, server string, items []upstream.Item, max
 // exportURIs rewrites resources' or templates' URIs into the namespaced form.
 func exportURIs(server string, items []upstream.Item, field string, logger *slog.Logger) []entry {
 	out := make([]entry, 0, len(items))
+	seen := map[string]bool{}
 	for _, it := range items {
+		if seen[it.Key] {
+			continue // listed twice: the first wins, as for tools
+		}
+		seen[it.Key] = true
 		uri := naming.ResourceURI(server, it.Key)
 		item, err := replaceString(it.Raw, field, uri)
 		if err != nil {

@@ -676,13 +676,14 @@ func TestExportURIs(t *testing.T) {
 		}
 	}
 
-	// Documented: unlike exportNamed, a URI listed twice is exported twice.
+	// A URI listed twice is exported once, the first entry winning, as in
+	// exportNamed: a duplicate would make a cursor skip its twin.
 	dup := []upstream.Item{
 		{Key: "x://1", Raw: json.RawMessage(`{"uri":"x://1"}`)},
 		{Key: "x://1", Raw: json.RawMessage(`{"uri":"x://1","name":"again"}`)},
 	}
-	if got := exportURIs("s", dup, "uri", logger); len(got) != 2 {
-		t.Errorf("duplicate URIs: %d entries", len(got))
+	if got := exportURIs("s", dup, "uri", logger); len(got) != 1 || string(got[0].item) != `{"uri":"mcptrunk://s/x://1"}` {
+		t.Errorf("duplicate URIs: got %d entries: %+v", len(got), got)
 	}
 }
 
