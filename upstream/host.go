@@ -168,6 +168,11 @@ func (h *Host) register(spec Spec) (*Client, error) {
 
 // startClient starts c with a context that also ends when the Host closes.
 func (h *Host) startClient(ctx context.Context, c *Client) error {
+	if h.life.Err() != nil {
+		// Close came while this start waited for a slot: do not spawn a
+		// server only to kill it.
+		return fmt.Errorf("server %q: the trunk is shutting down", c.id)
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stop := context.AfterFunc(h.life, cancel)

@@ -36,13 +36,22 @@ func (c *Client) start(ctx context.Context) error {
 		return nil
 	}
 	err := c.attempt(ctx)
+	var decided chan struct{}
 	c.mu.Lock()
 	if c.state != StateClosed {
+		if err != nil {
+			decided = make(chan struct{})
+		}
 		c.workers.Add(1)
-		go c.supervise(err)
+		go c.supervise(err, decided)
 	}
 	c.mu.Unlock()
 	if err != nil {
+		if decided != nil {
+			// The failure is recorded (failed or restarting) before the
+			// caller hears of it: Host.Failures right after StartAll sees it.
+			<-decided
+		}
 		c.settle()
 	}
 	return err
@@ -71,6 +80,7 @@ func (c *Client) connect(ctx context.Context) error {
 		return errors.New("shut down while starting")
 	}
 	c.t = t
+	c.dirty = [surfaceCount]bool{} // only what this connection announces counts
 	c.mu.Unlock()
 
 	connectCtx, cancel := context.WithTimeout(ctx, c.spec.Timeouts.Connect.D())
@@ -105,8 +115,14 @@ func (c *Client) connect(ctx context.Context) error {
 	c.setState(StateReady, nil)
 
 	// Phase B: the other lists, in the background; the first refresh that
-	// finishes settles the Client.
+	// finishes settles the Client. A tools/list_changed that came while
+	// phase A ran may announce a list newer than the one read: read it again.
 	var later []surface
+	c.mu.Lock()
+	if c.dirty[surfaceTools] && init.Capabilities.Tools {
+		later = append(later, surfaceTools)
+	}
+	c.mu.Unlock()
 	if init.Capabilities.Prompts {
 		later = append(later, surfacePrompts)
 	}
@@ -138,6 +154,10 @@ func (c *Client) dial() (transport, error) {
 	switch c.spec.Type {
 	case TransportStdio, "":
 		return startStdio(c.spec, clientHandler{c}, c.logger)
+	case TransportHTTP:
+		return startStreamableHTTP(c.spec, c.id, clientHandler{c}, c.logger, "mcptrunk/"+c.opts.version)
+	case TransportSSE:
+		return startSSE(c.spec, c.id, clientHandler{c}, c.logger, "mcptrunk/"+c.opts.version)
 	default:
 		return nil, fmt.Errorf("transport %q is not supported yet", c.spec.Type)
 	}
@@ -256,6 +276,12 @@ func (c *Client) markDirty(lists ...surface) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.state != StateReady {
+		if c.state == StateStarting || c.state == StateRestarting {
+			// Discovery is under way: connect acts on it once ready.
+			for _, s := range lists {
+				c.dirty[s] = true
+			}
+		}
 		return false
 	}
 	for _, s := range lists {

@@ -39,6 +39,7 @@ type stdioTransport struct {
 	stderr  *os.File
 	tail    *stderrTail
 	exited  chan struct{} // closed when cmd.Wait has returned
+	drained chan struct{} // closed when the stderr drain has returned
 	done    chan struct{} // closed when the connection and the process are both gone
 	workers sync.WaitGroup
 	logger  *slog.Logger
@@ -84,14 +85,15 @@ func startStdio(spec Spec, h jsonrpc.Handler, logger *slog.Logger) (*stdioTransp
 	closeAll(childIn, childOut, childErr) // the child has its own copies
 
 	t := &stdioTransport{
-		cmd:    cmd,
-		stdin:  stdin,
-		stdout: stdout,
-		stderr: stderr,
-		tail:   newStderrTail(),
-		exited: make(chan struct{}),
-		done:   make(chan struct{}),
-		logger: logger,
+		cmd:     cmd,
+		stdin:   stdin,
+		stdout:  stdout,
+		stderr:  stderr,
+		tail:    newStderrTail(),
+		exited:  make(chan struct{}),
+		drained: make(chan struct{}),
+		done:    make(chan struct{}),
+		logger:  logger,
 	}
 	t.conn = jsonrpc.NewConn(stdout, stdin, h, &jsonrpc.Options{Logger: logger})
 	t.workers.Add(3)
@@ -103,6 +105,7 @@ func startStdio(spec Spec, h jsonrpc.Handler, logger *slog.Logger) (*stdioTransp
 	}()
 	go func() {
 		defer t.workers.Done()
+		defer close(t.drained)
 		drainStderr(stderr, logger, t.tail)
 	}()
 	go func() {
@@ -113,20 +116,29 @@ func startStdio(spec Spec, h jsonrpc.Handler, logger *slog.Logger) (*stdioTransp
 }
 
 // wait reaps the process, then makes sure the reader and the stderr drain
-// end even when a grandchild still holds the pipes.
+// end even when a grandchild still holds the pipes. Done closes only once
+// the drain has returned, so Err's stderr tail ends with the last line the
+// server wrote.
 func (t *stdioTransport) wait() {
 	err := t.cmd.Wait()
 	t.mu.Lock()
 	t.waitErr = err
 	t.mu.Unlock()
 	close(t.exited)
+	grace := time.NewTimer(outputGrace)
+	defer grace.Stop()
 	select {
 	case <-t.conn.Done():
-	case <-time.After(outputGrace):
+		select {
+		case <-t.drained:
+		case <-grace.C:
+		}
+	case <-grace.C:
 		_ = t.stdout.Close()
 	}
 	<-t.conn.Done()
 	_ = t.stderr.Close()
+	<-t.drained
 	close(t.done)
 }
 

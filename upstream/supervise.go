@@ -45,8 +45,17 @@ func (p RestartPolicy) delay(n int) time.Duration {
 // connection to go away, withdraws the server's names (state restarting or
 // failed, which empties its catalog and reports the change), and starts it
 // again after a backoff, until the policy gives up or the Client closes.
-func (c *Client) supervise(err error) {
+// decided, if not nil, is closed once the state after a failed first
+// attempt is set.
+func (c *Client) supervise(err error, decided chan<- struct{}) {
 	defer c.workers.Done()
+	decide := func() {
+		if decided != nil {
+			close(decided)
+			decided = nil
+		}
+	}
+	defer decide()
 	policy := c.opts.restart
 	attempts := 0
 	for {
@@ -70,6 +79,7 @@ func (c *Client) supervise(err error) {
 			return
 		}
 		c.setState(StateRestarting, err)
+		decide()
 		c.restarts.Add(1)
 		wait := policy.delay(attempts)
 		c.logger.Info("restarting server", "attempt", attempts, "in", wait)

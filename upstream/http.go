@@ -1,0 +1,541 @@
+package upstream
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"sync/atomic"
+
+	"github.com/mcptrunk/mcptrunk/upstream/jsonrpc"
+)
+
+// Streamable HTTP (MCP 2025-03-26 and later): every message the trunk sends
+// is POSTed to the server's one URL. A request's reply is a JSON body or an
+// event stream that ends with the response; a notification or a response
+// is answered 202 Accepted. The session id the server gives in its
+// initialize reply goes with every later request, with the negotiated
+// protocol version. After initialization a GET opens the standalone stream
+// on which the server sends notifications and requests of its own (a 405
+// means it offers none). Close DELETEs the session.
+//
+// Session expiry: a 404 to a request that carried a session id means the
+// server forgot the session (it restarted, or the session timed out). The
+// transport then runs the handshake again with the initialize params the
+// Client sent first, takes the new session id, and sends the frame once
+// more: the caller never sees it. Only when that new handshake fails does the
+// connection end (Done), and the Client restarts it like a crashed process.
+
+const (
+	headerSessionID       = "Mcp-Session-Id"
+	headerProtocolVersion = "Mcp-Protocol-Version"
+)
+
+type streamableTransport struct {
+	*httpPeer
+	url string
+
+	reinitMu  sync.Mutex // one re-handshake at a time
+	reinitSeq atomic.Int64
+
+	mu          sync.Mutex
+	session     string
+	protocol    string
+	initParams  json.RawMessage // the Client's initialize params, for a re-handshake
+	listenOn    string          // the session the GET stream is for
+	listenStop  context.CancelFunc
+	deleteOnEnd bool // a session was established, so Close DELETEs it
+}
+
+func startStreamableHTTP(spec Spec, name string, h jsonrpc.Handler, logger *slog.Logger, userAgent string) (*streamableTransport, error) {
+	p, err := newHTTPPeer(spec, name, kindStreamable, h, logger, userAgent)
+	if err != nil {
+		return nil, err
+	}
+	t := &streamableTransport{httpPeer: p, url: spec.URL}
+	p.start(t)
+	return t, nil
+}
+
+func (t *streamableTransport) Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	return t.call(ctx, method, params)
+}
+
+func (t *streamableTransport) Notify(method string, params json.RawMessage) error {
+	return t.conn.Notify(method, params)
+}
+
+// Close DELETEs the session (bounded by ctx and httpDeleteTimeout), then
+// cancels every exchange and waits for every goroutine.
+func (t *streamableTransport) Close(ctx context.Context) error {
+	t.closeOnce.Do(func() {
+		t.beginClose()
+		t.queue.close()
+		t.stop() // aborts every POST and the GET stream
+		t.mu.Lock()
+		session, protocol, del := t.session, t.protocol, t.deleteOnEnd
+		t.mu.Unlock()
+		if del && session != "" {
+			t.deleteSession(ctx, session, protocol)
+		}
+		t.shutdown()
+	})
+	return nil
+}
+
+func (t *streamableTransport) deleteSession(ctx context.Context, session, protocol string) {
+	if ctx.Err() != nil {
+		return // told to hurry: skip the courtesy
+	}
+	ctx, cancel := context.WithTimeout(ctx, httpDeleteTimeout)
+	defer cancel()
+	req, err := t.newRequest(ctx, http.MethodDelete, t.url, nil)
+	if err != nil {
+		return
+	}
+	setSession(req, session, protocol)
+	resp, err := t.do(req)
+	if err != nil {
+		t.logger.Debug("ending the session failed", LogError, err)
+		return
+	}
+	drainClose(resp)
+	if !is2xx(resp.StatusCode) && resp.StatusCode != http.StatusMethodNotAllowed && resp.StatusCode != http.StatusNotFound {
+		t.logger.Debug("ending the session failed", "status", resp.StatusCode)
+	}
+}
+
+func setSession(req *http.Request, session, protocol string) {
+	if session != "" {
+		req.Header.Set(headerSessionID, session)
+	}
+	if protocol != "" {
+		req.Header.Set(headerProtocolVersion, protocol)
+	}
+}
+
+func (t *streamableTransport) current() (session, protocol string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.session, t.protocol
+}
+
+func (t *streamableTransport) ready(context.Context) error { return nil }
+
+// post sends one message with the session's headers.
+func (t *streamableTransport) post(ctx context.Context, body []byte, session, protocol string) (*http.Response, error) {
+	req, err := t.newRequest(ctx, http.MethodPost, t.url, body)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	setSession(req, session, protocol)
+	return t.do(req)
+}
+
+// sessionGone reports whether a reply says the server no longer knows the
+// session the request carried: 404, as the specification says, or a 400
+// that says so in words (what the TypeScript SDK's example servers answer).
+func sessionGone(resp *http.Response, body []byte, sent string) bool {
+	if sent == "" {
+		return false
+	}
+	switch resp.StatusCode {
+	case http.StatusNotFound:
+		return true
+	case http.StatusBadRequest:
+		return bytes.Contains(bytes.ToLower(body), []byte("session"))
+	}
+	return false
+}
+
+func (t *streamableTransport) sendRequest(ctx context.Context, f frame) {
+	initialize := f.method == "initialize"
+	if initialize {
+		t.mu.Lock()
+		t.initParams = bytes.Clone(f.params)
+		t.mu.Unlock()
+	}
+	for attempt := 0; ; attempt++ {
+		session, protocol := t.current()
+		if initialize {
+			session, protocol = "", "" // a new session
+		}
+		resp, err := t.post(ctx, f.body, session, protocol)
+		if err != nil {
+			t.failRequest(ctx, f.id, err)
+			return
+		}
+		if !is2xx(resp.StatusCode) {
+			body := readLimited(resp.Body, errorBodyLimit)
+			drainClose(resp)
+			if attempt == 0 && sessionGone(resp, body, session) {
+				if err := t.renewSession(session); err != nil {
+					t.failRequest(ctx, f.id, err)
+					return
+				}
+				continue
+			}
+			t.replyError(ctx, f, resp, body)
+			return
+		}
+		t.readRequestReply(ctx, f, resp)
+		return
+	}
+}
+
+// replyError ends a request that got an error status: with the JSON-RPC
+// response in the body if it answers this request, else with a
+// description of the status.
+func (t *streamableTransport) replyError(ctx context.Context, f frame, resp *http.Response, body []byte) {
+	var env envelope
+	if json.Unmarshal(bytes.TrimSpace(body), &env) == nil && env.isResponse() && normID(env.ID) == normID(f.id) {
+		t.deliver(body)
+		return
+	}
+	t.failRequest(ctx, f.id, t.statusError(resp, body, f.method == "initialize"))
+}
+
+// readRequestReply reads a 2xx reply to a request: the messages in it go to
+// Conn, and the request ends with its response, or with an error if the
+// reply ends without one. A reply stream the server ends early after
+// giving event ids is resumed with GET and Last-Event-ID.
+func (t *streamableTransport) readRequestReply(ctx context.Context, f frame, resp *http.Response) {
+	initialize := f.method == "initialize"
+	if initialize {
+		if sid := resp.Header.Get(headerSessionID); sid != "" {
+			t.mu.Lock()
+			t.session, t.deleteOnEnd = sid, true
+			t.mu.Unlock()
+		}
+	}
+	if resp.StatusCode == http.StatusAccepted || resp.StatusCode == http.StatusNoContent {
+		// Not what the specification allows for a request; the answer may
+		// still come on the GET stream, and the call timeout bounds the wait.
+		drainClose(resp)
+		t.logger.Debug("the server accepted a request without answering it", "method", f.method)
+		return
+	}
+	want := normID(f.id)
+	answered := false
+	handle := func(msg []byte) bool {
+		var env envelope
+		if json.Unmarshal(msg, &env) == nil && env.isResponse() && normID(env.ID) == want {
+			if initialize && env.Error == nil {
+				t.noteInit(env.Result)
+			}
+			t.deliver(msg)
+			answered = true
+			return false
+		}
+		t.deliver(msg)
+		return true
+	}
+	var cur sseCursor
+	err := readReply(resp, &cur, handle)
+	resp.Body.Close()
+	sse := mediaType(resp) == "text/event-stream"
+	for tries := 0; !answered && err == nil && sse && cur.lastID != "" && ctx.Err() == nil && tries < sseResumeAttempts; tries++ {
+		before := cur.lastID
+		err = t.resume(ctx, &cur, handle)
+		if cur.lastID != before {
+			tries = -1 // progress: the attempts count again from zero
+		}
+	}
+	switch {
+	case answered || ctx.Err() != nil:
+	case err != nil:
+		t.failRequest(ctx, f.id, t.readError(err))
+	default:
+		t.failRequest(ctx, f.id, errors.New("the server ended its reply without answering the request"))
+	}
+}
+
+// resume reopens a reply stream the server ended, after the delay it asked
+// for, with a GET that carries the last event id.
+func (t *streamableTransport) resume(ctx context.Context, cur *sseCursor, handle func([]byte) bool) error {
+	delay := cur.retry
+	if delay <= 0 {
+		delay = listenRetryMin
+	}
+	if !sleepCtx(ctx, delay) {
+		return ctx.Err()
+	}
+	session, protocol := t.current()
+	resp, err := t.get(ctx, session, protocol, cur.lastID)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || mediaType(resp) != "text/event-stream" {
+		body := readLimited(resp.Body, errorBodyLimit)
+		return fmt.Errorf("resuming the reply stream: %w", t.statusError(resp, body, false))
+	}
+	return readReply(resp, cur, handle)
+}
+
+// noteInit records the protocol version an initialize result negotiated.
+func (t *streamableTransport) noteInit(result json.RawMessage) {
+	var r struct {
+		ProtocolVersion string `json:"protocolVersion"`
+	}
+	if json.Unmarshal(result, &r) == nil && r.ProtocolVersion != "" {
+		t.mu.Lock()
+		t.protocol = r.ProtocolVersion
+		t.mu.Unlock()
+	}
+}
+
+func (t *streamableTransport) sendOther(ctx context.Context, f frame) error {
+	for attempt := 0; ; attempt++ {
+		session, protocol := t.current()
+		resp, err := t.post(ctx, f.body, session, protocol)
+		if err != nil {
+			return err
+		}
+		if !is2xx(resp.StatusCode) {
+			body := readLimited(resp.Body, errorBodyLimit)
+			drainClose(resp)
+			if attempt == 0 && sessionGone(resp, body, session) {
+				if err := t.renewSession(session); err != nil {
+					return err
+				}
+				continue
+			}
+			return t.statusError(resp, body, false)
+		}
+		if resp.StatusCode == http.StatusOK {
+			// Not expected for a notification, but whatever it holds is the
+			// server's to say.
+			_ = readReply(resp, nil, func(msg []byte) bool { t.deliver(msg); return true })
+		}
+		drainClose(resp)
+		if f.method == "notifications/initialized" {
+			t.listen(session, protocol)
+		}
+		return nil
+	}
+}
+
+// get opens an event stream: the standalone one, or a resumption.
+func (t *streamableTransport) get(ctx context.Context, session, protocol, lastEventID string) (*http.Response, error) {
+	req, err := t.newRequest(ctx, http.MethodGet, t.url, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", "text/event-stream")
+	setSession(req, session, protocol)
+	if lastEventID != "" {
+		req.Header.Set("Last-Event-ID", lastEventID)
+	}
+	return t.do(req)
+}
+
+// listen (re)starts the standalone GET stream for session, ending the one
+// for an earlier session.
+func (t *streamableTransport) listen(session, protocol string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.listenOn == session && t.listenStop != nil {
+		return
+	}
+	if t.listenStop != nil {
+		t.listenStop()
+	}
+	ctx, cancel := context.WithCancel(t.life)
+	if !t.goWorker(func() { t.listenLoop(ctx, session, protocol) }) {
+		cancel()
+		return
+	}
+	t.listenOn, t.listenStop = session, cancel
+}
+
+// listenLoop keeps the standalone stream open, reconnecting with backoff
+// (and Last-Event-ID when the server gave event ids), until ctx ends, the
+// server says it offers none, or the session is gone.
+func (t *streamableTransport) listenLoop(ctx context.Context, session, protocol string) {
+	var cur sseCursor
+	opened := false
+	delay := listenRetryMin
+	backoff := func() bool {
+		ok := sleepCtx(ctx, delay)
+		delay = min(delay*2, listenRetryMax)
+		return ok
+	}
+	for ctx.Err() == nil {
+		resp, err := t.get(ctx, session, protocol, cur.lastID)
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			t.logger.Debug("opening the server's event stream failed; retrying", LogError, err, "in", delay)
+			if !backoff() {
+				return
+			}
+			continue
+		}
+		if resp.StatusCode == http.StatusOK && mediaType(resp) == "text/event-stream" {
+			if !opened {
+				t.logger.Debug("listening on the server's event stream")
+			}
+			opened, delay = true, listenRetryMin
+			err := readReply(resp, &cur, func(msg []byte) bool { t.deliver(msg); return true })
+			resp.Body.Close()
+			if ctx.Err() != nil {
+				return
+			}
+			wait := cur.retry
+			if wait <= 0 {
+				wait = listenRetryMin
+			}
+			t.logger.Debug("the server's event stream ended; reopening", LogError, err)
+			if !sleepCtx(ctx, wait) {
+				return
+			}
+			continue
+		}
+		body := readLimited(resp.Body, errorBodyLimit)
+		drainClose(resp)
+		switch {
+		case resp.StatusCode == http.StatusMethodNotAllowed:
+			t.logger.Debug("the server offers no event stream of its own (405)")
+			return
+		case sessionGone(resp, body, session) && opened:
+			// The stream worked on this session and now the server does not
+			// know it: start a new one (which starts a new stream).
+			if err := t.renewSession(session); err != nil {
+				t.logger.Debug("renewing the session failed", LogError, err)
+			}
+			return
+		case resp.StatusCode == http.StatusNotFound, is2xx(resp.StatusCode):
+			t.logger.Debug("the server offers no event stream of its own", "status", resp.StatusCode)
+			return
+		case resp.StatusCode == http.StatusUnauthorized, resp.StatusCode == http.StatusForbidden:
+			t.logger.Warn("the server refused its event stream; its notifications will be missed",
+				LogError, t.statusError(resp, body, false))
+			return
+		}
+		t.logger.Debug("opening the server's event stream failed; retrying", LogError, t.statusError(resp, body, false), "in", delay)
+		if !backoff() {
+			return
+		}
+	}
+}
+
+// renewSession runs the handshake again after the server forgot session.
+// Concurrent callers that saw the same session gone share one handshake.
+// When it fails the connection ends, with the reason.
+func (t *streamableTransport) renewSession(stale string) error {
+	t.reinitMu.Lock()
+	defer t.reinitMu.Unlock()
+	if t.life.Err() != nil {
+		return jsonrpc.ErrClosed
+	}
+	if cur, _ := t.current(); cur != stale {
+		return nil // renewed already
+	}
+	t.logger.Info("the server ended the session; starting a new one")
+	timeout := t.connectTO
+	if timeout <= 0 {
+		timeout = httpNotifyTimeout
+	}
+	ctx, cancel := context.WithTimeout(t.life, timeout)
+	defer cancel()
+	caps, err := t.reinitialize(ctx)
+	if err != nil {
+		if t.life.Err() != nil {
+			return jsonrpc.ErrClosed
+		}
+		err = fmt.Errorf("the server ended the session and starting a new one failed: %w", err)
+		t.fail(err)
+		return err
+	}
+	t.logger.Info("new session established")
+	// The server may have restarted with a different catalog: have the
+	// Client read its lists again.
+	for _, c := range []struct{ capability, method string }{
+		{"tools", "notifications/tools/list_changed"},
+		{"prompts", "notifications/prompts/list_changed"},
+		{"resources", "notifications/resources/list_changed"},
+	} {
+		if _, ok := caps[c.capability]; ok {
+			t.deliver([]byte(`{"jsonrpc":"2.0","method":"` + c.method + `"}`))
+		}
+	}
+	return nil
+}
+
+// reinitialize POSTs the cached initialize params under an id of its own,
+// adopts the new session and protocol version, sends
+// notifications/initialized and reopens the event stream. It returns the
+// server's capabilities.
+func (t *streamableTransport) reinitialize(ctx context.Context) (map[string]json.RawMessage, error) {
+	t.mu.Lock()
+	params := t.initParams
+	t.mu.Unlock()
+	if params == nil {
+		return nil, errors.New("no initialize request to repeat")
+	}
+	id := fmt.Sprintf(`"mcptrunk-reinit-%d"`, t.reinitSeq.Add(1))
+	body := []byte(`{"jsonrpc":"2.0","id":` + id + `,"method":"initialize","params":`)
+	body = append(body, params...)
+	body = append(body, '}')
+
+	resp, err := t.post(ctx, body, "", "")
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if !is2xx(resp.StatusCode) {
+		return nil, t.statusError(resp, readLimited(resp.Body, errorBodyLimit), true)
+	}
+	session := resp.Header.Get(headerSessionID)
+	var result json.RawMessage
+	var rpcErr *jsonrpc.Error
+	want := normID(json.RawMessage(id))
+	err = readReply(resp, nil, func(msg []byte) bool {
+		var env envelope
+		if json.Unmarshal(msg, &env) == nil && env.isResponse() && normID(env.ID) == want {
+			result, rpcErr = env.Result, env.Error
+			return false
+		}
+		t.deliver(msg)
+		return true
+	})
+	switch {
+	case rpcErr != nil:
+		return nil, fmt.Errorf("initialize: %w", rpcErr)
+	case result == nil && err != nil:
+		return nil, fmt.Errorf("initialize: %w", t.readError(err))
+	case result == nil:
+		return nil, errors.New("the server ended its initialize reply without answering")
+	}
+	var r struct {
+		ProtocolVersion string                     `json:"protocolVersion"`
+		Capabilities    map[string]json.RawMessage `json:"capabilities"`
+	}
+	if err := json.Unmarshal(result, &r); err != nil {
+		return nil, fmt.Errorf("decoding the initialize result: %w", err)
+	}
+	t.mu.Lock()
+	t.session, t.protocol = session, r.ProtocolVersion
+	t.deleteOnEnd = t.deleteOnEnd || session != ""
+	t.mu.Unlock()
+
+	nresp, err := t.post(ctx, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`), session, r.ProtocolVersion)
+	if err != nil {
+		return nil, fmt.Errorf("notifications/initialized: %w", err)
+	}
+	nbody := readLimited(nresp.Body, errorBodyLimit)
+	drainClose(nresp)
+	if !is2xx(nresp.StatusCode) {
+		return nil, fmt.Errorf("notifications/initialized: %w", t.statusError(nresp, nbody, false))
+	}
+	t.listen(session, r.ProtocolVersion)
+	return r.Capabilities, nil
+}
