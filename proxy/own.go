@@ -52,8 +52,20 @@ func ownTools(pol policy) []ownTool {
 
 // ownEntries are the trunk's own tools and resources, in catalog form.
 func ownEntries(pol policy) (tools, resources []entry) {
-	for _, o := range ownTools(pol) {
+	own := ownTools(pol)
+	raws := make([]string, len(own))
+	for i, o := range own {
+		raws[i] = o.name
+	}
+	// The trunk's names keep to the budget like every other name (a long
+	// trunk.prefix can push them over it); a budget that leaves too little
+	// room for any item gets them in their plain form.
+	names, err := pol.scheme.Assign(naming.TrunkServer, raws, pol.maxLen)
+	for _, o := range own {
 		name := pol.scheme.Name(naming.TrunkServer, o.name)
+		if err == nil {
+			name = names[o.name]
+		}
 		nameJSON, _ := json.Marshal(name)
 		tools = append(tools, entry{exported: name, server: naming.TrunkServer, raw: o.name,
 			item: json.RawMessage(`{"name":` + string(nameJSON) + `,` + o.def + `}`)})
@@ -181,6 +193,16 @@ func toolResult(v any) (json.RawMessage, error) {
 	}
 	text, _ := json.Marshal(string(body))
 	return json.RawMessage(`{"content":[{"type":"text","text":` + string(text) + `}],"structuredContent":` + string(body) + `}`), nil
+}
+
+// toolText wraps a report as a tool result of one text block of JSON.
+func toolText(v any) (json.RawMessage, error) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("encoding a report: %w", err)
+	}
+	text, _ := json.Marshal(string(body))
+	return json.RawMessage(`{"content":[{"type":"text","text":` + string(text) + `}]}`), nil
 }
 
 // readOwnResource answers resources/read for the trunk's status resource.

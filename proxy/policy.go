@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/mcptrunk/mcptrunk/naming"
 	"github.com/mcptrunk/mcptrunk/upstream"
@@ -129,6 +130,29 @@ func anyMatches(pattern string, lists ...[]upstream.Item) bool {
 			if f.Allows(it.Key) {
 				return true
 			}
+		}
+	}
+	return false
+}
+
+// resourceAllowed applies a server's resources filter to a URI the host
+// asks for. Deny patterns apply to the URI itself. Under an allow list, the
+// URI passes when it matches a pattern, or when it can come from a template
+// the filter exports: a URI the host expanded does not match the template's
+// own pattern, so it is checked against the template's literal start.
+func resourceAllowed(f upstream.Filter, uri string, templates []upstream.Item) bool {
+	for _, p := range f.Deny {
+		if (upstream.Filter{Allow: []string{p}}).Allows(uri) {
+			return false
+		}
+	}
+	if len(f.Allow) == 0 || f.Allows(uri) {
+		return true
+	}
+	for _, tpl := range templates {
+		literal, _, _ := strings.Cut(tpl.Key, "{")
+		if f.Allows(tpl.Key) && literal != "" && strings.HasPrefix(uri, literal) {
+			return true
 		}
 	}
 	return false

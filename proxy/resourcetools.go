@@ -33,6 +33,15 @@ type listedResource struct {
 func (t *Trunk) runListResources(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
 	server, _ := stringField(args, "server")
 	t.WaitSettled(ctx)
+	if server != "" {
+		if _, ok := t.Host().Client(server); !ok {
+			var names []string
+			for _, c := range t.clients() {
+				names = append(names, c.Name())
+			}
+			return toolError("list_resources: no server %q is configured; the servers are: %s", server, strings.Join(names, ", "))
+		}
+	}
 	cat := t.snapshot()
 	out := struct {
 		Resources []listedResource `json:"resources"`

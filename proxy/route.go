@@ -42,7 +42,7 @@ func (t *Trunk) Handle(ctx context.Context, method string, params json.RawMessag
 }
 
 func (t *Trunk) list(ctx context.Context, l list, params json.RawMessage) (json.RawMessage, error) {
-	t.WaitSettled(ctx)
+	t.waitSettled(ctx)
 	var cursor string
 	if len(params) > 0 {
 		var err error
@@ -63,7 +63,7 @@ func (t *Trunk) routeNamed(ctx context.Context, method string, params json.RawMe
 	if err != nil || name == "" {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s: params need a %s name", method, kind)
 	}
-	t.WaitSettled(ctx)
+	t.waitSettled(ctx)
 	cat := t.snapshot()
 	server, _, ok := cat.scheme.Split(name)
 	if !ok {
@@ -129,10 +129,13 @@ func (t *Trunk) routeResource(ctx context.Context, method string, params json.Ra
 	if server == naming.TrunkServer && read {
 		return t.readOwnResource(uri)
 	}
-	t.WaitSettled(ctx)
+	t.waitSettled(ctx)
 	c, err := t.owner(server, "resource", uri)
 	if err != nil {
 		return nil, err
+	}
+	if !resourceAllowed(c.Spec().Resources, raw, c.Catalog().Templates) {
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "resource %q is not exported: server %q's resources filter excludes it", uri, server)
 	}
 	forward, err := replaceString(params, "uri", raw)
 	if err != nil {
@@ -161,7 +164,7 @@ func (t *Trunk) routeCompletion(ctx context.Context, params json.RawMessage) (js
 	switch kind {
 	case "ref/prompt":
 		name, _ := stringField(ref, "name")
-		t.WaitSettled(ctx)
+		t.waitSettled(ctx)
 		cat := t.snapshot()
 		server, _, ok = cat.scheme.Split(name)
 		if ok {
@@ -181,7 +184,7 @@ func (t *Trunk) routeCompletion(ctx context.Context, params json.RawMessage) (js
 	default:
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "completion/complete: unknown ref type %q", kind)
 	}
-	t.WaitSettled(ctx)
+	t.waitSettled(ctx)
 	c, err := t.owner(server, "completion reference", value)
 	if err != nil {
 		return nil, err
@@ -198,7 +201,11 @@ func (t *Trunk) routeCompletion(ctx context.Context, params json.RawMessage) (js
 }
 
 // setLevel passes the host's log level to every ready server that logs.
+// Hosts send it right after initialize, while the upstreams are still
+// starting, so it first waits for them as the first list request does: a
+// server that is not ready yet would never hear of the level.
 func (t *Trunk) setLevel(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
+	t.waitSettled(ctx)
 	for _, c := range t.clients() {
 		if state, _ := c.State(); state != upstream.StateReady || !c.Init().Capabilities.Logging {
 			continue
@@ -208,4 +215,21 @@ func (t *Trunk) setLevel(ctx context.Context, params json.RawMessage) (json.RawM
 		}
 	}
 	return json.RawMessage(`{}`), nil
+}
+
+// waitSettled is WaitSettled with a shortcut for the usual case on the hot
+// path: every server has settled, so there is nothing to wait for (and no
+// timer to start, which WaitSettled does for every request during the first
+// trunk.startupWait).
+func (t *Trunk) waitSettled(ctx context.Context) {
+	select {
+	case <-t.started:
+		select {
+		case <-t.host.Settled():
+			return
+		default:
+		}
+	default:
+	}
+	t.WaitSettled(ctx)
 }

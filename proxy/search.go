@@ -40,16 +40,23 @@ func (t *Trunk) runSearchTools(ctx context.Context, args json.RawMessage) (json.
 	for i, h := range hits {
 		tools[i] = h.item
 	}
-	return toolResult(map[string]any{"tools": tools})
+	// Text only: the answer is for the model to read, and structured content
+	// would carry every definition a second time.
+	return toolText(map[string]any{"tools": tools})
 }
 
 func (t *Trunk) runCallTool(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
 	var a struct {
 		Name      string          `json:"name"`
-		Arguments json.RawMessage `json:"arguments"`
+		Arguments json.RawMessage `json:"arguments,omitempty"`
 	}
 	if err := json.Unmarshal(args, &a); err != nil || a.Name == "" {
 		return toolError("call_tool: a tool name is required")
+	}
+	if string(a.Arguments) == "null" {
+		// Absent arguments stay absent: servers that validate params
+		// (the TypeScript SDK's) reject "arguments": null.
+		a.Arguments = nil
 	}
 	params, err := json.Marshal(a)
 	if err != nil {
@@ -62,7 +69,7 @@ func (t *Trunk) runCallTool(ctx context.Context, args json.RawMessage) (json.Raw
 // found in the name counts most, then title and parameter names, then the
 // description. Ties keep catalog (name) order, so results are stable.
 func searchTools(tools []entry, query string, limit int) []entry {
-	words := tokens(query)
+	words := keywords(query)
 	type scored struct {
 		e     entry
 		score int
@@ -82,6 +89,33 @@ func searchTools(tools []entry, query string, limit int) []entry {
 	out := make([]entry, 0, min(limit, len(hits)))
 	for _, h := range hits[:min(limit, len(hits))] {
 		out = append(out, h.e)
+	}
+	return out
+}
+
+// stopWords are words a query is phrased with that say nothing about the
+// tool: counted, they rank the longest descriptions first ("show the
+// environment variables" found server-filesystem's read_text_file, whose
+// description says "the" nine times, before get-env).
+var stopWords = map[string]bool{
+	"a": true, "an": true, "the": true, "of": true, "in": true, "on": true, "at": true, "to": true,
+	"for": true, "by": true, "with": true, "from": true, "into": true, "and": true, "or": true,
+	"is": true, "are": true, "be": true, "it": true, "its": true, "this": true, "that": true,
+	"as": true, "me": true, "my": true, "i": true, "some": true, "please": true,
+}
+
+// keywords are the query's words without stop words, or all of them when
+// nothing else is left.
+func keywords(query string) []string {
+	words := tokens(query)
+	var out []string
+	for _, w := range words {
+		if !stopWords[w] {
+			out = append(out, w)
+		}
+	}
+	if len(out) == 0 {
+		return words
 	}
 	return out
 }

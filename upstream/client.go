@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io/fs"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -182,8 +183,22 @@ func (c *Client) callError(ctx context.Context, t transport, method string, time
 		return err
 	case errors.Is(err, jsonrpc.ErrClosed):
 		return jsonrpc.Errorf(jsonrpc.CodeUnavailable, "server %q is not available: %v", c.id, c.exitError(t))
+	case writeFailed(err):
+		// The server stopped reading, most likely because it is exiting and
+		// the read side has not noticed yet: say how it ended if it did.
+		if exit := c.exitError(t); exit != nil {
+			err = exit
+		}
+		return jsonrpc.Errorf(jsonrpc.CodeUnavailable, "server %q is not available: %v", c.id, err)
 	}
 	return jsonrpc.Errorf(jsonrpc.CodeInternalError, "server %q: %s: %v", c.id, method, err)
+}
+
+// writeFailed reports whether err is a failed write to the server's input,
+// such as EPIPE from a server that exited or closed its stdin.
+func writeFailed(err error) bool {
+	var pe *fs.PathError
+	return errors.As(err, &pe) && pe.Op == "write"
 }
 
 // exitError waits briefly for a transport that is going away to say how it

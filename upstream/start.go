@@ -146,6 +146,12 @@ func (c *Client) startError(ctx context.Context, t transport, step string, timeo
 		return fmt.Errorf("%s: no answer within %v (timeouts.%s)", step, timeout, timeoutName)
 	case errors.Is(err, jsonrpc.ErrClosed):
 		return fmt.Errorf("%s: %w", step, c.exitError(t))
+	case writeFailed(err):
+		// A server that exits at once can fail the write of initialize
+		// before the read side notices: say how it ended if it did.
+		if exit := c.exitError(t); exit != nil {
+			return fmt.Errorf("%s: %w", step, exit)
+		}
 	}
 	return fmt.Errorf("%s: %w", step, err)
 }
