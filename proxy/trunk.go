@@ -60,9 +60,10 @@ type Trunk struct {
 	down atomic.Pointer[downstreamBox]
 	cat  atomic.Pointer[catalog]
 
-	reloadMu  sync.Mutex // serialises Reload
-	rebuildMu sync.Mutex // serialises catalog rebuilds
-	dirty     atomic.Bool
+	reloadMu  sync.Mutex    // serialises Reload
+	rebuildMu sync.Mutex    // serialises catalog rebuilds
+	changes   atomic.Uint64 // counts server changes
+	built     atomic.Uint64 // the count the current catalog includes
 
 	reported sync.Map // unmatched-pattern messages already logged
 
@@ -185,22 +186,29 @@ func (t *Trunk) WaitSettled(ctx context.Context) {
 
 // serverChanged marks the catalog stale and wakes the announcer.
 func (t *Trunk) serverChanged(string) {
-	t.dirty.Store(true)
+	t.changes.Add(1)
 	select {
 	case t.kick <- struct{}{}:
 	default:
 	}
 }
 
-// snapshot returns the current catalog, rebuilding it first if a server
-// changed since the last build.
+// snapshot returns a catalog that includes every server change made before
+// the call, rebuilding it first if needed. The common case, nothing changed,
+// takes no lock: the hot path of every routed request.
 func (t *Trunk) snapshot() *catalog {
-	if t.dirty.Load() {
-		t.rebuildMu.Lock()
-		if t.dirty.Swap(false) {
-			t.cat.Store(t.build())
-		}
-		t.rebuildMu.Unlock()
+	want := t.changes.Load()
+	if t.built.Load() >= want {
+		return t.cat.Load()
+	}
+	t.rebuildMu.Lock()
+	defer t.rebuildMu.Unlock()
+	if t.built.Load() < want {
+		// Changes that arrive during the build are counted after now, so
+		// they make the next caller build again.
+		now := t.changes.Load()
+		t.cat.Store(t.build())
+		t.built.Store(now)
 	}
 	return t.cat.Load()
 }

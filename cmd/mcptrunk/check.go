@@ -28,14 +28,15 @@ func (checkCommand) run(ctx context.Context, env *environment) error {
 
 	start := time.Now()
 	var (
-		mu      sync.Mutex
-		printed = map[string]upstream.State{}
-		host    *upstream.Host
+		mu       sync.Mutex
+		printed  = map[string]upstream.State{}
+		host     *upstream.Host
+		finished bool // the table is being printed: no more progress lines
 	)
 	progress := func(server string) {
 		mu.Lock()
 		defer mu.Unlock()
-		if host == nil {
+		if host == nil || finished {
 			return
 		}
 		c, ok := host.Client(server)
@@ -61,6 +62,9 @@ func (checkCommand) run(ctx context.Context, env *environment) error {
 	mu.Unlock()
 	defer host.Close(context.WithoutCancel(ctx))
 	startErr := host.StartAll(ctx, cfg.Servers)
+	mu.Lock()
+	finished = true
+	mu.Unlock()
 
 	fmt.Fprintln(env.stdout)
 	var statuses []upstream.Status

@@ -45,9 +45,13 @@ func (serveCommand) run(ctx context.Context, env *environment) error {
 	})
 
 	watchCtx, stopWatching := context.WithCancel(ctx)
+	// SIGHUP is caught from here on, before the host can be answered:
+	// installed by the watcher goroutine instead, a SIGHUP sent as soon as
+	// the handshake is done could still find its default action and end
+	// the trunk.
+	hup, stopHUP := notifyReload()
 	var watcher sync.WaitGroup
 	watcher.Go(func() {
-		hup, stopHUP := notifyReload()
 		defer stopHUP()
 		upstream.WatchConfig(watchCtx, path, configPoll, hup, func(cfg *upstream.Config, err error) {
 			if err != nil {

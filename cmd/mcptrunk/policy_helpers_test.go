@@ -1,0 +1,296 @@
+package main
+
+// Helpers for the policy tests (policy_test.go). Every name here starts
+// with "pol" so that other test files of this package, written in
+// parallel, cannot collide with them.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// polNPM returns node and the entry points of the pinned npm reference
+// servers, failing (not skipping) when they are not installed.
+func polNPM(t *testing.T) (node, everything, filesystem string) {
+	t.Helper()
+	if _, err := os.Stat(npmModules); err != nil {
+		t.Fatalf("the npm reference servers are not installed (%v): run `make npm` in %s", err, moduleRoot)
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatalf("node is needed to run the npm reference servers: %v", err)
+	}
+	everything = filepath.Join(npmModules, "@modelcontextprotocol", "server-everything", "dist", "index.js")
+	filesystem = filepath.Join(npmModules, "@modelcontextprotocol", "server-filesystem", "dist", "index.js")
+	for _, f := range []string{everything, filesystem} {
+		if _, err := os.Stat(f); err != nil {
+			t.Fatalf("%v: run `make npm`", err)
+		}
+	}
+	return node, everything, filesystem
+}
+
+// polSlow are generous timeouts for node servers on a loaded machine.
+var polSlow = map[string]any{"connect": "60s", "list": "60s", "call": "60s"}
+
+// polEverything is server-everything as a config entry, with extra fields.
+func polEverything(t *testing.T, extra map[string]any) server {
+	node, everything, _ := polNPM(t)
+	s := server{"command": node, "args": []string{everything, "stdio"}, "timeouts": polSlow}
+	for k, v := range extra {
+		s[k] = v
+	}
+	return s
+}
+
+// polFilesystem is server-filesystem serving dir.
+func polFilesystem(t *testing.T, dir string) server {
+	node, _, filesystem := polNPM(t)
+	return server{"command": node, "args": []string{filesystem, dir}, "timeouts": polSlow}
+}
+
+// polWith returns s with extra fields set.
+func polWith(s server, extra map[string]any) server {
+	out := server{}
+	for k, v := range s {
+		out[k] = v
+	}
+	for k, v := range extra {
+		out[k] = v
+	}
+	return out
+}
+
+// polTrunk merges trunk options over a long startupWait, so that the first
+// list already holds every server.
+func polTrunk(opts map[string]any) map[string]any {
+	out := map[string]any{"startupWait": "60s"}
+	for k, v := range opts {
+		out[k] = v
+	}
+	return out
+}
+
+// polStartTrunk is startRawTrunk with extra environment variables.
+func polStartTrunk(t *testing.T, ctx context.Context, cfg string, env ...string) *rawConn {
+	t.Helper()
+	cmd := trunkCmd(newTag(t), "serve", "--config", cfg)
+	cmd.Env = append(cmd.Env, env...)
+	c := startRaw(t, "mcptrunk", cmd)
+	c.initialize(ctx)
+	return c
+}
+
+// polDirectEverything connects to server-everything directly.
+func polDirectEverything(t *testing.T, ctx context.Context) *rawConn {
+	t.Helper()
+	node, everything, _ := polNPM(t)
+	return startRawDirect(t, ctx, "everything", node, everything, "stdio")
+}
+
+// polTool is the part of a tool definition the tests look at.
+type polTool struct {
+	Name        string          `json:"name"`
+	Title       string          `json:"title"`
+	Annotations json.RawMessage `json:"annotations"`
+	raw         json.RawMessage
+}
+
+// readOnly is annotations.readOnlyHint.
+func (p polTool) readOnly() bool {
+	var a struct {
+		ReadOnly *bool `json:"readOnlyHint"`
+	}
+	_ = json.Unmarshal(p.Annotations, &a)
+	return a.ReadOnly != nil && *a.ReadOnly
+}
+
+// polTools lists a connection's tools by name (following cursors).
+func polTools(t testing.TB, ctx context.Context, c *rawConn) map[string]polTool {
+	t.Helper()
+	out := map[string]polTool{}
+	for _, raw := range c.list(ctx, "tools/list", "tools") {
+		var tool polTool
+		if err := json.Unmarshal(raw, &tool); err != nil {
+			t.Fatalf("%s: a tool is not an object: %s", c.name, raw)
+		}
+		tool.raw = raw
+		if _, dup := out[tool.Name]; dup {
+			t.Errorf("%s: tool %q listed twice", c.name, tool.Name)
+		}
+		out[tool.Name] = tool
+	}
+	return out
+}
+
+// polStableTools lists tools until two lists in a row agree (server-everything
+// registers some tools after its handshake) and at least min are listed.
+func polStableTools(t testing.TB, ctx context.Context, c *rawConn, min int) map[string]polTool {
+	t.Helper()
+	var prev map[string]polTool
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		cur := polTools(t, ctx, c)
+		if len(cur) >= min && prev != nil && slices.Equal(polSorted(prev), polSorted(cur)) {
+			return cur
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: tools never settled; last list (%d, want >= %d): %q", c.name, len(cur), min, polSorted(cur))
+		}
+		prev = cur
+		time.Sleep(300 * time.Millisecond)
+	}
+}
+
+// polSorted returns the keys of m, sorted.
+func polSorted[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// polKeys lists the key member (name, uri or uriTemplate) of every item.
+func polKeys(t testing.TB, items []json.RawMessage, key string) []string {
+	t.Helper()
+	out := keysOf(t, items, key)
+	slices.Sort(out)
+	return out
+}
+
+// polMatchAny reports whether any glob pattern matches s.
+func polMatchAny(patterns []string, s string) bool {
+	for _, p := range patterns {
+		if ok, _ := path.Match(p, s); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// polExpect applies an allow/deny filter to upstream keys and returns the
+// exported form of those that pass, sorted: the test's own reading of the
+// README's rule ("deny wins; an empty allow list allows all").
+func polExpect(keys []string, allow, deny []string, export func(string) string) []string {
+	var out []string
+	for _, k := range keys {
+		if polMatchAny(deny, k) || (len(allow) > 0 && !polMatchAny(allow, k)) {
+			continue
+		}
+		out = append(out, export(k))
+	}
+	slices.Sort(out)
+	return out
+}
+
+// polResult is a tools/call result.
+type polResult struct {
+	Content []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	} `json:"content"`
+	StructuredContent json.RawMessage `json:"structuredContent"`
+	IsError           bool            `json:"isError"`
+}
+
+func (r polResult) text() string {
+	var parts []string
+	for _, c := range r.Content {
+		if c.Type == "text" {
+			parts = append(parts, c.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// polCall calls a tool and returns its response (result or JSON-RPC error).
+func polCall(t testing.TB, ctx context.Context, c *rawConn, name string, args any) rawResponse {
+	t.Helper()
+	if m, ok := args.(map[string]any); args == nil || (ok && m == nil) {
+		args = map[string]any{}
+	}
+	return c.call(ctx, "tools/call", map[string]any{"name": name, "arguments": args})
+}
+
+// polCallResult calls a tool and decodes its result, failing on a JSON-RPC
+// error.
+func polCallResult(t testing.TB, ctx context.Context, c *rawConn, name string, args any) (polResult, json.RawMessage) {
+	t.Helper()
+	r := polCall(t, ctx, c, name, args)
+	if r.Err != nil {
+		t.Fatalf("%s: tools/call %s %s: %v", c.name, name, mustJSON(args), r.Err)
+	}
+	var res polResult
+	if err := json.Unmarshal(r.Result, &res); err != nil {
+		t.Fatalf("%s: tools/call %s: result %s: %v", c.name, name, r.Result, err)
+	}
+	return res, r.Result
+}
+
+// polWantRefused checks that calling name gives a JSON-RPC error naming it.
+func polWantRefused(t testing.TB, ctx context.Context, c *rawConn, name string, args any) {
+	t.Helper()
+	r := polCall(t, ctx, c, name, args)
+	switch {
+	case r.Err == nil:
+		t.Errorf("tools/call %s: result %s, want a JSON-RPC error (the tool is not exported)", name, r.Result)
+	case !strings.Contains(r.Err.Message, name):
+		t.Errorf("tools/call %s: error %q does not name the tool", name, r.Err.Message)
+	}
+}
+
+// polWaitStderr waits until the trunk's stderr has a line containing every
+// one of subs, and returns it.
+func polWaitStderr(ctx context.Context, c *rawConn, within time.Duration, subs ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, within)
+	defer cancel()
+	var line string
+	err := eventually(ctx, 50*time.Millisecond, func() error {
+		for _, l := range strings.Split(c.stderr.String(), "\n") {
+			if polContainsAll(l, subs...) {
+				line = l
+				return nil
+			}
+		}
+		return errors.New("not logged")
+	})
+	if err != nil {
+		return "", fmt.Errorf("no stderr line contains all of %q; stderr:\n%s", subs, tail(c.stderr.String(), 4000))
+	}
+	return line, nil
+}
+
+func polContainsAll(s string, subs ...string) bool {
+	for _, sub := range subs {
+		if !strings.Contains(s, sub) {
+			return false
+		}
+	}
+	return true
+}
+
+// polMembersExcept returns an object's members, compacted, in order, minus
+// the named ones.
+func polMembersExcept(t testing.TB, raw []byte, skip ...string) []string {
+	t.Helper()
+	var out []string
+	for _, f := range objectFields(t, raw) {
+		if slices.Contains(skip, f.key) {
+			continue
+		}
+		out = append(out, f.key+"="+compact(t, f.value))
+	}
+	return out
+}
