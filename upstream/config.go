@@ -107,6 +107,25 @@ type Spec struct {
 	Resources     Filter            `json:"resources,omitzero"`
 	ReadOnlyTools []string          `json:"readOnlyTools,omitempty"`
 	Timeouts      Timeouts          `json:"timeouts,omitzero"`
+	// OAuth tunes OAuth 2.1 for a remote server (see oauth.go); the zero
+	// value discovers everything. Not allowed for stdio servers, nor next to
+	// an Authorization header (which turns OAuth off).
+	OAuth OAuthOptions `json:"oauth,omitzero"`
+}
+
+// OAuthOptions are a remote server's optional OAuth settings.
+type OAuthOptions struct {
+	// ClientID (and ClientSecret, for a confidential client) of a client
+	// registered with the authorization server beforehand; without it
+	// mcptrunk registers itself dynamically (RFC 7591).
+	ClientID     string `json:"clientId,omitempty"`
+	ClientSecret string `json:"clientSecret,omitempty"`
+	// Scopes to ask for; by default those the server's 401 names, else
+	// those its protected resource metadata lists.
+	Scopes []string `json:"scopes,omitempty"`
+	// CallbackPort is the port on 127.0.0.1 the browser is redirected to;
+	// 0 picks a free one.
+	CallbackPort int `json:"callbackPort,omitempty"`
 }
 
 // Equal reports whether two specs describe the same server (every field,
@@ -126,6 +145,7 @@ func (s Spec) normalized() Spec {
 	if len(s.Headers) == 0 {
 		s.Headers = nil
 	}
+	s.OAuth.Scopes = nilIfEmptyStrings(s.OAuth.Scopes)
 	for _, f := range []*Filter{&s.Tools, &s.Prompts, &s.Resources} {
 		f.Allow = nilIfEmptyStrings(f.Allow)
 		f.Deny = nilIfEmptyStrings(f.Deny)
@@ -188,6 +208,14 @@ type rawServer struct {
 	Resources     json.RawMessage `json:"resources"`
 	ReadOnlyTools json.RawMessage `json:"readOnlyTools"`
 	Timeouts      json.RawMessage `json:"timeouts"`
+	OAuth         json.RawMessage `json:"oauth"`
+}
+
+type rawOAuth struct {
+	ClientID     json.RawMessage `json:"clientId"`
+	ClientSecret json.RawMessage `json:"clientSecret"`
+	Scopes       json.RawMessage `json:"scopes"`
+	CallbackPort json.RawMessage `json:"callbackPort"`
 }
 
 type rawFilter struct {
@@ -653,7 +681,64 @@ func parseServer(name string, raw json.RawMessage, lookup func(string) (string, 
 			}
 		}
 	}
+	if !rawAbsent(rs.OAuth) {
+		s.OAuth = p.oauth(rs.OAuth, lookup)
+		switch {
+		case s.Type == TransportStdio:
+			p.addf("oauth", `only for remote servers (type "http" or "sse")`)
+		case hasAuthorizationHeader(headers):
+			p.addf("oauth", "an Authorization header is configured too; remove one of them (the header turns OAuth off)")
+		}
+	}
 	return s, p.errs
+}
+
+// oauth decodes, expands and validates the "oauth" object. Values are never
+// quoted in errors: the client secret is one.
+func (p *fieldErrs) oauth(raw json.RawMessage, lookup func(string) (string, bool)) OAuthOptions {
+	var o OAuthOptions
+	var ro rawOAuth
+	if !p.object(raw, "oauth", &ro) {
+		return o
+	}
+	id, _ := p.str(ro.ClientID, "oauth.clientId")
+	secret, _ := p.str(ro.ClientSecret, "oauth.clientSecret")
+	o.ClientID, _ = p.expand("oauth.clientId", id, lookup)
+	o.ClientSecret, _ = p.expand("oauth.clientSecret", secret, lookup)
+	for _, f := range []struct{ name, v string }{{"oauth.clientId", o.ClientID}, {"oauth.clientSecret", o.ClientSecret}} {
+		if strings.ContainsAny(f.v, "\r\n\x00") {
+			p.addf(f.name, "contains a line break or NUL byte")
+		}
+	}
+	if o.ClientSecret != "" && o.ClientID == "" {
+		p.addf("oauth.clientSecret", "needs oauth.clientId")
+	}
+	scopes, _ := p.strs(ro.Scopes, "oauth.scopes")
+	for i, sc := range scopes {
+		if sc == "" || strings.ContainsAny(sc, " \t\r\n\"\\") {
+			p.addf(fmt.Sprintf("oauth.scopes[%d]", i), "must be one scope: not empty, no spaces or quotes")
+		}
+	}
+	o.Scopes = nilIfEmptyStrings(scopes)
+	if n, ok := p.integer(ro.CallbackPort, "oauth.callbackPort"); ok {
+		if n < 0 || n > 65535 {
+			p.addf("oauth.callbackPort", "must be a port number (1-65535, or 0 for any free port), got %d", n)
+		} else {
+			o.CallbackPort = n
+		}
+	}
+	return o
+}
+
+// hasAuthorizationHeader reports whether headers set Authorization (in any
+// letter case).
+func hasAuthorizationHeader(headers map[string]string) bool {
+	for k := range headers {
+		if strings.EqualFold(k, "Authorization") {
+			return true
+		}
+	}
+	return false
 }
 
 // checkURL validates an expanded url without ever quoting it: it may carry

@@ -682,6 +682,10 @@ func TestSpecEqual(t *testing.T) {
 		{"resources", base(), func() Spec { s := base(); s.Resources.Deny = []string{"x"}; return s }(), false},
 		{"readOnlyTools", base(), func() Spec { s := base(); s.ReadOnlyTools = nil; return s }(), false},
 		{"timeouts", base(), func() Spec { s := base(); s.Timeouts.Call++; return s }(), false},
+		{"oauth client", base(), func() Spec { s := base(); s.OAuth.ClientID = "c"; return s }(), false},
+		{"oauth scopes", base(), func() Spec { s := base(); s.OAuth.Scopes = []string{"a"}; return s }(), false},
+		{"oauth port", base(), func() Spec { s := base(); s.OAuth.CallbackPort = 8765; return s }(), false},
+		{"oauth nil vs empty scopes", base(), func() Spec { s := base(); s.OAuth.Scopes = []string{}; return s }(), true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -704,7 +708,65 @@ func TestSpecEqual(t *testing.T) {
 // TestSpecEqualCoversAllFields fails when a field is added to Spec without
 // thinking about Equal (every field must change the result).
 func TestSpecEqualCoversAllFields(t *testing.T) {
-	if n := reflect.TypeFor[Spec]().NumField(); n != 14 {
+	if n := reflect.TypeFor[Spec]().NumField(); n != 15 {
 		t.Fatalf("Spec has %d fields; update Spec.Equal's normalisation and this test", n)
+	}
+}
+
+func TestConfigOAuth(t *testing.T) {
+	env := mapLookup(map[string]string{"CLIENT_SECRET": "SUPERSECRET", "CLIENT": "my-client"})
+	c, err := parseString(t, `{"mcpServers": {
+		"a": {"url": "https://e.com/mcp", "oauth": {"clientId": "${CLIENT}", "clientSecret": "${CLIENT_SECRET}", "scopes": ["read", "write"], "callbackPort": 8765}},
+		"b": {"type": "sse", "url": "https://e.com/sse", "oauth": {}},
+		"c": {"url": "https://e.com/mcp", "oauth": null}}}`, env)
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	want := OAuthOptions{ClientID: "my-client", ClientSecret: "SUPERSECRET", Scopes: []string{"read", "write"}, CallbackPort: 8765}
+	if got := c.Servers[0].OAuth; !reflect.DeepEqual(got, want) {
+		t.Errorf("a: oauth = %+v, want %+v", got, want)
+	}
+	if got := c.Servers[1].OAuth; !reflect.DeepEqual(got, OAuthOptions{}) {
+		t.Errorf("b: oauth = %+v, want zero", got)
+	}
+	if !OAuthApplies(c.Servers[1]) || !OAuthApplies(c.Servers[2]) {
+		t.Error("OAuth should apply to remote servers without an Authorization header")
+	}
+
+	bad := []struct{ name, json, want string }{
+		{"stdio", `{"mcpServers": {"x": {"command": "c", "oauth": {}}}}`, `server "x": oauth: only for remote servers (type "http" or "sse")`},
+		{"with Authorization header", `{"mcpServers": {"x": {"url": "https://e.com", "headers": {"authorization": "Bearer ${CLIENT_SECRET}"}, "oauth": {"clientId": "c"}}}}`,
+			`server "x": oauth: an Authorization header is configured too`},
+		{"not an object", `{"mcpServers": {"x": {"url": "https://e.com", "oauth": true}}}`, `server "x": oauth: want object, got boolean`},
+		{"secret without client", `{"mcpServers": {"x": {"url": "https://e.com", "oauth": {"clientSecret": "${CLIENT_SECRET}"}}}}`,
+			`server "x": oauth.clientSecret: needs oauth.clientId`},
+		{"secret of the wrong type", `{"mcpServers": {"x": {"url": "https://e.com", "oauth": {"clientId": "c", "clientSecret": ["SUPERSECRET"]}}}}`,
+			`server "x": oauth.clientSecret: want string, got array`},
+		{"secret with newline", `{"mcpServers": {"x": {"url": "https://e.com", "oauth": {"clientId": "c", "clientSecret": "SUPERSECRET\n"}}}}`,
+			`server "x": oauth.clientSecret: contains a line break`},
+		{"unset variable", `{"mcpServers": {"x": {"url": "https://e.com", "oauth": {"clientId": "c", "clientSecret": "${NOPE}"}}}}`,
+			`server "x": oauth.clientSecret: variable "NOPE" is not set`},
+		{"scope with a space", `{"mcpServers": {"x": {"url": "https://e.com", "oauth": {"scopes": ["a b"]}}}}`,
+			`server "x": oauth.scopes[0]: must be one scope`},
+		{"scopes not strings", `{"mcpServers": {"x": {"url": "https://e.com", "oauth": {"scopes": [1]}}}}`,
+			`server "x": oauth.scopes[0]: want string, got number`},
+		{"port out of range", `{"mcpServers": {"x": {"url": "https://e.com", "oauth": {"callbackPort": 70000}}}}`,
+			`server "x": oauth.callbackPort: must be a port number (1-65535, or 0 for any free port), got 70000`},
+		{"port not a number", `{"mcpServers": {"x": {"url": "https://e.com", "oauth": {"callbackPort": "8080"}}}}`,
+			`server "x": oauth.callbackPort: want integer, got string`},
+	}
+	for _, tt := range bad {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := parseString(t, tt.json, env)
+			if err == nil {
+				t.Fatal("Parse succeeded, want an error")
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %q does not contain %q", err, tt.want)
+			}
+			if strings.Contains(err.Error(), "SUPERSECRET") {
+				t.Errorf("error leaks the secret: %q", err)
+			}
+		})
 	}
 }

@@ -231,6 +231,7 @@ type httpPeer struct {
 	origin    *url.URL    // scheme and host of the configured URL
 	connectTO time.Duration
 	conn      *jsonrpc.Conn
+	auth      *peerAuth // OAuth (oauth.go); nil when the config sets an Authorization header
 	pr        *io.PipeReader
 	pw        *io.PipeWriter
 	queue     *frameQueue
@@ -302,6 +303,8 @@ func newHTTPPeer(spec Spec, name, kind string, h jsonrpc.Handler, logger *slog.L
 			return nil
 		},
 	}
+
+	p.auth = newPeerAuth(spec, name, clientOf(h), logger, p.transport)
 
 	p.life, p.stop = context.WithCancel(context.Background())
 	p.pr, p.pw = io.Pipe()
@@ -571,9 +574,18 @@ func (p *httpPeer) newRequest(ctx context.Context, method, target string, body [
 	return req, nil
 }
 
-// do sends req, turning a failure into an error that names what happened
-// without quoting the URL (it may carry a secret).
+// do sends req, with the OAuth token when the server uses OAuth (see
+// doAuthorized).
 func (p *httpPeer) do(req *http.Request) (*http.Response, error) {
+	if p.auth != nil {
+		return p.doAuthorized(req)
+	}
+	return p.send(req)
+}
+
+// send sends req, turning a failure into an error that names what happened
+// without quoting the URL (it may carry a secret).
+func (p *httpPeer) send(req *http.Request) (*http.Response, error) {
 	resp, err := p.client.Do(req)
 	if err != nil {
 		return nil, p.netError(err)
@@ -687,10 +699,13 @@ func clip(s string) string {
 	return s
 }
 
-// scrub removes the configured header values from s.
+// scrub removes the configured header values (and OAuth tokens) from s.
 func (p *httpPeer) scrub(s string) string {
 	for _, v := range p.secrets {
 		s = strings.ReplaceAll(s, v, "[redacted]")
+	}
+	if p.auth != nil {
+		s = p.auth.scrub(s)
 	}
 	return s
 }

@@ -8,6 +8,7 @@
 //	mcptrunk list [--json]                                  the namespaced catalog and each server's status
 //	mcptrunk call NAME [JSON]                               route one tool call and print the result
 //	mcptrunk check                                          validate the config and connect every server
+//	mcptrunk auth SERVER                                    authorise mcptrunk with a remote server (OAuth)
 package main
 
 import (
@@ -74,6 +75,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		cmd = &callCommand{}
 	case "check":
 		cmd = &checkCommand{}
+	case "auth":
+		cmd = &authCommand{}
 	case "help":
 		fmt.Fprint(stdout, usage)
 		return nil
@@ -98,6 +101,8 @@ const usage = `Usage:
   mcptrunk list [--json]    connect every server; print the namespaced catalog and each server's status
   mcptrunk call NAME [JSON] route one tool call (arguments as a JSON object) and print the result
   mcptrunk check            validate the config, connect every server, exit non-zero if any failed
+  mcptrunk auth SERVER      authorise mcptrunk with a remote server that uses OAuth (opens a browser);
+                            flags: --timeout 5m, --no-browser, --logout (remove the stored tokens)
 
 Flags (every command):
   --config PATH      config file (default: $MCPTRUNK_CONFIG, ./mcptrunk.json, $XDG_CONFIG_HOME/mcptrunk/config.json)

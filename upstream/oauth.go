@@ -1,0 +1,382 @@
+package upstream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+)
+
+// OAuth 2.1 for remote servers (MCP authorization, 2025-06-18 and
+// 2025-11-25). A remote server ("http" or "sse") without an Authorization
+// header in its config uses the tokens stored for its URL (oauth_store.go):
+//
+//   - Every HTTP request carries "Authorization: Bearer <access token>" when
+//     a token is stored; one that expires within a fifth of its lifetime
+//     (at most 30 s) is refreshed first.
+//   - A 401 to a request that carried a token is answered by refreshing it
+//     (or adopting one another connection or process stored meanwhile) and
+//     sending the request once more.
+//   - A 401 that cannot be fixed that way (no token, no refresh token, the
+//     refresh refused, a fresh token refused) makes the server need
+//     authorisation: the connection ends with an AuthRequiredError, which
+//     the Client reports like any failure ("server "x": initialize: needs
+//     authorisation: run "mcptrunk auth x""), and the refused tokens are
+//     dropped from the store. A 401 with no Bearer challenge and no token
+//     stored is not OAuth's: the transport reports the status as before.
+//   - A long-running trunk (one that restarts servers: serve) then starts
+//     the authorisation flow itself in the background (oauth_background.go);
+//     one-shot commands report the error and leave it to "mcptrunk auth".
+//
+// The flow (discovery, registration, PKCE, the loopback redirect, the
+// token exchange) is in oauth_flow.go and oauth_discovery.go. Tokens, codes
+// and verifiers are never logged nor put in an error.
+
+// AuthRequiredError says a remote server needs the user to authorise
+// mcptrunk (again).
+type AuthRequiredError struct {
+	Server string // the server's id, as "mcptrunk auth" takes it
+	Reason string // why, when there is more to say than that it asked
+}
+
+func (e *AuthRequiredError) Error() string {
+	msg := "needs authorisation"
+	if e.Reason != "" {
+		msg += " (" + e.Reason + ")"
+	}
+	return msg + fmt.Sprintf(": run \"mcptrunk auth %s\"", e.Server)
+}
+
+// oauthApplies reports whether OAuth is used for spec: a remote server
+// whose config sets no Authorization header.
+func oauthApplies(spec Spec) bool {
+	return (spec.Type == TransportHTTP || spec.Type == TransportSSE) && !hasAuthorizationHeader(spec.Headers)
+}
+
+// OAuthApplies reports whether mcptrunk uses OAuth for spec: a remote
+// server ("http" or "sse") whose config sets no Authorization header.
+func OAuthApplies(spec Spec) bool { return oauthApplies(spec) }
+
+// refreshSkew is the most a token is refreshed ahead of its expiry.
+const refreshSkew = 30 * time.Second
+
+// keyLocks serialises refreshes of one stored token within the process, so
+// that connections sharing it do not spend a rotating refresh token twice.
+var keyLocks sync.Map // store key -> *sync.Mutex
+
+// refusals remembers, per store key, why its tokens were last dropped, so
+// that every request that finds them gone says the same.
+var refusals sync.Map // store key -> string
+
+func keyLock(key string) *sync.Mutex {
+	v, _ := keyLocks.LoadOrStore(key, &sync.Mutex{})
+	return v.(*sync.Mutex)
+}
+
+// peerAuth is the OAuth side of one HTTP connection.
+type peerAuth struct {
+	server string // the server's id
+	spec   Spec
+	key    string // the store key: the server's canonical URL
+	store  *tokenStore
+	logger *slog.Logger
+	client *Client      // the Client the connection belongs to; nil in bare transports
+	hc     *http.Client // for the token endpoint
+
+	mu     sync.Mutex
+	loaded bool
+	rec    *tokenRecord // what is stored (nil: nothing)
+	sent   []string     // access tokens this connection sent, scrubbed from messages
+	bearer *challenge   // of the last 401, for the background flow
+}
+
+func newPeerAuth(spec Spec, name string, client *Client, logger *slog.Logger, tr http.RoundTripper) *peerAuth {
+	if !oauthApplies(spec) {
+		return nil
+	}
+	return &peerAuth{
+		server: name,
+		spec:   spec,
+		key:    canonicalResource(spec.URL),
+		store:  defaultTokenStore(),
+		logger: logger,
+		client: client,
+		hc:     &http.Client{Transport: tr, CheckRedirect: noRedirects},
+	}
+}
+
+func noRedirects(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+
+// current returns the stored token record, reading the store the first
+// time.
+func (a *peerAuth) current() *tokenRecord {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !a.loaded {
+		a.loaded = true
+		rec, err := a.store.load(a.key)
+		if err != nil {
+			a.logger.Warn("reading the stored OAuth token failed", LogError, err)
+		}
+		a.rec = rec
+	}
+	return a.rec
+}
+
+func (a *peerAuth) set(rec *tokenRecord) {
+	a.mu.Lock()
+	a.rec, a.loaded = rec, true
+	a.mu.Unlock()
+}
+
+func (a *peerAuth) noteSent(tok string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, t := range a.sent {
+		if t == tok {
+			return
+		}
+	}
+	if len(a.sent) >= 8 {
+		a.sent = a.sent[1:]
+	}
+	a.sent = append(a.sent, tok)
+}
+
+// scrub removes the tokens this connection sent from s (a server that
+// echoes the Authorization header in an error must not put it in a log).
+func (a *peerAuth) scrub(s string) string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, t := range a.sent {
+		s = strings.ReplaceAll(s, t, "[redacted]")
+	}
+	if a.rec != nil {
+		for _, t := range []string{a.rec.AccessToken, a.rec.RefreshToken} {
+			if len(t) >= 4 {
+				s = strings.ReplaceAll(s, t, "[redacted]")
+			}
+		}
+	}
+	return s
+}
+
+// apply puts the stored access token on req, refreshing it first when it
+// is about to expire. It returns the token sent ("" when none is stored).
+func (a *peerAuth) apply(req *http.Request) (string, error) {
+	rec := a.current()
+	if !rec.usable() {
+		return "", nil
+	}
+	now := time.Now()
+	if rec.needsRefresh(now) && rec.RefreshToken != "" {
+		fresh, err := a.refresh(req.Context(), rec.AccessToken, false)
+		switch {
+		case err == nil:
+			rec = fresh
+		case errors.As(err, new(*AuthRequiredError)):
+			return "", err
+		case req.Context().Err() != nil:
+			return "", req.Context().Err()
+		case !now.Before(rec.Expiry):
+			return "", fmt.Errorf("the access token expired and refreshing it failed: %w", err)
+		default:
+			a.logger.Debug("refreshing the access token ahead of its expiry failed; using it while it lasts", LogError, err)
+		}
+	}
+	req.Header.Set("Authorization", "Bearer "+rec.AccessToken)
+	a.noteSent(rec.AccessToken)
+	return rec.AccessToken, nil
+}
+
+// refresh replaces the access token stale: with one stored meanwhile (by
+// another connection or process), else by the refresh grant. refused says
+// the server refused stale (rather than it being about to expire). A
+// refresh the authorization server refuses, or a refused token that cannot
+// be refreshed, drops the tokens and returns an AuthRequiredError.
+func (a *peerAuth) refresh(ctx context.Context, stale string, refused bool) (*tokenRecord, error) {
+	lock := keyLock(a.key)
+	lock.Lock()
+	defer lock.Unlock()
+	cur, err := a.store.load(a.key)
+	if err != nil {
+		a.logger.Warn("reading the stored OAuth token failed", LogError, err)
+	}
+	now := time.Now()
+	if cur.usable() && cur.AccessToken != stale && !cur.needsRefresh(now) {
+		a.set(cur)
+		return cur, nil
+	}
+	switch {
+	case !cur.usable():
+		a.set(cur)
+		return nil, a.authRequired("", nil)
+	case cur.RefreshToken == "" && !refused:
+		a.set(cur)
+		return cur, nil // use it while it lasts
+	case cur.RefreshToken == "":
+		const reason = "the server refused the access token and there is no refresh token"
+		a.drop(cur, reason)
+		return nil, a.authRequired(reason, nil)
+	}
+	a.logger.Debug("refreshing the access token")
+	ctx, cancel := context.WithTimeout(ctx, authHTTPTimeout)
+	defer cancel()
+	fresh, err := refreshGrant(ctx, a.hc, cur)
+	if err != nil {
+		if isPermanentTokenError(err) {
+			reason := "refreshing the token was refused: " + tokenErrorCode(err)
+			a.drop(cur, reason)
+			return nil, a.authRequired(reason, nil)
+		}
+		return nil, err
+	}
+	if err := a.store.save(fresh); err != nil {
+		a.logger.Warn("storing the refreshed OAuth token failed", LogError, err)
+	}
+	refusals.Delete(a.key)
+	a.set(fresh)
+	a.logger.Debug("access token refreshed", "expires", fresh.Expiry)
+	return fresh, nil
+}
+
+// drop removes the tokens of rec from the store (keeping the client
+// registration for the next authorisation), for reason.
+func (a *peerAuth) drop(rec *tokenRecord, reason string) {
+	refusals.Store(a.key, reason)
+	if rec == nil {
+		return
+	}
+	cleared := rec.withoutTokens()
+	if err := a.store.save(cleared); err != nil {
+		a.logger.Warn("removing the refused OAuth token failed", LogError, err)
+	}
+	a.set(cleared)
+}
+
+// rejected handles a 401 to a request that carried sent ("" for none). It
+// reports whether to send the request again (with a new token), or the
+// error that ends it: an AuthRequiredError, or a transient failure. Neither
+// (false, nil) means the 401 is not OAuth's: the caller reports the status.
+// last is set when the request already went out a second time.
+func (a *peerAuth) rejected(ctx context.Context, sent string, ch []challenge, last bool) (bool, error) {
+	bearer := bearerChallenge(ch)
+	if bearer != nil {
+		a.mu.Lock()
+		a.bearer = bearer
+		a.mu.Unlock()
+	}
+	if sent == "" {
+		// Maybe a token was stored since this connection read the store.
+		cur, _ := a.store.load(a.key)
+		if cur.usable() && !last {
+			a.set(cur)
+			return true, nil
+		}
+		if bearer == nil && cur == nil {
+			return false, nil
+		}
+		return false, a.authRequired("", bearer)
+	}
+	if last {
+		// A token that was just refreshed (or stored) is refused too.
+		const reason = "the server refused a fresh access token"
+		a.drop(a.current(), reason)
+		return false, a.authRequired(reason, bearer)
+	}
+	if _, err := a.refresh(ctx, sent, true); err != nil {
+		var need *AuthRequiredError
+		if errors.As(err, &need) {
+			return false, err
+		}
+		if ctx.Err() != nil {
+			return false, ctx.Err()
+		}
+		return false, fmt.Errorf("HTTP 401 Unauthorized: the server refused the access token and refreshing it failed: %w", err)
+	}
+	return true, nil
+}
+
+// authRequired builds the error for a server that needs authorisation and,
+// in a long-running trunk, starts the flow in the background.
+func (a *peerAuth) authRequired(reason string, bearer *challenge) error {
+	if reason == "" {
+		// The tokens may have been dropped by another request: say why.
+		if r, ok := refusals.Load(a.key); ok {
+			reason, _ = r.(string)
+		}
+	}
+	err := &AuthRequiredError{Server: a.server, Reason: reason}
+	if bearer == nil {
+		a.mu.Lock()
+		bearer = a.bearer
+		a.mu.Unlock()
+	}
+	if a.client != nil {
+		a.client.startBackgroundAuth(bearer)
+	}
+	return err
+}
+
+// doAuthorized is do for a connection that uses OAuth: the token goes on
+// the request, and a 401 is answered by refreshing the token and sending
+// the request once more. When authorisation is needed the connection ends
+// with the AuthRequiredError.
+func (p *httpPeer) doAuthorized(req *http.Request) (*http.Response, error) {
+	for attempt := 0; ; attempt++ {
+		r := req
+		if attempt > 0 {
+			var err error
+			if r, err = cloneRequest(req); err != nil {
+				return nil, err
+			}
+		}
+		sent, err := p.auth.apply(r)
+		if err != nil {
+			return nil, p.authError(err)
+		}
+		resp, err := p.send(r)
+		if err != nil || resp.StatusCode != http.StatusUnauthorized {
+			return resp, err
+		}
+		ch := parseChallenges(resp.Header.Values("WWW-Authenticate"))
+		retry, aerr := p.auth.rejected(r.Context(), sent, ch, attempt > 0)
+		if !retry && aerr == nil {
+			return resp, nil // not OAuth's 401: the caller reports it
+		}
+		drainClose(resp)
+		if aerr != nil {
+			return nil, p.authError(aerr)
+		}
+	}
+}
+
+// authError ends the connection when err says authorisation is needed:
+// nothing more can be done on it.
+func (p *httpPeer) authError(err error) error {
+	var need *AuthRequiredError
+	if errors.As(err, &need) {
+		p.fail(err)
+	}
+	return err
+}
+
+// cloneRequest copies req with a fresh body, to send it again.
+func cloneRequest(req *http.Request) (*http.Request, error) {
+	r := req.Clone(req.Context())
+	if req.Body != nil && req.Body != http.NoBody {
+		if req.GetBody == nil {
+			return nil, errors.New("the request cannot be sent again")
+		}
+		body, err := req.GetBody()
+		if err != nil {
+			return nil, errors.New("building the request failed")
+		}
+		r.Body = body
+	}
+	return r, nil
+}

@@ -1,0 +1,679 @@
+package upstream
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html"
+	"io"
+	"log/slog"
+	"mime"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcptrunk/mcptrunk/naming"
+)
+
+// The authorization code flow with PKCE (OAuth 2.1 §4.1, RFC 7636), for
+// "mcptrunk auth" and for the background flow of a long-running trunk:
+//
+//	discover (oauth_discovery.go) -> listen on 127.0.0.1 -> client id (config,
+//	stored registration, or dynamic registration, RFC 7591) -> print the
+//	authorization URL (and open a browser) -> the redirect brings code and
+//	state -> exchange the code with the verifier -> store the tokens.
+//
+// Both the authorization request and the token requests carry the resource
+// parameter (RFC 8707). The callback accepts only a request with the state
+// it sent, and checks the iss parameter (RFC 9207) when there is one.
+
+// AuthorizeOptions configure Authorize.
+type AuthorizeOptions struct {
+	// Logger receives progress records (never a token, code or verifier);
+	// nil discards them.
+	Logger *slog.Logger
+	// Prompt is given the URL the user must open to authorise mcptrunk.
+	Prompt func(authURL string)
+	// OpenBrowser tries to open that URL in the user's browser as well.
+	OpenBrowser bool
+}
+
+// AuthResult says what Authorize stored.
+type AuthResult struct {
+	File        string    // the token file
+	Expiry      time.Time // of the access token; zero when not given
+	Scope       string    // granted, when the server said
+	Refreshable bool      // a refresh token was issued
+}
+
+// Authorize runs the authorization code flow for spec's server and stores
+// the tokens: it finds the authorization server, registers mcptrunk with
+// it when needed, hands the authorization URL to opts.Prompt, waits for the
+// browser's redirect to 127.0.0.1 (until ctx ends), and exchanges the code.
+func Authorize(ctx context.Context, spec Spec, opts AuthorizeOptions) (AuthResult, error) {
+	if !oauthApplies(spec) {
+		if spec.Type != TransportHTTP && spec.Type != TransportSSE {
+			return AuthResult{}, fmt.Errorf("server %q is not a remote server: OAuth is for \"http\" and \"sse\" servers", spec.Name)
+		}
+		return AuthResult{}, fmt.Errorf("server %q has an Authorization header in its config, which turns OAuth off", spec.Name)
+	}
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	id, err := naming.ServerID(spec.Name)
+	if err != nil {
+		id = spec.Name
+	}
+	logger = logger.With(LogServer, id)
+	hc := newAuthClient()
+	defer hc.CloseIdleConnections()
+	bearer, status := probe(ctx, hc, spec, logger)
+	rec, err := runFlow(ctx, hc, flowParams{
+		spec: spec, server: id, bearer: bearer, logger: logger,
+		prompt: opts.Prompt, openBrowser: opts.OpenBrowser,
+	})
+	if err != nil {
+		if is2xx(status) && strings.HasPrefix(err.Error(), "discovering") {
+			err = fmt.Errorf("the server answers without a token (HTTP %d) and publishes no OAuth metadata, so it does not seem to use OAuth (%w)", status, err)
+		}
+		return AuthResult{}, err
+	}
+	file, _ := defaultTokenStore().path(rec.Server)
+	return AuthResult{File: file, Expiry: rec.Expiry, Scope: rec.Scope, Refreshable: rec.RefreshToken != ""}, nil
+}
+
+// probe makes one unauthenticated request to the server for its 401 and
+// returns the Bearer challenge in it (nil when there is none), and the
+// status (0 when the request failed).
+func probe(ctx context.Context, hc *http.Client, spec Spec, logger *slog.Logger) (*challenge, int) {
+	ctx, cancel := context.WithTimeout(ctx, authHTTPTimeout)
+	defer cancel()
+	var req *http.Request
+	var err error
+	if spec.Type == TransportSSE {
+		req, err = http.NewRequestWithContext(ctx, http.MethodGet, spec.URL, nil)
+		if err == nil {
+			req.Header.Set("Accept", "text/event-stream")
+		}
+	} else {
+		body := `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"` + ProtocolVersion +
+			`","capabilities":{},"clientInfo":{"name":"mcptrunk","version":"auth"}}}`
+		req, err = http.NewRequestWithContext(ctx, http.MethodPost, spec.URL, strings.NewReader(body))
+		if err == nil {
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+		}
+	}
+	if err != nil {
+		return nil, 0
+	}
+	setHeaders(req, spec.Headers)
+	resp, err := hc.Do(req)
+	if err != nil {
+		logger.Debug("probing the server failed; trying its well-known metadata", LogError, authNetError(err))
+		return nil, 0
+	}
+	resp.Body.Close()
+	if resp.StatusCode == http.StatusUnauthorized {
+		return bearerChallenge(parseChallenges(resp.Header.Values("WWW-Authenticate"))), resp.StatusCode
+	}
+	logger.Debug("the server did not ask for authorisation; trying its well-known metadata", "status", resp.StatusCode)
+	if sid := resp.Header.Get(headerSessionID); sid != "" && spec.Type != TransportSSE {
+		// The probe opened a session: end it.
+		if del, err := http.NewRequestWithContext(ctx, http.MethodDelete, spec.URL, nil); err == nil {
+			setHeaders(del, spec.Headers)
+			del.Header.Set(headerSessionID, sid)
+			if r, err := hc.Do(del); err == nil {
+				r.Body.Close()
+			}
+		}
+	}
+	return nil, resp.StatusCode
+}
+
+func setHeaders(req *http.Request, headers map[string]string) {
+	for k, v := range headers {
+		if strings.EqualFold(k, "Host") {
+			req.Host = v
+			continue
+		}
+		req.Header.Set(k, v)
+	}
+}
+
+type flowParams struct {
+	spec        Spec
+	server      string // id, for messages
+	bearer      *challenge
+	logger      *slog.Logger
+	prompt      func(authURL string)
+	openBrowser bool
+}
+
+// runFlow runs discovery and the authorization code flow, and stores the
+// tokens.
+func runFlow(ctx context.Context, hc *http.Client, fp flowParams) (*tokenRecord, error) {
+	spec, logger := fp.spec, fp.logger
+	key := canonicalResource(spec.URL)
+	store := defaultTokenStore()
+	stored, err := store.load(key)
+	if err != nil {
+		logger.Warn("ignoring the stored OAuth state", LogError, err)
+		stored = nil
+	}
+	d, err := discover(ctx, hc, spec, fp.bearer)
+	if err != nil {
+		return nil, err
+	}
+	logger.Debug("authorization server found", "issuer", d.issuer, "resource", d.resource)
+
+	ln, err := listenCallback(spec, stored, d.issuer)
+	if err != nil {
+		return nil, err
+	}
+	redirect := fmt.Sprintf("http://127.0.0.1:%d/callback", ln.Addr().(*net.TCPAddr).Port)
+	scopes := spec.OAuth.Scopes
+	if len(scopes) == 0 {
+		scopes = d.scopes
+	}
+	reg, err := clientRegistration(ctx, hc, spec, d, stored, redirect, scopes, logger)
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
+	// Keep a new registration even if the flow is not completed, so that
+	// the next attempt can use it (unless that would drop working tokens).
+	if reg.Registered && !stored.usable() && (stored == nil || stored.ClientID != reg.ClientID) {
+		if err := store.save(&reg); err != nil {
+			logger.Warn("storing the client registration failed", LogError, err)
+		}
+	}
+
+	verifier := randomString(32)
+	sum := sha256.Sum256([]byte(verifier))
+	state := randomString(16)
+	q := url.Values{}
+	q.Set("response_type", "code")
+	q.Set("client_id", reg.ClientID)
+	q.Set("redirect_uri", redirect)
+	q.Set("code_challenge", base64.RawURLEncoding.EncodeToString(sum[:]))
+	q.Set("code_challenge_method", "S256")
+	q.Set("state", state)
+	q.Set("resource", d.resource)
+	if len(scopes) > 0 {
+		q.Set("scope", strings.Join(scopes, " "))
+	}
+	au, err := url.Parse(d.meta.AuthorizationEndpoint)
+	if err != nil {
+		ln.Close()
+		return nil, errors.New("authorization_endpoint: not a valid URL")
+	}
+	for k, vs := range au.Query() { // keep what the endpoint URL has
+		if !q.Has(k) {
+			q[k] = vs
+		}
+	}
+	au.RawQuery = q.Encode()
+	authURL := au.String()
+
+	cb := serveCallback(ln, state, d)
+	defer cb.close()
+	if fp.prompt != nil {
+		fp.prompt(authURL)
+	}
+	if fp.openBrowser {
+		browserOpener(authURL)
+	}
+	code, err := cb.wait(ctx)
+	if err != nil {
+		return nil, err
+	}
+	logger.Debug("authorization code received; exchanging it")
+	form := url.Values{}
+	form.Set("grant_type", "authorization_code")
+	form.Set("code", code)
+	form.Set("redirect_uri", redirect)
+	form.Set("code_verifier", verifier)
+	form.Set("resource", d.resource)
+	tr, err := tokenRequest(ctx, hc, &reg, form, code, verifier)
+	if err != nil {
+		return nil, fmt.Errorf("exchanging the authorization code: %w", err)
+	}
+	rec := reg
+	tr.apply(&rec, time.Now())
+	if err := store.save(&rec); err != nil {
+		return nil, fmt.Errorf("storing the tokens: %w", err)
+	}
+	refusals.Delete(key)
+	logger.Info("authorised; tokens stored", "expires", rec.Expiry, "refreshable", rec.RefreshToken != "")
+	return &rec, nil
+}
+
+// listenCallback listens on 127.0.0.1 for the redirect: on the configured
+// port, else on the port of a stored registration (so it can be used
+// again) when that is free, else on any free port.
+func listenCallback(spec Spec, stored *tokenRecord, issuer string) (net.Listener, error) {
+	if p := spec.OAuth.CallbackPort; p > 0 {
+		ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p)))
+		if err != nil {
+			return nil, fmt.Errorf("listening for the authorization redirect on 127.0.0.1:%d (oauth.callbackPort): %w "+
+				"(a running trunk may be waiting on it for this authorisation: open the URL it logged)", p, err)
+		}
+		return ln, nil
+	}
+	if stored != nil && stored.Registered && stored.Issuer == issuer && stored.RedirectURI != "" {
+		if u, err := url.Parse(stored.RedirectURI); err == nil && u.Hostname() == "127.0.0.1" && u.Port() != "" {
+			if ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", u.Port())); err == nil {
+				return ln, nil
+			}
+		}
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("listening for the authorization redirect: %w", err)
+	}
+	return ln, nil
+}
+
+// clientRegistration returns the record to build on: the client from the
+// config, a stored dynamic registration for this issuer and redirect URI,
+// or a new dynamic registration.
+func clientRegistration(ctx context.Context, hc *http.Client, spec Spec, d *discovery, stored *tokenRecord,
+	redirect string, scopes []string, logger *slog.Logger) (tokenRecord, error) {
+	rec := tokenRecord{
+		Server:        canonicalResource(spec.URL),
+		Issuer:        d.issuer,
+		TokenEndpoint: d.meta.TokenEndpoint,
+		Resource:      d.resource,
+		RedirectURI:   redirect,
+	}
+	if spec.OAuth.ClientID != "" {
+		rec.ClientID, rec.ClientSecret = spec.OAuth.ClientID, spec.OAuth.ClientSecret
+		rec.TokenAuthMethod = "none"
+		if rec.ClientSecret != "" {
+			rec.TokenAuthMethod = "client_secret_basic"
+			if m := d.meta.TokenEndpointAuthMethodsSupported; len(m) > 0 && !contains(m, "client_secret_basic") && contains(m, "client_secret_post") {
+				rec.TokenAuthMethod = "client_secret_post"
+			}
+		}
+		return rec, nil
+	}
+	if stored != nil && stored.Registered && stored.ClientID != "" && stored.Issuer == d.issuer && stored.RedirectURI == redirect {
+		rec.ClientID, rec.ClientSecret, rec.TokenAuthMethod, rec.Registered = stored.ClientID, stored.ClientSecret, stored.TokenAuthMethod, true
+		logger.Debug("using the stored client registration")
+		return rec, nil
+	}
+	if d.meta.RegistrationEndpoint == "" {
+		return rec, fmt.Errorf("the authorization server offers no dynamic client registration: register a client there "+
+			"(redirect URI http://127.0.0.1:<port>/callback) and set \"oauth\": {\"clientId\": ..., \"callbackPort\": <port>} for server %q", spec.Name)
+	}
+	body := map[string]any{
+		"client_name":                "mcptrunk",
+		"redirect_uris":              []string{redirect},
+		"grant_types":                []string{"authorization_code", "refresh_token"},
+		"response_types":             []string{"code"},
+		"token_endpoint_auth_method": "none",
+	}
+	if len(scopes) > 0 {
+		body["scope"] = strings.Join(scopes, " ")
+	}
+	enc, _ := json.Marshal(body)
+	ctx, cancel := context.WithTimeout(ctx, authHTTPTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.meta.RegistrationEndpoint, bytes.NewReader(enc))
+	if err != nil {
+		return rec, errors.New("building the registration request failed")
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	resp, err := hc.Do(req)
+	if err != nil {
+		return rec, fmt.Errorf("registering with the authorization server: %w", authNetError(err))
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(io.LimitReader(resp.Body, metadataLimit))
+	if resp.StatusCode != http.StatusCreated && resp.StatusCode != http.StatusOK {
+		var e struct {
+			Error       string `json:"error"`
+			Description string `json:"error_description"`
+		}
+		_ = json.Unmarshal(data, &e)
+		msg := fmt.Sprintf("registering with the authorization server: HTTP %d", resp.StatusCode)
+		if e.Error != "" {
+			msg += ": " + clip(e.Error)
+			if e.Description != "" {
+				msg += " (" + clip(e.Description) + ")"
+			}
+		}
+		return rec, errors.New(msg)
+	}
+	var r struct {
+		ClientID        string `json:"client_id"`
+		ClientSecret    string `json:"client_secret"`
+		TokenAuthMethod string `json:"token_endpoint_auth_method"`
+	}
+	if err := json.Unmarshal(data, &r); err != nil || r.ClientID == "" {
+		return rec, errors.New("registering with the authorization server: the reply holds no client_id")
+	}
+	rec.ClientID, rec.ClientSecret, rec.Registered = r.ClientID, r.ClientSecret, true
+	rec.TokenAuthMethod = r.TokenAuthMethod
+	if rec.TokenAuthMethod == "" {
+		rec.TokenAuthMethod = "none"
+		if rec.ClientSecret != "" {
+			rec.TokenAuthMethod = "client_secret_basic"
+		}
+	}
+	logger.Debug("registered with the authorization server")
+	return rec, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// randomString returns n random bytes, base64url-encoded (43 characters for
+// 32 bytes: a valid PKCE verifier).
+func randomString(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b) // never fails (crypto/rand)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// callback is the loopback server the browser is redirected to.
+type callback struct {
+	srv    *http.Server
+	served chan struct{} // closed when Serve returned
+	result chan callbackResult
+	once   sync.Once
+}
+
+type callbackResult struct {
+	code string
+	err  error
+}
+
+func serveCallback(ln net.Listener, state string, d *discovery) *callback {
+	cb := &callback{served: make(chan struct{}), result: make(chan callbackResult, 1)}
+	var doneMu sync.Mutex
+	done := false
+	cb.srv = &http.Server{
+		ReadHeaderTimeout: 10 * time.Second,
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path != "/callback" {
+				http.NotFound(w, r)
+				return
+			}
+			q := r.URL.Query()
+			if subtle.ConstantTimeCompare([]byte(q.Get("state")), []byte(state)) != 1 {
+				// Not the redirect of this flow (stale, or forged): ignore it.
+				callbackPage(w, http.StatusBadRequest, "This is not the authorisation mcptrunk is waiting for.")
+				return
+			}
+			doneMu.Lock()
+			already := done
+			done = true
+			doneMu.Unlock()
+			if already {
+				callbackPage(w, http.StatusOK, "mcptrunk has already received this authorisation. You can close this window.")
+				return
+			}
+			res := callbackResult{code: q.Get("code")}
+			iss := q.Get("iss")
+			switch {
+			case q.Get("error") != "":
+				msg := clip(q.Get("error"))
+				if desc := q.Get("error_description"); desc != "" {
+					msg += " (" + clip(desc) + ")"
+				}
+				res.err = fmt.Errorf("the authorization server refused: %s", msg)
+			case iss != "" && strings.TrimSuffix(iss, "/") != strings.TrimSuffix(d.issuer, "/"),
+				iss == "" && d.meta.IssParameterSupported:
+				res.err = errors.New("the authorization response came from another issuer (iss); refusing it")
+			case res.code == "":
+				res.err = errors.New("the authorization response holds no code")
+			}
+			if res.err != nil {
+				callbackPage(w, http.StatusBadRequest, "Authorisation failed: "+res.err.Error())
+			} else {
+				callbackPage(w, http.StatusOK, "mcptrunk is authorised. You can close this window.")
+			}
+			cb.result <- res
+		}),
+	}
+	go func() {
+		defer close(cb.served)
+		_ = cb.srv.Serve(ln)
+	}()
+	return cb
+}
+
+func callbackPage(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Referrer-Policy", "no-referrer")
+	w.WriteHeader(status)
+	fmt.Fprintf(w, "<!doctype html><title>mcptrunk</title><p>%s</p>\n", html.EscapeString(msg))
+}
+
+// wait returns the code the redirect brought, or why there is none.
+func (cb *callback) wait(ctx context.Context) (string, error) {
+	select {
+	case res := <-cb.result:
+		return res.code, res.err
+	case <-ctx.Done():
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return "", errors.New("timed out waiting for the authorization redirect")
+		}
+		return "", ctx.Err()
+	}
+}
+
+// close stops the loopback server and waits for it.
+func (cb *callback) close() {
+	cb.once.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		if cb.srv.Shutdown(ctx) != nil {
+			_ = cb.srv.Close()
+		}
+		<-cb.served
+	})
+}
+
+// tokenResponse is a token endpoint's answer (RFC 6749 §5.1, §5.2).
+type tokenResponse struct {
+	AccessToken  string    `json:"access_token"`
+	TokenType    string    `json:"token_type"`
+	RefreshToken string    `json:"refresh_token"`
+	ExpiresIn    flexInt64 `json:"expires_in"`
+	Scope        string    `json:"scope"`
+	Error        string    `json:"error"`
+	Description  string    `json:"error_description"`
+}
+
+// flexInt64 is a number that some servers send as a string.
+type flexInt64 int64
+
+func (n *flexInt64) UnmarshalJSON(b []byte) error {
+	s := strings.Trim(string(b), `"`)
+	if s == "" || s == "null" {
+		*n = 0
+		return nil
+	}
+	v, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		f, ferr := strconv.ParseFloat(s, 64)
+		if ferr != nil {
+			return err
+		}
+		v = int64(f)
+	}
+	*n = flexInt64(v)
+	return nil
+}
+
+// apply puts the tokens into rec. A refresh reply without a refresh token
+// keeps the old one.
+func (tr *tokenResponse) apply(rec *tokenRecord, now time.Time) {
+	rec.AccessToken = tr.AccessToken
+	rec.TokenType = tr.TokenType
+	if tr.RefreshToken != "" {
+		rec.RefreshToken = tr.RefreshToken
+	}
+	if tr.Scope != "" {
+		rec.Scope = tr.Scope
+	}
+	rec.Obtained = now
+	rec.Expiry = time.Time{}
+	if tr.ExpiresIn > 0 {
+		rec.Expiry = now.Add(time.Duration(tr.ExpiresIn) * time.Second)
+	}
+}
+
+// tokenError is a token endpoint's refusal, or an unusable reply.
+type tokenError struct {
+	status int
+	code   string // the OAuth error code
+	desc   string
+}
+
+func (e *tokenError) Error() string {
+	msg := fmt.Sprintf("the authorization server answered HTTP %d", e.status)
+	if e.code != "" {
+		msg = "the authorization server refused: " + e.code
+		if e.desc != "" {
+			msg += " (" + e.desc + ")"
+		}
+	}
+	return msg
+}
+
+// isPermanentTokenError reports whether the authorization server refused
+// the grant itself (a 4xx: revoked or expired refresh token, unknown
+// client), as opposed to failing or being out of reach.
+func isPermanentTokenError(err error) bool {
+	var te *tokenError
+	return errors.As(err, &te) && te.status >= 400 && te.status < 500
+}
+
+func tokenErrorCode(err error) string {
+	var te *tokenError
+	if errors.As(err, &te) {
+		if te.code != "" {
+			return te.code
+		}
+		return fmt.Sprintf("HTTP %d", te.status)
+	}
+	return err.Error()
+}
+
+// refreshGrant uses rec's refresh token and returns the updated record.
+func refreshGrant(ctx context.Context, hc *http.Client, rec *tokenRecord) (*tokenRecord, error) {
+	if rec.TokenEndpoint == "" || rec.ClientID == "" {
+		return nil, &tokenError{status: http.StatusBadRequest, code: "incomplete stored registration"}
+	}
+	form := url.Values{}
+	form.Set("grant_type", "refresh_token")
+	form.Set("refresh_token", rec.RefreshToken)
+	if rec.Resource != "" {
+		form.Set("resource", rec.Resource)
+	}
+	tr, err := tokenRequest(ctx, hc, rec, form, rec.RefreshToken)
+	if err != nil {
+		return nil, err
+	}
+	fresh := *rec
+	tr.apply(&fresh, time.Now())
+	return &fresh, nil
+}
+
+// tokenRequest POSTs form to the token endpoint with the client's
+// authentication. Nothing of the request or the reply that could be a
+// secret (the extra values given, the client secret, the tokens) is quoted
+// in an error.
+func tokenRequest(ctx context.Context, hc *http.Client, reg *tokenRecord, form url.Values, secrets ...string) (*tokenResponse, error) {
+	if err := checkEndpoint("token_endpoint", reg.TokenEndpoint); err != nil {
+		return nil, err
+	}
+	useBasic := reg.ClientSecret != "" && reg.TokenAuthMethod != "client_secret_post"
+	if !useBasic {
+		form.Set("client_id", reg.ClientID)
+		if reg.ClientSecret != "" {
+			form.Set("client_secret", reg.ClientSecret)
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, authHTTPTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, reg.TokenEndpoint, strings.NewReader(form.Encode()))
+	if err != nil {
+		return nil, errors.New("building the token request failed")
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Accept", "application/json")
+	if useBasic {
+		req.SetBasicAuth(url.QueryEscape(reg.ClientID), url.QueryEscape(reg.ClientSecret))
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, authNetError(err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, metadataLimit))
+	if err != nil {
+		return nil, fmt.Errorf("reading the token response: %v", err)
+	}
+	var tr tokenResponse
+	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	if mt == "application/x-www-form-urlencoded" || mt == "text/plain" {
+		// GitHub-style form replies.
+		if v, perr := url.ParseQuery(string(data)); perr == nil {
+			tr.AccessToken, tr.TokenType, tr.RefreshToken = v.Get("access_token"), v.Get("token_type"), v.Get("refresh_token")
+			tr.Scope, tr.Error, tr.Description = v.Get("scope"), v.Get("error"), v.Get("error_description")
+			_ = tr.ExpiresIn.UnmarshalJSON([]byte(v.Get("expires_in")))
+		}
+	} else if jerr := json.Unmarshal(data, &tr); jerr != nil && resp.StatusCode == http.StatusOK {
+		return nil, errors.New("the token response is not valid JSON")
+	}
+	scrub := func(s string) string {
+		for _, v := range append(secrets, reg.ClientSecret, tr.AccessToken, tr.RefreshToken) {
+			if len(v) >= 4 {
+				s = strings.ReplaceAll(s, v, "[redacted]")
+			}
+		}
+		return clip(s)
+	}
+	if resp.StatusCode != http.StatusOK || tr.Error != "" || tr.AccessToken == "" {
+		status := resp.StatusCode
+		if status == http.StatusOK {
+			status = http.StatusBadRequest // an error in a 200, or no token
+		}
+		code := scrub(tr.Error)
+		if code == "" && resp.StatusCode == http.StatusOK {
+			code = "no access_token in the reply"
+		}
+		return nil, &tokenError{status: status, code: code, desc: scrub(tr.Description)}
+	}
+	if tr.TokenType == "" {
+		tr.TokenType = "Bearer"
+	}
+	if !strings.EqualFold(tr.TokenType, "Bearer") {
+		return nil, fmt.Errorf("the authorization server issued a %q token; only Bearer tokens are supported", clip(tr.TokenType))
+	}
+	return &tr, nil
+}
