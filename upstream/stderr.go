@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"time"
 )
 
 // stderrTail keeps the last lines a server wrote to stderr, so a failure can
@@ -45,14 +46,34 @@ func (t *stderrTail) String() string {
 	return strings.Join(out, "\n")
 }
 
+// stderrLinesPerSecond bounds how many stderr lines of one server reach the
+// log each second: a server that floods stderr must not flood the host's
+// log (or slow the trunk down formatting records). The tail keeps every line.
+const stderrLinesPerSecond = 50
+
 // drainStderr copies a server's stderr into the log, one record per line
 // (the logger already names the server), and into tail.
 func drainStderr(r io.Reader, logger *slog.Logger, tail *stderrTail) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 4096), 1<<20)
+	var (
+		window     time.Time
+		logged     int
+		suppressed int
+	)
 	for sc.Scan() {
 		line := sc.Text()
 		tail.add(line)
+		if now := time.Now(); now.Sub(window) >= time.Second {
+			if suppressed > 0 {
+				logger.Warn("server stderr lines not logged (too many)", "lines", suppressed)
+			}
+			window, logged, suppressed = now, 0, 0
+		}
+		if logged++; logged > stderrLinesPerSecond {
+			suppressed++
+			continue
+		}
 		logger.Info("server stderr", "line", line)
 	}
 	// A line over the buffer's limit ends scanning; keep draining so the
