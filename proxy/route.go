@@ -24,11 +24,11 @@ func (t *Trunk) Handle(ctx context.Context, method string, params json.RawMessag
 	case "resources/templates/list":
 		return t.list(ctx, listTemplates, params)
 	case "tools/call":
-		return t.routeNamed(ctx, method, params, "tool")
+		return t.bounded(method, params)(t.routeNamed(ctx, method, params, "tool"))
 	case "prompts/get":
-		return t.routeNamed(ctx, method, params, "prompt")
+		return t.bounded(method, params)(t.routeNamed(ctx, method, params, "prompt"))
 	case "resources/read":
-		return t.routeResource(ctx, method, params, true)
+		return t.bounded(method, params)(t.routeResource(ctx, method, params, true))
 	case "resources/subscribe", "resources/unsubscribe":
 		return t.routeResource(ctx, method, params, false)
 	case "completion/complete":
@@ -232,4 +232,29 @@ func (t *Trunk) waitSettled(ctx context.Context) {
 	default:
 	}
 	t.WaitSettled(ctx)
+}
+
+// bounded checks a routed result against trunk.maxResultBytes. A host
+// reads messages up to a limit, and one over it breaks the host's whole
+// connection, losing every server: so an oversized result is refused with
+// an error naming what sent it. For a tool call it is a tool error, which
+// the model reads; otherwise a JSON-RPC error.
+func (t *Trunk) bounded(method string, params json.RawMessage) func(json.RawMessage, error) (json.RawMessage, error) {
+	return func(res json.RawMessage, err error) (json.RawMessage, error) {
+		limit := t.cfg.Load().Trunk.MaxResultBytes
+		if err != nil || limit <= 0 || len(res) <= limit {
+			return res, err
+		}
+		what, _ := stringField(params, "name")
+		if what == "" {
+			what, _ = stringField(params, "uri")
+		}
+		msg := fmt.Sprintf("the result of %s %q is %d bytes, more than trunk.maxResultBytes (%d), which keeps results within what the host can read; raise it in the config if the host reads more",
+			method, what, len(res), limit)
+		t.logger.Warn("refusing an oversized result", "method", method, "item", what, "bytes", len(res), "limit", limit)
+		if method == "tools/call" {
+			return toolError("%s", msg)
+		}
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "%s", msg)
+	}
 }

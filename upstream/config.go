@@ -177,7 +177,16 @@ type TrunkOptions struct {
 	// ToolSearch exports a search tool and a call tool instead of every
 	// tool, to keep large catalogs out of the host's context.
 	ToolSearch bool `json:"toolSearch,omitempty"`
+	// MaxResultBytes bounds one result passed to the host (default
+	// DefaultMaxResultBytes). A larger one is answered with an error naming
+	// the server: hosts read messages up to a limit (16 MiB for the Go SDK)
+	// and one over it breaks the host's whole connection, every server's.
+	MaxResultBytes int `json:"maxResultBytes,omitempty"`
 }
+
+// DefaultMaxResultBytes keeps every result within what common hosts read
+// in one message (the Go SDK: 16 MiB), with room for the envelope.
+const DefaultMaxResultBytes = 16_000_000
 
 // Config is a parsed, expanded, validated configuration. Servers are sorted
 // by Name.
@@ -237,6 +246,7 @@ type rawTrunk struct {
 	ReadOnly      json.RawMessage `json:"readOnly"`
 	ResourceTools json.RawMessage `json:"resourceTools"`
 	ToolSearch    json.RawMessage `json:"toolSearch"`
+	MaxResult     json.RawMessage `json:"maxResultBytes"`
 }
 
 var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
@@ -809,6 +819,13 @@ func parseTrunk(raw json.RawMessage) (TrunkOptions, []error) {
 	t.ReadOnly = p.boolean(rt.ReadOnly, "trunk.readOnly")
 	t.ResourceTools = p.boolean(rt.ResourceTools, "trunk.resourceTools")
 	t.ToolSearch = p.boolean(rt.ToolSearch, "trunk.toolSearch")
+	t.MaxResultBytes = DefaultMaxResultBytes
+	if n, ok := p.integer(rt.MaxResult, "trunk.maxResultBytes"); ok && n != 0 {
+		if n < 1024 {
+			p.addf("trunk.maxResultBytes", "must be at least 1024, got %d", n)
+		}
+		t.MaxResultBytes = n
+	}
 	return t, p.errs
 }
 

@@ -37,7 +37,7 @@ func defaultTimeouts() Timeouts {
 }
 
 func defaultTrunk() TrunkOptions {
-	return TrunkOptions{StartupWait: Duration(15 * time.Second), Concurrency: 8, MaxNameLength: 64, Prefix: "mcp__"}
+	return TrunkOptions{StartupWait: Duration(15 * time.Second), Concurrency: 8, MaxNameLength: 64, Prefix: "mcp__", MaxResultBytes: DefaultMaxResultBytes}
 }
 
 func TestConfigParseGood(t *testing.T) {
@@ -209,8 +209,8 @@ func TestConfigParseInline(t *testing.T) {
 				t.Errorf("timeouts = %+v, want %+v", got, want)
 			}
 		}},
-		{"trunk values", `{"trunk": {"startupWait": "2s", "concurrency": 1, "maxNameLength": 256, "prefix": "", "readOnly": true, "resourceTools": true, "toolSearch": true}}`, func(t *testing.T, c *Config) {
-			want := TrunkOptions{StartupWait: Duration(2 * time.Second), Concurrency: 1, MaxNameLength: 256, Prefix: "", ReadOnly: true, ResourceTools: true, ToolSearch: true}
+		{"trunk values", `{"trunk": {"startupWait": "2s", "concurrency": 1, "maxNameLength": 256, "prefix": "", "readOnly": true, "resourceTools": true, "toolSearch": true, "maxResultBytes": 67108864}}`, func(t *testing.T, c *Config) {
+			want := TrunkOptions{StartupWait: Duration(2 * time.Second), Concurrency: 1, MaxNameLength: 256, Prefix: "", ReadOnly: true, ResourceTools: true, ToolSearch: true, MaxResultBytes: 64 << 20}
 			if c.Trunk != want {
 				t.Errorf("trunk = %+v", c.Trunk)
 			}
@@ -303,7 +303,7 @@ func TestConfigParseBadFiles(t *testing.T) {
 		{"bad_filter_array.json", []string{`server "x": resources: want object, got array`}, 1},
 		{"bad_readonly_string.json", []string{`server "x": readOnlyTools: want array of strings, got string`}, 1},
 		{"bad_empty_name.json", []string{`server "": server name must not be empty`}, 1},
-		{"bad_trunk_policy.json", []string{`trunk.prefix: prefix "mcp::": only letters, digits, '_' and '-' are allowed`, `trunk.readOnly: want boolean, got string`}, 2},
+		{"bad_trunk_policy.json", []string{`trunk.prefix: prefix "mcp::": only letters, digits, '_' and '-' are allowed`, `trunk.readOnly: want boolean, got string`, `trunk.maxResultBytes: must be at least 1024, got 10`}, 3},
 		{"bad_reserved_name.json", []string{`server "trunk": `, `server "a__b": name may not contain "__"`, `server "my.srv": its name collides with server "my srv"`}, 3},
 		{"bad_unset_variable.json", []string{`server "x": headers.Authorization: variable "MCPTRUNK_TEST_UNSET_TOKEN" is not set`}, 1},
 		{"bad_unterminated_variable.json", []string{`server "x": args[0]: unterminated "${" at byte 0`}, 1},
