@@ -45,5 +45,16 @@ func (t *Trunk) forwardRequest(ctx context.Context, server, method string, param
 		return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method %q: mcptrunk has no host to ask", method)
 	}
 	t.logger.Debug("forwarding a request to the host", "server", server, "method", method)
+	if r, ok := d.(progressRouter); ok {
+		var release func()
+		params, release = r.routeProgress(server, params)
+		defer release()
+	}
 	return d.Call(ctx, method, params)
+}
+
+// progressRouter is a Downstream that can carry the host's progress for a
+// forwarded request back to the upstream that sent it (the stdio Server).
+type progressRouter interface {
+	routeProgress(server string, params json.RawMessage) (json.RawMessage, func())
 }

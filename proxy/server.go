@@ -1,11 +1,14 @@
 package proxy
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
+	"strconv"
+	"sync"
 	"sync/atomic"
 
 	"github.com/mcptrunk/mcptrunk/upstream/jsonrpc"
@@ -21,6 +24,20 @@ type Server struct {
 	logger *slog.Logger
 
 	initialized atomic.Bool
+
+	// Progress for the requests upstreams send the host (sampling,
+	// elicitation, roots): each progressToken is replaced with one the trunk
+	// makes up (two upstreams may well pick the same token), and the host's
+	// notifications/progress for it go back to the upstream that asked,
+	// with its own token. See routeProgress.
+	progressSeq    atomic.Int64
+	progressRoutes sync.Map // the trunk's token (raw JSON) -> progressRoute
+}
+
+// progressRoute is where the host's progress for one forwarded request goes.
+type progressRoute struct {
+	server string
+	token  json.RawMessage // the upstream's own token, as it sent it
 }
 
 // Supported protocol revisions, newest first. A host asking for another
@@ -33,7 +50,7 @@ var protocolVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-
 func (t *Trunk) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	s := &Server{trunk: t, logger: t.logger}
 	s.conn = jsonrpc.NewConn(in, out, s, &jsonrpc.Options{Logger: t.logger.With("peer", "host")})
-	t.SetDownstream(s.conn)
+	t.SetDownstream(s)
 
 	served := make(chan error, 1)
 	go func() { served <- s.conn.Serve() }()
@@ -66,6 +83,78 @@ func (s *Server) HandleNotification(method string, params json.RawMessage) {
 		for _, c := range s.trunk.clients() {
 			_ = c.Notify(method, params) // servers that are not ready miss nothing they asked for
 		}
+	case "notifications/progress":
+		s.forwardProgress(method, params)
+	}
+}
+
+// Notify and Call make the Server the trunk's Downstream.
+func (s *Server) Notify(method string, params json.RawMessage) error {
+	return s.conn.Notify(method, params)
+}
+
+func (s *Server) Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	return s.conn.Call(ctx, method, params)
+}
+
+// routeProgress prepares a request from an upstream for the host: when it
+// carries _meta.progressToken, the token is replaced with one unique to the
+// trunk, and the host's notifications/progress for it are routed back to
+// server, with the upstream's token, until release is called (after the
+// host's answer: its progress comes before it).
+func (s *Server) routeProgress(server string, params json.RawMessage) (json.RawMessage, func()) {
+	noop := func() {}
+	start, end, found, err := fieldSpan(params, "_meta")
+	if err != nil || !found {
+		return params, noop
+	}
+	meta := params[start:end]
+	ts, te, found, err := fieldSpan(meta, "progressToken")
+	if err != nil || !found {
+		return params, noop
+	}
+	token := json.RawMessage(strconv.Quote("mcptrunk-" + strconv.FormatInt(s.progressSeq.Add(1), 10)))
+	newMeta, err := replaceField(meta, "progressToken", token)
+	if err != nil {
+		return params, noop
+	}
+	out, err := replaceField(params, "_meta", newMeta)
+	if err != nil {
+		return params, noop
+	}
+	key := string(token)
+	s.progressRoutes.Store(key, progressRoute{server: server, token: append(json.RawMessage(nil), meta[ts:te]...)})
+	return out, func() { s.progressRoutes.Delete(key) }
+}
+
+// forwardProgress passes the host's progress for a forwarded request to the
+// upstream that sent the request, with that upstream's token. Progress for
+// anything else has nowhere to go.
+func (s *Server) forwardProgress(method string, params json.RawMessage) {
+	start, end, found, err := fieldSpan(params, "progressToken")
+	if err != nil || !found {
+		return
+	}
+	var compacted bytes.Buffer
+	if json.Compact(&compacted, params[start:end]) != nil {
+		return
+	}
+	v, ok := s.progressRoutes.Load(compacted.String())
+	if !ok {
+		s.logger.Debug("progress from the host for no forwarded request", "token", compacted.String())
+		return
+	}
+	route := v.(progressRoute)
+	out, err := replaceField(params, "progressToken", route.token)
+	if err != nil {
+		return
+	}
+	c, ok := s.trunk.Host().Client(route.server)
+	if !ok {
+		return
+	}
+	if err := c.Notify(method, out); err != nil {
+		s.logger.Debug("passing the host's progress on failed", "server", route.server, "error", err)
 	}
 }
 

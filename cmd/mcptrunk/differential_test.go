@@ -1,0 +1,523 @@
+package main
+
+// Differential tests (issue #3, "results and errors exactly as sent"): one
+// upstream run twice, once directly and once behind mcptrunk, both driven by
+// the same go-sdk client (answering sampling, elicitation and roots the same
+// way), and everything they answer compared after the trunk's names and URIs
+// are mapped back: catalogs, every safe tool's result or error with its
+// progress notifications and log messages, every prompt, every resource and
+// an expansion of every template, and completions for every prompt argument
+// and template variable.
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// diffPlan says how to exercise one server.
+type diffPlan struct {
+	// tools: arguments for every tool that is safe to call. A listed tool
+	// that is neither here nor in skip fails the test, so new tools are
+	// looked at rather than called blindly.
+	tools map[string]map[string]any
+	// twice: tools called a second time right after the first (toggles).
+	twice map[string]bool
+	// last: tools called after all the others (they change the lists).
+	last []string
+	// skip: tools never called, and why.
+	skip map[string]string
+	// prompts: arguments for every prompt.
+	prompts map[string]map[string]string
+	// templates: an expansion of every resource template.
+	templates map[string]string
+	// startupLog is a log message the server sends each client soon after
+	// the handshake; the comparison waits for it on both sides.
+	startupLog string
+	// normalise removes what legitimately differs between two runs of the
+	// server (clocks, the environment), applied to both sides.
+	normalise func(t *testing.T, v any) any
+}
+
+var conformancePlan = diffPlan{
+	tools: map[string]map[string]any{
+		"test_simple_text":                           {},
+		"test_image_content":                         {},
+		"test_audio_content":                         {},
+		"test_embedded_resource":                     {},
+		"test_multiple_content_types":                {},
+		"test_tool_with_logging":                     {},
+		"test_tool_with_progress":                    {},
+		"test_error_handling":                        {},
+		"test_sampling":                              {"prompt": "differential sampling"},
+		"test_elicitation":                           {"message": "differential elicitation"},
+		"test_elicitation_sep1034_defaults":          {},
+		"test_elicitation_sep1330_enums":             {},
+		"json_schema_2020_12_tool":                   {"name": "Ada", "contactMethod": "email", "email": "ada@example.com"},
+		"test_reconnection":                          {},
+		"test_x_mcp_header":                          {"region": "eu-north", "level": 2},
+		"test_missing_capability":                    {},
+		"test_streaming_elicitation":                 {},
+		"test_logging_tool":                          {},
+		"test_trigger_tool_change":                   {},
+		"test_trigger_prompt_change":                 {},
+		"test_input_required_result_elicitation":     {},
+		"test_input_required_result_sampling":        {},
+		"test_input_required_result_list_roots":      {},
+		"test_input_required_result_request_state":   {},
+		"test_input_required_result_multiple_inputs": {},
+		"test_input_required_result_multi_round":     {},
+		"test_input_required_result_tampered_state":  {},
+		"test_input_required_result_capabilities":    {},
+	},
+	last: []string{"test_trigger_tool_change", "test_trigger_prompt_change"},
+	skip: map[string]string{},
+	prompts: map[string]map[string]string{
+		"test_simple_prompt":                 nil,
+		"test_prompt_with_arguments":         {"arg1": "first", "arg2": "second"},
+		"test_prompt_with_embedded_resource": {"resourceUri": "test://static-text"},
+		"test_prompt_with_image":             nil,
+		"test_input_required_result_prompt":  nil,
+	},
+	templates: map[string]string{"test://template/{id}/data": "test://template/42/data"},
+	normalise: func(_ *testing.T, v any) any { return v },
+}
+
+var everythingPlan = diffPlan{
+	tools: map[string]map[string]any{
+		"echo":                           {"message": "differential ✓"},
+		"get-annotated-message":          {"messageType": "error", "includeImage": true},
+		"get-env":                        {},
+		"get-resource-links":             {"count": 4},
+		"get-resource-reference":         {"resourceType": "Blob", "resourceId": 4},
+		"get-structured-content":         {"location": "Chicago"},
+		"get-sum":                        {"a": 2, "b": 40},
+		"get-tiny-image":                 {},
+		"toggle-subscriber-updates":      {},
+		"trigger-long-running-operation": {"duration": 0.3, "steps": 3},
+		"get-roots-list":                 {},
+		"trigger-elicitation-request":    {},
+		"trigger-sampling-request":       {"prompt": "differential", "maxTokens": 30},
+	},
+	twice: map[string]bool{"toggle-subscriber-updates": true}, // on, then off again
+	skip: map[string]string{
+		"gzip-file-as-resource":             "downloads from the internet",
+		"toggle-simulated-logging":          "keeps logging every 5s and keeps the server alive after stdin EOF",
+		"simulate-research-query":           "task-mode only (execution.taskSupport required); mcptrunk does not offer tasks",
+		"trigger-url-elicitation":           "sends the user to a web page",
+		"trigger-sampling-request-async":    "needs the client's tasks capability",
+		"trigger-elicitation-request-async": "needs the client's tasks capability",
+	},
+	prompts: map[string]map[string]string{
+		"simple-prompt":      nil,
+		"args-prompt":        {"city": "Oslo", "state": "Viken"},
+		"completable-prompt": {"department": "Sales", "name": "Eve"},
+		"resource-prompt":    {"resourceType": "Text", "resourceId": "5"},
+	},
+	templates: map[string]string{
+		"demo://resource/dynamic/text/{resourceId}": "demo://resource/dynamic/text/5",
+		"demo://resource/dynamic/blob/{resourceId}": "demo://resource/dynamic/blob/6",
+	},
+	startupLog: "Roots updated: 1 root(s) received from client",
+	normalise:  normaliseEverything,
+}
+
+// clock matches the times server-everything stamps its dynamic resources
+// with (toLocaleTimeString): two runs may straddle a second.
+var clock = regexp.MustCompile(`\d{1,2}:\d{2}:\d{2}(\s?[AP]M)?`)
+
+// normaliseEverything blanks the clock in texts and blobs, and the
+// variables in get-env's output that differ between any two processes
+// started by the tests (the per-test tag).
+func normaliseEverything(t *testing.T, v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, val := range x {
+			s, isString := val.(string)
+			switch {
+			case isString && k == "text":
+				var env map[string]any
+				if strings.HasPrefix(s, "{") && json.Unmarshal([]byte(s), &env) == nil && env["PATH"] != nil {
+					delete(env, tagEnv)
+					s = mustJSON(env)
+				}
+				x[k] = clock.ReplaceAllString(s, "<time>")
+			case isString && k == "blob":
+				if b, err := base64.StdEncoding.DecodeString(s); err == nil {
+					x[k] = "<blob> " + clock.ReplaceAllString(string(b), "<time>")
+				}
+			default:
+				x[k] = normaliseEverything(t, val)
+			}
+		}
+		return x
+	case []any:
+		for i := range x {
+			x[i] = normaliseEverything(t, x[i])
+		}
+		return x
+	}
+	return v
+}
+
+func TestDifferentialConformance(t *testing.T) {
+	t.Parallel()
+	runDifferential(t, "conformance", []string{conformanceBin(t)}, conformancePlan)
+}
+
+func TestDifferentialEverything(t *testing.T) {
+	t.Parallel()
+	runDifferential(t, "everything", everythingArgv(t), everythingPlan)
+}
+
+// diffSide is one of the two sessions.
+type diffSide struct {
+	name string // "directly" or "through the trunk"
+	h    *host
+	// export maps a raw tool or prompt name to what this side calls it;
+	// uri does the same for resource URIs.
+	export func(string) string
+	uri    func(string) string
+}
+
+func runDifferential(t *testing.T, name string, argv []string, plan diffPlan) {
+	ctx := testCtx(t, 180*time.Second)
+	cfg := writeConfig(t, map[string]server{name: {"command": argv[0], "args": argv[1:], "timeouts": slowTimeouts}},
+		map[string]any{"startupWait": "60s"})
+	server := name
+	hc := hostConfig{full: true, roots: protoRoots}
+	through := diffSide{
+		name:   "through the trunk",
+		h:      trunkHost(t, ctx, cfg, hc, ""),
+		export: func(raw string) string { return "mcp__" + server + "__" + raw },
+		uri:    func(raw string) string { return "mcptrunk://" + server + "/" + raw },
+	}
+	// The trunk speaks 2025-11-25 to its upstreams, so the direct session
+	// does too (go-sdk's default would negotiate 2026-07-28 with the
+	// conformance server and take other code paths there).
+	direct := diffSide{
+		name:   "directly",
+		h:      directHost(t, ctx, argv, hc, "2025-11-25"),
+		export: func(raw string) string { return raw },
+		uri:    func(raw string) string { return raw },
+	}
+	sides := []diffSide{direct, through}
+	for _, s := range sides {
+		if err := s.h.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
+			t.Fatalf("%s: logging/setLevel: %v", s.name, err)
+		}
+	}
+
+	// normal turns a result from either side into comparable JSON.
+	normal := func(t *testing.T, s diffSide, v any) string {
+		t.Helper()
+		g := decode(t, v)
+		if s.name == through.name {
+			var n int
+			g = unnamespace(t, g, server, &n)
+		}
+		return mustJSON(plan.normalise(t, g))
+	}
+
+	// ---- catalogs ----
+	var tools []*mcp.Tool
+	var prompts []*mcp.Prompt
+	var templates []*mcp.ResourceTemplate
+	var resources []*mcp.Resource
+	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	err := eventually(wctx, 250*time.Millisecond, func() error {
+		a, b := listAll(t, ctx, direct.h.ClientSession), listAll(t, ctx, through.h.ClientSession)
+		tools, prompts, resources, templates = a.tools, a.prompts, a.resources, a.templates
+		var problems []string
+		same := func(kind string, d, th []string, key func(int) (any, any)) {
+			want := make([]string, len(d))
+			for i := range d {
+				want[i] = d[i]
+			}
+			sort.Strings(want)
+			got := append([]string(nil), th...)
+			if !slices.Equal(want, got) {
+				problems = append(problems, fmt.Sprintf("%s: directly %q, through the trunk %q", kind, want, got))
+				return
+			}
+			for i := range d {
+				x, y := key(i)
+				if x == nil {
+					continue
+				}
+				if mustJSON(x) != mustJSON(y) {
+					problems = append(problems, fmt.Sprintf("%s %s:\n  directly:          %s\n  through the trunk: %s", kind, d[i], mustJSON(x), mustJSON(y)))
+				}
+			}
+		}
+		byName := func(items []*mcp.Tool, name string) *mcp.Tool {
+			for _, it := range items {
+				if it.Name == name {
+					return it
+				}
+			}
+			return nil
+		}
+		var dn, tn []string
+		for _, x := range a.tools {
+			dn = append(dn, through.export(x.Name))
+		}
+		for _, x := range b.tools {
+			if strings.HasPrefix(x.Name, through.export("")) { // not the trunk's own
+				tn = append(tn, x.Name)
+			}
+		}
+		same("tools", dn, tn, func(i int) (any, any) {
+			y := byName(b.tools, dn[i])
+			if y == nil {
+				return nil, nil
+			}
+			c := *a.tools[i]
+			c.Name = dn[i]
+			return &c, y
+		})
+		dn, tn = nil, nil
+		for _, x := range a.prompts {
+			dn = append(dn, through.export(x.Name))
+		}
+		for _, x := range b.prompts {
+			if strings.HasPrefix(x.Name, through.export("")) { // not the trunk's own
+				tn = append(tn, x.Name)
+			}
+		}
+		same("prompts", dn, tn, func(int) (any, any) { return nil, nil })
+		dn, tn = nil, nil
+		for _, x := range a.resources {
+			dn = append(dn, through.uri(x.URI))
+		}
+		for _, x := range b.resources {
+			if strings.HasPrefix(x.URI, through.uri("")) { // not the trunk's own
+				tn = append(tn, x.URI)
+			}
+		}
+		same("resources", dn, tn, func(int) (any, any) { return nil, nil })
+		dn, tn = nil, nil
+		for _, x := range a.templates {
+			dn = append(dn, through.uri(x.URITemplate))
+		}
+		for _, x := range b.templates {
+			if strings.HasPrefix(x.URITemplate, through.uri("")) { // not the trunk's own
+				tn = append(tn, x.URITemplate)
+			}
+		}
+		same("templates", dn, tn, func(int) (any, any) { return nil, nil })
+		if len(problems) > 0 {
+			return fmt.Errorf("%s", strings.Join(problems, "\n"))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("the catalogs differ: %v", err)
+	}
+
+	// Let start-up chatter (server-everything logs the roots it got) pass.
+	quiet := func() {
+		for {
+			n := len(direct.h.rec.logsSnapshot()) + len(through.h.rec.logsSnapshot())
+			time.Sleep(300 * time.Millisecond)
+			if n == len(direct.h.rec.logsSnapshot())+len(through.h.rec.logsSnapshot()) || ctx.Err() != nil {
+				return
+			}
+		}
+	}
+	if plan.startupLog != "" {
+		for _, s := range sides {
+			if !waitFor(ctx, 30*time.Second, func() bool {
+				for _, l := range s.h.rec.logsSnapshot() {
+					if l.Data == plan.startupLog {
+						return true
+					}
+				}
+				return false
+			}) {
+				t.Fatalf("%s: %s never logged %q", s.name, server, plan.startupLog)
+			}
+		}
+	}
+	quiet()
+
+	// logsSince returns the log messages a side got after mark, with the
+	// trunk's logger naming mapped back.
+	logsSince := func(t *testing.T, s diffSide, mark int) []string {
+		t.Helper()
+		var out []string
+		for _, l := range s.h.rec.logsSnapshot()[mark:] {
+			c := *l
+			if s.name == through.name {
+				switch {
+				case c.Logger == server:
+					c.Logger = ""
+				case strings.HasPrefix(c.Logger, server+"/"):
+					c.Logger = strings.TrimPrefix(c.Logger, server+"/")
+				default:
+					t.Errorf("a log message through the trunk does not name the server: %s", mustJSON(l))
+				}
+			}
+			out = append(out, normal(t, s, &c))
+		}
+		return out
+	}
+	progressOf := func(s diffSide, token string) []string {
+		var out []string
+		for _, p := range s.h.rec.progressFor(token) {
+			out = append(out, fmt.Sprintf("%v/%v %q", p.Progress, p.Total, p.Message))
+		}
+		return out
+	}
+
+	// compare runs f on both sides and requires the same outcome: result
+	// (normalised), or JSON-RPC error, plus the same log messages and, for
+	// token != "", the same progress notifications.
+	compare := func(t *testing.T, what, token string, f func(s diffSide) (any, error)) {
+		t.Helper()
+		var results, logs, progress [2]string
+		var errs [2]error
+		for i, s := range sides {
+			mark := len(s.h.rec.logsSnapshot())
+			res, err := f(s)
+			errs[i] = err
+			if err == nil {
+				results[i] = normal(t, s, res)
+			}
+			time.Sleep(150 * time.Millisecond) // notifications that trail the result
+			logs[i] = strings.Join(logsSince(t, s, mark), "\n")
+			if token != "" {
+				progress[i] = strings.Join(progressOf(s, token), "\n")
+			}
+		}
+		switch {
+		case errs[0] != nil || errs[1] != nil:
+			if errs[0] == nil || errs[1] == nil {
+				t.Errorf("%s: directly %v / %s, through the trunk %v / %s", what, errs[0], results[0], errs[1], results[1])
+				break
+			}
+			d, th := asWireError(errs[0]), asWireError(errs[1])
+			if d == nil || th == nil {
+				if errs[0].Error() != errs[1].Error() {
+					t.Errorf("%s: directly %v, through the trunk %v", what, errs[0], errs[1])
+				}
+				break
+			}
+			if mustJSON(d) != mustJSON(th) {
+				t.Errorf("%s: the error changed on the way:\n  directly:          %s\n  through the trunk: %s", what, mustJSON(d), mustJSON(th))
+			}
+		case results[0] != results[1]:
+			t.Errorf("%s: the result changed on the way:\n  directly:          %s\n  through the trunk: %s", what, results[0], results[1])
+		}
+		if logs[0] != logs[1] {
+			t.Errorf("%s: log messages differ:\n  directly:\n%s\n  through the trunk:\n%s", what, logs[0], logs[1])
+		}
+		if progress[0] != progress[1] {
+			t.Errorf("%s: progress differs:\n  directly:          %s\n  through the trunk: %s", what, progress[0], progress[1])
+		}
+	}
+
+	// ---- tools ----
+	var order, lastOnes []string
+	for _, tool := range tools {
+		switch {
+		case plan.skip[tool.Name] != "":
+			t.Logf("not calling %s: %s", tool.Name, plan.skip[tool.Name])
+		case plan.tools[tool.Name] == nil:
+			t.Errorf("%s lists tool %s, which the plan does not cover: decide whether it is safe to call", server, tool.Name)
+		case slices.Contains(plan.last, tool.Name):
+			lastOnes = append(lastOnes, tool.Name)
+		default:
+			order = append(order, tool.Name)
+		}
+	}
+	called := 0
+	for _, name := range append(order, lastOnes...) {
+		times := 1
+		if plan.twice[name] {
+			times = 2
+		}
+		for n := range times {
+			token := fmt.Sprintf("diff-%s-%d", name, n)
+			compare(t, "tools/call "+name, token, func(s diffSide) (any, error) {
+				p := &mcp.CallToolParams{Name: s.export(name), Arguments: plan.tools[name]}
+				p.SetProgressToken(token)
+				return s.h.CallTool(ctx, p)
+			})
+			called++
+		}
+	}
+
+	// ---- prompts ----
+	for _, p := range prompts {
+		args, ok := plan.prompts[p.Name]
+		if !ok {
+			t.Errorf("%s lists prompt %s, which the plan does not cover", server, p.Name)
+			continue
+		}
+		compare(t, "prompts/get "+p.Name, "", func(s diffSide) (any, error) {
+			return s.h.GetPrompt(ctx, &mcp.GetPromptParams{Name: s.export(p.Name), Arguments: args})
+		})
+	}
+
+	// ---- resources and templates ----
+	var uris []string
+	for _, r := range resources {
+		uris = append(uris, r.URI)
+	}
+	for _, tpl := range templates {
+		u, ok := plan.templates[tpl.URITemplate]
+		if !ok {
+			t.Errorf("%s lists template %s, which the plan does not cover", server, tpl.URITemplate)
+			continue
+		}
+		uris = append(uris, u)
+	}
+	for _, u := range uris {
+		compare(t, "resources/read "+u, "", func(s diffSide) (any, error) {
+			return s.h.ReadResource(ctx, &mcp.ReadResourceParams{URI: s.uri(u)})
+		})
+	}
+
+	// ---- completions: every prompt argument, every template variable ----
+	completions := 0
+	for _, p := range prompts {
+		for _, a := range p.Arguments {
+			completions++
+			compare(t, "completion/complete "+p.Name+" "+a.Name, "", func(s diffSide) (any, error) {
+				return s.h.Complete(ctx, &mcp.CompleteParams{
+					Ref:      &mcp.CompleteReference{Type: "ref/prompt", Name: s.export(p.Name)},
+					Argument: mcp.CompleteParamsArgument{Name: a.Name, Value: ""},
+				})
+			})
+		}
+	}
+	variable := regexp.MustCompile(`\{([^}]+)\}`)
+	for _, tpl := range templates {
+		for _, m := range variable.FindAllStringSubmatch(tpl.URITemplate, -1) {
+			completions++
+			compare(t, "completion/complete "+tpl.URITemplate+" "+m[1], "", func(s diffSide) (any, error) {
+				return s.h.Complete(ctx, &mcp.CompleteParams{
+					Ref:      &mcp.CompleteReference{Type: "ref/resource", URI: s.uri(tpl.URITemplate)},
+					Argument: mcp.CompleteParamsArgument{Name: m[1], Value: "1"},
+				})
+			})
+		}
+	}
+
+	t.Logf("%s: compared %d tool calls, %d prompts, %d resource reads, %d completions; %d log messages and %d progress notifications directly",
+		server, called, len(prompts), len(uris), completions, len(direct.h.rec.logsSnapshot()), direct.h.rec.progressCount())
+	if called < len(plan.tools)/2 || len(prompts) == 0 || len(uris) == 0 {
+		t.Errorf("too little was compared to prove anything")
+	}
+}
