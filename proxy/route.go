@@ -142,8 +142,13 @@ func (t *Trunk) routeResource(ctx context.Context, method string, params json.Ra
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s: %v", method, err)
 	}
 	res, err := c.Call(ctx, method, forward)
-	if err != nil || !read {
-		return res, err
+	if err != nil {
+		return nil, err
+	}
+	if !read {
+		// Kept for servers that restart: they are subscribed again.
+		t.session.subscribed(server, raw, method == "resources/subscribe")
+		return res, nil
 	}
 	return namespaceReadResult(server, res), nil
 }
@@ -205,6 +210,7 @@ func (t *Trunk) routeCompletion(ctx context.Context, params json.RawMessage) (js
 // starting, so it first waits for them as the first list request does: a
 // server that is not ready yet would never hear of the level.
 func (t *Trunk) setLevel(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
+	t.session.setLevel(params) // for servers that connect later or again
 	t.waitSettled(ctx)
 	for _, c := range t.clients() {
 		if state, _ := c.State(); state != upstream.StateReady || !c.Init().Capabilities.Logging {

@@ -47,8 +47,11 @@ type Trunk struct {
 	version  string
 	pageSize int
 	restart  upstream.RestartPolicy
-	kick     chan struct{} // a server changed: rebuild the catalog
-	stopped  chan struct{} // closed by Close: stops the announcer
+	kick     chan struct{}   // a server changed: rebuild the catalog
+	stopped  chan struct{}   // closed by Close: stops the announcer
+	life     context.Context // ends at Close: work the trunk starts on its own
+	stopLife context.CancelFunc
+	session  *session
 
 	startOnce sync.Once
 	started   chan struct{} // closed once host is set
@@ -94,8 +97,10 @@ func New(cfg *upstream.Config, opts *Options) *Trunk {
 		restart:  opts.Restart,
 		kick:     make(chan struct{}, 1),
 		stopped:  make(chan struct{}),
+		session:  newSession(),
 		started:  make(chan struct{}),
 	}
+	t.life, t.stopLife = context.WithCancel(context.Background())
 	t.cat.Store(&catalog{})
 	t.cfg.Store(cfg)
 	return t
@@ -234,7 +239,8 @@ const announceDelay = 25 * time.Millisecond
 
 // announce sends the host one list_changed per list that changed since the
 // host last saw it. Lists the host has never asked for are not announced:
-// its first request will see them as they are.
+// its first request will see them as they are. A server that (re)connected
+// is first told the host's log level and subscriptions (resync).
 func (t *Trunk) announce() {
 	for {
 		select {
@@ -247,6 +253,7 @@ func (t *Trunk) announce() {
 			return
 		case <-time.After(announceDelay):
 		}
+		t.resync()
 		cat := t.snapshot()
 		t.announceMu.Lock()
 		var methods []string
@@ -285,6 +292,7 @@ func (t *Trunk) Close(ctx context.Context) error {
 	t.closeOnce.Do(func() {
 		t.startOnce.Do(func() {}) // a Start after Close does nothing
 		close(t.stopped)
+		t.stopLife()
 		select {
 		case <-t.started:
 			err = t.host.Close(ctx)

@@ -258,7 +258,21 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 // ping_tool kills the process mid-request, as an upstream that dies would.
 func serve(o options, start int, crashOnCall bool) {
 	out := &lockedWriter{w: os.Stdout}
-	s := server.NewMCPServer("chaos", "0.1.0", server.WithToolCapabilities(false))
+	// Logging and a subscribable resource, with every such request named on
+	// stderr: what a restarted server is asked again can be seen.
+	hooks := &server.Hooks{}
+	hooks.AddBeforeAny(func(_ context.Context, _ any, method mcp.MCPMethod, _ any) {
+		switch method {
+		case mcp.MethodSetLogLevel, mcp.MethodResourcesSubscribe, mcp.MethodResourcesUnsubscribe:
+			fmt.Fprintf(os.Stderr, "chaos: request %s\n", method)
+		}
+	})
+	s := server.NewMCPServer("chaos", "0.1.0", server.WithToolCapabilities(false),
+		server.WithLogging(), server.WithResourceCapabilities(true, false), server.WithHooks(hooks))
+	s.AddResource(mcp.NewResource("chaos://state", "state", mcp.WithMIMEType("text/plain")),
+		func(context.Context, mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+			return []mcp.ResourceContents{mcp.TextResourceContents{URI: "chaos://state", MIMEType: "text/plain", Text: "ok"}}, nil
+		})
 	s.AddTool(mcp.NewTool("ping_tool", mcp.WithDescription("Answers pong.")),
 		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			if crashOnCall {
