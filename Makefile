@@ -44,8 +44,15 @@ cross:
 	GOOS=darwin  $(GO) build -o /dev/null ./cmd/...
 	GOOS=windows $(GO) build -o /dev/null ./cmd/...
 
+# Benchmarks (docs/performance.md): the Go micro-benchmarks of the hot path,
+# then mcptrunk-bench, which sends the same workloads straight to
+# mcptrunk-notes and through the trunk, interleaved, and prints the table
+# with the ratios and targets. About a minute and a half on 2 cores;
+# BENCHFLAGS=-quick for about half a minute.
+BENCHFLAGS ?=
 bench: build
-	$(GO) test -run=NONE -bench=. -benchmem ./...
+	$(GO) test -run=NONE -bench=. -benchmem -benchtime=200ms ./...
+	./$(BIN)/mcptrunk-bench -trunk $(BIN)/mcptrunk -notes $(BIN)/mcptrunk-notes $(BENCHFLAGS)
 
 clean:
 	rm -rf $(BIN)

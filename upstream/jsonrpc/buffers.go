@@ -7,6 +7,10 @@ import "sync"
 const (
 	frameOverhead = 128     // envelope, id and method around the payload
 	maxPooled     = 1 << 20 // larger buffers are left to the GC
+	// largePayload is the size from which params and results are not copied
+	// into a frame buffer at all, but written from where they are between
+	// the frame's head and its end (see Conn.writeSplit).
+	largePayload = 64 << 10
 )
 
 var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
@@ -26,3 +30,13 @@ func putBuf(b []byte) {
 	b = b[:0]
 	bufPool.Put(&b)
 }
+
+// hugeMessage is the size from which reading a message is followed by a
+// garbage collection. Reading a line of n bytes briefly holds 2n (bufio's
+// fragments, then the line), and the GC sets its next goal at twice what
+// it last found live: without a collection in between, the garbage of one
+// huge message is still in the heap when the next one arrives, and the
+// process peaks near 4n. Collecting once the message is handed on costs
+// about a millisecond against the tens of milliseconds it takes to move
+// that many bytes.
+const hugeMessage = 4 << 20

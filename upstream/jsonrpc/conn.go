@@ -9,9 +9,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Handler receives what the peer sends on its own initiative.
@@ -48,8 +50,11 @@ type Conn struct {
 	nextID  atomic.Int64
 	garbage atomic.Int64
 
-	handlers sync.WaitGroup // one per incoming request being handled
-	writeMu  sync.Mutex     // serialises frames on w
+	handlers sync.WaitGroup  // one per handler goroutine (see handle)
+	idle     chan handlerJob // to a handler goroutine waiting for its next request
+	idlers   atomic.Int32    // handler goroutines waiting on idle
+	readDone chan struct{}   // closed when the read loop has ended
+	writeMu  sync.Mutex      // serialises frames on w
 
 	mu       sync.Mutex
 	pending  map[int64]chan response     // our requests awaiting a response
@@ -80,6 +85,8 @@ func NewConn(r io.Reader, w io.Writer, h Handler, opts *Options) *Conn {
 		handler:  h,
 		logger:   logger,
 		done:     make(chan struct{}),
+		idle:     make(chan handlerJob),
+		readDone: make(chan struct{}),
 		pending:  make(map[int64]chan response),
 		inflight: make(map[string]*inflightRequest),
 	}
@@ -102,6 +109,7 @@ func (c *Conn) Err() error {
 func (c *Conn) Serve() error {
 	base, cancelAll := context.WithCancel(context.Background())
 	readErr := c.readLoop(base)
+	close(c.readDone) // idle handler goroutines exit
 	cancelAll()
 	c.handlers.Wait()
 
@@ -126,6 +134,9 @@ func (c *Conn) readLoop(base context.Context) error {
 		if len(bytes.TrimSpace(line)) > 0 {
 			c.dispatch(base, line)
 		}
+		if len(line) >= hugeMessage {
+			runtime.GC() // see hugeMessage
+		}
 		if err != nil {
 			return err
 		}
@@ -133,8 +144,8 @@ func (c *Conn) readLoop(base context.Context) error {
 }
 
 func (c *Conn) dispatch(base context.Context, line []byte) {
-	var m message
-	if err := json.Unmarshal(line, &m); err != nil {
+	m, err := decodeMessage(line)
+	if err != nil {
 		c.reportGarbage(line, err)
 		return
 	}
@@ -194,26 +205,89 @@ func (c *Conn) startHandler(base context.Context, m message) {
 	c.inflight[key] = req
 	c.mu.Unlock()
 
+	j := handlerJob{ctx: ctx, cancel: cancel, req: req, key: key, m: m}
+	select {
+	case c.idle <- j: // a handler goroutine done with its last request takes it
+		return
+	default:
+	}
 	c.handlers.Add(1)
-	go func() {
-		defer c.handlers.Done()
-		result, err := c.callHandler(ctx, m.Method, m.Params)
-		cancel()
-		c.mu.Lock()
-		delete(c.inflight, key)
-		skip := req.cancelled
-		c.mu.Unlock()
-		if skip {
-			return
-		}
-		var rpcErr *Error
-		if err != nil {
-			rpcErr = AsError(err)
-		}
-		if werr := c.writeResponse(m.ID, result, rpcErr); werr != nil {
-			c.logger.Debug("writing a response failed", "method", m.Method, "error", werr)
+	go c.handle(j)
+}
+
+// handlerJob is one request from the peer for a handler goroutine.
+type handlerJob struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+	req    *inflightRequest
+	key    string
+	m      message
+}
+
+// maxIdleHandlers and handlerIdle bound the handler goroutines that wait
+// for the next request once theirs is answered: at most this many, for at
+// most this long. A goroutine that takes over a request keeps the stack it
+// grew on the last one; a new goroutine starts small and grows (copies) its
+// stack on every request, which was a tenth of the trunk's CPU per
+// tools/call.
+const (
+	maxIdleHandlers = 32
+	handlerIdle     = time.Second
+)
+
+// handle runs j and then the requests startHandler passes it while it
+// waits idle, until it has waited handlerIdle, maxIdleHandlers others are
+// already waiting, or the read loop ends.
+func (c *Conn) handle(j handlerJob) {
+	defer c.handlers.Done()
+	var idle *time.Timer
+	defer func() {
+		if idle != nil {
+			idle.Stop()
 		}
 	}()
+	for {
+		c.runHandler(j)
+		if c.idlers.Add(1) > maxIdleHandlers {
+			c.idlers.Add(-1)
+			return
+		}
+		if idle == nil {
+			idle = time.NewTimer(handlerIdle)
+		} else {
+			idle.Reset(handlerIdle)
+		}
+		select {
+		case j = <-c.idle:
+			c.idlers.Add(-1)
+		case <-idle.C:
+			c.idlers.Add(-1)
+			return
+		case <-c.readDone:
+			c.idlers.Add(-1)
+			return
+		}
+	}
+}
+
+// runHandler answers one request, unless the peer cancelled it.
+func (c *Conn) runHandler(j handlerJob) {
+	result, err := c.callHandler(j.ctx, j.m.Method, j.m.Params)
+	j.cancel()
+	c.mu.Lock()
+	delete(c.inflight, j.key)
+	skip := j.req.cancelled
+	c.mu.Unlock()
+	if skip {
+		return
+	}
+	var rpcErr *Error
+	if err != nil {
+		rpcErr = AsError(err)
+	}
+	if werr := c.writeResponse(j.m.ID, result, rpcErr); werr != nil {
+		c.logger.Debug("writing a response failed", "method", j.m.Method, "error", werr)
+	}
 }
 
 // callHandler turns a handler panic into an internal error, so one bad
@@ -263,31 +337,35 @@ func (c *Conn) peerCancelled(params json.RawMessage) {
 // as the peer sent it.
 func (c *Conn) Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	id := c.nextID.Add(1)
-	ch := make(chan response, 1)
+	ch := responseChans.Get().(chan response)
 	c.mu.Lock()
 	if c.pending == nil {
 		err := c.err
 		c.mu.Unlock()
+		responseChans.Put(ch)
 		return nil, err
 	}
 	c.pending[id] = ch
 	c.mu.Unlock()
 
-	idRaw := strconv.AppendInt(nil, id, 10)
-	if err := c.writeFrame(appendRequest(getBuf(len(params)), idRaw, method, params)); err != nil {
+	var idBuf [20]byte
+	if err := c.writeRequest(strconv.AppendInt(idBuf[:0], id, 10), method, params); err != nil {
 		c.forget(id)
 		return nil, fmt.Errorf("sending %s: %w", method, err)
 	}
 
 	select {
 	case r := <-ch:
+		// deliver took ch out of pending before sending on it: nothing
+		// else can send on it now, so it can serve another call.
+		responseChans.Put(ch)
 		if r.err != nil {
 			return nil, r.err
 		}
 		return r.result, nil
 	case <-ctx.Done():
 		c.forget(id)
-		c.sendCancel(ctx, idRaw)
+		c.sendCancel(ctx, strconv.AppendInt(nil, id, 10))
 		return nil, ctx.Err()
 	case <-c.done:
 		// A response may have raced the end of the connection.
@@ -302,6 +380,9 @@ func (c *Conn) Call(ctx context.Context, method string, params json.RawMessage) 
 		return nil, c.Err()
 	}
 }
+
+// responseChans recycles the channels Call waits on, one per call.
+var responseChans = sync.Pool{New: func() any { return make(chan response, 1) }}
 
 func (c *Conn) forget(id int64) {
 	c.mu.Lock()
@@ -332,10 +413,21 @@ func (c *Conn) Notify(method string, params json.RawMessage) error {
 		return c.Err()
 	default:
 	}
-	return c.writeFrame(appendRequest(getBuf(len(params)), nil, method, params))
+	return c.writeRequest(nil, method, params)
+}
+
+// writeRequest writes a request (id != nil) or a notification.
+func (c *Conn) writeRequest(id json.RawMessage, method string, params json.RawMessage) error {
+	if largeRaw(params) {
+		return c.writeSplit(appendRequestHead(getBuf(0), id, method, true), params)
+	}
+	return c.writeFrame(appendRequest(getBuf(len(params)), id, method, params))
 }
 
 func (c *Conn) writeResponse(id, result json.RawMessage, rpcErr *Error) error {
+	if rpcErr == nil && largeRaw(result) {
+		return c.writeSplit(appendResultHead(getBuf(0), id), result)
+	}
 	frame, err := appendResponse(getBuf(len(result)), id, result, rpcErr)
 	if err != nil {
 		return err
@@ -350,5 +442,22 @@ func (c *Conn) writeFrame(frame []byte) error {
 	_, err := c.w.Write(frame)
 	c.writeMu.Unlock()
 	putBuf(frame)
+	return err
+}
+
+// writeSplit writes one message made of head, a large payload and the
+// frame's end, under the same lock as writeFrame, without first copying the
+// payload (a multi-megabyte result) into a frame buffer.
+func (c *Conn) writeSplit(head []byte, payload json.RawMessage) error {
+	c.writeMu.Lock()
+	_, err := c.w.Write(head)
+	if err == nil {
+		_, err = c.w.Write(payload)
+	}
+	if err == nil {
+		_, err = c.w.Write(frameEnd)
+	}
+	c.writeMu.Unlock()
+	putBuf(head)
 	return err
 }

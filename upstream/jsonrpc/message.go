@@ -76,6 +76,19 @@ type message struct {
 	Error  *Error          `json:"error,omitempty"`
 }
 
+// decodeMessage parses one line's envelope, as json.Unmarshal into a
+// message does. scanMessage answers for nearly every line, in one pass and
+// without copying; what it declines goes to encoding/json. The members
+// returned may share line's memory: line must not be modified or reused.
+func decodeMessage(line []byte) (message, error) {
+	if m, ok := scanMessage(line); ok {
+		return m, nil
+	}
+	var m message
+	err := json.Unmarshal(line, &m)
+	return m, err
+}
+
 func (m *message) isRequest() bool      { return m.Method != "" && hasID(m.ID) }
 func (m *message) isNotification() bool { return m.Method != "" && !hasID(m.ID) }
 
@@ -88,8 +101,21 @@ var (
 	nullResult  = json.RawMessage(`{}`)
 )
 
+// frameEnd closes every message and its line.
+var frameEnd = []byte("}\n")
+
 // appendRequest appends a request (id != nil) or a notification (id == nil).
 func appendRequest(b []byte, id json.RawMessage, method string, params json.RawMessage) []byte {
+	b = appendRequestHead(b, id, method, len(params) > 0)
+	if len(params) > 0 {
+		b = appendRaw(b, params)
+	}
+	return append(b, frameEnd...)
+}
+
+// appendRequestHead appends a request or notification up to where its
+// params go (withParams) or its closing brace.
+func appendRequestHead(b []byte, id json.RawMessage, method string, withParams bool) []byte {
 	b = append(b, jsonrpcHead...)
 	if id != nil {
 		b = append(b, `,"id":`...)
@@ -97,39 +123,53 @@ func appendRequest(b []byte, id json.RawMessage, method string, params json.RawM
 	}
 	b = append(b, `,"method":`...)
 	b = appendString(b, method)
-	if len(params) > 0 {
+	if withParams {
 		b = append(b, `,"params":`...)
-		b = appendRaw(b, params)
 	}
-	return append(b, "}\n"...)
+	return b
+}
+
+// appendResultHead appends a response up to where its result goes.
+func appendResultHead(b []byte, id json.RawMessage) []byte {
+	b = append(b, jsonrpcHead...)
+	b = append(b, `,"id":`...)
+	b = append(b, id...)
+	return append(b, `,"result":`...)
+}
+
+// largeRaw reports whether raw is better written from where it is than
+// copied into a frame: large, and single-line, so that appendRaw would copy
+// it unchanged.
+func largeRaw(raw json.RawMessage) bool {
+	return len(raw) >= largePayload && bytes.IndexByte(raw, '\n') < 0 && bytes.IndexByte(raw, '\r') < 0
 }
 
 // appendResponse appends a result or, when rpcErr is set, an error response.
 func appendResponse(b []byte, id, result json.RawMessage, rpcErr *Error) ([]byte, error) {
-	b = append(b, jsonrpcHead...)
-	b = append(b, `,"id":`...)
-	b = append(b, id...)
-	if rpcErr != nil {
-		enc, err := marshalError(rpcErr)
-		if err != nil {
-			// Data is not valid JSON, so it cannot have come from a decoded
-			// message. Answer without it rather than send nothing and leave
-			// the caller waiting.
-			enc, err = marshalError(&Error{Code: rpcErr.Code, Message: rpcErr.Message})
-		}
-		if err != nil {
-			return nil, fmt.Errorf("encoding error response: %w", err)
-		}
-		b = append(b, `,"error":`...)
-		b = append(b, enc...)
-	} else {
+	if rpcErr == nil {
 		if len(result) == 0 {
 			result = nullResult
 		}
-		b = append(b, `,"result":`...)
+		b = appendResultHead(b, id)
 		b = appendRaw(b, result)
+		return append(b, frameEnd...), nil
 	}
-	return append(b, "}\n"...), nil
+	enc, err := marshalError(rpcErr)
+	if err != nil {
+		// Data is not valid JSON, so it cannot have come from a decoded
+		// message. Answer without it rather than send nothing and leave
+		// the caller waiting.
+		enc, err = marshalError(&Error{Code: rpcErr.Code, Message: rpcErr.Message})
+	}
+	if err != nil {
+		return nil, fmt.Errorf("encoding error response: %w", err)
+	}
+	b = append(b, jsonrpcHead...)
+	b = append(b, `,"id":`...)
+	b = append(b, id...)
+	b = append(b, `,"error":`...)
+	b = append(b, enc...)
+	return append(b, frameEnd...), nil
 }
 
 // marshalError encodes e without HTML escaping: json.Marshal would rewrite

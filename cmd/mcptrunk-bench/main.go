@@ -1,0 +1,201 @@
+// Command mcptrunk-bench measures what mcptrunk costs: the same workload is
+// sent straight to an upstream and through the trunk, in one run, and the
+// two are compared (issue #7).
+//
+// The upstream is mcptrunk-notes over stdio; the client is the official Go
+// SDK (mcp.NewClient with mcp.CommandTransport) over stdio, connected either
+// to the notes binary itself ("direct") or to `mcptrunk serve --config <a
+// config listing notes>` ("trunk"), calling echo or mcp__notes__echo. Direct
+// and trunk rounds alternate, because a small shared machine drifts.
+//
+// Usage:
+//
+//	mcptrunk-bench [-trunk bin/mcptrunk] [-notes bin/mcptrunk-notes] [-quick] [-only LIST] [-rounds N] [-calls N] ...
+//
+// It prints a Markdown table: workload | direct | trunk | ratio | target | met?
+//
+// For profiling, -profile PREFIX replaces bin/mcptrunk with this binary
+// serving the trunk in its own process (proxy.New(...).Serve on its stdio,
+// as `mcptrunk serve` does), which writes PREFIX.cpu.pprof and
+// PREFIX.allocs.pprof when it exits; the product itself has no such switch.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+)
+
+func main() {
+	if len(os.Args) > 1 && os.Args[1] == pipeEchoCommand {
+		if err := pipeEcho(os.Stdin, os.Stdout); err != nil {
+			os.Exit(1)
+		}
+		return
+	}
+	if len(os.Args) > 1 && os.Args[1] == serveTrunkCommand {
+		if err := serveTrunk(os.Args[2:], os.Stdin, os.Stdout, os.Stderr); err != nil {
+			fmt.Fprintln(os.Stderr, "mcptrunk-bench serve-trunk:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	if errors.Is(err, flag.ErrHelp) {
+		os.Exit(2)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "mcptrunk-bench:", err)
+		os.Exit(1)
+	}
+}
+
+// config is what the flags set.
+type config struct {
+	trunkBin, notesBin                    string
+	rounds, calls, flyCalls, warmup       int
+	blobRounds, blobCalls1M, blobCalls20M int
+	listCalls, startupRounds              int
+	growthWarmup, growthBase, growthCalls int
+	only                                  map[string]bool
+	profile                               string
+}
+
+var workloads = []string{"calls", "blob", "catalog", "startup", "growth"}
+
+func parseFlags(args []string, stderr io.Writer) (*config, error) {
+	fs := flag.NewFlagSet("mcptrunk-bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	c := &config{}
+	fs.StringVar(&c.trunkBin, "trunk", "bin/mcptrunk", "the mcptrunk binary")
+	fs.StringVar(&c.notesBin, "notes", "bin/mcptrunk-notes", "the mcptrunk-notes binary")
+	quick := fs.Bool("quick", false, "a short run (about 30 s on 2 cores): fewer rounds and calls; flags given explicitly still win")
+	fs.IntVar(&c.rounds, "rounds", 5, "interleaved direct/trunk rounds of the call and list workloads")
+	fs.IntVar(&c.calls, "calls", 2000, "sequential calls per round and side")
+	fs.IntVar(&c.flyCalls, "inflight-calls", 4000, "calls per round and side with 16 and with 64 in flight")
+	fs.IntVar(&c.warmup, "warmup", 500, "calls per side before measuring")
+	fs.IntVar(&c.blobRounds, "blob-rounds", 3, "interleaved rounds of the large-result workloads")
+	fs.IntVar(&c.blobCalls1M, "blob-calls", 10, "1 MB calls per round and side")
+	fs.IntVar(&c.blobCalls20M, "big-calls", 2, "20 MB calls per round and side")
+	fs.IntVar(&c.listCalls, "list-calls", 20, "tools/list calls (1,000 tools) per round and side")
+	fs.IntVar(&c.startupRounds, "startup-rounds", 5, "rounds of the startup workload (each starts 1 + 20 servers per setting)")
+	fs.IntVar(&c.growthWarmup, "growth-warmup", 10000, "calls before the growth readings start")
+	fs.IntVar(&c.growthBase, "growth-base", 1000, "calls before the first growth reading")
+	fs.IntVar(&c.growthCalls, "growth-calls", 100000, "calls before the second growth reading")
+	only := fs.String("only", "", "comma-separated workloads to run, of: "+strings.Join(workloads, ", "))
+	fs.StringVar(&c.profile, "profile", "", "run each trunk as this binary's serve-trunk, writing `prefix`[.N].cpu.pprof and .allocs.pprof")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected arguments: %q", fs.Args())
+	}
+	if *quick {
+		set := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		for name, v := range map[string]string{
+			"rounds": "3", "calls": "500", "inflight-calls": "1500", "warmup": "200",
+			"blob-rounds": "1", "blob-calls": "5", "big-calls": "1", "list-calls": "5",
+			"startup-rounds": "3", "growth-calls": "20000", "growth-warmup": "5000",
+		} {
+			if !set[name] {
+				_ = fs.Set(name, v)
+			}
+		}
+	}
+	for _, n := range []int{c.rounds, c.calls, c.flyCalls, c.blobRounds, c.blobCalls1M, c.blobCalls20M, c.listCalls, c.startupRounds, c.growthBase} {
+		if n < 1 {
+			return nil, errors.New("counts must be >= 1")
+		}
+	}
+	if c.growthCalls <= c.growthBase || c.growthWarmup <= c.growthBase {
+		return nil, errors.New("-growth-calls and -growth-warmup must be larger than -growth-base")
+	}
+	c.only = map[string]bool{}
+	for _, w := range strings.Split(*only, ",") {
+		if w = strings.TrimSpace(w); w == "" {
+			continue
+		}
+		if !slices.Contains(workloads, w) {
+			return nil, fmt.Errorf("-only: unknown workload %q (have %s)", w, strings.Join(workloads, ", "))
+		}
+		c.only[w] = true
+	}
+	return c, nil
+}
+
+// bench runs the workloads and collects their rows.
+type bench struct {
+	cfg    *config
+	l      *launcher
+	rows   []row
+	stderr io.Writer
+	began  time.Time
+}
+
+func (b *bench) add(r row) { b.rows = append(b.rows, r) }
+
+func (b *bench) progress(format string, args ...any) {
+	fmt.Fprintf(b.stderr, "[%5.1fs] "+format+"\n", append([]any{time.Since(b.began).Seconds()}, args...)...)
+}
+
+func (b *bench) wants(w string) bool { return len(b.cfg.only) == 0 || b.cfg.only[w] }
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	cfg, err := parseFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	l, err := newLauncher(cfg.trunkBin, cfg.notesBin, cfg.profile)
+	if err != nil {
+		return err
+	}
+	defer l.cleanup()
+	b := &bench{cfg: cfg, l: l, stderr: stderr, began: time.Now()}
+	loadBefore := loadAverage()
+
+	steps := []struct {
+		name string
+		run  func(context.Context) error
+	}{
+		{"calls", b.callsWorkload},
+		{"blob", func(ctx context.Context) error {
+			if err := b.blobWorkload(ctx, 1<<20, cfg.blobCalls1M); err != nil {
+				return err
+			}
+			return b.blobWorkload(ctx, 20<<20, cfg.blobCalls20M)
+		}},
+		{"catalog", b.catalogWorkload},
+		{"startup", func(ctx context.Context) error {
+			if err := b.startupWorkload(ctx, 20); err != nil {
+				return err
+			}
+			return b.startupWorkload(ctx, 0)
+		}},
+		{"growth", b.growthWorkload},
+	}
+	for _, s := range steps {
+		if !b.wants(s.name) {
+			continue
+		}
+		if err := s.run(ctx); err != nil {
+			return fmt.Errorf("%s: %w", s.name, err)
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+	b.progress("done")
+	printTable(stdout, b.rows, machine(), loadBefore+" at the start, "+loadAverage()+" at the end", time.Since(b.began), strings.Join(args, " "))
+	return nil
+}

@@ -1,0 +1,621 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// smallText is the echo payload of the call workloads.
+const smallText = "the quick brown fox jumps over the lazy dog"
+
+// callEcho calls the echo tool and checks the answer.
+func callEcho(ctx context.Context, e *endpoint, text string) error {
+	res, err := e.cs.CallTool(ctx, &mcp.CallToolParams{Name: e.echo, Arguments: map[string]any{"text": text}})
+	if err != nil {
+		return fmt.Errorf("%s: %s: %w", e.side, e.echo, err)
+	}
+	if got := resultText(res); got != text {
+		return fmt.Errorf("%s: %s answered %q", e.side, e.echo, truncate(got, 80))
+	}
+	return nil
+}
+
+// callBlob calls the blob tool for n bytes and checks the answer's size.
+func callBlob(ctx context.Context, e *endpoint, n int) error {
+	res, err := e.cs.CallTool(ctx, &mcp.CallToolParams{Name: e.blob, Arguments: map[string]any{"bytes": n}})
+	if err != nil {
+		return fmt.Errorf("%s: %s(%d): %w", e.side, e.blob, n, err)
+	}
+	if got := resultText(res); len(got) != n {
+		return fmt.Errorf("%s: %s(%d) answered %d bytes: %q", e.side, e.blob, n, len(got), truncate(got, 80))
+	}
+	return nil
+}
+
+func resultText(res *mcp.CallToolResult) string {
+	if res.IsError || len(res.Content) != 1 {
+		msg := fmt.Sprintf("isError=%v, %d contents", res.IsError, len(res.Content))
+		if len(res.Content) > 0 {
+			if t, ok := res.Content[0].(*mcp.TextContent); ok {
+				msg += ": " + t.Text
+			}
+		}
+		return msg
+	}
+	t, ok := res.Content[0].(*mcp.TextContent)
+	if !ok {
+		return fmt.Sprintf("a %T", res.Content[0])
+	}
+	return t.Text
+}
+
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "..."
+	}
+	return s
+}
+
+// sequential makes n calls one after the other and returns each one's
+// latency and the time all took.
+func sequential(ctx context.Context, e *endpoint, n int) ([]time.Duration, time.Duration, error) {
+	lat := make([]time.Duration, n)
+	began := time.Now()
+	for i := range lat {
+		t0 := time.Now()
+		if err := callEcho(ctx, e, smallText); err != nil {
+			return nil, 0, err
+		}
+		lat[i] = time.Since(t0)
+	}
+	return lat, time.Since(began), nil
+}
+
+// inFlight makes n calls with k of them in flight at any time (k workers
+// taking calls from a shared count) and returns the calls per second.
+func inFlight(ctx context.Context, e *endpoint, k, n int) (float64, error) {
+	var (
+		next   atomic.Int64
+		wg     sync.WaitGroup
+		mu     sync.Mutex
+		errs   []error
+		failed atomic.Bool
+	)
+	began := time.Now()
+	for range k {
+		wg.Go(func() {
+			for next.Add(1) <= int64(n) && !failed.Load() {
+				if err := callEcho(ctx, e, smallText); err != nil {
+					failed.Store(true)
+					mu.Lock()
+					errs = append(errs, err)
+					mu.Unlock()
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(began)
+	if err := errors.Join(errs...); err != nil {
+		return 0, err
+	}
+	return float64(n) / elapsed.Seconds(), nil
+}
+
+// pair is the same measurement on both sides.
+type pair[T any] struct{ direct, trunk []T }
+
+func (p *pair[T]) add(side string, v ...T) {
+	if side == "direct" {
+		p.direct = append(p.direct, v...)
+	} else {
+		p.trunk = append(p.trunk, v...)
+	}
+}
+
+// interleave runs f for both sides in each of rounds rounds, alternating
+// which side goes first, so that drifts in machine load hit both equally.
+func interleave(rounds int, d, t *endpoint, f func(round int, e *endpoint) error) error {
+	for r := range rounds {
+		order := []*endpoint{d, t}
+		if r%2 == 1 {
+			order = []*endpoint{t, d}
+		}
+		for _, e := range order {
+			if err := f(r, e); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// ---- the workloads ----
+
+// callsWorkload: small echo calls, sequential and with 16 and 64 in flight,
+// against one notes server directly and through a trunk in front of it.
+func (b *bench) callsWorkload(ctx context.Context) error {
+	b.progress("calls: sequential, 16 and 64 in flight (%d rounds)", b.cfg.rounds)
+	d, err := b.l.direct(ctx, false)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	t, err := b.l.trunk(ctx, false, nil, server{name: "notes"})
+	if err != nil {
+		return err
+	}
+	defer t.Close()
+	b.progress("protocol negotiated: direct %s, trunk %s", d.cs.InitializeResult().ProtocolVersion, t.cs.InitializeResult().ProtocolVersion)
+	for _, e := range []*endpoint{d, t} { // warm up both
+		if _, _, err := sequential(ctx, e, b.cfg.warmup); err != nil {
+			return err
+		}
+		if _, err := inFlight(ctx, e, 64, b.cfg.warmup); err != nil {
+			return err
+		}
+	}
+
+	cpu0 := [2]time.Duration{}
+	for i, e := range []*endpoint{d, t} {
+		if cpu0[i], err = procCPU(e.pid); err != nil {
+			return err
+		}
+	}
+	var (
+		lat      pair[time.Duration]
+		roundP50 pair[time.Duration]
+		hops     []time.Duration // a bare stdio hop, once a round
+		seqR     pair[float64]
+		flyR     = map[int]*pair[float64]{16: {}, 64: {}}
+		ks       = []int{16, 64}
+		calls    = b.cfg.calls
+	)
+	err = interleave(b.cfg.rounds, d, t, func(_ int, e *endpoint) error {
+		l, elapsed, err := sequential(ctx, e, calls)
+		if err != nil {
+			return err
+		}
+		lat.add(e.side, l...)
+		slices.Sort(l)
+		roundP50.add(e.side, percentile(l, 50))
+		if e.side == "trunk" {
+			hop, err := hopRoundTrip(calls/2, 50*time.Microsecond)
+			if err != nil {
+				return fmt.Errorf("measuring a bare stdio hop: %w", err)
+			}
+			hops = append(hops, hop)
+		}
+		seqR.add(e.side, float64(calls)/elapsed.Seconds())
+		for _, k := range ks {
+			rate, err := inFlight(ctx, e, k, b.cfg.flyCalls)
+			if err != nil {
+				return err
+			}
+			flyR[k].add(e.side, rate)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	var cpu [2]time.Duration
+	for i, e := range []*endpoint{d, t} {
+		c, err := procCPU(e.pid)
+		if err != nil {
+			return err
+		}
+		cpu[i] = (c - cpu0[i]) / time.Duration(b.cfg.rounds*(calls+2*b.cfg.flyCalls))
+	}
+	slices.Sort(lat.direct)
+	slices.Sort(lat.trunk)
+	dp50, tp50 := percentile(lat.direct, 50), percentile(lat.trunk, 50)
+	dp99, tp99 := percentile(lat.direct, 99), percentile(lat.trunk, 99)
+	b.add(row{
+		workload: "sequential echo, p50 latency",
+		direct:   fmtDur(dp50), trunk: fmtDur(tp50), ratio: ratio(tp50, dp50),
+		target: "<= 1.5x or <= +100 µs",
+		met:    yesNo(float64(tp50) <= 1.5*float64(dp50) || tp50-dp50 <= 100*time.Microsecond),
+		note:   fmtDelta(tp50-dp50) + " per call; p50 of each round, direct " + fmtDurs(roundP50.direct) + ", trunk " + fmtDurs(roundP50.trunk),
+	})
+	b.add(row{workload: "sequential echo, p99 latency", direct: fmtDur(dp99), trunk: fmtDur(tp99), ratio: ratio(tp99, dp99)})
+	ds, ts := median(seqR.direct), median(seqR.trunk)
+	b.add(row{workload: "sequential echo, throughput", direct: fmtRate(ds), trunk: fmtRate(ts), ratio: ratio(ts, ds)})
+	for _, k := range ks {
+		dr, tr := median(flyR[k].direct), median(flyR[k].trunk)
+		r := row{workload: fmt.Sprintf("%d calls in flight, throughput", k), direct: fmtRate(dr), trunk: fmtRate(tr), ratio: ratio(tr, dr)}
+		if k == 16 {
+			r.target, r.met = ">= 0.7x", yesNo(tr >= 0.7*dr)
+		}
+		b.add(r)
+	}
+	b.add(row{workload: "reference: one bare stdio hop (round trip through a Go process that only echoes), p50", trunk: fmtDur(median(hops)),
+		note: "the least any process in the path adds: the trunk adds one such round trip to each call, on top of its own work; " +
+			"measured once a round, the client busy 50 µs between round trips as between calls; p50 of each round " + fmtDurs(hops)})
+	b.add(row{workload: "CPU per echo call: notes server (direct) vs mcptrunk process", direct: fmtDur(cpu[0]), trunk: fmtDur(cpu[1]), ratio: ratio(cpu[1], cpu[0]),
+		note: "user+system time from /proc/<pid>/stat over every measured call; the trunk column is the hop alone (its notes child is not counted)"})
+	return nil
+}
+
+// blobWorkload: one text result of size bytes; time per call on both sides
+// and the trunk's peak RSS. Each size gets fresh processes, so the peak
+// belongs to it.
+func (b *bench) blobWorkload(ctx context.Context, size, calls int) error {
+	label := fmt.Sprintf("%d MB", size>>20)
+	b.progress("blob: %s results (%d rounds x %d calls)", label, b.cfg.blobRounds, calls)
+	d, err := b.l.direct(ctx, true)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	// trunk.maxResultBytes (default 16,000,000, what the Go SDK's host side
+	// reads) would refuse the 20 MB result; this client reads any size.
+	t, err := b.l.trunk(ctx, true, trunkOptions{"maxResultBytes": 64 << 20}, server{name: "notes"})
+	if err != nil {
+		return err
+	}
+	defer t.Close()
+	for _, e := range []*endpoint{d, t} {
+		if err := callEcho(ctx, e, smallText); err != nil {
+			return err
+		}
+	}
+	peakNote := ""
+	if err := resetPeak(t.pid); err != nil {
+		peakNote = "VmHWM could not be reset, so it is the peak since start: "
+	}
+	var times pair[time.Duration]
+	err = interleave(b.cfg.blobRounds, d, t, func(_ int, e *endpoint) error {
+		for range calls {
+			t0 := time.Now()
+			if err := callBlob(ctx, e, size); err != nil {
+				return err
+			}
+			times.add(e.side, time.Since(t0))
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	dt, tt := median(times.direct), median(times.trunk)
+	b.add(row{workload: label + " result, time per call", direct: fmtDur(dt), trunk: fmtDur(tt), ratio: ratio(tt, dt),
+		note: fmtDelta(tt-dt) + " per call"})
+	st, err := procStatus(t.pid, "VmHWM", "VmRSS")
+	if err != nil {
+		return err
+	}
+	dst, _ := procStatus(d.pid, "VmHWM")
+	r := row{workload: label + " result, trunk peak RSS (VmHWM)", trunk: fmtKB(st["VmHWM"]),
+		note: peakNote + fmt.Sprintf("%.1fx the payload; notes' own peak %s", float64(st["VmHWM"]<<10)/float64(size), fmtKB(dst["VmHWM"]))}
+	if size >= 20<<20 {
+		r.target = "passes, < 4x payload"
+		r.met = yesNo(st["VmHWM"]<<10 < int64(4*size))
+	}
+	b.add(r)
+	return nil
+}
+
+// catalogWorkload: 20 notes servers with 50 tools each behind a trunk:
+// the trunk's RSS once they idle, then tools/list of all 1,000 tools
+// through it, against one notes server offering 1,000 tools itself.
+func (b *bench) catalogWorkload(ctx context.Context) error {
+	b.progress("catalog: 20 upstreams x 50 tools (%d rounds x %d lists)", b.cfg.rounds, b.cfg.listCalls)
+	d, err := b.l.direct(ctx, false, "-tools", "994")
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	t, err := b.l.trunk(ctx, false, nil, notesServers(20, "-tools", "44")...)
+	if err != nil {
+		return err
+	}
+	defer t.Close()
+
+	count := func(e *endpoint) (int, int, error) {
+		n, pages := 0, 0
+		var cursor string
+		for {
+			res, err := e.cs.ListTools(ctx, &mcp.ListToolsParams{Cursor: cursor})
+			if err != nil {
+				return 0, 0, fmt.Errorf("%s: tools/list: %w", e.side, err)
+			}
+			pages++
+			for _, tool := range res.Tools {
+				if e.side == "direct" || !strings.HasPrefix(tool.Name, "mcp__trunk__") {
+					n++
+				}
+			}
+			if cursor = res.NextCursor; cursor == "" {
+				return n, pages, nil
+			}
+		}
+	}
+	var pages [2]int
+	for i, e := range []*endpoint{d, t} {
+		n, p, err := count(e)
+		if err != nil {
+			return err
+		}
+		if n != 1000 {
+			return fmt.Errorf("%s lists %d tools, want 1,000", e.side, n)
+		}
+		pages[i] = p
+	}
+
+	// The 20 upstreams have started and been listed: let them idle.
+	time.Sleep(time.Second)
+	st, err := procStatus(t.pid, "VmRSS")
+	if err != nil {
+		return err
+	}
+	b.add(row{workload: "20 idle upstreams (1,000 tools), trunk RSS", trunk: fmtKB(st["VmRSS"]),
+		target: "< 30 MB", met: yesNo(st["VmRSS"] < 30<<10)})
+
+	var lat pair[time.Duration]
+	err = interleave(b.cfg.rounds, d, t, func(_ int, e *endpoint) error {
+		for range b.cfg.listCalls {
+			t0 := time.Now()
+			if _, _, err := count(e); err != nil {
+				return err
+			}
+			lat.add(e.side, time.Since(t0))
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	dl, tl := median(lat.direct), median(lat.trunk)
+	b.add(row{workload: "tools/list, 1,000 tools (20 x 50 via trunk)", direct: fmtDur(dl), trunk: fmtDur(tl), ratio: ratio(tl, dl),
+		note: fmt.Sprintf("pages: direct %d, trunk %d (page size 1,000 plus the trunk's 2 own tools)", pages[0], pages[1])})
+	return nil
+}
+
+// startupWorkload: time from spawning until the first tools/list has
+// answered, for one notes server that takes 200 ms to initialise, and for a
+// trunk in front of 20 of them. concurrency is trunk.concurrency (0: the
+// default).
+func (b *bench) startupWorkload(ctx context.Context, concurrency int) error {
+	label := "default trunk.concurrency (8)"
+	if concurrency > 0 {
+		label = fmt.Sprintf("trunk.concurrency %d", concurrency)
+	}
+	b.progress("startup: 20 upstreams x 200 ms, %s (%d rounds)", label, b.cfg.startupRounds)
+	const delay = "200ms"
+	var (
+		times   pair[time.Duration]
+		selfCPU []time.Duration // the trunk's own
+		twenty  []time.Duration // 20 servers started directly at once: the floor
+	)
+	for r := range b.cfg.startupRounds {
+		if concurrency > 0 {
+			d, err := b.startDirectly(ctx, 20, "-delay", delay)
+			if err != nil {
+				return err
+			}
+			twenty = append(twenty, d)
+		}
+		sides := []string{"direct", "trunk"}
+		if r%2 == 1 {
+			sides = []string{"trunk", "direct"}
+		}
+		for _, side := range sides {
+			t0 := time.Now()
+			var (
+				e   *endpoint
+				err error
+			)
+			if side == "direct" {
+				e, err = b.l.direct(ctx, false, "-delay", delay)
+			} else {
+				var opts trunkOptions
+				if concurrency > 0 {
+					opts = trunkOptions{"concurrency": concurrency}
+				}
+				e, err = b.l.trunk(ctx, false, opts, notesServers(20, "-delay", delay)...)
+			}
+			if err != nil {
+				return err
+			}
+			servers := map[string]bool{}
+			res, err := e.cs.ListTools(ctx, nil)
+			elapsed := time.Since(t0)
+			if c, cerr := procCPU(e.pid); cerr == nil && side == "trunk" {
+				selfCPU = append(selfCPU, c)
+			}
+			if err == nil {
+				for _, tool := range res.Tools {
+					if s, _, ok := strings.Cut(strings.TrimPrefix(tool.Name, "mcp__"), "__"); ok && s != "trunk" {
+						servers[s] = true
+					}
+				}
+			}
+			cerr := e.Close()
+			if err != nil {
+				return fmt.Errorf("%s: first tools/list: %w", side, err)
+			}
+			if cerr != nil {
+				return cerr
+			}
+			if side == "trunk" && len(servers) != 20 {
+				return fmt.Errorf("trunk: the first tools/list had tools of %d servers, want 20", len(servers))
+			}
+			times.add(side, elapsed)
+		}
+	}
+	dt, tt := median(times.direct), median(times.trunk)
+	b.add(row{workload: "startup to first tools/list, 20 x 200 ms servers, " + label,
+		direct: fmtDur(dt), trunk: fmtDur(tt), ratio: ratio(tt, dt),
+		target: "< 1.5x one alone", met: yesNo(float64(tt) < 1.5*float64(dt)),
+		note: fmt.Sprintf("mcptrunk's own CPU until the answer: %s (median, in 10 ms ticks)", fmtDur(median(selfCPU))) + floorNote(twenty)})
+	return nil
+}
+
+func floorNote(twenty []time.Duration) string {
+	if len(twenty) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(". Without a trunk, 20 such servers started at once by 20 clients all answer tools/list after %s (median): the floor for starting 20 processes here", fmtDur(median(twenty)))
+}
+
+// startDirectly starts n notes servers at once, each with its own go-sdk
+// client, and returns the time until every one has answered tools/list.
+func (b *bench) startDirectly(ctx context.Context, n int, args ...string) (time.Duration, error) {
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		errs []error
+		eps  []*endpoint
+	)
+	t0 := time.Now()
+	for range n {
+		wg.Go(func() {
+			e, err := b.l.direct(ctx, false, args...)
+			if err == nil {
+				mu.Lock()
+				eps = append(eps, e)
+				mu.Unlock()
+				_, err = e.cs.ListTools(ctx, nil)
+			}
+			if err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(t0)
+	for _, e := range eps {
+		errs = append(errs, e.Close())
+	}
+	return elapsed, errors.Join(errs...)
+}
+
+// growthWorkload: the trunk's RSS (and threads) after 1,000 calls and after
+// 100,000, with 16 in flight, and the same for goroutines with the trunk
+// in-process, where runtime.NumGoroutine can count them.
+func (b *bench) growthWorkload(ctx context.Context) error {
+	base, total := b.cfg.growthBase, b.cfg.growthCalls
+	b.progress("growth: %d calls vs %d after %d (subprocess: RSS; in-process: goroutines)", total, base, b.cfg.growthWarmup)
+
+	if err := b.growthRSS(ctx, b.cfg.growthWarmup, base, total); err != nil {
+		return err
+	}
+
+	// Goroutines: the same calls against a trunk served by this process.
+	path, err := b.l.writeConfig([]server{{name: "notes"}}, nil)
+	if err != nil {
+		return err
+	}
+	p, r, w, err := startInProcess(path)
+	if err != nil {
+		return err
+	}
+	cs, err := newClient().Connect(ctx, &mcp.IOTransport{Reader: r, Writer: w}, protocol)
+	if err != nil {
+		_ = w.Close()
+		_ = p.wait()
+		return err
+	}
+	e := &endpoint{side: "trunk", cs: cs, echo: "mcp__notes__echo"}
+	if _, err := inFlight(ctx, e, 16, b.cfg.growthWarmup); err != nil {
+		_ = cs.Close()
+		_ = p.wait()
+		return err
+	}
+	var gs [2]int
+	for i, n := range []int{base, total - base} {
+		if _, err := inFlight(ctx, e, 16, n); err != nil {
+			_ = cs.Close()
+			_ = p.wait()
+			return err
+		}
+		gs[i] = settledGoroutines()
+	}
+	if err := errors.Join(ignoreExit(cs.Close()), p.wait()); err != nil {
+		return err
+	}
+	b.add(row{workload: fmt.Sprintf("goroutines after %s calls vs after %s (in-process trunk + client, same warm-up)", thousands(total), thousands(base)),
+		direct: "-", trunk: fmt.Sprintf("%d -> %d", gs[0], gs[1]), ratio: ratio(float64(gs[1]), float64(gs[0])),
+		target: "no growth", met: yesNo(gs[1] <= gs[0])})
+	return nil
+}
+
+// growthRSS reads the trunk's memory and threads after base calls and
+// after total calls, 16 in flight, both counted after a warm-up of
+// warm calls (reported too, as the cold reading).
+func (b *bench) growthRSS(ctx context.Context, warm, base, total int) error {
+	t, err := b.l.trunk(ctx, false, nil, server{name: "notes"})
+	if err != nil {
+		return err
+	}
+	defer t.Close()
+	// cold: base calls after start; then the rest of the warm-up; then
+	// the two readings.
+	steps := []struct {
+		calls int
+		read  bool
+	}{{base, true}, {warm - base, false}, {base, true}, {total - base, true}}
+	var st []map[string]int64 // cold, after base, after total
+	for _, step := range steps {
+		if _, err := inFlight(ctx, t, 16, step.calls); err != nil {
+			return err
+		}
+		if !step.read {
+			continue
+		}
+		time.Sleep(500 * time.Millisecond)
+		m, err := procStatus(t.pid, "VmRSS", "RssAnon", "RssFile", "Threads")
+		if err != nil {
+			return err
+		}
+		st = append(st, m)
+	}
+	rss0, rss1 := st[1]["VmRSS"], st[2]["VmRSS"]
+	anon0, anon1 := st[1]["RssAnon"], st[2]["RssAnon"]
+	b.add(row{workload: fmt.Sprintf("trunk RSS after %s calls vs after %s (after a %s-call warm-up)", thousands(total), thousands(base), thousands(warm)),
+		trunk: fmtKB(rss0) + " -> " + fmtKB(rss1), ratio: ratio(float64(rss1), float64(rss0)),
+		target: "no growth (< 2 MB)", met: yesNo(anon1-anon0 < 2<<10),
+		note: fmt.Sprintf("judged on anonymous memory (heap, stacks): %s -> %s; file-backed (the binary's pages) %s -> %s; OS threads %d -> %d. "+
+			"Cold, %s calls after start: %s (anonymous %s), the heap not yet at its working size",
+			fmtKB(anon0), fmtKB(anon1), fmtKB(st[1]["RssFile"]), fmtKB(st[2]["RssFile"]), st[1]["Threads"], st[2]["Threads"],
+			thousands(base), fmtKB(st[0]["VmRSS"]), fmtKB(st[0]["RssAnon"]))})
+	return nil
+}
+
+// settledGoroutines counts goroutines once the calls are over: after the
+// time a handler goroutine may wait for another request (jsonrpc's
+// handlerIdle, 1 s) and then until the count stops falling.
+func settledGoroutines() int {
+	time.Sleep(1500 * time.Millisecond)
+	n := runtime.NumGoroutine()
+	for range 20 {
+		time.Sleep(50 * time.Millisecond)
+		m := runtime.NumGoroutine()
+		if m >= n {
+			return m
+		}
+		n = m
+	}
+	return n
+}
+
+func thousands(n int) string {
+	s := fmt.Sprint(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}

@@ -1,0 +1,132 @@
+package proxy
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/mcptrunk/mcptrunk/naming"
+	"github.com/mcptrunk/mcptrunk/upstream"
+)
+
+// The trunk's own work per request: reading the exported name out of a
+// tools/call, splicing the upstream name in, looking at the result for URIs
+// to rewrite; and per tools/list, assembling a page of the catalog.
+
+// callParams is a tools/call as the go-sdk client sends it through the trunk.
+var callParams = json.RawMessage(`{"name":"mcp__notes__echo","arguments":{"text":"the quick brown fox jumps over the lazy dog"},"_meta":{"progressToken":42}}`)
+
+func BenchmarkFieldSpan(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, found, err := fieldSpan(callParams, "name"); err != nil || !found {
+			b.Fatal(found, err)
+		}
+	}
+}
+
+func BenchmarkStringField(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		if name, err := stringField(callParams, "name"); err != nil || name != "mcp__notes__echo" {
+			b.Fatal(name, err)
+		}
+	}
+}
+
+func BenchmarkReplaceString(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := replaceString(callParams, "name", "echo"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkRouteParams is what routeNamed does to the params of every
+// tools/call: read the name, then replace it.
+func BenchmarkRouteParams(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		name, err := stringField(callParams, "name")
+		if err != nil || name == "" {
+			b.Fatal(name, err)
+		}
+		if _, err := replaceString(callParams, "name", "echo"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkNamespaceToolResult is the look at every tools/call result: a
+// plain text result (no URI: returned as is), and one with a resource link
+// to rewrite.
+func BenchmarkNamespaceToolResult(b *testing.B) {
+	for _, tc := range []struct{ name, res string }{
+		{"text", `{"content":[{"type":"text","text":"the quick brown fox jumps over the lazy dog"}]}`},
+		{"resource_link", `{"content":[{"type":"text","text":"see the note"},{"type":"resource_link","uri":"notes://note/1","name":"note 1","mimeType":"text/plain"}]}`},
+		{"text1MB", `{"content":[{"type":"text","text":"` + strings.Repeat("x", 1<<20) + `"}]}`},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			res := json.RawMessage(tc.res)
+			b.ReportAllocs()
+			b.SetBytes(int64(len(res)))
+			for b.Loop() {
+				namespaceToolResult("notes", res)
+			}
+		})
+	}
+}
+
+// benchItems returns n tools shaped like mcptrunk-notes' filler tools.
+func benchItems(server string, n int) []upstream.Item {
+	items := make([]upstream.Item, n)
+	for i := range items {
+		name := fmt.Sprintf("extra_%03d", i)
+		items[i] = upstream.Item{Key: name, Raw: json.RawMessage(`{"annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false},` +
+			`"description":"Filler tool for large-catalogue benchmarks; returns its own name.",` +
+			`"inputSchema":{"properties":{},"type":"object"},"name":"` + name + `"}`)}
+	}
+	return items
+}
+
+// benchCatalog is 20 servers of 50 tools each.
+func benchCatalog(b *testing.B) *catalog {
+	cat := &catalog{scheme: naming.Default, tools: map[string]map[string]string{}}
+	for s := range 20 {
+		server := fmt.Sprintf("n%02d", s+1)
+		entries, err := exportNamed(naming.Default, server, benchItems(server, 50), 64)
+		if err != nil {
+			b.Fatal(err)
+		}
+		cat.lists[listTools] = append(cat.lists[listTools], entries...)
+		cat.tools[server] = routes(entries)
+	}
+	return cat
+}
+
+// BenchmarkCatalogPage is one tools/list answer of 1,000 tools.
+func BenchmarkCatalogPage(b *testing.B) {
+	cat := benchCatalog(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		res, err := cat.page(listTools, "", DefaultPageSize)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.SetBytes(int64(len(res)))
+	}
+}
+
+// BenchmarkExportNamed is the namespacing of one server's 50 tools, done
+// for every server each time the catalog is rebuilt.
+func BenchmarkExportNamed(b *testing.B) {
+	items := benchItems("n01", 50)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := exportNamed(naming.Default, "n01", items, 64); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
