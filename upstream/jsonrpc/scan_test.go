@@ -83,24 +83,6 @@ func TestScanMessageMembersAreCapped(t *testing.T) {
 	}
 }
 
-func FuzzNeedsLook(f *testing.F) {
-	f.Add(uint64(0x4141414141414141))
-	f.Add(uint64(0x4141414122414141))
-	f.Add(uint64(0x1f41414141414141))
-	f.Add(uint64(0x41414141414141c3))
-	f.Add(uint64(0x205c202020202020))
-	f.Fuzz(func(t *testing.T, w uint64) {
-		want := false
-		for i := range 8 {
-			c := byte(w >> (8 * i))
-			want = want || c < 0x20 || c == '"' || c == '\\' || c >= 0x80
-		}
-		if got := needsLook(w); got != want {
-			t.Fatalf("needsLook(%#016x) = %v, want %v", w, got, want)
-		}
-	})
-}
-
 // Long strings cross the 8-byte stride with every kind of byte at every
 // offset.
 func TestScanMessageLongStrings(t *testing.T) {
