@@ -77,7 +77,7 @@ const (
 	defaultCallTimeout    = 120 * time.Second
 
 	defaultStartupWait   = 15 * time.Second
-	defaultConcurrency   = 8
+	defaultConcurrency   = DefaultConcurrency
 	defaultMaxNameLength = 64
 	minMaxNameLength     = 32
 	maxMaxNameLength     = 256
@@ -163,7 +163,7 @@ func nilIfEmptyStrings(s []string) []string {
 // TrunkOptions are the proxy-wide settings under "trunk".
 type TrunkOptions struct {
 	StartupWait   Duration `json:"startupWait,omitzero"`    // default 15s: how long the first list request waits for upstreams to settle
-	Concurrency   int      `json:"concurrency,omitempty"`   // default 8: upstreams started at once; must be >= 1 when set; 0 -> default
+	Concurrency   int      `json:"concurrency,omitempty"`   // default DefaultConcurrency: upstreams started at once; must be >= 1 when set; 0 -> default
 	MaxNameLength int      `json:"maxNameLength,omitempty"` // default 64; when set must be between 32 and 256
 	// Prefix starts every exported tool and prompt name (default "mcp__");
 	// "" gives <server>__<name> for hosts that add a prefix of their own.
@@ -183,6 +183,13 @@ type TrunkOptions struct {
 	// and one over it breaks the host's whole connection, every server's.
 	MaxResultBytes int `json:"maxResultBytes,omitempty"`
 }
+
+// DefaultConcurrency is how many servers start at once unless the config
+// says otherwise. Starting is mostly waiting (a Node server spends ~400 ms
+// getting to its first answer), so a typical setup starts in one wave and
+// the host's first list comes after the slowest server, not after the sum;
+// the bound only keeps a config of hundreds from spawning them all at once.
+const DefaultConcurrency = 32
 
 // DefaultMaxResultBytes keeps every result within what common hosts read
 // in one message (the Go SDK: 16 MiB), with room for the envelope.

@@ -37,7 +37,7 @@ func defaultTimeouts() Timeouts {
 }
 
 func defaultTrunk() TrunkOptions {
-	return TrunkOptions{StartupWait: Duration(15 * time.Second), Concurrency: 8, MaxNameLength: 64, Prefix: "mcp__", MaxResultBytes: DefaultMaxResultBytes}
+	return TrunkOptions{StartupWait: Duration(15 * time.Second), Concurrency: DefaultConcurrency, MaxNameLength: 64, Prefix: "mcp__", MaxResultBytes: DefaultMaxResultBytes}
 }
 
 func TestConfigParseGood(t *testing.T) {
@@ -71,7 +71,7 @@ func TestConfigParseGood(t *testing.T) {
 						Timeouts: defaultTimeouts(),
 					},
 				},
-				Trunk: defaultTrunk(),
+				Trunk: func() TrunkOptions { o := defaultTrunk(); o.Concurrency = 8; return o }(), // set in the file
 			},
 		},
 		{

@@ -17,7 +17,8 @@ import (
 type Options struct {
 	// Logger receives the servers' records; nil discards them.
 	Logger *slog.Logger
-	// Concurrency is how many servers start at once (default 8).
+	// Concurrency is how many servers start at once (default
+	// DefaultConcurrency).
 	Concurrency int
 	// Version is reported to every server as clientInfo.version.
 	Version string
@@ -60,7 +61,7 @@ func NewHost(opts *Options) *Host {
 	}
 	limit := opts.Concurrency
 	if limit <= 0 {
-		limit = 8
+		limit = DefaultConcurrency
 	}
 	life, stop := context.WithCancel(context.Background())
 	return &Host{

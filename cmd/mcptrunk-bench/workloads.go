@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/mcptrunk/mcptrunk/upstream"
 	"runtime"
 	"slices"
 	"strings"
@@ -387,7 +388,7 @@ func (b *bench) catalogWorkload(ctx context.Context) error {
 // trunk in front of 20 of them. concurrency is trunk.concurrency (0: the
 // default).
 func (b *bench) startupWorkload(ctx context.Context, concurrency int) error {
-	label := "default trunk.concurrency (8)"
+	label := fmt.Sprintf("default trunk.concurrency (%d)", upstream.DefaultConcurrency)
 	if concurrency > 0 {
 		label = fmt.Sprintf("trunk.concurrency %d", concurrency)
 	}
