@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"sort"
+	"sync"
 
 	"github.com/mcptrunk/mcptrunk/naming"
 	"github.com/mcptrunk/mcptrunk/upstream"
@@ -57,6 +58,22 @@ type catalog struct {
 	// unmatched are filter patterns that matched nothing, "server: field
 	// pattern", for the trunk to report once.
 	unmatched []string
+
+	// first caches each list's first page: the catalog never changes, and
+	// most hosts only ever ask for the first page (the only one, usually).
+	first [listCount]struct {
+		once sync.Once
+		page json.RawMessage
+		err  error
+	}
+}
+
+// firstPage is page(l, "", size), built once per catalog. A catalog is
+// served with one page size (the trunk's), so size is not part of the key.
+func (c *catalog) firstPage(l list, size int) (json.RawMessage, error) {
+	f := &c.first[l]
+	f.once.Do(func() { f.page, f.err = c.page(l, "", size) })
+	return f.page, f.err
 }
 
 // buildCatalog namespaces every ready server's lists under the policy. A

@@ -780,3 +780,23 @@ func TestExportNamedScheme(t *testing.T) {
 		}
 	}
 }
+
+// The first page is built once per catalog and is the same as page's.
+func TestCatalogFirstPageCached(t *testing.T) {
+	names := []string{"mcp__b__x", "mcp__a__z", "mcp__a__y"}
+	for _, l := range catLists {
+		cat := catWith(l, names...)
+		want, err := cat.page(l, "", 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		first, err := cat.firstPage(l, 2)
+		if err != nil || string(first) != string(want) {
+			t.Fatalf("%s: firstPage = %s, %v; want %s", listSpecs[l].field, first, err, want)
+		}
+		again, _ := cat.firstPage(l, 2)
+		if &again[0] != &first[0] {
+			t.Errorf("%s: the first page was built twice", listSpecs[l].field)
+		}
+	}
+}

@@ -52,6 +52,9 @@ func (t *Trunk) list(ctx context.Context, l list, params json.RawMessage) (json.
 	}
 	cat := t.snapshot()
 	t.served(l, cat)
+	if cursor == "" {
+		return cat.firstPage(l, t.pageSize)
+	}
 	return cat.page(l, cursor, t.pageSize)
 }
 
