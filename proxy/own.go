@@ -186,23 +186,22 @@ func (t *Trunk) waitForServers(ctx context.Context, names []string, timeout time
 
 // toolResult wraps a report as a tool result: the JSON as text for hosts
 // that only read text, and as structuredContent for those that read that.
-func toolResult(v any) (json.RawMessage, error) {
-	body, err := json.Marshal(v)
-	if err != nil {
-		return nil, fmt.Errorf("encoding a report: %w", err)
-	}
-	text, _ := json.Marshal(string(body))
-	return json.RawMessage(`{"content":[{"type":"text","text":` + string(text) + `}],"structuredContent":` + string(body) + `}`), nil
-}
+func toolResult(v any) (json.RawMessage, error) { return report(v, true) }
 
 // toolText wraps a report as a tool result of one text block of JSON.
-func toolText(v any) (json.RawMessage, error) {
+func toolText(v any) (json.RawMessage, error) { return report(v, false) }
+
+func report(v any, structured bool) (json.RawMessage, error) {
 	body, err := json.Marshal(v)
 	if err != nil {
 		return nil, fmt.Errorf("encoding a report: %w", err)
 	}
 	text, _ := json.Marshal(string(body))
-	return json.RawMessage(`{"content":[{"type":"text","text":` + string(text) + `}]}`), nil
+	out := `{"content":[{"type":"text","text":` + string(text) + `}]`
+	if structured {
+		out += `,"structuredContent":` + string(body)
+	}
+	return json.RawMessage(out + `}`), nil
 }
 
 // readOwnResource answers resources/read for the trunk's status resource.
