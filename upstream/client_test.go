@@ -323,6 +323,44 @@ func TestRestartAfterCrash(t *testing.T) {
 	}
 }
 
+// A server that stops answering while its process lives is noticed by the
+// health pings, killed and restarted. (Sequential: it shortens the package's
+// ping settings.)
+func TestUnansweredPingsRestart(t *testing.T) {
+	// Restored after the harness's own cleanup has closed the host (cleanups
+	// run last-registered first).
+	i, d, n := pingInterval, pingTimeout, pingFailures
+	t.Cleanup(func() { pingInterval, pingTimeout, pingFailures = i, d, n })
+	pingInterval, pingTimeout, pingFailures = 50*time.Millisecond, 50*time.Millisecond, 3
+	h := newHarness(t)
+	host := h.host(&Options{Restart: RestartPolicy{MaxAttempts: 1, Backoff: 50 * time.Millisecond, MaxBackoff: 50 * time.Millisecond, Stable: time.Hour}})
+	c := startReady(t, h, host, h.spec("srv", modeNormal))
+	first := h.pid("srv", "pid")
+
+	if _, err := c.Call(ctxFor(t), "tools/call", toolArgs("deaf")); err != nil {
+		t.Fatalf("the deaf call: %v", err)
+	}
+	pollUntil(t, "the wedged server to be restarted", func() bool {
+		state, _ := c.State()
+		return state == StateReady && h.pid("srv", "pid") != first
+	})
+	if alive(first) {
+		t.Errorf("the wedged process %d still runs", first)
+	}
+	var reasons []string
+	for _, ch := range h.rec.changesOf("srv") {
+		if ch.state == StateRestarting && ch.err != nil {
+			reasons = append(reasons, ch.err.Error())
+		}
+	}
+	if len(reasons) == 0 || !strings.Contains(reasons[0], "stopped answering: 3 pings in a row") {
+		t.Errorf("the restart's reason: %q, want the missed pings", reasons)
+	}
+	if _, err := c.Call(ctxFor(t), "tools/call", toolArgs("echo")); err != nil {
+		t.Errorf("a call after the restart: %v", err)
+	}
+}
+
 // What a server asks of its client reaches Events.Request, and the answer
 // (or error) reaches the server; notifications the Client does not handle
 // reach Events.Notification; a ping is answered by the Client itself.

@@ -121,6 +121,7 @@ type fakeServer struct {
 	version int  // of the tool list in the burst modes
 	listed  bool // the tool list was answered in full once
 	burstd  bool // burst-list: the burst was sent
+	deaf    bool // after the deaf tool: nothing is answered any more, pings neither
 	// server-to-client requests awaiting their response: their id -> the
 	// tools/call waiting for it
 	waiting map[string]json.RawMessage
@@ -275,7 +276,7 @@ func (s *fakeServer) handle(line []byte) {
 		s.answered(m)
 		return
 	}
-	if s.mode == modeHang {
+	if s.mode == modeHang || s.deaf {
 		return
 	}
 	if len(m.ID) == 0 { // a notification
@@ -409,6 +410,11 @@ func (s *fakeServer) toolArgs(m wireMessage) {
 		s.error(m.ID, -32042, testErrorMessage, testErrorData)
 	case "slow":
 		// never answered: the client must time out or cancel
+	case "deaf":
+		// Answer, then stop answering anything while staying alive: a
+		// wedged server that only health checks can tell from an idle one.
+		s.result(m.ID, `{"content":[]}`)
+		s.deaf = true
 	case "crash":
 		fmt.Fprintln(os.Stderr, "panic: simulated crash in tool crash")
 		os.Exit(3)
