@@ -458,11 +458,7 @@ func TestStreamableHTTPSampling(t *testing.T) {
 		return json.RawMessage(`{"role":"assistant","content":{"type":"text","text":"hi there"},"model":"test-model"}`), nil
 	})
 	defer th.closeHost(t)
-	if err := th.StartAll(context.Background(), []Spec{remoteConfig(t, "remote", "http", r.url, "")}); err != nil {
-		t.Fatalf("StartAll: %v", err)
-	}
-	c, _ := th.Client("remote")
-	<-c.Settled()
+	c := th.startOne(t, remoteConfig(t, "remote", "http", r.url, ""))
 	waitFor(t, "the event stream", 5*time.Second, func() bool { return r.rec.count(http.MethodGet, "") > 0 })
 	raw, err := callTool(context.Background(), c, "sample", nil)
 	if err != nil {
@@ -516,11 +512,7 @@ func TestStreamableHTTPNoEventStream(t *testing.T) {
 	r := startRemote(t, "http", server.WithDisableStreaming(true))
 	th := newTestHost(t, nil)
 	defer th.closeHost(t)
-	if err := th.StartAll(context.Background(), []Spec{remoteConfig(t, "remote", "http", r.url, "")}); err != nil {
-		t.Fatalf("StartAll: %v", err)
-	}
-	c, _ := th.Client("remote")
-	<-c.Settled()
+	c := th.startOne(t, remoteConfig(t, "remote", "http", r.url, ""))
 	if raw, err := callTool(context.Background(), c, "echo", map[string]any{"text": "x"}); err != nil || toolText(t, raw) != "echo: x" {
 		t.Fatalf("call: %s, %v", raw, err)
 	}
@@ -537,11 +529,7 @@ func TestStreamableHTTPExchangeFailures(t *testing.T) {
 	r := startRemote(t, "http")
 	th := newTestHost(t, nil)
 	defer th.closeHost(t)
-	if err := th.StartAll(context.Background(), []Spec{remoteConfig(t, "remote", "http", r.url, "")}); err != nil {
-		t.Fatalf("StartAll: %v", err)
-	}
-	c, _ := th.Client("remote")
-	<-c.Settled()
+	c := th.startOne(t, remoteConfig(t, "remote", "http", r.url, ""))
 
 	cases := []struct {
 		name   string
@@ -662,11 +650,7 @@ func TestStreamableHTTPReplyStream(t *testing.T) {
 	r := startRemote(t, "http")
 	th := newTestHost(t, nil)
 	defer th.closeHost(t)
-	if err := th.StartAll(context.Background(), []Spec{remoteConfig(t, "remote", "http", r.url, "")}); err != nil {
-		t.Fatalf("StartAll: %v", err)
-	}
-	c, _ := th.Client("remote")
-	<-c.Settled()
+	c := th.startOne(t, remoteConfig(t, "remote", "http", r.url, ""))
 	progress := func(i int) string {
 		return fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"t","progress":%d}}`, i)
 	}

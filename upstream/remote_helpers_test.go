@@ -328,6 +328,18 @@ func newTestHost(t *testing.T, answer func(method string, params json.RawMessage
 	return th
 }
 
+// startOne starts one server on the host, fails the test if it does not
+// start, and returns its Client once its first discovery has settled.
+func (th *testHost) startOne(t *testing.T, spec Spec) *Client {
+	t.Helper()
+	if err := th.StartAll(context.Background(), []Spec{spec}); err != nil {
+		t.Fatalf("StartAll: %v", err)
+	}
+	c, _ := th.Client(spec.Name)
+	<-c.Settled()
+	return c
+}
+
 func (th *testHost) notifications() []string {
 	th.mu.Lock()
 	defer th.mu.Unlock()

@@ -17,11 +17,7 @@ func TestSSEStreamEnds(t *testing.T) {
 	r := startRemote(t, "sse")
 	th := newTestHost(t, nil)
 	defer th.closeHost(t)
-	if err := th.StartAll(context.Background(), []Spec{remoteConfig(t, "legacy", "sse", r.url, "")}); err != nil {
-		t.Fatalf("StartAll: %v", err)
-	}
-	c, _ := th.Client("legacy")
-	<-c.Settled()
+	c := th.startOne(t, remoteConfig(t, "legacy", "sse", r.url, ""))
 	r.sse.CloseSessions()
 	waitFor(t, "the server to fail", 5*time.Second, func() bool { st, _ := c.State(); return st == StateFailed })
 	_, stErr := c.State()

@@ -286,6 +286,16 @@ func (tp *tap) waitSent(t testing.TB, ctx context.Context, what string, pred fun
 	return waitTap(t, ctx, what, tp.sent, pred)
 }
 
+// waitAnswered waits until the upstream has sent a request matching pred
+// and received the answer to it; it returns that answer.
+func (tp *tap) waitAnswered(t testing.TB, ctx context.Context, what string, pred func(tapMsg) bool) tapMsg {
+	t.Helper()
+	req := tp.waitSent(t, ctx, what, pred)
+	return tp.waitReceived(t, ctx, "the answer to "+what, func(m tapMsg) bool {
+		return m.Method == "" && string(m.ID) == string(req.ID)
+	})
+}
+
 func waitTap(t testing.TB, ctx context.Context, what string, read func() []tapMsg, pred func(tapMsg) bool) tapMsg {
 	t.Helper()
 	var found tapMsg

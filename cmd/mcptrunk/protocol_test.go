@@ -92,10 +92,7 @@ func TestProtocolServerRequests(t *testing.T) {
 			t.Errorf("the host got sampling params %s", mustJSON(last))
 		}
 		// The upstream's request id got the host's answer.
-		req := evTap.waitSent(t, ctx, "everything's sampling/createMessage", isMethod("sampling/createMessage"))
-		resp := evTap.waitReceived(t, ctx, "the answer to sampling/createMessage", func(m tapMsg) bool {
-			return m.Method == "" && string(m.ID) == string(req.ID)
-		})
+		resp := evTap.waitAnswered(t, ctx, "everything's sampling/createMessage", isMethod("sampling/createMessage"))
 		if !strings.Contains(string(resp.Result), `"model":"mcptrunk-test-model"`) {
 			t.Errorf("everything got %s for its sampling request", resp.Raw)
 		}
@@ -110,10 +107,7 @@ func TestProtocolServerRequests(t *testing.T) {
 		if !strings.Contains(text, "- Name: Ada") {
 			t.Errorf("trigger-elicitation-request: %q", text)
 		}
-		req := evTap.waitSent(t, ctx, "everything's elicitation/create", isMethod("elicitation/create"))
-		resp := evTap.waitReceived(t, ctx, "the answer to elicitation/create", func(m tapMsg) bool {
-			return m.Method == "" && string(m.ID) == string(req.ID)
-		})
+		resp := evTap.waitAnswered(t, ctx, "everything's elicitation/create", isMethod("elicitation/create"))
 		if !strings.Contains(string(resp.Result), `"action":"accept"`) {
 			t.Errorf("everything got %s for its elicitation", resp.Raw)
 		}
@@ -146,11 +140,8 @@ func TestProtocolServerRequests(t *testing.T) {
 			t.Errorf("test_sampling with a host that refuses: %s", mustJSON(res))
 		}
 		// The upstream got the host's error object as the host sent it.
-		req := cfTap.waitSent(t, ctx, "the refused sampling/createMessage", func(m tapMsg) bool {
+		resp := cfTap.waitAnswered(t, ctx, "the refused sampling/createMessage", func(m tapMsg) bool {
 			return m.Method == "sampling/createMessage" && strings.Contains(m.Raw, hostRejects)
-		})
-		resp := cfTap.waitReceived(t, ctx, "the answer to the refused request", func(m tapMsg) bool {
-			return m.Method == "" && string(m.ID) == string(req.ID)
 		})
 		hostResp := hostTap.waitReceived(t, ctx, "the host's refusal", func(m tapMsg) bool {
 			return m.Method == "" && m.Error != nil && m.Error.Code == -1
