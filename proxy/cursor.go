@@ -3,7 +3,7 @@ package proxy
 import (
 	"encoding/base64"
 
-	"github.com/mcptrunk/mcptrunk/upstream/jsonrpc"
+	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
 )
 
 // Cursors are opaque to the host: the exported name of the last item sent,

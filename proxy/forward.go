@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/mcptrunk/mcptrunk/naming"
-	"github.com/mcptrunk/mcptrunk/upstream/jsonrpc"
+	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
 )
 
 // forwardNotification passes an upstream's notification to the host,

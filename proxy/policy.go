@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/mcptrunk/mcptrunk/naming"
 	"github.com/mcptrunk/mcptrunk/upstream"
 )
@@ -21,7 +22,7 @@ type policy struct {
 	toolSearch    bool
 }
 
-func policyOf(o upstream.TrunkOptions) policy {
+func policyOf(o config.TrunkOptions) policy {
 	return policy{
 		scheme:        naming.Scheme{Prefix: o.Prefix},
 		maxLen:        o.MaxNameLength,
@@ -34,7 +35,7 @@ func policyOf(o upstream.TrunkOptions) policy {
 // tools applies a server's tool filter and read-only overrides, and the
 // trunk's read-only mode, to its tools: what comes out is exported, with
 // the annotations the host should act on.
-func (p policy) tools(spec upstream.Spec, items []upstream.Item) []upstream.Item {
+func (p policy) tools(spec config.Spec, items []upstream.Item) []upstream.Item {
 	out := make([]upstream.Item, 0, len(items))
 	for _, it := range items {
 		if !spec.Tools.Allows(it.Key) {
@@ -56,7 +57,7 @@ func (p policy) tools(spec upstream.Spec, items []upstream.Item) []upstream.Item
 
 // filterItems keeps the items a filter allows (matched against the name of
 // a prompt, the URI of a resource or the URI template of a template).
-func filterItems(f upstream.Filter, items []upstream.Item) []upstream.Item {
+func filterItems(f config.Filter, items []upstream.Item) []upstream.Item {
 	if len(f.Allow) == 0 && len(f.Deny) == 0 {
 		return items
 	}
@@ -100,7 +101,7 @@ func markReadOnly(tool json.RawMessage) (json.RawMessage, error) {
 // unmatchedPatterns lists a server's filter patterns (and readOnlyTools
 // entries) that match none of its items: usually a typo, and silent
 // otherwise.
-func unmatchedPatterns(server string, spec upstream.Spec, items upstream.Catalog) []string {
+func unmatchedPatterns(server string, spec config.Spec, items upstream.Catalog) []string {
 	var out []string
 	check := func(field string, patterns []string, lists ...[]upstream.Item) {
 		for _, pat := range patterns {
@@ -124,7 +125,7 @@ func unmatchedPatterns(server string, spec upstream.Spec, items upstream.Catalog
 }
 
 func anyMatches(pattern string, lists ...[]upstream.Item) bool {
-	f := upstream.Filter{Allow: []string{pattern}}
+	f := config.Filter{Allow: []string{pattern}}
 	for _, items := range lists {
 		for _, it := range items {
 			if f.Allows(it.Key) {
@@ -140,9 +141,9 @@ func anyMatches(pattern string, lists ...[]upstream.Item) bool {
 // URI passes when it matches a pattern, or when it can come from a template
 // the filter exports: a URI the host expanded does not match the template's
 // own pattern, so it is checked against the template's literal start.
-func resourceAllowed(f upstream.Filter, uri string, templates []upstream.Item) bool {
+func resourceAllowed(f config.Filter, uri string, templates []upstream.Item) bool {
 	for _, p := range f.Deny {
-		if (upstream.Filter{Allow: []string{p}}).Allows(uri) {
+		if (config.Filter{Allow: []string{p}}).Allows(uri) {
 			return false
 		}
 	}

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/mcptrunk/mcptrunk/upstream/jsonrpc/jsonscan"
+	"github.com/mcptrunk/mcptrunk/internal/jsonscan"
 	"io"
 	"unicode/utf8"
 )

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/mcptrunk/mcptrunk/naming"
-	"github.com/mcptrunk/mcptrunk/upstream"
 )
 
 // Reload applies a new config to a running trunk: servers that are gone are
@@ -16,7 +16,7 @@ import (
 // flight. The trunk options that can change at runtime (maxNameLength) take
 // effect at once. Reloads are serialised; the error joins every server that
 // failed to start (they are running the new config anyway, as failed).
-func (t *Trunk) Reload(ctx context.Context, cfg *upstream.Config) error {
+func (t *Trunk) Reload(ctx context.Context, cfg *config.Config) error {
 	t.reloadMu.Lock()
 	defer t.reloadMu.Unlock()
 	old := t.cfg.Swap(cfg)
@@ -34,7 +34,7 @@ func (t *Trunk) Reload(ctx context.Context, cfg *upstream.Config) error {
 
 	oldSpecs := specsByID(old.Servers)
 	newSpecs := specsByID(cfg.Servers)
-	var remove, add []upstream.Spec
+	var remove, add []config.Spec
 	for id, o := range oldSpecs {
 		if n, ok := newSpecs[id]; !ok || !n.Equal(o) {
 			remove = append(remove, o)
@@ -81,8 +81,8 @@ func (t *Trunk) Reload(ctx context.Context, cfg *upstream.Config) error {
 
 // specsByID indexes specs by server id. A spec whose name is invalid is
 // left out: the Host refuses to start it anyway, with an error naming it.
-func specsByID(specs []upstream.Spec) map[string]upstream.Spec {
-	m := make(map[string]upstream.Spec, len(specs))
+func specsByID(specs []config.Spec) map[string]config.Spec {
+	m := make(map[string]config.Spec, len(specs))
 	for _, s := range specs {
 		if id, err := naming.ServerID(s.Name); err == nil {
 			m[id] = s

@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/mcptrunk/mcptrunk/naming"
-	"github.com/mcptrunk/mcptrunk/upstream/jsonrpc"
+	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
 )
 
 // Resource tools, for hosts that handle tools but not resources

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/mcptrunk/mcptrunk/upstream"
 )
 
@@ -59,7 +60,7 @@ type Trunk struct {
 	startedAt time.Time
 	workers   sync.WaitGroup // the StartAll and announcer goroutines
 
-	cfg  atomic.Pointer[upstream.Config] // the config in force: first, then each reload
+	cfg  atomic.Pointer[config.Config] // the config in force: first, then each reload
 	down atomic.Pointer[downstreamBox]
 	cat  atomic.Pointer[catalog]
 
@@ -78,7 +79,7 @@ type Trunk struct {
 type downstreamBox struct{ d Downstream }
 
 // New returns a Trunk for cfg. Nothing starts until Start.
-func New(cfg *upstream.Config, opts *Options) *Trunk {
+func New(cfg *config.Config, opts *Options) *Trunk {
 	if opts == nil {
 		opts = &Options{}
 	}

@@ -10,7 +10,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/mcptrunk/mcptrunk/upstream/jsonrpc"
+	"github.com/mcptrunk/mcptrunk/internal/config"
+	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
 )
 
 // State is where a server is in its life.
@@ -58,7 +59,7 @@ type clientOptions struct {
 type Client struct {
 	// fixed at creation
 	id       string
-	spec     Spec
+	spec     config.Spec
 	opts     clientOptions
 	logger   *slog.Logger
 	life     context.Context // ends at Close
@@ -81,7 +82,7 @@ type Client struct {
 	since      time.Time          // when state last changed
 }
 
-func newClient(id string, spec Spec, opts clientOptions) *Client {
+func newClient(id string, spec config.Spec, opts clientOptions) *Client {
 	life, stop := context.WithCancel(context.Background())
 	c := &Client{
 		id:      id,
@@ -106,7 +107,7 @@ func newClient(id string, spec Spec, opts clientOptions) *Client {
 func (c *Client) Name() string { return c.id }
 
 // Spec is the configuration the server was started from.
-func (c *Client) Spec() Spec { return c.spec }
+func (c *Client) Spec() config.Spec { return c.spec }
 
 // State returns the server's state and, when it failed, why.
 func (c *Client) State() (State, error) {

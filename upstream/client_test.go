@@ -10,13 +10,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcptrunk/mcptrunk/upstream/jsonrpc"
+	"github.com/mcptrunk/mcptrunk/internal/config"
+	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
 )
 
 // startReady starts one server and returns its Client, ready.
-func startReady(t *testing.T, h *harness, host *Host, spec Spec) *Client {
+func startReady(t *testing.T, h *harness, host *Host, spec config.Spec) *Client {
 	t.Helper()
-	if err := host.StartAll(ctxFor(t), []Spec{spec}); err != nil {
+	if err := host.StartAll(ctxFor(t), []config.Spec{spec}); err != nil {
 		t.Fatal(err)
 	}
 	c, _ := host.Client(spec.Name)
@@ -110,7 +111,7 @@ func TestCallTimeout(t *testing.T) {
 	h := newHarness(t)
 	host := h.host(nil)
 	spec := h.spec("srv", modeNormal)
-	spec.Timeouts.Call = Duration(300 * time.Millisecond)
+	spec.Timeouts.Call = config.Duration(300 * time.Millisecond)
 	c := startReady(t, h, host, spec)
 
 	began := time.Now()

@@ -16,7 +16,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcptrunk/mcptrunk/upstream/jsonrpc"
+	"github.com/mcptrunk/mcptrunk/internal/config"
+	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
 )
 
 // The reference server of the MCP project (@modelcontextprotocol/server-
@@ -139,7 +140,7 @@ func TestServerEverythingRemote(t *testing.T) {
 			defer th.closeHost(t)
 			ctx := context.Background()
 			url := "http://127.0.0.1:" + srv.port + m.path
-			if err := th.StartAll(ctx, []Spec{remoteConfig(t, "everything", m.typ, url, "")}); err != nil {
+			if err := th.StartAll(ctx, []config.Spec{remoteConfig(t, "everything", m.typ, url, "")}); err != nil {
 				t.Fatalf("StartAll: %v\nserver output:\n%s", err, srv.out)
 			}
 			c, _ := th.Client("everything")
@@ -214,7 +215,7 @@ func TestServerEverythingSessionAfterRestart(t *testing.T) {
 	defer th.closeHost(t)
 	ctx := context.Background()
 	url := "http://127.0.0.1:" + srv.port + "/mcp"
-	if err := th.StartAll(ctx, []Spec{remoteConfig(t, "everything", "http", url, "")}); err != nil {
+	if err := th.StartAll(ctx, []config.Spec{remoteConfig(t, "everything", "http", url, "")}); err != nil {
 		srv.stop()
 		t.Fatalf("StartAll: %v\nserver output:\n%s", err, srv.out)
 	}

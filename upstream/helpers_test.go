@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcptrunk/mcptrunk/internal/config"
 	"go.uber.org/goleak"
 )
 
@@ -112,7 +113,7 @@ func (h *harness) host(opts *Options) *Host {
 
 // spec is a server running the test binary in mode, with timeouts generous
 // enough never to fire by accident. env adds variables (key, value, ...).
-func (h *harness) spec(name, mode string, env ...string) Spec {
+func (h *harness) spec(name, mode string, env ...string) config.Spec {
 	e := map[string]string{
 		envMode: mode,
 		envDir:  h.dir,
@@ -125,15 +126,15 @@ func (h *harness) spec(name, mode string, env ...string) Spec {
 	for i := 0; i+1 < len(env); i += 2 {
 		e[env[i]] = env[i+1]
 	}
-	return Spec{
+	return config.Spec{
 		Name:    name,
-		Type:    TransportStdio,
+		Type:    config.TransportStdio,
 		Command: os.Args[0],
 		Env:     e,
-		Timeouts: Timeouts{
-			Connect: Duration(subprocWait),
-			List:    Duration(subprocWait),
-			Call:    Duration(subprocWait),
+		Timeouts: config.Timeouts{
+			Connect: config.Duration(subprocWait),
+			List:    config.Duration(subprocWait),
+			Call:    config.Duration(subprocWait),
 		},
 	}
 }

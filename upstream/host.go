@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/mcptrunk/mcptrunk/naming"
 )
 
@@ -61,7 +62,7 @@ func NewHost(opts *Options) *Host {
 	}
 	limit := opts.Concurrency
 	if limit <= 0 {
-		limit = DefaultConcurrency
+		limit = config.DefaultConcurrency
 	}
 	life, stop := context.WithCancel(context.Background())
 	return &Host{
@@ -89,7 +90,7 @@ func (h *Host) Settled() <-chan struct{} { return h.settled }
 // each has connected and listed its tools, or failed. Disabled specs are
 // registered without starting. The error joins every failure; the servers
 // that did start are ready whatever it says. Call it once.
-func (h *Host) StartAll(ctx context.Context, specs []Spec) error {
+func (h *Host) StartAll(ctx context.Context, specs []config.Spec) error {
 	defer close(h.settled)
 	var (
 		g    errgroup.Group
@@ -130,7 +131,7 @@ func (h *Host) StartAll(ctx context.Context, specs []Spec) error {
 }
 
 // Add starts one more server and returns once it is ready or failed.
-func (h *Host) Add(ctx context.Context, spec Spec) error {
+func (h *Host) Add(ctx context.Context, spec config.Spec) error {
 	c, err := h.register(spec)
 	if err != nil {
 		return err
@@ -146,7 +147,7 @@ func (h *Host) Add(ctx context.Context, spec Spec) error {
 // that is not disabled it counts a start in h.starts (under the lock that
 // Close takes, so Close never waits on a count that is still rising); the
 // caller must start it and call h.starts.Done.
-func (h *Host) register(spec Spec) (*Client, error) {
+func (h *Host) register(spec config.Spec) (*Client, error) {
 	id, err := naming.ServerID(spec.Name)
 	if err != nil {
 		return nil, err

@@ -12,7 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcptrunk/mcptrunk/upstream/jsonrpc"
+	"github.com/mcptrunk/mcptrunk/internal/config"
+	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
 )
 
 func TestStartAllMixedGoodAndBad(t *testing.T) {
@@ -21,12 +22,12 @@ func TestStartAllMixedGoodAndBad(t *testing.T) {
 	host := h.host(&Options{Concurrency: 2, Capabilities: []byte(clientCaps)})
 
 	hang := h.spec("hangs", modeHang)
-	hang.Timeouts.Connect = Duration(400 * time.Millisecond)
+	hang.Timeouts.Connect = config.Duration(400 * time.Millisecond)
 	missing := h.spec("missing", modeNormal)
 	missing.Command = filepath.Join(h.dir, "no-such-server")
 	off := h.spec("off", modeNormal)
 	off.Disabled = true
-	specs := []Spec{
+	specs := []config.Spec{
 		h.spec("good-one", modeNormal),
 		h.spec("exits", modeExit),
 		hang,
@@ -202,7 +203,7 @@ func TestStartAllRespectsConcurrency(t *testing.T) {
 	h := newHarness(t)
 	host := h.host(&Options{Concurrency: 2})
 	const delay = 60 * time.Millisecond
-	var specs []Spec
+	var specs []config.Spec
 	for i := range 5 {
 		specs = append(specs, h.spec(fmt.Sprintf("s%d", i), modeNormal, envCaps, "tools", envDelay, delay.String()))
 	}
@@ -290,7 +291,7 @@ func TestCapabilitiesGateDiscovery(t *testing.T) {
 		t.Run("caps="+tc.caps, func(t *testing.T) {
 			h := newHarness(t)
 			host := h.host(nil)
-			if err := host.StartAll(ctxFor(t), []Spec{h.spec("srv", modeNormal, envCaps, tc.caps)}); err != nil {
+			if err := host.StartAll(ctxFor(t), []config.Spec{h.spec("srv", modeNormal, envCaps, tc.caps)}); err != nil {
 				t.Fatal(err)
 			}
 			c, _ := host.Client("srv")
@@ -343,7 +344,7 @@ func versionedTools(version int) []Item {
 func TestListChangedBurst(t *testing.T) {
 	h := newHarness(t)
 	host := h.host(nil)
-	if err := host.StartAll(ctxFor(t), []Spec{h.spec("bursty", modeBurstInit)}); err != nil {
+	if err := host.StartAll(ctxFor(t), []config.Spec{h.spec("bursty", modeBurstInit)}); err != nil {
 		t.Fatal(err)
 	}
 	c, _ := host.Client("bursty")
@@ -399,7 +400,7 @@ func TestListChangedBurst(t *testing.T) {
 func TestListChangedDuringDiscovery(t *testing.T) {
 	h := newHarness(t)
 	host := h.host(nil)
-	if err := host.StartAll(ctxFor(t), []Spec{h.spec("racy", modeBurstList)}); err != nil {
+	if err := host.StartAll(ctxFor(t), []config.Spec{h.spec("racy", modeBurstList)}); err != nil {
 		t.Fatal(err)
 	}
 	c, _ := host.Client("racy")
@@ -421,11 +422,11 @@ func TestHostCloseDuringStartAll(t *testing.T) {
 	h := newHarness(t)
 	host := h.host(&Options{Concurrency: 1})
 	hang := h.spec("hangs", modeHang)
-	hang.Timeouts.Connect = Duration(time.Minute)
+	hang.Timeouts.Connect = config.Duration(time.Minute)
 	queued := h.spec("queued", modeNormal)
 
 	startErr := make(chan error, 1)
-	go func() { startErr <- host.StartAll(ctxFor(t), []Spec{hang, queued}) }()
+	go func() { startErr <- host.StartAll(ctxFor(t), []config.Spec{hang, queued}) }()
 	pid := h.pid("hangs", "pid")
 	pollUntil(t, "the server to receive initialize", func() bool { return len(h.received("hangs")) > 0 })
 

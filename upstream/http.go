@@ -11,7 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/mcptrunk/mcptrunk/upstream/jsonrpc"
+	"github.com/mcptrunk/mcptrunk/internal/config"
+	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
 )
 
 // Streamable HTTP (MCP 2025-03-26 and later): every message the trunk sends
@@ -51,7 +52,7 @@ type streamableTransport struct {
 	deleteOnEnd bool // a session was established, so Close DELETEs it
 }
 
-func startStreamableHTTP(spec Spec, name string, h jsonrpc.Handler, logger *slog.Logger, userAgent string) (*streamableTransport, error) {
+func startStreamableHTTP(spec config.Spec, name string, h jsonrpc.Handler, logger *slog.Logger, userAgent string) (*streamableTransport, error) {
 	p, err := newHTTPPeer(spec, name, kindStreamable, h, logger, userAgent)
 	if err != nil {
 		return nil, err

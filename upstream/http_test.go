@@ -14,7 +14,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/mcptrunk/mcptrunk/upstream/jsonrpc"
+	"github.com/mcptrunk/mcptrunk/internal/config"
+	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
 )
 
 // Both HTTP transports against real mcp-go servers on 127.0.0.1.
@@ -29,7 +30,7 @@ func TestRemoteBasics(t *testing.T) {
 			defer th.closeHost(t)
 			ctx := context.Background()
 
-			if err := th.StartAll(ctx, []Spec{remoteConfig(t, "remote", typ, r.url, "")}); err != nil {
+			if err := th.StartAll(ctx, []config.Spec{remoteConfig(t, "remote", typ, r.url, "")}); err != nil {
 				t.Fatalf("StartAll: %v", err)
 			}
 			c, _ := th.Client("remote")
@@ -179,7 +180,7 @@ func TestStreamableHTTPSessionExpiry(t *testing.T) {
 	th := newTestHost(t, nil)
 	defer th.closeHost(t)
 	ctx := context.Background()
-	if err := th.StartAll(ctx, []Spec{remoteConfig(t, "remote", "http", r.url, "")}); err != nil {
+	if err := th.StartAll(ctx, []config.Spec{remoteConfig(t, "remote", "http", r.url, "")}); err != nil {
 		t.Fatalf("StartAll: %v", err)
 	}
 	c, _ := th.Client("remote")
@@ -238,7 +239,7 @@ func TestStreamableHTTPSessionExpiry400(t *testing.T) {
 	th := newTestHost(t, nil)
 	defer th.closeHost(t)
 	ctx := context.Background()
-	if err := th.StartAll(ctx, []Spec{remoteConfig(t, "remote", "http", r.url, "")}); err != nil {
+	if err := th.StartAll(ctx, []config.Spec{remoteConfig(t, "remote", "http", r.url, "")}); err != nil {
 		t.Fatalf("StartAll: %v", err)
 	}
 	c, _ := th.Client("remote")
@@ -275,7 +276,7 @@ func TestStreamableHTTPSessionRenewFails(t *testing.T) {
 	th := newTestHost(t, nil)
 	defer th.closeHost(t)
 	ctx := context.Background()
-	if err := th.StartAll(ctx, []Spec{remoteConfig(t, "remote", "http", r.url, "")}); err != nil {
+	if err := th.StartAll(ctx, []config.Spec{remoteConfig(t, "remote", "http", r.url, "")}); err != nil {
 		t.Fatalf("StartAll: %v", err)
 	}
 	c, _ := th.Client("remote")
@@ -317,7 +318,7 @@ func TestRemoteConnectionRefused(t *testing.T) {
 			th := newTestHost(t, nil)
 			defer th.closeHost(t)
 			began := time.Now()
-			err = th.StartAll(context.Background(), []Spec{remoteConfig(t, "remote", typ, url, "")})
+			err = th.StartAll(context.Background(), []config.Spec{remoteConfig(t, "remote", typ, url, "")})
 			if err == nil {
 				t.Fatal("StartAll succeeded against a closed port")
 			}
@@ -355,7 +356,7 @@ func TestRemoteUnauthorized(t *testing.T) {
 			})
 			th := newTestHost(t, nil)
 			defer th.closeHost(t)
-			err := th.StartAll(context.Background(), []Spec{remoteConfig(t, "remote", typ, r.url, "")})
+			err := th.StartAll(context.Background(), []config.Spec{remoteConfig(t, "remote", typ, r.url, "")})
 			if err == nil {
 				t.Fatal("StartAll succeeded with a rejected token")
 			}
@@ -375,7 +376,7 @@ func TestRemoteUnauthorized(t *testing.T) {
 			r := startRemote(t, typ)
 			th := newTestHost(t, nil)
 			defer th.closeHost(t)
-			if err := th.StartAll(context.Background(), []Spec{remoteConfig(t, "remote", typ, r.url, "")}); err != nil {
+			if err := th.StartAll(context.Background(), []config.Spec{remoteConfig(t, "remote", typ, r.url, "")}); err != nil {
 				t.Fatalf("StartAll: %v", err)
 			}
 			c, _ := th.Client("remote")
@@ -407,7 +408,7 @@ func TestRemoteCallTimeoutCancels(t *testing.T) {
 			th := newTestHost(t, nil)
 			defer th.closeHost(t)
 			spec := remoteConfig(t, "remote", typ, r.url, `{"connect": "5s", "list": "5s", "call": "300ms"}`)
-			if err := th.StartAll(context.Background(), []Spec{spec}); err != nil {
+			if err := th.StartAll(context.Background(), []config.Spec{spec}); err != nil {
 				t.Fatalf("StartAll: %v", err)
 			}
 			c, _ := th.Client("remote")
@@ -486,7 +487,7 @@ func TestRemoteServerNotification(t *testing.T) {
 			r := startRemote(t, typ)
 			th := newTestHost(t, nil)
 			defer th.closeHost(t)
-			if err := th.StartAll(context.Background(), []Spec{remoteConfig(t, "remote", typ, r.url, "")}); err != nil {
+			if err := th.StartAll(context.Background(), []config.Spec{remoteConfig(t, "remote", typ, r.url, "")}); err != nil {
 				t.Fatalf("StartAll: %v", err)
 			}
 			c, _ := th.Client("remote")
@@ -598,7 +599,7 @@ func TestStreamableHTTPAtSSEServer(t *testing.T) {
 	r := startRemote(t, "sse")
 	th := newTestHost(t, nil)
 	defer th.closeHost(t)
-	err := th.StartAll(context.Background(), []Spec{remoteConfig(t, "remote", "http", r.url, "")})
+	err := th.StartAll(context.Background(), []config.Spec{remoteConfig(t, "remote", "http", r.url, "")})
 	if err == nil || !strings.Contains(err.Error(), `"type": "sse"`) {
 		t.Fatalf("got %v, want a hint to use type sse", err)
 	}
@@ -613,7 +614,7 @@ func TestRemoteCloseDuringCall(t *testing.T) {
 			checkLeaks(t)
 			r := startRemote(t, typ)
 			th := newTestHost(t, nil)
-			if err := th.StartAll(context.Background(), []Spec{remoteConfig(t, "remote", typ, r.url, "")}); err != nil {
+			if err := th.StartAll(context.Background(), []config.Spec{remoteConfig(t, "remote", typ, r.url, "")}); err != nil {
 				t.Fatalf("StartAll: %v", err)
 			}
 			c, _ := th.Client("remote")

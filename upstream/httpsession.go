@@ -20,7 +20,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/mcptrunk/mcptrunk/upstream/jsonrpc"
+	"github.com/mcptrunk/mcptrunk/internal/config"
+	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
 )
 
 // The HTTP transports (streamable HTTP in http.go, legacy HTTP+SSE in
@@ -250,7 +251,7 @@ type httpPeer struct {
 	inflight map[string]context.CancelFunc // request POSTs, by normalised id
 }
 
-func newHTTPPeer(spec Spec, name, kind string, h jsonrpc.Handler, logger *slog.Logger, userAgent string) (*httpPeer, error) {
+func newHTTPPeer(spec config.Spec, name, kind string, h jsonrpc.Handler, logger *slog.Logger, userAgent string) (*httpPeer, error) {
 	u, err := url.Parse(spec.URL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		// Never quote the URL: it may carry a secret.

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/mcptrunk/mcptrunk/internal/config"
 )
 
 // OAuth 2.1 for remote servers (MCP authorization, 2025-06-18 and
@@ -51,16 +53,6 @@ func (e *AuthRequiredError) Error() string {
 	return msg + fmt.Sprintf(": run \"mcptrunk auth %s\"", e.Server)
 }
 
-// oauthApplies reports whether OAuth is used for spec: a remote server
-// whose config sets no Authorization header.
-func oauthApplies(spec Spec) bool {
-	return (spec.Type == TransportHTTP || spec.Type == TransportSSE) && !hasAuthorizationHeader(spec.Headers)
-}
-
-// OAuthApplies reports whether mcptrunk uses OAuth for spec: a remote
-// server ("http" or "sse") whose config sets no Authorization header.
-func OAuthApplies(spec Spec) bool { return oauthApplies(spec) }
-
 // refreshSkew is the most a token is refreshed ahead of its expiry.
 const refreshSkew = 30 * time.Second
 
@@ -80,7 +72,7 @@ func keyLock(key string) *sync.Mutex {
 // peerAuth is the OAuth side of one HTTP connection.
 type peerAuth struct {
 	server string // the server's id
-	spec   Spec
+	spec   config.Spec
 	key    string // the store key: the server's canonical URL
 	store  *tokenStore
 	logger *slog.Logger
@@ -94,8 +86,8 @@ type peerAuth struct {
 	bearer *challenge   // of the last 401, for the background flow
 }
 
-func newPeerAuth(spec Spec, name string, client *Client, logger *slog.Logger, tr http.RoundTripper) *peerAuth {
-	if !oauthApplies(spec) {
+func newPeerAuth(spec config.Spec, name string, client *Client, logger *slog.Logger, tr http.RoundTripper) *peerAuth {
+	if !spec.UsesOAuth() {
 		return nil
 	}
 	return &peerAuth{

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mcptrunk/mcptrunk/upstream/jsonrpc"
+	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
 )
 
 // The background flow of a long-running trunk. When a server needs

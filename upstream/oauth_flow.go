@@ -22,6 +22,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/mcptrunk/mcptrunk/naming"
 )
 
@@ -60,9 +61,9 @@ type AuthResult struct {
 // the tokens: it finds the authorization server, registers mcptrunk with
 // it when needed, hands the authorization URL to opts.Prompt, waits for the
 // browser's redirect to 127.0.0.1 (until ctx ends), and exchanges the code.
-func Authorize(ctx context.Context, spec Spec, opts AuthorizeOptions) (AuthResult, error) {
-	if !oauthApplies(spec) {
-		if spec.Type != TransportHTTP && spec.Type != TransportSSE {
+func Authorize(ctx context.Context, spec config.Spec, opts AuthorizeOptions) (AuthResult, error) {
+	if !spec.UsesOAuth() {
+		if spec.Type != config.TransportHTTP && spec.Type != config.TransportSSE {
 			return AuthResult{}, fmt.Errorf("server %q is not a remote server: OAuth is for \"http\" and \"sse\" servers", spec.Name)
 		}
 		return AuthResult{}, fmt.Errorf("server %q has an Authorization header in its config, which turns OAuth off", spec.Name)
@@ -96,12 +97,12 @@ func Authorize(ctx context.Context, spec Spec, opts AuthorizeOptions) (AuthResul
 // probe makes one unauthenticated request to the server for its 401 and
 // returns the Bearer challenge in it (nil when there is none), and the
 // status (0 when the request failed).
-func probe(ctx context.Context, hc *http.Client, spec Spec, logger *slog.Logger) (*challenge, int) {
+func probe(ctx context.Context, hc *http.Client, spec config.Spec, logger *slog.Logger) (*challenge, int) {
 	ctx, cancel := context.WithTimeout(ctx, authHTTPTimeout)
 	defer cancel()
 	var req *http.Request
 	var err error
-	if spec.Type == TransportSSE {
+	if spec.Type == config.TransportSSE {
 		req, err = http.NewRequestWithContext(ctx, http.MethodGet, spec.URL, nil)
 		if err == nil {
 			req.Header.Set("Accept", "text/event-stream")
@@ -129,7 +130,7 @@ func probe(ctx context.Context, hc *http.Client, spec Spec, logger *slog.Logger)
 		return bearerChallenge(parseChallenges(resp.Header.Values("WWW-Authenticate"))), resp.StatusCode
 	}
 	logger.Debug("the server did not ask for authorisation; trying its well-known metadata", "status", resp.StatusCode)
-	if sid := resp.Header.Get(headerSessionID); sid != "" && spec.Type != TransportSSE {
+	if sid := resp.Header.Get(headerSessionID); sid != "" && spec.Type != config.TransportSSE {
 		// The probe opened a session: end it.
 		if del, err := http.NewRequestWithContext(ctx, http.MethodDelete, spec.URL, nil); err == nil {
 			setHeaders(del, spec.Headers)
@@ -153,7 +154,7 @@ func setHeaders(req *http.Request, headers map[string]string) {
 }
 
 type flowParams struct {
-	spec        Spec
+	spec        config.Spec
 	server      string // id, for messages
 	bearer      *challenge
 	logger      *slog.Logger
@@ -263,7 +264,7 @@ func runFlow(ctx context.Context, hc *http.Client, fp flowParams) (*tokenRecord,
 // listenCallback listens on 127.0.0.1 for the redirect: on the configured
 // port, else on the port of a stored registration (so it can be used
 // again) when that is free, else on any free port.
-func listenCallback(spec Spec, stored *tokenRecord, issuer string) (net.Listener, error) {
+func listenCallback(spec config.Spec, stored *tokenRecord, issuer string) (net.Listener, error) {
 	if p := spec.OAuth.CallbackPort; p > 0 {
 		ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p)))
 		if err != nil {
@@ -289,7 +290,7 @@ func listenCallback(spec Spec, stored *tokenRecord, issuer string) (net.Listener
 // clientRegistration returns the record to build on: the client from the
 // config, a stored dynamic registration for this issuer and redirect URI,
 // or a new dynamic registration.
-func clientRegistration(ctx context.Context, hc *http.Client, spec Spec, d *discovery, stored *tokenRecord,
+func clientRegistration(ctx context.Context, hc *http.Client, spec config.Spec, d *discovery, stored *tokenRecord,
 	redirect string, scopes []string, logger *slog.Logger) (tokenRecord, error) {
 	rec := tokenRecord{
 		Server:        canonicalResource(spec.URL),

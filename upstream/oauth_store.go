@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/mcptrunk/mcptrunk/internal/config"
 )
 
 // Token storage. Each server URL has a file of its own, named by a hash of
@@ -235,6 +237,6 @@ func canonicalResource(raw string) string {
 
 // ForgetAuthorization removes what is stored for spec's server (tokens and
 // client registration). It reports whether anything was stored.
-func ForgetAuthorization(spec Spec) (bool, error) {
+func ForgetAuthorization(spec config.Spec) (bool, error) {
 	return defaultTokenStore().remove(canonicalResource(spec.URL))
 }

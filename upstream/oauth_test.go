@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/mcptrunk/mcptrunk/internal/config"
 )
 
 // The OAuth tests run a small authorization server and an MCP server that
@@ -452,9 +453,9 @@ func (h *oauthHost) close(t *testing.T) {
 
 // oauthSpec is a remote server as a user configures it for OAuth: a URL,
 // nothing else.
-func oauthSpec(t *testing.T, name, u string) Spec {
+func oauthSpec(t *testing.T, name, u string) config.Spec {
 	t.Helper()
-	c, err := Parse(strings.NewReader(fmt.Sprintf(`{"mcpServers": {%q: {"url": %q, "timeouts": {"connect": "5s", "list": "5s", "call": "10s"}}}}`, name, u)), noEnv)
+	c, err := config.Parse(strings.NewReader(fmt.Sprintf(`{"mcpServers": {%q: {"url": %q, "timeouts": {"connect": "5s", "list": "5s", "call": "10s"}}}}`, name, u)), func(string) (string, bool) { return "", false })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -463,7 +464,7 @@ func oauthSpec(t *testing.T, name, u string) Spec {
 
 // authorizeDirectly runs the flow the way "mcptrunk auth" does, visiting
 // the printed URL.
-func authorizeDirectly(t *testing.T, spec Spec) AuthResult {
+func authorizeDirectly(t *testing.T, spec config.Spec) AuthResult {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -474,7 +475,7 @@ func authorizeDirectly(t *testing.T, spec Spec) AuthResult {
 	return res
 }
 
-func storedRecord(t *testing.T, spec Spec) *tokenRecord {
+func storedRecord(t *testing.T, spec config.Spec) *tokenRecord {
 	t.Helper()
 	rec, err := defaultTokenStore().load(canonicalResource(spec.URL))
 	if err != nil {
@@ -524,7 +525,7 @@ func TestOAuthFirstAuthorisation(t *testing.T) {
 	ctx := context.Background()
 	spec := oauthSpec(t, "remote", f.mcpURL)
 
-	startErr := h.StartAll(ctx, []Spec{spec})
+	startErr := h.StartAll(ctx, []config.Spec{spec})
 	const hint = `needs authorisation: run "mcptrunk auth remote"`
 	if startErr == nil || !strings.Contains(startErr.Error(), `server "remote"`) || !strings.Contains(startErr.Error(), hint) {
 		t.Fatalf("StartAll: got %v, want an error saying %s", startErr, hint)
@@ -590,7 +591,7 @@ func TestOAuthRefresh(t *testing.T) {
 		h := newOAuthHost(t, false)
 		defer h.close(t)
 		ctx := context.Background()
-		if err := h.StartAll(ctx, []Spec{spec}); err != nil {
+		if err := h.StartAll(ctx, []config.Spec{spec}); err != nil {
 			t.Fatalf("StartAll: %v", err)
 		}
 		c, _ := h.Client("remote")
@@ -624,7 +625,7 @@ func TestOAuthRefresh(t *testing.T) {
 		h := newOAuthHost(t, false)
 		defer h.close(t)
 		ctx := context.Background()
-		if err := h.StartAll(ctx, []Spec{spec}); err != nil {
+		if err := h.StartAll(ctx, []config.Spec{spec}); err != nil {
 			t.Fatalf("StartAll: %v", err)
 		}
 		c, _ := h.Client("remote")
@@ -665,7 +666,7 @@ func TestOAuthRevoked(t *testing.T) {
 			h := newOAuthHost(t, restart)
 			defer h.close(t)
 			ctx := context.Background()
-			if err := h.StartAll(ctx, []Spec{spec}); err != nil {
+			if err := h.StartAll(ctx, []config.Spec{spec}); err != nil {
 				t.Fatalf("StartAll: %v", err)
 			}
 			c, _ := h.Client("remote")
@@ -728,7 +729,7 @@ func TestOAuthTokenStoredElsewhere(t *testing.T) {
 	spec := oauthSpec(t, "remote", f.mcpURL)
 	h := newOAuthHost(t, true)
 	defer h.close(t)
-	if err := h.StartAll(context.Background(), []Spec{spec}); err == nil {
+	if err := h.StartAll(context.Background(), []config.Spec{spec}); err == nil {
 		t.Fatal("StartAll succeeded without a token")
 	}
 	loggedAuthURL(t, h.logs, 0) // the background flow waits
@@ -803,7 +804,7 @@ func TestOAuthAuthorize(t *testing.T) {
 		if _, err := Authorize(context.Background(), spec, AuthorizeOptions{}); err == nil || !strings.Contains(err.Error(), "Authorization header") {
 			t.Errorf("static token: %v", err)
 		}
-		if _, err := Authorize(context.Background(), Spec{Name: "x", Type: TransportStdio, Command: "x"}, AuthorizeOptions{}); err == nil || !strings.Contains(err.Error(), "not a remote server") {
+		if _, err := Authorize(context.Background(), config.Spec{Name: "x", Type: config.TransportStdio, Command: "x"}, AuthorizeOptions{}); err == nil || !strings.Contains(err.Error(), "not a remote server") {
 			t.Errorf("stdio: %v", err)
 		}
 	})
@@ -812,7 +813,7 @@ func TestOAuthAuthorize(t *testing.T) {
 // A server with a static Authorization header never touches the store, and
 // its 401 keeps the old message.
 func TestOAuthNotUsedWithStaticHeader(t *testing.T) {
-	if OAuthApplies(remoteConfig(t, "remote", "http", "http://127.0.0.1:1/mcp", "")) {
+	if remoteConfig(t, "remote", "http", "http://127.0.0.1:1/mcp", "").UsesOAuth() {
 		t.Error("OAuth applies to a server with an Authorization header")
 	}
 }
@@ -921,8 +922,8 @@ func TestOAuthSSE(t *testing.T) {
 	ctx := context.Background()
 	c, err := func() (*Client, error) {
 		spec := oauthSpec(t, "remote", f.mcpURL)
-		spec.Type = TransportSSE
-		err := h.StartAll(ctx, []Spec{spec})
+		spec.Type = config.TransportSSE
+		err := h.StartAll(ctx, []config.Spec{spec})
 		c, _ := h.Client("remote")
 		return c, err
 	}()
@@ -954,7 +955,7 @@ func TestOAuthTokenNotEchoed(t *testing.T) {
 	h := newOAuthHost(t, false)
 	defer h.close(t)
 	ctx := context.Background()
-	if err := h.StartAll(ctx, []Spec{spec}); err != nil {
+	if err := h.StartAll(ctx, []config.Spec{spec}); err != nil {
 		t.Fatalf("StartAll: %v", err)
 	}
 	c, _ := h.Client("remote")

@@ -18,6 +18,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/mcptrunk/mcptrunk/internal/config"
 	"go.uber.org/goleak"
 )
 
@@ -270,7 +271,7 @@ func (l *logBuffer) String() string {
 
 // remoteConfig returns the spec of one remote server, parsed from a config
 // the way a user writes it (the token comes from ${TOKEN}).
-func remoteConfig(t *testing.T, name, typ, url, timeouts string) Spec {
+func remoteConfig(t *testing.T, name, typ, url, timeouts string) config.Spec {
 	t.Helper()
 	if timeouts == "" {
 		timeouts = `{"connect": "5s", "list": "5s", "call": "10s"}`
@@ -278,7 +279,7 @@ func remoteConfig(t *testing.T, name, typ, url, timeouts string) Spec {
 	cfg := fmt.Sprintf(`{"mcpServers": {%q: {"type": %q, "url": %q,
 		"headers": {"Authorization": "Bearer ${TOKEN}", "X-Trace": "on"}, "timeouts": %s}}}`,
 		name, typ, url, timeouts)
-	c, err := Parse(strings.NewReader(cfg), func(k string) (string, bool) {
+	c, err := config.Parse(strings.NewReader(cfg), func(k string) (string, bool) {
 		if k == "TOKEN" {
 			return testToken, true
 		}
@@ -330,9 +331,9 @@ func newTestHost(t *testing.T, answer func(method string, params json.RawMessage
 
 // startOne starts one server on the host, fails the test if it does not
 // start, and returns its Client once its first discovery has settled.
-func (th *testHost) startOne(t *testing.T, spec Spec) *Client {
+func (th *testHost) startOne(t *testing.T, spec config.Spec) *Client {
 	t.Helper()
-	if err := th.StartAll(context.Background(), []Spec{spec}); err != nil {
+	if err := th.StartAll(context.Background(), []config.Spec{spec}); err != nil {
 		t.Fatalf("StartAll: %v", err)
 	}
 	c, _ := th.Client(spec.Name)

@@ -11,7 +11,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/mcptrunk/mcptrunk/upstream/jsonrpc"
+	"github.com/mcptrunk/mcptrunk/internal/config"
+	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
 )
 
 // Legacy HTTP+SSE (MCP 2024-11-05): a GET to the configured URL opens an
@@ -31,7 +32,7 @@ type sseTransport struct {
 	endpoint    string
 }
 
-func startSSE(spec Spec, name string, h jsonrpc.Handler, logger *slog.Logger, userAgent string) (*sseTransport, error) {
+func startSSE(spec config.Spec, name string, h jsonrpc.Handler, logger *slog.Logger, userAgent string) (*sseTransport, error) {
 	p, err := newHTTPPeer(spec, name, kindSSE, h, logger, userAgent)
 	if err != nil {
 		return nil, err

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcptrunk/mcptrunk/internal/config"
 )
 
 // The server ends the SSE stream: the connection is gone, the server is
@@ -48,7 +50,7 @@ func TestSSEEndpointOnAnotherOrigin(t *testing.T) {
 	defer srv.CloseClientConnections()
 	th := newTestHost(t, nil)
 	defer th.closeHost(t)
-	err := th.StartAll(context.Background(), []Spec{remoteConfig(t, "legacy", "sse", srv.URL+"/sse", "")})
+	err := th.StartAll(context.Background(), []config.Spec{remoteConfig(t, "legacy", "sse", srv.URL+"/sse", "")})
 	if err == nil || !strings.Contains(err.Error(), "another origin") {
 		t.Fatalf("got %v, want the endpoint refused", err)
 	}
@@ -72,7 +74,7 @@ func TestSSENoEndpoint(t *testing.T) {
 	defer srv.CloseClientConnections()
 	th := newTestHost(t, nil)
 	defer th.closeHost(t)
-	err := th.StartAll(context.Background(), []Spec{remoteConfig(t, "legacy", "sse", srv.URL+"/sse", `{"connect": "300ms"}`)})
+	err := th.StartAll(context.Background(), []config.Spec{remoteConfig(t, "legacy", "sse", srv.URL+"/sse", `{"connect": "300ms"}`)})
 	if err == nil || !strings.Contains(err.Error(), "timeouts.connect") {
 		t.Fatalf("got %v, want a connect timeout", err)
 	}

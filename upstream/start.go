@@ -7,7 +7,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/mcptrunk/mcptrunk/upstream/jsonrpc"
+	"github.com/mcptrunk/mcptrunk/internal/config"
+	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
 )
 
 // InitResult is what a server said about itself in its initialize response.
@@ -158,11 +159,11 @@ func (c *Client) startError(ctx context.Context, t transport, step string, timeo
 
 func (c *Client) dial() (transport, error) {
 	switch c.spec.Type {
-	case TransportStdio, "":
+	case config.TransportStdio, "":
 		return startStdio(c.spec, clientHandler{c}, c.logger)
-	case TransportHTTP:
+	case config.TransportHTTP:
 		return startStreamableHTTP(c.spec, c.id, clientHandler{c}, c.logger, "mcptrunk/"+c.opts.version)
-	case TransportSSE:
+	case config.TransportSSE:
 		return startSSE(c.spec, c.id, clientHandler{c}, c.logger, "mcptrunk/"+c.opts.version)
 	default:
 		return nil, fmt.Errorf("transport %q is not supported yet", c.spec.Type)

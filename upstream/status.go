@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"sync/atomic"
 	"time"
+
+	"github.com/mcptrunk/mcptrunk/internal/config"
 )
 
 // callStats counts the requests a Client forwarded.
@@ -22,22 +24,22 @@ func (s *callStats) record(d time.Duration, failed bool) {
 // Status is a server's state as reported by list, check and the trunk's
 // status tool.
 type Status struct {
-	Server          string          `json:"server"`
-	State           State           `json:"state"`
-	Error           string          `json:"error,omitempty"`
-	Transport       Transport       `json:"transport"`
-	Since           time.Time       `json:"since"`
-	UptimeSeconds   float64         `json:"uptimeSeconds,omitempty"` // while ready
-	Restarts        int64           `json:"restarts"`
-	ProtocolVersion string          `json:"protocolVersion,omitempty"`
-	ServerInfo      json.RawMessage `json:"serverInfo,omitempty"`
-	Tools           int             `json:"tools"`
-	Prompts         int             `json:"prompts"`
-	Resources       int             `json:"resources"`
-	Templates       int             `json:"resourceTemplates"`
-	Calls           int64           `json:"calls"`
-	CallErrors      int64           `json:"callErrors"`
-	MeanCallMillis  float64         `json:"meanCallMillis"`
+	Server          string           `json:"server"`
+	State           State            `json:"state"`
+	Error           string           `json:"error,omitempty"`
+	Transport       config.Transport `json:"transport"`
+	Since           time.Time        `json:"since"`
+	UptimeSeconds   float64          `json:"uptimeSeconds,omitempty"` // while ready
+	Restarts        int64            `json:"restarts"`
+	ProtocolVersion string           `json:"protocolVersion,omitempty"`
+	ServerInfo      json.RawMessage  `json:"serverInfo,omitempty"`
+	Tools           int              `json:"tools"`
+	Prompts         int              `json:"prompts"`
+	Resources       int              `json:"resources"`
+	Templates       int              `json:"resourceTemplates"`
+	Calls           int64            `json:"calls"`
+	CallErrors      int64            `json:"callErrors"`
+	MeanCallMillis  float64          `json:"meanCallMillis"`
 }
 
 // Status reports the server's state, catalog sizes and call statistics.

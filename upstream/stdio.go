@@ -12,7 +12,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mcptrunk/mcptrunk/upstream/jsonrpc"
+	"github.com/mcptrunk/mcptrunk/internal/config"
+	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
 )
 
 // Shutdown grace periods for a stdio server: first it is asked to exit by
@@ -53,7 +54,7 @@ type stdioTransport struct {
 
 // startStdio starts spec's command in its own process group and connects to
 // it. The process is not tied to ctx: it lives until Close.
-func startStdio(spec Spec, h jsonrpc.Handler, logger *slog.Logger) (*stdioTransport, error) {
+func startStdio(spec config.Spec, h jsonrpc.Handler, logger *slog.Logger) (*stdioTransport, error) {
 	name, args := resolveCommand(spec.Command, spec.Args)
 	cmd := exec.Command(name, args...)
 	cmd.Env = mergeEnv(os.Environ(), spec.Env)

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcptrunk/mcptrunk/upstream/jsonrpc"
+	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
 )
 
 func transportOf(c *Client) *stdioTransport {

@@ -60,8 +60,8 @@ func main() {
 	}
 }
 
-// config is what the flags set.
-type config struct {
+// settings is what the flags set.
+type settings struct {
 	trunkBin, notesBin                    string
 	rounds, calls, flyCalls, warmup       int
 	blobRounds, blobCalls1M, blobCalls20M int
@@ -73,10 +73,10 @@ type config struct {
 
 var workloads = []string{"calls", "blob", "catalog", "startup", "growth"}
 
-func parseFlags(args []string, stderr io.Writer) (*config, error) {
+func parseFlags(args []string, stderr io.Writer) (*settings, error) {
 	fs := flag.NewFlagSet("mcptrunk-bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	c := &config{}
+	c := &settings{}
 	fs.StringVar(&c.trunkBin, "trunk", "bin/mcptrunk", "the mcptrunk binary")
 	fs.StringVar(&c.notesBin, "notes", "bin/mcptrunk-notes", "the mcptrunk-notes binary")
 	quick := fs.Bool("quick", false, "a short run (about 30 s on 2 cores): fewer rounds and calls; flags given explicitly still win")
@@ -136,7 +136,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 
 // bench runs the workloads and collects their rows.
 type bench struct {
-	cfg    *config
+	cfg    *settings
 	l      *launcher
 	rows   []row
 	stderr io.Writer

@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"runtime/pprof"
 
+	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/mcptrunk/mcptrunk/proxy"
 	"github.com/mcptrunk/mcptrunk/upstream"
 )
@@ -24,15 +25,15 @@ const serveTrunkCommand = "serve-trunk"
 func serveTrunk(args []string, stdin io.Reader, stdout, stderr io.Writer) (err error) {
 	fs := flag.NewFlagSet("mcptrunk-bench "+serveTrunkCommand, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	config := fs.String("config", "", "the trunk config")
+	configPath := fs.String("config", "", "the trunk config")
 	profile := fs.String("profile", "", "write `prefix`.cpu.pprof and prefix.allocs.pprof")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *config == "" || *profile == "" {
+	if *configPath == "" || *profile == "" {
 		return errors.New("serve-trunk needs -config and -profile")
 	}
-	cfg, err := upstream.Load(*config)
+	cfg, err := config.Load(*configPath)
 	if err != nil {
 		return err
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/mcptrunk/mcptrunk/proxy"
 	"github.com/mcptrunk/mcptrunk/upstream"
 )
@@ -229,7 +230,7 @@ type inProcessTrunk struct {
 // startInProcess loads the config at path and serves a trunk for it on
 // pipes; it returns the client's ends of them.
 func startInProcess(path string) (*inProcessTrunk, io.ReadCloser, io.WriteCloser, error) {
-	cfg, err := upstream.Load(path)
+	cfg, err := config.Load(path)
 	if err != nil {
 		return nil, nil, nil, err
 	}

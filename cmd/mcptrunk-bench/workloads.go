@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/mcptrunk/mcptrunk/upstream"
 	"runtime"
 	"slices"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -388,7 +388,7 @@ func (b *bench) catalogWorkload(ctx context.Context) error {
 // trunk in front of 20 of them. concurrency is trunk.concurrency (0: the
 // default).
 func (b *bench) startupWorkload(ctx context.Context, concurrency int) error {
-	label := fmt.Sprintf("default trunk.concurrency (%d)", upstream.DefaultConcurrency)
+	label := fmt.Sprintf("default trunk.concurrency (%d)", config.DefaultConcurrency)
 	if concurrency > 0 {
 		label = fmt.Sprintf("trunk.concurrency %d", concurrency)
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/mcptrunk/mcptrunk/naming"
 	"github.com/mcptrunk/mcptrunk/upstream"
 )
@@ -92,7 +93,7 @@ func (c *authCommand) run(ctx context.Context, env *environment) error {
 
 // findRemoteServer finds the server called name (its config name or its
 // id) and checks that OAuth applies to it.
-func findRemoteServer(cfg *upstream.Config, name string) (upstream.Spec, string, error) {
+func findRemoteServer(cfg *config.Config, name string) (config.Spec, string, error) {
 	var remote []string
 	for _, s := range cfg.Servers {
 		id, err := naming.ServerID(s.Name)
@@ -101,14 +102,14 @@ func findRemoteServer(cfg *upstream.Config, name string) (upstream.Spec, string,
 		}
 		if s.Name == name || id == name {
 			switch {
-			case s.Type != upstream.TransportHTTP && s.Type != upstream.TransportSSE:
+			case s.Type != config.TransportHTTP && s.Type != config.TransportSSE:
 				return s, id, fmt.Errorf("server %q is not a remote server: OAuth is for \"http\" and \"sse\" servers", id)
-			case !upstream.OAuthApplies(s):
+			case !s.UsesOAuth():
 				return s, id, fmt.Errorf("server %q has an Authorization header in its config, which turns OAuth off", id)
 			}
 			return s, id, nil
 		}
-		if upstream.OAuthApplies(s) {
+		if s.UsesOAuth() {
 			remote = append(remote, id)
 		}
 	}
@@ -117,5 +118,5 @@ func findRemoteServer(cfg *upstream.Config, name string) (upstream.Spec, string,
 	if len(remote) > 0 {
 		hint = "remote servers: " + strings.Join(remote, ", ")
 	}
-	return upstream.Spec{}, "", fmt.Errorf("no server %q in the config (%s)", name, hint)
+	return config.Spec{}, "", fmt.Errorf("no server %q in the config (%s)", name, hint)
 }

@@ -6,7 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/mcptrunk/mcptrunk/upstream/jsonrpc"
+	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
 )
 
 // callCommand routes one tool call and prints the result as the upstream

@@ -7,7 +7,7 @@ import (
 	"log/slog"
 	"os"
 
-	"github.com/mcptrunk/mcptrunk/upstream"
+	"github.com/mcptrunk/mcptrunk/internal/config"
 )
 
 type flagSet = flag.FlagSet
@@ -30,16 +30,16 @@ func newFlagSet(name string, stderr io.Writer) (*flagSet, *globalFlags) {
 
 // configPath finds the config the flags (or the environment) point at.
 func (e *environment) configPath() (string, error) {
-	return upstream.Resolve(e.global.config, os.Getenv, fileExists)
+	return config.Resolve(e.global.config, os.Getenv, fileExists)
 }
 
 // loadConfig finds and parses the config.
-func (e *environment) loadConfig() (*upstream.Config, error) {
+func (e *environment) loadConfig() (*config.Config, error) {
 	path, err := e.configPath()
 	if err != nil {
 		return nil, err
 	}
-	return upstream.Load(path)
+	return config.Load(path)
 }
 
 func fileExists(path string) bool {

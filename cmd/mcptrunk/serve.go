@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/mcptrunk/mcptrunk/proxy"
 	"github.com/mcptrunk/mcptrunk/upstream"
 )
@@ -28,7 +29,7 @@ func (serveCommand) run(ctx context.Context, env *environment) error {
 		logger.Error("cannot find the config", "error", err)
 		return err
 	}
-	cfg, err := upstream.Load(path)
+	cfg, err := config.Load(path)
 	if err != nil {
 		logger.Error("cannot load the config", "error", err)
 		return err
@@ -53,7 +54,7 @@ func (serveCommand) run(ctx context.Context, env *environment) error {
 	var watcher sync.WaitGroup
 	watcher.Go(func() {
 		defer stopHUP()
-		upstream.WatchConfig(watchCtx, path, configPoll, hup, func(cfg *upstream.Config, err error) {
+		config.WatchConfig(watchCtx, path, configPoll, hup, func(cfg *config.Config, err error) {
 			if err != nil {
 				logger.Error("config change rejected; the running servers stay as they are", "error", err)
 				return

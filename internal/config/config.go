@@ -1,4 +1,4 @@
-package upstream
+package config
 
 import (
 	"bytes"
@@ -745,6 +745,12 @@ func (p *fieldErrs) oauth(raw json.RawMessage, lookup func(string) (string, bool
 		}
 	}
 	return o
+}
+
+// UsesOAuth reports whether mcptrunk uses OAuth for the server: a remote
+// server ("http" or "sse") whose config sets no Authorization header.
+func (s Spec) UsesOAuth() bool {
+	return (s.Type == TransportHTTP || s.Type == TransportSSE) && !hasAuthorizationHeader(s.Headers)
 }
 
 // hasAuthorizationHeader reports whether headers set Authorization (in any

@@ -3,7 +3,7 @@ package jsonrpc
 import (
 	"bytes"
 	"encoding/json"
-	"github.com/mcptrunk/mcptrunk/upstream/jsonrpc/jsonscan"
+	"github.com/mcptrunk/mcptrunk/internal/jsonscan"
 	"unicode/utf8"
 )
 

@@ -1,4 +1,4 @@
-package upstream
+package config
 
 import (
 	"encoding/json"
@@ -729,7 +729,7 @@ func TestConfigOAuth(t *testing.T) {
 	if got := c.Servers[1].OAuth; !reflect.DeepEqual(got, OAuthOptions{}) {
 		t.Errorf("b: oauth = %+v, want zero", got)
 	}
-	if !OAuthApplies(c.Servers[1]) || !OAuthApplies(c.Servers[2]) {
+	if !c.Servers[1].UsesOAuth() || !c.Servers[2].UsesOAuth() {
 		t.Error("OAuth should apply to remote servers without an Authorization header")
 	}
 
