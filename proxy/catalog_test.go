@@ -13,9 +13,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
 	"github.com/mcptrunk/mcptrunk/naming"
 	"github.com/mcptrunk/mcptrunk/upstream"
-	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
 )
 
 var catLists = []list{listTools, listPrompts, listResources, listTemplates}

@@ -7,9 +7,9 @@ import (
 	"slices"
 	"time"
 
+	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
 	"github.com/mcptrunk/mcptrunk/naming"
 	"github.com/mcptrunk/mcptrunk/upstream"
-	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
 )
 
 // The trunk's own tools and resource live under the reserved server name

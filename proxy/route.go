@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
 	"github.com/mcptrunk/mcptrunk/naming"
 	"github.com/mcptrunk/mcptrunk/upstream"
-	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
 )
 
 // Handle answers one request from the host that concerns the upstreams:

@@ -12,6 +12,8 @@ import (
 
 	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
+	"github.com/mcptrunk/mcptrunk/internal/logkey"
+	"github.com/mcptrunk/mcptrunk/upstream/transport/stdio"
 )
 
 // State is where a server is in its life.
@@ -39,11 +41,6 @@ type Events struct {
 	// roots). ctx ends when the server cancels the request.
 	Request func(ctx context.Context, server, method string, params json.RawMessage) (json.RawMessage, error)
 }
-
-// ProtocolVersion is the revision mcptrunk asks every upstream for. Pinning
-// it avoids the discovery probe of newer revisions, which a server that does
-// not know it ignores until a timeout.
-const ProtocolVersion = "2025-11-25"
 
 // clientOptions are what a Host gives each of its clients.
 type clientOptions struct {
@@ -88,7 +85,7 @@ func newClient(id string, spec config.Spec, opts clientOptions) *Client {
 		id:      id,
 		spec:    spec,
 		opts:    opts,
-		logger:  opts.logger.With(LogServer, id),
+		logger:  opts.logger.With(logkey.Server, id),
 		life:    life,
 		stop:    stop,
 		settled: make(chan struct{}),
@@ -207,7 +204,7 @@ func writeFailed(err error) bool {
 func (c *Client) exitError(t transport) error {
 	select {
 	case <-t.Done():
-	case <-time.After(outputGrace + time.Second):
+	case <-time.After(stdio.OutputGrace + time.Second):
 	}
 	return t.Err()
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
+	"github.com/mcptrunk/mcptrunk/internal/protocol"
 )
 
 func TestStartAllMixedGoodAndBad(t *testing.T) {
@@ -145,7 +146,7 @@ func TestStartAllMixedGoodAndBad(t *testing.T) {
 		if err := json.Unmarshal(msgs[0].Params, &p); err != nil {
 			t.Fatal(err)
 		}
-		if p.ProtocolVersion != ProtocolVersion || string(p.Capabilities) != clientCaps ||
+		if p.ProtocolVersion != protocol.Version || string(p.Capabilities) != clientCaps ||
 			p.ClientInfo.Name != "mcptrunk" || p.ClientInfo.Version != "9.9.9-test" {
 			t.Errorf("%s: initialize params were %s", name, msgs[0].Params)
 		}

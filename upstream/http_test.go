@@ -16,6 +16,7 @@ import (
 
 	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
+	"github.com/mcptrunk/mcptrunk/upstream/transport/remote"
 )
 
 // Both HTTP transports against real mcp-go servers on 127.0.0.1.
@@ -517,7 +518,7 @@ func TestStreamableHTTPNoEventStream(t *testing.T) {
 	if raw, err := callTool(context.Background(), c, "echo", map[string]any{"text": "x"}); err != nil || toolText(t, raw) != "echo: x" {
 		t.Fatalf("call: %s, %v", raw, err)
 	}
-	time.Sleep(2 * listenRetryMin)
+	time.Sleep(2 * remote.ListenRetryMin)
 	if n := r.rec.count(http.MethodGet, ""); n != 1 {
 		t.Errorf("%d GETs, want 1 (405 means no stream)", n)
 	}

@@ -2,11 +2,14 @@ package upstream
 
 import (
 	"context"
+	"errors"
 	"os"
 	"sync"
 	"time"
 
-	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
+	"github.com/mcptrunk/mcptrunk/internal/httpx"
+	"github.com/mcptrunk/mcptrunk/internal/logkey"
+	"github.com/mcptrunk/mcptrunk/upstream/oauth"
 )
 
 // The background flow of a long-running trunk. When a server needs
@@ -40,15 +43,6 @@ var (
 	authStorePoll = 2 * time.Second
 )
 
-// clientOf returns the Client a transport's handler belongs to (nil for a
-// transport made without one).
-func clientOf(h jsonrpc.Handler) *Client {
-	if ch, ok := h.(clientHandler); ok {
-		return ch.c
-	}
-	return nil
-}
-
 // clientAuthState is a Client's background authorisation state.
 type clientAuthState struct {
 	mu            sync.Mutex
@@ -66,9 +60,24 @@ func (c *Client) authState() *clientAuthState {
 	return v.(*clientAuthState)
 }
 
-// startBackgroundAuth starts the background flow unless it runs already or
-// the Client belongs to a one-shot command. It never blocks.
-func (c *Client) startBackgroundAuth(bearer *challenge) {
+// authorizeIfNeeded starts the background flow when err, or the failure of
+// the connection it came from, says that the server needs authorisation.
+func (c *Client) authorizeIfNeeded(err error) {
+	var need *oauth.AuthRequiredError
+	if !errors.As(err, &need) {
+		c.mu.Lock()
+		t := c.t
+		c.mu.Unlock()
+		if t == nil || !errors.As(t.Err(), &need) {
+			return
+		}
+	}
+	c.startBackgroundAuth(need)
+}
+
+// startBackgroundAuth starts the background flow for need unless it runs
+// already or the Client belongs to a one-shot command. It never blocks.
+func (c *Client) startBackgroundAuth(need *oauth.AuthRequiredError) {
 	if c.opts.restart.MaxAttempts <= 0 || c.life.Err() != nil {
 		return
 	}
@@ -84,14 +93,6 @@ func (c *Client) startBackgroundAuth(bearer *challenge) {
 		st.browserOpened = true
 	}
 	st.mu.Unlock()
-	var b *challenge
-	if bearer != nil {
-		cp := challenge{scheme: bearer.scheme, params: map[string]string{}}
-		for k, v := range bearer.params {
-			cp.params[k] = v
-		}
-		b = &cp
-	}
 	stopped := func() {
 		st.mu.Lock()
 		st.running = false
@@ -107,26 +108,19 @@ func (c *Client) startBackgroundAuth(bearer *challenge) {
 	go func() {
 		defer c.workers.Done()
 		defer stopped()
-		c.backgroundAuth(b, open)
+		c.backgroundAuth(need, open)
 	}()
 }
 
 // backgroundAuth runs the flow and watches the store until a token is
 // stored, then connects the server again.
-func (c *Client) backgroundAuth(bearer *challenge, open bool) {
-	key := canonicalResource(c.spec.URL)
-	store := defaultTokenStore()
+func (c *Client) backgroundAuth(need *oauth.AuthRequiredError, open bool) {
 	flowCtx, cancel := context.WithTimeout(c.life, backgroundAuthTimeout)
 	flowDone := make(chan error, 1)
 	go func() {
-		hc := newAuthClient()
-		defer hc.CloseIdleConnections()
-		if bearer == nil {
-			bearer, _ = probe(flowCtx, hc, c.spec, c.logger)
-		}
-		_, err := runFlow(flowCtx, hc, flowParams{
-			spec: c.spec, server: c.id, bearer: bearer, logger: c.logger, openBrowser: open,
-			prompt: func(authURL string) {
+		_, err := oauth.Authorize(flowCtx, c.spec, oauth.AuthorizeOptions{
+			Logger: c.opts.logger, Cause: need, OpenBrowser: open,
+			Prompt: func(authURL string) {
 				c.logger.Warn(`server needs authorisation: open this URL in a browser (or run "mcptrunk auth `+c.id+`")`, "url", authURL)
 			},
 		})
@@ -154,9 +148,9 @@ func (c *Client) backgroundAuth(bearer *challenge, open bool) {
 			if c.life.Err() != nil {
 				return
 			}
-			c.logger.Warn(`authorising the server did not complete; run "mcptrunk auth `+c.id+`"`, LogError, err)
+			c.logger.Warn(`authorising the server did not complete; run "mcptrunk auth `+c.id+`"`, logkey.Error, err)
 		case <-tick.C:
-			if rec, _ := store.load(key); rec.usable() {
+			if oauth.HasToken(c.spec) {
 				c.logger.Info("a token was stored for the server; connecting again")
 				c.resumeAfterAuth()
 				return
@@ -181,7 +175,7 @@ func (c *Client) resumeAfterAuth() {
 			// An attempt is under way or due; it reads the new token. Watch
 			// until it has succeeded or the supervisor gave up.
 			c.mu.Unlock()
-			if !sleepCtx(c.life, 50*time.Millisecond) {
+			if !httpx.Sleep(c.life, 50*time.Millisecond) {
 				return
 			}
 		default: // ready, closed, disabled

@@ -2,11 +2,14 @@ package upstream
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -23,6 +26,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/mcptrunk/mcptrunk/internal/config"
+	"github.com/mcptrunk/mcptrunk/upstream/oauth"
 )
 
 // The OAuth tests run a small authorization server and an MCP server that
@@ -119,7 +123,7 @@ func (f *oauthFixture) set(fn func()) {
 
 // newSecret returns a fresh random value and records it.
 func (f *oauthFixture) newSecret(prefix string) string {
-	s := prefix + "-" + randomString(18)
+	s := prefix + "-" + rand.Text()
 	f.secrets = append(f.secrets, s)
 	return s
 }
@@ -346,16 +350,16 @@ type oauthEnv struct {
 func setupOAuthEnv(t *testing.T) *oauthEnv {
 	t.Helper()
 	e := &oauthEnv{dir: filepath.Join(t.TempDir(), "state", "tokens")}
-	t.Setenv(TokenDirEnv, e.dir)
+	t.Setenv(oauth.TokenDirEnv, e.dir)
 	t.Setenv(NoBrowserEnv, "")
-	oldOpener, oldPoll := browserOpener, authStorePoll
-	browserOpener = func(u string) {
+	oldOpener, oldPoll := oauth.BrowserOpener, authStorePoll
+	oauth.BrowserOpener = func(u string) {
 		e.mu.Lock()
 		e.opened = append(e.opened, u)
 		e.mu.Unlock()
 	}
 	authStorePoll = 50 * time.Millisecond
-	t.Cleanup(func() { browserOpener, authStorePoll = oldOpener, oldPoll })
+	t.Cleanup(func() { oauth.BrowserOpener, authStorePoll = oldOpener, oldPoll })
 	return e
 }
 
@@ -464,24 +468,47 @@ func oauthSpec(t *testing.T, name, u string) config.Spec {
 
 // authorizeDirectly runs the flow the way "mcptrunk auth" does, visiting
 // the printed URL.
-func authorizeDirectly(t *testing.T, spec config.Spec) AuthResult {
+func authorizeDirectly(t *testing.T, spec config.Spec) oauth.AuthResult {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	res, err := Authorize(ctx, spec, AuthorizeOptions{Prompt: func(u string) { visit(t, u) }})
+	res, err := oauth.Authorize(ctx, spec, oauth.AuthorizeOptions{Prompt: func(u string) { visit(t, u) }})
 	if err != nil {
-		t.Fatalf("Authorize: %v", err)
+		t.Fatalf("oauth.Authorize: %v", err)
 	}
 	return res
 }
 
-func storedRecord(t *testing.T, spec config.Spec) *tokenRecord {
+// storedToken is the part of a token file the tests look at.
+type storedToken struct {
+	Issuer       string `json:"issuer"`
+	Resource     string `json:"resource"`
+	ClientID     string `json:"clientId"`
+	AccessToken  string `json:"accessToken"`
+	RefreshToken string `json:"refreshToken"`
+}
+
+func (r *storedToken) usable() bool { return r != nil && r.AccessToken != "" }
+
+// storedRecord reads the token file of spec's server (nil when none).
+func storedRecord(t *testing.T, spec config.Spec) *storedToken {
 	t.Helper()
-	rec, err := defaultTokenStore().load(canonicalResource(spec.URL))
+	file, err := oauth.TokenFile(spec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return rec
+	data, err := os.ReadFile(file)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec storedToken
+	if err := json.Unmarshal(data, &rec); err != nil {
+		t.Fatalf("token file: %v", err)
+	}
+	return &rec
 }
 
 // checkTokenFiles checks the token directory is 0700 and holds one file,
@@ -743,7 +770,7 @@ func TestOAuthTokenStoredElsewhere(t *testing.T) {
 	f.checkNoSecrets("the log", h.logs.String())
 }
 
-// Authorize (the "mcptrunk auth" flow): discovery through the well-known
+// oauth.Authorize (the "mcptrunk auth" flow): discovery through the well-known
 // URI when the 401 names no metadata, and the refusals.
 func TestOAuthAuthorize(t *testing.T) {
 	t.Run("well-known discovery", func(t *testing.T) {
@@ -763,7 +790,7 @@ func TestOAuthAuthorize(t *testing.T) {
 		f := newOAuthFixture(t)
 		f.set(func() { f.noPKCEMetadata = true })
 		setupOAuthEnv(t)
-		_, err := Authorize(context.Background(), oauthSpec(t, "remote", f.mcpURL), AuthorizeOptions{
+		_, err := oauth.Authorize(context.Background(), oauthSpec(t, "remote", f.mcpURL), oauth.AuthorizeOptions{
 			Prompt: func(string) { t.Error("the flow went on without PKCE") },
 		})
 		if err == nil || !strings.Contains(err.Error(), "PKCE") {
@@ -776,7 +803,7 @@ func TestOAuthAuthorize(t *testing.T) {
 		setupOAuthEnv(t)
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
-		_, err := Authorize(ctx, oauthSpec(t, "remote", f.mcpURL), AuthorizeOptions{
+		_, err := oauth.Authorize(ctx, oauthSpec(t, "remote", f.mcpURL), oauth.AuthorizeOptions{
 			Prompt: func(u string) {
 				pu, _ := url.Parse(u)
 				redirect := pu.Query().Get("redirect_uri")
@@ -801,10 +828,10 @@ func TestOAuthAuthorize(t *testing.T) {
 	})
 	t.Run("not for static tokens or stdio", func(t *testing.T) {
 		spec := remoteConfig(t, "remote", "http", "http://127.0.0.1:1/mcp", "")
-		if _, err := Authorize(context.Background(), spec, AuthorizeOptions{}); err == nil || !strings.Contains(err.Error(), "Authorization header") {
+		if _, err := oauth.Authorize(context.Background(), spec, oauth.AuthorizeOptions{}); err == nil || !strings.Contains(err.Error(), "Authorization header") {
 			t.Errorf("static token: %v", err)
 		}
-		if _, err := Authorize(context.Background(), config.Spec{Name: "x", Type: config.TransportStdio, Command: "x"}, AuthorizeOptions{}); err == nil || !strings.Contains(err.Error(), "not a remote server") {
+		if _, err := oauth.Authorize(context.Background(), config.Spec{Name: "x", Type: config.TransportStdio, Command: "x"}, oauth.AuthorizeOptions{}); err == nil || !strings.Contains(err.Error(), "not a remote server") {
 			t.Errorf("stdio: %v", err)
 		}
 	})
@@ -818,101 +845,6 @@ func TestOAuthNotUsedWithStaticHeader(t *testing.T) {
 	}
 }
 
-func TestOAuthParseChallenges(t *testing.T) {
-	tests := []struct {
-		in   []string
-		want []challenge
-	}{
-		{[]string{`Bearer resource_metadata="https://x/.well-known/oauth-protected-resource", scope="a b", error="invalid_token"`},
-			[]challenge{{"bearer", map[string]string{"resource_metadata": "https://x/.well-known/oauth-protected-resource", "scope": "a b", "error": "invalid_token"}}}},
-		{[]string{`Basic realm="r", Bearer resource_metadata=https://y/m,scope=x`},
-			[]challenge{{"basic", map[string]string{"realm": "r"}}, {"bearer", map[string]string{"resource_metadata": "https://y/m", "scope": "x"}}}},
-		{[]string{`Basic realm="a, b"`, `bearer  Scope = "q\"uoted"`},
-			[]challenge{{"basic", map[string]string{"realm": "a, b"}}, {"bearer", map[string]string{"scope": `q"uoted`}}}},
-		{[]string{`Bearer`}, []challenge{{"bearer", map[string]string{}}}},
-		{[]string{`Negotiate abc==, Bearer realm="x"`},
-			// The token68 becomes a harmless parameter.
-			[]challenge{{"negotiate", map[string]string{"abc": "="}}, {"bearer", map[string]string{"realm": "x"}}}},
-		{nil, nil},
-	}
-	for _, tt := range tests {
-		got := parseChallenges(tt.in)
-		if fmt.Sprint(got) != fmt.Sprint(tt.want) {
-			t.Errorf("parseChallenges(%q) = %v, want %v", tt.in, got, tt.want)
-		}
-	}
-	if b := bearerChallenge(parseChallenges([]string{`Basic realm="r", Bearer scope="s"`})); b == nil || b.param("scope") != "s" {
-		t.Errorf("bearerChallenge: %v", b)
-	}
-}
-
-func TestOAuthCanonicalResource(t *testing.T) {
-	for in, want := range map[string]string{
-		"HTTPS://Example.COM:443/mcp?key=secret#frag": "https://example.com/mcp",
-		"http://127.0.0.1:8080/":                      "http://127.0.0.1:8080",
-		"http://h:80/a/b/":                            "http://h/a/b/",
-	} {
-		if got := canonicalResource(in); got != want {
-			t.Errorf("canonicalResource(%q) = %q, want %q", in, got, want)
-		}
-	}
-	for _, tt := range []struct {
-		res, target string
-		ok          bool
-	}{
-		{"https://e.com", "https://e.com/mcp", true},
-		{"https://e.com/", "https://e.com/mcp", true},
-		{"https://e.com/mcp", "https://e.com/mcp", true},
-		{"https://e.com/m", "https://e.com/mcp", false},
-		{"https://other.com", "https://e.com/mcp", false},
-		{"http://e.com", "https://e.com/mcp", false},
-	} {
-		if got := resourceCovers(tt.res, tt.target); got != tt.ok {
-			t.Errorf("resourceCovers(%q, %q) = %v", tt.res, tt.target, got)
-		}
-	}
-}
-
-func TestOAuthMetadataURLs(t *testing.T) {
-	got, _ := metadataURLs("https://as.example.com/tenant1")
-	want := []string{
-		"https://as.example.com/.well-known/oauth-authorization-server/tenant1",
-		"https://as.example.com/.well-known/openid-configuration/tenant1",
-		"https://as.example.com/tenant1/.well-known/openid-configuration",
-	}
-	if fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Errorf("with a path: %v", got)
-	}
-	got, _ = metadataURLs("https://as.example.com/")
-	want = []string{"https://as.example.com/.well-known/oauth-authorization-server", "https://as.example.com/.well-known/openid-configuration"}
-	if fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Errorf("without a path: %v", got)
-	}
-	for u, ok := range map[string]bool{"https://a.com/x": true, "http://127.0.0.1:9/x": true, "http://localhost/x": true, "http://a.com/x": false, "file:///etc/passwd": false} {
-		if err := checkEndpoint("e", u); (err == nil) != ok {
-			t.Errorf("checkEndpoint(%q) = %v", u, err)
-		}
-	}
-}
-
-func TestOAuthTokenDir(t *testing.T) {
-	t.Setenv(TokenDirEnv, "")
-	t.Setenv("XDG_STATE_HOME", "/state")
-	if d, _ := TokenDir(); d != filepath.Join("/state", "mcptrunk", "oauth") {
-		t.Errorf("with XDG_STATE_HOME: %s", d)
-	}
-	t.Setenv("XDG_STATE_HOME", "relative")
-	t.Setenv("HOME", "/home/u")
-	if d, _ := TokenDir(); runtime.GOOS != "windows" && d != filepath.Join("/home/u", ".local", "state", "mcptrunk", "oauth") {
-		t.Errorf("with a relative XDG_STATE_HOME: %s", d)
-	}
-	t.Setenv(TokenDirEnv, "/custom")
-	if d, _ := TokenDir(); d != "/custom" {
-		t.Errorf("with %s: %s", TokenDirEnv, d)
-	}
-}
-
-// The legacy SSE transport: the stream and the POSTs carry the token.
 func TestOAuthSSE(t *testing.T) {
 	checkLeaks(t)
 	f := newOAuthFixtureOf(t, "sse")
@@ -975,7 +907,7 @@ func TestOAuthAuthorizeServerWithoutOAuth(t *testing.T) {
 	checkLeaks(t)
 	setupOAuthEnv(t)
 	r := startRemote(t, "http")
-	_, err := Authorize(context.Background(), oauthSpec(t, "plain", r.url), AuthorizeOptions{
+	_, err := oauth.Authorize(context.Background(), oauthSpec(t, "plain", r.url), oauth.AuthorizeOptions{
 		Prompt: func(string) { t.Error("the flow went on") },
 	})
 	if err == nil || !strings.Contains(err.Error(), "does not seem to use OAuth") {

@@ -109,8 +109,8 @@ func (rc *recorder) count(httpMethod, rpcMethod string) int {
 	}))
 }
 
-// remote is one test server.
-type remote struct {
+// remoteServer is one test server.
+type remoteServer struct {
 	mcp       *server.MCPServer
 	rec       *recorder
 	srv       *httptest.Server
@@ -215,9 +215,9 @@ func serveLoopback(t *testing.T, h http.Handler) *httptest.Server {
 
 // startRemote starts a streamable HTTP ("http") or SSE ("sse") test server.
 // The server is stopped at cleanup (after the test's own deferred calls).
-func startRemote(t *testing.T, typ string, opts ...server.StreamableHTTPOption) *remote {
+func startRemote(t *testing.T, typ string, opts ...server.StreamableHTTPOption) *remoteServer {
 	t.Helper()
-	r := &remote{rec: &recorder{}, cancelled: make(chan string, 4), stop: make(chan struct{})}
+	r := &remoteServer{rec: &recorder{}, cancelled: make(chan string, 4), stop: make(chan struct{})}
 	r.mcp = newTestMCPServer(r.cancelled, r.stop)
 	r.srv = serveLoopback(t, r.rec)
 	switch typ {
@@ -241,7 +241,7 @@ func startRemote(t *testing.T, typ string, opts ...server.StreamableHTTPOption) 
 
 // requireToken makes the server answer 401 to any request without the test
 // token, the way an authenticating gateway would, echoing what it got.
-func (r *remote) requireToken() {
+func (r *remoteServer) requireToken() {
 	r.rec.setIntercept(func(w http.ResponseWriter, req *http.Request, rec recorded) bool {
 		if req.Header.Get("Authorization") == "Bearer "+testToken {
 			return false

@@ -9,6 +9,10 @@ import (
 
 	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
+	"github.com/mcptrunk/mcptrunk/internal/logkey"
+	"github.com/mcptrunk/mcptrunk/internal/protocol"
+	"github.com/mcptrunk/mcptrunk/upstream/transport/remote"
+	"github.com/mcptrunk/mcptrunk/upstream/transport/stdio"
 )
 
 // InitResult is what a server said about itself in its initialize response.
@@ -64,7 +68,7 @@ func (c *Client) attempt(ctx context.Context) error {
 	err := c.connect(ctx)
 	if err != nil {
 		err = fmt.Errorf("server %q: %w", c.id, err)
-		c.logger.Error("server failed to start", LogError, err)
+		c.logger.Error("server failed to start", logkey.Error, err)
 	}
 	return err
 }
@@ -160,11 +164,11 @@ func (c *Client) startError(ctx context.Context, t transport, step string, timeo
 func (c *Client) dial() (transport, error) {
 	switch c.spec.Type {
 	case config.TransportStdio, "":
-		return startStdio(c.spec, clientHandler{c}, c.logger)
+		return stdio.Start(c.spec, clientHandler{c}, c.logger)
 	case config.TransportHTTP:
-		return startStreamableHTTP(c.spec, c.id, clientHandler{c}, c.logger, "mcptrunk/"+c.opts.version)
+		return remote.StartStreamable(c.spec, c.id, clientHandler{c}, c.logger, "mcptrunk/"+c.opts.version)
 	case config.TransportSSE:
-		return startSSE(c.spec, c.id, clientHandler{c}, c.logger, "mcptrunk/"+c.opts.version)
+		return remote.StartSSE(c.spec, c.id, clientHandler{c}, c.logger, "mcptrunk/"+c.opts.version)
 	default:
 		return nil, fmt.Errorf("transport %q is not supported yet", c.spec.Type)
 	}
@@ -179,7 +183,7 @@ func (c *Client) initialize(ctx context.Context, t transport) (InitResult, error
 		ProtocolVersion string          `json:"protocolVersion"`
 		Capabilities    json.RawMessage `json:"capabilities"`
 		ClientInfo      any             `json:"clientInfo"`
-	}{ProtocolVersion, caps, map[string]string{"name": "mcptrunk", "version": c.opts.version}})
+	}{protocol.Version, caps, map[string]string{"name": "mcptrunk", "version": c.opts.version}})
 	if err != nil {
 		return InitResult{}, err
 	}
@@ -257,7 +261,7 @@ func (c *Client) list(ctx context.Context, t transport, s surface) ([]Item, erro
 		for _, it := range p.items {
 			key, err := itemKey(s, it)
 			if err != nil {
-				c.logger.Warn("skipping a list entry", "list", s.String(), LogError, err)
+				c.logger.Warn("skipping a list entry", "list", s.String(), logkey.Error, err)
 				continue
 			}
 			items = append(items, Item{Key: key, Raw: it})
@@ -329,7 +333,7 @@ func (c *Client) refresh() {
 			items, err := c.list(ctx, t, surface(s))
 			cancel()
 			if err != nil {
-				c.logger.Warn("reading a list failed", "list", surface(s).String(), LogError, err)
+				c.logger.Warn("reading a list failed", "list", surface(s).String(), logkey.Error, err)
 				continue
 			}
 			c.mu.Lock()

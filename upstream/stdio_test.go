@@ -11,12 +11,13 @@ import (
 	"time"
 
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
+	"github.com/mcptrunk/mcptrunk/upstream/transport/stdio"
 )
 
-func transportOf(c *Client) *stdioTransport {
+func transportOf(c *Client) *stdio.Transport {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.t.(*stdioTransport)
+	return c.t.(*stdio.Transport)
 }
 
 // A server that ignores both stdin EOF and SIGTERM is killed with its
@@ -54,10 +55,10 @@ func TestCloseEscalatesToKill(t *testing.T) {
 		}
 	}
 	t.Logf("Close took %v", took)
-	if took < stdinGrace+termGrace {
-		t.Errorf("Close took %v, less than stdinGrace+termGrace (%v): it did not wait before killing", took, stdinGrace+termGrace)
+	if took < stdio.StdinGrace+stdio.TermGrace {
+		t.Errorf("Close took %v, less than stdio.StdinGrace+stdio.TermGrace (%v): it did not wait before killing", took, stdio.StdinGrace+stdio.TermGrace)
 	}
-	if took > stdinGrace+termGrace+slack {
+	if took > stdio.StdinGrace+stdio.TermGrace+slack {
 		t.Errorf("Close took %v", took)
 	}
 	if alive(pid) {
@@ -88,8 +89,8 @@ func TestCloseEscalatesToKill(t *testing.T) {
 // Close with a context that has ended skips the grace periods.
 func TestCloseWithEndedContextKillsAtOnce(t *testing.T) {
 	needProcfs(t)
-	withGrace(t, &stdinGrace, 20*time.Second)
-	withGrace(t, &termGrace, 20*time.Second)
+	withGrace(t, &stdio.StdinGrace, 20*time.Second)
+	withGrace(t, &stdio.TermGrace, 20*time.Second)
 	h := newHarness(t)
 	host := h.host(nil)
 	c := startReady(t, h, host, h.spec("stubborn", modeStubborn))
@@ -112,7 +113,7 @@ func TestCloseWithEndedContextKillsAtOnce(t *testing.T) {
 // Closing a server kills what it started too: its whole process group.
 func TestCloseKillsGrandchild(t *testing.T) {
 	needProcfs(t)
-	withGrace(t, &stdinGrace, 10*time.Second) // time enough to exit politely, however loaded the machine
+	withGrace(t, &stdio.StdinGrace, 10*time.Second) // time enough to exit politely, however loaded the machine
 	h := newHarness(t)
 	host := h.host(nil)
 	startReady(t, h, host, h.spec("parent", modeGrandchild))
@@ -136,7 +137,7 @@ func TestCloseKillsGrandchild(t *testing.T) {
 }
 
 // A server that dies while a grandchild holds its stdout open is still
-// noticed (the reader gives up after outputGrace), and its group is killed.
+// noticed (the reader gives up after stdio.OutputGrace), and its group is killed.
 func TestCrashWithGrandchildHoldingStdout(t *testing.T) {
 	needProcfs(t)
 	h := newHarness(t)
@@ -151,7 +152,7 @@ func TestCrashWithGrandchildHoldingStdout(t *testing.T) {
 	if rpcErr, ok := errors.AsType[*jsonrpc.Error](err); !ok || rpcErr.Code != jsonrpc.CodeUnavailable || !strings.Contains(rpcErr.Message, "exit status 3") {
 		t.Errorf("the call failed with %v, want unavailable saying exit status 3", err)
 	}
-	if took > outputGrace+slack {
+	if took > stdio.OutputGrace+slack {
 		t.Errorf("the call took %v to fail", took)
 	}
 	pollUntil(t, "the Client to notice the death", func() bool {
@@ -164,7 +165,7 @@ func TestCrashWithGrandchildHoldingStdout(t *testing.T) {
 // The stderr tail in a failure holds the last lines the server wrote, up
 // to the very last, even when it wrote a lot just before it died.
 func TestStderrTailIsComplete(t *testing.T) {
-	withGrace(t, &outputGrace, slack) // time enough to drain, however loaded the machine
+	withGrace(t, &stdio.OutputGrace, slack) // time enough to drain, however loaded the machine
 	h := newHarness(t)
 	host := h.host(nil)
 	const spam = 500 // lines, written just before the exit
@@ -179,8 +180,8 @@ func TestStderrTailIsComplete(t *testing.T) {
 			msg := err.Error()
 			t.Fatalf("attempt %d: the error does not end with the server's last stderr lines:\n...%s", i, msg[max(0, len(msg)-200):])
 		}
-		if n := strings.Count(err.Error(), "\n"); n != stderrTailLines-1 {
-			t.Errorf("the tail has %d lines, want %d", n+1, stderrTailLines)
+		if n := strings.Count(err.Error(), "\n"); n != stdio.TailLines-1 {
+			t.Errorf("the tail has %d lines, want %d", n+1, stdio.TailLines)
 		}
 	}
 }

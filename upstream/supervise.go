@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
+	"github.com/mcptrunk/mcptrunk/internal/logkey"
 )
 
 // RestartPolicy says how a server that went away, or failed to start, is
@@ -65,11 +66,12 @@ func (c *Client) supervise(err error, decided chan<- struct{}) {
 			if err == nil {
 				return // closed on purpose
 			}
-			c.logger.Error("server went away", LogError, err)
+			c.logger.Error("server went away", logkey.Error, err)
 			if time.Since(upSince) >= policy.Stable {
 				attempts = 0
 			}
 		}
+		c.authorizeIfNeeded(err)
 		attempts++
 		if attempts > policy.MaxAttempts {
 			if policy.MaxAttempts > 0 {

@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcptrunk/mcptrunk/upstream/transport/stdio"
 	"go.uber.org/goleak"
 )
 
@@ -62,7 +63,7 @@ func TestMain(m *testing.M) {
 	if mode := os.Getenv(envMode); mode != "" {
 		os.Exit(runTestServer(mode))
 	}
-	stdinGrace, termGrace, outputGrace = testStdinGrace, testTermGrace, testOutputGrace
+	stdio.StdinGrace, stdio.TermGrace, stdio.OutputGrace = testStdinGrace, testTermGrace, testOutputGrace
 	goleak.VerifyTestMain(m)
 }
 

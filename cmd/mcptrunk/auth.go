@@ -13,6 +13,7 @@ import (
 	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/mcptrunk/mcptrunk/naming"
 	"github.com/mcptrunk/mcptrunk/upstream"
+	"github.com/mcptrunk/mcptrunk/upstream/oauth"
 )
 
 // authCommand authorises mcptrunk with a remote server that uses OAuth: it
@@ -54,7 +55,7 @@ func (c *authCommand) run(ctx context.Context, env *environment) error {
 		return err
 	}
 	if c.logout {
-		removed, err := upstream.ForgetAuthorization(spec)
+		removed, err := oauth.ForgetAuthorization(spec)
 		if err != nil {
 			return fmt.Errorf("server %q: %w", id, err)
 		}
@@ -68,7 +69,7 @@ func (c *authCommand) run(ctx context.Context, env *environment) error {
 
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
-	res, err := upstream.Authorize(ctx, spec, upstream.AuthorizeOptions{
+	res, err := oauth.Authorize(ctx, spec, oauth.AuthorizeOptions{
 		Logger:      logger,
 		OpenBrowser: !c.noBrowser && os.Getenv(upstream.NoBrowserEnv) == "",
 		Prompt: func(authURL string) {

@@ -29,6 +29,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcptrunk/mcptrunk/upstream"
+	"github.com/mcptrunk/mcptrunk/upstream/oauth"
 )
 
 // "mcptrunk auth" end to end, in process: a remote MCP server that demands
@@ -205,7 +206,7 @@ func TestAuthCommand(t *testing.T) {
 	f := newAuthFixture(t)
 	dir := t.TempDir()
 	tokens := filepath.Join(dir, "tokens")
-	t.Setenv(upstream.TokenDirEnv, tokens)
+	t.Setenv(oauth.TokenDirEnv, tokens)
 	t.Setenv(upstream.NoBrowserEnv, "1")
 	cfg := filepath.Join(dir, "config.json")
 	if err := os.WriteFile(cfg, []byte(fmt.Sprintf(`{"mcpServers": {
@@ -336,7 +337,7 @@ func TestAuthCommand(t *testing.T) {
 func TestAuthServe(t *testing.T) {
 	f := newAuthFixture(t)
 	dir := t.TempDir()
-	t.Setenv(upstream.TokenDirEnv, filepath.Join(dir, "tokens"))
+	t.Setenv(oauth.TokenDirEnv, filepath.Join(dir, "tokens"))
 	t.Setenv(upstream.NoBrowserEnv, "1")
 	cfg := filepath.Join(dir, "config.json")
 	if err := os.WriteFile(cfg, []byte(fmt.Sprintf(`{"mcpServers": {"remote": {"url": %q}}}`, f.mcpURL)), 0o600); err != nil {

@@ -13,7 +13,7 @@ import (
 	"time"
 )
 
-const configDir = "../testdata/config"
+const configDir = "../../testdata/config"
 
 func noEnv(string) (string, bool) { return "", false }
 

@@ -1,4 +1,4 @@
-package upstream
+package oauth
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mcptrunk/mcptrunk/internal/config"
+	"github.com/mcptrunk/mcptrunk/internal/httpx"
 )
 
 // Discovery: from a server's 401 (or its well-known URIs) to the
@@ -269,7 +270,7 @@ func discover(ctx context.Context, hc *http.Client, spec config.Spec, bearer *ch
 	if prm != nil {
 		if prm.Resource != "" {
 			if !resourceCovers(prm.Resource, target) {
-				return nil, fmt.Errorf("the server's protected resource metadata is for another resource (%q)", clip(prm.Resource))
+				return nil, fmt.Errorf("the server's protected resource metadata is for another resource (%q)", httpx.Clip(prm.Resource))
 			}
 			d.resource = prm.Resource // as the server names itself to its authorization server
 		}
@@ -370,7 +371,7 @@ func fetchServerMetadata(ctx context.Context, hc *http.Client, issuer string) (*
 	}
 	urls, err := metadataURLs(issuer)
 	if err != nil {
-		return nil, fmt.Errorf("authorization server %q: %w", clip(issuer), err)
+		return nil, fmt.Errorf("authorization server %q: %w", httpx.Clip(issuer), err)
 	}
 	var last error
 	for _, m := range urls {
@@ -383,14 +384,14 @@ func fetchServerMetadata(ctx context.Context, hc *http.Client, issuer string) (*
 			continue
 		}
 		if strings.TrimSuffix(meta.Issuer, "/") != strings.TrimSuffix(issuer, "/") {
-			return nil, fmt.Errorf("the metadata of authorization server %q names another issuer (%q)", clip(issuer), clip(meta.Issuer))
+			return nil, fmt.Errorf("the metadata of authorization server %q names another issuer (%q)", httpx.Clip(issuer), httpx.Clip(meta.Issuer))
 		}
 		if err := meta.check(); err != nil {
-			return nil, fmt.Errorf("authorization server %q: %w", clip(issuer), err)
+			return nil, fmt.Errorf("authorization server %q: %w", httpx.Clip(issuer), err)
 		}
 		return &meta, nil
 	}
-	return nil, fmt.Errorf("authorization server %q: no metadata found: %w", clip(issuer), last)
+	return nil, fmt.Errorf("authorization server %q: no metadata found: %w", httpx.Clip(issuer), last)
 }
 
 func (m *serverMetadata) check() error {

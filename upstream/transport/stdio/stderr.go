@@ -1,4 +1,4 @@
-package upstream
+package stdio
 
 import (
 	"bufio"
@@ -18,10 +18,10 @@ type stderrTail struct {
 	full  bool
 }
 
-const stderrTailLines = 20
+const TailLines = 20
 
 func newStderrTail() *stderrTail {
-	return &stderrTail{lines: make([]string, stderrTailLines)}
+	return &stderrTail{lines: make([]string, TailLines)}
 }
 
 func (t *stderrTail) add(line string) {

@@ -1,4 +1,4 @@
-package upstream
+package remote
 
 import (
 	"bufio"
@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"mime"
 	"net"
 	"net/http"
 	"net/url"
@@ -21,7 +20,10 @@ import (
 	"time"
 
 	"github.com/mcptrunk/mcptrunk/internal/config"
+	"github.com/mcptrunk/mcptrunk/internal/httpx"
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
+	"github.com/mcptrunk/mcptrunk/internal/logkey"
+	"github.com/mcptrunk/mcptrunk/upstream/oauth"
 )
 
 // The HTTP transports (streamable HTTP in http.go, legacy HTTP+SSE in
@@ -54,9 +56,9 @@ var (
 	httpNotifyTimeout = 10 * time.Second
 	// httpDeleteTimeout bounds the DELETE that ends a session at Close.
 	httpDeleteTimeout = 2 * time.Second
-	// listenRetryMin and listenRetryMax bound the backoff between attempts
+	// ListenRetryMin and listenRetryMax bound the backoff between attempts
 	// to (re)open the standalone GET stream.
-	listenRetryMin = 500 * time.Millisecond
+	ListenRetryMin = 500 * time.Millisecond
 	listenRetryMax = 30 * time.Second
 	// sseResumeAttempts is how many times in a row a reply stream the server
 	// ended before answering is resumed without it delivering anything.
@@ -232,7 +234,7 @@ type httpPeer struct {
 	origin    *url.URL    // scheme and host of the configured URL
 	connectTO time.Duration
 	conn      *jsonrpc.Conn
-	auth      *peerAuth // OAuth (oauth.go); nil when the config sets an Authorization header
+	auth      *oauth.Source // OAuth; nil when the config sets an Authorization header
 	pr        *io.PipeReader
 	pw        *io.PipeWriter
 	queue     *frameQueue
@@ -305,7 +307,7 @@ func newHTTPPeer(spec config.Spec, name, kind string, h jsonrpc.Handler, logger 
 		},
 	}
 
-	p.auth = newPeerAuth(spec, name, clientOf(h), logger, p.transport)
+	p.auth = oauth.NewSource(spec, name, logger, p.transport)
 
 	p.life, p.stop = context.WithCancel(context.Background())
 	p.pr, p.pw = io.Pipe()
@@ -336,7 +338,7 @@ func (p *httpPeer) start(sender frameSender) {
 	go func() {
 		defer p.workers.Done()
 		if err := p.conn.Serve(); err != nil {
-			p.logger.Debug("reading from server ended", LogError, err)
+			p.logger.Debug("reading from server ended", logkey.Error, err)
 		}
 		close(p.done)
 	}()
@@ -380,7 +382,7 @@ func (p *httpPeer) dispatch() {
 			if what == "" {
 				what = "a response"
 			}
-			p.logger.Warn("sending to the server failed", "message", what, LogError, err)
+			p.logger.Warn("sending to the server failed", "message", what, logkey.Error, err)
 		}
 		if f.cancelID != "" {
 			// The server has been told (or could not be); now stop waiting
@@ -452,7 +454,7 @@ func (p *httpPeer) deliver(msg []byte) {
 	_, err := p.pw.Write(line)
 	p.inMu.Unlock()
 	if err != nil && p.life.Err() == nil {
-		p.logger.Debug("delivering a message failed", LogError, err)
+		p.logger.Debug("delivering a message failed", logkey.Error, err)
 	}
 }
 
@@ -479,7 +481,7 @@ func (p *httpPeer) failRequest(ctx context.Context, id json.RawMessage, err erro
 	if ctx.Err() != nil {
 		return
 	}
-	p.logger.Debug("request failed in transport", LogError, err)
+	p.logger.Debug("request failed in transport", logkey.Error, err)
 	e := &jsonrpc.Error{Code: jsonrpc.CodeUnavailable, Message: p.scrub(err.Error()), Data: transportMarker}
 	enc, mErr := json.Marshal(e)
 	if mErr != nil {
@@ -515,7 +517,7 @@ func (p *httpPeer) fail(err error) {
 	}
 	p.err = err
 	p.mu.Unlock()
-	p.logger.Warn("connection lost", "transport", p.kind, LogError, err)
+	p.logger.Warn("connection lost", "transport", p.kind, logkey.Error, err)
 	p.queue.close()
 	p.stop()
 	_ = p.pw.Close()
@@ -674,30 +676,16 @@ func bodyDetail(body []byte) string {
 			var s string
 			switch {
 			case json.Unmarshal(v.Error, &e) == nil && e.Message != "":
-				return clip(e.Message)
+				return httpx.Clip(e.Message)
 			case json.Unmarshal(v.Error, &s) == nil && s != "":
-				return clip(s)
+				return httpx.Clip(s)
 			case v.Message != "":
-				return clip(v.Message)
+				return httpx.Clip(v.Message)
 			}
 		}
 	}
 	line, _, _ := bytes.Cut(body, []byte("\n"))
-	return clip(string(line))
-}
-
-func clip(s string) string {
-	s = strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f {
-			return ' '
-		}
-		return r
-	}, strings.TrimSpace(s))
-	const max = 200
-	if len(s) > max {
-		s = s[:max] + "..."
-	}
-	return s
+	return httpx.Clip(string(line))
 }
 
 // scrub removes the configured header values (and OAuth tokens) from s.
@@ -706,41 +694,9 @@ func (p *httpPeer) scrub(s string) string {
 		s = strings.ReplaceAll(s, v, "[redacted]")
 	}
 	if p.auth != nil {
-		s = p.auth.scrub(s)
+		s = p.auth.Scrub(s)
 	}
 	return s
-}
-
-// readLimited reads at most n bytes of body.
-func readLimited(body io.Reader, n int64) []byte {
-	b, _ := io.ReadAll(io.LimitReader(body, n))
-	return b
-}
-
-// drainClose discards a little of the rest of a body (so the connection can
-// be reused) and closes it.
-func drainClose(resp *http.Response) {
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
-	_ = resp.Body.Close()
-}
-
-func mediaType(resp *http.Response) string {
-	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-	return strings.ToLower(mt)
-}
-
-func is2xx(code int) bool { return code >= 200 && code < 300 }
-
-// sleepCtx waits d; false when ctx ended first.
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }
 
 // sseEvent is one dispatched server-sent event.
@@ -832,7 +788,7 @@ func (c *sseCursor) note(ev sseEvent) {
 // and calls fn for each until fn returns false. cur, when not nil, tracks
 // the stream's event ids.
 func readReply(resp *http.Response, cur *sseCursor, fn func(msg []byte) bool) error {
-	switch mediaType(resp) {
+	switch httpx.MediaType(resp) {
 	case "text/event-stream":
 		return readSSE(resp.Body, func(ev sseEvent) bool {
 			if cur != nil {

@@ -1,4 +1,4 @@
-package upstream
+package stdio
 
 import (
 	"bytes"
@@ -23,7 +23,7 @@ func TestDrainStderrBoundsTheLog(t *testing.T) {
 	if !strings.Contains(tail.String(), "line 999") {
 		t.Errorf("the tail lost the last line: %q", tail.String())
 	}
-	if got := strings.Count(tail.String(), "\n") + 1; got != stderrTailLines {
-		t.Errorf("tail has %d lines, want %d", got, stderrTailLines)
+	if got := strings.Count(tail.String(), "\n") + 1; got != TailLines {
+		t.Errorf("tail has %d lines, want %d", got, TailLines)
 	}
 }

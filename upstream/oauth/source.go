@@ -1,4 +1,4 @@
-package upstream
+package oauth
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcptrunk/mcptrunk/internal/config"
+	"github.com/mcptrunk/mcptrunk/internal/logkey"
 )
 
 // OAuth 2.1 for remote servers (MCP authorization, 2025-06-18 and
@@ -43,6 +44,8 @@ import (
 type AuthRequiredError struct {
 	Server string // the server's id, as "mcptrunk auth" takes it
 	Reason string // why, when there is more to say than that it asked
+
+	bearer *challenge // the server's Bearer challenge, when it sent one
 }
 
 func (e *AuthRequiredError) Error() string {
@@ -69,14 +72,15 @@ func keyLock(key string) *sync.Mutex {
 	return v.(*sync.Mutex)
 }
 
-// peerAuth is the OAuth side of one HTTP connection.
-type peerAuth struct {
+// Source is the OAuth side of one HTTP connection: it puts the stored token
+// on each request and answers the server's 401s. NewSource returns nil for a
+// server that does not use OAuth.
+type Source struct {
 	server string // the server's id
 	spec   config.Spec
 	key    string // the store key: the server's canonical URL
 	store  *tokenStore
 	logger *slog.Logger
-	client *Client      // the Client the connection belongs to; nil in bare transports
 	hc     *http.Client // for the token endpoint
 
 	mu     sync.Mutex
@@ -86,17 +90,16 @@ type peerAuth struct {
 	bearer *challenge   // of the last 401, for the background flow
 }
 
-func newPeerAuth(spec config.Spec, name string, client *Client, logger *slog.Logger, tr http.RoundTripper) *peerAuth {
+func NewSource(spec config.Spec, name string, logger *slog.Logger, tr http.RoundTripper) *Source {
 	if !spec.UsesOAuth() {
 		return nil
 	}
-	return &peerAuth{
+	return &Source{
 		server: name,
 		spec:   spec,
 		key:    canonicalResource(spec.URL),
 		store:  defaultTokenStore(),
 		logger: logger,
-		client: client,
 		hc:     &http.Client{Transport: tr, CheckRedirect: noRedirects},
 	}
 }
@@ -105,27 +108,27 @@ func noRedirects(*http.Request, []*http.Request) error { return http.ErrUseLastR
 
 // current returns the stored token record, reading the store the first
 // time.
-func (a *peerAuth) current() *tokenRecord {
+func (a *Source) current() *tokenRecord {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if !a.loaded {
 		a.loaded = true
 		rec, err := a.store.load(a.key)
 		if err != nil {
-			a.logger.Warn("reading the stored OAuth token failed", LogError, err)
+			a.logger.Warn("reading the stored OAuth token failed", logkey.Error, err)
 		}
 		a.rec = rec
 	}
 	return a.rec
 }
 
-func (a *peerAuth) set(rec *tokenRecord) {
+func (a *Source) set(rec *tokenRecord) {
 	a.mu.Lock()
 	a.rec, a.loaded = rec, true
 	a.mu.Unlock()
 }
 
-func (a *peerAuth) noteSent(tok string) {
+func (a *Source) noteSent(tok string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	for _, t := range a.sent {
@@ -139,9 +142,9 @@ func (a *peerAuth) noteSent(tok string) {
 	a.sent = append(a.sent, tok)
 }
 
-// scrub removes the tokens this connection sent from s (a server that
+// Scrub removes the tokens this connection sent from s (a server that
 // echoes the Authorization header in an error must not put it in a log).
-func (a *peerAuth) scrub(s string) string {
+func (a *Source) Scrub(s string) string {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	for _, t := range a.sent {
@@ -157,9 +160,9 @@ func (a *peerAuth) scrub(s string) string {
 	return s
 }
 
-// apply puts the stored access token on req, refreshing it first when it
+// Apply puts the stored access token on req, refreshing it first when it
 // is about to expire. It returns the token sent ("" when none is stored).
-func (a *peerAuth) apply(req *http.Request) (string, error) {
+func (a *Source) Apply(req *http.Request) (string, error) {
 	rec := a.current()
 	if !rec.usable() {
 		return "", nil
@@ -177,7 +180,7 @@ func (a *peerAuth) apply(req *http.Request) (string, error) {
 		case !now.Before(rec.Expiry):
 			return "", fmt.Errorf("the access token expired and refreshing it failed: %w", err)
 		default:
-			a.logger.Debug("refreshing the access token ahead of its expiry failed; using it while it lasts", LogError, err)
+			a.logger.Debug("refreshing the access token ahead of its expiry failed; using it while it lasts", logkey.Error, err)
 		}
 	}
 	req.Header.Set("Authorization", "Bearer "+rec.AccessToken)
@@ -190,13 +193,13 @@ func (a *peerAuth) apply(req *http.Request) (string, error) {
 // the server refused stale (rather than it being about to expire). A
 // refresh the authorization server refuses, or a refused token that cannot
 // be refreshed, drops the tokens and returns an AuthRequiredError.
-func (a *peerAuth) refresh(ctx context.Context, stale string, refused bool) (*tokenRecord, error) {
+func (a *Source) refresh(ctx context.Context, stale string, refused bool) (*tokenRecord, error) {
 	lock := keyLock(a.key)
 	lock.Lock()
 	defer lock.Unlock()
 	cur, err := a.store.load(a.key)
 	if err != nil {
-		a.logger.Warn("reading the stored OAuth token failed", LogError, err)
+		a.logger.Warn("reading the stored OAuth token failed", logkey.Error, err)
 	}
 	now := time.Now()
 	if cur.usable() && cur.AccessToken != stale && !cur.needsRefresh(now) {
@@ -228,7 +231,7 @@ func (a *peerAuth) refresh(ctx context.Context, stale string, refused bool) (*to
 		return nil, err
 	}
 	if err := a.store.save(fresh); err != nil {
-		a.logger.Warn("storing the refreshed OAuth token failed", LogError, err)
+		a.logger.Warn("storing the refreshed OAuth token failed", logkey.Error, err)
 	}
 	refusals.Delete(a.key)
 	a.set(fresh)
@@ -238,25 +241,25 @@ func (a *peerAuth) refresh(ctx context.Context, stale string, refused bool) (*to
 
 // drop removes the tokens of rec from the store (keeping the client
 // registration for the next authorisation), for reason.
-func (a *peerAuth) drop(rec *tokenRecord, reason string) {
+func (a *Source) drop(rec *tokenRecord, reason string) {
 	refusals.Store(a.key, reason)
 	if rec == nil {
 		return
 	}
 	cleared := rec.withoutTokens()
 	if err := a.store.save(cleared); err != nil {
-		a.logger.Warn("removing the refused OAuth token failed", LogError, err)
+		a.logger.Warn("removing the refused OAuth token failed", logkey.Error, err)
 	}
 	a.set(cleared)
 }
 
-// rejected handles a 401 to a request that carried sent ("" for none). It
+// Rejected handles a 401 (its WWW-Authenticate values) to a request that carried sent ("" for none). It
 // reports whether to send the request again (with a new token), or the
 // error that ends it: an AuthRequiredError, or a transient failure. Neither
 // (false, nil) means the 401 is not OAuth's: the caller reports the status.
 // last is set when the request already went out a second time.
-func (a *peerAuth) rejected(ctx context.Context, sent string, ch []challenge, last bool) (bool, error) {
-	bearer := bearerChallenge(ch)
+func (a *Source) Rejected(ctx context.Context, sent string, wwwAuthenticate []string, last bool) (bool, error) {
+	bearer := bearerChallenge(parseChallenges(wwwAuthenticate))
 	if bearer != nil {
 		a.mu.Lock()
 		a.bearer = bearer
@@ -293,9 +296,10 @@ func (a *peerAuth) rejected(ctx context.Context, sent string, ch []challenge, la
 	return true, nil
 }
 
-// authRequired builds the error for a server that needs authorisation and,
-// in a long-running trunk, starts the flow in the background.
-func (a *peerAuth) authRequired(reason string, bearer *challenge) error {
+// authRequired builds the error for a server that needs authorisation. It
+// carries the server's last Bearer challenge, so that a flow started for it
+// (Authorize with Cause) need not ask for it again.
+func (a *Source) authRequired(reason string, bearer *challenge) error {
 	if reason == "" {
 		// The tokens may have been dropped by another request: say why.
 		if r, ok := refusals.Load(a.key); ok {
@@ -308,67 +312,6 @@ func (a *peerAuth) authRequired(reason string, bearer *challenge) error {
 		bearer = a.bearer
 		a.mu.Unlock()
 	}
-	if a.client != nil {
-		a.client.startBackgroundAuth(bearer)
-	}
+	err.bearer = bearer
 	return err
-}
-
-// doAuthorized is do for a connection that uses OAuth: the token goes on
-// the request, and a 401 is answered by refreshing the token and sending
-// the request once more. When authorisation is needed the connection ends
-// with the AuthRequiredError.
-func (p *httpPeer) doAuthorized(req *http.Request) (*http.Response, error) {
-	for attempt := 0; ; attempt++ {
-		r := req
-		if attempt > 0 {
-			var err error
-			if r, err = cloneRequest(req); err != nil {
-				return nil, err
-			}
-		}
-		sent, err := p.auth.apply(r)
-		if err != nil {
-			return nil, p.authError(err)
-		}
-		resp, err := p.send(r)
-		if err != nil || resp.StatusCode != http.StatusUnauthorized {
-			return resp, err
-		}
-		ch := parseChallenges(resp.Header.Values("WWW-Authenticate"))
-		retry, aerr := p.auth.rejected(r.Context(), sent, ch, attempt > 0)
-		if !retry && aerr == nil {
-			return resp, nil // not OAuth's 401: the caller reports it
-		}
-		drainClose(resp)
-		if aerr != nil {
-			return nil, p.authError(aerr)
-		}
-	}
-}
-
-// authError ends the connection when err says authorisation is needed:
-// nothing more can be done on it.
-func (p *httpPeer) authError(err error) error {
-	var need *AuthRequiredError
-	if errors.As(err, &need) {
-		p.fail(err)
-	}
-	return err
-}
-
-// cloneRequest copies req with a fresh body, to send it again.
-func cloneRequest(req *http.Request) (*http.Request, error) {
-	r := req.Clone(req.Context())
-	if req.Body != nil && req.Body != http.NoBody {
-		if req.GetBody == nil {
-			return nil, errors.New("the request cannot be sent again")
-		}
-		body, err := req.GetBody()
-		if err != nil {
-			return nil, errors.New("building the request failed")
-		}
-		r.Body = body
-	}
-	return r, nil
 }

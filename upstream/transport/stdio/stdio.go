@@ -1,4 +1,4 @@
-package upstream
+package stdio
 
 import (
 	"context"
@@ -20,18 +20,18 @@ import (
 // closing its stdin, then told with SIGTERM, then killed with its process
 // group. Variables so tests can shorten them.
 var (
-	stdinGrace = 2 * time.Second
-	termGrace  = 2 * time.Second
-	// outputGrace is how long the reader keeps going after the process exited,
+	StdinGrace = 2 * time.Second
+	TermGrace  = 2 * time.Second
+	// OutputGrace is how long the reader keeps going after the process exited,
 	// for output still in the pipe; a grandchild that inherited stdout cannot
 	// keep the connection open past it.
-	outputGrace = 500 * time.Millisecond
+	OutputGrace = 500 * time.Millisecond
 )
 
-// stdioTransport owns one server subprocess and the JSON-RPC connection over
+// Transport owns one server subprocess and the JSON-RPC connection over
 // its stdin and stdout. Its stderr goes to the log and to a tail kept for
 // failure reports.
-type stdioTransport struct {
+type Transport struct {
 	// fixed at creation
 	conn    *jsonrpc.Conn
 	cmd     *exec.Cmd
@@ -52,9 +52,9 @@ type stdioTransport struct {
 	waitErr error // the process's exit status, once exited is closed
 }
 
-// startStdio starts spec's command in its own process group and connects to
+// Start starts spec's command in its own process group and connects to
 // it. The process is not tied to ctx: it lives until Close.
-func startStdio(spec config.Spec, h jsonrpc.Handler, logger *slog.Logger) (*stdioTransport, error) {
+func Start(spec config.Spec, h jsonrpc.Handler, logger *slog.Logger) (*Transport, error) {
 	name, args := resolveCommand(spec.Command, spec.Args)
 	cmd := exec.Command(name, args...)
 	cmd.Env = mergeEnv(os.Environ(), spec.Env)
@@ -85,7 +85,7 @@ func startStdio(spec config.Spec, h jsonrpc.Handler, logger *slog.Logger) (*stdi
 	}
 	closeAll(childIn, childOut, childErr) // the child has its own copies
 
-	t := &stdioTransport{
+	t := &Transport{
 		cmd:     cmd,
 		stdin:   stdin,
 		stdout:  stdout,
@@ -120,13 +120,13 @@ func startStdio(spec config.Spec, h jsonrpc.Handler, logger *slog.Logger) (*stdi
 // end even when a grandchild still holds the pipes. Done closes only once
 // the drain has returned, so Err's stderr tail ends with the last line the
 // server wrote.
-func (t *stdioTransport) wait() {
+func (t *Transport) wait() {
 	err := t.cmd.Wait()
 	t.mu.Lock()
 	t.waitErr = err
 	t.mu.Unlock()
 	close(t.exited)
-	grace := time.NewTimer(outputGrace)
+	grace := time.NewTimer(OutputGrace)
 	defer grace.Stop()
 	select {
 	case <-t.conn.Done():
@@ -143,19 +143,19 @@ func (t *stdioTransport) wait() {
 	close(t.done)
 }
 
-func (t *stdioTransport) Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+func (t *Transport) Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	return t.conn.Call(ctx, method, params)
 }
 
-func (t *stdioTransport) Notify(method string, params json.RawMessage) error {
+func (t *Transport) Notify(method string, params json.RawMessage) error {
 	return t.conn.Notify(method, params)
 }
 
-func (t *stdioTransport) Done() <-chan struct{} { return t.done }
+func (t *Transport) Done() <-chan struct{} { return t.done }
 
 // Err describes how the server went away: its exit status and the last
 // lines it wrote to stderr.
-func (t *stdioTransport) Err() error {
+func (t *Transport) Err() error {
 	select {
 	case <-t.exited:
 	default:
@@ -175,21 +175,21 @@ func (t *stdioTransport) Err() error {
 }
 
 // StderrTail returns the last lines the server wrote to stderr.
-func (t *stdioTransport) StderrTail() string { return t.tail.String() }
+func (t *Transport) StderrTail() string { return t.tail.String() }
 
 // Close shuts the server down in order: close its stdin and let it exit;
 // after stdinGrace send SIGTERM to its process group; after termGrace kill
 // the group. It waits for every goroutine the transport started. ctx ending
 // skips straight to the kill. Idempotent and safe to call concurrently.
-func (t *stdioTransport) Close(ctx context.Context) error {
+func (t *Transport) Close(ctx context.Context) error {
 	t.closeOnce.Do(func() {
 		_ = t.stdin.Close()
-		if !t.awaitExit(ctx, stdinGrace) {
+		if !t.awaitExit(ctx, StdinGrace) {
 			t.logger.Debug("server ignored stdin EOF; terminating it")
 			if err := terminateGroup(t.cmd.Process); err != nil {
 				t.logger.Debug("terminating server", "error", err)
 			}
-			if !t.awaitExit(ctx, termGrace) {
+			if !t.awaitExit(ctx, TermGrace) {
 				t.logger.Warn("server ignored SIGTERM; killing its process group")
 				t.closeErr = killGroup(t.cmd.Process)
 				<-t.exited
@@ -204,7 +204,7 @@ func (t *stdioTransport) Close(ctx context.Context) error {
 
 // awaitExit waits up to grace for the process to exit; false when it did not
 // or ctx ended first.
-func (t *stdioTransport) awaitExit(ctx context.Context, grace time.Duration) bool {
+func (t *Transport) awaitExit(ctx context.Context, grace time.Duration) bool {
 	timer := time.NewTimer(grace)
 	defer timer.Stop()
 	select {

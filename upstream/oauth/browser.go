@@ -1,12 +1,12 @@
-package upstream
+package oauth
 
 import (
 	"os/exec"
 	"runtime"
 )
 
-// browserOpener opens a URL in the user's browser; tests replace it.
-var browserOpener = openBrowser
+// BrowserOpener opens a URL in the user's browser; tests replace it.
+var BrowserOpener = openBrowser
 
 // openBrowser tries to open u (an http or https URL, checked by discovery)
 // with the platform's opener. Errors are ignored: the URL is printed

@@ -1,6 +1,6 @@
 //go:build !linux && !windows
 
-package upstream
+package stdio
 
 import "syscall"
 

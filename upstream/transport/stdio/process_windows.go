@@ -1,6 +1,6 @@
 //go:build windows
 
-package upstream
+package stdio
 
 import (
 	"os"

@@ -1,4 +1,4 @@
-package upstream
+package remote
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/mcptrunk/mcptrunk/internal/config"
+	"github.com/mcptrunk/mcptrunk/internal/httpx"
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
 )
 
@@ -23,7 +24,7 @@ import (
 // the connection: when it ends, the connection is gone (Done), and the
 // Client restarts it like a crashed process.
 
-type sseTransport struct {
+type SSE struct {
 	*httpPeer
 	streamURL *url.URL
 
@@ -32,13 +33,13 @@ type sseTransport struct {
 	endpoint    string
 }
 
-func startSSE(spec config.Spec, name string, h jsonrpc.Handler, logger *slog.Logger, userAgent string) (*sseTransport, error) {
+func StartSSE(spec config.Spec, name string, h jsonrpc.Handler, logger *slog.Logger, userAgent string) (*SSE, error) {
 	p, err := newHTTPPeer(spec, name, kindSSE, h, logger, userAgent)
 	if err != nil {
 		return nil, err
 	}
 	u, _ := url.Parse(spec.URL) // validated by newHTTPPeer
-	t := &sseTransport{httpPeer: p, streamURL: u, endpointSet: make(chan struct{})}
+	t := &SSE{httpPeer: p, streamURL: u, endpointSet: make(chan struct{})}
 	p.start(t)
 	p.workers.Add(1)
 	go func() {
@@ -48,17 +49,17 @@ func startSSE(spec config.Spec, name string, h jsonrpc.Handler, logger *slog.Log
 	return t, nil
 }
 
-func (t *sseTransport) Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+func (t *SSE) Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	return t.call(ctx, method, params)
 }
 
-func (t *sseTransport) Notify(method string, params json.RawMessage) error {
+func (t *SSE) Notify(method string, params json.RawMessage) error {
 	return t.conn.Notify(method, params)
 }
 
 // Close ends the stream (which ends the session) and waits for every
 // goroutine.
-func (t *sseTransport) Close(context.Context) error {
+func (t *SSE) Close(context.Context) error {
 	t.closeOnce.Do(func() {
 		t.beginClose()
 		t.shutdown()
@@ -68,7 +69,7 @@ func (t *sseTransport) Close(context.Context) error {
 
 // stream opens the event stream and reads it until it ends, which ends the
 // connection.
-func (t *sseTransport) stream() {
+func (t *SSE) stream() {
 	req, err := t.newRequest(t.life, http.MethodGet, t.streamURL.String(), nil)
 	if err != nil {
 		t.fail(err)
@@ -84,11 +85,11 @@ func (t *sseTransport) stream() {
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		body := readLimited(resp.Body, errorBodyLimit)
+		body := httpx.ReadLimited(resp.Body, errorBodyLimit)
 		t.fail(fmt.Errorf("opening the SSE stream: %w", t.statusError(resp, body, false)))
 		return
 	}
-	if mt := mediaType(resp); mt != "text/event-stream" {
+	if mt := httpx.MediaType(resp); mt != "text/event-stream" {
 		t.fail(fmt.Errorf("opening the SSE stream: the server answered with %q, not an event stream: check its url and type", mt))
 		return
 	}
@@ -123,7 +124,7 @@ func (t *sseTransport) stream() {
 }
 
 // setEndpoint takes the first endpoint event; later ones are ignored.
-func (t *sseTransport) setEndpoint(data string) error {
+func (t *SSE) setEndpoint(data string) error {
 	t.endpointMu.Lock()
 	defer t.endpointMu.Unlock()
 	if t.endpoint != "" {
@@ -142,7 +143,7 @@ func (t *sseTransport) setEndpoint(data string) error {
 	return nil
 }
 
-func (t *sseTransport) ready(ctx context.Context) error {
+func (t *SSE) ready(ctx context.Context) error {
 	select {
 	case <-t.endpointSet:
 		return nil
@@ -151,7 +152,7 @@ func (t *sseTransport) ready(ctx context.Context) error {
 	}
 }
 
-func (t *sseTransport) post(ctx context.Context, body []byte) (*http.Response, error) {
+func (t *SSE) post(ctx context.Context, body []byte) (*http.Response, error) {
 	t.endpointMu.Lock()
 	target := t.endpoint
 	t.endpointMu.Unlock()
@@ -166,20 +167,20 @@ func (t *sseTransport) post(ctx context.Context, body []byte) (*http.Response, e
 
 // sendRequest POSTs a request; its response arrives on the stream. An HTTP
 // failure ends the Call at once.
-func (t *sseTransport) sendRequest(ctx context.Context, f frame) {
+func (t *SSE) sendRequest(ctx context.Context, f frame) {
 	if err := t.sendOther(ctx, f); err != nil {
 		t.failRequest(ctx, f.id, err)
 	}
 }
 
-func (t *sseTransport) sendOther(ctx context.Context, f frame) error {
+func (t *SSE) sendOther(ctx context.Context, f frame) error {
 	resp, err := t.post(ctx, f.body)
 	if err != nil {
 		return err
 	}
-	if !is2xx(resp.StatusCode) {
-		body := readLimited(resp.Body, errorBodyLimit)
-		drainClose(resp)
+	if !httpx.Is2xx(resp.StatusCode) {
+		body := httpx.ReadLimited(resp.Body, errorBodyLimit)
+		httpx.DrainClose(resp)
 		var env envelope
 		if f.kind == frameRequest && json.Unmarshal(body, &env) == nil && env.isResponse() && normID(env.ID) == normID(f.id) {
 			t.deliver(body) // the server's own answer, in the body
@@ -192,6 +193,6 @@ func (t *sseTransport) sendOther(ctx context.Context, f frame) error {
 		// stream; Conn ignores a second response to the same id.
 		_ = readReply(resp, nil, func(msg []byte) bool { t.deliver(msg); return true })
 	}
-	drainClose(resp)
+	httpx.DrainClose(resp)
 	return nil
 }

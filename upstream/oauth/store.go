@@ -1,4 +1,4 @@
-package upstream
+package oauth
 
 import (
 	"crypto/sha256"
@@ -239,4 +239,17 @@ func canonicalResource(raw string) string {
 // client registration). It reports whether anything was stored.
 func ForgetAuthorization(spec config.Spec) (bool, error) {
 	return defaultTokenStore().remove(canonicalResource(spec.URL))
+}
+
+// HasToken reports whether an access token is stored for spec's server: a
+// trunk waiting for authorisation watches for one stored by "mcptrunk auth".
+func HasToken(spec config.Spec) bool {
+	rec, _ := defaultTokenStore().load(canonicalResource(spec.URL))
+	return rec.usable()
+}
+
+// TokenFile is the file that holds what is stored for spec's server (it
+// need not exist).
+func TokenFile(spec config.Spec) (string, error) {
+	return defaultTokenStore().path(canonicalResource(spec.URL))
 }

@@ -1,4 +1,4 @@
-package upstream
+package oauth
 
 import (
 	"bytes"
@@ -23,6 +23,9 @@ import (
 	"time"
 
 	"github.com/mcptrunk/mcptrunk/internal/config"
+	"github.com/mcptrunk/mcptrunk/internal/httpx"
+	"github.com/mcptrunk/mcptrunk/internal/logkey"
+	"github.com/mcptrunk/mcptrunk/internal/protocol"
 	"github.com/mcptrunk/mcptrunk/naming"
 )
 
@@ -47,6 +50,9 @@ type AuthorizeOptions struct {
 	Prompt func(authURL string)
 	// OpenBrowser tries to open that URL in the user's browser as well.
 	OpenBrowser bool
+	// Cause, when set, is the error that made authorisation necessary; the
+	// server's challenge in it spares asking the server for it again.
+	Cause *AuthRequiredError
 }
 
 // AuthResult says what Authorize stored.
@@ -76,16 +82,22 @@ func Authorize(ctx context.Context, spec config.Spec, opts AuthorizeOptions) (Au
 	if err != nil {
 		id = spec.Name
 	}
-	logger = logger.With(LogServer, id)
+	logger = logger.With(logkey.Server, id)
 	hc := newAuthClient()
 	defer hc.CloseIdleConnections()
-	bearer, status := probe(ctx, hc, spec, logger)
+	var bearer *challenge
+	status := 0
+	if opts.Cause != nil && opts.Cause.bearer != nil {
+		bearer = opts.Cause.bearer
+	} else {
+		bearer, status = probe(ctx, hc, spec, logger)
+	}
 	rec, err := runFlow(ctx, hc, flowParams{
 		spec: spec, server: id, bearer: bearer, logger: logger,
 		prompt: opts.Prompt, openBrowser: opts.OpenBrowser,
 	})
 	if err != nil {
-		if is2xx(status) && strings.HasPrefix(err.Error(), "discovering") {
+		if httpx.Is2xx(status) && strings.HasPrefix(err.Error(), "discovering") {
 			err = fmt.Errorf("the server answers without a token (HTTP %d) and publishes no OAuth metadata, so it does not seem to use OAuth (%w)", status, err)
 		}
 		return AuthResult{}, err
@@ -108,7 +120,7 @@ func probe(ctx context.Context, hc *http.Client, spec config.Spec, logger *slog.
 			req.Header.Set("Accept", "text/event-stream")
 		}
 	} else {
-		body := `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"` + ProtocolVersion +
+		body := `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"` + protocol.Version +
 			`","capabilities":{},"clientInfo":{"name":"mcptrunk","version":"auth"}}}`
 		req, err = http.NewRequestWithContext(ctx, http.MethodPost, spec.URL, strings.NewReader(body))
 		if err == nil {
@@ -119,10 +131,10 @@ func probe(ctx context.Context, hc *http.Client, spec config.Spec, logger *slog.
 	if err != nil {
 		return nil, 0
 	}
-	setHeaders(req, spec.Headers)
+	httpx.SetHeaders(req, spec.Headers)
 	resp, err := hc.Do(req)
 	if err != nil {
-		logger.Debug("probing the server failed; trying its well-known metadata", LogError, authNetError(err))
+		logger.Debug("probing the server failed; trying its well-known metadata", logkey.Error, authNetError(err))
 		return nil, 0
 	}
 	resp.Body.Close()
@@ -130,27 +142,17 @@ func probe(ctx context.Context, hc *http.Client, spec config.Spec, logger *slog.
 		return bearerChallenge(parseChallenges(resp.Header.Values("WWW-Authenticate"))), resp.StatusCode
 	}
 	logger.Debug("the server did not ask for authorisation; trying its well-known metadata", "status", resp.StatusCode)
-	if sid := resp.Header.Get(headerSessionID); sid != "" && spec.Type != config.TransportSSE {
+	if sid := resp.Header.Get(protocol.HeaderSessionID); sid != "" && spec.Type != config.TransportSSE {
 		// The probe opened a session: end it.
 		if del, err := http.NewRequestWithContext(ctx, http.MethodDelete, spec.URL, nil); err == nil {
-			setHeaders(del, spec.Headers)
-			del.Header.Set(headerSessionID, sid)
+			httpx.SetHeaders(del, spec.Headers)
+			del.Header.Set(protocol.HeaderSessionID, sid)
 			if r, err := hc.Do(del); err == nil {
 				r.Body.Close()
 			}
 		}
 	}
 	return nil, resp.StatusCode
-}
-
-func setHeaders(req *http.Request, headers map[string]string) {
-	for k, v := range headers {
-		if strings.EqualFold(k, "Host") {
-			req.Host = v
-			continue
-		}
-		req.Header.Set(k, v)
-	}
 }
 
 type flowParams struct {
@@ -170,7 +172,7 @@ func runFlow(ctx context.Context, hc *http.Client, fp flowParams) (*tokenRecord,
 	store := defaultTokenStore()
 	stored, err := store.load(key)
 	if err != nil {
-		logger.Warn("ignoring the stored OAuth state", LogError, err)
+		logger.Warn("ignoring the stored OAuth state", logkey.Error, err)
 		stored = nil
 	}
 	d, err := discover(ctx, hc, spec, fp.bearer)
@@ -197,7 +199,7 @@ func runFlow(ctx context.Context, hc *http.Client, fp flowParams) (*tokenRecord,
 	// the next attempt can use it (unless that would drop working tokens).
 	if reg.Registered && !stored.usable() && (stored == nil || stored.ClientID != reg.ClientID) {
 		if err := store.save(&reg); err != nil {
-			logger.Warn("storing the client registration failed", LogError, err)
+			logger.Warn("storing the client registration failed", logkey.Error, err)
 		}
 	}
 
@@ -234,7 +236,7 @@ func runFlow(ctx context.Context, hc *http.Client, fp flowParams) (*tokenRecord,
 		fp.prompt(authURL)
 	}
 	if fp.openBrowser {
-		browserOpener(authURL)
+		BrowserOpener(authURL)
 	}
 	code, err := cb.wait(ctx)
 	if err != nil {
@@ -352,9 +354,9 @@ func clientRegistration(ctx context.Context, hc *http.Client, spec config.Spec, 
 		_ = json.Unmarshal(data, &e)
 		msg := fmt.Sprintf("registering with the authorization server: HTTP %d", resp.StatusCode)
 		if e.Error != "" {
-			msg += ": " + clip(e.Error)
+			msg += ": " + httpx.Clip(e.Error)
 			if e.Description != "" {
-				msg += " (" + clip(e.Description) + ")"
+				msg += " (" + httpx.Clip(e.Description) + ")"
 			}
 		}
 		return rec, errors.New(msg)
@@ -438,9 +440,9 @@ func serveCallback(ln net.Listener, state string, d *discovery) *callback {
 			iss := q.Get("iss")
 			switch {
 			case q.Get("error") != "":
-				msg := clip(q.Get("error"))
+				msg := httpx.Clip(q.Get("error"))
 				if desc := q.Get("error_description"); desc != "" {
-					msg += " (" + clip(desc) + ")"
+					msg += " (" + httpx.Clip(desc) + ")"
 				}
 				res.err = fmt.Errorf("the authorization server refused: %s", msg)
 			case iss != "" && strings.TrimSuffix(iss, "/") != strings.TrimSuffix(d.issuer, "/"),
@@ -657,7 +659,7 @@ func tokenRequest(ctx context.Context, hc *http.Client, reg *tokenRecord, form u
 				s = strings.ReplaceAll(s, v, "[redacted]")
 			}
 		}
-		return clip(s)
+		return httpx.Clip(s)
 	}
 	if resp.StatusCode != http.StatusOK || tr.Error != "" || tr.AccessToken == "" {
 		status := resp.StatusCode
@@ -674,7 +676,7 @@ func tokenRequest(ctx context.Context, hc *http.Client, reg *tokenRecord, form u
 		tr.TokenType = "Bearer"
 	}
 	if !strings.EqualFold(tr.TokenType, "Bearer") {
-		return nil, fmt.Errorf("the authorization server issued a %q token; only Bearer tokens are supported", clip(tr.TokenType))
+		return nil, fmt.Errorf("the authorization server issued a %q token; only Bearer tokens are supported", httpx.Clip(tr.TokenType))
 	}
 	return &tr, nil
 }

@@ -1,4 +1,4 @@
-package upstream
+package remote
 
 import (
 	"bytes"
@@ -12,7 +12,10 @@ import (
 	"sync/atomic"
 
 	"github.com/mcptrunk/mcptrunk/internal/config"
+	"github.com/mcptrunk/mcptrunk/internal/httpx"
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
+	"github.com/mcptrunk/mcptrunk/internal/logkey"
+	"github.com/mcptrunk/mcptrunk/internal/protocol"
 )
 
 // Streamable HTTP (MCP 2025-03-26 and later): every message the trunk sends
@@ -31,64 +34,59 @@ import (
 // more: the caller never sees it. Only when that new handshake fails does the
 // connection end (Done), and the Client restarts it like a crashed process.
 
-const (
-	headerSessionID       = "Mcp-Session-Id"
-	headerProtocolVersion = "Mcp-Protocol-Version"
-)
-
-type streamableTransport struct {
+type Streamable struct {
 	*httpPeer
 	url string
 
 	reinitMu  sync.Mutex // one re-handshake at a time
 	reinitSeq atomic.Int64
 
-	mu          sync.Mutex
-	session     string
-	protocol    string
-	initParams  json.RawMessage // the Client's initialize params, for a re-handshake
-	listenOn    string          // the session the GET stream is for
-	listenStop  context.CancelFunc
-	deleteOnEnd bool // a session was established, so Close DELETEs it
+	mu           sync.Mutex
+	session      string
+	protoVersion string
+	initParams   json.RawMessage // the Client's initialize params, for a re-handshake
+	listenOn     string          // the session the GET stream is for
+	listenStop   context.CancelFunc
+	deleteOnEnd  bool // a session was established, so Close DELETEs it
 }
 
-func startStreamableHTTP(spec config.Spec, name string, h jsonrpc.Handler, logger *slog.Logger, userAgent string) (*streamableTransport, error) {
+func StartStreamable(spec config.Spec, name string, h jsonrpc.Handler, logger *slog.Logger, userAgent string) (*Streamable, error) {
 	p, err := newHTTPPeer(spec, name, kindStreamable, h, logger, userAgent)
 	if err != nil {
 		return nil, err
 	}
-	t := &streamableTransport{httpPeer: p, url: spec.URL}
+	t := &Streamable{httpPeer: p, url: spec.URL}
 	p.start(t)
 	return t, nil
 }
 
-func (t *streamableTransport) Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+func (t *Streamable) Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	return t.call(ctx, method, params)
 }
 
-func (t *streamableTransport) Notify(method string, params json.RawMessage) error {
+func (t *Streamable) Notify(method string, params json.RawMessage) error {
 	return t.conn.Notify(method, params)
 }
 
 // Close DELETEs the session (bounded by ctx and httpDeleteTimeout), then
 // cancels every exchange and waits for every goroutine.
-func (t *streamableTransport) Close(ctx context.Context) error {
+func (t *Streamable) Close(ctx context.Context) error {
 	t.closeOnce.Do(func() {
 		t.beginClose()
 		t.queue.close()
 		t.stop() // aborts every POST and the GET stream
 		t.mu.Lock()
-		session, protocol, del := t.session, t.protocol, t.deleteOnEnd
+		session, protoVersion, del := t.session, t.protoVersion, t.deleteOnEnd
 		t.mu.Unlock()
 		if del && session != "" {
-			t.deleteSession(ctx, session, protocol)
+			t.deleteSession(ctx, session, protoVersion)
 		}
 		t.shutdown()
 	})
 	return nil
 }
 
-func (t *streamableTransport) deleteSession(ctx context.Context, session, protocol string) {
+func (t *Streamable) deleteSession(ctx context.Context, session, protoVersion string) {
 	if ctx.Err() != nil {
 		return // told to hurry: skip the courtesy
 	}
@@ -98,44 +96,44 @@ func (t *streamableTransport) deleteSession(ctx context.Context, session, protoc
 	if err != nil {
 		return
 	}
-	setSession(req, session, protocol)
+	setSession(req, session, protoVersion)
 	resp, err := t.do(req)
 	if err != nil {
-		t.logger.Debug("ending the session failed", LogError, err)
+		t.logger.Debug("ending the session failed", logkey.Error, err)
 		return
 	}
-	drainClose(resp)
-	if !is2xx(resp.StatusCode) && resp.StatusCode != http.StatusMethodNotAllowed && resp.StatusCode != http.StatusNotFound {
+	httpx.DrainClose(resp)
+	if !httpx.Is2xx(resp.StatusCode) && resp.StatusCode != http.StatusMethodNotAllowed && resp.StatusCode != http.StatusNotFound {
 		t.logger.Debug("ending the session failed", "status", resp.StatusCode)
 	}
 }
 
-func setSession(req *http.Request, session, protocol string) {
+func setSession(req *http.Request, session, protoVersion string) {
 	if session != "" {
-		req.Header.Set(headerSessionID, session)
+		req.Header.Set(protocol.HeaderSessionID, session)
 	}
-	if protocol != "" {
-		req.Header.Set(headerProtocolVersion, protocol)
+	if protoVersion != "" {
+		req.Header.Set(protocol.HeaderProtocolVersion, protoVersion)
 	}
 }
 
-func (t *streamableTransport) current() (session, protocol string) {
+func (t *Streamable) current() (session, protoVersion string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.session, t.protocol
+	return t.session, t.protoVersion
 }
 
-func (t *streamableTransport) ready(context.Context) error { return nil }
+func (t *Streamable) ready(context.Context) error { return nil }
 
 // post sends one message with the session's headers.
-func (t *streamableTransport) post(ctx context.Context, body []byte, session, protocol string) (*http.Response, error) {
+func (t *Streamable) post(ctx context.Context, body []byte, session, protoVersion string) (*http.Response, error) {
 	req, err := t.newRequest(ctx, http.MethodPost, t.url, body)
 	if err != nil {
 		return nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
-	setSession(req, session, protocol)
+	setSession(req, session, protoVersion)
 	return t.do(req)
 }
 
@@ -155,7 +153,7 @@ func sessionGone(resp *http.Response, body []byte, sent string) bool {
 	return false
 }
 
-func (t *streamableTransport) sendRequest(ctx context.Context, f frame) {
+func (t *Streamable) sendRequest(ctx context.Context, f frame) {
 	initialize := f.method == "initialize"
 	if initialize {
 		t.mu.Lock()
@@ -163,18 +161,18 @@ func (t *streamableTransport) sendRequest(ctx context.Context, f frame) {
 		t.mu.Unlock()
 	}
 	for attempt := 0; ; attempt++ {
-		session, protocol := t.current()
+		session, protoVersion := t.current()
 		if initialize {
-			session, protocol = "", "" // a new session
+			session, protoVersion = "", "" // a new session
 		}
-		resp, err := t.post(ctx, f.body, session, protocol)
+		resp, err := t.post(ctx, f.body, session, protoVersion)
 		if err != nil {
 			t.failRequest(ctx, f.id, err)
 			return
 		}
-		if !is2xx(resp.StatusCode) {
-			body := readLimited(resp.Body, errorBodyLimit)
-			drainClose(resp)
+		if !httpx.Is2xx(resp.StatusCode) {
+			body := httpx.ReadLimited(resp.Body, errorBodyLimit)
+			httpx.DrainClose(resp)
 			if attempt == 0 && sessionGone(resp, body, session) {
 				if err := t.renewSession(session); err != nil {
 					t.failRequest(ctx, f.id, err)
@@ -193,7 +191,7 @@ func (t *streamableTransport) sendRequest(ctx context.Context, f frame) {
 // replyError ends a request that got an error status: with the JSON-RPC
 // response in the body if it answers this request, else with a
 // description of the status.
-func (t *streamableTransport) replyError(ctx context.Context, f frame, resp *http.Response, body []byte) {
+func (t *Streamable) replyError(ctx context.Context, f frame, resp *http.Response, body []byte) {
 	var env envelope
 	if json.Unmarshal(bytes.TrimSpace(body), &env) == nil && env.isResponse() && normID(env.ID) == normID(f.id) {
 		t.deliver(body)
@@ -206,10 +204,10 @@ func (t *streamableTransport) replyError(ctx context.Context, f frame, resp *htt
 // Conn, and the request ends with its response, or with an error if the
 // reply ends without one. A reply stream the server ends early after
 // giving event ids is resumed with GET and Last-Event-ID.
-func (t *streamableTransport) readRequestReply(ctx context.Context, f frame, resp *http.Response) {
+func (t *Streamable) readRequestReply(ctx context.Context, f frame, resp *http.Response) {
 	initialize := f.method == "initialize"
 	if initialize {
-		if sid := resp.Header.Get(headerSessionID); sid != "" {
+		if sid := resp.Header.Get(protocol.HeaderSessionID); sid != "" {
 			t.mu.Lock()
 			t.session, t.deleteOnEnd = sid, true
 			t.mu.Unlock()
@@ -218,7 +216,7 @@ func (t *streamableTransport) readRequestReply(ctx context.Context, f frame, res
 	if resp.StatusCode == http.StatusAccepted || resp.StatusCode == http.StatusNoContent {
 		// Not what the specification allows for a request; the answer may
 		// still come on the GET stream, and the call timeout bounds the wait.
-		drainClose(resp)
+		httpx.DrainClose(resp)
 		t.logger.Debug("the server accepted a request without answering it", "method", f.method)
 		return
 	}
@@ -240,7 +238,7 @@ func (t *streamableTransport) readRequestReply(ctx context.Context, f frame, res
 	var cur sseCursor
 	err := readReply(resp, &cur, handle)
 	resp.Body.Close()
-	sse := mediaType(resp) == "text/event-stream"
+	sse := httpx.MediaType(resp) == "text/event-stream"
 	for tries := 0; !answered && err == nil && sse && cur.lastID != "" && ctx.Err() == nil && tries < sseResumeAttempts; tries++ {
 		before := cur.lastID
 		err = t.resume(ctx, &cur, handle)
@@ -259,49 +257,49 @@ func (t *streamableTransport) readRequestReply(ctx context.Context, f frame, res
 
 // resume reopens a reply stream the server ended, after the delay it asked
 // for, with a GET that carries the last event id.
-func (t *streamableTransport) resume(ctx context.Context, cur *sseCursor, handle func([]byte) bool) error {
+func (t *Streamable) resume(ctx context.Context, cur *sseCursor, handle func([]byte) bool) error {
 	delay := cur.retry
 	if delay <= 0 {
-		delay = listenRetryMin
+		delay = ListenRetryMin
 	}
-	if !sleepCtx(ctx, delay) {
+	if !httpx.Sleep(ctx, delay) {
 		return ctx.Err()
 	}
-	session, protocol := t.current()
-	resp, err := t.get(ctx, session, protocol, cur.lastID)
+	session, protoVersion := t.current()
+	resp, err := t.get(ctx, session, protoVersion, cur.lastID)
 	if err != nil {
 		return err
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK || mediaType(resp) != "text/event-stream" {
-		body := readLimited(resp.Body, errorBodyLimit)
+	if resp.StatusCode != http.StatusOK || httpx.MediaType(resp) != "text/event-stream" {
+		body := httpx.ReadLimited(resp.Body, errorBodyLimit)
 		return fmt.Errorf("resuming the reply stream: %w", t.statusError(resp, body, false))
 	}
 	return readReply(resp, cur, handle)
 }
 
 // noteInit records the protocol version an initialize result negotiated.
-func (t *streamableTransport) noteInit(result json.RawMessage) {
+func (t *Streamable) noteInit(result json.RawMessage) {
 	var r struct {
 		ProtocolVersion string `json:"protocolVersion"`
 	}
 	if json.Unmarshal(result, &r) == nil && r.ProtocolVersion != "" {
 		t.mu.Lock()
-		t.protocol = r.ProtocolVersion
+		t.protoVersion = r.ProtocolVersion
 		t.mu.Unlock()
 	}
 }
 
-func (t *streamableTransport) sendOther(ctx context.Context, f frame) error {
+func (t *Streamable) sendOther(ctx context.Context, f frame) error {
 	for attempt := 0; ; attempt++ {
-		session, protocol := t.current()
-		resp, err := t.post(ctx, f.body, session, protocol)
+		session, protoVersion := t.current()
+		resp, err := t.post(ctx, f.body, session, protoVersion)
 		if err != nil {
 			return err
 		}
-		if !is2xx(resp.StatusCode) {
-			body := readLimited(resp.Body, errorBodyLimit)
-			drainClose(resp)
+		if !httpx.Is2xx(resp.StatusCode) {
+			body := httpx.ReadLimited(resp.Body, errorBodyLimit)
+			httpx.DrainClose(resp)
 			if attempt == 0 && sessionGone(resp, body, session) {
 				if err := t.renewSession(session); err != nil {
 					return err
@@ -315,22 +313,22 @@ func (t *streamableTransport) sendOther(ctx context.Context, f frame) error {
 			// server's to say.
 			_ = readReply(resp, nil, func(msg []byte) bool { t.deliver(msg); return true })
 		}
-		drainClose(resp)
+		httpx.DrainClose(resp)
 		if f.method == "notifications/initialized" {
-			t.listen(session, protocol)
+			t.listen(session, protoVersion)
 		}
 		return nil
 	}
 }
 
 // get opens an event stream: the standalone one, or a resumption.
-func (t *streamableTransport) get(ctx context.Context, session, protocol, lastEventID string) (*http.Response, error) {
+func (t *Streamable) get(ctx context.Context, session, protoVersion, lastEventID string) (*http.Response, error) {
 	req, err := t.newRequest(ctx, http.MethodGet, t.url, nil)
 	if err != nil {
 		return nil, err
 	}
 	req.Header.Set("Accept", "text/event-stream")
-	setSession(req, session, protocol)
+	setSession(req, session, protoVersion)
 	if lastEventID != "" {
 		req.Header.Set("Last-Event-ID", lastEventID)
 	}
@@ -339,7 +337,7 @@ func (t *streamableTransport) get(ctx context.Context, session, protocol, lastEv
 
 // listen (re)starts the standalone GET stream for session, ending the one
 // for an earlier session.
-func (t *streamableTransport) listen(session, protocol string) {
+func (t *Streamable) listen(session, protoVersion string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.listenOn == session && t.listenStop != nil {
@@ -349,7 +347,7 @@ func (t *streamableTransport) listen(session, protocol string) {
 		t.listenStop()
 	}
 	ctx, cancel := context.WithCancel(t.life)
-	if !t.goWorker(func() { t.listenLoop(ctx, session, protocol) }) {
+	if !t.goWorker(func() { t.listenLoop(ctx, session, protoVersion) }) {
 		cancel()
 		return
 	}
@@ -359,32 +357,32 @@ func (t *streamableTransport) listen(session, protocol string) {
 // listenLoop keeps the standalone stream open, reconnecting with backoff
 // (and Last-Event-ID when the server gave event ids), until ctx ends, the
 // server says it offers none, or the session is gone.
-func (t *streamableTransport) listenLoop(ctx context.Context, session, protocol string) {
+func (t *Streamable) listenLoop(ctx context.Context, session, protoVersion string) {
 	var cur sseCursor
 	opened := false
-	delay := listenRetryMin
+	delay := ListenRetryMin
 	backoff := func() bool {
-		ok := sleepCtx(ctx, delay)
+		ok := httpx.Sleep(ctx, delay)
 		delay = min(delay*2, listenRetryMax)
 		return ok
 	}
 	for ctx.Err() == nil {
-		resp, err := t.get(ctx, session, protocol, cur.lastID)
+		resp, err := t.get(ctx, session, protoVersion, cur.lastID)
 		if err != nil {
 			if ctx.Err() != nil {
 				return
 			}
-			t.logger.Debug("opening the server's event stream failed; retrying", LogError, err, "in", delay)
+			t.logger.Debug("opening the server's event stream failed; retrying", logkey.Error, err, "in", delay)
 			if !backoff() {
 				return
 			}
 			continue
 		}
-		if resp.StatusCode == http.StatusOK && mediaType(resp) == "text/event-stream" {
+		if resp.StatusCode == http.StatusOK && httpx.MediaType(resp) == "text/event-stream" {
 			if !opened {
 				t.logger.Debug("listening on the server's event stream")
 			}
-			opened, delay = true, listenRetryMin
+			opened, delay = true, ListenRetryMin
 			err := readReply(resp, &cur, func(msg []byte) bool { t.deliver(msg); return true })
 			resp.Body.Close()
 			if ctx.Err() != nil {
@@ -392,16 +390,16 @@ func (t *streamableTransport) listenLoop(ctx context.Context, session, protocol 
 			}
 			wait := cur.retry
 			if wait <= 0 {
-				wait = listenRetryMin
+				wait = ListenRetryMin
 			}
-			t.logger.Debug("the server's event stream ended; reopening", LogError, err)
-			if !sleepCtx(ctx, wait) {
+			t.logger.Debug("the server's event stream ended; reopening", logkey.Error, err)
+			if !httpx.Sleep(ctx, wait) {
 				return
 			}
 			continue
 		}
-		body := readLimited(resp.Body, errorBodyLimit)
-		drainClose(resp)
+		body := httpx.ReadLimited(resp.Body, errorBodyLimit)
+		httpx.DrainClose(resp)
 		switch {
 		case resp.StatusCode == http.StatusMethodNotAllowed:
 			t.logger.Debug("the server offers no event stream of its own (405)")
@@ -410,18 +408,18 @@ func (t *streamableTransport) listenLoop(ctx context.Context, session, protocol 
 			// The stream worked on this session and now the server does not
 			// know it: start a new one (which starts a new stream).
 			if err := t.renewSession(session); err != nil {
-				t.logger.Debug("renewing the session failed", LogError, err)
+				t.logger.Debug("renewing the session failed", logkey.Error, err)
 			}
 			return
-		case resp.StatusCode == http.StatusNotFound, is2xx(resp.StatusCode):
+		case resp.StatusCode == http.StatusNotFound, httpx.Is2xx(resp.StatusCode):
 			t.logger.Debug("the server offers no event stream of its own", "status", resp.StatusCode)
 			return
 		case resp.StatusCode == http.StatusUnauthorized, resp.StatusCode == http.StatusForbidden:
 			t.logger.Warn("the server refused its event stream; its notifications will be missed",
-				LogError, t.statusError(resp, body, false))
+				logkey.Error, t.statusError(resp, body, false))
 			return
 		}
-		t.logger.Debug("opening the server's event stream failed; retrying", LogError, t.statusError(resp, body, false), "in", delay)
+		t.logger.Debug("opening the server's event stream failed; retrying", logkey.Error, t.statusError(resp, body, false), "in", delay)
 		if !backoff() {
 			return
 		}
@@ -431,7 +429,7 @@ func (t *streamableTransport) listenLoop(ctx context.Context, session, protocol 
 // renewSession runs the handshake again after the server forgot session.
 // Concurrent callers that saw the same session gone share one handshake.
 // When it fails the connection ends, with the reason.
-func (t *streamableTransport) renewSession(stale string) error {
+func (t *Streamable) renewSession(stale string) error {
 	t.reinitMu.Lock()
 	defer t.reinitMu.Unlock()
 	if t.life.Err() != nil {
@@ -475,7 +473,7 @@ func (t *streamableTransport) renewSession(stale string) error {
 // adopts the new session and protocol version, sends
 // notifications/initialized and reopens the event stream. It returns the
 // server's capabilities.
-func (t *streamableTransport) reinitialize(ctx context.Context) (map[string]json.RawMessage, error) {
+func (t *Streamable) reinitialize(ctx context.Context) (map[string]json.RawMessage, error) {
 	t.mu.Lock()
 	params := t.initParams
 	t.mu.Unlock()
@@ -492,10 +490,10 @@ func (t *streamableTransport) reinitialize(ctx context.Context) (map[string]json
 		return nil, err
 	}
 	defer resp.Body.Close()
-	if !is2xx(resp.StatusCode) {
-		return nil, t.statusError(resp, readLimited(resp.Body, errorBodyLimit), true)
+	if !httpx.Is2xx(resp.StatusCode) {
+		return nil, t.statusError(resp, httpx.ReadLimited(resp.Body, errorBodyLimit), true)
 	}
-	session := resp.Header.Get(headerSessionID)
+	session := resp.Header.Get(protocol.HeaderSessionID)
 	var result json.RawMessage
 	var rpcErr *jsonrpc.Error
 	want := normID(json.RawMessage(id))
@@ -524,7 +522,7 @@ func (t *streamableTransport) reinitialize(ctx context.Context) (map[string]json
 		return nil, fmt.Errorf("decoding the initialize result: %w", err)
 	}
 	t.mu.Lock()
-	t.session, t.protocol = session, r.ProtocolVersion
+	t.session, t.protoVersion = session, r.ProtocolVersion
 	t.deleteOnEnd = t.deleteOnEnd || session != ""
 	t.mu.Unlock()
 
@@ -532,9 +530,9 @@ func (t *streamableTransport) reinitialize(ctx context.Context) (map[string]json
 	if err != nil {
 		return nil, fmt.Errorf("notifications/initialized: %w", err)
 	}
-	nbody := readLimited(nresp.Body, errorBodyLimit)
-	drainClose(nresp)
-	if !is2xx(nresp.StatusCode) {
+	nbody := httpx.ReadLimited(nresp.Body, errorBodyLimit)
+	httpx.DrainClose(nresp)
+	if !httpx.Is2xx(nresp.StatusCode) {
 		return nil, fmt.Errorf("notifications/initialized: %w", t.statusError(nresp, nbody, false))
 	}
 	t.listen(session, r.ProtocolVersion)

@@ -1,0 +1,10 @@
+// Package logkey names the attributes of the trunk's log records in one
+// place, so that every package's records read the same.
+package logkey
+
+const (
+	// Server is the id of the upstream a record is about.
+	Server = "server"
+	// Error is the error a record reports.
+	Error = "error"
+)
