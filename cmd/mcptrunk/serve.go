@@ -54,7 +54,7 @@ func (serveCommand) run(ctx context.Context, env *environment) error {
 	var watcher sync.WaitGroup
 	watcher.Go(func() {
 		defer stopHUP()
-		config.WatchConfig(watchCtx, path, configPoll, hup, func(cfg *config.Config, err error) {
+		config.Watch(watchCtx, path, configPoll, hup, func(cfg *config.Config, err error) {
 			if err != nil {
 				logger.Error("config change rejected; the running servers stay as they are", "error", err)
 				return

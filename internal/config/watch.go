@@ -6,13 +6,13 @@ import (
 	"time"
 )
 
-// WatchConfig calls onChange with the config at path, freshly loaded (or
+// Watch calls onChange with the config at path, freshly loaded (or
 // the error loading it), each time the file's size or modification time
 // changes, and each time reload receives. It polls every interval: no
 // file-notification machinery, and it works the same on every platform and
 // for editors that replace the file instead of writing it. It returns when
 // ctx ends.
-func WatchConfig(ctx context.Context, path string, interval time.Duration, reload <-chan struct{}, onChange func(*Config, error)) {
+func Watch(ctx context.Context, path string, interval time.Duration, reload <-chan struct{}, onChange func(*Config, error)) {
 	last := fileStamp(path)
 	ticker := time.NewTicker(interval)
 	defer ticker.Stop()

@@ -14,31 +14,6 @@ import (
 	"github.com/mcptrunk/mcptrunk/internal/logkey"
 )
 
-// OAuth 2.1 for remote servers (MCP authorization, 2025-06-18 and
-// 2025-11-25). A remote server ("http" or "sse") without an Authorization
-// header in its config uses the tokens stored for its URL (oauth_store.go):
-//
-//   - Every HTTP request carries "Authorization: Bearer <access token>" when
-//     a token is stored; one that expires within a fifth of its lifetime
-//     (at most 30 s) is refreshed first.
-//   - A 401 to a request that carried a token is answered by refreshing it
-//     (or adopting one another connection or process stored meanwhile) and
-//     sending the request once more.
-//   - A 401 that cannot be fixed that way (no token, no refresh token, the
-//     refresh refused, a fresh token refused) makes the server need
-//     authorisation: the connection ends with an AuthRequiredError, which
-//     the Client reports like any failure ("server "x": initialize: needs
-//     authorisation: run "mcptrunk auth x""), and the refused tokens are
-//     dropped from the store. A 401 with no Bearer challenge and no token
-//     stored is not OAuth's: the transport reports the status as before.
-//   - A long-running trunk (one that restarts servers: serve) then starts
-//     the authorisation flow itself in the background (oauth_background.go);
-//     one-shot commands report the error and leave it to "mcptrunk auth".
-//
-// The flow (discovery, registration, PKCE, the loopback redirect, the
-// token exchange) is in oauth_flow.go and oauth_discovery.go. Tokens, codes
-// and verifiers are never logged nor put in an error.
-
 // AuthRequiredError says a remote server needs the user to authorise
 // mcptrunk (again).
 type AuthRequiredError struct {

@@ -1,7 +1,6 @@
 package remote
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -9,27 +8,25 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/url"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/mcptrunk/mcptrunk/internal/config"
-	"github.com/mcptrunk/mcptrunk/internal/httpx"
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
 	"github.com/mcptrunk/mcptrunk/internal/logkey"
 	"github.com/mcptrunk/mcptrunk/upstream/oauth"
 )
 
-// The HTTP transports (streamable HTTP in http.go, legacy HTTP+SSE in
-// sse.go) share the machinery in this file. Everything protocol-level (ids,
-// pending calls, cancellation, the server's own requests and notifications)
-// is jsonrpc.Conn's, exactly as for stdio; the transports only move frames:
+// The HTTP transports (streamable HTTP in streamable.go, legacy HTTP+SSE in
+// sse.go) share the machinery in this file (frames in frame.go, replies and
+// event streams in events.go, error messages in errors.go). Everything
+// protocol-level (ids, pending calls, cancellation, the server's own requests
+// and notifications) is jsonrpc.Conn's, exactly as for stdio; the transports
+// only move frames:
 //
 //	Conn --Write(frame)--> frameQueue --dispatcher--> POST (one goroutine per request)
 //	Conn <--lines-- io.Pipe <-- JSON bodies, SSE events of POST replies and of the GET stream
@@ -48,6 +45,12 @@ import (
 // fed into the pipe, so its Call fails at once; Call turns that back into a
 // plain error (see transportError) so the Client reports it like any other
 // connection failure and never mistakes it for an answer from the server.
+
+// The transports' names, for messages.
+const (
+	kindStreamable = "streamable HTTP"
+	kindSSE        = "SSE"
+)
 
 // HTTP tuning. Variables so tests can shorten them.
 var (
@@ -79,132 +82,6 @@ var transportMarker = json.RawMessage(`{"mcptrunk":"transport"}`)
 type transportError struct{ msg string }
 
 func (e *transportError) Error() string { return e.msg }
-
-// frameKind is what a frame written by Conn is.
-type frameKind int
-
-const (
-	frameRequest frameKind = iota
-	frameNotification
-	frameResponse
-)
-
-// frame is one message Conn wrote, with its envelope parsed once.
-type frame struct {
-	body     []byte
-	kind     frameKind
-	id       json.RawMessage // request or response id
-	method   string
-	params   json.RawMessage
-	cancelID string // notifications/cancelled: normalised id of the request it cancels
-}
-
-func parseFrame(body []byte) frame {
-	f := frame{body: body}
-	var env struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
-		Params json.RawMessage `json:"params"`
-	}
-	if err := json.Unmarshal(body, &env); err != nil {
-		f.kind = frameNotification // unknown: sent in order, no reply awaited
-		return f
-	}
-	f.id, f.method, f.params = env.ID, env.Method, env.Params
-	switch {
-	case env.Method != "" && rawHasID(env.ID):
-		f.kind = frameRequest
-	case env.Method != "":
-		f.kind = frameNotification
-		if env.Method == "notifications/cancelled" {
-			var p struct {
-				RequestID json.RawMessage `json:"requestId"`
-			}
-			if json.Unmarshal(env.Params, &p) == nil {
-				f.cancelID = normID(p.RequestID)
-			}
-		}
-	default:
-		f.kind = frameResponse
-	}
-	return f
-}
-
-func rawHasID(id json.RawMessage) bool {
-	return len(id) > 0 && !bytes.Equal(id, []byte("null"))
-}
-
-// normID makes ids comparable: Conn sends numbers, and also accepts them
-// back as strings.
-func normID(id json.RawMessage) string {
-	return string(bytes.Trim(bytes.TrimSpace(id), `"`))
-}
-
-// envelope is the part of an incoming message the transports look at.
-type envelope struct {
-	ID     json.RawMessage `json:"id"`
-	Method string          `json:"method"`
-	Result json.RawMessage `json:"result"`
-	Error  *jsonrpc.Error  `json:"error"`
-}
-
-func (e *envelope) isResponse() bool { return e.Method == "" && rawHasID(e.ID) }
-
-// frameQueue is an unbounded FIFO of frames: push never blocks.
-type frameQueue struct {
-	mu     sync.Mutex
-	frames []frame
-	closed bool
-	wake   chan struct{}
-}
-
-func newFrameQueue() *frameQueue { return &frameQueue{wake: make(chan struct{}, 1)} }
-
-func (q *frameQueue) push(f frame) bool {
-	q.mu.Lock()
-	if q.closed {
-		q.mu.Unlock()
-		return false
-	}
-	q.frames = append(q.frames, f)
-	q.mu.Unlock()
-	select {
-	case q.wake <- struct{}{}:
-	default:
-	}
-	return true
-}
-
-// pop waits for the next frame; false once the queue is closed or ctx ends.
-func (q *frameQueue) pop(ctx context.Context) (frame, bool) {
-	for {
-		q.mu.Lock()
-		if q.closed {
-			q.mu.Unlock()
-			return frame{}, false
-		}
-		if len(q.frames) > 0 {
-			f := q.frames[0]
-			q.frames[0] = frame{}
-			q.frames = q.frames[1:]
-			q.mu.Unlock()
-			return f, true
-		}
-		q.mu.Unlock()
-		select {
-		case <-q.wake:
-		case <-ctx.Done():
-			return frame{}, false
-		}
-	}
-}
-
-func (q *frameQueue) close() {
-	q.mu.Lock()
-	q.closed = true
-	q.frames = nil
-	q.mu.Unlock()
-}
 
 // frameSender is what differs between the two HTTP transports.
 type frameSender interface {
@@ -596,98 +473,6 @@ func (p *httpPeer) send(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-func (p *httpPeer) netError(err error) error {
-	var uErr *url.Error
-	if errors.As(err, &uErr) {
-		err = uErr.Err
-	}
-	var errno syscall.Errno
-	switch {
-	case errors.As(err, &errno) && (errno == syscall.ECONNREFUSED || errno == 10061): // 10061: WSAECONNREFUSED
-		return fmt.Errorf("cannot connect to %s: connection refused (is the server running?)", p.origin.Host)
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		return err
-	}
-	var dnsErr *net.DNSError
-	if errors.As(err, &dnsErr) {
-		return fmt.Errorf("cannot resolve %s: %v", dnsErr.Name, dnsErr.Err)
-	}
-	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) {
-		return fmt.Errorf("the connection to %s was lost: %v", p.origin.Host, err)
-	}
-	return fmt.Errorf("cannot reach %s: %v", p.origin.Host, err)
-}
-
-// statusError describes an HTTP error status, with a hint at the cause and
-// what the server said about it (scrubbed of the configured header values).
-func (p *httpPeer) statusError(resp *http.Response, body []byte, initialize bool) error {
-	code := resp.StatusCode
-	msg := fmt.Sprintf("HTTP %d %s", code, http.StatusText(code))
-	if hint := statusHint(code, initialize, p.kind); hint != "" {
-		msg += ": " + hint
-	}
-	if detail := p.scrub(bodyDetail(body)); detail != "" {
-		msg += fmt.Sprintf(" (server said: %q)", detail)
-	}
-	return errors.New(msg)
-}
-
-func statusHint(code int, initialize bool, kind string) string {
-	switch {
-	case code == http.StatusUnauthorized:
-		return "check its headers/token"
-	case code == http.StatusForbidden:
-		return "access denied: check its headers/token and what they allow"
-	case (code == http.StatusNotFound || code == http.StatusMethodNotAllowed) && initialize && kind == kindStreamable:
-		return `check its url; a server that only speaks the older HTTP+SSE transport needs "type": "sse"`
-	case code == http.StatusNotFound:
-		return "check its url"
-	case code == http.StatusMethodNotAllowed:
-		return "check its url and type"
-	case code == http.StatusRequestTimeout, code == http.StatusTooManyRequests:
-		return "the server is busy or rate-limiting; try again later"
-	case code == http.StatusBadGateway, code == http.StatusServiceUnavailable, code == http.StatusGatewayTimeout:
-		return "the server, or a gateway in front of it, is unavailable"
-	case code >= 500:
-		return "the server failed"
-	case code >= 400:
-		return "the server rejected the request"
-	}
-	return "unexpected status"
-}
-
-// bodyDetail extracts a short message from an error body: a JSON-RPC
-// error's message, a JSON "error"/"message" string, or the first line of
-// text.
-func bodyDetail(body []byte) string {
-	body = bytes.TrimSpace(body)
-	if len(body) == 0 {
-		return ""
-	}
-	if body[0] == '{' {
-		var v struct {
-			Error   json.RawMessage `json:"error"`
-			Message string          `json:"message"`
-		}
-		if json.Unmarshal(body, &v) == nil {
-			var e struct {
-				Message string `json:"message"`
-			}
-			var s string
-			switch {
-			case json.Unmarshal(v.Error, &e) == nil && e.Message != "":
-				return httpx.Clip(e.Message)
-			case json.Unmarshal(v.Error, &s) == nil && s != "":
-				return httpx.Clip(s)
-			case v.Message != "":
-				return httpx.Clip(v.Message)
-			}
-		}
-	}
-	line, _, _ := bytes.Cut(body, []byte("\n"))
-	return httpx.Clip(string(line))
-}
-
 // scrub removes the configured header values (and OAuth tokens) from s.
 func (p *httpPeer) scrub(s string) string {
 	for _, v := range p.secrets {
@@ -698,157 +483,3 @@ func (p *httpPeer) scrub(s string) string {
 	}
 	return s
 }
-
-// sseEvent is one dispatched server-sent event.
-type sseEvent struct {
-	name     string
-	data     []byte
-	id       string
-	hasID    bool // the event (or one before it since the last dispatch) set the id
-	retry    time.Duration
-	hasRetry bool
-}
-
-// readSSE reads server-sent events from r and calls fn for each, until fn
-// returns false, the stream ends (nil) or reading fails. An event whose
-// data is empty is still reported, for its id (a server primes a client for
-// resumption that way). An unfinished event at the end is discarded, as the
-// SSE specification says.
-func readSSE(r io.Reader, fn func(sseEvent) bool) error {
-	br := bufio.NewReaderSize(r, 32<<10)
-	var (
-		ev      sseEvent
-		data    []byte
-		hasData bool
-	)
-	for {
-		line, err := br.ReadBytes('\n')
-		if err != nil {
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
-			return err
-		}
-		line = bytes.TrimRight(line, "\r\n")
-		if len(line) == 0 {
-			if hasData || ev.hasID {
-				if hasData {
-					ev.data = bytes.TrimSuffix(data, []byte("\n"))
-				}
-				if ev.name == "" {
-					ev.name = "message"
-				}
-				if !fn(ev) {
-					return nil
-				}
-			}
-			ev, data, hasData = sseEvent{}, nil, false
-			continue
-		}
-		if line[0] == ':' {
-			continue // comment (keep-alive)
-		}
-		field, value, _ := bytes.Cut(line, []byte(":"))
-		value = bytes.TrimPrefix(value, []byte(" "))
-		switch string(field) {
-		case "event":
-			ev.name = string(value)
-		case "data":
-			data = append(data, value...)
-			data = append(data, '\n')
-			hasData = true
-		case "id":
-			if bytes.IndexByte(value, 0) < 0 {
-				ev.id, ev.hasID = string(value), true
-			}
-		case "retry":
-			if ms, err := strconv.ParseUint(string(value), 10, 31); err == nil {
-				ev.retry, ev.hasRetry = time.Duration(ms)*time.Millisecond, true
-			}
-		}
-	}
-}
-
-// sseCursor is what a reader of a stream remembers to resume it.
-type sseCursor struct {
-	lastID string
-	retry  time.Duration
-}
-
-func (c *sseCursor) note(ev sseEvent) {
-	if ev.hasID {
-		c.lastID = ev.id
-	}
-	if ev.hasRetry {
-		c.retry = ev.retry
-	}
-}
-
-// readReply reads the messages in a reply body, JSON or an event stream,
-// and calls fn for each until fn returns false. cur, when not nil, tracks
-// the stream's event ids.
-func readReply(resp *http.Response, cur *sseCursor, fn func(msg []byte) bool) error {
-	switch httpx.MediaType(resp) {
-	case "text/event-stream":
-		return readSSE(resp.Body, func(ev sseEvent) bool {
-			if cur != nil {
-				cur.note(ev)
-			}
-			if ev.name != "message" || len(bytes.TrimSpace(ev.data)) == 0 {
-				return true
-			}
-			return fn(ev.data)
-		})
-	case "application/json":
-		body, err := io.ReadAll(resp.Body)
-		if err != nil {
-			return err
-		}
-		body = bytes.TrimSpace(body)
-		if len(body) == 0 {
-			return nil
-		}
-		if body[0] == '[' {
-			var batch []json.RawMessage
-			if err := json.Unmarshal(body, &batch); err != nil {
-				return &replyFormatError{fmt.Sprintf("the reply is not valid JSON: %v", err)}
-			}
-			for _, m := range batch {
-				if !fn(m) {
-					return nil
-				}
-			}
-			return nil
-		}
-		fn(body)
-		return nil
-	case "":
-		// No body to speak of (a 202 without Content-Type).
-		return nil
-	default:
-		return &replyFormatError{fmt.Sprintf("unexpected content type %q in the reply", resp.Header.Get("Content-Type"))}
-	}
-}
-
-// replyFormatError is a reply the transport cannot read, as opposed to one
-// it could not receive.
-type replyFormatError struct{ msg string }
-
-func (e *replyFormatError) Error() string { return e.msg }
-
-// readError describes a failure while reading a reply.
-func (p *httpPeer) readError(err error) error {
-	var fe *replyFormatError
-	switch {
-	case errors.As(err, &fe):
-		return err
-	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.ECONNRESET):
-		return fmt.Errorf("the connection to %s was lost while reading the reply: %v", p.origin.Host, err)
-	}
-	return fmt.Errorf("reading the reply failed: %v", err)
-}
-
-const (
-	kindStreamable = "streamable HTTP"
-	kindSSE        = "SSE"
-)

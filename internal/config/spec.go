@@ -1,0 +1,208 @@
+package config
+
+import (
+	"path"
+	"reflect"
+	"strings"
+	"time"
+)
+
+// Transport is the kind of connection to an upstream, a validated enum.
+type Transport string
+
+// Transports. The config also accepts "streamable-http", "streamableHttp"
+// and "streamable_http" (any letter case) for TransportHTTP.
+const (
+	TransportStdio Transport = "stdio"
+	TransportHTTP  Transport = "http" // streamable HTTP
+	TransportSSE   Transport = "sse"
+)
+
+// parseTransport maps a config "type" value to a Transport.
+func parseTransport(s string) (Transport, bool) {
+	switch strings.ToLower(s) {
+	case "stdio":
+		return TransportStdio, true
+	case "http", "streamable-http", "streamablehttp", "streamable_http":
+		return TransportHTTP, true
+	case "sse":
+		return TransportSSE, true
+	}
+	return "", false
+}
+
+// Filter is an allow/deny list of glob patterns (path.Match syntax). The zero
+// value allows everything.
+type Filter struct {
+	Allow []string `json:"allow,omitempty"`
+	Deny  []string `json:"deny,omitempty"`
+}
+
+// Allows reports whether name passes: denied if any Deny pattern matches;
+// otherwise allowed if Allow is empty or any Allow pattern matches.
+// Malformed patterns (rejected by Parse) never match.
+func (f Filter) Allows(name string) bool {
+	for _, p := range f.Deny {
+		if ok, _ := path.Match(p, name); ok {
+			return false
+		}
+	}
+	if len(f.Allow) == 0 {
+		return true
+	}
+	for _, p := range f.Allow {
+		if ok, _ := path.Match(p, name); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// Default timeouts and trunk options filled in by Parse.
+const (
+	defaultConnectTimeout = 30 * time.Second
+	defaultListTimeout    = 30 * time.Second
+	defaultCallTimeout    = 120 * time.Second
+
+	defaultStartupWait   = 15 * time.Second
+	defaultConcurrency   = DefaultConcurrency
+	defaultMaxNameLength = 64
+	minMaxNameLength     = 32
+	maxMaxNameLength     = 256
+)
+
+// Timeouts per server. Zero fields mean the defaults, which Parse fills in:
+// Connect 30s, List 30s, Call 120s.
+type Timeouts struct {
+	Connect Duration `json:"connect,omitzero"`
+	List    Duration `json:"list,omitzero"`
+	Call    Duration `json:"call,omitzero"`
+}
+
+// Spec is one configured upstream server.
+type Spec struct {
+	Name          string            `json:"-"`              // the key in mcpServers
+	Type          Transport         `json:"type,omitempty"` // defaults: stdio when command is set, http when url is set
+	Command       string            `json:"command,omitempty"`
+	Args          []string          `json:"args,omitempty"`
+	Env           map[string]string `json:"env,omitempty"` // merged over the trunk's own environment when the process is started (not here)
+	Cwd           string            `json:"cwd,omitempty"`
+	URL           string            `json:"url,omitempty"`
+	Headers       map[string]string `json:"headers,omitempty"`
+	Disabled      bool              `json:"disabled,omitempty"`
+	Tools         Filter            `json:"tools,omitzero"`
+	Prompts       Filter            `json:"prompts,omitzero"`
+	Resources     Filter            `json:"resources,omitzero"`
+	ReadOnlyTools []string          `json:"readOnlyTools,omitempty"`
+	Timeouts      Timeouts          `json:"timeouts,omitzero"`
+	// OAuth tunes OAuth 2.1 for a remote server (see upstream/oauth); the zero
+	// value discovers everything. Not allowed for stdio servers, nor next to
+	// an Authorization header (which turns OAuth off).
+	OAuth OAuthOptions `json:"oauth,omitzero"`
+}
+
+// OAuthOptions are a remote server's optional OAuth settings.
+type OAuthOptions struct {
+	// ClientID (and ClientSecret, for a confidential client) of a client
+	// registered with the authorization server beforehand; without it
+	// mcptrunk registers itself dynamically (RFC 7591).
+	ClientID     string `json:"clientId,omitempty"`
+	ClientSecret string `json:"clientSecret,omitempty"`
+	// Scopes to ask for; by default those the server's 401 names, else
+	// those its protected resource metadata lists.
+	Scopes []string `json:"scopes,omitempty"`
+	// CallbackPort is the port on 127.0.0.1 the browser is redirected to;
+	// 0 picks a free one.
+	CallbackPort int `json:"callbackPort,omitempty"`
+}
+
+// Equal reports whether two specs describe the same server (every field,
+// including Name and Disabled, is compared; order in slices matters). Nil
+// and empty maps or slices are equal.
+func (s Spec) Equal(o Spec) bool {
+	return reflect.DeepEqual(s.normalized(), o.normalized())
+}
+
+// normalized returns a copy of s with empty maps and slices set to nil.
+func (s Spec) normalized() Spec {
+	s.Args = nilIfEmptyStrings(s.Args)
+	s.ReadOnlyTools = nilIfEmptyStrings(s.ReadOnlyTools)
+	if len(s.Env) == 0 {
+		s.Env = nil
+	}
+	if len(s.Headers) == 0 {
+		s.Headers = nil
+	}
+	s.OAuth.Scopes = nilIfEmptyStrings(s.OAuth.Scopes)
+	for _, f := range []*Filter{&s.Tools, &s.Prompts, &s.Resources} {
+		f.Allow = nilIfEmptyStrings(f.Allow)
+		f.Deny = nilIfEmptyStrings(f.Deny)
+	}
+	return s
+}
+
+func nilIfEmptyStrings(s []string) []string {
+	if len(s) == 0 {
+		return nil
+	}
+	return s
+}
+
+// TrunkOptions are the proxy-wide settings under "trunk".
+type TrunkOptions struct {
+	StartupWait   Duration `json:"startupWait,omitzero"`    // default 15s: how long the first list request waits for upstreams to settle
+	Concurrency   int      `json:"concurrency,omitempty"`   // default DefaultConcurrency: upstreams started at once; must be >= 1 when set; 0 -> default
+	MaxNameLength int      `json:"maxNameLength,omitempty"` // default 64; when set must be between 32 and 256
+	// Prefix starts every exported tool and prompt name (default "mcp__");
+	// "" gives <server>__<name> for hosts that add a prefix of their own.
+	Prefix string `json:"prefix"`
+	// ReadOnly exports only tools that are read-only, by their server's
+	// readOnlyHint or the server's readOnlyTools list.
+	ReadOnly bool `json:"readOnly,omitempty"`
+	// ResourceTools adds mcp__trunk__list_resources and read_resource, for
+	// hosts that handle tools but not resources.
+	ResourceTools bool `json:"resourceTools,omitempty"`
+	// ToolSearch exports a search tool and a call tool instead of every
+	// tool, to keep large catalogs out of the host's context.
+	ToolSearch bool `json:"toolSearch,omitempty"`
+	// MaxResultBytes bounds one result passed to the host (default
+	// DefaultMaxResultBytes). A larger one is answered with an error naming
+	// the server: hosts read messages up to a limit (16 MiB for the Go SDK)
+	// and one over it breaks the host's whole connection, every server's.
+	MaxResultBytes int `json:"maxResultBytes,omitempty"`
+}
+
+// DefaultConcurrency is how many servers start at once unless the config
+// says otherwise. Starting is mostly waiting (a Node server spends ~400 ms
+// getting to its first answer), so a typical setup starts in one wave and
+// the host's first list comes after the slowest server, not after the sum;
+// the bound only keeps a config of hundreds from spawning them all at once.
+const DefaultConcurrency = 32
+
+// DefaultMaxResultBytes keeps every result within what common hosts read
+// in one message (the Go SDK: 16 MiB), with room for the envelope.
+const DefaultMaxResultBytes = 16_000_000
+
+// Config is a parsed, expanded, validated configuration. Servers are sorted
+// by Name.
+type Config struct {
+	Servers []Spec
+	Trunk   TrunkOptions
+}
+
+// UsesOAuth reports whether mcptrunk uses OAuth for the server: a remote
+// server ("http" or "sse") whose config sets no Authorization header.
+func (s Spec) UsesOAuth() bool {
+	return (s.Type == TransportHTTP || s.Type == TransportSSE) && !hasAuthorizationHeader(s.Headers)
+}
+
+// hasAuthorizationHeader reports whether headers set Authorization (in any
+// letter case).
+func hasAuthorizationHeader(headers map[string]string) bool {
+	for k := range headers {
+		if strings.EqualFold(k, "Authorization") {
+			return true
+		}
+	}
+	return false
+}

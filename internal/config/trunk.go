@@ -1,0 +1,64 @@
+package config
+
+import (
+	"encoding/json"
+
+	"github.com/mcptrunk/mcptrunk/naming"
+)
+
+// parseTrunk decodes, defaults and validates the "trunk" options. A zero
+// (or absent) value means the default.
+func parseTrunk(raw json.RawMessage) (TrunkOptions, []error) {
+	p := &fieldErrs{}
+	var t TrunkOptions
+	var rt rawTrunk
+	if !rawAbsent(raw) {
+		if rawKind(raw) != "object" || json.Unmarshal(raw, &rt) != nil {
+			p.addf("trunk", "want object, got %s", rawKind(raw))
+		}
+	}
+	t.StartupWait = p.duration(rt.StartupWait, "trunk.startupWait")
+	if t.StartupWait == 0 {
+		t.StartupWait = Duration(defaultStartupWait)
+	}
+	if n, ok := p.integer(rt.Concurrency, "trunk.concurrency"); ok {
+		switch {
+		case n == 0: // absent or explicitly 0
+			t.Concurrency = defaultConcurrency
+		case n < 1:
+			p.addf("trunk.concurrency", "must be >= 1, got %d", n)
+		default:
+			t.Concurrency = n
+		}
+	}
+	if n, ok := p.integer(rt.MaxNameLength, "trunk.maxNameLength"); ok {
+		switch {
+		case n == 0: // absent or explicitly 0
+			t.MaxNameLength = defaultMaxNameLength
+		case n < minMaxNameLength || n > maxMaxNameLength:
+			p.addf("trunk.maxNameLength", "must be between %d and %d, got %d", minMaxNameLength, maxMaxNameLength, n)
+		default:
+			t.MaxNameLength = n
+		}
+	}
+	t.Prefix = naming.Prefix
+	if !rawAbsent(rt.Prefix) {
+		if prefix, ok := p.str(rt.Prefix, "trunk.prefix"); ok {
+			if err := naming.CheckPrefix(prefix); err != nil {
+				p.add("trunk.prefix", err)
+			}
+			t.Prefix = prefix
+		}
+	}
+	t.ReadOnly = p.boolean(rt.ReadOnly, "trunk.readOnly")
+	t.ResourceTools = p.boolean(rt.ResourceTools, "trunk.resourceTools")
+	t.ToolSearch = p.boolean(rt.ToolSearch, "trunk.toolSearch")
+	t.MaxResultBytes = DefaultMaxResultBytes
+	if n, ok := p.integer(rt.MaxResult, "trunk.maxResultBytes"); ok && n != 0 {
+		if n < 1024 {
+			p.addf("trunk.maxResultBytes", "must be at least 1024, got %d", n)
+		}
+		t.MaxResultBytes = n
+	}
+	return t, p.errs
+}
