@@ -7,7 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mcptrunk/mcptrunk/internal/httpx"
 	"github.com/mcptrunk/mcptrunk/internal/logkey"
 	"github.com/mcptrunk/mcptrunk/upstream/oauth"
 )
@@ -175,8 +174,10 @@ func (c *Client) resumeAfterAuth() {
 			// An attempt is under way or due; it reads the new token. Watch
 			// until it has succeeded or the supervisor gave up.
 			c.mu.Unlock()
-			if !httpx.Sleep(c.life, 50*time.Millisecond) {
+			select {
+			case <-c.life.Done():
 				return
+			case <-time.After(50 * time.Millisecond):
 			}
 		default: // ready, closed, disabled
 			c.mu.Unlock()
