@@ -18,6 +18,7 @@ import (
 
 	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
+	"github.com/mcptrunk/mcptrunk/internal/testkit"
 )
 
 // The reference server of the MCP project (@modelcontextprotocol/server-
@@ -49,7 +50,7 @@ net.Server.prototype.listen = function (...args) {
 type everythingServer struct {
 	cmd  *exec.Cmd
 	port string
-	out  *logBuffer // its stdout and stderr
+	out  *testkit.Buffer // its stdout and stderr
 	wg   sync.WaitGroup
 }
 
@@ -76,7 +77,7 @@ func startEverything(t *testing.T, mode, port string) *everythingServer {
 	if err := os.WriteFile(preload, []byte(everythingLoopback), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s := &everythingServer{out: &logBuffer{}}
+	s := &everythingServer{out: &testkit.Buffer{}}
 	s.cmd = exec.Command("node", "--require", preload, index, mode)
 	s.cmd.Env = append(os.Environ(), "PORT="+port)
 	s.cmd.Stdout = s.out

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/mcptrunk/mcptrunk/internal/config"
+	"github.com/mcptrunk/mcptrunk/internal/testkit"
 	"go.uber.org/goleak"
 )
 
@@ -39,7 +40,7 @@ type harness struct {
 	t   *testing.T
 	dir string
 	tag string
-	log *syncBuffer
+	log *testkit.Buffer
 	rec *eventRecorder
 }
 
@@ -49,7 +50,7 @@ func newHarness(t *testing.T) *harness {
 		t:   t,
 		dir: t.TempDir(),
 		tag: fmt.Sprintf("%d-%d", os.Getpid(), tagCounter.Add(1)),
-		log: &syncBuffer{},
+		log: &testkit.Buffer{},
 		rec: newEventRecorder(),
 	}
 	// Only goroutines this test starts count: other tests of the package
@@ -309,24 +310,6 @@ func (r *eventRecorder) requests() []requestEvent {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return slices.Clone(r.reqs)
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent writers.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // pollUntil polls cond until it holds, failing the test after subprocWait.

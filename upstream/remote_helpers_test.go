@@ -19,6 +19,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/mcptrunk/mcptrunk/internal/config"
+	"github.com/mcptrunk/mcptrunk/internal/testkit"
 	"go.uber.org/goleak"
 )
 
@@ -251,24 +252,6 @@ func (r *remoteServer) requireToken() {
 	})
 }
 
-// logBuffer collects log output; safe for concurrent use.
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // remoteConfig returns the spec of one remote server, parsed from a config
 // the way a user writes it (the token comes from ${TOKEN}).
 func remoteConfig(t *testing.T, name, typ, url, timeouts string) config.Spec {
@@ -294,7 +277,7 @@ func remoteConfig(t *testing.T, name, typ, url, timeouts string) config.Spec {
 // testHost is a Host with its log captured at debug level.
 type testHost struct {
 	*Host
-	logs *logBuffer
+	logs *testkit.Buffer
 
 	mu       sync.Mutex
 	notes    []string // method + " " + params of each notification
@@ -303,7 +286,7 @@ type testHost struct {
 
 func newTestHost(t *testing.T, answer func(method string, params json.RawMessage) (json.RawMessage, error)) *testHost {
 	t.Helper()
-	th := &testHost{logs: &logBuffer{}}
+	th := &testHost{logs: &testkit.Buffer{}}
 	logger := slog.New(slog.NewTextHandler(th.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	th.Host = NewHost(&Options{
 		Logger:       logger,
@@ -333,10 +316,17 @@ func newTestHost(t *testing.T, answer func(method string, params json.RawMessage
 // start, and returns its Client once its first discovery has settled.
 func (th *testHost) startOne(t *testing.T, spec config.Spec) *Client {
 	t.Helper()
-	if err := th.StartAll(context.Background(), []config.Spec{spec}); err != nil {
+	return startSettled(t, th.Host, spec)
+}
+
+// startSettled starts spec alone on h, fails the test if it does not start,
+// and returns its Client once its first discovery has settled.
+func startSettled(t *testing.T, h *Host, spec config.Spec) *Client {
+	t.Helper()
+	if err := h.StartAll(context.Background(), []config.Spec{spec}); err != nil {
 		t.Fatalf("StartAll: %v", err)
 	}
-	c, _ := th.Client(spec.Name)
+	c, _ := h.Client(spec.Name)
 	<-c.Settled()
 	return c
 }

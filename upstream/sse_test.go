@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -36,15 +37,7 @@ func TestSSEStreamEnds(t *testing.T) {
 // An endpoint event that points elsewhere is refused: nothing is sent there.
 func TestSSEEndpointOnAnotherOrigin(t *testing.T) {
 	checkLeaks(t)
-	rec := &recorder{}
-	rec.setHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/event-stream")
-		w.WriteHeader(http.StatusOK)
-		fmt.Fprint(w, "event: endpoint\ndata: http://203.0.113.7:9/message?sessionId=1\n\n")
-		w.(http.Flusher).Flush()
-		<-r.Context().Done()
-	}))
-	srv := serveLoopback(t, rec)
+	srv := serveSSEStub(t, "event: endpoint\ndata: http://203.0.113.7:9/message?sessionId=1\n\n")
 	defer srv.Close()
 	defer srv.CloseClientConnections()
 	th := newTestHost(t, nil)
@@ -60,15 +53,7 @@ func TestSSEEndpointOnAnotherOrigin(t *testing.T) {
 // timeout, naming it.
 func TestSSENoEndpoint(t *testing.T) {
 	checkLeaks(t)
-	rec := &recorder{}
-	rec.setHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/event-stream")
-		w.WriteHeader(http.StatusOK)
-		fmt.Fprint(w, ": waiting\n\n")
-		w.(http.Flusher).Flush()
-		<-r.Context().Done()
-	}))
-	srv := serveLoopback(t, rec)
+	srv := serveSSEStub(t, ": waiting\n\n")
 	defer srv.Close()
 	defer srv.CloseClientConnections()
 	th := newTestHost(t, nil)
@@ -78,4 +63,19 @@ func TestSSENoEndpoint(t *testing.T) {
 		t.Fatalf("got %v, want a connect timeout", err)
 	}
 	t.Logf("caller saw: %v", err)
+}
+
+// serveSSEStub serves, on 127.0.0.1, an SSE stream that sends first and then
+// stays open, silent, until the client goes.
+func serveSSEStub(t *testing.T, first string) *httptest.Server {
+	t.Helper()
+	rec := &recorder{}
+	rec.setHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		fmt.Fprint(w, first)
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	}))
+	return serveLoopback(t, rec)
 }
