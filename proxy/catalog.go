@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"log/slog"
+	"slices"
 	"sort"
 	"sync"
 
@@ -58,6 +59,10 @@ type catalog struct {
 	// unmatched are filter patterns that matched nothing, "server: field
 	// pattern", for the trunk to report once.
 	unmatched []string
+
+	// maxPage bounds the bytes of a page's items (0: no bound), so that no
+	// page is a message the host cannot read.
+	maxPage int
 
 	// first caches each list's first page: the catalog never changes, and
 	// most hosts only ever ask for the first page (the only one, usually).
@@ -121,6 +126,12 @@ func buildCatalog(clients []*upstream.Client, pol policy, logger *slog.Logger) *
 	}
 	for l := range cat.lists {
 		sortEntries(cat.lists[l])
+	}
+	if pol.maxMessage > 0 {
+		cat.maxPage = pol.maxMessage - pageOverhead
+		for l := range cat.lists {
+			cat.lists[l] = dropOversized(cat.lists[l], listSpecs[l].field, cat.maxPage, logger)
+		}
 	}
 	sortEntries(cat.searchable)
 	return cat
@@ -212,6 +223,9 @@ func (c *catalog) page(l list, cursor string, size int) (json.RawMessage, error)
 	if size > 0 && from+size < to {
 		to = from + size
 	}
+	if c.maxPage > 0 {
+		to = from + fitting(entries[from:to], c.maxPage)
+	}
 	var b bytes.Buffer
 	b.WriteString(`{"`)
 	b.WriteString(listSpecs[l].field)
@@ -244,4 +258,35 @@ func equalList(a, b *catalog, l list) bool {
 		}
 	}
 	return true
+}
+
+// fitting is how many of entries, from the first, fit in a page of budget
+// bytes (at least one: dropOversized left out any that fit in no page).
+func fitting(entries []entry, budget int) int {
+	used := 0
+	for i, e := range entries {
+		used += len(e.item) + 1 // and its comma
+		if used > budget && i > 0 {
+			return i
+		}
+	}
+	return len(entries)
+}
+
+// dropOversized leaves out of a list the items that are larger than a page
+// may be: no page could carry them to the host. Each is logged by name.
+func dropOversized(entries []entry, list string, budget int, logger *slog.Logger) []entry {
+	if !slices.ContainsFunc(entries, func(e entry) bool { return len(e.item) > budget }) {
+		return entries
+	}
+	out := make([]entry, 0, len(entries)-1)
+	for _, e := range entries {
+		if len(e.item) <= budget {
+			out = append(out, e)
+			continue
+		}
+		logger.Warn("leaving an item out of the host's list: its definition is larger than one message to the host may be",
+			"server", e.server, "list", list, "item", e.exported, "bytes", len(e.item), "limit", limitSetting)
+	}
+	return out
 }

@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"encoding/json"
+	"errors"
 
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
 	"github.com/mcptrunk/mcptrunk/naming"
@@ -33,8 +34,22 @@ func (t *Trunk) forwardNotification(server, method string, params json.RawMessag
 		}
 	}
 	if err := d.Notify(method, params); err != nil {
-		t.logger.Debug("forwarding a notification failed", "server", server, "method", method, "error", err)
+		t.notifyFailed(server, method, err)
 	}
+}
+
+// notifyFailed logs a notification the host did not get. One over the
+// host's message limit is dropped on purpose, and said so at warning level:
+// the host would have lost its connection over it.
+func (t *Trunk) notifyFailed(server, method string, err error) {
+	var tooLarge *jsonrpc.TooLargeError
+	if errors.As(err, &tooLarge) {
+		t.dropped.Add(1)
+		t.logger.Warn("dropped a notification larger than the host reads", "server", server, "method", method,
+			"bytes", tooLarge.Size, "limit", tooLarge.Limit, "setting", limitSetting)
+		return
+	}
+	t.logger.Debug("forwarding a notification failed", "server", server, "method", method, "error", err)
 }
 
 // forwardRequest passes an upstream's request (sampling, elicitation, roots)

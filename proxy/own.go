@@ -126,10 +126,14 @@ func toolError(format string, args ...any) (json.RawMessage, error) {
 // statusReport is the payload of the status tool and resource.
 type statusReport struct {
 	Servers []upstream.Status `json:"servers"`
+	// MaxMessageBytes is the host's message limit in force, and
+	// DroppedNotifications how many notifications it has cost.
+	MaxMessageBytes      int   `json:"maxMessageBytes"`
+	DroppedNotifications int64 `json:"droppedNotifications"`
 }
 
 func (t *Trunk) statusReport() statusReport {
-	r := statusReport{Servers: []upstream.Status{}}
+	r := statusReport{Servers: []upstream.Status{}, MaxMessageBytes: t.cfg.Load().Trunk.MaxMessageBytes, DroppedNotifications: t.dropped.Load()}
 	for _, c := range t.clients() {
 		r.Servers = append(r.Servers, c.Status())
 	}

@@ -20,6 +20,7 @@ type policy struct {
 	readOnly      bool
 	resourceTools bool
 	toolSearch    bool
+	maxMessage    int // trunk.maxMessageBytes: bounds each list page
 }
 
 func policyOf(o config.TrunkOptions) policy {
@@ -29,6 +30,7 @@ func policyOf(o config.TrunkOptions) policy {
 		readOnly:      o.ReadOnly,
 		resourceTools: o.ResourceTools,
 		toolSearch:    o.ToolSearch,
+		maxMessage:    o.MaxMessageBytes,
 	}
 }
 

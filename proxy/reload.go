@@ -20,6 +20,9 @@ func (t *Trunk) Reload(ctx context.Context, cfg *config.Config) error {
 	t.reloadMu.Lock()
 	defer t.reloadMu.Unlock()
 	old := t.cfg.Swap(cfg)
+	if s, ok := t.downstream().(*Server); ok {
+		s.conn.SetMaxMessageBytes(cfg.Trunk.MaxMessageBytes, limitSetting)
+	}
 	select {
 	case <-t.started:
 	default:

@@ -62,9 +62,12 @@ func (t *Trunk) list(ctx context.Context, l list, params json.RawMessage) (json.
 // with naming.SplitMCPName to find the owner, the owner's own map gives the
 // upstream name, and the params go on with only the name replaced.
 func (t *Trunk) routeNamed(ctx context.Context, method string, params json.RawMessage, kind string) (json.RawMessage, error) {
-	name, err := stringField(params, "name")
-	if err != nil || name == "" {
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s: params need a %s name", method, kind)
+	name, err := requiredString(method, params, "name", "the "+kind+"'s name")
+	if err != nil {
+		return nil, err
+	}
+	if err := optionalObject(method, params, "arguments"); err != nil {
+		return nil, err
 	}
 	t.waitSettled(ctx)
 	cat := t.snapshot()
@@ -121,9 +124,9 @@ func (t *Trunk) owner(server, kind, item string) (*upstream.Client, error) {
 // routeResource routes requests that carry a resource URI. For reads, the
 // URIs in the result are rewritten too, so the host can read them back.
 func (t *Trunk) routeResource(ctx context.Context, method string, params json.RawMessage, read bool) (json.RawMessage, error) {
-	uri, err := stringField(params, "uri")
-	if err != nil || uri == "" {
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s: params need a uri", method)
+	uri, err := requiredString(method, params, "uri", "the resource's URI")
+	if err != nil {
+		return nil, err
 	}
 	server, raw, ok := naming.SplitResourceURI(uri)
 	if !ok {
@@ -243,24 +246,33 @@ func (t *Trunk) waitSettled(ctx context.Context) {
 	t.WaitSettled(ctx)
 }
 
-// bounded checks a routed result against trunk.maxResultBytes. A host
+// bounded checks a routed result against trunk.maxMessageBytes. A host
 // reads messages up to a limit, and one over it breaks the host's whole
 // connection, losing every server: so an oversized result is refused with
-// an error naming what sent it. For a tool call it is a tool error, which
-// the model reads; otherwise a JSON-RPC error.
+// an error naming what sent it, the size and the setting. For a tool call it
+// is a tool error, which the model reads; otherwise a JSON-RPC error. (The
+// host's Conn enforces the limit on every message it writes, exactly; this
+// check comes first so that the error can say which server and item.)
 func (t *Trunk) bounded(method string, params json.RawMessage) func(json.RawMessage, error) (json.RawMessage, error) {
 	return func(res json.RawMessage, err error) (json.RawMessage, error) {
-		limit := t.cfg.Load().Trunk.MaxResultBytes
-		if err != nil || limit <= 0 || len(res) <= limit {
+		limit := t.cfg.Load().Trunk.MaxMessageBytes
+		size := len(res) + responseOverhead
+		if err != nil || limit <= 0 || size <= limit {
 			return res, err
 		}
 		what, _ := stringField(params, "name")
 		if what == "" {
 			what, _ = stringField(params, "uri")
 		}
-		msg := fmt.Sprintf("the result of %s %q is %d bytes, more than trunk.maxResultBytes (%d), which keeps results within what the host can read; raise it in the config if the host reads more",
-			method, what, len(res), limit)
-		t.logger.Warn("refusing an oversized result", "method", method, "item", what, "bytes", len(res), "limit", limit)
+		server := "?"
+		if sv, _, ok := t.snapshot().scheme.Split(what); ok {
+			server = sv
+		} else if sv, _, ok := naming.SplitResourceURI(what); ok {
+			server = sv
+		}
+		msg := fmt.Sprintf("the result of %s %q from server %q is %d bytes, more than %s (%d), the most the host is known to read in one message; raise it in the config if the host reads more",
+			method, what, server, size, limitSetting, limit)
+		t.logger.Warn("refusing an oversized result", "server", server, "method", method, "item", what, "bytes", size, "limit", limit)
 		if method == "tools/call" {
 			return toolError("%s", msg)
 		}

@@ -49,7 +49,8 @@ var protocolVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-
 // but protocol messages is written to out.
 func (t *Trunk) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	s := &Server{trunk: t, logger: t.logger}
-	s.conn = jsonrpc.NewConn(in, out, s, &jsonrpc.Options{Logger: t.logger.With("peer", "host")})
+	s.conn = jsonrpc.NewConn(in, out, s, &jsonrpc.Options{Logger: t.logger.With("peer", "host"), AnswerInvalid: true})
+	s.conn.SetMaxMessageBytes(t.cfg.Load().Trunk.MaxMessageBytes, limitSetting)
 	t.SetDownstream(s)
 
 	served := make(chan error, 1)

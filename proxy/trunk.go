@@ -69,7 +69,8 @@ type Trunk struct {
 	changes   atomic.Uint64 // counts server changes
 	built     atomic.Uint64 // the count the current catalog includes
 
-	reported sync.Map // unmatched-pattern messages already logged
+	reported sync.Map     // unmatched-pattern messages already logged
+	dropped  atomic.Int64 // notifications to the host dropped for its message limit
 
 	announceMu sync.Mutex
 	seen       [listCount]*catalog // the catalog each list was last served or announced from

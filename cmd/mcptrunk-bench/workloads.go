@@ -257,9 +257,10 @@ func (b *bench) blobWorkload(ctx context.Context, size, calls int) error {
 		return err
 	}
 	defer d.Close()
-	// trunk.maxResultBytes (default 16,000,000, what the Go SDK's host side
-	// reads) would refuse the 20 MB result; this client reads any size.
-	t, err := b.l.trunk(ctx, true, trunkOptions{"maxResultBytes": 64 << 20}, server{name: "notes"})
+	// trunk.maxMessageBytes (default 10 MiB less 64 KiB, what the
+	// TypeScript SDK's hosts read) would refuse the 20 MB result; this client
+	// reads any size.
+	t, err := b.l.trunk(ctx, true, trunkOptions{"maxMessageBytes": 64 << 20}, server{name: "notes"})
 	if err != nil {
 		return err
 	}

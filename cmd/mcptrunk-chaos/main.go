@@ -16,8 +16,13 @@
 //	crash             exits with status 3 in the middle of the call
 //	hang              never answers, unless the call is cancelled
 //	garbage_then_ok   writes {lines} invalid JSON-RPC lines to stdout, then answers "ok"
-//	huge              answers with a text of {bytes} bytes (default 20 MB) on one line
+//	huge              answers with a text of {bytes} bytes (default 20 MB) on one line;
+//	                  with {escaping} the text is quotes and newlines (twice as long encoded)
+//	huge_log          sends one notifications/message of {bytes} bytes, then answers
 //	notify_flood      sends {count} notifications/message as fast as it can, then answers
+//
+// and a resource template, chaos://huge/{bytes}, whose reads are texts of
+// that many bytes.
 //
 // Making the fault stop: with -state-file PATH every start of the process
 // reads a counter from PATH (missing: 0), writes it back plus one, and so
@@ -307,9 +312,33 @@ func serve(o options, start int, crashOnCall bool) {
 	s.AddTool(mcp.NewTool("huge",
 		mcp.WithDescription("Answers with one huge text, all on one line."),
 		mcp.WithNumber("bytes", mcp.Description("The text's length (default 20 MB).")),
+		mcp.WithBoolean("escaping", mcp.Description("Make the text of quotes and newlines, which JSON escapes: its encoded form is twice as long.")),
 	), func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return mcp.NewToolResultText(hugeText(req.GetInt("bytes", 20<<20))), nil
+		n := req.GetInt("bytes", 20<<20)
+		if req.GetBool("escaping", false) {
+			return mcp.NewToolResultText(escapingText(n)), nil
+		}
+		return mcp.NewToolResultText(hugeText(n)), nil
 	})
+	s.AddTool(mcp.NewTool("huge_log",
+		mcp.WithDescription("Sends one notifications/message whose data is a text of {bytes} bytes, then answers."),
+		mcp.WithNumber("bytes", mcp.Description("The log message's length (default 12 MiB).")),
+	), func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		n := req.GetInt("bytes", 12<<20)
+		line := `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","logger":"huge","data":"` + hugeText(n) + `"}}` + "\n"
+		if _, err := io.WriteString(out, line); err != nil {
+			return nil, err
+		}
+		return mcp.NewToolResultText(fmt.Sprintf("sent a log message of %d bytes", n)), nil
+	})
+	s.AddResourceTemplate(mcp.NewResourceTemplate("chaos://huge/{bytes}", "huge", mcp.WithTemplateMIMEType("text/plain")),
+		func(_ context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+			n, err := strconv.Atoi(strings.TrimPrefix(req.Params.URI, "chaos://huge/"))
+			if err != nil || n < 0 || n > 64<<20 {
+				return nil, fmt.Errorf("chaos://huge/{bytes}: bytes must be a number up to %d", 64<<20)
+			}
+			return []mcp.ResourceContents{mcp.TextResourceContents{URI: req.Params.URI, MIMEType: "text/plain", Text: hugeText(n)}}, nil
+		})
 	s.AddTool(mcp.NewTool("notify_flood",
 		mcp.WithDescription("Sends notifications/message as fast as it can, then answers."),
 		mcp.WithNumber("count", mcp.Description("How many notifications (default 1000).")),
@@ -351,6 +380,12 @@ func hugeText(n int) string {
 	}
 	b.WriteString(pattern[:n-b.Len()])
 	return b.String()
+}
+
+// escapingText is n bytes of quotes and newlines: each is two bytes once
+// JSON-encoded.
+func escapingText(n int) string {
+	return strings.Repeat("\"\n", n/2) + strings.Repeat("\"", n%2)
 }
 
 // garbageLines are what garbage mode writes: no line is valid JSON, and some

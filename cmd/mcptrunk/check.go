@@ -25,6 +25,7 @@ func (checkCommand) run(ctx context.Context, env *environment) error {
 		return exitError(1)
 	}
 	fmt.Fprintf(env.stdout, "config: ok, %d servers\n", len(cfg.Servers))
+	fmt.Fprintf(env.stdout, "trunk.maxMessageBytes: %d (the largest message sent to the host)\n", cfg.Trunk.MaxMessageBytes)
 
 	start := time.Now()
 	var (

@@ -63,7 +63,8 @@ type rawTrunk struct {
 	ReadOnly      json.RawMessage `json:"readOnly"`
 	ResourceTools json.RawMessage `json:"resourceTools"`
 	ToolSearch    json.RawMessage `json:"toolSearch"`
-	MaxResult     json.RawMessage `json:"maxResultBytes"`
+	MaxMessage    json.RawMessage `json:"maxMessageBytes"`
+	MaxResult     json.RawMessage `json:"maxResultBytes"` // the old name of maxMessageBytes
 }
 
 var utf8BOM = []byte{0xEF, 0xBB, 0xBF}

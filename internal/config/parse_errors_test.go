@@ -47,7 +47,7 @@ func TestConfigParseBadFiles(t *testing.T) {
 		{"bad_filter_array.json", []string{`server "x": resources: want object, got array`}, 1},
 		{"bad_readonly_string.json", []string{`server "x": readOnlyTools: want array of strings, got string`}, 1},
 		{"bad_empty_name.json", []string{`server "": server name must not be empty`}, 1},
-		{"bad_trunk_policy.json", []string{`trunk.prefix: prefix "mcp::": only letters, digits, '_' and '-' are allowed`, `trunk.readOnly: want boolean, got string`, `trunk.maxResultBytes: must be at least 1024, got 10`}, 3},
+		{"bad_trunk_policy.json", []string{`trunk.prefix: prefix "mcp::": only letters, digits, '_' and '-' are allowed`, `trunk.readOnly: want boolean, got string`, `trunk.maxResultBytes: must be at least 65536, got 10`}, 3},
 		{"bad_reserved_name.json", []string{`server "trunk": `, `server "a__b": name may not contain "__"`, `server "my.srv": its name collides with server "my srv"`}, 3},
 		{"bad_unset_variable.json", []string{`server "x": headers.Authorization: variable "MCPTRUNK_TEST_UNSET_TOKEN" is not set`}, 1},
 		{"bad_unterminated_variable.json", []string{`server "x": args[0]: unterminated "${" at byte 0`}, 1},

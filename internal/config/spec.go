@@ -165,11 +165,13 @@ type TrunkOptions struct {
 	// ToolSearch exports a search tool and a call tool instead of every
 	// tool, to keep large catalogs out of the host's context.
 	ToolSearch bool `json:"toolSearch,omitempty"`
-	// MaxResultBytes bounds one result passed to the host (default
-	// DefaultMaxResultBytes). A larger one is answered with an error naming
-	// the server: hosts read messages up to a limit (16 MiB for the Go SDK)
-	// and one over it breaks the host's whole connection, every server's.
-	MaxResultBytes int `json:"maxResultBytes,omitempty"`
+	// MaxMessageBytes bounds every message written to the host, measured
+	// on the encoded line it reads (default DefaultMaxMessageBytes; the
+	// config also takes it under its old name, maxResultBytes). Hosts read
+	// messages up to a limit and one over it ends the host's whole
+	// connection, every server's: an oversized result becomes an error
+	// naming it, a list page is split, an oversized notification is dropped.
+	MaxMessageBytes int `json:"maxMessageBytes,omitempty"`
 }
 
 // DefaultConcurrency is how many servers start at once unless the config
@@ -179,9 +181,16 @@ type TrunkOptions struct {
 // the bound only keeps a config of hundreds from spawning them all at once.
 const DefaultConcurrency = 32
 
-// DefaultMaxResultBytes keeps every result within what common hosts read
-// in one message (the Go SDK: 16 MiB), with room for the envelope.
-const DefaultMaxResultBytes = 16_000_000
+// DefaultMaxMessageBytes is the smallest read limit of the popular host
+// SDKs (docs/host-limits.md): the TypeScript SDK's stdio transport closes
+// the connection when more than 10 MiB (10,485,760 bytes) are buffered,
+// counting the line with its newline and whatever of the next message came
+// in the same read. One pipe read (64 KiB) less leaves room for that.
+const DefaultMaxMessageBytes = 10<<20 - 64<<10
+
+// MinMessageBytes is the least trunk.maxMessageBytes accepts: a limit below
+// it would refuse ordinary lists and results.
+const MinMessageBytes = 64 << 10
 
 // Config is a parsed, expanded, validated configuration. Servers are sorted
 // by Name.

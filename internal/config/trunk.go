@@ -53,12 +53,19 @@ func parseTrunk(raw json.RawMessage) (TrunkOptions, []error) {
 	t.ReadOnly = p.boolean(rt.ReadOnly, "trunk.readOnly")
 	t.ResourceTools = p.boolean(rt.ResourceTools, "trunk.resourceTools")
 	t.ToolSearch = p.boolean(rt.ToolSearch, "trunk.toolSearch")
-	t.MaxResultBytes = DefaultMaxResultBytes
-	if n, ok := p.integer(rt.MaxResult, "trunk.maxResultBytes"); ok && n != 0 {
-		if n < 1024 {
-			p.addf("trunk.maxResultBytes", "must be at least 1024, got %d", n)
+	t.MaxMessageBytes = DefaultMaxMessageBytes
+	limit, field := rt.MaxMessage, "trunk.maxMessageBytes"
+	switch {
+	case rawAbsent(rt.MaxMessage) && !rawAbsent(rt.MaxResult):
+		limit, field = rt.MaxResult, "trunk.maxResultBytes"
+	case !rawAbsent(rt.MaxMessage) && !rawAbsent(rt.MaxResult):
+		p.addf("trunk.maxResultBytes", "is the old name of trunk.maxMessageBytes: set only one of them")
+	}
+	if n, ok := p.integer(limit, field); ok && n != 0 {
+		if n < MinMessageBytes {
+			p.addf(field, "must be at least %d, got %d", MinMessageBytes, n)
 		}
-		t.MaxResultBytes = n
+		t.MaxMessageBytes = n
 	}
 	return t, p.errs
 }

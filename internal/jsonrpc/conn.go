@@ -35,6 +35,10 @@ type Options struct {
 	// Logger receives protocol problems (unparseable lines, unknown response
 	// ids). Nil discards them.
 	Logger *slog.Logger
+	// AnswerInvalid makes the Conn answer a line that is not a valid
+	// message with -32700 or -32600, as a JSON-RPC server does (see
+	// invalid.go). The trunk sets it on the host's connection only.
+	AnswerInvalid bool
 }
 
 // Conn is one JSON-RPC peer over a line-delimited byte stream. It does not own
@@ -49,6 +53,12 @@ type Conn struct {
 	done    chan struct{}
 	nextID  atomic.Int64
 	garbage atomic.Int64
+	// answerInvalid: see Options.AnswerInvalid.
+	answerInvalid bool
+	// maxMessage bounds what is written (see limit.go); 0: no bound.
+	maxMessage   atomic.Int64
+	limitMu      sync.Mutex
+	limitSetting string
 
 	handlers sync.WaitGroup  // one per handler goroutine (see handle)
 	idle     chan handlerJob // to a handler goroutine waiting for its next request
@@ -80,15 +90,16 @@ func NewConn(r io.Reader, w io.Writer, h Handler, opts *Options) *Conn {
 		logger = opts.Logger
 	}
 	return &Conn{
-		r:        bufio.NewReaderSize(r, 64<<10),
-		w:        w,
-		handler:  h,
-		logger:   logger,
-		done:     make(chan struct{}),
-		idle:     make(chan handlerJob),
-		readDone: make(chan struct{}),
-		pending:  make(map[int64]chan response),
-		inflight: make(map[string]*inflightRequest),
+		answerInvalid: opts != nil && opts.AnswerInvalid,
+		r:             bufio.NewReaderSize(r, 64<<10),
+		w:             w,
+		handler:       h,
+		logger:        logger,
+		done:          make(chan struct{}),
+		idle:          make(chan handlerJob),
+		readDone:      make(chan struct{}),
+		pending:       make(map[int64]chan response),
+		inflight:      make(map[string]*inflightRequest),
 	}
 }
 
@@ -146,7 +157,11 @@ func (c *Conn) readLoop(base context.Context) error {
 func (c *Conn) dispatch(base context.Context, line []byte) {
 	m, err := decodeMessage(line)
 	if err != nil {
-		c.reportGarbage(line, err)
+		c.rejectInvalid(line, classifyUndecodable(line, err))
+		return
+	}
+	if inv := checkEnvelope(&m); inv != nil {
+		c.rejectInvalid(line, inv)
 		return
 	}
 	switch {
@@ -158,10 +173,8 @@ func (c *Conn) dispatch(base context.Context, line []byte) {
 			return
 		}
 		c.notify(m.Method, m.Params)
-	case hasID(m.ID):
+	default: // checkEnvelope saw to it that it has an id: a response
 		c.deliver(m)
-	default:
-		c.reportGarbage(line, errors.New("neither request, notification nor response"))
 	}
 }
 
@@ -419,18 +432,42 @@ func (c *Conn) Notify(method string, params json.RawMessage) error {
 // writeRequest writes a request (id != nil) or a notification.
 func (c *Conn) writeRequest(id json.RawMessage, method string, params json.RawMessage) error {
 	if largeRaw(params) {
-		return c.writeSplit(appendRequestHead(getBuf(0), id, method, true), params)
+		head := appendRequestHead(getBuf(0), id, method, true)
+		if e := c.tooLarge(len(head) + len(params) + len(frameEnd)); e != nil {
+			putBuf(head)
+			return e
+		}
+		return c.writeSplit(head, params)
 	}
-	return c.writeFrame(appendRequest(getBuf(len(params)), id, method, params))
+	frame := appendRequest(getBuf(len(params)), id, method, params)
+	if e := c.tooLarge(len(frame)); e != nil {
+		putBuf(frame)
+		return e
+	}
+	return c.writeFrame(frame)
 }
 
 func (c *Conn) writeResponse(id, result json.RawMessage, rpcErr *Error) error {
 	if rpcErr == nil && largeRaw(result) {
-		return c.writeSplit(appendResultHead(getBuf(0), id), result)
+		head := appendResultHead(getBuf(0), id)
+		e := c.tooLarge(len(head) + len(result) + len(frameEnd))
+		if e == nil {
+			return c.writeSplit(head, result)
+		}
+		putBuf(head)
+		c.logger.Warn("answering with an error instead of an oversized result", "bytes", e.Size, "limit", e.Limit)
+		result, rpcErr = nil, oversizedAnswer(e)
 	}
 	frame, err := appendResponse(getBuf(len(result)), id, result, rpcErr)
 	if err != nil {
 		return err
+	}
+	if e := c.tooLarge(len(frame)); e != nil {
+		putBuf(frame)
+		c.logger.Warn("answering with an error instead of an oversized answer", "bytes", e.Size, "limit", e.Limit)
+		if frame, err = appendResponse(getBuf(0), id, nil, oversizedAnswer(e)); err != nil {
+			return err
+		}
 	}
 	return c.writeFrame(frame)
 }

@@ -1,0 +1,68 @@
+package jsonrpc
+
+import (
+	"fmt"
+	"strconv"
+)
+
+// A peer reads messages up to a size, and one over it can end its whole
+// connection (the TypeScript SDK's stdio transport closes at 10 MiB). On a
+// Conn with a message limit (SetMaxMessageBytes) nothing larger is written:
+//
+//   - a response becomes an error response saying how large the answer was;
+//   - a request or a notification is not sent, and Call or Notify returns a
+//     *TooLargeError, for the caller to report or log.
+//
+// Sizes are of the encoded line the peer reads: envelope, JSON escaping and
+// the newline included.
+
+// TooLargeError is a message that was not sent because it is over the
+// connection's limit.
+type TooLargeError struct {
+	Size, Limit int
+	Setting     string // the setting that sets the limit, for the message
+}
+
+func (e *TooLargeError) Error() string {
+	msg := fmt.Sprintf("the message is %d bytes, more than the %d bytes the peer reads", e.Size, e.Limit)
+	if e.Setting != "" {
+		msg += " (" + e.Setting + ")"
+	}
+	return msg
+}
+
+// SetMaxMessageBytes sets the largest message the Conn writes (0: no limit);
+// setting names the setting behind it in messages. It may be called at any
+// time, for the messages written after it.
+func (c *Conn) SetMaxMessageBytes(n int, setting string) {
+	c.limitMu.Lock()
+	c.limitSetting = setting
+	c.limitMu.Unlock()
+	c.maxMessage.Store(int64(n))
+}
+
+// tooLarge reports a message of size bytes that is over the limit.
+func (c *Conn) tooLarge(size int) *TooLargeError {
+	limit := int(c.maxMessage.Load())
+	if limit <= 0 || size <= limit {
+		return nil
+	}
+	c.limitMu.Lock()
+	setting := c.limitSetting
+	c.limitMu.Unlock()
+	return &TooLargeError{Size: size, Limit: limit, Setting: setting}
+}
+
+// oversizedAnswer is the error response sent instead of an answer that is
+// over the limit: the peer learns what happened, and its connection lives.
+func oversizedAnswer(e *TooLargeError) *Error {
+	return &Error{Code: CodeInternalError, Message: "the answer is " + strconv.Itoa(e.Size) +
+		" bytes, more than the " + strconv.Itoa(e.Limit) + " bytes this connection carries" + settingSuffix(e.Setting)}
+}
+
+func settingSuffix(setting string) string {
+	if setting == "" {
+		return ""
+	}
+	return " (" + setting + ")"
+}

@@ -1,0 +1,53 @@
+package testkit
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// ModuleRoot returns the directory holding the module's go.mod: what the go
+// command says, or else the nearest go.mod above the working directory.
+// Tests that build the module's commands or read its testdata need it
+// wherever their package sits.
+func ModuleRoot() (string, error) {
+	if out, err := exec.Command("go", "env", "GOMOD").Output(); err == nil {
+		if gomod := strings.TrimSpace(string(out)); gomod != "" && gomod != os.DevNull {
+			return filepath.Dir(gomod), nil
+		}
+	}
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("cannot find the module root: no go.mod above the working directory")
+		}
+		dir = parent
+	}
+}
+
+// GoBuild runs `go build args...` in root, the module root, so that the
+// module's go.mod pins every dependency of what is built (the go-sdk of a
+// server built from source, say). A failure returns the command's output,
+// which is what says why. Tests build the programs they run as processes
+// with it, once per run.
+func GoBuild(root string, args ...string) error {
+	cmd := exec.Command("go", append([]string{"build"}, args...)...)
+	cmd.Dir = root
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("go build %s: %v\n%s", strings.Join(args, " "), err, out.String())
+	}
+	return nil
+}

@@ -1,0 +1,79 @@
+package proxy
+
+import (
+	"bytes"
+	"encoding/json"
+
+	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
+)
+
+// Checking the shape of a host's params. A request whose params the trunk
+// cannot route is answered -32602 with the member named, before anything
+// reaches an upstream: a host that sent {"name": 5} learns that
+// params.name must be a string, not that no tool is called "".
+
+// requiredString returns params' string member field, or an invalid-params
+// error naming it (what describes the value, e.g. "the tool's name").
+func requiredString(method string, params json.RawMessage, field, what string) (string, error) {
+	s, err := stringField(params, field)
+	if err == nil && s != "" {
+		return s, nil
+	}
+	if e := paramsShape(method, params); e != nil {
+		return "", e
+	}
+	start, end, found, _ := fieldSpan(params, field)
+	switch {
+	case !found:
+		return "", jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s: params.%s is missing (%s)", method, field, what)
+	case err != nil:
+		return "", jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s: params.%s must be a string (%s), got %s", method, field, what, jsonKind(params[start:end]))
+	}
+	return "", jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s: params.%s is empty (%s)", method, field, what)
+}
+
+// optionalObject checks that params' member field, when present and not
+// null, is an object.
+func optionalObject(method string, params json.RawMessage, field string) error {
+	start, end, found, err := fieldSpan(params, field)
+	if err != nil || !found {
+		return nil // the shape was checked by requiredString already
+	}
+	if v := params[start:end]; v[0] != '{' && !bytes.Equal(v, []byte("null")) {
+		return jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s: params.%s must be an object, got %s", method, field, jsonKind(v))
+	}
+	return nil
+}
+
+// paramsShape reports params that are not a JSON object.
+func paramsShape(method string, params json.RawMessage) error {
+	p := bytes.TrimSpace(params)
+	if len(p) == 0 || bytes.Equal(p, []byte("null")) {
+		return jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s: params are missing", method)
+	}
+	if p[0] != '{' || !json.Valid(p) {
+		return jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s: params must be an object, got %s", method, jsonKind(p))
+	}
+	return nil
+}
+
+// jsonKind names the type of a JSON value, for messages.
+func jsonKind(v []byte) string {
+	v = bytes.TrimSpace(v)
+	if len(v) == 0 {
+		return "nothing"
+	}
+	switch c := v[0]; {
+	case c == '{':
+		return "an object"
+	case c == '[':
+		return "an array"
+	case c == '"':
+		return "a string"
+	case c == 't' || c == 'f':
+		return "a boolean"
+	case c == 'n':
+		return "null"
+	}
+	return "a number"
+}
