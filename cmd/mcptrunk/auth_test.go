@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -28,6 +27,7 @@ import (
 	mcpserver "github.com/mark3labs/mcp-go/server"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcptrunk/mcptrunk/internal/testkit"
 	"github.com/mcptrunk/mcptrunk/upstream"
 	"github.com/mcptrunk/mcptrunk/upstream/oauth"
 )
@@ -178,26 +178,8 @@ func (f *authFixture) checkNoSecrets(t *testing.T, what, text string) {
 	}
 }
 
-// authBuffer is a bytes.Buffer safe for concurrent use.
-type authBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *authBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *authBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
-
 func authRun(ctx context.Context, args ...string) (stdout, stderr string, err error) {
-	var out, errb authBuffer
+	var out, errb testkit.Buffer
 	err = run(ctx, args, strings.NewReader(""), &out, &errb)
 	return out.String(), errb.String(), err
 }
@@ -227,7 +209,7 @@ func TestAuthCommand(t *testing.T) {
 	}
 
 	// auth: the URL on stderr, the test visits it, success on stdout.
-	var authOut, authErr authBuffer
+	var authOut, authErr testkit.Buffer
 	done := make(chan error, 1)
 	go func() {
 		done <- run(ctx, []string{"auth", "--config", cfg, "--timeout", "30s", "remote"}, strings.NewReader(""), &authOut, &authErr)
@@ -348,7 +330,7 @@ func TestAuthServe(t *testing.T) {
 
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	var stderr authBuffer
+	var stderr testkit.Buffer
 	served := make(chan error, 1)
 	go func() {
 		err := run(ctx, []string{"serve", "--config", cfg}, inR, outW, &stderr)

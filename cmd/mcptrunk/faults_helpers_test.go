@@ -1,6 +1,6 @@
 package main
 
-// Helpers of the fault suite (faults_test.go, reload_test.go). Every name
+// Helpers of the fault suite (faults_*_test.go, reload_test.go). Every name
 // starts with flt so that test files written next to these cannot collide
 // with them.
 
@@ -51,22 +51,8 @@ const fltMaxLine = 64 << 20
 func fltStartHost(t testing.TB, ctx context.Context, cfg string) *fltHost {
 	t.Helper()
 	h := &fltHost{t: t, tag: newTag(t), stderr: &syncBuffer{}, exited: make(chan struct{}), logs: map[string]int{}}
-	h.cmd = trunkCmd(h.tag, "serve", "--config", cfg)
-	h.cmd.Stderr = h.stderr
-	childIn, stdin, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, childOut, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.cmd.Stdin, h.cmd.Stdout = childIn, childOut
-	if err := h.cmd.Start(); err != nil {
-		t.Fatalf("starting mcptrunk: %v", err)
-	}
-	_ = childIn.Close()
-	_ = childOut.Close()
+	var stdin, stdout *os.File
+	h.cmd, stdin, stdout = fltSpawn(t, h.tag, cfg, h.stderr)
 	go func() {
 		_ = h.cmd.Wait()
 		close(h.exited)
@@ -94,25 +80,51 @@ func fltStartHost(t testing.TB, ctx context.Context, cfg string) *fltHost {
 	h.ClientSession = cs
 	t.Cleanup(func() {
 		_ = cs.Close()
-		if !h.waitExit(15 * time.Second) {
-			t.Errorf("mcptrunk did not exit within 15s of stdin EOF; killing it")
-			_ = h.cmd.Process.Kill()
-			<-h.exited
-		}
-		checkNoRace(t, h.stderr)
-		assertNoProcesses(t, h.tag, 5*time.Second)
+		fltReap(t, h.cmd, h.exited, h.stderr, h.tag)
 	})
 	return h
 }
 
-// waitExit waits for the trunk to exit; false if it did not in time.
-func (h *fltHost) waitExit(timeout time.Duration) bool {
-	select {
-	case <-h.exited:
-		return true
-	case <-time.After(timeout):
-		return false
+// fltSpawn starts `mcptrunk serve --config cfg`, its processes marked with
+// tag and its stderr written to stderr, on pipes of the test's own (for the
+// hosts here that read the trunk's stdout themselves rather than through
+// CommandTransport), and returns the command with the test's ends of the
+// trunk's stdin and stdout. The caller waits for the command.
+func fltSpawn(t testing.TB, tag, cfg string, stderr *syncBuffer) (cmd *exec.Cmd, stdin, stdout *os.File) {
+	t.Helper()
+	cmd = trunkCmd(tag, "serve", "--config", cfg)
+	cmd.Stderr = stderr
+	childIn, stdin, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
 	}
+	stdout, childOut, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdin, cmd.Stdout = childIn, childOut
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting mcptrunk: %v", err)
+	}
+	_ = childIn.Close()
+	_ = childOut.Close()
+	return cmd, stdin, stdout
+}
+
+// fltReap ends a trunk started by fltSpawn whose stdin the test has
+// closed: it must exit within 15s (or is killed, failing t), report no race
+// and leave no process behind. exited is closed once cmd was waited for.
+func fltReap(t testing.TB, cmd *exec.Cmd, exited <-chan struct{}, stderr *syncBuffer, tag string) {
+	t.Helper()
+	select {
+	case <-exited:
+	case <-time.After(15 * time.Second):
+		t.Errorf("mcptrunk did not exit within 15s of stdin EOF; killing it")
+		_ = cmd.Process.Kill()
+		<-exited
+	}
+	checkNoRace(t, stderr)
+	assertNoProcesses(t, tag, 5*time.Second)
 }
 
 // alive reports whether the trunk is still running.
@@ -156,22 +168,11 @@ func (h *fltHost) call(ctx context.Context, name string, args map[string]any) (s
 	if err != nil {
 		return "", err
 	}
-	text := fltText(res)
+	text := toolText(res)
 	if res.IsError {
 		return text, fmt.Errorf("tool error: %s", text)
 	}
 	return text, nil
-}
-
-// fltText joins the text contents of a tool result.
-func fltText(res *mcp.CallToolResult) string {
-	var b strings.Builder
-	for _, c := range res.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			b.WriteString(tc.Text)
-		}
-	}
-	return b.String()
 }
 
 // toolNames lists the exported tool names.
@@ -387,31 +388,6 @@ func fltStateFile(t testing.TB) string {
 	return filepath.Join(t.TempDir(), "chaos-starts")
 }
 
-// fltWaitStderr waits until the trunk's stderr holds a line with every one
-// of subs, and returns it.
-func fltWaitStderr(ctx context.Context, stderr *syncBuffer, within time.Duration, subs ...string) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, within)
-	defer cancel()
-	var found string
-	err := eventually(ctx, 20*time.Millisecond, func() error {
-		for _, line := range strings.Split(stderr.String(), "\n") {
-			ok := true
-			for _, s := range subs {
-				if !strings.Contains(line, s) {
-					ok = false
-					break
-				}
-			}
-			if ok {
-				found = line
-				return nil
-			}
-		}
-		return fmt.Errorf("no stderr line with all of %q", subs)
-	})
-	return found, err
-}
-
 // fltProcs lists the live processes of tag running exe.
 func fltProcs(tag, exe string) []procInfo {
 	return processes(func(p procInfo) bool { return p.env[tagEnv] == tag && p.exe == exe })
@@ -445,22 +421,8 @@ type fltLineConn struct {
 func fltStartLineConn(t testing.TB, ctx context.Context, cfg string) *fltLineConn {
 	t.Helper()
 	c := &fltLineConn{t: t, tag: newTag(t), stderr: &syncBuffer{}, exited: make(chan struct{}), pending: map[int64]chan []byte{}}
-	c.cmd = trunkCmd(c.tag, "serve", "--config", cfg)
-	c.cmd.Stderr = c.stderr
-	childIn, stdin, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, childOut, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.cmd.Stdin, c.cmd.Stdout, c.stdin = childIn, childOut, stdin
-	if err := c.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	_ = childIn.Close()
-	_ = childOut.Close()
+	var stdout *os.File
+	c.cmd, c.stdin, stdout = fltSpawn(t, c.tag, cfg, c.stderr)
 	read := make(chan struct{})
 	go func() {
 		defer close(read)
@@ -497,21 +459,13 @@ func fltStartLineConn(t testing.TB, ctx context.Context, cfg string) *fltLineCon
 		c.writeMu.Lock()
 		_ = c.stdin.Close()
 		c.writeMu.Unlock()
-		select {
-		case <-c.exited:
-		case <-time.After(15 * time.Second):
-			t.Errorf("mcptrunk did not exit within 15s of stdin EOF; killing it")
-			_ = c.cmd.Process.Kill()
-			<-c.exited
-		}
-		checkNoRace(t, c.stderr)
-		assertNoProcesses(t, c.tag, 5*time.Second)
+		fltReap(t, c.cmd, c.exited, c.stderr, c.tag)
 	})
 	if _, err := c.call(ctx, "initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"mcptrunk-faults-lines","version":"0"}}`); err != nil {
 		t.Fatalf("initialize: %v", err)
 	}
 	c.writeMu.Lock()
-	_, err = c.stdin.Write([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n"))
+	_, err := c.stdin.Write([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n"))
 	c.writeMu.Unlock()
 	if err != nil {
 		t.Fatal(err)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -14,52 +13,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
-
-// npmServers returns the entry points of the pinned npm servers and the
-// node binary, failing (not skipping) when they are not installed.
-func npmServers(t *testing.T) (node, everything, filesystem string) {
-	t.Helper()
-	if _, err := os.Stat(npmModules); err != nil {
-		t.Fatalf("the npm reference servers are not installed (%s: %v): run `make npm` in %s first", npmModules, err, moduleRoot)
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatalf("node is needed to run the npm reference servers: %v", err)
-	}
-	everything = filepath.Join(npmModules, "@modelcontextprotocol", "server-everything", "dist", "index.js")
-	if _, err := os.Stat(everything); err != nil {
-		t.Fatalf("server-everything is not installed: %v: run `make npm`", err)
-	}
-	fsDir := filepath.Join(npmModules, "@modelcontextprotocol", "server-filesystem")
-	data, err := os.ReadFile(filepath.Join(fsDir, "package.json"))
-	if err != nil {
-		t.Fatalf("server-filesystem is not installed: %v: run `make npm`", err)
-	}
-	var pkg struct {
-		Bin json.RawMessage `json:"bin"`
-	}
-	if err := json.Unmarshal(data, &pkg); err != nil {
-		t.Fatalf("server-filesystem's package.json: %v", err)
-	}
-	var bin string
-	if json.Unmarshal(pkg.Bin, &bin) != nil {
-		var bins map[string]string
-		if err := json.Unmarshal(pkg.Bin, &bins); err != nil || len(bins) == 0 {
-			t.Fatalf("server-filesystem's package.json has no usable bin: %s", pkg.Bin)
-		}
-		for _, b := range bins {
-			bin = b
-		}
-		if len(bins) > 1 {
-			t.Fatalf("server-filesystem's package.json has several bins: %v", bins)
-		}
-	}
-	filesystem = filepath.Join(fsDir, bin)
-	if _, err := os.Stat(filesystem); err != nil {
-		t.Fatalf("server-filesystem's entry point: %v: run `make npm`", err)
-	}
-	return node, everything, filesystem
-}
 
 // TestInteropNPM runs the official reference servers behind the trunk with
 // the official Go SDK as the host, and compares everything they offer with
@@ -294,16 +247,6 @@ func anySlice[T any](s []T) []any {
 		out[i] = x
 	}
 	return out
-}
-
-func toolText(res *mcp.CallToolResult) string {
-	var b strings.Builder
-	for _, c := range res.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			b.WriteString(tc.Text)
-		}
-	}
-	return b.String()
 }
 
 // readOne reads a resource that has exactly one content, whose URI must be

@@ -1,52 +1,24 @@
 package main
 
-// Helpers for the policy tests (policy_test.go). Every name here starts
+// Helpers for the policy tests (policy_*_test.go). Every name here starts
 // with "pol" so that other test files of this package, written in
 // parallel, cannot collide with them.
 
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"os"
-	"os/exec"
 	"path"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 )
 
-// polNPM returns node and the entry points of the pinned npm reference
-// servers, failing (not skipping) when they are not installed.
-func polNPM(t *testing.T) (node, everything, filesystem string) {
-	t.Helper()
-	if _, err := os.Stat(npmModules); err != nil {
-		t.Fatalf("the npm reference servers are not installed (%v): run `make npm` in %s", err, moduleRoot)
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatalf("node is needed to run the npm reference servers: %v", err)
-	}
-	everything = filepath.Join(npmModules, "@modelcontextprotocol", "server-everything", "dist", "index.js")
-	filesystem = filepath.Join(npmModules, "@modelcontextprotocol", "server-filesystem", "dist", "index.js")
-	for _, f := range []string{everything, filesystem} {
-		if _, err := os.Stat(f); err != nil {
-			t.Fatalf("%v: run `make npm`", err)
-		}
-	}
-	return node, everything, filesystem
-}
-
-// polSlow are generous timeouts for node servers on a loaded machine.
-var polSlow = map[string]any{"connect": "60s", "list": "60s", "call": "60s"}
-
 // polEverything is server-everything as a config entry, with extra fields.
 func polEverything(t *testing.T, extra map[string]any) server {
-	node, everything, _ := polNPM(t)
-	s := server{"command": node, "args": []string{everything, "stdio"}, "timeouts": polSlow}
+	node, everything, _ := npmServers(t)
+	s := server{"command": node, "args": []string{everything, "stdio"}, "timeouts": slowTimeouts}
 	for k, v := range extra {
 		s[k] = v
 	}
@@ -55,8 +27,8 @@ func polEverything(t *testing.T, extra map[string]any) server {
 
 // polFilesystem is server-filesystem serving dir.
 func polFilesystem(t *testing.T, dir string) server {
-	node, _, filesystem := polNPM(t)
-	return server{"command": node, "args": []string{filesystem, dir}, "timeouts": polSlow}
+	node, _, filesystem := npmServers(t)
+	return server{"command": node, "args": []string{filesystem, dir}, "timeouts": slowTimeouts}
 }
 
 // polWith returns s with extra fields set.
@@ -94,7 +66,7 @@ func polStartTrunk(t *testing.T, ctx context.Context, cfg string, env ...string)
 // polDirectEverything connects to server-everything directly.
 func polDirectEverything(t *testing.T, ctx context.Context) *rawConn {
 	t.Helper()
-	node, everything, _ := polNPM(t)
+	node, everything, _ := npmServers(t)
 	return startRawDirect(t, ctx, "everything", node, everything, "stdio")
 }
 
@@ -141,25 +113,15 @@ func polStableTools(t testing.TB, ctx context.Context, c *rawConn, min int) map[
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		cur := polTools(t, ctx, c)
-		if len(cur) >= min && prev != nil && slices.Equal(polSorted(prev), polSorted(cur)) {
+		if len(cur) >= min && prev != nil && slices.Equal(sortedKeys(prev), sortedKeys(cur)) {
 			return cur
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%s: tools never settled; last list (%d, want >= %d): %q", c.name, len(cur), min, polSorted(cur))
+			t.Fatalf("%s: tools never settled; last list (%d, want >= %d): %q", c.name, len(cur), min, sortedKeys(cur))
 		}
 		prev = cur
 		time.Sleep(300 * time.Millisecond)
 	}
-}
-
-// polSorted returns the keys of m, sorted.
-func polSorted[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
 }
 
 // polKeys lists the key member (name, uri or uriTemplate) of every item.
@@ -254,31 +216,11 @@ func polWantRefused(t testing.TB, ctx context.Context, c *rawConn, name string, 
 // polWaitStderr waits until the trunk's stderr has a line containing every
 // one of subs, and returns it.
 func polWaitStderr(ctx context.Context, c *rawConn, within time.Duration, subs ...string) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, within)
-	defer cancel()
-	var line string
-	err := eventually(ctx, 50*time.Millisecond, func() error {
-		for _, l := range strings.Split(c.stderr.String(), "\n") {
-			if polContainsAll(l, subs...) {
-				line = l
-				return nil
-			}
-		}
-		return errors.New("not logged")
-	})
+	line, err := waitStderrLine(ctx, c.stderr, within, subs...)
 	if err != nil {
 		return "", fmt.Errorf("no stderr line contains all of %q; stderr:\n%s", subs, tail(c.stderr.String(), 4000))
 	}
 	return line, nil
-}
-
-func polContainsAll(s string, subs ...string) bool {
-	for _, sub := range subs {
-		if !strings.Contains(s, sub) {
-			return false
-		}
-	}
-	return true
 }
 
 // polMembersExcept returns an object's members, compacted, in order, minus

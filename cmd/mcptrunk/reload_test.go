@@ -112,7 +112,7 @@ func TestHotReload100(t *testing.T) {
 		hup()
 		rejected++
 		want = append([]string{"config change rejected"}, want...)
-		line, err := fltWaitStderr(ctx, h.stderr, 5*time.Second, want...)
+		line, err := waitStderrLine(ctx, h.stderr, 5*time.Second, want...)
 		if err != nil {
 			t.Fatalf("an invalid edit: %v\nstderr:\n%s", err, tail(h.stderr.String(), 3000))
 		}

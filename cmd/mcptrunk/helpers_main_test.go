@@ -1,0 +1,151 @@
+package main
+
+// The end-to-end harness: TestMain builds mcptrunk and the example servers
+// once, every test starts them as real processes, and after the run no
+// process started by the tests may be left behind.
+//
+// Two clients talk to those processes:
+//   - the official Go SDK (github.com/modelcontextprotocol/go-sdk), an
+//     independent implementation that plays the host (helpers_sdk_test.go);
+//   - rawConn, a few dozen lines of line-based JSON-RPC that keep every
+//     message's bytes, so a result that went through the trunk can be
+//     compared byte for byte with what the upstream sends directly
+//     (helpers_raw_test.go).
+//
+// The other helpers_*_test.go files hold what every suite shares: finding
+// the processes a test started (procs), configs, commands and their output
+// (run), the npm reference servers (npm), JSON (json), waiting (wait) and
+// small list helpers (lists).
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/mcptrunk/mcptrunk/internal/testkit"
+)
+
+// Set by TestMain.
+var (
+	moduleRoot string // the directory holding go.mod
+	binDir     string // where the binaries were built; removed after the run
+	trunkBin   string
+	notesBin   string
+	weatherBin string
+	chaosBin   string
+	npmModules string // testdata/npm/node_modules
+	raceBuild  bool   // mcptrunk itself was built with -race
+)
+
+// runEnv is set in the test process (so every child inherits it) to mark
+// the processes of this run: the leak check finds them by it, not by name,
+// so another test run on the machine cannot make this one fail.
+const runEnv = "MCPTRUNK_E2E_RUN"
+
+// tagEnv marks the processes of one test (the trunk and its upstreams), so
+// a test can check that everything it started is gone.
+const tagEnv = "MCPTRUNK_E2E_TAG"
+
+func TestMain(m *testing.M) {
+	os.Exit(testMain(m))
+}
+
+func testMain(m *testing.M) int {
+	flag.Parse()
+	root, err := testkit.ModuleRoot()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
+	moduleRoot = root
+	npmModules = testkit.NPMModules(root)
+
+	dir, err := os.MkdirTemp("", "mcptrunk-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	binDir = dir
+	if err := buildBinaries(dir); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
+	exe := ""
+	if runtime.GOOS == "windows" {
+		exe = ".exe"
+	}
+	trunkBin = filepath.Join(dir, "mcptrunk"+exe)
+	notesBin = filepath.Join(dir, "mcptrunk-notes"+exe)
+	weatherBin = filepath.Join(dir, "mcptrunk-weather"+exe)
+	chaosBin = filepath.Join(dir, "mcptrunk-chaos"+exe)
+
+	os.Setenv(runEnv, dir)
+	if os.Getenv("GORACE") == "" {
+		// A race-enabled binary sleeps a second before exiting by default,
+		// which would blur the shutdown timings.
+		os.Setenv("GORACE", "atexit_sleep_ms=50")
+	}
+	ignore := goleak.IgnoreCurrent()
+	start := time.Now()
+	code := m.Run()
+	elapsed := time.Since(start)
+
+	if leaked := waitForProcesses(func(p procInfo) bool {
+		return strings.HasPrefix(p.exe, dir+string(filepath.Separator)) ||
+			(p.env[runEnv] == dir && (strings.Contains(p.cmdline, "testdata/npm/node_modules") || p.env[tagEnv] != ""))
+	}, 10*time.Second); len(leaked) > 0 {
+		fmt.Fprintf(os.Stderr, "e2e: FAIL: %d processes started by the tests are still running:\n", len(leaked))
+		for _, p := range leaked {
+			fmt.Fprintf(os.Stderr, "  %s\n", p)
+			// They carry this run's marker: ours to end.
+			if proc, err := os.FindProcess(p.pid); err == nil {
+				_ = proc.Kill()
+			}
+		}
+		code = 1
+	}
+	if err := goleak.Find(ignore); err != nil {
+		fmt.Fprintf(os.Stderr, "e2e: FAIL: goroutines leaked by the tests: %v\n", err)
+		code = 1
+	}
+	if os.Getenv("MCPTRUNK_E2E_TIMING") != "" || testing.Verbose() {
+		fmt.Fprintf(os.Stderr, "e2e: tests ran in %s (after building)\n", elapsed.Round(time.Millisecond))
+	}
+	return code
+}
+
+// buildBinaries builds every command into dir. When the tests run with
+// -race, mcptrunk is rebuilt with -race too, and every test that reads its
+// stderr fails on a race report.
+func buildBinaries(dir string) error {
+	start := time.Now()
+	build := func(args ...string) error { return testkit.GoBuild(moduleRoot, args...) }
+	// The commands the tests run, named rather than ./cmd/... so that a
+	// command being written elsewhere in cmd/ cannot break this suite.
+	if err := build("-o", dir+string(filepath.Separator), "./cmd/mcptrunk", "./cmd/mcptrunk-notes", "./cmd/mcptrunk-weather", "./cmd/mcptrunk-chaos"); err != nil {
+		return err
+	}
+	if raceEnabled {
+		if err := build("-race", "-o", filepath.Join(dir, "mcptrunk"), "./cmd/mcptrunk"); err != nil {
+			return err
+		}
+		raceBuild = true
+	}
+	if testing.Verbose() {
+		fmt.Fprintf(os.Stderr, "e2e: built the binaries in %s (race: %v)\n", time.Since(start).Round(time.Millisecond), raceBuild)
+	}
+	for _, name := range []string{"mcptrunk", "mcptrunk-notes", "mcptrunk-weather", "mcptrunk-chaos"} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+			return fmt.Errorf("go build did not produce %s: %w", name, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,58 @@
+package main
+
+// The npm reference servers (installed by `make npm` into npmModules), run
+// as third-party upstreams by the interop, policy, protocol and differential
+// tests. A test that needs them fails, not skips, when they are missing.
+
+import (
+	"os"
+	"os/exec"
+	"testing"
+
+	"github.com/mcptrunk/mcptrunk/internal/testkit"
+)
+
+// The npm packages the tests run.
+const (
+	everythingPkg = "@modelcontextprotocol/server-everything"
+	filesystemPkg = "@modelcontextprotocol/server-filesystem"
+)
+
+// slowTimeouts suit node servers on a busy two-core machine.
+var slowTimeouts = map[string]any{"connect": "60s", "list": "60s", "call": "60s"}
+
+// npmNode returns the node binary the npm servers run on.
+func npmNode(t testing.TB) string {
+	t.Helper()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatalf("node is needed to run the npm reference servers: %v", err)
+	}
+	return node
+}
+
+// npmScript returns the entry point of the installed npm package pkg.
+func npmScript(t testing.TB, pkg string) string {
+	t.Helper()
+	if _, err := os.Stat(npmModules); err != nil {
+		t.Fatalf("the npm reference servers are not installed (%s: %v): run `make npm` in %s first", npmModules, err, moduleRoot)
+	}
+	script, err := testkit.NPMBin(npmModules, pkg)
+	if err != nil {
+		t.Fatalf("%v: run `make npm` in %s", err, moduleRoot)
+	}
+	return script
+}
+
+// npmServers returns node and the entry points of server-everything and
+// server-filesystem.
+func npmServers(t testing.TB) (node, everything, filesystem string) {
+	t.Helper()
+	return npmNode(t), npmScript(t, everythingPkg), npmScript(t, filesystemPkg)
+}
+
+// everythingArgv returns the command line of server-everything over stdio.
+func everythingArgv(t testing.TB) []string {
+	t.Helper()
+	return []string{npmNode(t), npmScript(t, everythingPkg), "stdio"}
+}

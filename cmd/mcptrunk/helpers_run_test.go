@@ -1,0 +1,163 @@
+package main
+
+// What the tests run: config files naming the example servers, the mcptrunk
+// command line, and the capture of a process's output.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// server is one entry of mcpServers.
+type server map[string]any
+
+func notesServer(args ...string) server {
+	return server{"command": notesBin, "args": append([]string{}, args...)}
+}
+
+func weatherServer(args ...string) server {
+	return server{"command": weatherBin, "args": append([]string{}, args...)}
+}
+
+func chaosServer(args ...string) server {
+	return server{"command": chaosBin, "args": append([]string{}, args...)}
+}
+
+// writeConfig writes a config with the given servers (and optional trunk
+// section) into a fresh temporary directory and returns its path.
+func writeConfig(t testing.TB, servers map[string]server, trunk map[string]any) string {
+	t.Helper()
+	cfg := map[string]any{"mcpServers": servers}
+	if trunk != nil {
+		cfg["trunk"] = trunk
+	}
+	data, err := json.MarshalIndent(cfg, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "mcptrunk.json")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// ---- output capture ----
+
+// syncBuffer collects a process's output for one writer and concurrent
+// readers. It keeps the first maxKept bytes and counts the rest (a server
+// flooding stderr through mcptrunk's log must not exhaust the test's
+// memory), but notices a race report anywhere.
+type syncBuffer struct {
+	mu    sync.Mutex
+	buf   bytes.Buffer
+	total int64
+	raced bool
+	carry []byte // the end of the previous write, for a marker split across writes
+}
+
+const maxKept = 8 << 20
+
+const raceMarker = "WARNING: DATA RACE"
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.total += int64(len(p))
+	if !b.raced {
+		b.raced = bytes.Contains(append(b.carry, p...), []byte(raceMarker))
+		n := min(len(p), len(raceMarker))
+		b.carry = append(b.carry[:0], p[len(p)-n:]...)
+	}
+	if room := maxKept - b.buf.Len(); room > 0 {
+		b.buf.Write(p[:min(room, len(p))])
+	}
+	return len(p), nil
+}
+
+// String returns what was kept.
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.total > int64(b.buf.Len()) {
+		return b.buf.String() + fmt.Sprintf("\n[... %d more bytes not kept]\n", b.total-int64(b.buf.Len()))
+	}
+	return b.buf.String()
+}
+
+// Len is how many bytes were written.
+func (b *syncBuffer) Len() int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.total
+}
+
+func (b *syncBuffer) sawRace() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.raced
+}
+
+// checkNoRace fails t when a race-enabled mcptrunk reported a data race.
+func checkNoRace(t testing.TB, stderr *syncBuffer) {
+	t.Helper()
+	if stderr.sawRace() {
+		t.Errorf("mcptrunk reported a data race:\n%s", stderr.String())
+	}
+}
+
+// ---- commands ----
+
+// trunkCmd returns the command that runs mcptrunk with args, its
+// processes (and every upstream's) marked with tag.
+func trunkCmd(tag string, args ...string) *exec.Cmd {
+	cmd := exec.Command(trunkBin, args...)
+	cmd.Env = append(os.Environ(), tagEnv+"="+tag)
+	return cmd
+}
+
+// runCLI runs an mcptrunk subcommand to completion and returns its stdout,
+// stderr and exit status.
+func runCLI(t testing.TB, timeout time.Duration, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	tag := newTag(t)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := trunkCmd(tag, args...)
+	var out bytes.Buffer
+	errOut := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = &out, errOut
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var err error
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		_ = cmd.Process.Kill()
+		<-done
+		t.Fatalf("mcptrunk %s did not finish within %s\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), timeout, out.String(), errOut.String())
+	}
+	code = 0
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		code = exit.ExitCode()
+	} else if err != nil {
+		t.Fatalf("mcptrunk %s: %v", strings.Join(args, " "), err)
+	}
+	checkNoRace(t, errOut)
+	assertNoProcesses(t, tag, 5*time.Second)
+	return out.String(), errOut.String(), code
+}

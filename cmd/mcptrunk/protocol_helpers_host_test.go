@@ -1,0 +1,288 @@
+package main
+
+// A go-sdk host that records everything the trunk sends it (progress, log
+// messages, resource updates, list_changed, and the server-to-client
+// requests it answered) and answers sampling, elicitation and roots
+// deterministically.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// hostRec records what the trunk (or a server, for direct sessions) sends
+// to a go-sdk host.
+type hostRec struct {
+	mu          sync.Mutex
+	progress    []*mcp.ProgressNotificationParams
+	logs        []*mcp.LoggingMessageParams
+	updated     []string
+	listChanged map[string]int
+	received    map[string]int // every method received (requests and notifications)
+	sampling    []*mcp.CreateMessageParams
+	elicit      []*mcp.ElicitParams
+	// elicitComplete: the ids of notifications/elicitation/complete;
+	// elicitCancelled: blocking elicitations whose ctx the peer cancelled.
+	elicitComplete  []string
+	elicitCancelled int
+}
+
+func newHostRec() *hostRec {
+	return &hostRec{listChanged: map[string]int{}, received: map[string]int{}}
+}
+
+func (r *hostRec) progressFor(token any) []*mcp.ProgressNotificationParams {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []*mcp.ProgressNotificationParams
+	for _, p := range r.progress {
+		if fmt.Sprint(p.ProgressToken) == fmt.Sprint(token) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func (r *hostRec) logsSnapshot() []*mcp.LoggingMessageParams {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]*mcp.LoggingMessageParams(nil), r.logs...)
+}
+
+func (r *hostRec) updatedSnapshot() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.updated...)
+}
+
+func (r *hostRec) count(method string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.received[method]
+}
+
+func (r *hostRec) progressCount() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.progress)
+}
+
+// protoRoots are the roots a full host offers in the protocol and
+// differential tests.
+var protoRoots = []*mcp.Root{{URI: "file:///tmp/mcptrunk-proto-root", Name: "proto-root"}}
+
+// hostConfig chooses what the host declares.
+type hostConfig struct {
+	// full: sampling and elicitation handlers and roots (go-sdk's default
+	// roots capability, with listChanged). Otherwise no capability at all.
+	full bool
+	// roots the host offers when full.
+	roots []*mcp.Root
+	// urlElicitation: also declare URL-mode elicitation (full only).
+	urlElicitation bool
+}
+
+// samplingAnswer is the host's deterministic reply to sampling/createMessage.
+func samplingAnswer(p *mcp.CreateMessageParams) *mcp.CreateMessageResult {
+	prompt := ""
+	if len(p.Messages) > 0 {
+		if tc, ok := p.Messages[0].Content.(*mcp.TextContent); ok {
+			prompt = tc.Text
+		}
+	}
+	return &mcp.CreateMessageResult{
+		Model:      "mcptrunk-test-model",
+		Role:       "assistant",
+		Content:    &mcp.TextContent{Text: "sampled: " + prompt},
+		StopReason: "endTurn",
+	}
+}
+
+// hostRejects marks a sampling prompt the host refuses, with this error.
+const hostRejects = "reject:"
+
+var hostRejection = &jsonrpc.Error{Code: -1, Message: "User rejected sampling request", Data: json.RawMessage(`{"reason":"the test said no"}`)}
+
+// hostBlocks marks an elicitation message the host never answers: it waits
+// for the request to be cancelled (or 20s).
+const hostBlocks = "block:"
+
+// elicitAnswer accepts a form elicitation with a value for every required
+// property (defaults are filled in by the SDK).
+func elicitAnswer(p *mcp.ElicitParams) *mcp.ElicitResult {
+	if p.Mode == "url" {
+		return &mcp.ElicitResult{Action: "decline"}
+	}
+	content := map[string]any{}
+	schema, _ := p.RequestedSchema.(map[string]any)
+	props, _ := schema["properties"].(map[string]any)
+	required, _ := schema["required"].([]any)
+	for _, r := range required {
+		name, _ := r.(string)
+		prop, _ := props[name].(map[string]any)
+		switch prop["type"] {
+		case "boolean":
+			content[name] = true
+		case "integer", "number":
+			content[name] = 7
+		default:
+			content[name] = "Ada"
+		}
+	}
+	return &mcp.ElicitResult{Action: "accept", Content: content}
+}
+
+// hostOptions returns client options that record into rec.
+func hostOptions(rec *hostRec, cfg hostConfig) *mcp.ClientOptions {
+	opts := &mcp.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			rec.mu.Lock()
+			rec.progress = append(rec.progress, req.Params)
+			rec.mu.Unlock()
+		},
+		LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
+			rec.mu.Lock()
+			rec.logs = append(rec.logs, req.Params)
+			rec.mu.Unlock()
+		},
+		ElicitationCompleteHandler: func(_ context.Context, req *mcp.ElicitationCompleteNotificationRequest) {
+			rec.mu.Lock()
+			rec.elicitComplete = append(rec.elicitComplete, req.Params.ElicitationID)
+			rec.mu.Unlock()
+		},
+		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
+			rec.mu.Lock()
+			rec.updated = append(rec.updated, req.Params.URI)
+			rec.mu.Unlock()
+		},
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			rec.mu.Lock()
+			rec.listChanged["tools"]++
+			rec.mu.Unlock()
+		},
+		PromptListChangedHandler: func(context.Context, *mcp.PromptListChangedRequest) {
+			rec.mu.Lock()
+			rec.listChanged["prompts"]++
+			rec.mu.Unlock()
+		},
+		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) {
+			rec.mu.Lock()
+			rec.listChanged["resources"]++
+			rec.mu.Unlock()
+		},
+	}
+	if cfg.full {
+		opts.CreateMessageHandler = func(ctx context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			rec.mu.Lock()
+			rec.sampling = append(rec.sampling, req.Params)
+			rec.mu.Unlock()
+			if len(req.Params.Messages) > 0 {
+				if tc, ok := req.Params.Messages[0].Content.(*mcp.TextContent); ok && strings.HasPrefix(tc.Text, hostRejects) {
+					return nil, hostRejection
+				}
+			}
+			if tok := req.Params.GetProgressToken(); tok != nil {
+				// Report progress for the request, as a host may.
+				for i := 1; i <= 2; i++ {
+					_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: float64(i), Total: 2})
+				}
+			}
+			return samplingAnswer(req.Params), nil
+		}
+		opts.ElicitationHandler = func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			rec.mu.Lock()
+			rec.elicit = append(rec.elicit, req.Params)
+			rec.mu.Unlock()
+			if strings.HasPrefix(req.Params.Message, hostBlocks) {
+				select {
+				case <-ctx.Done():
+					rec.mu.Lock()
+					rec.elicitCancelled++
+					rec.mu.Unlock()
+					return nil, ctx.Err()
+				case <-time.After(20 * time.Second):
+					return &mcp.ElicitResult{Action: "cancel"}, nil
+				}
+			}
+			return elicitAnswer(req.Params), nil
+		}
+		if cfg.urlElicitation {
+			opts.Capabilities = &mcp.ClientCapabilities{
+				RootsV2:     &mcp.RootCapabilities{ListChanged: true},
+				Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}},
+			}
+		}
+	} else {
+		// An empty struct disables go-sdk's default roots capability too.
+		opts.Capabilities = &mcp.ClientCapabilities{}
+	}
+	return opts
+}
+
+// host is a go-sdk client session plus what it recorded.
+type host struct {
+	*mcp.ClientSession
+	client *mcp.Client
+	rec    *hostRec
+	stderr *syncBuffer
+}
+
+// connectHost starts cmd under a recording go-sdk client. version pins the
+// protocol revision ("" is the SDK's default, which probes server/discover
+// first). The session is closed at the end of the test.
+func connectHost(t testing.TB, ctx context.Context, cmd *exec.Cmd, cfg hostConfig, version string) *host {
+	t.Helper()
+	rec := newHostRec()
+	client := mcp.NewClient(&mcp.Implementation{Name: "mcptrunk-protocol-test", Version: "0"}, hostOptions(rec, cfg))
+	client.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			rec.mu.Lock()
+			rec.received[method]++
+			rec.mu.Unlock()
+			return next(ctx, method, req)
+		}
+	})
+	if cfg.full && len(cfg.roots) > 0 {
+		client.AddRoots(cfg.roots...)
+	}
+	var sessOpts *mcp.ClientSessionOptions
+	if version != "" {
+		sessOpts = &mcp.ClientSessionOptions{ProtocolVersion: version}
+	}
+	s := dialSDK(t, ctx, client, cmd, sessOpts, func(s *sdkSession) {
+		checkNoRace(t, s.stderr)
+		assertNoProcesses(t, s.tag, 15*time.Second)
+	})
+	return &host{ClientSession: s.ClientSession, client: client, rec: rec, stderr: s.stderr}
+}
+
+// trunkHost runs `mcptrunk serve` on cfg under a recording go-sdk host.
+func trunkHost(t testing.TB, ctx context.Context, cfg string, hc hostConfig, version string) *host {
+	t.Helper()
+	return connectHost(t, ctx, exec.Command(trunkBin, "serve", "--config", cfg), hc, version)
+}
+
+// directHost runs an upstream directly under a recording go-sdk host.
+func directHost(t testing.TB, ctx context.Context, argv []string, hc hostConfig, version string) *host {
+	t.Helper()
+	return connectHost(t, ctx, exec.Command(argv[0], argv[1:]...), hc, version)
+}
+
+// asWireError finds the JSON-RPC error a go-sdk call returned.
+func asWireError(err error) *jsonrpc.Error {
+	var w *jsonrpc.Error
+	if errors.As(err, &w) {
+		return w
+	}
+	return nil
+}

@@ -1,0 +1,272 @@
+package main
+
+// Protocol fidelity (see protocol_server_requests_test.go): list_changed
+// notifications and pagination of the lists.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os/exec"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// rawToolNames lists the names in a raw tools/list (one page) and its
+// nextCursor.
+func rawPage(t *testing.T, raw json.RawMessage, field string) (names []string, cursor string, hasCursor bool) {
+	t.Helper()
+	var p map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &p); err != nil {
+		t.Fatalf("a list page: %v", err)
+	}
+	var items []map[string]any
+	if err := json.Unmarshal(p[field], &items); err != nil {
+		t.Fatalf("a list page's %s: %v", field, err)
+	}
+	key := "name"
+	if field == "resources" {
+		key = "uri"
+	}
+	for _, it := range items {
+		s, _ := it[key].(string)
+		names = append(names, s)
+	}
+	if c, ok := p["nextCursor"]; ok {
+		_ = json.Unmarshal(c, &cursor)
+		hasCursor = true
+	}
+	return names, cursor, hasCursor
+}
+
+// TestProtocolListChanged: a burst of list_changed from an upstream
+// (server-everything sends several right after initialized) reaches the
+// host as at most a couple of list_changed, only once the host has listed,
+// and the host ends with the full list; the same for tools and prompts
+// changed by tool calls.
+func TestProtocolListChanged(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t, 120*time.Second)
+	argv := everythingArgv(t)
+	// everything starts a second late, so the host has listed before its
+	// burst; startupWait is short so that first list does not wait for it.
+	evSrv, evTap := tapped(t, append([]string{"sh", "-c", `sleep 1; exec "$0" "$@"`}, argv...)...)
+	evSrv["timeouts"] = slowTimeouts
+	cfSrv, cfTap := tapped(t, conformanceBin(t))
+	cfg := writeConfig(t, map[string]server{"everything": evSrv, "conformance": cfSrv}, map[string]any{"startupWait": "100ms"})
+	const caps = `{"roots":{"listChanged":true},"sampling":{},"elicitation":{}}`
+	c, _ := rawInit(t, ctx, cfg, "2025-11-25", caps)
+	listChanged := func(list string) int { return len(rawNotes(c, "notifications/"+list+"/list_changed")) }
+
+	first := keysOf(t, c.list(ctx, "tools/list", "tools"), "name")
+	for _, n := range first {
+		if strings.HasPrefix(n, "mcp__everything__") {
+			t.Fatalf("setup: everything was listed before it started: %q", first)
+		}
+	}
+	if n := listChanged("tools"); n != 0 {
+		t.Errorf("%d tools/list_changed before anything changed", n)
+	}
+	// The host has read the resources too (but not the templates, which
+	// share their list_changed).
+	for _, r := range keysOf(t, c.list(ctx, "resources/list", "resources"), "uri") {
+		if strings.HasPrefix(r, "mcptrunk://everything/") {
+			t.Fatalf("setup: everything's resources were listed before it started")
+		}
+	}
+
+	// The burst upstream.
+	if !waitFor(ctx, 30*time.Second, func() bool {
+		n := 0
+		for _, m := range evTap.sent() {
+			if m.Method == "notifications/tools/list_changed" {
+				n++
+			}
+		}
+		return n >= 3 // one per tool it registers for the capabilities: 4 here
+	}) {
+		var methods []string
+		for _, m := range evTap.sent() {
+			methods = append(methods, m.Method+" "+string(m.ID))
+		}
+		t.Fatalf("server-everything did not send its burst of tools/list_changed; it sent %q", methods)
+	}
+	// The host hears of it, then the trunk goes quiet.
+	if !waitFor(ctx, 30*time.Second, func() bool { return listChanged("tools") > 0 }) {
+		t.Fatal("the host never got tools/list_changed after everything arrived")
+	}
+	time.Sleep(1 * time.Second)
+	if n := listChanged("tools"); n > 2 {
+		t.Errorf("server-everything's arrival and burst of %d cost the host %d tools/list_changed, want at most 2", len(filterTap(evTap.sent(), "notifications/tools/list_changed")), n)
+	}
+	t.Logf("tools/list_changed: %d from everything, %d to the host", len(filterTap(evTap.sent(), "notifications/tools/list_changed")), listChanged("tools"))
+	waitFor(ctx, 10*time.Second, func() bool { return listChanged("resources") > 0 })
+	if n := listChanged("resources"); n < 1 || n > 2 {
+		t.Errorf("everything's resources arrived with %d resources/list_changed, want 1 or 2", n)
+	}
+	if n := listChanged("prompts"); n != 0 {
+		t.Errorf("the host never listed prompts but got %d prompts/list_changed", n)
+	}
+	var docs int
+	for _, r := range keysOf(t, c.list(ctx, "resources/list", "resources"), "uri") {
+		if strings.HasPrefix(r, "mcptrunk://everything/demo://resource/static/document/") {
+			docs++
+		}
+	}
+	if docs == 0 {
+		t.Errorf("after resources/list_changed the host does not see everything's resources")
+	}
+
+	// The host ends with the full list: everything's tools as a direct
+	// client with the same capabilities sees them.
+	d := startRaw(t, "everything", exec.Command(argv[0], argv[1:]...))
+	d.result(ctx, "initialize", `{"protocolVersion":"2025-11-25","capabilities":`+caps+`,"clientInfo":{"name":"mcptrunk-protocol-raw","version":"0"}}`)
+	d.notify("notifications/initialized", nil)
+	var want, got []string
+	wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	err := eventually(wctx, 200*time.Millisecond, func() error {
+		want, got = nil, nil
+		for _, n := range keysOf(t, d.list(ctx, "tools/list", "tools"), "name") {
+			want = append(want, "mcp__everything__"+n)
+		}
+		sort.Strings(want)
+		for _, n := range keysOf(t, c.list(ctx, "tools/list", "tools"), "name") {
+			if strings.HasPrefix(n, "mcp__everything__") {
+				got = append(got, n)
+			}
+		}
+		if !slices.Contains(want, "mcp__everything__trigger-sampling-request") || !slices.Equal(want, got) {
+			return fmt.Errorf("want %q, got %q", want, got)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Errorf("the host's tool list after the burst: %v", err)
+	}
+
+	// Changes made by tool calls: five concurrent calls that each re-add a
+	// tool (or prompt) upstream.
+	for _, kind := range []struct{ list, field, tool, item string }{
+		{"tools", "tools", "test_trigger_tool_change", "mcp__conformance____transient_tool_for_list_changed"},
+		{"prompts", "prompts", "test_trigger_prompt_change", "mcp__conformance____transient_prompt_for_list_changed"},
+	} {
+		before := keysOf(t, c.list(ctx, kind.list+"/list", kind.field), "name")
+		if slices.Contains(before, kind.item) {
+			t.Fatalf("%s is listed before it was added", kind.item)
+		}
+		n0 := listChanged(kind.list)
+		others0 := listChanged("tools") + listChanged("prompts") - n0
+		upstream0 := len(filterTap(cfTap.sent(), "notifications/"+kind.list+"/list_changed"))
+		var wg sync.WaitGroup
+		for range 5 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if r, err := c.tryCall(ctx, "tools/call", `{"name":"mcp__conformance__`+kind.tool+`","arguments":{}}`); err != nil || r.Err != nil {
+					t.Errorf("%s: %v %v", kind.tool, err, r.Err)
+				}
+			}()
+		}
+		wg.Wait()
+		if !waitFor(ctx, 10*time.Second, func() bool { return listChanged(kind.list) > n0 }) {
+			t.Errorf("no %s/list_changed after %s", kind.list, kind.tool)
+		}
+		time.Sleep(500 * time.Millisecond)
+		upstream := len(filterTap(cfTap.sent(), "notifications/"+kind.list+"/list_changed")) - upstream0
+		if delta := listChanged(kind.list) - n0; delta > 2 {
+			t.Errorf("%d %s/list_changed from the conformance server cost the host %d", upstream, kind.list, delta)
+		}
+		if others := listChanged("tools") + listChanged("prompts") - listChanged(kind.list); others != others0 {
+			t.Errorf("only %s changed, but the host was told of other lists too", kind.list)
+		}
+		if after := keysOf(t, c.list(ctx, kind.list+"/list", kind.field), "name"); !slices.Contains(after, kind.item) {
+			t.Errorf("%s is not listed after %s: %q", kind.item, kind.tool, after)
+		}
+	}
+}
+
+func filterTap(msgs []tapMsg, method string) []tapMsg {
+	var out []tapMsg
+	for _, m := range msgs {
+		if m.Method == method {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// TestProtocolPagination: a catalog larger than a page (DefaultPageSize,
+// 1000) reaches the host in pages whose union is the full sorted list, each
+// item once, to the raw client and to go-sdk's iterator alike.
+func TestProtocolPagination(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t, 90*time.Second)
+	servers := map[string]server{}
+	for _, n := range []string{"n1", "n2", "n3"} {
+		servers[n] = notesServer("-tools", "400")
+	}
+	cfg := writeConfig(t, servers, nil)
+	c := startRawTrunk(t, ctx, cfg)
+	direct := startRawDirect(t, ctx, "notes", notesBin, "-tools", "400")
+
+	var all []string
+	var sizes []int
+	var params any
+	for page := 0; ; page++ {
+		if page == 10 {
+			t.Fatal("more than 10 pages")
+		}
+		names, cursor, has := rawPage(t, c.result(ctx, "tools/list", params), "tools")
+		all = append(all, names...)
+		sizes = append(sizes, len(names))
+		if !has {
+			break
+		}
+		if cursor == "" {
+			t.Fatal("an empty nextCursor")
+		}
+		params = map[string]string{"cursor": cursor}
+	}
+	t.Logf("pages of %v tools", sizes)
+	if len(sizes) < 2 || sizes[0] != 1000 {
+		t.Errorf("pages of %v: want a first page of 1000 and more pages", sizes)
+	}
+	if !slices.IsSorted(all) {
+		t.Errorf("the union of the pages is not sorted")
+	}
+	if d := duplicates(all); len(d) > 0 {
+		t.Errorf("tools listed twice across pages: %q", d)
+	}
+	var want []string
+	for _, raw := range keysOf(t, direct.list(ctx, "tools/list", "tools"), "name") {
+		for _, n := range []string{"n1", "n2", "n3"} {
+			want = append(want, "mcp__"+n+"__"+raw)
+		}
+	}
+	sort.Strings(want)
+	var upstream []string
+	for _, n := range all {
+		if !strings.HasPrefix(n, "mcp__trunk__") {
+			upstream = append(upstream, n)
+		}
+	}
+	if len(want) < 1200 || !slices.Equal(upstream, want) {
+		t.Errorf("the pages hold %d upstream tools, want the %d the servers offer", len(upstream), len(want))
+	}
+
+	// go-sdk follows the cursors to the same list.
+	h := trunkHost(t, ctx, cfg, hostConfig{}, "")
+	if got := toolNames(t, ctx, h.ClientSession); !slices.Equal(got, all) {
+		t.Errorf("go-sdk's iterator saw %d tools, the raw pages %d", len(got), len(all))
+	}
+
+	// A cursor the trunk never made is refused.
+	if r := c.call(ctx, "tools/list", `{"cursor":"%%%not-a-cursor"}`); r.Err == nil || r.Err.Code != -32602 {
+		t.Errorf("tools/list with a bad cursor: %s %v", r.Result, r.Err)
+	}
+}
