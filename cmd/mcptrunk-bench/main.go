@@ -67,11 +67,13 @@ type settings struct {
 	blobRounds, blobCalls1M, blobCalls20M int
 	listCalls, startupRounds              int
 	growthWarmup, growthBase, growthCalls int
+	holRounds                             int
+	holTime                               time.Duration
 	only                                  map[string]bool
 	profile                               string
 }
 
-var workloads = []string{"calls", "blob", "catalog", "startup", "growth"}
+var workloads = []string{"calls", "blob", "catalog", "startup", "growth", "hol"}
 
 func parseFlags(args []string, stderr io.Writer) (*settings, error) {
 	fs := flag.NewFlagSet("mcptrunk-bench", flag.ContinueOnError)
@@ -92,6 +94,8 @@ func parseFlags(args []string, stderr io.Writer) (*settings, error) {
 	fs.IntVar(&c.growthWarmup, "growth-warmup", 10000, "calls before the growth readings start")
 	fs.IntVar(&c.growthBase, "growth-base", 1000, "calls before the first growth reading")
 	fs.IntVar(&c.growthCalls, "growth-calls", 100000, "calls before the second growth reading")
+	fs.IntVar(&c.holRounds, "hol-rounds", 2, "rounds of the head-of-line workload, each one phase with and one without 9 MiB results per side")
+	fs.DurationVar(&c.holTime, "hol-time", 1500*time.Millisecond, "how long each phase of the head-of-line workload makes small calls")
 	only := fs.String("only", "", "comma-separated workloads to run, of: "+strings.Join(workloads, ", "))
 	fs.StringVar(&c.profile, "profile", "", "run each trunk as this binary's serve-trunk, writing `prefix`[.N].cpu.pprof and .allocs.pprof")
 	if err := fs.Parse(args); err != nil {
@@ -107,16 +111,20 @@ func parseFlags(args []string, stderr io.Writer) (*settings, error) {
 			"rounds": "3", "calls": "500", "inflight-calls": "1500", "warmup": "200",
 			"blob-rounds": "1", "blob-calls": "5", "big-calls": "1", "list-calls": "5",
 			"startup-rounds": "3", "growth-calls": "20000", "growth-warmup": "5000",
+			"hol-rounds": "1", "hol-time": "1s",
 		} {
 			if !set[name] {
 				_ = fs.Set(name, v)
 			}
 		}
 	}
-	for _, n := range []int{c.rounds, c.calls, c.flyCalls, c.blobRounds, c.blobCalls1M, c.blobCalls20M, c.listCalls, c.startupRounds, c.growthBase} {
+	for _, n := range []int{c.rounds, c.calls, c.flyCalls, c.blobRounds, c.blobCalls1M, c.blobCalls20M, c.listCalls, c.startupRounds, c.growthBase, c.holRounds} {
 		if n < 1 {
 			return nil, errors.New("counts must be >= 1")
 		}
+	}
+	if c.holTime <= 0 {
+		return nil, errors.New("-hol-time must be positive")
 	}
 	if c.growthCalls <= c.growthBase || c.growthWarmup <= c.growthBase {
 		return nil, errors.New("-growth-calls and -growth-warmup must be larger than -growth-base")
@@ -183,6 +191,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return b.startupWorkload(ctx, 0)
 		}},
 		{"growth", b.growthWorkload},
+		{"hol", b.holWorkload},
 	}
 	for _, s := range steps {
 		if !b.wants(s.name) {

@@ -51,6 +51,13 @@ func TestFormatting(t *testing.T) {
 	}
 }
 
+func TestCountOver(t *testing.T) {
+	s := []time.Duration{time.Millisecond, 20 * time.Millisecond, 21 * time.Millisecond, time.Second}
+	if n := countOver(s, 20*time.Millisecond); n != 2 {
+		t.Errorf("countOver = %d, want 2 (strictly over)", n)
+	}
+}
+
 func TestProcReaders(t *testing.T) {
 	st, err := procStatus(os.Getpid(), "VmRSS", "VmHWM", "Threads")
 	if err != nil {
@@ -86,10 +93,13 @@ func TestFlags(t *testing.T) {
 	if c.rounds != 7 || c.calls != 500 || c.growthCalls != 20000 {
 		t.Errorf("-quick with -rounds 7: rounds %d calls %d growth-calls %d", c.rounds, c.calls, c.growthCalls)
 	}
+	if c.holRounds != 1 || c.holTime != time.Second {
+		t.Errorf("-quick: hol-rounds %d hol-time %s", c.holRounds, c.holTime)
+	}
 	if !c.only["calls"] || !c.only["growth"] || len(c.only) != 2 {
 		t.Errorf("-only: %v", c.only)
 	}
-	for _, args := range [][]string{{"-only", "nope"}, {"-calls", "0"}, {"-growth-calls", "10"}, {"extra"}} {
+	for _, args := range [][]string{{"-only", "nope"}, {"-calls", "0"}, {"-growth-calls", "10"}, {"-hol-time", "0s"}, {"-hol-rounds", "0"}, {"extra"}} {
 		if _, err := parseFlags(args, &stderr); err == nil {
 			t.Errorf("parseFlags(%q) accepted", args)
 		}
