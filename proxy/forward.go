@@ -43,10 +43,18 @@ func (t *Trunk) forwardNotification(server, method string, params json.RawMessag
 // the host would have lost its connection over it.
 func (t *Trunk) notifyFailed(server, method string, err error) {
 	var tooLarge *jsonrpc.TooLargeError
-	if errors.As(err, &tooLarge) {
+	switch {
+	case errors.As(err, &tooLarge):
 		t.dropped.Add(1)
 		t.logger.Warn("dropped a notification larger than the host reads", "server", server, "method", method,
 			"bytes", tooLarge.Size, "limit", tooLarge.Limit, "setting", limitSetting)
+		return
+	case errors.Is(err, errOutboxFull):
+		// A flood while the host is slow: say so now and then, not once
+		// per notification.
+		if n := t.dropped.Add(1); n == 1 || n%1000 == 0 {
+			t.logger.Warn("dropping notifications: the host is not reading them fast enough", "server", server, "method", method, "dropped", n)
+		}
 		return
 	}
 	t.logger.Debug("forwarding a notification failed", "server", server, "method", method, "error", err)

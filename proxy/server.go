@@ -21,6 +21,7 @@ type Server struct {
 	// fixed at creation
 	trunk  *Trunk
 	conn   *jsonrpc.Conn
+	out    *outbox // notifications to the host
 	logger *slog.Logger
 
 	initialized atomic.Bool
@@ -51,6 +52,10 @@ func (t *Trunk) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	s := &Server{trunk: t, logger: t.logger}
 	s.conn = jsonrpc.NewConn(in, out, s, &jsonrpc.Options{Logger: t.logger.With("peer", "host"), AnswerInvalid: true})
 	s.conn.SetMaxMessageBytes(t.cfg.Load().Trunk.MaxMessageBytes, limitSetting)
+	stopOutbox := make(chan struct{})
+	s.out = newOutbox(s.conn, stopOutbox, func(method string, err error) { t.notifyFailed("", method, err) })
+	var outboxDone sync.WaitGroup
+	outboxDone.Go(s.out.run)
 	t.SetDownstream(s)
 
 	served := make(chan error, 1)
@@ -63,6 +68,8 @@ func (t *Trunk) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 		t.logger.Info("shutting down", "reason", context.Cause(ctx))
 	}
 	closeErr := t.Close(context.WithoutCancel(ctx))
+	close(stopOutbox)
+	outboxDone.Wait()
 	return errors.Join(err, closeErr)
 }
 
@@ -72,7 +79,9 @@ func (s *Server) HandleRequest(ctx context.Context, method string, params json.R
 	case "initialize":
 		return s.initialize(params)
 	}
-	return s.trunk.Handle(ctx, method, params)
+	res, err := s.trunk.Handle(ctx, method, params)
+	s.out.flush()
+	return res, err
 }
 
 // HandleNotification reacts to the host's notifications.
@@ -90,8 +99,9 @@ func (s *Server) HandleNotification(method string, params json.RawMessage) {
 }
 
 // Notify and Call make the Server the trunk's Downstream.
+// Notify queues (see outbox.go); it never waits for the host.
 func (s *Server) Notify(method string, params json.RawMessage) error {
-	return s.conn.Notify(method, params)
+	return s.out.post(method, params)
 }
 
 func (s *Server) Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {

@@ -183,7 +183,7 @@ func TestFaultHugeResult(t *testing.T) {
 // TestFaultHugeResultDefaultHost: the same 20 MB result, to a host that
 // reads with the go-sdk's CommandTransport (frames up to 16 MiB). Passed on,
 // the frame would break the host's reader and with it the whole session,
-// every server's. Under the default trunk.maxResultBytes the call gets a
+// every server's. Under the default trunk.maxMessageBytes the call gets a
 // tool error naming the tool and the limit instead, and the session lives.
 func TestFaultHugeResultDefaultHost(t *testing.T) {
 	t.Parallel()
@@ -194,8 +194,8 @@ func TestFaultHugeResultDefaultHost(t *testing.T) {
 	}, nil)
 	s := connectTrunk(t, ctx, cfg)
 	res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__flaky__huge", Arguments: map[string]any{"bytes": 20 << 20}})
-	if err != nil || !res.IsError || !strings.Contains(toolText(res), "mcp__flaky__huge") || !strings.Contains(toolText(res), "maxResultBytes") {
-		t.Errorf("a result too large for the host: %v, %v; want a tool error naming the tool and trunk.maxResultBytes", res, err)
+	if err != nil || !res.IsError || !strings.Contains(toolText(res), "mcp__flaky__huge") || !strings.Contains(toolText(res), "trunk.maxMessageBytes") {
+		t.Errorf("a result too large for the host: %v, %v; want a tool error naming the tool and trunk.maxMessageBytes", res, err)
 	}
 	callCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()

@@ -34,9 +34,16 @@ func TestRestartedServerIsToldAgain(t *testing.T) {
 	// Count the server's stderr lines as the trunk logs them, not the copies
 	// in failure messages (which quote the stderr tail).
 	told := func(method string) int { return strings.Count(h.stderr.String(), `line="chaos: request `+method+`"`) }
-	if told("logging/setLevel") != 1 || told("resources/subscribe") != 1 {
-		t.Fatalf("before the crash the server was told setLevel %d times, subscribe %d times; want 1 each\n%s",
-			told("logging/setLevel"), told("resources/subscribe"), tail(h.stderr.String(), 3000))
+	// The server's stderr reaches the log a moment after it answered: wait
+	// for the lines rather than reading the log once.
+	if err := eventually(ctx, 20*time.Millisecond, func() error {
+		if told("logging/setLevel") != 1 || told("resources/subscribe") != 1 {
+			return fmt.Errorf("before the crash the server was told setLevel %d times, subscribe %d times; want 1 each",
+				told("logging/setLevel"), told("resources/subscribe"))
+		}
+		return nil
+	}); err != nil {
+		t.Fatalf("%v\n%s", err, tail(h.stderr.String(), 3000))
 	}
 
 	if _, err := h.call(ctx, "mcp__flaky__ping_tool", nil); err == nil {

@@ -1,6 +1,7 @@
 package jsonrpc
 
 import (
+	"encoding/json"
 	"fmt"
 	"strconv"
 )
@@ -65,4 +66,20 @@ func settingSuffix(setting string) string {
 		return ""
 	}
 	return " (" + setting + ")"
+}
+
+// NotificationLen is the length of the line that Notify(method, params)
+// writes, newline included.
+func NotificationLen(method string, params json.RawMessage) int {
+	var b [64]byte
+	return len(appendRequestHead(b[:0], nil, method, len(params) > 0)) + len(params) + len(frameEnd)
+}
+
+// CheckSize returns the *TooLargeError for a message of size bytes, or nil
+// when the Conn would write it.
+func (c *Conn) CheckSize(size int) error {
+	if e := c.tooLarge(size); e != nil {
+		return e
+	}
+	return nil
 }

@@ -1,0 +1,148 @@
+package proxy
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
+)
+
+// The outbox carries notifications to the host. Upstreams' notifications
+// arrive on their connections' read loops, which must never wait for the
+// host for long: a host that reads slowly (or not at all, or is busy
+// receiving a 9 MiB result) would otherwise stall upstreams' responses
+// behind their notifications without bound. So notifications are queued,
+// bounded in count and in bytes, and written by one goroutine in order.
+// When the queue is full, the upstream that sends is throttled: its read
+// loop waits up to outboxWait for room, as it would for a pipe. A host
+// that has not made room by then is not keeping up: the notification is
+// dropped and counted (mcp__trunk__status reports droppedNotifications),
+// and so is every other until the queue has drained, without waiting.
+// List-change announcements are never dropped: they come from the trunk's
+// own announcer, which may wait.
+
+// Outbox bounds: a host that has not read this much is not keeping up.
+const (
+	outboxCount = 1024
+	outboxBytes = 32 << 20
+	outboxWait  = time.Second
+)
+
+// errOutboxFull is why a notification was dropped.
+var errOutboxFull = errors.New("the host is not reading: the queue of notifications to it is full")
+
+type outboxNote struct {
+	method string
+	params json.RawMessage
+	size   int64
+	marker chan struct{} // a flush: closed when the writer reaches it
+}
+
+type outbox struct {
+	conn    *jsonrpc.Conn
+	onError func(method string, err error) // a queued notification failed at write
+	queue   chan outboxNote
+	queued  atomic.Int64 // bytes in queue
+	pending atomic.Int64 // notes queued and not yet written
+	// congested is set when a notification waited outboxWait in vain, and
+	// cleared when the writer finds the queue empty.
+	congested atomic.Bool
+	stop      <-chan struct{}
+}
+
+func newOutbox(conn *jsonrpc.Conn, stop <-chan struct{}, onError func(string, error)) *outbox {
+	return &outbox{conn: conn, onError: onError, queue: make(chan outboxNote, outboxCount), stop: stop}
+}
+
+// post queues a notification for the host. The notification is not sent,
+// and post says why, when it is larger than the host reads or the host is
+// not keeping up (see above); post waits at most outboxWait.
+func (o *outbox) post(method string, params json.RawMessage) error {
+	size := jsonrpc.NotificationLen(method, params)
+	if err := o.conn.CheckSize(size); err != nil {
+		return err
+	}
+	n := outboxNote{method: method, params: params, size: int64(size)}
+	if strings.HasSuffix(method, "/list_changed") {
+		return o.push(n)
+	}
+	if o.congested.Load() {
+		return errOutboxFull
+	}
+	o.pending.Add(1)
+	select {
+	case o.queue <- n:
+		if o.queued.Add(n.size) > outboxBytes {
+			o.congested.Store(true) // the bytes bound: take no more until drained
+		}
+		return nil
+	default:
+	}
+	wait := time.NewTimer(outboxWait)
+	defer wait.Stop()
+	select {
+	case o.queue <- n:
+		o.queued.Add(n.size)
+		return nil
+	case <-wait.C:
+		o.congested.Store(true)
+	case <-o.stop:
+	}
+	o.pending.Add(-1)
+	return errOutboxFull
+}
+
+// push queues n, waiting for room.
+func (o *outbox) push(n outboxNote) error {
+	o.queued.Add(n.size)
+	o.pending.Add(1)
+	select {
+	case o.queue <- n:
+		return nil
+	case <-o.stop:
+		o.pending.Add(-1)
+		o.queued.Add(-n.size)
+		return jsonrpc.ErrClosed
+	}
+}
+
+// flush waits until every notification queued before it has been written:
+// an upstream's progress and log messages for a call reach the host before
+// the call's answer, as they left the upstream. With nothing queued (the
+// usual case) it costs one atomic load.
+func (o *outbox) flush() {
+	if o.pending.Load() == 0 {
+		return
+	}
+	marker := make(chan struct{})
+	if o.push(outboxNote{marker: marker}) != nil {
+		return
+	}
+	select {
+	case <-marker:
+	case <-o.stop:
+	}
+}
+
+// run writes queued notifications until stop closes.
+func (o *outbox) run() {
+	for {
+		select {
+		case n := <-o.queue:
+			o.queued.Add(-n.size)
+			if n.marker != nil {
+				close(n.marker)
+			} else if err := o.conn.Notify(n.method, n.params); err != nil {
+				o.onError(n.method, err)
+			}
+			if o.pending.Add(-1) == 0 {
+				o.congested.Store(false)
+			}
+		case <-o.stop:
+			return
+		}
+	}
+}
