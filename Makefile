@@ -5,7 +5,7 @@ NPM_DIR := testdata/npm
 # The npm servers the interop tests run, installed from the lockfile.
 NPM_STAMP := $(NPM_DIR)/node_modules/.package-lock.json
 
-.PHONY: build demo test lint bench npm cross clean
+.PHONY: build demo test lint bench fuzz npm cross clean
 
 build:
 	$(GO) build -o $(BIN)/ ./cmd/...
@@ -53,6 +53,23 @@ BENCHFLAGS ?=
 bench: build
 	$(GO) test -run=NONE -bench=. -benchmem -benchtime=200ms ./...
 	./$(BIN)/mcptrunk-bench -trunk $(BIN)/mcptrunk -notes $(BIN)/mcptrunk-notes $(BENCHFLAGS)
+
+# Every fuzz target, each for FUZZTIME beyond its seed corpus (which
+# `make test` runs as ordinary tests). CI runs it briefly; run it longer by
+# hand after touching a parser: make fuzz FUZZTIME=5m.
+FUZZTIME ?= 10s
+FUZZ_TARGETS := \
+	internal/jsonrpc:FuzzConnInput internal/jsonrpc:FuzzAppendRawKeepsFraming \
+	internal/jsonrpc:FuzzScanMessageMatchesUnmarshal internal/jsonscan:FuzzNeedsLook \
+	internal/jsonscan:FuzzSkipValue naming:FuzzNameSplit naming:FuzzResourceURI \
+	proxy:FuzzReplaceString proxy:FuzzScanFieldsMatchesDecoder \
+	proxy:FuzzAppendJSONStringMatchesMarshal proxy:FuzzNamespaceResults
+fuzz:
+	@set -e; for t in $(FUZZ_TARGETS); do \
+	  pkg=$${t%%:*}; fn=$${t##*:}; \
+	  echo "fuzz $$pkg $$fn ($(FUZZTIME))"; \
+	  $(GO) test -run=NONE -fuzz="^$$fn\$$" -fuzztime=$(FUZZTIME) ./$$pkg; \
+	done
 
 clean:
 	rm -rf $(BIN)
