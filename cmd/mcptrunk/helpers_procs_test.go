@@ -105,9 +105,10 @@ func tagged(tag string) func(procInfo) bool {
 
 var tagSeq atomic.Int64
 
-// newTag returns a tag unique in this run for one test's processes.
+// newTag returns a tag unique to one test's processes, also across test
+// binaries running at once on the machine (the pid tells them apart).
 func newTag(t testing.TB) string {
-	return fmt.Sprintf("%s#%d", strings.ReplaceAll(t.Name(), "/", "."), tagSeq.Add(1))
+	return fmt.Sprintf("%s#%d.%d", strings.ReplaceAll(t.Name(), "/", "."), os.Getpid(), tagSeq.Add(1))
 }
 
 // assertNoProcesses fails t if any process carrying tag is still running
