@@ -147,13 +147,14 @@ func (t *Trunk) routeResource(ctx context.Context, method string, params json.Ra
 	if err != nil {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s: %v", method, err)
 	}
+	conn := c.Status().Since // the connection the request goes to
 	res, err := c.Call(ctx, method, forward)
 	if err != nil {
 		return nil, err
 	}
 	if !read {
 		// Kept for servers that restart: they are subscribed again.
-		t.session.subscribed(server, raw, method == "resources/subscribe")
+		t.session.subscribed(server, raw, method == "resources/subscribe", conn)
 		return res, nil
 	}
 	return namespaceReadResult(server, res), nil
@@ -221,6 +222,9 @@ func (t *Trunk) setLevel(ctx context.Context, params json.RawMessage) (json.RawM
 	for _, c := range t.clients() {
 		if state, _ := c.State(); state != upstream.StateReady || !c.Init().Capabilities.Logging {
 			continue
+		}
+		if !t.session.claimLevel(c) {
+			continue // resync told this connection the level already
 		}
 		if _, err := c.Call(ctx, "logging/setLevel", params); err != nil {
 			t.logger.Warn("passing the log level on failed", "server", c.Name(), "error", err)

@@ -13,51 +13,76 @@ import (
 // which connects later, or again after a restart, must be asked too: the
 // log level and the resource subscriptions. Without it a restarted server
 // would fall silent on both without anyone noticing.
+//
+// Each item also remembers the connection that has it (a connection is
+// known by the time its server became ready), so that a server is told each
+// thing once per connection: whether by the host's own request passed on,
+// or by resync when it connects, whichever comes first.
 type session struct {
-	mu     sync.Mutex
-	level  json.RawMessage            // the last logging/setLevel params
-	subs   map[string]map[string]bool // server -> upstream URI -> subscribed
-	synced map[string]time.Time       // server -> the connection (its ready time) told all of it
+	mu        sync.Mutex
+	level     json.RawMessage                 // the last logging/setLevel params
+	levelTold map[string]time.Time            // server -> the connection that has level
+	subs      map[string]map[string]time.Time // server -> upstream URI -> the connection that has it
 }
 
 func newSession() *session {
-	return &session{subs: map[string]map[string]bool{}, synced: map[string]time.Time{}}
+	return &session{levelTold: map[string]time.Time{}, subs: map[string]map[string]time.Time{}}
 }
 
+// setLevel records a new level: no connection has it yet.
 func (s *session) setLevel(params json.RawMessage) {
 	s.mu.Lock()
 	s.level = params
+	clear(s.levelTold)
 	s.mu.Unlock()
 }
 
-func (s *session) subscribed(server, uri string, on bool) {
+// claimLevel reports whether c's current connection still needs the level,
+// and marks it told.
+func (s *session) claimLevel(c *upstream.Client) bool {
+	st := c.Status()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if told, ok := s.levelTold[st.Server]; ok && told.Equal(st.Since) {
+		return false
+	}
+	s.levelTold[st.Server] = st.Since
+	return true
+}
+
+// subscribed records a subscription (on) or its end. conn is the connection
+// the host's request went to, which has it now.
+func (s *session) subscribed(server, uri string, on bool, conn time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if on {
 		if s.subs[server] == nil {
-			s.subs[server] = map[string]bool{}
+			s.subs[server] = map[string]time.Time{}
 		}
-		s.subs[server][uri] = true
+		s.subs[server][uri] = conn
 	} else {
 		delete(s.subs[server], uri)
 	}
 }
 
 // due returns what a ready server must be told on its current connection,
-// and marks it told. ok is false when it already was.
+// and marks it told. ok is false when there is nothing.
 func (s *session) due(c *upstream.Client) (level json.RawMessage, uris []string, ok bool) {
 	st := c.Status()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if st.State != upstream.StateReady || s.synced[st.Server].Equal(st.Since) {
+	if st.State != upstream.StateReady {
 		return nil, nil, false
 	}
-	s.synced[st.Server] = st.Since
-	if c.Init().Capabilities.Logging {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if told, had := s.levelTold[st.Server]; s.level != nil && c.Init().Capabilities.Logging && !(had && told.Equal(st.Since)) {
 		level = s.level
+		s.levelTold[st.Server] = st.Since
 	}
-	for uri := range s.subs[st.Server] {
-		uris = append(uris, uri)
+	for uri, conn := range s.subs[st.Server] {
+		if !conn.Equal(st.Since) {
+			uris = append(uris, uri)
+			s.subs[st.Server][uri] = st.Since
+		}
 	}
 	return level, uris, level != nil || len(uris) > 0
 }
