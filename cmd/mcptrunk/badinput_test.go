@@ -16,27 +16,7 @@ import (
 func TestBadHostInput(t *testing.T) {
 	t.Parallel()
 	cfg := writeConfig(t, map[string]server{"notes": notesServer()}, map[string]any{"maxMessageBytes": 1 << 20})
-	cmd := trunkCmd(newTag(t), "serve", "--config", cfg, "--log-level", "error")
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stderr := &syncBuffer{}
-	cmd.Stderr = stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = stdin.Close()
-		_, _ = io.Copy(io.Discard, stdout)
-		_ = cmd.Wait()
-		checkNoRace(t, stderr)
-	})
-	r := bufio.NewReader(stdout)
+	stdin, r, stderr := startPipedTrunk(t, cfg, "error")
 	exchange := func(line string) map[string]any {
 		t.Helper()
 		if _, err := io.WriteString(stdin, line+"\n"); err != nil {
@@ -97,4 +77,32 @@ func TestCheckShowsMessageLimit(t *testing.T) {
 			t.Errorf("check (trunk %v) exited %d, want a line %q:\n%s\n%s", trunk, code, want, stdout, stderr)
 		}
 	}
+}
+
+// startPipedTrunk runs `mcptrunk serve` on bare pipes, for tests that write
+// and read the host's side of stdio themselves, byte for byte, at their own
+// pace (or not at all). The trunk is stopped when the test ends.
+func startPipedTrunk(t *testing.T, cfg, logLevel string) (io.Writer, *bufio.Reader, *syncBuffer) {
+	t.Helper()
+	cmd := trunkCmd(newTag(t), "serve", "--config", cfg, "--log-level", logLevel)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr := &syncBuffer{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = stdin.Close()
+		_, _ = io.Copy(io.Discard, stdout)
+		_ = cmd.Wait()
+		checkNoRace(t, stderr)
+	})
+	return stdin, bufio.NewReaderSize(stdout, 1<<16), stderr
 }

@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
-	"io"
 	"strings"
 	"testing"
 	"time"
@@ -23,26 +21,7 @@ func TestSlowHostDropsNotifications(t *testing.T) {
 		"notes": notesServer(),
 		"chaos": chaosServer("-mode", "ok", "-max-life", "50s"),
 	}, nil)
-	cmd := trunkCmd(newTag(t), "serve", "--config", cfg, "--log-level", "warn")
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stderr := &syncBuffer{}
-	cmd.Stderr = stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = stdin.Close()
-		_, _ = io.Copy(io.Discard, stdout)
-		_ = cmd.Wait()
-		checkNoRace(t, stderr)
-	})
+	stdin, r, stderr := startPipedTrunk(t, cfg, "warn")
 	send := func(id int, method string, params any) {
 		t.Helper()
 		msg := map[string]any{"jsonrpc": "2.0", "method": method, "params": params}
@@ -54,7 +33,6 @@ func TestSlowHostDropsNotifications(t *testing.T) {
 			t.Fatalf("writing %s: %v", method, err)
 		}
 	}
-	r := bufio.NewReaderSize(stdout, 1<<16)
 	// await reads until the response with id, counting notifications.
 	notes := 0
 	await := func(id int) json.RawMessage {
