@@ -60,6 +60,10 @@ type catalog struct {
 	// pattern", for the trunk to report once.
 	unmatched []string
 
+	// withheld is what pinning keeps from the host, per server: a request
+	// for it is refused with the reason (see pinning.go).
+	withheld map[string]withheldItems
+
 	// maxPage bounds the bytes of a page's items (0: no bound), so that no
 	// page is a message the host cannot read.
 	maxPage int
@@ -81,14 +85,20 @@ func (c *catalog) firstPage(l list, size int) (json.RawMessage, error) {
 	return f.page, f.err
 }
 
-// buildCatalog namespaces every ready server's lists under the policy. A
+// buildCatalog namespaces every ready server's lists under the policy,
+// after pinning has held them against the lockfile. A
 // server whose names cannot be assigned (its name leaves no room under the
 // budget) is left out and logged: the others still export.
-func buildCatalog(clients []*upstream.Client, pol policy, logger *slog.Logger) *catalog {
+func buildCatalog(clients []*upstream.Client, pol policy, pins *pinner, logger *slog.Logger) *catalog {
 	cat := &catalog{
-		scheme:  pol.scheme,
-		tools:   map[string]map[string]string{},
-		prompts: map[string]map[string]string{},
+		scheme:   pol.scheme,
+		tools:    map[string]map[string]string{},
+		prompts:  map[string]map[string]string{},
+		withheld: map[string]withheldItems{},
+	}
+	var others map[string][]string
+	if !pins.off() {
+		others = otherTools(clients, pol.scheme)
 	}
 	ownTools, ownResources := ownEntries(pol)
 	cat.lists[listTools] = append(cat.lists[listTools], ownTools...)
@@ -99,6 +109,10 @@ func buildCatalog(clients []*upstream.Client, pol policy, logger *slog.Logger) *
 			continue
 		}
 		server, spec, items := c.Name(), c.Spec(), c.Catalog()
+		items, withheld := pins.admit(server, items, others[server])
+		if withheld != nil {
+			cat.withheld[server] = withheld
+		}
 		settled := isClosed(c.Settled())
 		toolItems := pol.tools(spec, items.Tools)
 		tools, err := exportNamed(pol.scheme, server, toolItems, pol.maxLen)

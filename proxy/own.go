@@ -130,10 +130,12 @@ type statusReport struct {
 	// DroppedNotifications how many notifications it has cost.
 	MaxMessageBytes      int   `json:"maxMessageBytes"`
 	DroppedNotifications int64 `json:"droppedNotifications"`
+	// Pinning is trunk.pin at work: drift, withheld items and findings.
+	Pinning *pinReport `json:"pinning"`
 }
 
 func (t *Trunk) statusReport() statusReport {
-	r := statusReport{Servers: []upstream.Status{}, MaxMessageBytes: t.cfg.Load().Trunk.MaxMessageBytes, DroppedNotifications: t.dropped.Load()}
+	r := statusReport{Servers: []upstream.Status{}, MaxMessageBytes: t.cfg.Load().Trunk.MaxMessageBytes, DroppedNotifications: t.dropped.Load(), Pinning: t.pins.Load().report()}
 	for _, c := range t.clients() {
 		r.Servers = append(r.Servers, c.Status())
 	}

@@ -20,6 +20,10 @@ func (t *Trunk) Reload(ctx context.Context, cfg *config.Config) error {
 	t.reloadMu.Lock()
 	defer t.reloadMu.Unlock()
 	old := t.cfg.Swap(cfg)
+	if old.Trunk.Pin != cfg.Trunk.Pin || old.Trunk.LockFile != cfg.Trunk.LockFile {
+		t.pins.Store(newPinner(cfg.Trunk, t.record, t.logger))
+		t.serverChanged("")
+	}
 	if s, ok := t.downstream().(*Server); ok {
 		s.conn.SetMaxMessageBytes(cfg.Trunk.MaxMessageBytes, limitSetting)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
+	"github.com/mcptrunk/mcptrunk/internal/pin"
 	"github.com/mcptrunk/mcptrunk/naming"
 	"github.com/mcptrunk/mcptrunk/upstream"
 )
@@ -88,6 +89,9 @@ func (t *Trunk) routeNamed(ctx context.Context, method string, params json.RawMe
 		return nil, err
 	}
 	if !known {
+		if why, ok := cat.withheldWhy(server, kind, name); ok {
+			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s", why)
+		}
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "unknown %s %q: server %q exports no such %s (see its tools filter and trunk.readOnly)", kind, name, server, kind)
 	}
 	forward, err := replaceString(params, "name", raw)
@@ -139,6 +143,9 @@ func (t *Trunk) routeResource(ctx context.Context, method string, params json.Ra
 	c, err := t.owner(server, "resource", uri)
 	if err != nil {
 		return nil, err
+	}
+	if why, ok := t.snapshot().withheld[server][pin.Resources][raw]; ok {
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s", why)
 	}
 	if !resourceAllowed(c.Spec().Resources, raw, c.Catalog().Templates) {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "resource %q is not exported: server %q's resources filter excludes it", uri, server)

@@ -24,6 +24,10 @@ type Options struct {
 	// PageSize bounds the items in one page of a list sent to the host;
 	// 0 means DefaultPageSize, a negative value means no paging.
 	PageSize int
+	// RecordPins lets the trunk record, in warn mode, a server it sees for
+	// the first time (trust on first use). Right for serve; one-shot
+	// commands only compare.
+	RecordPins bool
 }
 
 // DefaultPageSize is the most items one list page carries. Hosts that
@@ -69,8 +73,10 @@ type Trunk struct {
 	changes   atomic.Uint64 // counts server changes
 	built     atomic.Uint64 // the count the current catalog includes
 
-	reported sync.Map     // unmatched-pattern messages already logged
-	dropped  atomic.Int64 // notifications to the host dropped for its message limit
+	reported sync.Map               // unmatched-pattern messages already logged
+	pins     atomic.Pointer[pinner] // pinning under the config in force
+	record   bool                   // Options.RecordPins
+	dropped  atomic.Int64           // notifications to the host dropped for its message limit
 
 	announceMu sync.Mutex
 	seen       [listCount]*catalog // the catalog each list was last served or announced from
@@ -105,6 +111,8 @@ func New(cfg *config.Config, opts *Options) *Trunk {
 	t.life, t.stopLife = context.WithCancel(context.Background())
 	t.cat.Store(&catalog{})
 	t.cfg.Store(cfg)
+	t.record = opts.RecordPins
+	t.pins.Store(newPinner(cfg.Trunk, t.record, logger))
 	return t
 }
 
@@ -137,7 +145,11 @@ func (t *Trunk) Start(clientCaps json.RawMessage) {
 		})
 		t.startedAt = time.Now()
 		close(t.started)
-		t.workers.Add(2)
+		t.workers.Add(3)
+		go func() {
+			defer t.workers.Done()
+			t.watchLock()
+		}()
 		go func() {
 			defer t.workers.Done()
 			if err := t.host.StartAll(context.Background(), t.cfg.Load().Servers); err != nil {
@@ -226,7 +238,7 @@ func (t *Trunk) policy() policy { return policyOf(t.cfg.Load().Trunk) }
 // build makes a catalog from the servers as they are now, and reports each
 // filter pattern that matches nothing once.
 func (t *Trunk) build() *catalog {
-	cat := buildCatalog(t.host.Clients(), t.policy(), t.logger)
+	cat := buildCatalog(t.host.Clients(), t.policy(), t.pins.Load(), t.logger)
 	for _, msg := range cat.unmatched {
 		if _, seen := t.reported.LoadOrStore(msg, true); !seen {
 			t.logger.Warn(msg)

@@ -42,7 +42,7 @@ func (serveCommand) run(ctx context.Context, env *environment) error {
 	}
 	logger.Info("mcptrunk starting", "servers", len(cfg.Servers), "config", path, "version", version())
 	t := proxy.New(cfg, &proxy.Options{
-		Logger: logger, Version: version(), Restart: upstream.DefaultRestartPolicy,
+		Logger: logger, Version: version(), Restart: upstream.DefaultRestartPolicy, RecordPins: true,
 	})
 
 	watchCtx, stopWatching := context.WithCancel(ctx)

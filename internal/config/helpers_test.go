@@ -32,5 +32,5 @@ func defaultTimeouts() Timeouts {
 }
 
 func defaultTrunk() TrunkOptions {
-	return TrunkOptions{StartupWait: Duration(15 * time.Second), Concurrency: DefaultConcurrency, MaxNameLength: 64, Prefix: "mcp__", MaxMessageBytes: DefaultMaxMessageBytes}
+	return TrunkOptions{StartupWait: Duration(15 * time.Second), Concurrency: DefaultConcurrency, MaxNameLength: 64, Prefix: "mcp__", MaxMessageBytes: DefaultMaxMessageBytes, Pin: PinWarn}
 }

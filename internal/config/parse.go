@@ -65,6 +65,8 @@ type rawTrunk struct {
 	ToolSearch    json.RawMessage `json:"toolSearch"`
 	MaxMessage    json.RawMessage `json:"maxMessageBytes"`
 	MaxResult     json.RawMessage `json:"maxResultBytes"` // the old name of maxMessageBytes
+	Pin           json.RawMessage `json:"pin"`
+	LockFile      json.RawMessage `json:"lockFile"`
 }
 
 var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
@@ -151,6 +153,13 @@ func Load(path string) (*Config, error) {
 	cfg, err := Parse(f, os.LookupEnv)
 	if err != nil {
 		return nil, prefixPathErr(path, err)
+	}
+	// The lockfile lives beside the config unless the config says where.
+	switch lf := cfg.Trunk.LockFile; {
+	case lf == "":
+		cfg.Trunk.LockFile = filepath.Join(filepath.Dir(path), LockFileName)
+	case !filepath.IsAbs(lf):
+		cfg.Trunk.LockFile = filepath.Join(filepath.Dir(path), lf)
 	}
 	return cfg, nil
 }

@@ -178,7 +178,7 @@ func TestConfigParseInline(t *testing.T) {
 			}
 		}},
 		{"trunk values", `{"trunk": {"startupWait": "2s", "concurrency": 1, "maxNameLength": 256, "prefix": "", "readOnly": true, "resourceTools": true, "toolSearch": true, "maxResultBytes": 67108864}}`, func(t *testing.T, c *Config) {
-			want := TrunkOptions{StartupWait: Duration(2 * time.Second), Concurrency: 1, MaxNameLength: 256, Prefix: "", ReadOnly: true, ResourceTools: true, ToolSearch: true, MaxMessageBytes: 64 << 20}
+			want := TrunkOptions{StartupWait: Duration(2 * time.Second), Concurrency: 1, MaxNameLength: 256, Prefix: "", ReadOnly: true, ResourceTools: true, ToolSearch: true, MaxMessageBytes: 64 << 20, Pin: PinWarn}
 			if c.Trunk != want {
 				t.Errorf("trunk = %+v", c.Trunk)
 			}

@@ -172,7 +172,25 @@ type TrunkOptions struct {
 	// connection, every server's: an oversized result becomes an error
 	// naming it, a list page is split, an oversized notification is dropped.
 	MaxMessageBytes int `json:"maxMessageBytes,omitempty"`
+	// Pin is how definitions are pinned (see internal/pin):
+	// PinOff, PinWarn (the default: trust on first use, log later changes)
+	// or PinEnforce (withhold whatever "mcptrunk pin" has not recorded).
+	Pin string `json:"pin,omitempty"`
+	// LockFile is the lockfile's path: trunk.lockFile, relative to the
+	// config's directory, or LockFileName beside the config. Empty when the
+	// config was not loaded from a file, which turns pinning off.
+	LockFile string `json:"lockFile,omitempty"`
 }
+
+// Pinning modes (trunk.pin).
+const (
+	PinOff     = "off"
+	PinWarn    = "warn"
+	PinEnforce = "enforce"
+)
+
+// LockFileName is the lockfile's name beside the config.
+const LockFileName = "mcptrunk.lock.json"
 
 // DefaultConcurrency is how many servers start at once unless the config
 // says otherwise. Starting is mostly waiting (a Node server spends ~400 ms

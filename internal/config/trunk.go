@@ -67,5 +67,17 @@ func parseTrunk(raw json.RawMessage) (TrunkOptions, []error) {
 		}
 		t.MaxMessageBytes = n
 	}
+	t.Pin = PinWarn
+	if pin, ok := p.str(rt.Pin, "trunk.pin"); ok && pin != "" {
+		switch pin {
+		case PinOff, PinWarn, PinEnforce:
+			t.Pin = pin
+		default:
+			p.addf("trunk.pin", "must be %q, %q or %q, got %q", PinOff, PinWarn, PinEnforce, pin)
+		}
+	}
+	if lf, ok := p.str(rt.LockFile, "trunk.lockFile"); ok {
+		t.LockFile = lf
+	}
 	return t, p.errs
 }

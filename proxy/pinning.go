@@ -1,0 +1,356 @@
+package proxy
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcptrunk/mcptrunk/internal/config"
+	"github.com/mcptrunk/mcptrunk/internal/pin"
+	"github.com/mcptrunk/mcptrunk/naming"
+	"github.com/mcptrunk/mcptrunk/upstream"
+)
+
+// Pinning (trunk.pin, internal/pin): every catalog build holds each server's
+// definitions against the lockfile before anything is exported.
+//
+//   - off: nothing is checked.
+//   - warn (the default): a server never seen is recorded as it is, by the
+//     trunk that serves a host (trust on first use); later changes are
+//     drift, exported but logged once and shown in check and status.
+//   - enforce: only what the lockfile has, as it has it, reaches the host:
+//     a new or changed item is withheld (not listed, not callable, with an
+//     error naming "mcptrunk pin SERVER"), and so is an item with invisible
+//     characters unless pinned as it is. A lockfile that cannot be read
+//     withholds everything (fail closed).
+//
+// Builds happen on every discovery (start, restart, list_changed, reload),
+// and when the lockfile changes (watchLock), so drift is seen whenever it
+// happens and a "mcptrunk pin" run takes effect without a restart.
+
+// pinner holds the pinning state of one trunk.
+type pinner struct {
+	mode   string
+	path   string
+	record bool // record servers seen for the first time (warn mode, serve)
+	logger *slog.Logger
+
+	mu       sync.Mutex
+	lock     *pin.Lock
+	lockErr  error
+	stamp    fileStamp
+	loaded   bool
+	reported map[string]bool     // messages logged once
+	servers  map[string]pinState // the last evaluation of each server
+}
+
+// pinState is what pinning found of one server, for status and check.
+type pinState struct {
+	Drift    []pinItem `json:"drift,omitempty"`
+	Withheld []pinItem `json:"withheld,omitempty"`
+	Findings []pinItem `json:"findings,omitempty"`
+}
+
+// pinItem is one item pinning has something to say about.
+type pinItem struct {
+	Kind string `json:"kind"`
+	Name string `json:"name"`
+	What string `json:"what"`
+}
+
+// pinReport is pinning in mcp__trunk__status.
+type pinReport struct {
+	Mode     string              `json:"mode"`
+	LockFile string              `json:"lockFile,omitempty"`
+	Error    string              `json:"error,omitempty"`
+	Servers  map[string]pinState `json:"servers,omitempty"`
+}
+
+func newPinner(o config.TrunkOptions, record bool, logger *slog.Logger) *pinner {
+	mode := o.Pin
+	if o.LockFile == "" {
+		mode = config.PinOff // a config not read from a file has no lockfile
+	}
+	return &pinner{mode: mode, path: o.LockFile, record: record, logger: logger,
+		reported: map[string]bool{}, servers: map[string]pinState{}}
+}
+
+func (p *pinner) off() bool { return p == nil || p.mode == config.PinOff || p.mode == "" }
+
+// fileStamp says whether a file changed: its size and modification time.
+type fileStamp struct {
+	size int64
+	mod  time.Time
+	ok   bool
+}
+
+func stampOf(path string) fileStamp {
+	st, err := os.Stat(path)
+	if err != nil {
+		return fileStamp{}
+	}
+	return fileStamp{size: st.Size(), mod: st.ModTime(), ok: true}
+}
+
+// current returns the lockfile's content, reading it again when it changed.
+func (p *pinner) current() (*pin.Lock, error) {
+	st := stampOf(p.path)
+	if !p.loaded || st != p.stamp {
+		p.lock, p.lockErr = pin.Read(p.path)
+		p.stamp, p.loaded = st, true
+		if p.lockErr != nil {
+			p.once("lockfile:"+p.lockErr.Error(), func() {
+				p.logger.Error("pinning: the lockfile cannot be used", "error", p.lockErr, "mode", p.mode)
+			})
+		}
+	}
+	return p.lock, p.lockErr
+}
+
+// lockChanged reports whether the lockfile changed since it was last read.
+func (p *pinner) lockChanged() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.loaded && stampOf(p.path) != p.stamp
+}
+
+func (p *pinner) once(key string, f func()) {
+	if !p.reported[key] {
+		p.reported[key] = true
+		f()
+	}
+}
+
+// withheldItems are the items of one server the host does not get, by kind
+// and key, with the reason a call is refused.
+type withheldItems map[pin.Kind]map[string]string
+
+func (w withheldItems) add(kind pin.Kind, key, why string) {
+	if w[kind] == nil {
+		w[kind] = map[string]string{}
+	}
+	w[kind][key] = why
+}
+
+// admit holds one server's catalog against the lockfile and returns what
+// may be exported, and what is withheld and why. others are the names of
+// other servers' tools, for the shadowing finding.
+func (p *pinner) admit(server string, cat upstream.Catalog, others []string) (upstream.Catalog, withheldItems) {
+	if p.off() {
+		return cat, nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	defs := map[pin.Kind][]pin.Def{}
+	for kind, items := range map[pin.Kind][]upstream.Item{pin.Tools: cat.Tools, pin.Prompts: cat.Prompts, pin.Resources: cat.Resources, pin.Templates: cat.Templates} {
+		for _, it := range items {
+			defs[kind] = append(defs[kind], pin.Def{Key: it.Key, Raw: it.Raw})
+		}
+	}
+	now, err := pin.Snapshot(defs)
+	if err != nil {
+		p.logger.Warn("pinning: a definition cannot be read", "server", server, "error", err)
+		now = pin.Server{}
+	}
+	enforce := p.mode == config.PinEnforce
+	withheld := withheldItems{}
+	var st pinState
+	lock, lockErr := p.current()
+	pinned, known := pin.Server(nil), false
+	if lockErr == nil {
+		pinned, known = lock.Servers[server]
+	}
+	switch {
+	case lockErr != nil && enforce:
+		for kind, m := range now {
+			for key := range m {
+				withheld.add(kind, key, fmt.Sprintf("pinning is enforced and the lockfile cannot be used (%v): nothing of server %q is trusted", lockErr, server))
+			}
+		}
+	case lockErr != nil:
+		// warn: exported, the error was logged once by current.
+	case !known && !enforce:
+		if p.record && len(now) > 0 {
+			p.recordFirstSight(server, now)
+		}
+	default:
+		for _, c := range pin.Compare(server, pinned, now) {
+			what := map[pin.Status]string{pin.New: "new since it was pinned", pin.Changed: "changed since it was pinned", pin.Removed: "removed since it was pinned"}[c.Status]
+			st.Drift = append(st.Drift, pinItem{string(c.Kind), c.Key, what})
+			if c.Status == pin.Removed {
+				continue
+			}
+			if enforce {
+				withheld.add(c.Kind, c.Key, fmt.Sprintf("%s %q of server %q is %s and pinning is enforced: run \"mcptrunk pin %s\" to review and trust it", c.Kind.Singular(), c.Key, server, what, server))
+				continue
+			}
+			p.once(fmt.Sprintf("drift:%s:%s:%s:%s", server, c.Kind, c.Key, now[c.Kind][c.Key].SHA256), func() {
+				p.logger.Warn(`pinning: a definition is not the one pinned; run "mcptrunk pin `+server+`" to review it`,
+					"server", server, "kind", c.Kind.Singular(), "name", c.Key, "status", string(c.Status))
+			})
+		}
+	}
+	for _, kind := range pin.Kinds {
+		for key, e := range now[kind] {
+			for _, f := range pin.Inspect(kind, key, e.Definition, others) {
+				st.Findings = append(st.Findings, pinItem{string(kind), key, f.Problem})
+				if enforce && f.Invisible() && !pinned.Matches(kind, key, e.SHA256) {
+					withheld.add(kind, key, fmt.Sprintf("%s %q of server %q has %s and pinning is enforced: run \"mcptrunk pin %s\" to review and trust it", kind.Singular(), key, server, f.Problem, server))
+				}
+				p.once(fmt.Sprintf("finding:%s:%s:%s:%s", server, kind, key, f.Problem), func() {
+					p.logger.Warn("pinning: a definition needs a look", "server", server, "kind", kind.Singular(), "name", key, "finding", f.Problem)
+				})
+			}
+		}
+	}
+	for kind, m := range withheld {
+		for key, why := range m {
+			st.Withheld = append(st.Withheld, pinItem{string(kind), key, why})
+		}
+	}
+	sortPinItems(st.Drift)
+	sortPinItems(st.Withheld)
+	sortPinItems(st.Findings)
+	p.servers[server] = st
+	if len(withheld) == 0 {
+		return cat, nil
+	}
+	return upstream.Catalog{
+		Tools:     keep(cat.Tools, withheld[pin.Tools]),
+		Prompts:   keep(cat.Prompts, withheld[pin.Prompts]),
+		Resources: keep(cat.Resources, withheld[pin.Resources]),
+		Templates: keep(cat.Templates, withheld[pin.Templates]),
+	}, withheld
+}
+
+// recordFirstSight pins a server seen for the first time (warn mode).
+func (p *pinner) recordFirstSight(server string, now pin.Server) {
+	err := pin.Update(p.path, func(l *pin.Lock) error {
+		if _, ok := l.Servers[server]; !ok {
+			l.Servers[server] = now
+		}
+		return nil
+	})
+	if err != nil {
+		p.once("record:"+server+err.Error(), func() {
+			p.logger.Warn("pinning: recording a new server failed", "server", server, "error", err)
+		})
+		return
+	}
+	p.logger.Info("pinning: recorded a server seen for the first time", "server", server, "lockFile", p.path)
+	p.loaded = false // read back what was written
+}
+
+func keep(items []upstream.Item, drop map[string]string) []upstream.Item {
+	if len(drop) == 0 {
+		return items
+	}
+	out := make([]upstream.Item, 0, len(items))
+	for _, it := range items {
+		if _, ok := drop[it.Key]; !ok {
+			out = append(out, it)
+		}
+	}
+	return out
+}
+
+func sortPinItems(items []pinItem) {
+	sort.Slice(items, func(i, j int) bool {
+		if items[i].Kind != items[j].Kind {
+			return items[i].Kind < items[j].Kind
+		}
+		return items[i].Name < items[j].Name
+	})
+}
+
+// report is pinning's part of the status.
+func (p *pinner) report() *pinReport {
+	if p.off() {
+		return &pinReport{Mode: config.PinOff}
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	r := &pinReport{Mode: p.mode, LockFile: p.path, Servers: map[string]pinState{}}
+	if p.lockErr != nil {
+		r.Error = p.lockErr.Error()
+	}
+	for s, st := range p.servers {
+		if len(st.Drift)+len(st.Withheld)+len(st.Findings) > 0 {
+			r.Servers[s] = st
+		}
+	}
+	return r
+}
+
+// otherTools lists, for each server, the names of every other server's
+// tools that its descriptions should not mention: exported names, and own
+// names distinctive enough not to be ordinary words (and that the server
+// does not use itself).
+func otherTools(clients []*upstream.Client, scheme naming.Scheme) map[string][]string {
+	names := map[string][]string{}
+	own := map[string]map[string]bool{}
+	for _, c := range clients {
+		own[c.Name()] = map[string]bool{}
+		for _, it := range c.Catalog().Tools {
+			own[c.Name()][it.Key] = true
+			names[c.Name()] = append(names[c.Name()], scheme.Name(c.Name(), it.Key))
+			if len(it.Key) >= 6 && strings.ContainsAny(it.Key, "_-") {
+				names[c.Name()] = append(names[c.Name()], it.Key)
+			}
+		}
+	}
+	out := map[string][]string{}
+	for _, c := range clients {
+		for s, list := range names {
+			if s == c.Name() {
+				continue
+			}
+			for _, n := range list {
+				if !own[c.Name()][n] {
+					out[c.Name()] = append(out[c.Name()], n)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// lockPoll is how often a serving trunk looks at the lockfile.
+const lockPoll = time.Second
+
+// watchLock rebuilds the catalog when the lockfile changes: what a
+// "mcptrunk pin" run trusted reaches the host (with list_changed) without a
+// restart, and an edit that breaks the file takes effect in enforce mode.
+func (t *Trunk) watchLock() {
+	tick := time.NewTicker(lockPoll)
+	defer tick.Stop()
+	for {
+		select {
+		case <-t.stopped:
+			return
+		case <-tick.C:
+			if p := t.pins.Load(); !p.off() && p.lockChanged() {
+				t.serverChanged("")
+			}
+		}
+	}
+}
+
+// withheldWhy says why a tool or prompt the host asked for by its exported
+// name is withheld, if it is.
+func (c *catalog) withheldWhy(server, kind, name string) (string, bool) {
+	k := pin.Tools
+	if kind == "prompt" {
+		k = pin.Prompts
+	}
+	_, raw, ok := c.scheme.Split(name)
+	if !ok {
+		return "", false
+	}
+	why, ok := c.withheld[server][k][raw]
+	return why, ok
+}
