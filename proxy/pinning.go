@@ -354,3 +354,41 @@ func (c *catalog) withheldWhy(server, kind, name string) (string, bool) {
 	why, ok := c.withheld[server][k][raw]
 	return why, ok
 }
+
+// PinLines holds the ready clients against the lockfile, recording nothing,
+// and describes what pinning finds, one line per item, for mcptrunk check.
+// The first line says the mode and the lockfile.
+func PinLines(o config.TrunkOptions, clients []*upstream.Client, logger *slog.Logger) []string {
+	p := newPinner(o, false, logger)
+	if p.off() {
+		return []string{"pinning: off"}
+	}
+	others := otherTools(clients, naming.Scheme{Prefix: o.Prefix})
+	for _, c := range clients {
+		if state, _ := c.State(); state == upstream.StateReady {
+			p.admit(c.Name(), c.Catalog(), others[c.Name()])
+		}
+	}
+	r := p.report()
+	lines := []string{fmt.Sprintf("pinning: %s, lockfile %s", r.Mode, r.LockFile)}
+	if r.Error != "" {
+		lines = append(lines, "pinning: "+r.Error)
+	}
+	servers := make([]string, 0, len(r.Servers))
+	for s := range r.Servers {
+		servers = append(servers, s)
+	}
+	sort.Strings(servers)
+	for _, s := range servers {
+		st := r.Servers[s]
+		for _, group := range []struct {
+			label string
+			items []pinItem
+		}{{"drift", st.Drift}, {"withheld", st.Withheld}, {"finding", st.Findings}} {
+			for _, it := range group.items {
+				lines = append(lines, fmt.Sprintf("pinning: %s: server %q, %s %q: %s", group.label, s, pin.Kind(it.Kind).Singular(), it.Name, it.What))
+			}
+		}
+	}
+	return lines
+}

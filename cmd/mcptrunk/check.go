@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcptrunk/mcptrunk/proxy"
 	"github.com/mcptrunk/mcptrunk/upstream"
 )
 
@@ -73,6 +74,10 @@ func (checkCommand) run(ctx context.Context, env *environment) error {
 		statuses = append(statuses, c.Status())
 	}
 	printStatusTable(env.stdout, statuses)
+	fmt.Fprintln(env.stdout)
+	for _, line := range proxy.PinLines(cfg.Trunk, host.Clients(), logger) {
+		fmt.Fprintln(env.stdout, line)
+	}
 	if startErr != nil || len(host.Failures()) > 0 {
 		fmt.Fprintf(env.stdout, "\n%d of %d servers failed\n", len(host.Failures()), len(cfg.Servers))
 		return exitError(1)
