@@ -21,8 +21,19 @@
 //	huge_log          sends one notifications/message of {bytes} bytes, then answers
 //	notify_flood      sends {count} notifications/message as fast as it can, then answers
 //
+//	redefine          sets ping_tool's description to {description} and announces
+//	                  notifications/tools/list_changed (the server declares tools.listChanged)
+//
 // and a resource template, chaos://huge/{bytes}, whose reads are texts of
 // that many bytes.
+//
+// The definitions can be changed from the environment, for the tests of
+// pinning (a definition that changes between runs or during a session):
+//
+//	CHAOS_PING_DESCRIPTION  ping_tool's description (default "Answers pong.")
+//	CHAOS_EXTRA_TOOL        when set to a name, one more tool of that name is offered,
+//	                        described as "An extra tool.", that answers "extra"
+//	CHAOS_NO_HANG           when set (non-empty), the hang tool is not offered
 //
 // Making the fault stop: with -state-file PATH every start of the process
 // reads a counter from PATH (missing: 0), writes it back plus one, and so
@@ -263,6 +274,23 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 // ping_tool kills the process mid-request, as an upstream that dies would.
 func serve(o options, start int, crashOnCall bool) {
 	out := &lockedWriter{w: os.Stdout}
+	s := newServer(out, crashOnCall)
+	// Listen rather than ServeStdio: ServeStdio installs its own SIGTERM and
+	// SIGINT handlers, which would defeat -ignore-sigterm. Signals keep their
+	// default effect here.
+	stdio := server.NewStdioServer(s)
+	stdio.SetErrorLogger(log.New(os.Stderr, "chaos: ", 0))
+	if err := stdio.Listen(context.Background(), os.Stdin, out); err != nil {
+		fmt.Fprintln(os.Stderr, "chaos:", err)
+		os.Exit(1)
+	}
+	afterEOF(o)
+}
+
+// newServer is the MCP server of the serving modes, its definitions as the
+// environment says; the tools that write behind the server's back write to
+// out.
+func newServer(out io.Writer, crashOnCall bool) *server.MCPServer {
 	// Logging and a subscribable resource, with every such request named on
 	// stderr: what a restarted server is asked again can be seen.
 	hooks := &server.Hooks{}
@@ -272,31 +300,52 @@ func serve(o options, start int, crashOnCall bool) {
 			fmt.Fprintf(os.Stderr, "chaos: request %s\n", method)
 		}
 	})
-	s := server.NewMCPServer("chaos", "0.1.0", server.WithToolCapabilities(false),
+	// tools.listChanged: AddTool, as redefine calls it, then announces
+	// notifications/tools/list_changed to the initialised session.
+	s := server.NewMCPServer("chaos", "0.1.0", server.WithToolCapabilities(true),
 		server.WithLogging(), server.WithResourceCapabilities(true, false), server.WithHooks(hooks))
 	s.AddResource(mcp.NewResource("chaos://state", "state", mcp.WithMIMEType("text/plain")),
 		func(context.Context, mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
 			return []mcp.ResourceContents{mcp.TextResourceContents{URI: "chaos://state", MIMEType: "text/plain", Text: "ok"}}, nil
 		})
-	s.AddTool(mcp.NewTool("ping_tool", mcp.WithDescription("Answers pong.")),
-		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			if crashOnCall {
-				crash()
-			}
-			return mcp.NewToolResultText("pong"), nil
-		})
+	ping := func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if crashOnCall {
+			crash()
+		}
+		return mcp.NewToolResultText("pong"), nil
+	}
+	s.AddTool(mcp.NewTool("ping_tool", mcp.WithDescription(pingDescription())), ping)
+	s.AddTool(mcp.NewTool("redefine",
+		mcp.WithDescription("Sets ping_tool's description and announces notifications/tools/list_changed."),
+		mcp.WithString("description", mcp.Required(), mcp.Description("ping_tool's new description.")),
+	), func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		d, err := req.RequireString("description")
+		if err != nil {
+			return mcp.NewToolResultError(err.Error()), nil
+		}
+		s.AddTool(mcp.NewTool("ping_tool", mcp.WithDescription(d)), ping)
+		return mcp.NewToolResultText("ping_tool redefined"), nil
+	})
+	if name := os.Getenv("CHAOS_EXTRA_TOOL"); name != "" {
+		s.AddTool(mcp.NewTool(name, mcp.WithDescription("An extra tool.")),
+			func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return mcp.NewToolResultText("extra"), nil
+			})
+	}
 	s.AddTool(mcp.NewTool("crash", mcp.WithDescription("Exits with status 3 in the middle of the call.")),
 		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			crash()
 			return nil, nil
 		})
-	s.AddTool(mcp.NewTool("hang", mcp.WithDescription("Never answers unless the call is cancelled.")),
-		func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			fmt.Fprintln(os.Stderr, "chaos: hang: called")
-			<-ctx.Done()
-			fmt.Fprintf(os.Stderr, "chaos: hang cancelled: %v\n", ctx.Err())
-			return nil, ctx.Err()
-		})
+	if os.Getenv("CHAOS_NO_HANG") == "" {
+		s.AddTool(mcp.NewTool("hang", mcp.WithDescription("Never answers unless the call is cancelled.")),
+			func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				fmt.Fprintln(os.Stderr, "chaos: hang: called")
+				<-ctx.Done()
+				fmt.Fprintf(os.Stderr, "chaos: hang cancelled: %v\n", ctx.Err())
+				return nil, ctx.Err()
+			})
+	}
 	s.AddTool(mcp.NewTool("garbage_then_ok",
 		mcp.WithDescription("Writes invalid JSON-RPC lines to stdout, then answers ok."),
 		mcp.WithNumber("lines", mcp.Description("How many junk lines (default 20).")),
@@ -352,16 +401,16 @@ func serve(o options, start int, crashOnCall bool) {
 		}
 		return mcp.NewToolResultText(fmt.Sprintf("sent %d notifications", n)), nil
 	})
-	// Listen rather than ServeStdio: ServeStdio installs its own SIGTERM and
-	// SIGINT handlers, which would defeat -ignore-sigterm. Signals keep their
-	// default effect here.
-	stdio := server.NewStdioServer(s)
-	stdio.SetErrorLogger(log.New(os.Stderr, "chaos: ", 0))
-	if err := stdio.Listen(context.Background(), os.Stdin, out); err != nil {
-		fmt.Fprintln(os.Stderr, "chaos:", err)
-		os.Exit(1)
+	return s
+}
+
+// pingDescription is ping_tool's description at start: $CHAOS_PING_DESCRIPTION,
+// or "Answers pong.".
+func pingDescription() string {
+	if d := os.Getenv("CHAOS_PING_DESCRIPTION"); d != "" {
+		return d
 	}
-	afterEOF(o)
+	return "Answers pong."
 }
 
 func crash() {

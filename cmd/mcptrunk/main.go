@@ -8,6 +8,7 @@
 //	mcptrunk list [--json]                                  the namespaced catalog and each server's status
 //	mcptrunk call NAME [JSON]                               route one tool call and print the result
 //	mcptrunk check                                          validate the config and connect every server
+//	mcptrunk pin [SERVER...] [--yes] [--check]              review the servers' definitions and record them in the lockfile
 //	mcptrunk auth SERVER                                    authorise mcptrunk with a remote server (OAuth)
 package main
 
@@ -75,6 +76,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		cmd = &callCommand{}
 	case "check":
 		cmd = &checkCommand{}
+	case "pin":
+		cmd = &pinCommand{}
 	case "auth":
 		cmd = &authCommand{}
 	case "help":
@@ -92,7 +95,25 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if err := fs.Parse(args); err != nil {
 		return errUsage
 	}
-	env.global, env.args = g, fs.Args()
+	rest := fs.Args()
+	if _, ok := cmd.(interface{ interspersed() }); ok {
+		// Flags may come after positional arguments: parse on after each.
+		var positional []string
+		for len(rest) > 0 {
+			if n := len(args) - len(rest); n > 0 && args[n-1] == "--" {
+				positional = append(positional, rest...) // everything after "--"
+				break
+			}
+			positional = append(positional, rest[0])
+			args = rest[1:]
+			if err := fs.Parse(args); err != nil {
+				return errUsage
+			}
+			rest = fs.Args()
+		}
+		rest = positional
+	}
+	env.global, env.args = g, rest
 	return cmd.run(ctx, env)
 }
 
@@ -101,6 +122,8 @@ const usage = `Usage:
   mcptrunk list [--json]    connect every server; print the namespaced catalog and each server's status
   mcptrunk call NAME [JSON] route one tool call (arguments as a JSON object) and print the result
   mcptrunk check            validate the config, connect every server, exit non-zero if any failed
+  mcptrunk pin [SERVER...]  show how the servers' definitions differ from the lockfile and record them;
+                            flags: --yes (record without asking), --check (write nothing; exit 1 on drift)
   mcptrunk auth SERVER      authorise mcptrunk with a remote server that uses OAuth (opens a browser);
                             flags: --timeout 5m, --no-browser, --logout (remove the stored tokens)
 

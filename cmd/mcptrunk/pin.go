@@ -1,0 +1,330 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/mcptrunk/mcptrunk/internal/config"
+	"github.com/mcptrunk/mcptrunk/internal/pin"
+	"github.com/mcptrunk/mcptrunk/naming"
+	"github.com/mcptrunk/mcptrunk/upstream"
+)
+
+// pinCommand connects servers, shows how their definitions differ from the
+// lockfile (word diffs of texts, line diffs of schemas, and findings), and
+// records what they export now once the user agrees. It works whatever
+// trunk.pin says: it is how definitions get pinned.
+type pinCommand struct {
+	yes   bool // record without asking
+	check bool // only compare: exit 1 on drift, write nothing
+}
+
+func (c *pinCommand) flags(fs *flagSet) {
+	fs.BoolVar(&c.yes, "yes", false, "record the changes without asking")
+	fs.BoolVar(&c.check, "check", false, "only compare with the lockfile; exit 1 if anything differs")
+}
+
+// interspersed: flags may follow server names ("pin notes --yes").
+func (c *pinCommand) interspersed() {}
+
+// pinned is what pin found of one selected server.
+type pinned struct {
+	id      string // the server's identifier, its key in the lockfile
+	state   upstream.State
+	err     error
+	now     pin.Server
+	changes []pin.Change
+}
+
+func (c *pinCommand) run(ctx context.Context, env *environment) error {
+	logger, err := env.logger(slog.LevelError)
+	if err != nil {
+		return err
+	}
+	cfg, err := env.loadConfig()
+	if err != nil {
+		return err
+	}
+	path := cfg.Trunk.LockFile
+	if path == "" {
+		return fmt.Errorf("no lockfile: the config was not read from a file")
+	}
+	specs, err := selectServers(cfg.Servers, env.args)
+	if err != nil {
+		return err
+	}
+	lock, err := pin.Read(path)
+	if err != nil {
+		// Nothing is compared with, nor written over, a lockfile that
+		// cannot be read: it may hold what the user trusted.
+		return fmt.Errorf("%w\nfix the file, or remove it to pin every server afresh", err)
+	}
+	fmt.Fprintf(env.stdout, "lockfile: %s\n", path)
+
+	results, others, err := connectAndSnapshot(ctx, cfg, specs, lock, logger)
+	if err != nil {
+		return err
+	}
+
+	drift, failed := 0, 0
+	for _, r := range results {
+		switch {
+		case r.state == upstream.StateDisabled:
+			fmt.Fprintf(env.stdout, "\nserver %q: disabled, not connected; its entries in the lockfile are kept\n", r.id)
+		case r.state != upstream.StateReady:
+			failed++
+			why := string(r.state)
+			if r.err != nil {
+				why = strings.TrimPrefix(firstLine(r.err.Error()), fmt.Sprintf("server %q: ", r.id))
+			}
+			fmt.Fprintf(env.stdout, "\nserver %q: failed to connect: %s\n  its entries in the lockfile are kept\n", r.id, why)
+		default:
+			drift += len(r.changes)
+			printServerDrift(env.stdout, r, others[r.id])
+		}
+	}
+	fmt.Fprintln(env.stdout)
+	if failed > 0 {
+		fmt.Fprintf(env.stdout, "%d of %d servers failed to connect\n", failed, len(results))
+	}
+	failure := func() error {
+		if failed > 0 {
+			return exitError(1)
+		}
+		return nil
+	}
+	if drift == 0 {
+		if failed > 0 {
+			fmt.Fprintf(env.stdout, "Every server that connected matches the lockfile (%s).\n", path)
+		} else {
+			fmt.Fprintf(env.stdout, "Everything matches the lockfile (%s).\n", path)
+		}
+		return failure()
+	}
+	if c.check {
+		fmt.Fprintf(env.stdout, "%s not in the lockfile (%s); run \"mcptrunk pin\" to review and record %s.\n",
+			plural(drift, "change", "changes"), path, map[bool]string{true: "it", false: "them"}[drift == 1])
+		return exitError(1)
+	}
+	if !c.yes {
+		fmt.Fprintf(env.stdout, "Record these changes in %s? [y/N] ", path)
+		if !confirmed(ctx, env.stdin) {
+			fmt.Fprintln(env.stdout, "Nothing recorded.")
+			return exitError(1)
+		}
+	}
+	err = pin.Update(path, func(l *pin.Lock) error {
+		for _, r := range results {
+			if r.state == upstream.StateReady {
+				l.Servers[r.id] = r.now
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	var recorded []string
+	for _, r := range results {
+		if r.state == upstream.StateReady && len(r.changes) > 0 {
+			recorded = append(recorded, fmt.Sprintf("%q", r.id))
+		}
+	}
+	fmt.Fprintf(env.stdout, "Recorded %s (%s) in %s.\n", plural(drift, "change", "changes"), strings.Join(recorded, ", "), path)
+	return failure()
+}
+
+// selectServers returns the specs named (by config name or identifier), or
+// every spec when none is.
+func selectServers(specs []config.Spec, names []string) ([]config.Spec, error) {
+	if len(names) == 0 {
+		return specs, nil
+	}
+	var out []config.Spec
+	seen := map[string]bool{}
+	for _, name := range names {
+		i := slices.IndexFunc(specs, func(s config.Spec) bool {
+			id, _ := naming.ServerID(s.Name)
+			return s.Name == name || id == name
+		})
+		if i < 0 {
+			var known []string
+			for _, s := range specs {
+				known = append(known, s.Name)
+			}
+			sort.Strings(known)
+			return nil, fmt.Errorf("unknown server %q (the config has: %s)", name, strings.Join(known, ", "))
+		}
+		if !seen[specs[i].Name] {
+			seen[specs[i].Name] = true
+			out = append(out, specs[i])
+		}
+	}
+	return out, nil
+}
+
+// connectAndSnapshot starts the selected servers (no restarts), waits until
+// each has listed everything it offers or failed, and compares each ready
+// one with the lockfile. It also returns, per server, the names of other
+// servers' tools its descriptions should not mention: those of the servers
+// connected, and for the others those pinned.
+func connectAndSnapshot(ctx context.Context, cfg *config.Config, specs []config.Spec, lock *pin.Lock, logger *slog.Logger) ([]pinned, map[string][]string, error) {
+	host := upstream.NewHost(&upstream.Options{Logger: logger, Concurrency: cfg.Trunk.Concurrency, Version: version()})
+	defer host.Close(context.WithoutCancel(ctx))
+	_ = host.StartAll(ctx, specs) // each failure is in its client's state
+	var results []pinned
+	tools := map[string][]string{} // server → its own tool names
+	for _, spec := range specs {
+		id, err := naming.ServerID(spec.Name)
+		c, ok := host.Client(id)
+		if err == nil && (!ok || c.Spec().Name != spec.Name) {
+			err = fmt.Errorf("its name collides with another server's (both become %q)", id)
+		}
+		if err != nil {
+			results = append(results, pinned{id: spec.Name, state: upstream.StateFailed, err: err})
+			continue
+		}
+		select {
+		case <-c.Settled():
+		case <-ctx.Done():
+			return nil, nil, ctx.Err()
+		}
+		state, err := c.State()
+		r := pinned{id: id, state: state, err: err}
+		if state == upstream.StateReady {
+			cat := c.Catalog()
+			defs := map[pin.Kind][]pin.Def{}
+			for kind, items := range map[pin.Kind][]upstream.Item{pin.Tools: cat.Tools, pin.Prompts: cat.Prompts, pin.Resources: cat.Resources, pin.Templates: cat.Templates} {
+				for _, it := range items {
+					defs[kind] = append(defs[kind], pin.Def{Key: it.Key, Raw: it.Raw})
+				}
+			}
+			now, err := pin.Snapshot(defs)
+			if err != nil {
+				r.state, r.err = upstream.StateFailed, fmt.Errorf("a definition cannot be read: %w", err)
+			} else {
+				r.now = now
+				r.changes = pin.Compare(r.id, lock.Servers[r.id], now)
+				tools[r.id] = now.Keys(pin.Tools)
+			}
+		}
+		results = append(results, r)
+	}
+	for _, s := range cfg.Servers {
+		id, err := naming.ServerID(s.Name)
+		if _, connected := tools[id]; err == nil && !connected {
+			tools[id] = lock.Servers[id].Keys(pin.Tools)
+		}
+	}
+	sort.Slice(results, func(i, j int) bool { return results[i].id < results[j].id })
+	return results, othersTools(tools, naming.Scheme{Prefix: cfg.Trunk.Prefix}), nil
+}
+
+// othersTools lists, for each server, the names of every other server's
+// tools that its descriptions should not mention: exported names, and own
+// names distinctive enough not to be ordinary words (and that the server
+// does not use itself), as serve does.
+func othersTools(tools map[string][]string, scheme naming.Scheme) map[string][]string {
+	out := map[string][]string{}
+	for server, own := range tools {
+		for other, list := range tools {
+			if other == server {
+				continue
+			}
+			for _, key := range list {
+				out[server] = append(out[server], scheme.Name(other, key))
+				if len(key) >= 6 && strings.ContainsAny(key, "_-") && !slices.Contains(own, key) {
+					out[server] = append(out[server], key)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// printServerDrift prints one ready server's changes, with diffs, and the
+// findings in what it exports now.
+func printServerDrift(w io.Writer, r pinned, others []string) {
+	counts := map[pin.Status]int{}
+	for _, ch := range r.changes {
+		counts[ch.Status]++
+	}
+	if len(r.changes) == 0 {
+		fmt.Fprintf(w, "\nserver %q: matches the lockfile\n", r.id)
+	} else {
+		fmt.Fprintf(w, "\nserver %q: %d new, %d changed, %d removed\n", r.id, counts[pin.New], counts[pin.Changed], counts[pin.Removed])
+	}
+	for _, ch := range r.changes {
+		fmt.Fprintf(w, "  %s %s %q\n", ch.Status, ch.Kind.Singular(), ch.Key)
+		switch ch.Status {
+		case pin.New:
+			printText(w, ch.New)
+		case pin.Changed:
+			for _, d := range pin.DiffDefinitions(ch.Kind, ch.Old, ch.New) {
+				if d.Lines == nil {
+					fmt.Fprintf(w, "    %s: %s\n", d.Field, indentLines(d.Words, "      "))
+					continue
+				}
+				fmt.Fprintf(w, "    %s:\n", d.Field)
+				for _, line := range d.Lines {
+					fmt.Fprintf(w, "      %s\n", line)
+				}
+			}
+		}
+	}
+	for _, kind := range pin.Kinds {
+		for _, key := range r.now.Keys(kind) {
+			for _, f := range pin.Inspect(kind, key, r.now[kind][key].Definition, others) {
+				fmt.Fprintf(w, "  finding: %s %q: %s\n", kind.Singular(), key, f.Problem)
+			}
+		}
+	}
+}
+
+// printText prints a new definition's title and description.
+func printText(w io.Writer, def json.RawMessage) {
+	const indent = "    "
+	var d struct{ Title, Description string }
+	_ = json.Unmarshal(def, &d)
+	if d.Title != "" {
+		fmt.Fprintf(w, "%stitle: %s\n", indent, indentLines(d.Title, indent+"  "))
+	}
+	if d.Description != "" {
+		fmt.Fprintf(w, "%sdescription: %s\n", indent, indentLines(d.Description, indent+"  "))
+	}
+}
+
+// indentLines indents every line of s but the first.
+func indentLines(s, indent string) string {
+	return strings.ReplaceAll(s, "\n", "\n"+indent)
+}
+
+// confirmed reads one line and reports whether it is "y" or "yes". An
+// interrupt (which the signal context catches) counts as no.
+func confirmed(ctx context.Context, r io.Reader) bool {
+	answer := make(chan string, 1)
+	go func() {
+		line, _ := bufio.NewReader(r).ReadString('\n')
+		answer <- strings.ToLower(strings.TrimSpace(line))
+	}()
+	select {
+	case a := <-answer:
+		return a == "y" || a == "yes"
+	case <-ctx.Done():
+		return false
+	}
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
