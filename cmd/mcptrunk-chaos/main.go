@@ -34,6 +34,8 @@
 //	CHAOS_EXTRA_TOOL        when set to a name, one more tool of that name is offered,
 //	                        described as "An extra tool.", that answers "extra"
 //	CHAOS_NO_HANG           when set (non-empty), the hang tool is not offered
+//	CHAOS_PING_ARG          when set to a name, ping_tool takes an optional string
+//	                        argument of that name (its input schema changes)
 //
 // Making the fault stop: with -state-file PATH every start of the process
 // reads a counter from PATH (missing: 0), writes it back plus one, and so
@@ -314,7 +316,7 @@ func newServer(out io.Writer, crashOnCall bool) *server.MCPServer {
 		}
 		return mcp.NewToolResultText("pong"), nil
 	}
-	s.AddTool(mcp.NewTool("ping_tool", mcp.WithDescription(pingDescription())), ping)
+	s.AddTool(pingTool(pingDescription()), ping)
 	s.AddTool(mcp.NewTool("redefine",
 		mcp.WithDescription("Sets ping_tool's description and announces notifications/tools/list_changed."),
 		mcp.WithString("description", mcp.Required(), mcp.Description("ping_tool's new description.")),
@@ -323,7 +325,7 @@ func newServer(out io.Writer, crashOnCall bool) *server.MCPServer {
 		if err != nil {
 			return mcp.NewToolResultError(err.Error()), nil
 		}
-		s.AddTool(mcp.NewTool("ping_tool", mcp.WithDescription(d)), ping)
+		s.AddTool(pingTool(d), ping)
 		return mcp.NewToolResultText("ping_tool redefined"), nil
 	})
 	if name := os.Getenv("CHAOS_EXTRA_TOOL"); name != "" {
@@ -406,6 +408,16 @@ func newServer(out io.Writer, crashOnCall bool) *server.MCPServer {
 
 // pingDescription is ping_tool's description at start: $CHAOS_PING_DESCRIPTION,
 // or "Answers pong.".
+// pingTool is ping_tool's definition, with description and, when
+// CHAOS_PING_ARG names one, an optional string argument.
+func pingTool(description string) mcp.Tool {
+	opts := []mcp.ToolOption{mcp.WithDescription(description)}
+	if arg := os.Getenv("CHAOS_PING_ARG"); arg != "" {
+		opts = append(opts, mcp.WithString(arg, mcp.Description("An argument ping_tool ignores.")))
+	}
+	return mcp.NewTool("ping_tool", opts...)
+}
+
 func pingDescription() string {
 	if d := os.Getenv("CHAOS_PING_DESCRIPTION"); d != "" {
 		return d

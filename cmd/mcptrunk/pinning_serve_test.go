@@ -231,3 +231,31 @@ func TestPinningEnforce(t *testing.T) {
 		t.Errorf("status does not report the corrupt lockfile: %+v", st)
 	}
 }
+
+// TestPinningEnforceSchema: a changed input schema (the description is the
+// same) is drift too. In enforce mode the tool is in no list the host gets,
+// while the server's unchanged tools, prompts and resources are.
+func TestPinningEnforceSchema(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t, 90*time.Second)
+	dir := t.TempDir()
+	recordFirstUse(t, ctx, dir, map[string]string{"CHAOS_PING_DESCRIPTION": pongDescription})
+
+	s := connectTrunk(t, ctx, pinConfig(t, dir, "enforce", map[string]string{"CHAOS_PING_DESCRIPTION": pongDescription, "CHAOS_PING_ARG": "exfiltrate"}, nil))
+	names := waitTools(t, ctx, s.ClientSession, "mcp__chaos__crash", "mcp__notes__echo")
+	if slices.Contains(names, "mcp__chaos__ping_tool") {
+		t.Errorf("tools/list shows ping_tool, whose schema changed since it was pinned: %q", names)
+	}
+	cat := listAll(t, ctx, s.ClientSession)
+	if !slices.Contains(cat.resourceURIs(), "mcptrunk://chaos/chaos://state") || len(cat.promptNames()) == 0 {
+		t.Errorf("the unchanged resources and prompts are not listed: %q %q", cat.resourceURIs(), cat.promptNames())
+	}
+	_, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__chaos__ping_tool", Arguments: map[string]any{}})
+	if err == nil || !strings.Contains(err.Error(), "changed since it was pinned") || !strings.Contains(err.Error(), "mcptrunk pin chaos") {
+		t.Errorf("calling ping_tool: %v; want an error saying it changed and naming \"mcptrunk pin chaos\"", err)
+	}
+	st := trunkPinStatus(t, ctx, s.ClientSession)
+	if !pinHas(st.Servers["chaos"].Drift, "ping_tool", "changed since it was pinned") || st.Mode != "enforce" {
+		t.Errorf("status: %+v", st)
+	}
+}
