@@ -145,13 +145,7 @@ func (p *pinner) admit(server string, cat upstream.Catalog, others []string) (up
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	defs := map[pin.Kind][]pin.Def{}
-	for kind, items := range map[pin.Kind][]upstream.Item{pin.Tools: cat.Tools, pin.Prompts: cat.Prompts, pin.Resources: cat.Resources, pin.Templates: cat.Templates} {
-		for _, it := range items {
-			defs[kind] = append(defs[kind], pin.Def{Key: it.Key, Raw: it.Raw})
-		}
-	}
-	now, err := pin.Snapshot(defs)
+	now, err := pin.Snapshot(PinDefs(cat))
 	if err != nil {
 		p.logger.Warn("pinning: a definition cannot be read", "server", server, "error", err)
 		now = pin.Server{}
@@ -391,4 +385,15 @@ func PinLines(o config.TrunkOptions, clients []*upstream.Client, logger *slog.Lo
 		}
 	}
 	return lines
+}
+
+// PinDefs is a server's catalog as pinning takes it.
+func PinDefs(cat upstream.Catalog) map[pin.Kind][]pin.Def {
+	defs := map[pin.Kind][]pin.Def{}
+	for kind, items := range map[pin.Kind][]upstream.Item{pin.Tools: cat.Tools, pin.Prompts: cat.Prompts, pin.Resources: cat.Resources, pin.Templates: cat.Templates} {
+		for _, it := range items {
+			defs[kind] = append(defs[kind], pin.Def{Key: it.Key, Raw: it.Raw})
+		}
+	}
+	return defs
 }

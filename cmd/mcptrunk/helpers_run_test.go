@@ -130,13 +130,19 @@ func trunkCmd(tag string, args ...string) *exec.Cmd {
 // stderr and exit status.
 func runCLI(t testing.TB, timeout time.Duration, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
+	return runCLIInput(t, timeout, "", args...)
+}
+
+// runCLIInput is runCLI with stdin, for commands that ask a question.
+func runCLIInput(t testing.TB, timeout time.Duration, stdin string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
 	tag := newTag(t)
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	cmd := trunkCmd(tag, args...)
 	var out bytes.Buffer
 	errOut := &syncBuffer{}
-	cmd.Stdout, cmd.Stderr = &out, errOut
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = strings.NewReader(stdin), &out, errOut
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/mcptrunk/mcptrunk/internal/pin"
 	"github.com/mcptrunk/mcptrunk/naming"
+	"github.com/mcptrunk/mcptrunk/proxy"
 	"github.com/mcptrunk/mcptrunk/upstream"
 )
 
@@ -199,14 +200,7 @@ func connectAndSnapshot(ctx context.Context, cfg *config.Config, specs []config.
 		state, err := c.State()
 		r := pinned{id: id, state: state, err: err}
 		if state == upstream.StateReady {
-			cat := c.Catalog()
-			defs := map[pin.Kind][]pin.Def{}
-			for kind, items := range map[pin.Kind][]upstream.Item{pin.Tools: cat.Tools, pin.Prompts: cat.Prompts, pin.Resources: cat.Resources, pin.Templates: cat.Templates} {
-				for _, it := range items {
-					defs[kind] = append(defs[kind], pin.Def{Key: it.Key, Raw: it.Raw})
-				}
-			}
-			now, err := pin.Snapshot(defs)
+			now, err := pin.Snapshot(proxy.PinDefs(c.Catalog()))
 			if err != nil {
 				r.state, r.err = upstream.StateFailed, fmt.Errorf("a definition cannot be read: %w", err)
 			} else {

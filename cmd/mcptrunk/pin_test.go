@@ -5,11 +5,8 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
-	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -71,40 +68,6 @@ func pincliRead(t *testing.T, path string) (pincliLock, []byte) {
 	return l, data
 }
 
-// pincliRunInput is runCLI with stdin.
-func pincliRunInput(t *testing.T, stdin string, args ...string) (stdout, stderr string, code int) {
-	t.Helper()
-	tag := newTag(t)
-	ctx, cancel := context.WithTimeout(context.Background(), pincliTimeout)
-	defer cancel()
-	cmd := trunkCmd(tag, args...)
-	var out bytes.Buffer
-	errOut := &syncBuffer{}
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = strings.NewReader(stdin), &out, errOut
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	var err error
-	select {
-	case err = <-done:
-	case <-ctx.Done():
-		_ = cmd.Process.Kill()
-		<-done
-		t.Fatalf("mcptrunk %s did not finish within %s\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), pincliTimeout, out.String(), errOut.String())
-	}
-	var exit *exec.ExitError
-	if errors.As(err, &exit) {
-		code = exit.ExitCode()
-	} else if err != nil {
-		t.Fatalf("mcptrunk %s: %v", strings.Join(args, " "), err)
-	}
-	checkNoRace(t, errOut)
-	assertNoProcesses(t, tag, 5*time.Second)
-	return out.String(), errOut.String(), code
-}
-
 // pincliExpect runs mcptrunk pin with args and fails unless it exits with
 // code and its stdout has every one of want.
 func pincliExpect(t *testing.T, code int, want []string, args ...string) string {
@@ -155,7 +118,7 @@ func TestPinReviewAndRecord(t *testing.T) {
 	_, before := pincliRead(t, lockPath)
 	pincliExpect(t, 1, []string{`changed tool "ping_tool"`, "description: Answers [-pong.-]{+pong, twice over.+}", "1 change not in the lockfile"},
 		"--config", cfg, "--check")
-	stdout, stderr, code := pincliRunInput(t, "n\n", "pin", "--config", cfg)
+	stdout, stderr, code := runCLIInput(t, pincliTimeout, "n\n", "pin", "--config", cfg)
 	if code != 1 || !strings.Contains(stdout, "Record these changes in "+lockPath+"? [y/N]") || !strings.Contains(stdout, "Nothing recorded") {
 		t.Errorf("pin answered no: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
@@ -173,7 +136,7 @@ func TestPinReviewAndRecord(t *testing.T) {
 	env := map[string]string{"CHAOS_PING_DESCRIPTION": "Answers pong, twice over.", "CHAOS_EXTRA_TOOL": "bonus"}
 	pincliRewrite(t, cfg, map[string]server{"chaos": pincliChaos(env)}, trunk)
 	pincliExpect(t, 1, []string{`server "chaos": 1 new, 0 changed, 0 removed`, `new tool "bonus"`, "An extra tool."}, "--config", cfg, "--check")
-	stdout, stderr, code = pincliRunInput(t, "yes\n", "pin", "--config", cfg)
+	stdout, stderr, code = runCLIInput(t, pincliTimeout, "yes\n", "pin", "--config", cfg)
 	if code != 0 || !strings.Contains(stdout, "Recorded 1 change") {
 		t.Errorf("pin answered yes: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
