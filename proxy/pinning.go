@@ -174,6 +174,9 @@ func (p *pinner) admit(server string, cat upstream.Catalog, others []string) (up
 	default:
 		for _, c := range pin.Compare(server, pinned, now) {
 			what := map[pin.Status]string{pin.New: "new since it was pinned", pin.Changed: "changed since it was pinned", pin.Removed: "removed since it was pinned"}[c.Status]
+			if !known {
+				what = "not pinned yet (the lockfile has nothing of its server)"
+			}
 			st.Drift = append(st.Drift, pinItem{string(c.Kind), c.Key, what})
 			if c.Status == pin.Removed {
 				continue

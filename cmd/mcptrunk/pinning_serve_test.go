@@ -259,3 +259,34 @@ func TestPinningEnforceSchema(t *testing.T) {
 		t.Errorf("status: %+v", st)
 	}
 }
+
+// TestPinningEnforceUnpinned: in enforce mode a server the lockfile has
+// nothing of exports nothing, and says why, until it is pinned; the trunk
+// never records it on its own.
+func TestPinningEnforceUnpinned(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t, 60*time.Second)
+	dir := t.TempDir()
+	s := connectTrunk(t, ctx, pinConfig(t, dir, "enforce", map[string]string{}, nil))
+	if err := eventually(ctx, 50*time.Millisecond, func() error {
+		st := trunkPinStatus(t, ctx, s.ClientSession)
+		if !pinHas(st.Servers["chaos"].Withheld, "ping_tool", "not pinned yet") || !pinHas(st.Servers["notes"].Withheld, "echo", "not pinned yet") {
+			return fmt.Errorf("not withheld yet: %+v", st.Servers)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range toolNames(t, ctx, s.ClientSession) {
+		if !strings.HasPrefix(name, "mcp__trunk__") {
+			t.Errorf("tools/list shows %s of a server that is not pinned", name)
+		}
+	}
+	_, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__notes__echo", Arguments: map[string]any{"text": "x"}})
+	if err == nil || !strings.Contains(err.Error(), "not pinned yet") || !strings.Contains(err.Error(), "mcptrunk pin notes") {
+		t.Errorf("calling an unpinned server's tool: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "mcptrunk.lock.json")); err == nil {
+		t.Error("enforce mode wrote a lockfile on its own")
+	}
+}
