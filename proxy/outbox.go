@@ -72,12 +72,12 @@ func (o *outbox) post(method string, params json.RawMessage) error {
 	if o.congested.Load() {
 		return errOutboxFull
 	}
+	if o.queued.Add(n.size) > outboxBytes {
+		o.congested.Store(true) // the bytes bound: take no more until drained
+	}
 	o.pending.Add(1)
 	select {
 	case o.queue <- n:
-		if o.queued.Add(n.size) > outboxBytes {
-			o.congested.Store(true) // the bytes bound: take no more until drained
-		}
 		return nil
 	default:
 	}
@@ -85,13 +85,13 @@ func (o *outbox) post(method string, params json.RawMessage) error {
 	defer wait.Stop()
 	select {
 	case o.queue <- n:
-		o.queued.Add(n.size)
 		return nil
 	case <-wait.C:
 		o.congested.Store(true)
 	case <-o.stop:
 	}
 	o.pending.Add(-1)
+	o.queued.Add(-n.size)
 	return errOutboxFull
 }
 

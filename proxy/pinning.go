@@ -150,60 +150,10 @@ func (p *pinner) admit(server string, cat upstream.Catalog, others []string) (up
 		p.logger.Warn("pinning: a definition cannot be read", "server", server, "error", err)
 		now = pin.Server{}
 	}
-	enforce := p.mode == config.PinEnforce
 	withheld := withheldItems{}
 	var st pinState
-	lock, lockErr := p.current()
-	pinned, known := pin.Server(nil), false
-	if lockErr == nil {
-		pinned, known = lock.Servers[server]
-	}
-	switch {
-	case lockErr != nil && enforce:
-		for kind, m := range now {
-			for key := range m {
-				withheld.add(kind, key, fmt.Sprintf("pinning is enforced and the lockfile cannot be used (%v): nothing of server %q is trusted", lockErr, server))
-			}
-		}
-	case lockErr != nil:
-		// warn: exported, the error was logged once by current.
-	case !known && !enforce:
-		if p.record && len(now) > 0 {
-			p.recordFirstSight(server, now)
-		}
-	default:
-		for _, c := range pin.Compare(server, pinned, now) {
-			what := map[pin.Status]string{pin.New: "new since it was pinned", pin.Changed: "changed since it was pinned", pin.Removed: "removed since it was pinned"}[c.Status]
-			if !known {
-				what = "not pinned yet (the lockfile has nothing of its server)"
-			}
-			st.Drift = append(st.Drift, pinItem{string(c.Kind), c.Key, what})
-			if c.Status == pin.Removed {
-				continue
-			}
-			if enforce {
-				withheld.add(c.Kind, c.Key, fmt.Sprintf("%s %q of server %q is %s and pinning is enforced: run \"mcptrunk pin %s\" to review and trust it", c.Kind.Singular(), c.Key, server, what, server))
-				continue
-			}
-			p.once(fmt.Sprintf("drift:%s:%s:%s:%s", server, c.Kind, c.Key, now[c.Kind][c.Key].SHA256), func() {
-				p.logger.Warn(`pinning: a definition is not the one pinned; run "mcptrunk pin `+server+`" to review it`,
-					"server", server, "kind", c.Kind.Singular(), "name", c.Key, "status", string(c.Status))
-			})
-		}
-	}
-	for _, kind := range pin.Kinds {
-		for key, e := range now[kind] {
-			for _, f := range pin.Inspect(kind, key, e.Definition, others) {
-				st.Findings = append(st.Findings, pinItem{string(kind), key, f.Problem})
-				if enforce && f.Invisible() && !pinned.Matches(kind, key, e.SHA256) {
-					withheld.add(kind, key, fmt.Sprintf("%s %q of server %q has %s and pinning is enforced: run \"mcptrunk pin %s\" to review and trust it", kind.Singular(), key, server, f.Problem, server))
-				}
-				p.once(fmt.Sprintf("finding:%s:%s:%s:%s", server, kind, key, f.Problem), func() {
-					p.logger.Warn("pinning: a definition needs a look", "server", server, "kind", kind.Singular(), "name", key, "finding", f.Problem)
-				})
-			}
-		}
-	}
+	pinned := p.judge(server, now, withheld, &st)
+	p.inspect(server, now, pinned, others, withheld, &st)
 	for kind, m := range withheld {
 		for key, why := range m {
 			st.Withheld = append(st.Withheld, pinItem{string(kind), key, why})
@@ -222,6 +172,75 @@ func (p *pinner) admit(server string, cat upstream.Catalog, others []string) (up
 		Resources: keep(cat.Resources, withheld[pin.Resources]),
 		Templates: keep(cat.Templates, withheld[pin.Templates]),
 	}, withheld
+}
+
+// judge compares what a server exports now with the lockfile: drift goes in
+// st, what enforce mode keeps from the host in withheld. It returns what is
+// pinned of the server (nil when nothing, or when the lockfile is unusable).
+func (p *pinner) judge(server string, now pin.Server, withheld withheldItems, st *pinState) pin.Server {
+	enforce := p.mode == config.PinEnforce
+	lock, err := p.current()
+	switch {
+	case err != nil && enforce:
+		for kind, m := range now {
+			for key := range m {
+				withheld.add(kind, key, fmt.Sprintf("pinning is enforced and the lockfile cannot be used (%v): nothing of server %q is trusted", err, server))
+			}
+		}
+		return nil
+	case err != nil:
+		return nil // warn: exported; current logged the error once
+	}
+	pinned, known := lock.Servers[server]
+	if !known && !enforce {
+		if p.record && len(now) > 0 {
+			p.recordFirstSight(server, now)
+		}
+		return nil
+	}
+	for _, c := range pin.Compare(server, pinned, now) {
+		what := driftWords[c.Status]
+		if !known {
+			what = "not pinned yet (the lockfile has nothing of its server)"
+		}
+		st.Drift = append(st.Drift, pinItem{string(c.Kind), c.Key, what})
+		switch {
+		case c.Status == pin.Removed:
+		case enforce:
+			withheld.add(c.Kind, c.Key, fmt.Sprintf("%s %q of server %q is %s and pinning is enforced: run \"mcptrunk pin %s\" to review and trust it", c.Kind.Singular(), c.Key, server, what, server))
+		default:
+			p.once(fmt.Sprintf("drift:%s:%s:%s:%s", server, c.Kind, c.Key, now[c.Kind][c.Key].SHA256), func() {
+				p.logger.Warn(`pinning: a definition is not the one pinned; run "mcptrunk pin `+server+`" to review it`,
+					"server", server, "kind", c.Kind.Singular(), "name", c.Key, "status", string(c.Status))
+			})
+		}
+	}
+	return pinned
+}
+
+var driftWords = map[pin.Status]string{
+	pin.New:     "new since it was pinned",
+	pin.Changed: "changed since it was pinned",
+	pin.Removed: "removed since it was pinned",
+}
+
+// inspect adds the findings of every definition to st and logs each once;
+// in enforce mode an item with invisible characters is withheld unless it
+// is pinned as it is.
+func (p *pinner) inspect(server string, now, pinned pin.Server, others []string, withheld withheldItems, st *pinState) {
+	for _, kind := range pin.Kinds {
+		for key, e := range now[kind] {
+			for _, f := range pin.Inspect(kind, key, e.Definition, others) {
+				st.Findings = append(st.Findings, pinItem{string(kind), key, f.Problem})
+				if p.mode == config.PinEnforce && f.Invisible() && !pinned.Matches(kind, key, e.SHA256) {
+					withheld.add(kind, key, fmt.Sprintf("%s %q of server %q has %s and pinning is enforced: run \"mcptrunk pin %s\" to review and trust it", kind.Singular(), key, server, f.Problem, server))
+				}
+				p.once(fmt.Sprintf("finding:%s:%s:%s:%s", server, kind, key, f.Problem), func() {
+					p.logger.Warn("pinning: a definition needs a look", "server", server, "kind", kind.Singular(), "name", key, "finding", f.Problem)
+				})
+			}
+		}
+	}
 }
 
 // recordFirstSight pins a server seen for the first time (warn mode).

@@ -275,11 +275,9 @@ func (t *Trunk) bounded(method string, params json.RawMessage) func(json.RawMess
 		if what == "" {
 			what, _ = stringField(params, "uri")
 		}
-		server := "?"
-		if sv, _, ok := t.snapshot().scheme.Split(what); ok {
-			server = sv
-		} else if sv, _, ok := naming.SplitResourceURI(what); ok {
-			server = sv
+		server, _, ok := t.snapshot().scheme.Split(what)
+		if !ok {
+			server, _, _ = naming.SplitResourceURI(what)
 		}
 		msg := fmt.Sprintf("the result of %s %q from server %q is %d bytes, more than %s (%d), the most the host is known to read in one message; raise it in the config if the host reads more",
 			method, what, server, size, limitSetting, limit)

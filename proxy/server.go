@@ -67,8 +67,11 @@ func (t *Trunk) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	case <-ctx.Done():
 		t.logger.Info("shutting down", "reason", context.Cause(ctx))
 	}
-	closeErr := t.Close(context.WithoutCancel(ctx))
+	// The outbox stops first: the announcer may be waiting in it for room
+	// that a host that went away will never make, and Close waits for the
+	// announcer.
 	close(stopOutbox)
+	closeErr := t.Close(context.WithoutCancel(ctx))
 	outboxDone.Wait()
 	return errors.Join(err, closeErr)
 }

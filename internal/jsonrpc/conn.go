@@ -55,10 +55,8 @@ type Conn struct {
 	garbage atomic.Int64
 	// answerInvalid: see Options.AnswerInvalid.
 	answerInvalid bool
-	// maxMessage bounds what is written (see limit.go); 0: no bound.
-	maxMessage   atomic.Int64
-	limitMu      sync.Mutex
-	limitSetting string
+	// limit bounds what is written (see limit.go); nil: no bound.
+	limit atomic.Pointer[messageLimit]
 
 	handlers sync.WaitGroup  // one per handler goroutine (see handle)
 	idle     chan handlerJob // to a handler goroutine waiting for its next request

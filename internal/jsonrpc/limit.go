@@ -3,7 +3,6 @@ package jsonrpc
 import (
 	"encoding/json"
 	"fmt"
-	"strconv"
 )
 
 // A peer reads messages up to a size, and one over it can end its whole
@@ -25,40 +24,36 @@ type TooLargeError struct {
 }
 
 func (e *TooLargeError) Error() string {
-	msg := fmt.Sprintf("the message is %d bytes, more than the %d bytes the peer reads", e.Size, e.Limit)
-	if e.Setting != "" {
-		msg += " (" + e.Setting + ")"
-	}
-	return msg
+	return fmt.Sprintf("the message is %d bytes, more than the %d bytes the peer reads%s", e.Size, e.Limit, settingSuffix(e.Setting))
+}
+
+// messageLimit is a Conn's limit and the setting behind it, swapped whole.
+type messageLimit struct {
+	bytes   int
+	setting string
 }
 
 // SetMaxMessageBytes sets the largest message the Conn writes (0: no limit);
 // setting names the setting behind it in messages. It may be called at any
 // time, for the messages written after it.
 func (c *Conn) SetMaxMessageBytes(n int, setting string) {
-	c.limitMu.Lock()
-	c.limitSetting = setting
-	c.limitMu.Unlock()
-	c.maxMessage.Store(int64(n))
+	c.limit.Store(&messageLimit{bytes: n, setting: setting})
 }
 
 // tooLarge reports a message of size bytes that is over the limit.
 func (c *Conn) tooLarge(size int) *TooLargeError {
-	limit := int(c.maxMessage.Load())
-	if limit <= 0 || size <= limit {
+	l := c.limit.Load()
+	if l == nil || l.bytes <= 0 || size <= l.bytes {
 		return nil
 	}
-	c.limitMu.Lock()
-	setting := c.limitSetting
-	c.limitMu.Unlock()
-	return &TooLargeError{Size: size, Limit: limit, Setting: setting}
+	return &TooLargeError{Size: size, Limit: l.bytes, Setting: l.setting}
 }
 
 // oversizedAnswer is the error response sent instead of an answer that is
 // over the limit: the peer learns what happened, and its connection lives.
 func oversizedAnswer(e *TooLargeError) *Error {
-	return &Error{Code: CodeInternalError, Message: "the answer is " + strconv.Itoa(e.Size) +
-		" bytes, more than the " + strconv.Itoa(e.Limit) + " bytes this connection carries" + settingSuffix(e.Setting)}
+	return &Error{Code: CodeInternalError, Message: fmt.Sprintf("the answer is %d bytes, more than the %d bytes this connection carries%s",
+		e.Size, e.Limit, settingSuffix(e.Setting))}
 }
 
 func settingSuffix(setting string) string {
