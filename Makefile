@@ -65,8 +65,8 @@ FUZZ_TARGETS := \
 	internal/jsonrpc:FuzzConnInput internal/jsonrpc:FuzzAppendRawKeepsFraming \
 	internal/jsonrpc:FuzzScanMessageMatchesUnmarshal internal/jsonscan:FuzzNeedsLook \
 	internal/jsonscan:FuzzSkipValue naming:FuzzNameSplit naming:FuzzResourceURI \
-	proxy:FuzzReplaceString proxy:FuzzScanFieldsMatchesDecoder \
-	proxy:FuzzAppendJSONStringMatchesMarshal proxy:FuzzNamespaceResults
+	internal/rawjson:FuzzReplaceString internal/rawjson:FuzzScanFieldsMatchesDecoder \
+	internal/rawjson:FuzzAppendJSONStringMatchesMarshal proxy:FuzzNamespaceResults
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 	  pkg=$${t%%:*}; fn=$${t##*:}; \

@@ -3,6 +3,7 @@ package proxy
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/mcptrunk/mcptrunk/internal/rawjson"
 	"log/slog"
 	"slices"
 	"sort"
@@ -182,7 +183,7 @@ func exportNamed(scheme naming.Scheme, server string, items []upstream.Item, max
 		}
 		seen[it.Key] = true
 		name := names[it.Key]
-		item, err := replaceString(it.Raw, "name", name)
+		item, err := rawjson.ReplaceString(it.Raw, "name", name)
 		if err != nil {
 			continue // itemKey already parsed it upstream; cannot happen
 		}
@@ -201,7 +202,7 @@ func exportURIs(server string, items []upstream.Item, field string, logger *slog
 		}
 		seen[it.Key] = true
 		uri := naming.ResourceURI(server, it.Key)
-		item, err := replaceString(it.Raw, field, uri)
+		item, err := rawjson.ReplaceString(it.Raw, field, uri)
 		if err != nil {
 			logger.Warn("skipping a resource", "server", server, "uri", it.Key, "error", err)
 			continue

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"github.com/mcptrunk/mcptrunk/internal/rawjson"
 	"log/slog"
 	"strings"
 	"testing"
@@ -132,7 +133,7 @@ func TestExportNamedLongNameBudget(t *testing.T) {
 	if len(e.exported) != 64 {
 		t.Errorf("exported %q is %d characters, want exactly 64", e.exported, len(e.exported))
 	}
-	if got, _ := stringField(e.item, "name"); got != e.exported {
+	if got, _ := rawjson.StringField(e.item, "name"); got != e.exported {
 		t.Errorf("item name %q, want %q", got, e.exported)
 	}
 	// A bigger budget leaves the name alone.
@@ -274,7 +275,7 @@ func TestExportNamedScheme(t *testing.T) {
 			if !ok || server != "files" || r[e.exported] != e.raw {
 				t.Errorf("prefix %q: %q splits to %q, %v and routes to %q, want %q", scheme.Prefix, e.exported, server, ok, r[e.exported], e.raw)
 			}
-			if got, _ := stringField(e.item, "name"); got != e.exported {
+			if got, _ := rawjson.StringField(e.item, "name"); got != e.exported {
 				t.Errorf("prefix %q: item name %q, want %q", scheme.Prefix, got, e.exported)
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/mcptrunk/mcptrunk/internal/rawjson"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -384,7 +385,7 @@ func TestCatalogPageKeepsItemBytes(t *testing.T) {
 	}
 	var cat catalog
 	for _, it := range items {
-		name, _ := stringField(json.RawMessage(it), "name")
+		name, _ := rawjson.StringField(json.RawMessage(it), "name")
 		cat.lists[listTools] = append(cat.lists[listTools], entry{exported: name, server: "s", raw: name, item: json.RawMessage(it)})
 	}
 	got, err := cat.page(listTools, "", 0)

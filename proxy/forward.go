@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/mcptrunk/mcptrunk/internal/rawjson"
 
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
 	"github.com/mcptrunk/mcptrunk/naming"
@@ -20,15 +21,15 @@ func (t *Trunk) forwardNotification(server, method string, params json.RawMessag
 	switch method {
 	case "notifications/message":
 		logger := server
-		if inner, _ := stringField(params, "logger"); inner != "" {
+		if inner, _ := rawjson.StringField(params, "logger"); inner != "" {
 			logger = server + "/" + inner
 		}
-		if p, err := replaceString(params, "logger", logger); err == nil {
+		if p, err := rawjson.ReplaceString(params, "logger", logger); err == nil {
 			params = p
 		}
 	case "notifications/resources/updated":
-		if uri, _ := stringField(params, "uri"); uri != "" {
-			if p, err := replaceString(params, "uri", naming.ResourceURI(server, uri)); err == nil {
+		if uri, _ := rawjson.StringField(params, "uri"); uri != "" {
+			if p, err := rawjson.ReplaceString(params, "uri", naming.ResourceURI(server, uri)); err == nil {
 				params = p
 			}
 		}

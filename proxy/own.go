@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/mcptrunk/mcptrunk/internal/rawjson"
 	"slices"
 	"time"
 
@@ -81,7 +82,7 @@ func ownEntries(pol policy) (tools, resources []entry) {
 // callOwnTool runs the trunk's tool with upstream-style name raw.
 func (t *Trunk) callOwnTool(ctx context.Context, raw string, params json.RawMessage) (json.RawMessage, error) {
 	args := json.RawMessage(`{}`)
-	if start, end, found, err := fieldSpan(params, "arguments"); err == nil && found && string(params[start:end]) != "null" {
+	if start, end, found, err := rawjson.FieldSpan(params, "arguments"); err == nil && found && string(params[start:end]) != "null" {
 		args = params[start:end]
 	}
 	switch raw {

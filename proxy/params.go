@@ -3,6 +3,7 @@ package proxy
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/mcptrunk/mcptrunk/internal/rawjson"
 
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
 )
@@ -15,14 +16,14 @@ import (
 // requiredString returns params' string member field, or an invalid-params
 // error naming it (what describes the value, e.g. "the tool's name").
 func requiredString(method string, params json.RawMessage, field, what string) (string, error) {
-	s, err := stringField(params, field)
+	s, err := rawjson.StringField(params, field)
 	if err == nil && s != "" {
 		return s, nil
 	}
 	if e := paramsShape(method, params); e != nil {
 		return "", e
 	}
-	start, end, found, _ := fieldSpan(params, field)
+	start, end, found, _ := rawjson.FieldSpan(params, field)
 	switch {
 	case !found:
 		return "", jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s: params.%s is missing (%s)", method, field, what)
@@ -35,7 +36,7 @@ func requiredString(method string, params json.RawMessage, field, what string) (
 // optionalObject checks that params' member field, when present and not
 // null, is an object.
 func optionalObject(method string, params json.RawMessage, field string) error {
-	start, end, found, err := fieldSpan(params, field)
+	start, end, found, err := rawjson.FieldSpan(params, field)
 	if err != nil || !found {
 		return nil // the shape was checked by requiredString already
 	}

@@ -3,6 +3,7 @@ package proxy
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/mcptrunk/mcptrunk/internal/rawjson"
 	"slices"
 	"strings"
 
@@ -74,18 +75,18 @@ func filterItems(f config.Filter, items []upstream.Item) []upstream.Item {
 
 // readOnlyHint reads annotations.readOnlyHint of a tool.
 func readOnlyHint(tool json.RawMessage) bool {
-	start, end, found, err := fieldSpan(tool, "annotations")
+	start, end, found, err := rawjson.FieldSpan(tool, "annotations")
 	if err != nil || !found {
 		return false
 	}
-	s, e, found, err := fieldSpan(tool[start:end], "readOnlyHint")
+	s, e, found, err := rawjson.FieldSpan(tool[start:end], "readOnlyHint")
 	return err == nil && found && string(tool[start:end][s:e]) == "true"
 }
 
 // markReadOnly sets annotations.readOnlyHint to true, keeping every other
 // annotation: readOnlyTools is stricter than the server, never looser.
 func markReadOnly(tool json.RawMessage) (json.RawMessage, error) {
-	start, end, found, err := fieldSpan(tool, "annotations")
+	start, end, found, err := rawjson.FieldSpan(tool, "annotations")
 	if err != nil {
 		return nil, err
 	}
@@ -93,11 +94,11 @@ func markReadOnly(tool json.RawMessage) (json.RawMessage, error) {
 	if found && string(tool[start:end]) != "null" {
 		ann = tool[start:end]
 	}
-	ann, err = replaceField(ann, "readOnlyHint", []byte("true"))
+	ann, err = rawjson.ReplaceField(ann, "readOnlyHint", []byte("true"))
 	if err != nil {
 		return nil, err
 	}
-	return replaceField(tool, "annotations", ann)
+	return rawjson.ReplaceField(tool, "annotations", ann)
 }
 
 // unmatchedPatterns lists a server's filter patterns (and readOnlyTools

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"github.com/mcptrunk/mcptrunk/internal/rawjson"
 	"os"
 	"path/filepath"
 	"strings"
@@ -31,7 +32,7 @@ type listedResource struct {
 }
 
 func (t *Trunk) runListResources(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
-	server, _ := stringField(args, "server")
+	server, _ := rawjson.StringField(args, "server")
 	t.WaitSettled(ctx)
 	if server != "" {
 		if _, ok := t.Host().Client(server); !ok {
@@ -69,8 +70,8 @@ func (t *Trunk) runListResources(ctx context.Context, args json.RawMessage) (jso
 }
 
 func (t *Trunk) runReadResource(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
-	uri, _ := stringField(args, "uri")
-	server, _ := stringField(args, "server")
+	uri, _ := rawjson.StringField(args, "uri")
+	server, _ := rawjson.StringField(args, "server")
 	if uri == "" {
 		return toolError("read_resource: the uri argument is required")
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/mcptrunk/mcptrunk/internal/rawjson"
 
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
 	"github.com/mcptrunk/mcptrunk/internal/pin"
@@ -47,7 +48,7 @@ func (t *Trunk) list(ctx context.Context, l list, params json.RawMessage) (json.
 	var cursor string
 	if len(params) > 0 {
 		var err error
-		if cursor, err = stringField(params, "cursor"); err != nil {
+		if cursor, err = rawjson.StringField(params, "cursor"); err != nil {
 			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s: %v", listSpecs[l].method, err)
 		}
 	}
@@ -94,7 +95,7 @@ func (t *Trunk) routeNamed(ctx context.Context, method string, params json.RawMe
 		}
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "unknown %s %q: server %q exports no such %s (see its tools filter and trunk.readOnly)", kind, name, server, kind)
 	}
-	forward, err := replaceString(params, "name", raw)
+	forward, err := rawjson.ReplaceString(params, "name", raw)
 	if err != nil {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s: %v", method, err)
 	}
@@ -150,7 +151,7 @@ func (t *Trunk) routeResource(ctx context.Context, method string, params json.Ra
 	if !resourceAllowed(c.Spec().Resources, raw, c.Catalog().Templates) {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "resource %q is not exported: server %q's resources filter excludes it", uri, server)
 	}
-	forward, err := replaceString(params, "uri", raw)
+	forward, err := rawjson.ReplaceString(params, "uri", raw)
 	if err != nil {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s: %v", method, err)
 	}
@@ -170,19 +171,19 @@ func (t *Trunk) routeResource(ctx context.Context, method string, params json.Ra
 // routeCompletion routes completion/complete by its reference: a prompt's
 // exported name or a template's namespaced URI.
 func (t *Trunk) routeCompletion(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
-	start, end, found, err := fieldSpan(params, "ref")
+	start, end, found, err := rawjson.FieldSpan(params, "ref")
 	if err != nil || !found {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "completion/complete: params need a ref")
 	}
 	ref := params[start:end]
-	kind, _ := stringField(ref, "type")
+	kind, _ := rawjson.StringField(ref, "type")
 	var (
 		server, field, value string
 		ok                   bool
 	)
 	switch kind {
 	case "ref/prompt":
-		name, _ := stringField(ref, "name")
+		name, _ := rawjson.StringField(ref, "name")
 		t.waitSettled(ctx)
 		cat := t.snapshot()
 		server, _, ok = cat.scheme.Split(name)
@@ -194,7 +195,7 @@ func (t *Trunk) routeCompletion(ctx context.Context, params json.RawMessage) (js
 		}
 		field = "name"
 	case "ref/resource":
-		uri, _ := stringField(ref, "uri")
+		uri, _ := rawjson.StringField(ref, "uri")
 		server, value, ok = naming.SplitResourceURI(uri)
 		if !ok {
 			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "completion/complete: unknown resource %q", uri)
@@ -208,11 +209,11 @@ func (t *Trunk) routeCompletion(ctx context.Context, params json.RawMessage) (js
 	if err != nil {
 		return nil, err
 	}
-	newRef, err := replaceString(ref, field, value)
+	newRef, err := rawjson.ReplaceString(ref, field, value)
 	if err != nil {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "completion/complete: %v", err)
 	}
-	forward, err := replaceField(params, "ref", newRef)
+	forward, err := rawjson.ReplaceField(params, "ref", newRef)
 	if err != nil {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "completion/complete: %v", err)
 	}
@@ -271,9 +272,9 @@ func (t *Trunk) bounded(method string, params json.RawMessage) func(json.RawMess
 		if err != nil || limit <= 0 || size <= limit {
 			return res, err
 		}
-		what, _ := stringField(params, "name")
+		what, _ := rawjson.StringField(params, "name")
 		if what == "" {
-			what, _ = stringField(params, "uri")
+			what, _ = rawjson.StringField(params, "uri")
 		}
 		server, _, ok := t.snapshot().scheme.Split(what)
 		if !ok {

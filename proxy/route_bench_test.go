@@ -3,6 +3,7 @@ package proxy
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/mcptrunk/mcptrunk/internal/rawjson"
 	"strings"
 	"testing"
 
@@ -20,7 +21,7 @@ var callParams = json.RawMessage(`{"name":"mcp__notes__echo","arguments":{"text"
 func BenchmarkFieldSpan(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, _, found, err := fieldSpan(callParams, "name"); err != nil || !found {
+		if _, _, found, err := rawjson.FieldSpan(callParams, "name"); err != nil || !found {
 			b.Fatal(found, err)
 		}
 	}
@@ -29,7 +30,7 @@ func BenchmarkFieldSpan(b *testing.B) {
 func BenchmarkStringField(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
-		if name, err := stringField(callParams, "name"); err != nil || name != "mcp__notes__echo" {
+		if name, err := rawjson.StringField(callParams, "name"); err != nil || name != "mcp__notes__echo" {
 			b.Fatal(name, err)
 		}
 	}
@@ -38,7 +39,7 @@ func BenchmarkStringField(b *testing.B) {
 func BenchmarkReplaceString(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := replaceString(callParams, "name", "echo"); err != nil {
+		if _, err := rawjson.ReplaceString(callParams, "name", "echo"); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -49,11 +50,11 @@ func BenchmarkReplaceString(b *testing.B) {
 func BenchmarkRouteParams(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
-		name, err := stringField(callParams, "name")
+		name, err := rawjson.StringField(callParams, "name")
 		if err != nil || name == "" {
 			b.Fatal(name, err)
 		}
-		if _, err := replaceString(callParams, "name", "echo"); err != nil {
+		if _, err := rawjson.ReplaceString(callParams, "name", "echo"); err != nil {
 			b.Fatal(err)
 		}
 	}

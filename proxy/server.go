@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/mcptrunk/mcptrunk/internal/rawjson"
 	"io"
 	"log/slog"
 	"strconv"
@@ -118,21 +119,21 @@ func (s *Server) Call(ctx context.Context, method string, params json.RawMessage
 // host's answer: its progress comes before it).
 func (s *Server) routeProgress(server string, params json.RawMessage) (json.RawMessage, func()) {
 	noop := func() {}
-	start, end, found, err := fieldSpan(params, "_meta")
+	start, end, found, err := rawjson.FieldSpan(params, "_meta")
 	if err != nil || !found {
 		return params, noop
 	}
 	meta := params[start:end]
-	ts, te, found, err := fieldSpan(meta, "progressToken")
+	ts, te, found, err := rawjson.FieldSpan(meta, "progressToken")
 	if err != nil || !found {
 		return params, noop
 	}
 	token := json.RawMessage(strconv.Quote("mcptrunk-" + strconv.FormatInt(s.progressSeq.Add(1), 10)))
-	newMeta, err := replaceField(meta, "progressToken", token)
+	newMeta, err := rawjson.ReplaceField(meta, "progressToken", token)
 	if err != nil {
 		return params, noop
 	}
-	out, err := replaceField(params, "_meta", newMeta)
+	out, err := rawjson.ReplaceField(params, "_meta", newMeta)
 	if err != nil {
 		return params, noop
 	}
@@ -145,7 +146,7 @@ func (s *Server) routeProgress(server string, params json.RawMessage) (json.RawM
 // upstream that sent the request, with that upstream's token. Progress for
 // anything else has nowhere to go.
 func (s *Server) forwardProgress(method string, params json.RawMessage) {
-	start, end, found, err := fieldSpan(params, "progressToken")
+	start, end, found, err := rawjson.FieldSpan(params, "progressToken")
 	if err != nil || !found {
 		return
 	}
@@ -159,7 +160,7 @@ func (s *Server) forwardProgress(method string, params json.RawMessage) {
 		return
 	}
 	route := v.(progressRoute)
-	out, err := replaceField(params, "progressToken", route.token)
+	out, err := rawjson.ReplaceField(params, "progressToken", route.token)
 	if err != nil {
 		return
 	}

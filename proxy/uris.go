@@ -3,6 +3,7 @@ package proxy
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/mcptrunk/mcptrunk/internal/rawjson"
 
 	"github.com/mcptrunk/mcptrunk/naming"
 )
@@ -37,11 +38,11 @@ func namespacePromptResult(server string, res json.RawMessage) json.RawMessage {
 		return res
 	}
 	return rewriteArrayField(res, "messages", func(msg json.RawMessage) json.RawMessage {
-		start, end, found, err := fieldSpan(msg, "content")
+		start, end, found, err := rawjson.FieldSpan(msg, "content")
 		if err != nil || !found {
 			return msg
 		}
-		out, err := replaceField(msg, "content", namespaceContent(server, msg[start:end]))
+		out, err := rawjson.ReplaceField(msg, "content", namespaceContent(server, msg[start:end]))
 		if err != nil {
 			return msg
 		}
@@ -60,7 +61,7 @@ func namespaceReadResult(server string, res json.RawMessage) json.RawMessage {
 // namespaceContent rewrites one content block: a resource_link's uri, or an
 // embedded resource's resource.uri. Other blocks pass unchanged.
 func namespaceContent(server string, item json.RawMessage) json.RawMessage {
-	kind, err := stringField(item, "type")
+	kind, err := rawjson.StringField(item, "type")
 	if err != nil {
 		return item
 	}
@@ -68,11 +69,11 @@ func namespaceContent(server string, item json.RawMessage) json.RawMessage {
 	case "resource_link":
 		return namespaceURIField(server, item)
 	case "resource":
-		start, end, found, err := fieldSpan(item, "resource")
+		start, end, found, err := rawjson.FieldSpan(item, "resource")
 		if err != nil || !found {
 			return item
 		}
-		out, err := replaceField(item, "resource", namespaceURIField(server, item[start:end]))
+		out, err := rawjson.ReplaceField(item, "resource", namespaceURIField(server, item[start:end]))
 		if err != nil {
 			return item
 		}
@@ -83,11 +84,11 @@ func namespaceContent(server string, item json.RawMessage) json.RawMessage {
 
 // namespaceURIField rewrites obj's top-level "uri".
 func namespaceURIField(server string, obj json.RawMessage) json.RawMessage {
-	uri, err := stringField(obj, "uri")
+	uri, err := rawjson.StringField(obj, "uri")
 	if err != nil || uri == "" {
 		return obj
 	}
-	out, err := replaceString(obj, "uri", naming.ResourceURI(server, uri))
+	out, err := rawjson.ReplaceString(obj, "uri", naming.ResourceURI(server, uri))
 	if err != nil {
 		return obj
 	}
@@ -100,7 +101,7 @@ func namespaceURIField(server string, obj json.RawMessage) json.RawMessage {
 // spliced in; the bytes around them, whitespace included, are kept, and
 // when f changes nothing obj itself is returned.
 func rewriteArrayField(obj json.RawMessage, field string, f func(json.RawMessage) json.RawMessage) json.RawMessage {
-	start, end, found, err := fieldSpan(obj, field)
+	start, end, found, err := rawjson.FieldSpan(obj, field)
 	if err != nil || !found {
 		return obj
 	}
@@ -129,7 +130,7 @@ func rewriteArrayField(obj json.RawMessage, field string, f func(json.RawMessage
 		return obj // f changed nothing
 	}
 	out = append(out, arr[prev:]...)
-	res, err := replaceField(obj, field, out)
+	res, err := rawjson.ReplaceField(obj, field, out)
 	if err != nil {
 		return obj
 	}

@@ -1,4 +1,4 @@
-package proxy
+package rawjson
 
 import (
 	"bytes"
@@ -232,21 +232,21 @@ func TestReplaceString(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			in := []byte(tt.obj)
-			got, err := replaceString(in, tt.key, tt.value)
+			got, err := ReplaceString(in, tt.key, tt.value)
 			if err != nil {
-				t.Fatalf("replaceString(%s, %q, %q): %v", tt.obj, tt.key, tt.value, err)
+				t.Fatalf("ReplaceString(%s, %q, %q): %v", tt.obj, tt.key, tt.value, err)
 			}
 			if string(got) != tt.want {
-				t.Errorf("replaceString(%s, %q, %q)\n got %s\nwant %s", tt.obj, tt.key, tt.value, got, tt.want)
+				t.Errorf("ReplaceString(%s, %q, %q)\n got %s\nwant %s", tt.obj, tt.key, tt.value, got, tt.want)
 			}
 			if string(in) != tt.obj {
-				t.Errorf("replaceString modified its input: %s", in)
+				t.Errorf("ReplaceString modified its input: %s", in)
 			}
 			if !json.Valid(got) {
 				t.Errorf("output is not valid JSON: %s", got)
 			}
-			if s, err := stringField(got, tt.key); err != nil || s != tt.value {
-				t.Errorf("stringField(output, %q) = %q, %v; want %q", tt.key, s, err, tt.value)
+			if s, err := StringField(got, tt.key); err != nil || s != tt.value {
+				t.Errorf("StringField(output, %q) = %q, %v; want %q", tt.key, s, err, tt.value)
 			}
 			var m map[string]any
 			if err := json.Unmarshal(got, &m); err != nil || m[tt.key] != tt.value {
@@ -261,7 +261,7 @@ func TestReplaceString(t *testing.T) {
 func TestReplaceStringDoesNotAlias(t *testing.T) {
 	in := []byte(`{"name":"a","b":1}`)
 	for _, key := range []string{"name", "missing"} {
-		out, err := replaceString(in, key, "V")
+		out, err := ReplaceString(in, key, "V")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -328,12 +328,12 @@ func TestReplaceField(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := replaceField(json.RawMessage(tt.obj), tt.key, []byte(tt.value))
+			got, err := ReplaceField(json.RawMessage(tt.obj), tt.key, []byte(tt.value))
 			if err != nil {
-				t.Fatalf("replaceField(%s, %q, %s): %v", tt.obj, tt.key, tt.value, err)
+				t.Fatalf("ReplaceField(%s, %q, %s): %v", tt.obj, tt.key, tt.value, err)
 			}
 			if string(got) != tt.want {
-				t.Errorf("replaceField(%s, %q, %s)\n got %s\nwant %s", tt.obj, tt.key, tt.value, got, tt.want)
+				t.Errorf("ReplaceField(%s, %q, %s)\n got %s\nwant %s", tt.obj, tt.key, tt.value, got, tt.want)
 			}
 			if !json.Valid(got) {
 				t.Errorf("output is not valid JSON: %s", got)
@@ -377,12 +377,12 @@ var rawjsonBadObjects = []string{
 func TestReplaceStringRejectsNonObjects(t *testing.T) {
 	for _, obj := range rawjsonBadObjects {
 		for _, key := range []string{"name", "missing"} {
-			got, err := replaceString(json.RawMessage(obj), key, "V")
+			got, err := ReplaceString(json.RawMessage(obj), key, "V")
 			if err == nil {
-				t.Errorf("replaceString(%q, %q) = %s, want an error", obj, key, got)
+				t.Errorf("ReplaceString(%q, %q) = %s, want an error", obj, key, got)
 			}
 			if got != nil {
-				t.Errorf("replaceString(%q, %q) returned %s along with its error", obj, key, got)
+				t.Errorf("ReplaceString(%q, %q) returned %s along with its error", obj, key, got)
 			}
 		}
 	}
@@ -409,22 +409,22 @@ func TestFieldSpan(t *testing.T) {
 		{` {"a":-0.5E-3} `, "a", true, `-0.5E-3`},
 	}
 	for _, tt := range tests {
-		start, end, found, err := fieldSpan(json.RawMessage(tt.obj), tt.key)
+		start, end, found, err := FieldSpan(json.RawMessage(tt.obj), tt.key)
 		if err != nil {
-			t.Errorf("fieldSpan(%s, %q): %v", tt.obj, tt.key, err)
+			t.Errorf("FieldSpan(%s, %q): %v", tt.obj, tt.key, err)
 			continue
 		}
 		if found != tt.found {
-			t.Errorf("fieldSpan(%s, %q) found = %v, want %v", tt.obj, tt.key, found, tt.found)
+			t.Errorf("FieldSpan(%s, %q) found = %v, want %v", tt.obj, tt.key, found, tt.found)
 			continue
 		}
 		if found && tt.obj[start:end] != tt.value {
-			t.Errorf("fieldSpan(%s, %q) spans %q, want %q", tt.obj, tt.key, tt.obj[start:end], tt.value)
+			t.Errorf("FieldSpan(%s, %q) spans %q, want %q", tt.obj, tt.key, tt.obj[start:end], tt.value)
 		}
 	}
 	for _, obj := range rawjsonBadObjects {
-		if _, _, _, err := fieldSpan(json.RawMessage(obj), "name"); err == nil {
-			t.Errorf("fieldSpan(%q) succeeded, want an error", obj)
+		if _, _, _, err := FieldSpan(json.RawMessage(obj), "name"); err == nil {
+			t.Errorf("FieldSpan(%q) succeeded, want an error", obj)
 		}
 	}
 }
@@ -457,20 +457,20 @@ func TestStringField(t *testing.T) {
 		{obj: `{"name":"a"`, key: "name", wantErr: true},
 	}
 	for _, tt := range tests {
-		got, err := stringField(json.RawMessage(tt.obj), tt.key)
+		got, err := StringField(json.RawMessage(tt.obj), tt.key)
 		if (err != nil) != tt.wantErr {
-			t.Errorf("stringField(%s, %q) error = %v, wantErr %v", tt.obj, tt.key, err, tt.wantErr)
+			t.Errorf("StringField(%s, %q) error = %v, wantErr %v", tt.obj, tt.key, err, tt.wantErr)
 			continue
 		}
 		if got != tt.want {
-			t.Errorf("stringField(%s, %q) = %q, want %q", tt.obj, tt.key, got, tt.want)
+			t.Errorf("StringField(%s, %q) = %q, want %q", tt.obj, tt.key, got, tt.want)
 		}
 	}
 }
 
-// TestRawjsonAgreesWithEncodingJSON checks replaceString against a decode,
+// TestRawjsonAgreesWithEncodingJSON checks ReplaceString against a decode,
 // set, re-encode with encoding/json: the two must mean the same object, and
-// stringField must read what encoding/json reads.
+// StringField must read what encoding/json reads.
 func TestRawjsonAgreesWithEncodingJSON(t *testing.T) {
 	objs := []string{
 		`{}`, `{"a":1}`, `{"name":"x","a":{"name":"y"}}`, rawjsonPretty,
@@ -482,7 +482,7 @@ func TestRawjsonAgreesWithEncodingJSON(t *testing.T) {
 	}
 }
 
-// FuzzReplaceString checks, for any input, that replaceString fails exactly
+// FuzzReplaceString checks, for any input, that ReplaceString fails exactly
 // when the input is not a JSON object, and otherwise yields valid JSON that
 // encoding/json decodes as the input with key set to value.
 func FuzzReplaceString(f *testing.F) {
@@ -508,27 +508,27 @@ func rawjsonCheckAgainstStdlib(t *testing.T, obj []byte, key, value string) {
 			t.Fatalf("json.Unmarshal(%q): %v", obj, err)
 		}
 	}
-	got, err := replaceString(obj, key, value)
+	got, err := ReplaceString(obj, key, value)
 	if !isObject {
 		if err == nil {
-			t.Fatalf("replaceString(%q) = %q, want an error for a non-object", obj, got)
+			t.Fatalf("ReplaceString(%q) = %q, want an error for a non-object", obj, got)
 		}
 		return
 	}
 	if err != nil {
-		t.Fatalf("replaceString(%q, %q, %q): %v", obj, key, value, err)
+		t.Fatalf("ReplaceString(%q, %q, %q): %v", obj, key, value, err)
 	}
 	var gotMap map[string]any
 	if err := json.Unmarshal(got, &gotMap); err != nil {
-		t.Fatalf("replaceString(%q, %q, %q) = %q: %v", obj, key, value, got, err)
+		t.Fatalf("ReplaceString(%q, %q, %q) = %q: %v", obj, key, value, got, err)
 	}
 	// encoding/json replaces invalid UTF-8 when decoding; compare like with like.
 	var k string
 	kenc, _ := json.Marshal(key)
 	_ = json.Unmarshal(kenc, &k)
 	if s, ok := want[k].(string); (ok || want[k] == nil) && k == key {
-		if read, err := stringField(obj, key); err != nil || read != s {
-			t.Fatalf("stringField(%q, %q) = %q, %v; encoding/json reads %q", obj, key, read, err, s)
+		if read, err := StringField(obj, key); err != nil || read != s {
+			t.Fatalf("StringField(%q, %q) = %q, %v; encoding/json reads %q", obj, key, read, err, s)
 		}
 	}
 	var v any
@@ -536,6 +536,6 @@ func rawjsonCheckAgainstStdlib(t *testing.T, obj []byte, key, value string) {
 	_ = json.Unmarshal(enc, &v)
 	want[k] = v
 	if !reflect.DeepEqual(gotMap, want) {
-		t.Fatalf("replaceString(%q, %q, %q) = %q\ndecodes to %v\nwant       %v", obj, key, value, got, gotMap, want)
+		t.Fatalf("ReplaceString(%q, %q, %q) = %q\ndecodes to %v\nwant       %v", obj, key, value, got, gotMap, want)
 	}
 }

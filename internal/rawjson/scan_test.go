@@ -1,4 +1,4 @@
-package proxy
+package rawjson
 
 import (
 	"encoding/json"
@@ -74,16 +74,16 @@ func checkScanFields(t *testing.T, obj []byte, key string) {
 	if err == nil && (closing != wantClosing || len(spans) != len(wantSpans) || len(spans) > 0 && !reflect.DeepEqual(spans, wantSpans)) {
 		t.Fatalf("fieldSpans(%q, %q) = %v, %d; decoder: %v, %d", obj, key, spans, closing, wantSpans, wantClosing)
 	}
-	// stringField and replaceString on top of it agree with encoding/json.
+	// StringField and ReplaceString on top of it agree with encoding/json.
 	if err != nil || len(spans) == 0 {
 		return
 	}
 	last := spans[len(spans)-1]
 	var want string
 	wantStrErr := json.Unmarshal(obj[last[0]:last[1]], &want)
-	got, gotErr := stringField(obj, key)
+	got, gotErr := StringField(obj, key)
 	if (gotErr == nil) != (wantStrErr == nil) || gotErr == nil && got != want {
-		t.Fatalf("stringField(%q, %q) = %q, %v; encoding/json: %q, %v", obj, key, got, gotErr, want, wantStrErr)
+		t.Fatalf("StringField(%q, %q) = %q, %v; encoding/json: %q, %v", obj, key, got, gotErr, want, wantStrErr)
 	}
 }
 

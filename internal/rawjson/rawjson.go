@@ -1,4 +1,4 @@
-package proxy
+package rawjson
 
 import (
 	"bytes"
@@ -10,14 +10,14 @@ import (
 	"unicode/utf8"
 )
 
-// replaceField returns obj, a JSON object, with the value of its top-level
+// ReplaceField returns obj, a JSON object, with the value of its top-level
 // key replaced by value (already encoded JSON). Everything else keeps its
 // exact bytes and order: this is how names and URIs are rewritten without
 // touching schemas, annotations, _meta or fields the trunk does not know.
 // A missing key is added at the end. If the key appears more than once,
 // every occurrence is replaced, so no reader (first-wins or last-wins) can
 // see an old value.
-func replaceField(obj json.RawMessage, key string, value []byte) (json.RawMessage, error) {
+func ReplaceField(obj json.RawMessage, key string, value []byte) (json.RawMessage, error) {
 	var buf [4][2]int
 	spans, closing, err := fieldSpans(buf[:0], obj, key)
 	if err != nil {
@@ -45,10 +45,10 @@ func replaceField(obj json.RawMessage, key string, value []byte) (json.RawMessag
 	return append(out, obj[closing:]...), nil
 }
 
-// fieldSpan finds the byte range of a top-level key's value in obj. When
+// FieldSpan finds the byte range of a top-level key's value in obj. When
 // the key appears more than once, it is the last occurrence, the one
 // encoding/json (and upstream.itemKey) reads.
-func fieldSpan(obj json.RawMessage, key string) (start, end int, found bool, err error) {
+func FieldSpan(obj json.RawMessage, key string) (start, end int, found bool, err error) {
 	var buf [4][2]int
 	spans, _, err := fieldSpans(buf[:0], obj, key)
 	if err != nil || len(spans) == 0 {
@@ -115,9 +115,9 @@ func decoderFieldSpans(obj json.RawMessage, key string) (spans [][2]int, closing
 	return spans, closing, nil
 }
 
-// stringField reads a top-level string field of obj ("" when absent).
-func stringField(obj json.RawMessage, key string) (string, error) {
-	start, end, found, err := fieldSpan(obj, key)
+// StringField reads a top-level string field of obj ("" when absent).
+func StringField(obj json.RawMessage, key string) (string, error) {
+	start, end, found, err := FieldSpan(obj, key)
 	if err != nil || !found {
 		return "", err
 	}
@@ -146,14 +146,14 @@ func plainString(v []byte) (string, bool) {
 	return string(v[1 : len(v)-1]), true
 }
 
-// replaceString sets a top-level string field.
-func replaceString(obj json.RawMessage, key, value string) (json.RawMessage, error) {
+// ReplaceString sets a top-level string field.
+func ReplaceString(obj json.RawMessage, key, value string) (json.RawMessage, error) {
 	var buf [64]byte
 	enc, err := appendJSONString(buf[:0], value)
 	if err != nil {
 		return nil, err
 	}
-	return replaceField(obj, key, enc)
+	return ReplaceField(obj, key, enc)
 }
 
 // appendJSONString appends value as json.Marshal encodes it. Names and URIs
