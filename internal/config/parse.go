@@ -35,6 +35,7 @@ type rawServer struct {
 	ReadOnlyTools json.RawMessage `json:"readOnlyTools"`
 	Timeouts      json.RawMessage `json:"timeouts"`
 	OAuth         json.RawMessage `json:"oauth"`
+	Protocol      json.RawMessage `json:"protocolVersion"`
 }
 
 type rawOAuth struct {
@@ -248,6 +249,7 @@ func parseServer(name string, raw json.RawMessage, lookup func(string) (string, 
 	}
 	s.ReadOnlyTools = nilIfEmptyStrings(readOnly)
 	s.Timeouts = p.timeouts(rs.Timeouts, "timeouts")
+	s.ProtocolVersion = p.protocolVersion(rs.Protocol, "protocolVersion")
 
 	// Transport. Skipped when one of its inputs had the wrong JSON type, so
 	// that one mistake does not produce a cascade of errors.

@@ -99,6 +99,12 @@ type Spec struct {
 	// value discovers everything. Not allowed for stdio servers, nor next to
 	// an Authorization header (which turns OAuth off).
 	OAuth OAuthOptions `json:"oauth,omitzero"`
+	// ProtocolVersion pins the MCP revision spoken to the server. "" (auto)
+	// asks with server/discover and falls back to initialize at
+	// protocol.Legacy; a legacy revision uses initialize only, at that
+	// revision; protocol.Stateless uses server/discover only. Pinning is for
+	// a server that mishandles the probe, or a test of one revision.
+	ProtocolVersion string `json:"protocolVersion,omitempty"`
 }
 
 // OAuthOptions are a remote server's optional OAuth settings.

@@ -73,6 +73,7 @@ func TestSpecEqual(t *testing.T) {
 		{"timeouts", base(), func() Spec { s := base(); s.Timeouts.Call++; return s }(), false},
 		{"oauth client", base(), func() Spec { s := base(); s.OAuth.ClientID = "c"; return s }(), false},
 		{"oauth scopes", base(), func() Spec { s := base(); s.OAuth.Scopes = []string{"a"}; return s }(), false},
+		{"protocolVersion", base(), func() Spec { s := base(); s.ProtocolVersion = "2025-11-25"; return s }(), false},
 		{"oauth port", base(), func() Spec { s := base(); s.OAuth.CallbackPort = 8765; return s }(), false},
 		{"oauth nil vs empty scopes", base(), func() Spec { s := base(); s.OAuth.Scopes = []string{}; return s }(), true},
 	}
@@ -97,7 +98,7 @@ func TestSpecEqual(t *testing.T) {
 // TestSpecEqualCoversAllFields fails when a field is added to Spec without
 // thinking about Equal (every field must change the result).
 func TestSpecEqualCoversAllFields(t *testing.T) {
-	if n := reflect.TypeFor[Spec]().NumField(); n != 15 {
+	if n := reflect.TypeFor[Spec]().NumField(); n != 16 {
 		t.Fatalf("Spec has %d fields; update Spec.Equal's normalisation and this test", n)
 	}
 }
