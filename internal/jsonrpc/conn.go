@@ -209,7 +209,7 @@ func (c *Conn) deliver(m message) {
 }
 
 func (c *Conn) startHandler(base context.Context, m message) {
-	ctx, cancel := context.WithCancel(base)
+	ctx, cancel := context.WithCancel(context.WithValue(base, requestIDKey{}, m.ID))
 	req := &inflightRequest{cancel: cancel}
 	key := string(m.ID)
 	c.mu.Lock()

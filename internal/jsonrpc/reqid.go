@@ -1,0 +1,18 @@
+package jsonrpc
+
+import (
+	"context"
+	"encoding/json"
+)
+
+type requestIDKey struct{}
+
+// RequestID returns the id of the peer's request that ctx was handed to
+// HandleRequest for, exactly as the peer wrote it (a JSON string or number),
+// or nil for any other ctx. Some answers must name the request they belong
+// to: the stateless revision's subscriptions/listen stamps its id on every
+// notification of the stream it opens.
+func RequestID(ctx context.Context) json.RawMessage {
+	id, _ := ctx.Value(requestIDKey{}).(json.RawMessage)
+	return id
+}
