@@ -68,6 +68,11 @@ func (t *Trunk) forwardRequest(ctx context.Context, server, method string, param
 	if d == nil {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method %q: mcptrunk has no host to ask", method)
 	}
+	if ex := t.parked.current(server); ex != nil {
+		// A stateless host's call is in flight on this server: the
+		// request goes to the host inside the call's next result.
+		return ex.ask(ctx, method, params)
+	}
 	t.logger.Debug("forwarding a request to the host", "server", server, "method", method)
 	if r, ok := d.(progressRouter); ok {
 		var release func()

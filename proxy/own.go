@@ -133,10 +133,13 @@ type statusReport struct {
 	DroppedNotifications int64 `json:"droppedNotifications"`
 	// Pinning is trunk.pin at work: drift, withheld items and findings.
 	Pinning *pinReport `json:"pinning"`
+	// ParkedCalls counts a stateless host's calls to legacy upstreams that
+	// wait between rounds of input (see mrtr_park.go).
+	ParkedCalls int `json:"parkedCalls"`
 }
 
 func (t *Trunk) statusReport() statusReport {
-	r := statusReport{Servers: []upstream.Status{}, MaxMessageBytes: t.cfg.Load().Trunk.MaxMessageBytes, DroppedNotifications: t.dropped.Load(), Pinning: t.pins.Load().report()}
+	r := statusReport{Servers: []upstream.Status{}, MaxMessageBytes: t.cfg.Load().Trunk.MaxMessageBytes, DroppedNotifications: t.dropped.Load(), Pinning: t.pins.Load().report(), ParkedCalls: t.parked.count()}
 	for _, c := range t.clients() {
 		r.Servers = append(r.Servers, c.Status())
 	}

@@ -99,7 +99,7 @@ func (t *Trunk) routeNamed(ctx context.Context, method string, params json.RawMe
 	if err != nil {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s: %v", method, err)
 	}
-	res, err := c.Call(ctx, method, forward)
+	res, err := t.callUpstream(ctx, c, method, forward)
 	if err != nil {
 		return nil, err
 	}
@@ -156,7 +156,12 @@ func (t *Trunk) routeResource(ctx context.Context, method string, params json.Ra
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s: %v", method, err)
 	}
 	conn := c.Status().Since // the connection the request goes to
-	res, err := c.Call(ctx, method, forward)
+	var res json.RawMessage
+	if read {
+		res, err = t.callUpstream(ctx, c, method, forward)
+	} else {
+		res, err = c.Call(ctx, method, forward)
+	}
 	if err != nil {
 		return nil, err
 	}

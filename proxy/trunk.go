@@ -57,6 +57,7 @@ type Trunk struct {
 	life     context.Context // ends at Close: work the trunk starts on its own
 	stopLife context.CancelFunc
 	session  *session
+	parked   *parking // stateless hosts' calls to legacy upstreams, between rounds
 
 	startOnce sync.Once
 	started   chan struct{} // closed once host is set
@@ -106,6 +107,7 @@ func New(cfg *config.Config, opts *Options) *Trunk {
 		kick:     make(chan struct{}, 1),
 		stopped:  make(chan struct{}),
 		session:  newSession(),
+		parked:   newParking(),
 		started:  make(chan struct{}),
 	}
 	t.life, t.stopLife = context.WithCancel(context.Background())

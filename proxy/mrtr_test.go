@@ -1,0 +1,70 @@
+package proxy
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func TestStateSignerRefusesForgeries(t *testing.T) {
+	s := newStateSigner()
+	state := s.sign(42, 3)
+	id, round, err := s.verify(state)
+	if err != nil || id != 42 || round != 3 {
+		t.Fatalf("verify(sign(42, 3)) = %d, %d, %v", id, round, err)
+	}
+	other := newStateSigner().sign(42, 3) // another trunk's key
+	payload, mac, _ := strings.Cut(strings.TrimPrefix(state, statePrefix), ".")
+	otherPayload, _, _ := strings.Cut(strings.TrimPrefix(s.sign(43, 3), statePrefix), ".")
+	flipped := []byte(mac)
+	flipped[0] ^= 1
+	for name, forged := range map[string]string{
+		"another key":           other,
+		"another exchange's id": statePrefix + otherPayload + "." + mac,
+		"changed mac":           statePrefix + payload + "." + string(flipped),
+		"no prefix":             strings.TrimPrefix(state, statePrefix),
+		"truncated":             state[:len(state)-4],
+		"empty":                 "",
+		"upstream-like":         "round=1",
+	} {
+		if _, _, err := s.verify(forged); err != errBadState {
+			t.Errorf("%s: verify = %v, want errBadState", name, err)
+		}
+	}
+}
+
+func TestNeedsInput(t *testing.T) {
+	ir, ok := needsInput(json.RawMessage(`{"content":null,"requestState":"round=1","resultType":"input_required","inputRequests":{"step1":{"method":"elicitation/create","params":{"message":"m"}}}}`))
+	if !ok || len(ir.InputRequests) != 1 || ir.InputRequests["step1"].Method != "elicitation/create" || ir.RequestState == nil || *ir.RequestState != "round=1" {
+		t.Fatalf("needsInput = %+v, %v", ir, ok)
+	}
+	for _, res := range []string{`{"content":[]}`, `{"resultType":"complete","content":[]}`, `{"content":[{"type":"text","text":"resultType input_required"}]}`} {
+		if _, ok := needsInput(json.RawMessage(res)); ok {
+			t.Errorf("needsInput(%s) = true", res)
+		}
+	}
+}
+
+func TestRetryParams(t *testing.T) {
+	state := "s1"
+	got, err := retryParams(json.RawMessage(`{"name":"t","arguments":{"a":1},"requestState":"old","inputResponses":{"x":{}}}`),
+		map[string]json.RawMessage{"k": json.RawMessage(`{"action":"accept"}`)}, &state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p struct {
+		Name           string                     `json:"name"`
+		InputResponses map[string]json.RawMessage `json:"inputResponses"`
+		RequestState   string                     `json:"requestState"`
+	}
+	if err := json.Unmarshal(got, &p); err != nil {
+		t.Fatal(err)
+	}
+	if p.Name != "t" || p.RequestState != "s1" || len(p.InputResponses) != 1 || string(p.InputResponses["k"]) != `{"action":"accept"}` {
+		t.Errorf("retryParams = %s", got)
+	}
+	got, err = retryParams(json.RawMessage(`{"name":"t","requestState":"old"}`), map[string]json.RawMessage{}, nil)
+	if err != nil || strings.Contains(string(got), "requestState") {
+		t.Errorf("no state from the server: %s, %v", got, err)
+	}
+}
