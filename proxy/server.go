@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/mcptrunk/mcptrunk/internal/rawjson"
 	"io"
 	"log/slog"
 	"strconv"
@@ -13,6 +12,8 @@ import (
 	"sync/atomic"
 
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
+	"github.com/mcptrunk/mcptrunk/internal/protocol"
+	"github.com/mcptrunk/mcptrunk/internal/rawjson"
 )
 
 // Server is the trunk's MCP server side: it speaks to one host over a
@@ -26,6 +27,16 @@ type Server struct {
 	logger *slog.Logger
 
 	initialized atomic.Bool
+	listens     *listens // the host's open subscriptions/listen requests (listen.go)
+
+	// legacy is what a 2025-era host said at initialize: the facts of each
+	// of its requests (theirs come in no request). nil before initialize.
+	legacy atomic.Pointer[hostRequest]
+	// stateless is set once the host sent a request at the stateless
+	// revision: its notifications then go through its listens.
+	stateless atomic.Bool
+	levelMu   sync.Mutex
+	level     string // the last _meta logLevel of a stateless request
 
 	// Progress for the requests upstreams send the host (sampling,
 	// elicitation, roots): each progressToken is replaced with one the trunk
@@ -50,7 +61,7 @@ var protocolVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-
 // host closed stdin) or ctx ends, then shuts every upstream down. Nothing
 // but protocol messages is written to out.
 func (t *Trunk) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
-	s := &Server{trunk: t, logger: t.logger}
+	s := &Server{trunk: t, logger: t.logger, listens: newListens()}
 	s.conn = jsonrpc.NewConn(in, out, s, &jsonrpc.Options{Logger: t.logger.With("peer", "host"), AnswerInvalid: true})
 	s.conn.SetMaxMessageBytes(t.cfg.Load().Trunk.MaxMessageBytes, limitSetting)
 	stopOutbox := make(chan struct{})
@@ -68,24 +79,111 @@ func (t *Trunk) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	case <-ctx.Done():
 		t.logger.Info("shutting down", "reason", context.Cause(ctx))
 	}
-	// The outbox stops first: the announcer may be waiting in it for room
+	// Open listens are answered first: the trunk is tearing them down.
+	// The outbox stops next: the announcer may be waiting in it for room
 	// that a host that went away will never make, and Close waits for the
 	// announcer.
+	s.listens.shutdown()
 	close(stopOutbox)
 	closeErr := t.Close(context.WithoutCancel(ctx))
 	outboxDone.Wait()
 	return errors.Join(err, closeErr)
 }
 
-// HandleRequest answers the handshake and passes every other request on.
+// HandleRequest answers the handshake and passes every other request on,
+// each with the facts of its host request (hostreq.go): from its own _meta
+// at the stateless revision, from initialize before it. The result is
+// shaped for the request's revision (revision.go).
 func (s *Server) HandleRequest(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-	switch method {
-	case "initialize":
+	if method == "initialize" {
 		return s.initialize(params)
+	}
+	meta, err := readRequestMeta(method, params)
+	if err != nil {
+		return nil, err
+	}
+	if protocol.IsStateless(meta.Version) {
+		return s.handleStateless(ctx, meta, method, params)
+	}
+	hr := s.legacyHost()
+	if method == protocol.MethodDiscover {
+		// A probe at a legacy revision, or with no _meta: the answer lists
+		// the revisions, and the host falls back to initialize.
+		if meta.Version != "" {
+			hr = hostRequest{version: meta.Version, caps: meta.Caps}
+		}
+		return s.discover(withHostRequest(ctx, hr), hr)
+	}
+	res, err := s.trunk.Handle(withHostRequest(ctx, hr), method, params)
+	s.out.flush()
+	if err != nil {
+		return nil, err
+	}
+	return legacyResult(res), nil
+}
+
+// handleStateless answers a request at the stateless revision. There is no
+// handshake: the first request may be any, so it starts the upstreams.
+func (s *Server) handleStateless(ctx context.Context, meta requestMeta, method string, params json.RawMessage) (json.RawMessage, error) {
+	s.stateless.Store(true)
+	hr := hostRequest{version: meta.Version, caps: meta.Caps}
+	ctx = withHostRequest(ctx, hr)
+	if err := removedError(method); err != nil {
+		return nil, err
+	}
+	s.startUpstreams(hr)
+	s.applyLogLevel(ctx, meta.LogLevel)
+	switch method {
+	case protocol.MethodDiscover:
+		return s.discover(ctx, hr)
+	case protocol.MethodListen:
+		return s.listen(ctx, params)
 	}
 	res, err := s.trunk.Handle(ctx, method, params)
 	s.out.flush()
-	return res, err
+	if err != nil {
+		return nil, err
+	}
+	return statelessResult(method, res)
+}
+
+// legacyHost is the facts of a 2025-era host's requests.
+func (s *Server) legacyHost() hostRequest {
+	if hr := s.legacy.Load(); hr != nil {
+		return *hr
+	}
+	return hostRequest{}
+}
+
+// startUpstreams starts the upstreams with the host's forwarded
+// capabilities unless they are started (the usual case, one channel check).
+func (s *Server) startUpstreams(hr hostRequest) {
+	select {
+	case <-s.trunk.started:
+	default:
+		s.trunk.Start(hr.forwardedCaps())
+	}
+}
+
+// applyLogLevel makes a stateless request's _meta logLevel, when it
+// changed, the host's level, exactly as logging/setLevel does for a
+// 2025-era host: every server that logs is told, and one that connects
+// later or restarts too.
+func (s *Server) applyLogLevel(ctx context.Context, level string) {
+	if level == "" {
+		return
+	}
+	s.levelMu.Lock()
+	changed := level != s.level
+	s.level = level
+	s.levelMu.Unlock()
+	if !changed {
+		return
+	}
+	params, _ := json.Marshal(map[string]string{"level": level})
+	if _, err := s.trunk.Handle(context.WithoutCancel(ctx), "logging/setLevel", params); err != nil {
+		s.logger.Warn("applying the host's log level failed", "level", level, "error", err)
+	}
 }
 
 // HandleNotification reacts to the host's notifications.
@@ -94,6 +192,9 @@ func (s *Server) HandleNotification(method string, params json.RawMessage) {
 	case "notifications/initialized":
 		s.initialized.Store(true)
 	case "notifications/roots/list_changed":
+		if s.stateless.Load() || protocol.IsStateless(rawjson.MetaString(params, protocol.MetaProtocolVersion)) {
+			return // removed at the stateless revision: roots come with each request
+		}
 		for _, c := range s.trunk.clients() {
 			_ = c.Notify(method, params) // servers that are not ready miss nothing they asked for
 		}
@@ -103,8 +204,19 @@ func (s *Server) HandleNotification(method string, params json.RawMessage) {
 }
 
 // Notify and Call make the Server the trunk's Downstream.
-// Notify queues (see outbox.go); it never waits for the host.
+// Notify queues (see outbox.go); it never waits for the host. For a host at
+// the stateless revision, list changes and resource updates go to the
+// listens that asked for them (listen.go).
 func (s *Server) Notify(method string, params json.RawMessage) error {
+	if s.stateless.Load() {
+		if out, routed := s.listens.route(method, params); routed {
+			var errs []error
+			for _, p := range out {
+				errs = append(errs, s.out.post(method, p))
+			}
+			return errors.Join(errs...)
+		}
+	}
 	return s.out.post(method, params)
 }
 
@@ -194,7 +306,9 @@ func (s *Server) initialize(params json.RawMessage) (json.RawMessage, error) {
 		}
 	}
 	s.logger.Info("host connected", "client", p.ClientInfo.Name, "clientVersion", p.ClientInfo.Version, "protocol", version)
-	s.trunk.Start(upstreamCapabilities(p.Capabilities))
+	hr := hostRequest{version: version, caps: p.Capabilities}
+	s.legacy.Store(&hr)
+	s.trunk.Start(hr.forwardedCaps())
 
 	return json.Marshal(map[string]any{
 		"protocolVersion": version,
@@ -207,18 +321,4 @@ func (s *Server) initialize(params json.RawMessage) (json.RawMessage, error) {
 		},
 		"serverInfo": map[string]string{"name": "mcptrunk", "version": s.trunk.version},
 	})
-}
-
-// upstreamCapabilities keeps the host capabilities that the trunk forwards
-// for (sampling, elicitation, roots), so an upstream is never told the host
-// can do something it cannot.
-func upstreamCapabilities(host map[string]json.RawMessage) json.RawMessage {
-	keep := map[string]json.RawMessage{}
-	for _, k := range []string{"sampling", "elicitation", "roots"} {
-		if v, ok := host[k]; ok {
-			keep[k] = v
-		}
-	}
-	out, _ := json.Marshal(keep)
-	return out
 }
