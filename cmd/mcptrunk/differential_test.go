@@ -46,6 +46,9 @@ type diffPlan struct {
 	// normalise removes what legitimately differs between two runs of the
 	// server (clocks, the environment), applied to both sides.
 	normalise func(t *testing.T, v any) any
+	// must: tools and prompts that the server must list, so that their
+	// comparison cannot be lost by the server no longer offering them.
+	must []string
 }
 
 var conformancePlan = diffPlan{
@@ -90,6 +93,13 @@ var conformancePlan = diffPlan{
 	},
 	templates: map[string]string{"test://template/{id}/data": "test://template/42/data"},
 	normalise: func(_ *testing.T, v any) any { return v },
+	must: []string{
+		"test_input_required_result_elicitation", "test_input_required_result_sampling",
+		"test_input_required_result_list_roots", "test_input_required_result_request_state",
+		"test_input_required_result_multiple_inputs", "test_input_required_result_multi_round",
+		"test_input_required_result_tampered_state", "test_input_required_result_capabilities",
+		"test_input_required_result_prompt", "test_sampling", "test_elicitation",
+	},
 }
 
 var everythingPlan = diffPlan{
@@ -189,32 +199,71 @@ type diffSide struct {
 	uri    func(string) string
 }
 
+// diffCell says which protocol revisions one differential run speaks.
+type diffCell struct {
+	// host is the revision the host asks the trunk for and direct the one
+	// the direct client asks the upstream for ("": go-sdk's default,
+	// 2026-07-28 after server/discover, else initialize at 2025-11-25).
+	host, direct string
+	// config: more members of the upstream's entry in the trunk's config
+	// (its "protocolVersion").
+	config server
+	// wantHost and wantDirect are the revisions the two sessions must
+	// negotiate, wantUpstream the one the trunk must speak to the upstream,
+	// seen on a tap ("": not checked).
+	wantHost, wantDirect, wantUpstream string
+}
+
+// runDifferential compares the upstream directly and behind the trunk with
+// both sessions on 2025-11-25, the revision the trunk spoke to hosts and
+// upstreams alike when these tests were written; TestRevisionMatrix runs
+// the other revisions.
 func runDifferential(t *testing.T, name string, argv []string, plan diffPlan) {
+	runDiffCell(t, name, argv, plan, diffCell{host: "2025-11-25", direct: "2025-11-25", wantHost: "2025-11-25", wantDirect: "2025-11-25"})
+}
+
+func runDiffCell(t *testing.T, name string, argv []string, plan diffPlan, cell diffCell) {
 	ctx := testCtx(t, 180*time.Second)
-	cfg := writeConfig(t, map[string]server{name: {"command": argv[0], "args": argv[1:], "timeouts": slowTimeouts}},
-		map[string]any{"startupWait": "60s"})
+	entry := server{"command": argv[0], "args": argv[1:]}
+	var upstreamTap *tap
+	if cell.wantUpstream != "" {
+		entry, upstreamTap = tapped(t, argv...)
+	}
+	entry["timeouts"] = slowTimeouts
+	for k, v := range cell.config {
+		entry[k] = v
+	}
+	cfg := writeConfig(t, map[string]server{name: entry}, map[string]any{"startupWait": "60s"})
 	server := name
 	hc := hostConfig{full: true, roots: protoRoots}
 	through := diffSide{
 		name:   "through the trunk",
-		h:      trunkHost(t, ctx, cfg, hc, ""),
+		h:      trunkHost(t, ctx, cfg, hc, cell.host),
 		export: func(raw string) string { return "mcp__" + server + "__" + raw },
 		uri:    func(raw string) string { return "mcptrunk://" + server + "/" + raw },
 	}
-	// The trunk speaks 2025-11-25 to its upstreams, so the direct session
-	// does too (go-sdk's default would negotiate 2026-07-28 with the
-	// conformance server and take other code paths there).
 	direct := diffSide{
 		name:   "directly",
-		h:      directHost(t, ctx, argv, hc, "2025-11-25"),
+		h:      directHost(t, ctx, argv, hc, cell.direct),
 		export: func(raw string) string { return raw },
 		uri:    func(raw string) string { return raw },
 	}
+	if got := through.h.InitializeResult().ProtocolVersion; cell.wantHost != "" && got != cell.wantHost {
+		t.Errorf("the host negotiated %q with the trunk, want %q", got, cell.wantHost)
+	}
+	if got := direct.h.InitializeResult().ProtocolVersion; cell.wantDirect != "" && got != cell.wantDirect {
+		t.Errorf("the direct client negotiated %q with %s, want %q", got, server, cell.wantDirect)
+	}
 	sides := []diffSide{direct, through}
-	for _, s := range sides {
-		if err := s.h.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
-			t.Fatalf("%s: logging/setLevel: %v", s.name, err)
-		}
+	// logging/setLevel: both sides must answer alike (a server on
+	// 2026-07-28 may not have it).
+	var levelErrs [2]error
+	for i, s := range sides {
+		levelErrs[i] = s.h.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"})
+	}
+	if (levelErrs[0] == nil) != (levelErrs[1] == nil) ||
+		(levelErrs[0] != nil && mustJSON(asWireError(levelErrs[0])) != mustJSON(asWireError(levelErrs[1]))) {
+		t.Errorf("logging/setLevel: directly %v, through the trunk %v", levelErrs[0], levelErrs[1])
 	}
 
 	// normal turns a result from either side into comparable JSON.
@@ -225,7 +274,7 @@ func runDifferential(t *testing.T, name string, argv []string, plan diffPlan) {
 			var n int
 			g = unnamespace(t, g, server, &n)
 		}
-		return mustJSON(plan.normalise(t, g))
+		return mustJSON(plan.normalise(t, withoutServerInfo(g)))
 	}
 
 	// ---- catalogs ----
@@ -323,6 +372,17 @@ func runDifferential(t *testing.T, name string, argv []string, plan diffPlan) {
 	})
 	if err != nil {
 		t.Fatalf("the catalogs differ: %v", err)
+	}
+	if cell.wantUpstream != "" {
+		if got := tapRevision(upstreamTap); got != cell.wantUpstream {
+			t.Errorf("the trunk spoke %q to %s, want %q", got, server, cell.wantUpstream)
+		}
+	}
+	for _, m := range plan.must {
+		if !slices.ContainsFunc(tools, func(x *mcp.Tool) bool { return x.Name == m }) &&
+			!slices.ContainsFunc(prompts, func(x *mcp.Prompt) bool { return x.Name == m }) {
+			t.Errorf("%s does not list %s, which the comparison needs", server, m)
+		}
 	}
 
 	// Let start-up chatter (server-everything logs the roots it got) pass.
