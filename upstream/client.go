@@ -67,11 +67,12 @@ type Client struct {
 	closeMu  sync.Once
 	restarts atomic.Int64 // restarts so far
 	stats    callStats
+	logLevel atomic.Pointer[json.RawMessage] // at the stateless revision: the level logging/setLevel asked for
 
 	mu         sync.Mutex
 	state      State
 	err        error
-	t          transport
+	t          *wire // the current connection
 	init       InitResult
 	catalog    Catalog
 	dirty      [surfaceCount]bool // lists to read again

@@ -132,6 +132,11 @@ func (h *harness) spec(name, mode string, env ...string) config.Spec {
 		Type:    config.TransportStdio,
 		Command: os.Args[0],
 		Env:     e,
+		// The test server (testserver_test.go) speaks 2025-11-25 only and
+		// the tests check its exact wire: pinned, so no server/discover
+		// probe comes first. Auto mode has tests of its own
+		// (stateless_test.go).
+		ProtocolVersion: "2025-11-25",
 		Timeouts: config.Timeouts{
 			Connect: config.Duration(subprocWait),
 			List:    config.Duration(subprocWait),

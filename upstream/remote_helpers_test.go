@@ -259,7 +259,11 @@ func remoteConfig(t *testing.T, name, typ, url, timeouts string) config.Spec {
 	if timeouts == "" {
 		timeouts = `{"connect": "5s", "list": "5s", "call": "10s"}`
 	}
-	cfg := fmt.Sprintf(`{"mcpServers": {%q: {"type": %q, "url": %q,
+	// Pinned to 2025-11-25: these tests check that revision's wire (the
+	// session, initialize and its replay, the GET stream, server-sent
+	// requests and log messages); the stateless revision over HTTP has
+	// tests of its own (stateless_http_test.go).
+	cfg := fmt.Sprintf(`{"mcpServers": {%q: {"type": %q, "url": %q, "protocolVersion": "2025-11-25",
 		"headers": {"Authorization": "Bearer ${TOKEN}", "X-Trace": "on"}, "timeouts": %s}}}`,
 		name, typ, url, timeouts)
 	c, err := config.Parse(strings.NewReader(cfg), func(k string) (string, bool) {

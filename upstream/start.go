@@ -15,7 +15,9 @@ import (
 	"github.com/mcptrunk/mcptrunk/upstream/transport/stdio"
 )
 
-// InitResult is what a server said about itself in its initialize response.
+// InitResult is what a server said about itself in its initialize response,
+// or at the stateless revision in its server/discover result (ProtocolVersion
+// is then protocol.Stateless, ServerInfo from the result's _meta).
 type InitResult struct {
 	ProtocolVersion string
 	Capabilities    Capabilities
@@ -74,10 +76,13 @@ func (c *Client) attempt(ctx context.Context) error {
 }
 
 func (c *Client) connect(ctx context.Context) error {
-	t, err := c.dial()
+	t := newWire(c)
+	raw, err := c.dial(clientHandler{c, t})
 	if err != nil {
+		t.end()
 		return err
 	}
+	t.transport = raw
 	c.mu.Lock()
 	if c.state == StateClosed {
 		c.mu.Unlock()
@@ -90,11 +95,16 @@ func (c *Client) connect(ctx context.Context) error {
 
 	connectCtx, cancel := context.WithTimeout(ctx, c.spec.Timeouts.Connect.D())
 	defer cancel()
-	init, err := c.initialize(connectCtx, t)
+	init, step, err := c.negotiate(connectCtx, t)
 	if err != nil {
-		err = c.startError(connectCtx, t, "initialize", c.spec.Timeouts.Connect.D(), "connect", err)
+		err = c.startError(connectCtx, t, step, c.spec.Timeouts.Connect.D(), "connect", err)
 		_ = t.Close(context.WithoutCancel(ctx))
 		return err
+	}
+	if init.Stateless() {
+		// Opened before the lists are read, so a change while they are is
+		// not missed.
+		t.watchLists(init.RawCapabilities)
 	}
 	var tools []Item
 	if init.Capabilities.Tools {
@@ -116,7 +126,7 @@ func (c *Client) connect(ctx context.Context) error {
 	c.init = init
 	c.catalog.Tools = tools
 	c.mu.Unlock()
-	c.logger.Info("server ready", "tools", len(tools), "protocol", init.ProtocolVersion)
+	c.logger.Info("server ready", "tools", len(tools), "protocol", init.ProtocolVersion, "stateless", init.Stateless())
 	c.setState(StateReady, nil)
 
 	// Phase B: the other lists, in the background; the first refresh that
@@ -161,44 +171,17 @@ func (c *Client) startError(ctx context.Context, t transport, step string, timeo
 	return fmt.Errorf("%s: %w", step, err)
 }
 
-func (c *Client) dial() (transport, error) {
+func (c *Client) dial(h clientHandler) (transport, error) {
 	switch c.spec.Type {
 	case config.TransportStdio, "":
-		return stdio.Start(c.spec, clientHandler{c}, c.logger)
+		return stdio.Start(c.spec, h, c.logger)
 	case config.TransportHTTP:
-		return remote.StartStreamable(c.spec, c.id, clientHandler{c}, c.logger, "mcptrunk/"+c.opts.version)
+		return remote.StartStreamable(c.spec, c.id, h, c.logger, "mcptrunk/"+c.opts.version)
 	case config.TransportSSE:
-		return remote.StartSSE(c.spec, c.id, clientHandler{c}, c.logger, "mcptrunk/"+c.opts.version)
+		return remote.StartSSE(c.spec, c.id, h, c.logger, "mcptrunk/"+c.opts.version)
 	default:
 		return nil, fmt.Errorf("transport %q is not supported yet", c.spec.Type)
 	}
-}
-
-func (c *Client) initialize(ctx context.Context, t transport) (InitResult, error) {
-	caps := c.opts.capabilities
-	if len(caps) == 0 {
-		caps = json.RawMessage(`{}`)
-	}
-	params, err := json.Marshal(struct {
-		ProtocolVersion string          `json:"protocolVersion"`
-		Capabilities    json.RawMessage `json:"capabilities"`
-		ClientInfo      any             `json:"clientInfo"`
-	}{protocol.Version, caps, map[string]string{"name": "mcptrunk", "version": c.opts.version}})
-	if err != nil {
-		return InitResult{}, err
-	}
-	raw, err := t.Call(ctx, "initialize", params)
-	if err != nil {
-		return InitResult{}, err
-	}
-	init, err := parseInit(raw)
-	if err != nil {
-		return InitResult{}, err
-	}
-	if err := t.Notify("notifications/initialized", nil); err != nil {
-		return InitResult{}, err
-	}
-	return init, nil
 }
 
 func parseInit(raw json.RawMessage) (InitResult, error) {
@@ -349,11 +332,17 @@ func (c *Client) refresh() {
 	}
 }
 
-// clientHandler answers what the server sends on its own initiative.
-type clientHandler struct{ c *Client }
+// clientHandler answers what the server sends on its own initiative on
+// one connection.
+type clientHandler struct {
+	c *Client
+	w *wire
+}
 
 func (h clientHandler) HandleNotification(method string, params json.RawMessage) {
 	switch method {
+	case protocol.NotificationAcknowledged:
+		h.w.acknowledged(params)
 	case "notifications/tools/list_changed":
 		h.c.markDirty(surfaceTools)
 	case "notifications/prompts/list_changed":

@@ -32,14 +32,17 @@ type Status struct {
 	UptimeSeconds   float64          `json:"uptimeSeconds,omitempty"` // while ready
 	Restarts        int64            `json:"restarts"`
 	ProtocolVersion string           `json:"protocolVersion,omitempty"`
-	ServerInfo      json.RawMessage  `json:"serverInfo,omitempty"`
-	Tools           int              `json:"tools"`
-	Prompts         int              `json:"prompts"`
-	Resources       int              `json:"resources"`
-	Templates       int              `json:"resourceTemplates"`
-	Calls           int64            `json:"calls"`
-	CallErrors      int64            `json:"callErrors"`
-	MeanCallMillis  float64          `json:"meanCallMillis"`
+	// Protocol is the revision the trunk speaks to the server (the same
+	// value; the name list and check print).
+	Protocol       string          `json:"protocol,omitempty"`
+	ServerInfo     json.RawMessage `json:"serverInfo,omitempty"`
+	Tools          int             `json:"tools"`
+	Prompts        int             `json:"prompts"`
+	Resources      int             `json:"resources"`
+	Templates      int             `json:"resourceTemplates"`
+	Calls          int64           `json:"calls"`
+	CallErrors     int64           `json:"callErrors"`
+	MeanCallMillis float64         `json:"meanCallMillis"`
 }
 
 // Status reports the server's state, catalog sizes and call statistics.
@@ -51,6 +54,7 @@ func (c *Client) Status() Status {
 		Transport:       c.spec.Type,
 		Since:           c.since,
 		ProtocolVersion: c.init.ProtocolVersion,
+		Protocol:        c.init.ProtocolVersion,
 		ServerInfo:      c.init.ServerInfo,
 		Tools:           len(c.catalog.Tools),
 		Prompts:         len(c.catalog.Prompts),

@@ -85,9 +85,13 @@ type frameQueue struct {
 	frames []frame
 	closed bool
 	wake   chan struct{}
+	unsent int           // frames pushed and not yet handed on by the dispatcher
+	sent   chan struct{} // signalled when unsent drops to zero
 }
 
-func newFrameQueue() *frameQueue { return &frameQueue{wake: make(chan struct{}, 1)} }
+func newFrameQueue() *frameQueue {
+	return &frameQueue{wake: make(chan struct{}, 1), sent: make(chan struct{}, 1)}
+}
 
 func (q *frameQueue) push(f frame) bool {
 	q.mu.Lock()
@@ -96,6 +100,7 @@ func (q *frameQueue) push(f frame) bool {
 		return false
 	}
 	q.frames = append(q.frames, f)
+	q.unsent++
 	q.mu.Unlock()
 	select {
 	case q.wake <- struct{}{}:
@@ -124,6 +129,40 @@ func (q *frameQueue) pop(ctx context.Context) (frame, bool) {
 		case <-q.wake:
 		case <-ctx.Done():
 			return frame{}, false
+		}
+	}
+}
+
+// handed records that the dispatcher is done with one frame it popped.
+func (q *frameQueue) handed() {
+	q.mu.Lock()
+	q.unsent--
+	empty := q.unsent <= 0
+	q.mu.Unlock()
+	if empty {
+		select {
+		case q.sent <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// drain waits until every frame pushed so far has been handed on, or ctx
+// or stop ends.
+func (q *frameQueue) drain(ctx context.Context, stop <-chan struct{}) {
+	for {
+		q.mu.Lock()
+		empty := q.unsent <= 0 || q.closed
+		q.mu.Unlock()
+		if empty {
+			return
+		}
+		select {
+		case <-q.sent:
+		case <-ctx.Done():
+			return
+		case <-stop:
+			return
 		}
 	}
 }

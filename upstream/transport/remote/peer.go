@@ -244,6 +244,7 @@ func (p *httpPeer) dispatch() {
 		}
 		if f.kind == frameRequest {
 			p.goRequest(f)
+			p.queue.handed()
 			continue
 		}
 		// Bounded: later frames wait behind this one.
@@ -271,7 +272,21 @@ func (p *httpPeer) dispatch() {
 				cancel()
 			}
 		}
+		p.queue.handed()
 	}
+}
+
+// closeFlushMax bounds how long Close waits for queued notifications.
+var closeFlushMax = time.Second
+
+// flush gives the dispatcher a moment to send what is queued before the
+// transport closes: the notifications/cancelled of the requests the Client
+// ended on its way out (a subscriptions/listen stream a server would
+// otherwise hold open for a client that is gone).
+func (p *httpPeer) flush(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, closeFlushMax)
+	defer cancel()
+	p.queue.drain(ctx, p.life.Done())
 }
 
 // goRequest starts a request's POST on a goroutine of its own, with a ctx

@@ -59,8 +59,9 @@ func (t *SSE) Notify(method string, params json.RawMessage) error {
 
 // Close ends the stream (which ends the session) and waits for every
 // goroutine.
-func (t *SSE) Close(context.Context) error {
+func (t *SSE) Close(ctx context.Context) error {
 	t.closeOnce.Do(func() {
+		t.flush(ctx)
 		t.beginClose()
 		t.shutdown()
 	})

@@ -48,6 +48,7 @@ type Streamable struct {
 	listenOn     string          // the session the GET stream is for
 	listenStop   context.CancelFunc
 	deleteOnEnd  bool // a session was established, so Close DELETEs it
+	stateless    bool // the connection speaks the stateless revision (see stateless.go)
 }
 
 func StartStreamable(spec config.Spec, name string, h jsonrpc.Handler, logger *slog.Logger, userAgent string) (*Streamable, error) {
@@ -72,6 +73,7 @@ func (t *Streamable) Notify(method string, params json.RawMessage) error {
 // cancels every exchange and waits for every goroutine.
 func (t *Streamable) Close(ctx context.Context) error {
 	t.closeOnce.Do(func() {
+		t.flush(ctx)
 		t.beginClose()
 		t.queue.close()
 		t.stop() // aborts every POST and the GET stream
@@ -165,7 +167,7 @@ func (t *Streamable) sendRequest(ctx context.Context, f frame) {
 		if initialize {
 			session, protoVersion = "", "" // a new session
 		}
-		resp, err := t.post(ctx, f.body, session, protoVersion)
+		resp, err := t.postFrame(ctx, f, session, protoVersion)
 		if err != nil {
 			t.failRequest(ctx, f.id, err)
 			return
@@ -238,7 +240,8 @@ func (t *Streamable) readRequestReply(ctx context.Context, f frame, resp *http.R
 	var cur sseCursor
 	err := readReply(resp, &cur, handle)
 	resp.Body.Close()
-	sse := httpx.MediaType(resp) == "text/event-stream"
+	// At the stateless revision there is no GET to resume a stream with.
+	sse := httpx.MediaType(resp) == "text/event-stream" && !t.isStateless()
 	for tries := 0; !answered && err == nil && sse && cur.lastID != "" && ctx.Err() == nil && tries < sseResumeAttempts; tries++ {
 		before := cur.lastID
 		err = t.resume(ctx, &cur, handle)
@@ -293,7 +296,7 @@ func (t *Streamable) noteInit(result json.RawMessage) {
 func (t *Streamable) sendOther(ctx context.Context, f frame) error {
 	for attempt := 0; ; attempt++ {
 		session, protoVersion := t.current()
-		resp, err := t.post(ctx, f.body, session, protoVersion)
+		resp, err := t.postFrame(ctx, f, session, protoVersion)
 		if err != nil {
 			return err
 		}

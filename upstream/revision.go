@@ -1,0 +1,214 @@
+package upstream
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
+	"github.com/mcptrunk/mcptrunk/internal/logkey"
+	"github.com/mcptrunk/mcptrunk/internal/protocol"
+	"github.com/mcptrunk/mcptrunk/internal/rawjson"
+)
+
+// Which revision a connection speaks is settled at every connect, because a
+// restarted server may be a different build: with the config's
+// protocolVersion unset the Client asks with server/discover (the stateless
+// revision's handshake, which a legacy server answers with method-not-found
+// or ignores) and falls back to initialize on the same connection.
+
+// discoverProbeMax bounds how long auto mode waits for a server/discover
+// answer before assuming a legacy server that ignores unknown methods. A
+// variable for tests.
+var discoverProbeMax = 5 * time.Second
+
+// Stateless reports whether the connection speaks the stateless revision
+// (server/discover, per-request _meta, no session).
+func (r InitResult) Stateless() bool { return protocol.IsStateless(r.ProtocolVersion) }
+
+// hostCapsKey carries the client capabilities of the host request being
+// served, for the _meta of the request sent upstream.
+type hostCapsKey struct{}
+
+// WithHostCapabilities returns ctx carrying the client capabilities of the
+// host request it serves. A stateless server is told, in each request, what
+// its client can be asked during it; the trunk can be asked what the host
+// that sent this very request can do, which may be less (or more) than the
+// capabilities the upstreams were started with.
+func WithHostCapabilities(ctx context.Context, caps json.RawMessage) context.Context {
+	return context.WithValue(ctx, hostCapsKey{}, caps)
+}
+
+func hostCapabilities(ctx context.Context) json.RawMessage {
+	caps, _ := ctx.Value(hostCapsKey{}).(json.RawMessage)
+	return caps
+}
+
+// versionSetter is implemented by a transport that behaves differently at
+// the stateless revision (streamable HTTP: no session, no standalone
+// stream, the Mcp-Method and Mcp-Name headers).
+type versionSetter interface {
+	SetProtocolVersion(version string)
+}
+
+// negotiate settles the revision of a new connection under the config's
+// protocolVersion and runs its handshake.
+// step names the handshake request a failure belongs to.
+func (c *Client) negotiate(ctx context.Context, w *wire) (_ InitResult, step string, _ error) {
+	pinned := c.spec.ProtocolVersion
+	if pinned != "" && !protocol.IsStateless(pinned) {
+		init, err := c.initialize(ctx, w, pinned)
+		return init, "initialize", err
+	}
+	probeCtx := ctx
+	if pinned == "" {
+		var cancel context.CancelFunc
+		probeCtx, cancel = context.WithTimeout(ctx, min(c.spec.Timeouts.Connect.D(), discoverProbeMax))
+		defer cancel()
+	}
+	init, err := c.discover(probeCtx, w)
+	if err == nil {
+		return init, protocol.MethodDiscover, nil
+	}
+	if pinned != "" || !legacyAnswer(ctx, err) {
+		return InitResult{}, protocol.MethodDiscover, err
+	}
+	c.logger.Debug("no answer to server/discover at the stateless revision; trying initialize", logkey.Error, err)
+	init, err = c.initialize(ctx, w, protocol.Legacy)
+	return init, "initialize", err
+}
+
+// legacyAnswer reports whether a failed discover means "a server of an
+// older revision" rather than "no server": an error answer (method not
+// found, unsupported version, an HTTP status), a discover result without
+// the stateless revision, or no answer within the probe while the
+// connection lives.
+func legacyAnswer(ctx context.Context, err error) bool {
+	var rpcErr *jsonrpc.Error
+	var tooOld *notStatelessError
+	switch {
+	case errors.As(err, &rpcErr), errors.As(err, &tooOld):
+		return true
+	case ctx.Err() != nil:
+		return false // the connect timeout, or shutdown: not the probe's
+	case errors.Is(err, context.DeadlineExceeded):
+		return true
+	case errors.Is(err, jsonrpc.ErrClosed), writeFailed(err):
+		return false
+	}
+	// A transport's own failure of the exchange (an HTTP error status).
+	return true
+}
+
+// notStatelessError is a discover result whose supportedVersions lack the
+// stateless revision.
+type notStatelessError struct{ supported []string }
+
+func (e *notStatelessError) Error() string {
+	return fmt.Sprintf("the server does not support revision %s (it supports %v)", protocol.Stateless, e.supported)
+}
+
+// discover runs server/discover and, when the server speaks the stateless
+// revision, makes the connection stateless.
+func (c *Client) discover(ctx context.Context, w *wire) (InitResult, error) {
+	if vs, ok := w.transport.(versionSetter); ok {
+		// The discover request itself goes with the stateless headers.
+		vs.SetProtocolVersion(protocol.Stateless)
+	}
+	params, err := rawjson.ReplaceReservedMeta(json.RawMessage(`{}`), c.requestMeta(ctx))
+	if err != nil {
+		return InitResult{}, err
+	}
+	raw, err := w.transport.Call(ctx, protocol.MethodDiscover, params)
+	if err != nil {
+		return InitResult{}, err
+	}
+	init, supported, err := parseDiscover(raw)
+	if err != nil {
+		return InitResult{}, err
+	}
+	if !slices.Contains(supported, protocol.Stateless) {
+		return InitResult{}, &notStatelessError{supported: supported}
+	}
+	w.stateless.Store(true)
+	return init, nil
+}
+
+// parseDiscover reads a server/discover result: what parseInit reads from
+// an initialize result, with the server's name and version in _meta.
+func parseDiscover(raw json.RawMessage) (InitResult, []string, error) {
+	var r struct {
+		Supported []string `json:"supportedVersions"`
+	}
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return InitResult{}, nil, fmt.Errorf("decoding the server/discover result: %w", err)
+	}
+	init, err := parseInit(raw)
+	if err != nil {
+		return InitResult{}, nil, fmt.Errorf("decoding the server/discover result: %w", err)
+	}
+	init.ProtocolVersion = protocol.Stateless
+	init.ServerInfo = rawjson.MetaValue(raw, protocol.MetaServerInfo)
+	return init, r.Supported, nil
+}
+
+// initialize runs the legacy handshake at version.
+func (c *Client) initialize(ctx context.Context, w *wire, version string) (InitResult, error) {
+	if vs, ok := w.transport.(versionSetter); ok {
+		vs.SetProtocolVersion("")
+	}
+	caps := c.opts.capabilities
+	if len(caps) == 0 {
+		caps = json.RawMessage(`{}`)
+	}
+	params, err := json.Marshal(struct {
+		ProtocolVersion string          `json:"protocolVersion"`
+		Capabilities    json.RawMessage `json:"capabilities"`
+		ClientInfo      json.RawMessage `json:"clientInfo"`
+	}{version, caps, c.clientInfo()})
+	if err != nil {
+		return InitResult{}, err
+	}
+	raw, err := w.transport.Call(ctx, "initialize", params)
+	if err != nil {
+		return InitResult{}, err
+	}
+	init, err := parseInit(raw)
+	if err != nil {
+		return InitResult{}, err
+	}
+	if err := w.transport.Notify("notifications/initialized", nil); err != nil {
+		return InitResult{}, err
+	}
+	return init, nil
+}
+
+func (c *Client) clientInfo() json.RawMessage {
+	b, _ := json.Marshal(map[string]string{"name": "mcptrunk", "version": c.opts.version})
+	return b
+}
+
+// requestMeta is the _meta every request to a stateless server carries: the
+// revision, what the client can be asked (the host's, for a request on its
+// behalf), who the client is, and the log level the host asked for.
+func (c *Client) requestMeta(ctx context.Context) map[string]json.RawMessage {
+	caps := hostCapabilities(ctx)
+	if len(caps) == 0 {
+		caps = c.opts.capabilities
+	}
+	if len(caps) == 0 {
+		caps = json.RawMessage(`{}`)
+	}
+	meta := map[string]json.RawMessage{
+		protocol.MetaProtocolVersion:    json.RawMessage(`"` + protocol.Stateless + `"`),
+		protocol.MetaClientCapabilities: caps,
+		protocol.MetaClientInfo:         c.clientInfo(),
+	}
+	if level := c.logLevel.Load(); level != nil {
+		meta[protocol.MetaLogLevel] = *level
+	}
+	return meta
+}
