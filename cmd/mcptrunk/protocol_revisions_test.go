@@ -12,9 +12,8 @@ import (
 )
 
 // TestProtocolRevisions: hosts on 2025-06-18, 2025-11-25 and go-sdk's
-// default (2026-07-28, which probes server/discover, gets -32601 and falls
-// back to initialize) all work; raw hosts on older revisions get theirs,
-// an unknown one the newest.
+// default (2026-07-28: server/discover, no initialize) all work; raw hosts
+// on older revisions get theirs, an unknown one the newest 2025-era one.
 func TestProtocolRevisions(t *testing.T) {
 	t.Parallel()
 	ctx := testCtx(t, 90*time.Second)
@@ -29,31 +28,47 @@ func TestProtocolRevisions(t *testing.T) {
 			h, hostTap := trunkHostTapped(t, ctx, cfg, hostConfig{full: true, roots: protoRoots}, version)
 			want := version
 			if want == "" {
-				want = "2025-11-25"
+				want = "2026-07-28"
 			}
 			if got := h.InitializeResult().ProtocolVersion; got != want {
 				t.Errorf("negotiated %q, want %q", got, want)
 			}
 			msgs := hostTap.received()
 			if version == "" {
-				if len(msgs) < 2 || msgs[0].Method != "server/discover" || msgs[1].Method != "initialize" {
+				if len(msgs) == 0 || msgs[0].Method != "server/discover" {
 					t.Fatalf("go-sdk's default handshake: %v", msgs)
+				}
+				for _, m := range msgs {
+					if m.Method == "initialize" {
+						t.Errorf("a host at 2026-07-28 fell back to initialize: %s", m.Raw)
+					}
 				}
 				ans := hostTap.waitSent(t, ctx, "the answer to server/discover", func(m tapMsg) bool {
 					return m.Method == "" && string(m.ID) == string(msgs[0].ID)
 				})
-				if ans.Error == nil || ans.Error.Code != -32601 {
-					t.Errorf("server/discover got %s, want error -32601", ans.Raw)
+				if ans.Error != nil || !containsAll(ans.Raw, `"resultType":"complete"`, `"supportedVersions":["2026-07-28","2025-11-25"`,
+					`"io.modelcontextprotocol/serverInfo":{"name":"mcptrunk"`, `"tools":{"listChanged":true}`) {
+					t.Errorf("server/discover got %s, want the trunk's discover result", ans.Raw)
 				}
-			} else if len(msgs) == 0 || msgs[0].Method != "initialize" {
-				t.Fatalf("handshake: %v", msgs)
-			}
-			if !strings.Contains(msgs[0].Raw+msgs[min(1, len(msgs)-1)].Raw, `"protocolVersion":"`+want+`"`) {
-				t.Errorf("the host did not initialize with %s: %v", want, msgs[:min(2, len(msgs))])
-			}
-
-			if err := h.Ping(ctx, nil); err != nil {
-				t.Errorf("ping: %v", err)
+				if !strings.Contains(msgs[0].Raw, `"io.modelcontextprotocol/protocolVersion":"2026-07-28"`) {
+					t.Errorf("the host did not discover at 2026-07-28: %s", msgs[0].Raw)
+				}
+				// go-sdk sends ping without the request _meta: a request of
+				// no revision of its own, answered as before 2026-07-28
+				// (TestStatelessHostRaw: with the _meta it is -32601).
+				if err := h.Ping(ctx, nil); err != nil {
+					t.Errorf("ping: %v", err)
+				}
+			} else {
+				if len(msgs) == 0 || msgs[0].Method != "initialize" {
+					t.Fatalf("handshake: %v", msgs)
+				}
+				if !strings.Contains(msgs[0].Raw, `"protocolVersion":"`+want+`"`) {
+					t.Errorf("the host did not initialize with %s: %v", want, msgs[0])
+				}
+				if err := h.Ping(ctx, nil); err != nil {
+					t.Errorf("ping: %v", err)
+				}
 			}
 			waitTools(t, ctx, h.ClientSession, "mcp__notes__echo")
 			if got := callText(t, ctx, h.ClientSession, "mcp__notes__echo", map[string]any{"text": "rev " + name}); got != "rev "+name {
@@ -77,8 +92,10 @@ func TestProtocolRevisions(t *testing.T) {
 			"2099-01-01": "2025-11-25",
 		} {
 			c := startRaw(t, "mcptrunk", trunkCmd(newTag(t), "serve", "--config", cfg))
-			if r := c.call(ctx, "server/discover", `{}`); r.Err == nil || r.Err.Code != -32601 {
-				t.Errorf("server/discover: %s %v, want -32601", r.Result, r.Err)
+			// A probe without _meta is answered: the revisions it lists let
+			// the host fall back to initialize.
+			if r := c.call(ctx, "server/discover", `{}`); r.Err != nil || !strings.Contains(string(r.Result), `"supportedVersions":["2026-07-28","2025-11-25"`) {
+				t.Errorf("server/discover: %s %v, want the revisions", r.Result, r.Err)
 			}
 			res := c.result(ctx, "initialize", `{"protocolVersion":"`+version+`","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}`)
 			if got := getString(t, res, "protocolVersion"); got != want {
