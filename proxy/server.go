@@ -14,6 +14,7 @@ import (
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
 	"github.com/mcptrunk/mcptrunk/internal/protocol"
 	"github.com/mcptrunk/mcptrunk/internal/rawjson"
+	"github.com/mcptrunk/mcptrunk/upstream"
 )
 
 // Server is the trunk's MCP server side: it speaks to one host over a
@@ -127,7 +128,9 @@ func (s *Server) HandleRequest(ctx context.Context, method string, params json.R
 func (s *Server) handleStateless(ctx context.Context, meta requestMeta, method string, params json.RawMessage) (json.RawMessage, error) {
 	s.stateless.Store(true)
 	hr := hostRequest{version: meta.Version, caps: meta.Caps}
-	ctx = withHostRequest(ctx, hr)
+	// An upstream at the stateless revision is told, in each request, what
+	// this very request's host can be asked (upstream.Client sets the _meta).
+	ctx = upstream.WithHostCapabilities(withHostRequest(ctx, hr), hr.forwardedCaps())
 	if err := removedError(method); err != nil {
 		return nil, err
 	}
