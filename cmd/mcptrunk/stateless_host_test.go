@@ -18,8 +18,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// statelessMeta is the _meta every request of a raw host at version carries.
-func statelessMeta(version string) string {
+// rawStatelessMeta is the _meta every request of a raw host at version carries.
+func rawStatelessMeta(version string) string {
 	return `{"io.modelcontextprotocol/protocolVersion":` + mustJSON(version) +
 		`,"io.modelcontextprotocol/clientCapabilities":{}` +
 		`,"io.modelcontextprotocol/clientInfo":{"name":"mcptrunk-stateless-raw","version":"0"}}`
@@ -27,7 +27,7 @@ func statelessMeta(version string) string {
 
 // withMeta adds the 2026-07-28 _meta to params (a JSON object).
 func withMeta(params string) string {
-	m := `"_meta":` + statelessMeta("2026-07-28")
+	m := `"_meta":` + rawStatelessMeta("2026-07-28")
 	if strings.TrimSpace(params) == "{}" {
 		return "{" + m + "}"
 	}
@@ -120,7 +120,7 @@ func TestStatelessHostRaw(t *testing.T) {
 	cfg := writeConfig(t, map[string]server{"notes": notesServer(), "chaos": chaosServer("-mode", "ok"), "conformance": cfSrv}, nil)
 	c := startRaw(t, "mcptrunk", trunkCmd(newTag(t), "serve", "--config", cfg))
 
-	r := c.call(ctx, "server/discover", `{"_meta":`+statelessMeta("2099-01-01")+`}`)
+	r := c.call(ctx, "server/discover", `{"_meta":`+rawStatelessMeta("2099-01-01")+`}`)
 	if r.Err == nil || r.Err.Code != -32022 || !containsAll(string(r.Err.Data), `"requested":"2099-01-01"`, `"supported":["2026-07-28","2025-11-25"`) {
 		t.Errorf("an unknown revision: %s %+v, want -32022 with the supported revisions", r.Result, r.Err)
 	}
@@ -187,8 +187,10 @@ func TestStatelessHostRaw(t *testing.T) {
 			t.Errorf("listen %s acknowledged %s, want %s", id, got, want)
 		}
 	}
-	cfTap.waitReceived(t, ctx, "the listen's subscription", func(m tapMsg) bool {
-		return m.Method == "resources/subscribe" && strings.Contains(string(m.Params), `"test://watched-resource"`)
+	// The upstream is subscribed: with resources/subscribe at 2025-11-25,
+	// with a listen of its own at 2026-07-28.
+	sub := cfTap.waitReceived(t, ctx, "the listen's subscription", func(m tapMsg) bool {
+		return (m.Method == "resources/subscribe" || m.Method == "subscriptions/listen") && strings.Contains(string(m.Params), `"test://watched-resource"`)
 	})
 
 	// A change of chaos's tools reaches listen 9001, and not 9002. (The
@@ -220,7 +222,10 @@ func TestStatelessHostRaw(t *testing.T) {
 	// Cancelling listen 9001 ends its upstream subscription, with no answer.
 	c.notify("notifications/cancelled", `{"requestId":9001}`)
 	cfTap.waitReceived(t, ctx, "the end of the listen's subscription", func(m tapMsg) bool {
-		return m.Method == "resources/unsubscribe" && strings.Contains(string(m.Params), `"test://watched-resource"`)
+		if sub.Method == "resources/subscribe" {
+			return m.Method == "resources/unsubscribe" && strings.Contains(string(m.Params), `"test://watched-resource"`)
+		}
+		return m.Method == "notifications/cancelled" && strings.Contains(compact(t, m.Params), `"requestId":`+string(sub.ID))
 	})
 	c.result(ctx, "tools/list", withMeta(`{}`))
 	select {
