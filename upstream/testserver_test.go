@@ -60,7 +60,9 @@ const (
 )
 
 func TestMain(m *testing.M) {
-	if mode := os.Getenv(envMode); mode != "" {
+	if mode := os.Getenv(envMode); mode == modeTee {
+		os.Exit(runTee())
+	} else if mode != "" {
 		os.Exit(runTestServer(mode))
 	}
 	stdio.StdinGrace, stdio.TermGrace, stdio.OutputGrace = testStdinGrace, testTermGrace, testOutputGrace

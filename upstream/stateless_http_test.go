@@ -1,0 +1,132 @@
+package upstream
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os/exec"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/mcptrunk/mcptrunk/internal/config"
+	"github.com/mcptrunk/mcptrunk/internal/protocol"
+	"github.com/mcptrunk/mcptrunk/internal/testkit"
+)
+
+// startConformanceHTTP runs the conformance server as a stateless
+// streamable HTTP server on a free loopback port, behind a recording
+// reverse proxy, and returns the URL to configure.
+func startConformanceHTTP(t *testing.T) (string, *recorder) {
+	t.Helper()
+	bin := conformanceServer(t)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	out := &testkit.Buffer{}
+	cmd := exec.Command(bin, "-http", addr)
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() {
+		_ = cmd.Wait()
+		close(exited)
+	}()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-exited
+		if t.Failed() {
+			t.Logf("conformance server output:\n%s", out.String())
+		}
+	})
+	deadline := time.Now().Add(subprocWait)
+	for {
+		conn, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			conn.Close()
+			break
+		}
+		select {
+		case <-exited:
+			t.Fatalf("the conformance server exited:\n%s", out.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the conformance server did not listen on %s", addr)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	target, _ := url.Parse("http://" + addr)
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	proxy.FlushInterval = -1 // pass event streams on as they come
+	tr := &http.Transport{}
+	proxy.Transport = tr
+	rec := &recorder{handler: proxy}
+	srv := httptest.NewServer(rec)
+	t.Cleanup(func() {
+		srv.Close()
+		tr.CloseIdleConnections()
+	})
+	return srv.URL + "/mcp", rec
+}
+
+func TestStatelessStreamableHTTP(t *testing.T) {
+	h := newHarness(t) // first: its leak check runs after the servers' cleanups
+	url, rec := startConformanceHTTP(t)
+	host := h.host(nil)
+	c := startReady(t, h, host, config.Spec{
+		Name: "conf", Type: config.TransportHTTP, URL: url,
+		Timeouts: config.Timeouts{Connect: config.Duration(subprocWait), List: config.Duration(subprocWait), Call: config.Duration(subprocWait)},
+	})
+	<-c.Settled()
+	ctx := ctxFor(t)
+	if init := c.Init(); !init.Stateless() {
+		t.Fatalf("Init: protocol %q", init.ProtocolVersion)
+	}
+	// The server checks Mcp-Method and Mcp-Name against the body (-32020
+	// on a mismatch): answers prove both.
+	callJSON(t, ctx, c, "tools/call", `{"name":"test_simple_text","arguments":{}}`)
+	callJSON(t, ctx, c, "resources/read", `{"uri":"test://static-text"}`)
+	callJSON(t, ctx, c, "prompts/get", `{"name":"test_simple_prompt"}`)
+
+	// The listen's reply stream stays open and carries list changes.
+	const transient = "__transient_tool_for_list_changed"
+	pollUntil(t, "the list listen", func() bool { return rec.count(http.MethodPost, protocol.MethodListen) > 0 })
+	callJSON(t, ctx, c, "tools/call", `{"name":"test_trigger_tool_change","arguments":{}}`)
+	pollUntil(t, "the catalog to list "+transient, func() bool {
+		return slices.ContainsFunc(c.Catalog().Tools, func(it Item) bool { return it.Key == transient })
+	})
+
+	if err := host.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rec.all() {
+		if r.method != http.MethodPost {
+			t.Errorf("%s %s: a stateless connection sends only POSTs", r.method, r.path)
+			continue
+		}
+		if sid := r.header.Get(protocol.HeaderSessionID); sid != "" {
+			t.Errorf("%s carried a session id", r.rpcMethod)
+		}
+		if v := r.header.Get(protocol.HeaderProtocolVersion); v != protocol.Stateless {
+			t.Errorf("%s: %s %q", r.rpcMethod, protocol.HeaderProtocolVersion, v)
+		}
+		if m := r.header.Get(protocol.HeaderMethod); m != r.rpcMethod {
+			t.Errorf("%s: %s %q", r.rpcMethod, protocol.HeaderMethod, m)
+		}
+		if r.rpcMethod == "initialize" {
+			t.Errorf("initialize sent to a stateless server")
+		}
+	}
+	if got := rec.find(func(r recorded) bool { return r.rpcMethod == "tools/call" }); len(got) == 0 || got[0].header.Get(protocol.HeaderName) != "test_simple_text" {
+		t.Errorf("tools/call: %s not the tool's name", protocol.HeaderName)
+	}
+}
