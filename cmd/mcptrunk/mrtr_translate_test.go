@@ -1,0 +1,158 @@
+package main
+
+// Multi-round-trip translation for a host at the stateless revision whose
+// upstream speaks 2025-11-25: the upstream's elicitation request becomes an
+// input_required result with a requestState of the trunk's own, which the
+// trunk alone can make and accepts once.
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+)
+
+// statelessMeta is the per-request _meta of a host at 2026-07-28 that
+// declares caps (JSON).
+func statelessMeta(caps string) map[string]any {
+	return map[string]any{
+		"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
+		"io.modelcontextprotocol/clientCapabilities": json.RawMessage(caps),
+		"io.modelcontextprotocol/clientInfo":         map[string]string{"name": "mcptrunk-e2e-stateless", "version": "0"},
+	}
+}
+
+// inputRequiredResult is what the test reads of an input_required result.
+type inputRequiredResult struct {
+	ResultType    string `json:"resultType"`
+	RequestState  string `json:"requestState"`
+	InputRequests map[string]struct {
+		Method string          `json:"method"`
+		Params json.RawMessage `json:"params"`
+	} `json:"inputRequests"`
+	Content []struct {
+		Text string `json:"text"`
+	} `json:"content"`
+}
+
+func TestMRTRParkedRequestState(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t, 90*time.Second)
+	cfg := writeConfig(t, map[string]server{
+		"legacy": {"command": conformanceBin(t), "protocolVersion": "2025-11-25", "timeouts": map[string]string{"call": "4s"}},
+	}, map[string]any{"startupWait": "60s"})
+	host := startRaw(t, "mcptrunk", trunkCmd(newTag(t), "serve", "--config", cfg))
+	meta := statelessMeta(`{"elicitation":{}}`)
+	host.result(ctx, "server/discover", map[string]any{"_meta": meta})
+
+	call := func(extra map[string]any) rawResponse {
+		params := map[string]any{"name": "mcp__legacy__test_elicitation", "arguments": map[string]any{"message": "Who are you?"}, "_meta": meta}
+		for k, v := range extra {
+			params[k] = v
+		}
+		return host.call(ctx, "tools/call", params)
+	}
+	first := func() inputRequiredResult {
+		t.Helper()
+		r := call(nil)
+		if r.Err != nil {
+			t.Fatalf("tools/call: %v", r.Err)
+		}
+		var ir inputRequiredResult
+		if err := json.Unmarshal(r.Result, &ir); err != nil {
+			t.Fatal(err)
+		}
+		if ir.ResultType != "input_required" || len(ir.InputRequests) != 1 || ir.RequestState == "" {
+			t.Fatalf("the upstream's elicitation did not become input_required: %s", r.Result)
+		}
+		return ir
+	}
+	ir := first()
+	var key string
+	for k, req := range ir.InputRequests {
+		key = k
+		if req.Method != "elicitation/create" || !strings.Contains(string(req.Params), "Who are you?") {
+			t.Fatalf("input request %q = %s %s, want the upstream's elicitation/create", k, req.Method, req.Params)
+		}
+	}
+	answer := map[string]any{key: map[string]any{"action": "accept", "content": map[string]any{"username": "ada"}}}
+
+	// A state the trunk did not make, or one changed by a byte, is refused
+	// and answers nothing.
+	tampered := ir.RequestState[:len(ir.RequestState)-2] + "xx"
+	for name, state := range map[string]string{"tampered": tampered, "forged": "round=1", "empty": ""} {
+		r := call(map[string]any{"inputResponses": answer, "requestState": state})
+		if r.Err == nil || r.Err.Code != -32602 || !strings.Contains(r.Err.Message, "requestState") {
+			t.Errorf("%s requestState: got %s %+v, want -32602 naming requestState", name, r.Result, r.Err)
+		}
+	}
+
+	// The true state completes the call with the host's answer.
+	r := call(map[string]any{"inputResponses": answer, "requestState": ir.RequestState})
+	if r.Err != nil {
+		t.Fatalf("retry: %v", r.Err)
+	}
+	var done inputRequiredResult
+	if err := json.Unmarshal(r.Result, &done); err != nil {
+		t.Fatal(err)
+	}
+	if done.ResultType == "input_required" || len(done.Content) != 1 || !strings.Contains(done.Content[0].Text, "action=accept") || !strings.Contains(done.Content[0].Text, "ada") {
+		t.Fatalf("retry result = %s, want the upstream's result with the host's answer", r.Result)
+	}
+
+	// The same state again is a replay.
+	r = call(map[string]any{"inputResponses": answer, "requestState": ir.RequestState})
+	if r.Err == nil || r.Err.Code != -32602 {
+		t.Errorf("replayed requestState: got %s %+v, want -32602", r.Result, r.Err)
+	}
+
+	// A host that never retries: the exchange is given up after the
+	// server's call timeout, and nothing stays parked.
+	abandoned := first()
+	if n := parkedCalls(t, ctx, host, meta); n != 1 {
+		t.Fatalf("parkedCalls = %d while a round waits, want 1", n)
+	}
+	if !waitFor(ctx, 30*time.Second, func() bool { return parkedCalls(t, ctx, host, meta) == 0 }) {
+		t.Fatalf("the abandoned exchange is still parked")
+	}
+	r = call(map[string]any{"inputResponses": answer, "requestState": abandoned.RequestState})
+	if r.Err == nil || r.Err.Code != -32602 {
+		t.Errorf("the abandoned round's state: got %s %+v, want -32602", r.Result, r.Err)
+	}
+	// The upstream is still usable.
+	ir = first()
+	r = call(map[string]any{"inputResponses": map[string]any{firstKey(ir): answer[key]}, "requestState": ir.RequestState})
+	if r.Err != nil || strings.Contains(string(r.Result), "input_required") {
+		t.Fatalf("after an abandoned round: %s %+v", r.Result, r.Err)
+	}
+}
+
+func firstKey(ir inputRequiredResult) string {
+	for k := range ir.InputRequests {
+		return k
+	}
+	return ""
+}
+
+// parkedCalls reads the trunk's status for how many exchanges wait.
+func parkedCalls(t testing.TB, ctx context.Context, host *rawConn, meta map[string]any) int {
+	t.Helper()
+	res := host.result(ctx, "resources/read", map[string]any{"uri": "mcptrunk://trunk/status", "_meta": meta})
+	var read struct {
+		Contents []struct {
+			Text string `json:"text"`
+		} `json:"contents"`
+	}
+	if err := json.Unmarshal(res, &read); err != nil || len(read.Contents) == 0 {
+		t.Fatalf("status: %s %v", res, err)
+	}
+	var status struct {
+		ParkedCalls *int `json:"parkedCalls"`
+	}
+	if err := json.Unmarshal([]byte(read.Contents[0].Text), &status); err != nil || status.ParkedCalls == nil {
+		t.Fatalf("status has no parkedCalls: %s %v", read.Contents[0].Text, err)
+	}
+	return *status.ParkedCalls
+}
+
