@@ -22,6 +22,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcptrunk/mcptrunk/internal/protocol"
 )
 
 // diffPlan says how to exercise one server.
@@ -46,6 +48,13 @@ type diffPlan struct {
 	// normalise removes what legitimately differs between two runs of the
 	// server (clocks, the environment), applied to both sides.
 	normalise func(t *testing.T, v any) any
+	// hostFails: tools whose input the host's SDK refuses to give, with the
+	// SDK's message. A session on 2025-11-25 answers the server's request
+	// with that error and the tool reports it as its result; a host on
+	// 2026-07-28 cannot answer an input request with an error, so its call
+	// fails with the message. Either way the outcome is the host's refusal,
+	// and across those two revisions that is what is compared.
+	hostFails map[string]string
 	// must: tools and prompts that the server must list, so that their
 	// comparison cannot be lost by the server no longer offering them.
 	must []string
@@ -99,6 +108,9 @@ var conformancePlan = diffPlan{
 		"test_input_required_result_multiple_inputs", "test_input_required_result_multi_round",
 		"test_input_required_result_tampered_state", "test_input_required_result_capabilities",
 		"test_input_required_result_prompt", "test_sampling", "test_elicitation",
+	},
+	hostFails: map[string]string{
+		"test_elicitation_sep1330_enums": `elicit schema property "titledMulti" items must specify enum for untitled enums`,
 	},
 }
 
@@ -254,6 +266,12 @@ func runDiffCell(t *testing.T, name string, argv []string, plan diffPlan, cell d
 	if got := direct.h.InitializeResult().ProtocolVersion; cell.wantDirect != "" && got != cell.wantDirect {
 		t.Errorf("the direct client negotiated %q with %s, want %q", got, server, cell.wantDirect)
 	}
+	// A host on 2026-07-28 compared with a direct session on 2025-11-25
+	// (an upstream that speaks only that): every result the host gets
+	// must say resultType "complete", which the direct result cannot, and
+	// is compared without it.
+	resultTypeAdded := protocol.IsStateless(through.h.InitializeResult().ProtocolVersion) &&
+		!protocol.IsStateless(direct.h.InitializeResult().ProtocolVersion)
 	sides := []diffSide{direct, through}
 	// logging/setLevel: both sides must answer alike (a server on
 	// 2026-07-28 may not have it).
@@ -275,6 +293,37 @@ func runDiffCell(t *testing.T, name string, argv []string, plan diffPlan, cell d
 			g = unnamespace(t, g, server, &n)
 		}
 		return mustJSON(plan.normalise(t, withoutServerInfo(g)))
+	}
+	hostStateless := protocol.IsStateless(through.h.InitializeResult().ProtocolVersion)
+	// normalResult is normal for a result.
+	normalResult := func(t *testing.T, s diffSide, v any) string {
+		t.Helper()
+		m, ok := decode(t, v).(map[string]any)
+		if !ok {
+			return normal(t, s, v)
+		}
+		if resultTypeAdded && s.name == through.name {
+			if m["resultType"] != "complete" {
+				t.Errorf("a result to the host on 2026-07-28 has resultType %v, want \"complete\": %s", m["resultType"], mustJSON(m))
+			}
+			delete(m, "resultType")
+		}
+		if !hostStateless {
+			// The trunk gives a 2025-era host no cache hints, which go-sdk's
+			// servers send at every revision (docs/protocol.md); go-sdk's
+			// client decodes their absence as "" and 0.
+			delete(m, "cacheScope")
+			delete(m, "ttlMs")
+		}
+		return normal(t, s, m)
+	}
+	// logMeta asks, on 2026-07-28, for the log messages logging/setLevel
+	// asks for on 2025-11-25: the revision has the level in each request.
+	logMeta := func() mcp.Meta {
+		if !hostStateless {
+			return nil
+		}
+		return mcp.Meta{protocol.MetaLogLevel: "debug"}
 	}
 
 	// ---- catalogs ----
@@ -452,7 +501,7 @@ func runDiffCell(t *testing.T, name string, argv []string, plan diffPlan, cell d
 			res, err := f(s)
 			errs[i] = err
 			if err == nil {
-				results[i] = normal(t, s, res)
+				results[i] = normalResult(t, s, res)
 			}
 			time.Sleep(150 * time.Millisecond) // notifications that trail the result
 			logs[i] = strings.Join(logsSince(t, s, mark), "\n")
@@ -460,7 +509,13 @@ func runDiffCell(t *testing.T, name string, argv []string, plan diffPlan, cell d
 				progress[i] = strings.Join(progressOf(s, token), "\n")
 			}
 		}
+		refusal, refused := plan.hostFails[strings.TrimPrefix(what, "tools/call ")]
 		switch {
+		case refused && resultTypeAdded && errs[0] == nil && errs[1] != nil:
+			// results[0] is JSON: the message in it is escaped.
+			if !strings.Contains(results[0], strings.Trim(mustJSON(refusal), `"`)) || !strings.Contains(errs[1].Error(), refusal) {
+				t.Errorf("%s: want the host's refusal %q both ways: directly %s, through the trunk %v", what, refusal, results[0], errs[1])
+			}
 		case errs[0] != nil || errs[1] != nil:
 			if errs[0] == nil || errs[1] == nil {
 				t.Errorf("%s: directly %v / %s, through the trunk %v / %s", what, errs[0], results[0], errs[1], results[1])
@@ -510,7 +565,7 @@ func runDiffCell(t *testing.T, name string, argv []string, plan diffPlan, cell d
 		for n := range times {
 			token := fmt.Sprintf("diff-%s-%d", name, n)
 			compare(t, "tools/call "+name, token, func(s diffSide) (any, error) {
-				p := &mcp.CallToolParams{Name: s.export(name), Arguments: plan.tools[name]}
+				p := &mcp.CallToolParams{Meta: logMeta(), Name: s.export(name), Arguments: plan.tools[name]}
 				p.SetProgressToken(token)
 				return s.h.CallTool(ctx, p)
 			})
@@ -526,7 +581,7 @@ func runDiffCell(t *testing.T, name string, argv []string, plan diffPlan, cell d
 			continue
 		}
 		compare(t, "prompts/get "+p.Name, "", func(s diffSide) (any, error) {
-			return s.h.GetPrompt(ctx, &mcp.GetPromptParams{Name: s.export(p.Name), Arguments: args})
+			return s.h.GetPrompt(ctx, &mcp.GetPromptParams{Meta: logMeta(), Name: s.export(p.Name), Arguments: args})
 		})
 	}
 
@@ -545,7 +600,7 @@ func runDiffCell(t *testing.T, name string, argv []string, plan diffPlan, cell d
 	}
 	for _, u := range uris {
 		compare(t, "resources/read "+u, "", func(s diffSide) (any, error) {
-			return s.h.ReadResource(ctx, &mcp.ReadResourceParams{URI: s.uri(u)})
+			return s.h.ReadResource(ctx, &mcp.ReadResourceParams{Meta: logMeta(), URI: s.uri(u)})
 		})
 	}
 
