@@ -68,14 +68,17 @@ func TestStatelessHostSDK(t *testing.T) {
 	t.Parallel()
 	ctx := testCtx(t, 90*time.Second)
 	cfg := writeConfig(t, map[string]server{"notes": notesServer(), "conformance": {"command": conformanceBin(t)}}, nil)
+	// Both trunks run at once, on the one config.
+	hosts := map[string]*host{}
 	for _, version := range []string{"", "2025-11-25"} {
+		hosts[version] = trunkHost(t, ctx, cfg, hostConfig{full: true, roots: protoRoots}, version)
+	}
+	for version, h := range hosts {
 		want := version
 		if want == "" {
 			want = "2026-07-28"
 		}
 		t.Run(want, func(t *testing.T) {
-			t.Parallel()
-			h := trunkHost(t, ctx, cfg, hostConfig{full: true, roots: protoRoots}, version)
 			if got := h.InitializeResult().ProtocolVersion; got != want {
 				t.Fatalf("negotiated %q, want %q", got, want)
 			}
