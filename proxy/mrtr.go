@@ -46,13 +46,10 @@ func (t *Trunk) callUpstream(ctx context.Context, c *upstream.Client, method str
 		return t.parked.call(ctx, t, c, method, params)
 	case !hostStateless && upStateless:
 		return t.fulfil(ctx, c, method, params)
-	case !upStateless:
-		// A legacy host's params have no business carrying the members of
-		// the stateless revision either.
-		if p, err := rawjson.DeleteFields(params, protocol.FieldInputResponses, protocol.FieldRequestState); err == nil {
-			params = p
-		}
 	}
+	// The same revision on both sides: as sent. (A legacy server may still
+	// answer input_required, as go-sdk's does for a second round, and a
+	// legacy client retry with inputResponses and requestState: both pass.)
 	return c.Call(ctx, method, params)
 }
 

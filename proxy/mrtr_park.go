@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -88,6 +89,13 @@ func (p *parking) call(ctx context.Context, t *Trunk, c *upstream.Client, method
 		if json.Unmarshal(params[start:end], &responses) != nil {
 			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s: params.inputResponses must be an object of results by key", method)
 		}
+	}
+	if hasState && !strings.HasPrefix(state, statePrefix) {
+		// Not the trunk's state but the upstream's own, from an
+		// input_required result it sent itself: a new call to it with the
+		// host's answers, as the host would make it directly; the upstream
+		// checks its own state.
+		return p.await(ctx, p.start(ctx, t, c, method, target, params))
 	}
 	params, err := rawjson.DeleteFields(params, protocol.FieldInputResponses, protocol.FieldRequestState)
 	if err != nil {
@@ -256,14 +264,27 @@ func (p *parking) count() int {
 	return len(p.byID)
 }
 
-// current is the exchange an upstream's request during a call belongs to:
-// the oldest one in flight on that server. Over stdio a request does not
-// say which call it is for; with several calls on one server at once, it
-// goes to the oldest, whose host then answers it.
+// current is the exchange an upstream's request during a call belongs to.
+// Over stdio a request does not say which call it is for, so the trunk
+// picks: the oldest exchange with a host request waiting on it (an
+// exchange between rounds is waiting for the host, and one whose host gave
+// up, say because the host could not answer, must not swallow the requests
+// of the next call), else the oldest in flight. With several calls waiting
+// on one server at once, a request may reach another of them, whose host
+// then answers it.
 func (p *parking) current(server string) *exchange {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if list := p.inFlight[server]; len(list) > 0 {
+	list := p.inFlight[server]
+	for _, ex := range list {
+		ex.mu.Lock()
+		serving := ex.serving && !ex.ended
+		ex.mu.Unlock()
+		if serving {
+			return ex
+		}
+	}
+	if len(list) > 0 {
 		return list[0]
 	}
 	return nil
