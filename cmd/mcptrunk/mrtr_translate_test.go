@@ -78,10 +78,13 @@ func TestMRTRParkedRequestState(t *testing.T) {
 	}
 	answer := map[string]any{key: map[string]any{"action": "accept", "content": map[string]any{"username": "ada"}}}
 
-	// A state the trunk did not make, or one changed by a byte, is refused
-	// and answers nothing.
+	// A state in the trunk's form that the trunk did not make, or one
+	// changed by a byte, is refused and answers nothing. (A state not in
+	// the trunk's form is the upstream's own, from an input_required it
+	// sent itself, and goes to it with the retry: the upstream checks it.)
 	tampered := ir.RequestState[:len(ir.RequestState)-2] + "xx"
-	for name, state := range map[string]string{"tampered": tampered, "forged": "round=1", "empty": ""} {
+	prefix, _, _ := strings.Cut(ir.RequestState, ".")
+	for name, state := range map[string]string{"tampered": tampered, "forged": prefix + ".AAAAAAAAAAEAAAAA.bm90IGEgbWFj", "truncated": prefix + "."} {
 		r := call(map[string]any{"inputResponses": answer, "requestState": state})
 		if r.Err == nil || r.Err.Code != -32602 || !strings.Contains(r.Err.Message, "requestState") {
 			t.Errorf("%s requestState: got %s %+v, want -32602 naming requestState", name, r.Result, r.Err)
