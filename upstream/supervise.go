@@ -138,7 +138,8 @@ func (c *Client) awaitLoss() error {
 }
 
 // ping reports whether the server answered a ping in time. Any answer,
-// even an error, proves it is alive.
+// even an error, proves it is alive. At the stateless revision, which has
+// no ping, the wire sends server/discover instead.
 func (c *Client) ping(t transport) bool {
 	ctx, cancel := context.WithTimeout(c.life, pingTimeout)
 	defer cancel()

@@ -51,6 +51,9 @@ func (checkCommand) run(ctx context.Context, env *environment) error {
 		}
 		printed[server] = state
 		line := fmt.Sprintf("%7s  %-20s %s", time.Since(start).Round(time.Millisecond), server, state)
+		if p := c.Status().Protocol; state == upstream.StateReady && p != "" {
+			line += " (MCP " + p + ")" // which revision auto mode settled on
+		}
 		if err != nil {
 			line += ": " + firstLine(err.Error())
 		}

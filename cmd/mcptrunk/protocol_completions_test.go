@@ -19,6 +19,7 @@ func TestProtocolCompletions(t *testing.T) {
 	evSrv, evTap := tapped(t, argv...)
 	evSrv["timeouts"] = slowTimeouts
 	cfSrv, cfTap := tapped(t, conformanceBin(t))
+	cfSrv = pinLegacy(cfSrv) // its tap checks the params exactly as the host sent them
 	cfg := writeConfig(t, map[string]server{"everything": evSrv, "conformance": cfSrv}, map[string]any{"startupWait": "60s"})
 	trunk := startRawTrunk(t, ctx, cfg)
 	direct := map[string]*rawConn{

@@ -25,6 +25,9 @@ func TestProtocolLogging(t *testing.T) {
 	evSrv["timeouts"] = slowTimeouts
 	nSrv, nTap := tapped(t, notesBin)
 	wSrv, wTap := tapped(t, weatherBin)
+	// Pinned: the taps check logging/setLevel, which 2026-07-28 replaced
+	// with a per-request log level.
+	cfSrv, nSrv, wSrv = pinLegacy(cfSrv), pinLegacy(nSrv), pinLegacy(wSrv)
 	cfg := writeConfig(t, map[string]server{"conformance": cfSrv, "everything": evSrv, "notes": nSrv, "weather": wSrv}, map[string]any{"startupWait": "60s"})
 	h, hostTap := trunkHostTapped(t, ctx, cfg, hostConfig{full: true, roots: protoRoots}, "")
 

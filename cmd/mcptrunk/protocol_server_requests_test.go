@@ -32,6 +32,7 @@ func TestProtocolServerRequests(t *testing.T) {
 	evSrv, evTap := tapped(t, everythingArgv(t)...)
 	evSrv["timeouts"] = slowTimeouts
 	cfSrv, cfTap := tapped(t, conformanceBin(t))
+	cfSrv = pinLegacy(cfSrv) // its tap checks the 2025-11-25 handshake and server-sent requests
 	cfg := writeConfig(t, map[string]server{"everything": evSrv, "conformance": cfSrv}, map[string]any{"startupWait": "60s"})
 	h, hostTap := trunkHostTapped(t, ctx, cfg, hostConfig{full: true, roots: protoRoots}, "")
 
@@ -157,6 +158,7 @@ func TestProtocolCapabilitiesHonest(t *testing.T) {
 	evSrv, evTap := tapped(t, argv...)
 	evSrv["timeouts"] = slowTimeouts
 	cfSrv, cfTap := tapped(t, conformanceBin(t))
+	cfSrv = pinLegacy(cfSrv) // its tap checks the 2025-11-25 handshake and server-sent requests
 	cfg := writeConfig(t, map[string]server{"everything": evSrv, "conformance": cfSrv}, map[string]any{"startupWait": "60s"})
 	h, hostTap := trunkHostTapped(t, ctx, cfg, hostConfig{}, "")
 	direct := directHost(t, ctx, argv, hostConfig{}, "")
@@ -293,7 +295,9 @@ func TestProtocolServerRequestExtras(t *testing.T) {
 	t.Parallel()
 	ctx := testCtx(t, 90*time.Second)
 	pSrv, pTap := tapped(t, probeBin(t))
-	cfg := writeConfig(t, map[string]server{"probe": pSrv, "probe2": {"command": probeBin(t)}}, nil)
+	// Pinned: server-to-client requests during a call exist at 2025-11-25
+	// only (at 2026-07-28 the probe's SDK refuses to send them).
+	cfg := writeConfig(t, map[string]server{"probe": pinLegacy(pSrv), "probe2": pinLegacy(server{"command": probeBin(t)})}, nil)
 	h, hostTap := trunkHostTapped(t, ctx, cfg, hostConfig{full: true, roots: protoRoots, urlElicitation: true}, "")
 
 	t.Run("url elicitation and elicitation/complete", func(t *testing.T) {
@@ -389,6 +393,7 @@ func TestProtocolTasksUnsupported(t *testing.T) {
 	t.Parallel()
 	ctx := testCtx(t, 60*time.Second)
 	nSrv, nTap := tapped(t, notesBin)
+	nSrv = pinLegacy(nSrv) // the tap checks the 2025-11-25 handshake
 	cfg := writeConfig(t, map[string]server{"notes": nSrv}, nil)
 	c, init := rawInit(t, ctx, cfg, "2025-11-25", `{"tasks":{"list":{},"cancel":{},"requests":{"sampling":{"createMessage":{}}}},"sampling":{}}`)
 	if caps := getField(t, init, "capabilities"); getField(t, caps, "tasks") != nil {
