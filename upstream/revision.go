@@ -42,6 +42,19 @@ func WithHostCapabilities(ctx context.Context, caps json.RawMessage) context.Con
 	return context.WithValue(ctx, hostCapsKey{}, caps)
 }
 
+// logLevelKey carries the log level of the host request being served.
+type logLevelKey struct{}
+
+// WithLogLevel returns ctx carrying the log level of the host request it
+// serves, for a stateless server: that request then asks for exactly this
+// level ("" asks for no log messages), whatever logging/setLevel set. A
+// stateless host names its level in each request, and a server logs only
+// for requests that ask, so the trunk must not ask on a request's behalf
+// for more than its host did.
+func WithLogLevel(ctx context.Context, level string) context.Context {
+	return context.WithValue(ctx, logLevelKey{}, level)
+}
+
 func hostCapabilities(ctx context.Context) json.RawMessage {
 	caps, _ := ctx.Value(hostCapsKey{}).(json.RawMessage)
 	return caps
@@ -207,7 +220,12 @@ func (c *Client) requestMeta(ctx context.Context) map[string]json.RawMessage {
 		protocol.MetaClientCapabilities: caps,
 		protocol.MetaClientInfo:         c.clientInfo(),
 	}
-	if level := c.logLevel.Load(); level != nil {
+	if level, ok := ctx.Value(logLevelKey{}).(string); ok {
+		if level != "" {
+			b, _ := json.Marshal(level)
+			meta[protocol.MetaLogLevel] = b
+		}
+	} else if level := c.logLevel.Load(); level != nil {
 		meta[protocol.MetaLogLevel] = *level
 	}
 	return meta

@@ -190,6 +190,9 @@ func TestStatelessConformanceStdio(t *testing.T) {
 	callJSON(t, ctx, c, "logging/setLevel", `{"level":"debug"}`)
 	callJSON(t, ctx, c, "ping", `{}`)
 	callJSON(t, ctx, c, "prompts/list", `{}`)
+	// A host request's own level wins, and "" asks for none.
+	callJSON(t, WithLogLevel(ctx, "error"), c, "resources/list", `{}`)
+	callJSON(t, WithLogLevel(ctx, ""), c, "resources/templates/list", `{}`)
 	// Removed notifications are not sent either.
 	if err := c.Notify("notifications/roots/list_changed", nil); err != nil {
 		t.Fatal(err)
@@ -246,6 +249,12 @@ func TestStatelessConformanceStdio(t *testing.T) {
 	}
 	if m, _ := lastCall(msgs, "prompts/list"); rawjson.MetaString(m.Params, protocol.MetaLogLevel) != "debug" {
 		t.Errorf("prompts/list after logging/setLevel: %s", m.Params)
+	}
+	if m, _ := lastCall(msgs, "resources/list"); rawjson.MetaString(m.Params, protocol.MetaLogLevel) != "error" {
+		t.Errorf("resources/list with the host's level: %s", m.Params)
+	}
+	if m, _ := lastCall(msgs, "resources/templates/list"); rawjson.MetaValue(m.Params, protocol.MetaLogLevel) != nil {
+		t.Errorf("resources/templates/list with no level: %s", m.Params)
 	}
 }
 
