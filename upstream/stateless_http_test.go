@@ -17,10 +17,10 @@ import (
 	"github.com/mcptrunk/mcptrunk/internal/testkit"
 )
 
-// startConformanceHTTP runs the conformance server as a stateless
-// streamable HTTP server on a free loopback port, behind a recording
+// startConformanceHTTP runs the conformance server as a streamable HTTP
+// server (stateless unless flags say otherwise) on a free loopback port, behind a recording
 // reverse proxy, and returns the URL to configure.
-func startConformanceHTTP(t *testing.T) (string, *recorder) {
+func startConformanceHTTP(t *testing.T, flags ...string) (string, *recorder) {
 	t.Helper()
 	bin := conformanceServer(t)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -30,7 +30,7 @@ func startConformanceHTTP(t *testing.T) (string, *recorder) {
 	addr := l.Addr().String()
 	l.Close()
 	out := &testkit.Buffer{}
-	cmd := exec.Command(bin, "-http", addr)
+	cmd := exec.Command(bin, append([]string{"-http", addr}, flags...)...)
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -128,5 +128,38 @@ func TestStatelessStreamableHTTP(t *testing.T) {
 	}
 	if got := rec.find(func(r recorded) bool { return r.rpcMethod == "tools/call" }); len(got) == 0 || got[0].header.Get(protocol.HeaderName) != "test_simple_text" {
 		t.Errorf("tools/call: %s not the tool's name", protocol.HeaderName)
+	}
+}
+
+// A stateful go-sdk server answers server/discover without the stateless
+// revision among its versions: auto mode falls back to initialize on the
+// same transport, which then keeps a session as before.
+func TestStatefulStreamableHTTPFallsBack(t *testing.T) {
+	h := newHarness(t)
+	url, rec := startConformanceHTTP(t, "-stateless=false")
+	host := h.host(nil)
+	c := startReady(t, h, host, config.Spec{
+		Name: "conf", Type: config.TransportHTTP, URL: url,
+		Timeouts: config.Timeouts{Connect: config.Duration(subprocWait), List: config.Duration(subprocWait), Call: config.Duration(subprocWait)},
+	})
+	if init := c.Init(); init.Stateless() || init.ProtocolVersion != protocol.Legacy {
+		t.Fatalf("Init: protocol %q", init.ProtocolVersion)
+	}
+	callJSON(t, ctxFor(t), c, "tools/call", `{"name":"test_simple_text","arguments":{}}`)
+	var methods []string
+	sessions := 0
+	for _, r := range rec.all() {
+		if r.method == http.MethodPost {
+			methods = append(methods, r.rpcMethod)
+		}
+		if r.rpcMethod == "tools/call" && r.header.Get(protocol.HeaderSessionID) != "" && r.header.Get(protocol.HeaderProtocolVersion) == protocol.Legacy {
+			sessions++
+		}
+	}
+	if len(methods) < 2 || methods[0] != protocol.MethodDiscover || methods[1] != "initialize" {
+		t.Errorf("POSTs %v: want server/discover, then initialize", methods)
+	}
+	if sessions != 1 {
+		t.Errorf("the tools/call went without the session and its revision")
 	}
 }
