@@ -150,7 +150,11 @@ func (w *wire) watchLists(caps json.RawMessage) {
 	w.c.goWorker(func() {
 		backoff := listenBackoffMin
 		for first := true; ; first = false {
-			ctx, cancel := context.WithTimeout(w.life, w.c.spec.Timeouts.Connect.D())
+			wait := w.c.spec.Timeouts.Connect.D()
+			if wait <= 0 {
+				wait = listenBackoffMax
+			}
+			ctx, cancel := context.WithTimeout(w.life, wait)
 			s, honored, err := w.openListen(ctx, want, nil)
 			cancel()
 			if err == nil {
