@@ -164,7 +164,7 @@ func (s *Server) startUpstreams(hr hostRequest) {
 	select {
 	case <-s.trunk.started:
 	default:
-		s.trunk.Start(hr.forwardedCaps())
+		s.trunk.Start(hr.forwardedCaps(), hr.version)
 	}
 }
 
@@ -311,7 +311,7 @@ func (s *Server) initialize(params json.RawMessage) (json.RawMessage, error) {
 	s.logger.Info("host connected", "client", p.ClientInfo.Name, "clientVersion", p.ClientInfo.Version, "protocol", version)
 	hr := hostRequest{version: version, caps: p.Capabilities}
 	s.legacy.Store(&hr)
-	s.trunk.Start(hr.forwardedCaps())
+	s.trunk.Start(hr.forwardedCaps(), hr.version)
 
 	return json.Marshal(map[string]any{
 		"protocolVersion": version,

@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"encoding/json"
+	"github.com/mcptrunk/mcptrunk/internal/protocol"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -129,9 +130,12 @@ func (t *Trunk) downstream() Downstream {
 }
 
 // Start starts every configured upstream in the background, announcing
-// clientCaps (the host's capabilities, filtered) to them. Only the first
-// call does anything.
-func (t *Trunk) Start(clientCaps json.RawMessage) {
+// clientCaps (the host's capabilities, filtered) to them. hostRevision is
+// the revision the host speaks ("" when there is no host, as for the
+// one-shot commands): with a legacy host, servers that speak both
+// revisions are spoken to at the legacy one (upstream.Options.PreferLegacy).
+// Only the first call does anything.
+func (t *Trunk) Start(clientCaps json.RawMessage, hostRevision string) {
 	t.startOnce.Do(func() {
 		t.host = upstream.NewHost(&upstream.Options{
 			Logger:       t.logger,
@@ -139,6 +143,7 @@ func (t *Trunk) Start(clientCaps json.RawMessage) {
 			Version:      t.version,
 			Capabilities: clientCaps,
 			Restart:      t.restart,
+			PreferLegacy: hostRevision != "" && !protocol.IsStateless(hostRevision),
 			Events: upstream.Events{
 				Changed:      t.serverChanged,
 				Notification: t.forwardNotification,

@@ -49,6 +49,7 @@ type clientOptions struct {
 	version      string
 	capabilities json.RawMessage
 	restart      RestartPolicy
+	preferLegacy bool // see Options.PreferLegacy
 }
 
 // Client is one upstream server: its connection, handshake, catalog and

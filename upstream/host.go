@@ -31,6 +31,15 @@ type Options struct {
 	// Restart is how servers that go away or fail to start are restarted;
 	// the zero value never restarts them.
 	Restart RestartPolicy
+	// PreferLegacy: the host speaks a revision before the stateless one.
+	// A server left to negotiate ("protocolVersion" unset) that offers both
+	// revisions is then spoken to at protocol.Legacy (initialize is tried
+	// first, server/discover only when it is refused), so that it behaves
+	// for the host exactly as it would directly: its server-to-client
+	// requests, for one, exist only there. A server that offers only the
+	// stateless revision is still spoken to at it, and the trunk
+	// translates between the two.
+	PreferLegacy bool
 }
 
 // Host is the set of upstream servers. It starts them with bounded
@@ -71,6 +80,7 @@ func NewHost(opts *Options) *Host {
 			events:       opts.Events,
 			version:      opts.Version,
 			capabilities: opts.Capabilities,
+			preferLegacy: opts.PreferLegacy,
 			restart:      opts.Restart,
 		},
 		limit:   limit,

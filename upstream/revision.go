@@ -76,6 +76,21 @@ func (c *Client) negotiate(ctx context.Context, w *wire) (_ InitResult, step str
 		init, err := c.initialize(ctx, w, pinned)
 		return init, "initialize", err
 	}
+	if pinned == "" && c.opts.preferLegacy {
+		// A legacy host: the legacy handshake first, so that a server of
+		// both revisions behaves as it would for the host directly (a
+		// server that answered discover takes a later initialize for a
+		// duplicate). Only a server that refuses initialize is asked for
+		// discover.
+		init, err := c.initialize(ctx, w, protocol.Legacy)
+		var rpcErr *jsonrpc.Error
+		if err == nil || !errors.As(err, &rpcErr) {
+			return init, "initialize", err
+		}
+		c.logger.Debug("initialize refused; trying server/discover", logkey.Error, err)
+		init, err = c.discover(ctx, w)
+		return init, protocol.MethodDiscover, err
+	}
 	probeCtx := ctx
 	if pinned == "" {
 		var cancel context.CancelFunc

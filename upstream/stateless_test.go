@@ -404,3 +404,26 @@ func TestStatelessResourceSubscription(t *testing.T) {
 		return false
 	})
 }
+
+// TestPreferLegacyHost: with a legacy host, a server that offers both
+// revisions is spoken to at 2025-11-25 (initialize, no discover), one
+// pinned to the stateless revision still at 2026-07-28.
+func TestPreferLegacyHost(t *testing.T) {
+	bin := conformanceServer(t)
+	h := newHarness(t)
+	host := h.host(&Options{PreferLegacy: true})
+	c := startReady(t, h, host, h.teeSpec("both", bin))
+	if init := c.Init(); init.Stateless() || init.ProtocolVersion != protocol.Legacy {
+		t.Fatalf("auto with a legacy host: protocol %q, stateless %v", init.ProtocolVersion, init.Stateless())
+	}
+	methods := wireMethods(h.wireIn("both"))
+	if len(methods) < 2 || methods[0] != "initialize" || methods[1] != "notifications/initialized" || slices.Contains(methods, protocol.MethodDiscover) {
+		t.Errorf("wire %v: want initialize and no server/discover", methods)
+	}
+	only := h.teeSpec("only", bin)
+	only.ProtocolVersion = protocol.Stateless
+	c = startReady(t, h, h.host(&Options{PreferLegacy: true}), only)
+	if init := c.Init(); !init.Stateless() {
+		t.Errorf("pinned to %s with a legacy host: protocol %q", protocol.Stateless, init.ProtocolVersion)
+	}
+}

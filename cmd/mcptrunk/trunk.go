@@ -20,7 +20,7 @@ func (e *environment) startTrunk(ctx context.Context) (*proxy.Trunk, error) {
 		return nil, err
 	}
 	t := proxy.New(cfg, &proxy.Options{Logger: logger, Version: version(), PageSize: -1})
-	t.Start(nil)
+	t.Start(nil, "")
 	select {
 	case <-t.Host().Settled():
 	case <-ctx.Done():
