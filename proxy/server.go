@@ -223,7 +223,15 @@ func (s *Server) Notify(method string, params json.RawMessage) error {
 	return s.out.post(method, params)
 }
 
+//
+// A host at the stateless revision (one that never sent initialize) is
+// never sent a request: its revision has none from server to client. An
+// upstream's request during one of its calls reaches it inside the call's
+// input_required result (mrtr_park.go); one outside any call is refused.
 func (s *Server) Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	if s.stateless.Load() && s.legacy.Load() == nil {
+		return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method %q: the host speaks %s, where a server can ask the client only inside the result of a call", method, protocol.Stateless)
+	}
 	return s.conn.Call(ctx, method, params)
 }
 
