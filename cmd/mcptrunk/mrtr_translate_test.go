@@ -159,3 +159,44 @@ func parkedCalls(t testing.TB, ctx context.Context, host *rawConn, meta map[stri
 	return *status.ParkedCalls
 }
 
+
+// TestStatelessHostNotAskedOutsideACall: a legacy upstream's request
+// outside any call (server-filesystem asks for the roots once it is
+// initialized, when the client declares them) is refused to the upstream
+// for a host at 2026-07-28, whose revision has no server-to-client
+// requests, and the server goes on working with its own directories.
+func TestStatelessHostNotAskedOutsideACall(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t, 90*time.Second)
+	node, _, filesystem := npmServers(t)
+	root := t.TempDir()
+	fsSrv, tp := tapped(t, node, filesystem, root)
+	fsSrv["timeouts"] = map[string]string{"connect": "60s", "list": "60s", "call": "60s"}
+	cfg := writeConfig(t, map[string]server{"fs": fsSrv}, map[string]any{"startupWait": "60s"})
+	host := startRaw(t, "mcptrunk", trunkCmd(newTag(t), "serve", "--config", cfg))
+	meta := statelessMeta(`{"roots":{"listChanged":true}}`)
+	host.result(ctx, "server/discover", map[string]any{"_meta": meta})
+
+	ask := tp.waitSent(t, ctx, "the server's roots/list", func(m tapMsg) bool { return m.Method == "roots/list" })
+	answer := tp.waitReceived(t, ctx, "the answer to roots/list", func(m tapMsg) bool {
+		return m.Method == "" && string(m.ID) == string(ask.ID)
+	})
+	if answer.Error == nil || answer.Error.Code != -32601 || !strings.Contains(answer.Error.Message, "2026-07-28") {
+		t.Errorf("the upstream's roots/list outside a call was answered %s, want -32601 naming the host's revision", answer.Raw)
+	}
+	for _, n := range host.stdoutLines() {
+		if strings.Contains(string(n), `"method":"roots/list"`) {
+			t.Errorf("the host at 2026-07-28 was sent a request: %s", n)
+		}
+	}
+	res := host.result(ctx, "tools/call", map[string]any{"name": "mcp__fs__list_allowed_directories", "arguments": map[string]any{}, "_meta": meta})
+	if !strings.Contains(string(res), filepathBase(root)) {
+		t.Errorf("list_allowed_directories after the refused roots/list: %s, want its own directory", res)
+	}
+}
+
+// filepathBase is the last element of a path, as a JSON-safe substring.
+func filepathBase(p string) string {
+	i := strings.LastIndexAny(p, `/\`)
+	return p[i+1:]
+}
