@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 
@@ -47,16 +48,27 @@ func (hr hostRequest) can(capability string) bool {
 // forwardedCaps is the part of the host's capabilities that upstreams may
 // use through the trunk (sampling, elicitation, roots), encoded: an upstream
 // is never told the host can do something it cannot.
+// (It runs for every request of a stateless host, so it writes the bytes
+// itself: the values are the host's, as sent.)
 func (hr hostRequest) forwardedCaps() json.RawMessage {
-	keep := map[string]json.RawMessage{}
+	out := make([]byte, 0, 64)
+	out = append(out, '{')
 	for _, k := range forwardedCapabilities {
-		if v, ok := hr.caps[k]; ok {
-			keep[k] = v
+		v, ok := hr.caps[k]
+		if !ok || !json.Valid(v) {
+			continue
 		}
+		if len(out) > 1 {
+			out = append(out, ',')
+		}
+		out = append(out, '"')
+		out = append(out, k...)
+		out = append(out, '"', ':')
+		out = append(out, bytes.TrimSpace(v)...)
 	}
-	out, _ := json.Marshal(keep)
-	return out
+	return append(out, '}')
 }
 
-// forwardedCapabilities are the client capabilities the trunk passes on.
-var forwardedCapabilities = []string{"sampling", "elicitation", "roots"}
+// forwardedCapabilities are the client capabilities the trunk passes on,
+// in the order they are written.
+var forwardedCapabilities = []string{"elicitation", "roots", "sampling"}

@@ -37,7 +37,19 @@ func readRequestMeta(method string, params json.RawMessage) (requestMeta, error)
 	if err != nil || !found {
 		return m, nil // not an object, or no _meta: the method's own checks say so
 	}
-	if err := json.Unmarshal(params[start:end], &m); err != nil {
+	// Every request of a stateless host comes here: the members are found
+	// by scanning, and only the two strings decoded.
+	meta, err := rawjson.Object(params[start:end])
+	if err == nil {
+		err = decodeMetaString(meta[protocol.MetaProtocolVersion], &m.Version)
+	}
+	if err == nil {
+		err = decodeMetaString(meta[protocol.MetaLogLevel], &m.LogLevel)
+	}
+	if caps := meta[protocol.MetaClientCapabilities]; err == nil && caps != nil && string(caps) != "null" {
+		m.Caps, err = rawjson.Object(caps)
+	}
+	if err != nil {
 		return requestMeta{}, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s: params._meta: %v", method, err)
 	}
 	if m.Version != "" && !protocol.Known(m.Version) {
@@ -49,6 +61,18 @@ func readRequestMeta(method string, params json.RawMessage) (requestMeta, error)
 		}
 	}
 	return m, nil
+}
+
+// decodeMetaString decodes a string value of _meta, when present.
+func decodeMetaString(raw json.RawMessage, into *string) error {
+	if raw == nil {
+		return nil
+	}
+	if s, ok := rawjson.PlainString(raw); ok {
+		*into = s
+		return nil
+	}
+	return json.Unmarshal(raw, into)
 }
 
 // removedMessage says what replaced a method the stateless revision

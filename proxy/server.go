@@ -223,7 +223,6 @@ func (s *Server) Notify(method string, params json.RawMessage) error {
 	return s.out.post(method, params)
 }
 
-//
 // A host at the stateless revision (one that never sent initialize) is
 // never sent a request: its revision has none from server to client. An
 // upstream's request during one of its calls reaches it inside the call's

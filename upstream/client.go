@@ -68,7 +68,10 @@ type Client struct {
 	closeMu  sync.Once
 	restarts atomic.Int64 // restarts so far
 	stats    callStats
-	logLevel atomic.Pointer[json.RawMessage] // at the stateless revision: the level logging/setLevel asked for
+
+	clientInfoOnce sync.Once // clientInfoRaw: the clientInfo every request to a stateless server carries
+	clientInfoRaw  json.RawMessage
+	logLevel       atomic.Pointer[json.RawMessage] // at the stateless revision: the level logging/setLevel asked for
 
 	mu         sync.Mutex
 	state      State

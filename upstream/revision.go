@@ -215,8 +215,10 @@ func (c *Client) initialize(ctx context.Context, w *wire, version string) (InitR
 }
 
 func (c *Client) clientInfo() json.RawMessage {
-	b, _ := json.Marshal(map[string]string{"name": "mcptrunk", "version": c.opts.version})
-	return b
+	c.clientInfoOnce.Do(func() {
+		c.clientInfoRaw, _ = json.Marshal(map[string]string{"name": "mcptrunk", "version": c.opts.version})
+	})
+	return c.clientInfoRaw
 }
 
 // requestMeta is the _meta every request to a stateless server carries: the

@@ -97,6 +97,7 @@ func parseFlags(args []string, stderr io.Writer) (*settings, error) {
 	fs.IntVar(&c.holRounds, "hol-rounds", 2, "rounds of the head-of-line workload, each one phase with and one without 9 MiB results per side")
 	fs.DurationVar(&c.holTime, "hol-time", 1500*time.Millisecond, "how long each phase of the head-of-line workload makes small calls")
 	only := fs.String("only", "", "comma-separated workloads to run, of: "+strings.Join(workloads, ", "))
+	fs.StringVar(&protocol.ProtocolVersion, "revision", protocol.ProtocolVersion, "the MCP revision both sides ask for: 2025-11-25, or 2026-07-28 (per-request _meta, resultType; the trunk then speaks it to mcptrunk-notes too)")
 	fs.StringVar(&c.profile, "profile", "", "run each trunk as this binary's serve-trunk, writing `prefix`[.N].cpu.pprof and .allocs.pprof")
 	if err := fs.Parse(args); err != nil {
 		return nil, err

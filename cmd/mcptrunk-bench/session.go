@@ -88,10 +88,9 @@ func newClient() *mcp.Client {
 	return mcp.NewClient(&mcp.Implementation{Name: "mcptrunk-bench", Version: "0"}, clientOptions())
 }
 
-// protocol pins both sides to the revision the trunk speaks. Left to
-// itself the go-sdk client negotiates 2026-07-28 with mcp-go servers, which
-// adds _meta to every request and caches list results on the client: the
-// direct side would not be doing the same work.
+// protocol pins both sides to one revision (-revision): the direct side
+// and the trunk must do the same work. At 2026-07-28 the go-sdk client adds
+// _meta to every request and caches list results, on both sides alike.
 var protocol = &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"}
 
 // connectCmd runs cmd and connects a go-sdk client to it over its stdio.

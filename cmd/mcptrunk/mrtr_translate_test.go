@@ -159,7 +159,6 @@ func parkedCalls(t testing.TB, ctx context.Context, host *rawConn, meta map[stri
 	return *status.ParkedCalls
 }
 
-
 // TestStatelessHostNotAskedOutsideACall: a legacy upstream's request
 // outside any call (server-filesystem asks for the roots once it is
 // initialized, when the client declares them) is refused to the upstream

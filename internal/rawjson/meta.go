@@ -19,7 +19,8 @@ func HasReservedMeta(obj []byte) bool { return bytes.Contains(obj, []byte(reserv
 
 // ReplaceReservedMeta returns obj with every reserved key
 // ("io.modelcontextprotocol/...") of its _meta member removed and the keys of
-// set added. The other _meta keys (progressToken, a server's own) keep their
+// set added (after the others, sorted; values as given, which must be valid
+// JSON). The other _meta keys (progressToken, a server's own) keep their
 // values byte for byte; the rest of obj keeps its exact bytes. A _meta left
 // empty is removed, and an empty or null obj with nothing to set stays as it
 // was. This is how a request or result crosses from one hop to the next: the
@@ -35,6 +36,9 @@ func ReplaceReservedMeta(obj json.RawMessage, set map[string]json.RawMessage) (j
 	start, end, found, err := FieldSpan(obj, "_meta")
 	if err != nil {
 		return nil, err
+	}
+	if out, ok, err := replaceReservedFast(obj, start, end, found, set); ok {
+		return out, err
 	}
 	meta := map[string]json.RawMessage{}
 	if found {
@@ -66,6 +70,62 @@ func ReplaceReservedMeta(obj json.RawMessage, set map[string]json.RawMessage) (j
 		return nil, err
 	}
 	return ReplaceField(obj, "_meta", encoded)
+}
+
+// replaceReservedFast is ReplaceReservedMeta by scanning, for a _meta the
+// scanner vouches for (the usual case, on every request to a server at the
+// stateless revision): the members kept keep their bytes and order, the
+// keys of set follow, sorted. ok is false when the slow path must decide.
+func replaceReservedFast(obj json.RawMessage, start, end int, found bool, set map[string]json.RawMessage) (_ json.RawMessage, ok bool, _ error) {
+	var buf [8]member
+	members := buf[:0]
+	if found {
+		if members, ok = scanMembers(obj[start:end], members); !ok {
+			return nil, false, nil
+		}
+	}
+	dropped := false
+	for _, m := range members {
+		if isReserved(m.key) {
+			dropped = true
+		}
+	}
+	if !dropped && len(set) == 0 {
+		return obj, true, nil
+	}
+	keys := make([]string, 0, len(set))
+	for k := range set {
+		if !isReserved(k) {
+			return nil, false, nil // not this path's business
+		}
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var extra []byte
+	for i, k := range keys {
+		if i > 0 {
+			extra = append(extra, ',')
+		}
+		var err error
+		if extra, err = appendJSONString(extra, k); err != nil {
+			return nil, true, err
+		}
+		extra = append(extra, ':')
+		extra = append(extra, bytes.TrimSpace(set[k])...)
+	}
+	var meta []byte
+	kept := 0
+	if found {
+		meta, kept = joinMembers(obj[start:end], members, func(k string) bool { return !isReserved(k) }, extra)
+	} else {
+		meta = append(append([]byte{'{'}, extra...), '}')
+	}
+	if kept == 0 && len(extra) == 0 {
+		out, err := DeleteFields(obj, "_meta")
+		return out, true, err
+	}
+	out, err := ReplaceField(obj, "_meta", meta)
+	return out, true, err
 }
 
 // marshalSorted encodes a map of raw values with its keys in order, so the
@@ -141,6 +201,11 @@ func DeleteFields(obj json.RawMessage, keys ...string) (json.RawMessage, error) 
 	drop := map[string]bool{}
 	for _, k := range keys {
 		drop[k] = true
+	}
+	var buf [16]member
+	if members, ok := scanMembers(obj, buf[:0]); ok {
+		out, _ := joinMembers(obj, members, func(k string) bool { return !drop[k] }, nil)
+		return out, nil
 	}
 	dec := json.NewDecoder(bytes.NewReader(obj))
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {

@@ -18,7 +18,7 @@ func TestReplaceReservedMeta(t *testing.T) {
 		{"null gets meta", `null`, set, `{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}`},
 		{"added at the end", `{"name":"x", "arguments":{"a":1}}`, set, `{"name":"x", "arguments":{"a":1},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}`},
 		{"others kept, reserved replaced", `{"_meta":{"progressToken":7,"io.modelcontextprotocol/protocolVersion":"2025-01-01","io.modelcontextprotocol/clientInfo":{"name":"h"}},"name":"x"}`, set,
-			`{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","progressToken":7},"name":"x"}`},
+			`{"_meta":{"progressToken":7,"io.modelcontextprotocol/protocolVersion":"2026-07-28"},"name":"x"}`},
 		{"reserved dropped", `{"_meta":{"progressToken":"t","io.modelcontextprotocol/serverInfo":{}},"content":[]}`, nil, `{"_meta":{"progressToken":"t"},"content":[]}`},
 		{"meta left empty is removed", `{"content":[],"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"s"}},"isError":false}`, nil, `{"content":[],"isError":false}`},
 	} {
@@ -68,4 +68,70 @@ func TestMetaString(t *testing.T) {
 	if got := MetaString(json.RawMessage(`{}`), "x"); got != "" {
 		t.Errorf("absent: %q", got)
 	}
+}
+
+// TestReplaceReservedMetaPathsAgree: the scanning path and encoding/json's
+// (taken for what the scanner does not vouch for, here an escaped key)
+// give the same members.
+func TestReplaceReservedMetaPathsAgree(t *testing.T) {
+	set := map[string]json.RawMessage{
+		"io.modelcontextprotocol/protocolVersion": json.RawMessage(`"2026-07-28"`),
+		"io.modelcontextprotocol/clientInfo":      json.RawMessage(`{"name":"mcptrunk","version":"1"}`),
+	}
+	decode := func(b []byte) map[string]any {
+		var m map[string]any
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatalf("%s: %v", b, err)
+		}
+		return m
+	}
+	for _, in := range []string{
+		`{"_meta":{"progressToken":"a","io.modelcontextprotocol/clientInfo":{"name":"h"},"x":[1,2]},"name":"t"}`,
+		`{"_meta":{"progress\u0054oken":"a","io.modelcontextprotocol/clientInfo":{"name":"h"},"x":[1,2]},"name":"t"}`,
+	} {
+		got, err := ReplaceReservedMeta(json.RawMessage(in), set)
+		if err != nil {
+			t.Fatal(err)
+		}
+		meta := decode(got)["_meta"].(map[string]any)
+		if meta["progressToken"] != "a" || len(meta["x"].([]any)) != 2 || meta["io.modelcontextprotocol/protocolVersion"] != "2026-07-28" ||
+			meta["io.modelcontextprotocol/clientInfo"].(map[string]any)["name"] != "mcptrunk" || len(meta) != 4 {
+			t.Errorf("%s -> %s", in, got)
+		}
+	}
+}
+
+func TestObject(t *testing.T) {
+	for _, in := range []string{
+		`{"a":1,"b" : {"c":[1,2]} ,"s":"x:y","a":"last"}`,
+		`{"\u0061":1,"b":{"c":[1,2]},"s":"x:y","a":"last"}`, // escaped key: encoding/json's path
+		`{}`,
+	} {
+		got, err := Object([]byte(in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(in), &want); err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(want) {
+			t.Fatalf("Object(%s) = %v, want %v", in, got, want)
+		}
+		for k, v := range want {
+			var a, b any
+			_ = json.Unmarshal(v, &a)
+			if err := json.Unmarshal(got[k], &b); err != nil || mustMarshal(a) != mustMarshal(b) {
+				t.Errorf("Object(%s)[%q] = %s, want %s", in, k, got[k], v)
+			}
+		}
+	}
+	if _, err := Object([]byte(`[1]`)); err == nil {
+		t.Error("an array: no error")
+	}
+}
+
+func mustMarshal(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
 }

@@ -121,7 +121,7 @@ func StringField(obj json.RawMessage, key string) (string, error) {
 	if err != nil || !found {
 		return "", err
 	}
-	if s, ok := plainString(obj[start:end]); ok {
+	if s, ok := PlainString(obj[start:end]); ok {
 		return s, nil
 	}
 	var s string
@@ -131,10 +131,10 @@ func StringField(obj json.RawMessage, key string) (string, error) {
 	return s, nil
 }
 
-// plainString decodes a valid JSON string value that needs no unescaping:
+// PlainString decodes a valid JSON string value that needs no unescaping:
 // printable ASCII without a backslash, which decodes to its own bytes.
 // Anything else is left to encoding/json.
-func plainString(v []byte) (string, bool) {
+func PlainString(v []byte) (string, bool) {
 	if len(v) < 2 || v[0] != '"' {
 		return "", false
 	}
