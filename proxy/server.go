@@ -223,8 +223,8 @@ func (s *Server) Notify(method string, params json.RawMessage) error {
 	return s.out.post(method, params)
 }
 
-// A host at the stateless revision (one that never sent initialize) is
-// never sent a request: its revision has none from server to client. An
+// Call sends the host a request of an upstream's. A host at the stateless revision (one
+// that never sent initialize) is never sent a request: its revision has none from server to client. An
 // upstream's request during one of its calls reaches it inside the call's
 // input_required result (mrtr_park.go); one outside any call is refused.
 func (s *Server) Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
