@@ -257,6 +257,19 @@ func (p *parking) end(ex *exchange, why error) {
 	ex.cancel()
 }
 
+// closeAll ends every exchange: the trunk is shutting down.
+func (p *parking) closeAll() {
+	p.mu.Lock()
+	open := make([]*exchange, 0, len(p.byID))
+	for _, ex := range p.byID {
+		open = append(open, ex)
+	}
+	p.mu.Unlock()
+	for _, ex := range open {
+		p.end(ex, fmt.Errorf("mcptrunk is shutting down"))
+	}
+}
+
 // count is how many exchanges are open.
 func (p *parking) count() int {
 	p.mu.Lock()

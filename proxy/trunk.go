@@ -314,6 +314,7 @@ func (t *Trunk) Close(ctx context.Context) error {
 		t.startOnce.Do(func() {}) // a Start after Close does nothing
 		close(t.stopped)
 		t.stopLife()
+		t.parked.closeAll()
 		select {
 		case <-t.started:
 			err = t.host.Close(ctx)

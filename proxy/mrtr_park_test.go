@@ -1,0 +1,144 @@
+package proxy
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/mcptrunk/mcptrunk/internal/config"
+	"github.com/mcptrunk/mcptrunk/internal/testkit"
+)
+
+// TestParkedExchangesLeaveNothing: a stateless host's calls to a legacy
+// upstream that asks for input, one abandoned (never retried), one retried
+// without the answer, and one still waiting when the trunk shuts down,
+// leave no exchange, no parked request and no goroutine behind.
+func TestParkedExchangesLeaveNothing(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	root, err := testkit.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(t.TempDir(), "conformance")
+	if err := testkit.GoBuild(root, "-o", bin, "github.com/modelcontextprotocol/go-sdk/conformance/everything-server"); err != nil {
+		t.Fatal(err)
+	}
+	cfgJSON, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
+		"legacy": map[string]any{"command": bin, "protocolVersion": "2025-11-25", "timeouts": map[string]string{"call": "2s"}},
+	}})
+	cfg, err := config.Parse(strings.NewReader(string(cfgJSON)), func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := New(cfg, nil)
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	served := make(chan error, 1)
+	go func() { served <- tr.Serve(ctx, inR, outW); _ = outW.Close() }()
+	answers := make(chan map[string]json.RawMessage, 16)
+	go func() {
+		sc := bufio.NewScanner(outR)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			var m map[string]json.RawMessage
+			if json.Unmarshal(sc.Bytes(), &m) == nil && m["id"] != nil {
+				answers <- m
+			}
+		}
+		close(answers)
+	}()
+	send := func(line string) {
+		t.Helper()
+		if _, err := io.WriteString(inW, line+"\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	answer := func(id string) map[string]json.RawMessage {
+		t.Helper()
+		for {
+			select {
+			case m, ok := <-answers:
+				if !ok {
+					t.Fatal("the trunk closed its output")
+				}
+				if string(m["id"]) == id {
+					return m
+				}
+			case <-time.After(30 * time.Second):
+				t.Fatalf("no answer to request %s", id)
+			}
+		}
+	}
+	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}`
+	const call = `"method":"tools/call","params":{"name":"mcp__legacy__test_elicitation","arguments":{"message":"m"},` + meta + `}}`
+
+	send(`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{` + meta + `}}`)
+	answer("1")
+
+	// Abandoned: input_required, then no retry.
+	send(`{"jsonrpc":"2.0","id":2,` + call)
+	if res := answer("2"); !strings.Contains(string(res["result"]), `"resultType":"input_required"`) {
+		t.Fatalf("abandoned call: %s", res["result"])
+	}
+	if n := tr.parked.count(); n != 1 {
+		t.Fatalf("%d exchanges open while one waits for the host, want 1", n)
+	}
+	waitParked(t, tr, 0)
+
+	// A retry that answers nothing: the upstream's request gets an error
+	// naming the missing answer, its call ends, and so does the exchange.
+	send(`{"jsonrpc":"2.0","id":3,` + call)
+	res := answer("3")
+	var ir inputRequired
+	if err := json.Unmarshal(res["result"], &ir); err != nil || ir.RequestState == nil {
+		t.Fatalf("second call: %s", res["result"])
+	}
+	send(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"mcp__legacy__test_elicitation","arguments":{"message":"m"},"requestState":` + mustQuote(*ir.RequestState) + `,` + meta + `}}`)
+	if res := answer("4"); !strings.Contains(string(res["result"]), "no answer to input request") && !strings.Contains(string(res["error"]), "no answer to input request") {
+		t.Errorf("a retry without the answer: %s %s", res["result"], res["error"])
+	}
+	waitParked(t, tr, 0)
+
+	// A third call left waiting for the host's retry when the trunk shuts
+	// down (a state the trunk did not issue changes nothing about it).
+	send(`{"jsonrpc":"2.0","id":5,` + call)
+	answer("5")
+	send(`{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"mcp__legacy__test_elicitation","arguments":{"message":"m"},"requestState":"mcptrunk1.x",` + meta + `}}`)
+	if res := answer("6"); !strings.Contains(string(res["error"]), "requestState") {
+		t.Errorf("a state in the trunk's form it did not issue: %s %s", res["result"], res["error"])
+	}
+	waitParked(t, tr, 1)
+
+	_ = inW.Close()
+	if err := <-served; err != nil {
+		t.Logf("Serve: %v", err)
+	}
+	if n := tr.parked.count(); n != 0 {
+		t.Errorf("%d exchanges open after shutdown", n)
+	}
+}
+
+func waitParked(t *testing.T, tr *Trunk, want int) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for tr.parked.count() != want {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d exchanges still open, want %d", tr.parked.count(), want)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func mustQuote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
