@@ -34,7 +34,11 @@ func TestProtocolServerRequests(t *testing.T) {
 	cfSrv, cfTap := tapped(t, conformanceBin(t))
 	cfSrv = pinLegacy(cfSrv) // its tap checks the 2025-11-25 handshake and server-sent requests
 	cfg := writeConfig(t, map[string]server{"everything": evSrv, "conformance": cfSrv}, map[string]any{"startupWait": "60s"})
-	h, hostTap := trunkHostTapped(t, ctx, cfg, hostConfig{full: true, roots: protoRoots}, "")
+	// The host is pinned to 2025-11-25 as well: its tap checks its
+	// initialize, and the upstreams' requests reach a host as requests only
+	// at that revision (a 2026-07-28 host gets them inside input_required
+	// results, never as requests of their own).
+	h, hostTap := trunkHostTapped(t, ctx, cfg, hostConfig{full: true, roots: protoRoots}, revLegacy)
 
 	// Capabilities: what the host declared, nothing more, byte for byte.
 	hostCaps := initCaps(t, hostTap.waitReceived(t, ctx, "the host's initialize", isMethod("initialize")))
@@ -160,7 +164,9 @@ func TestProtocolCapabilitiesHonest(t *testing.T) {
 	cfSrv, cfTap := tapped(t, conformanceBin(t))
 	cfSrv = pinLegacy(cfSrv) // its tap checks the 2025-11-25 handshake and server-sent requests
 	cfg := writeConfig(t, map[string]server{"everything": evSrv, "conformance": cfSrv}, map[string]any{"startupWait": "60s"})
-	h, hostTap := trunkHostTapped(t, ctx, cfg, hostConfig{}, "")
+	// The host is pinned to 2025-11-25: its tap checks its initialize and
+	// initialized, which a 2026-07-28 host never sends.
+	h, hostTap := trunkHostTapped(t, ctx, cfg, hostConfig{}, revLegacy)
 	direct := directHost(t, ctx, argv, hostConfig{}, "")
 	directConf := directHost(t, ctx, []string{conformanceBin(t)}, hostConfig{}, "2025-11-25")
 
@@ -253,7 +259,10 @@ func TestProtocolRootsListChanged(t *testing.T) {
 	evSrv, evTap := tapped(t, everythingArgv(t)...)
 	evSrv["timeouts"] = slowTimeouts
 	cfg := writeConfig(t, map[string]server{"everything": evSrv, "notes": notesServer()}, map[string]any{"startupWait": "60s"})
-	h := trunkHost(t, ctx, cfg, hostConfig{full: true, roots: protoRoots}, "")
+	// The host is pinned to 2025-11-25: notifications/roots/list_changed
+	// and roots/list asked outside a call exist only at that revision (a
+	// 2026-07-28 host sends its roots with each request that needs them).
+	h := trunkHost(t, ctx, cfg, hostConfig{full: true, roots: protoRoots}, revLegacy)
 
 	// server-everything asks for the roots 350ms after initialized and logs
 	// what it got.
@@ -298,7 +307,10 @@ func TestProtocolServerRequestExtras(t *testing.T) {
 	// Pinned: server-to-client requests during a call exist at 2025-11-25
 	// only (at 2026-07-28 the probe's SDK refuses to send them).
 	cfg := writeConfig(t, map[string]server{"probe": pinLegacy(pSrv), "probe2": pinLegacy(server{"command": probeBin(t)})}, nil)
-	h, hostTap := trunkHostTapped(t, ctx, cfg, hostConfig{full: true, roots: protoRoots, urlElicitation: true}, "")
+	// The host too: the trunk forwards the probes' requests (and their
+	// cancellation and progress) to a host as requests only at 2025-11-25;
+	// a 2026-07-28 host gets them inside input_required results.
+	h, hostTap := trunkHostTapped(t, ctx, cfg, hostConfig{full: true, roots: protoRoots, urlElicitation: true}, revLegacy)
 
 	t.Run("url elicitation and elicitation/complete", func(t *testing.T) {
 		if got := callText(t, ctx, h.ClientSession, "mcp__probe__url_elicitation", map[string]any{"id": "el-42"}); got != "action=decline" {
