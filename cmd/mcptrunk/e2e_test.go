@@ -135,7 +135,10 @@ func TestRouting(t *testing.T) {
 	t.Parallel()
 	ctx := testCtx(t, 60*time.Second)
 	cfg := writeConfig(t, map[string]server{"notes": notesServer(), "weather": weatherServer()}, nil)
-	s := connectTrunk(t, ctx, cfg)
+	// The direct sessions are raw clients at 2025-11-25, and results are
+	// compared byte for byte: the host is pinned to the same revision (at
+	// 2026-07-28 its results would carry resultType and cache hints).
+	s := connectTrunkAt(t, ctx, cfg, revLegacy)
 	notes := startRawDirect(t, ctx, "notes", notesBin)
 	weather := startRawDirect(t, ctx, "weather", weatherBin)
 

@@ -71,6 +71,19 @@ func connectTrunk(t testing.TB, ctx context.Context, cfg string) *sdkSession {
 	return connectSDK(t, ctx, exec.Command(trunkBin, "serve", "--config", cfg), nil)
 }
 
+// connectTrunkAt is connectTrunk with the host pinned to a protocol
+// revision (go-sdk's default is 2026-07-28): a test that compares results
+// through the trunk with those of a direct 2025-11-25 session pins its host
+// to 2025-11-25, so that both paths are at the same revision.
+func connectTrunkAt(t testing.TB, ctx context.Context, cfg, version string) *sdkSession {
+	t.Helper()
+	cmd := exec.Command(trunkBin, "serve", "--config", cfg)
+	client := mcp.NewClient(&mcp.Implementation{Name: "mcptrunk-e2e", Version: "0"}, &mcp.ClientOptions{})
+	return dialSDK(t, ctx, client, cmd, &mcp.ClientSessionOptions{ProtocolVersion: version}, func(s *sdkSession) {
+		checkNoRace(t, s.stderr)
+	})
+}
+
 // sdkCatalog is everything a server lists, through the SDK's iterators
 // (which follow cursors).
 type sdkCatalog struct {

@@ -46,7 +46,11 @@ func TestInteropNPM(t *testing.T) {
 	}, map[string]any{"startupWait": "60s"})
 
 	// Start the trunk first so its upstreams boot while the direct ones do.
-	trunk := connectTrunk(t, ctx, cfg)
+	// The npm servers speak only 2025-11-25, so the direct sessions are at
+	// that revision; the host is pinned to it too, so that results compare
+	// byte for byte (at 2026-07-28 they would carry resultType and cache
+	// hints the direct ones cannot).
+	trunk := connectTrunkAt(t, ctx, cfg, revLegacy)
 	direct := map[string]*sdkSession{}
 	for _, name := range []string{"everything", "filesystem"} {
 		direct[name] = connectSDK(t, ctx, exec.Command(node, argv[name]...), nil)
