@@ -43,8 +43,17 @@ type diffPlan struct {
 	// templates: an expansion of every resource template.
 	templates map[string]string
 	// startupLog is a log message the server sends each client soon after
-	// the handshake; the comparison waits for it on both sides.
+	// the handshake, once a request of its own to the client (roots/list)
+	// is answered; the comparison waits for it on both sides.
 	startupLog string
+	// startupAgain: the tool whose call makes the server ask again when
+	// that first request failed. A host on 2026-07-28 cannot be asked
+	// anything outside a call, so the trunk refuses the server's request
+	// at start-up (-32601); the comparison then waits for that refusal
+	// instead of startupLog, and the server asks during this tool's call,
+	// which through the trunk logs startupLog first and then what it logs
+	// directly.
+	startupAgain string
 	// normalise removes what legitimately differs between two runs of the
 	// server (clocks, the environment), applied to both sides.
 	normalise func(t *testing.T, v any) any
@@ -149,8 +158,9 @@ var everythingPlan = diffPlan{
 		"demo://resource/dynamic/text/{resourceId}": "demo://resource/dynamic/text/5",
 		"demo://resource/dynamic/blob/{resourceId}": "demo://resource/dynamic/blob/6",
 	},
-	startupLog: "Roots updated: 1 root(s) received from client",
-	normalise:  normaliseEverything,
+	startupLog:   "Roots updated: 1 root(s) received from client",
+	startupAgain: "get-roots-list",
+	normalise:    normaliseEverything,
 }
 
 // clock matches the times server-everything stamps its dynamic resources
@@ -272,6 +282,12 @@ func runDiffCell(t *testing.T, name string, argv []string, plan diffPlan, cell d
 	// is compared without it.
 	resultTypeAdded := protocol.IsStateless(through.h.InitializeResult().ProtocolVersion) &&
 		!protocol.IsStateless(direct.h.InitializeResult().ProtocolVersion)
+	// The other way round, a host on 2025-11-25 compared with a direct
+	// session on 2026-07-28 (an upstream pinned to it): every direct result
+	// must say resultType "complete", which the host's cannot, and is
+	// compared without it.
+	resultTypeDropped := !protocol.IsStateless(through.h.InitializeResult().ProtocolVersion) &&
+		protocol.IsStateless(direct.h.InitializeResult().ProtocolVersion)
 	sides := []diffSide{direct, through}
 	// logging/setLevel: both sides must answer alike (a server on
 	// 2026-07-28 may not have it).
@@ -308,6 +324,12 @@ func runDiffCell(t *testing.T, name string, argv []string, plan diffPlan, cell d
 			}
 			delete(m, "resultType")
 		}
+		if resultTypeDropped && s.name == direct.name {
+			if m["resultType"] != "complete" {
+				t.Errorf("a direct result on 2026-07-28 has resultType %v, want \"complete\": %s", m["resultType"], mustJSON(m))
+			}
+			delete(m, "resultType")
+		}
 		if !hostStateless {
 			// The trunk gives a 2025-era host no cache hints, which go-sdk's
 			// servers send at every revision (docs/protocol.md); go-sdk's
@@ -317,10 +339,12 @@ func runDiffCell(t *testing.T, name string, argv []string, plan diffPlan, cell d
 		}
 		return normal(t, s, m)
 	}
-	// logMeta asks, on 2026-07-28, for the log messages logging/setLevel
-	// asks for on 2025-11-25: the revision has the level in each request.
-	logMeta := func() mcp.Meta {
-		if !hostStateless {
+	// logMeta asks a side on 2026-07-28 for the log messages
+	// logging/setLevel asks for on 2025-11-25: the revision has the level in
+	// each request. Each side asks as its own revision does (a direct
+	// session on 2026-07-28 behind a host on 2025-11-25, for one).
+	logMeta := func(s diffSide) mcp.Meta {
+		if !protocol.IsStateless(s.h.InitializeResult().ProtocolVersion) {
 			return nil
 		}
 		return mcp.Meta{protocol.MetaLogLevel: "debug"}
@@ -444,8 +468,22 @@ func runDiffCell(t *testing.T, name string, argv []string, plan diffPlan, cell d
 			}
 		}
 	}
+	// startupLate: the server's start-up request was refused through the
+	// trunk, and the call of plan.startupAgain is yet to log startupLog.
+	startupLate := false
 	if plan.startupLog != "" {
 		for _, s := range sides {
+			if s.name == through.name && hostStateless {
+				if upstreamTap == nil {
+					t.Fatalf("%s: a host on 2026-07-28 needs the upstream tapped to see its start-up request refused", server)
+				}
+				resp := upstreamTap.waitAnswered(t, ctx, server+"'s roots/list at start-up", isMethod("roots/list"))
+				if resp.Error == nil || resp.Error.Code != -32601 {
+					t.Fatalf("%s's roots/list outside any call of a host on 2026-07-28: got %s, want the trunk's -32601", server, resp.Raw)
+				}
+				startupLate = plan.startupAgain != ""
+				continue
+			}
 			if !waitFor(ctx, 30*time.Second, func() bool {
 				for _, l := range s.h.rec.logsSnapshot() {
 					if l.Data == plan.startupLog {
@@ -504,7 +542,24 @@ func runDiffCell(t *testing.T, name string, argv []string, plan diffPlan, cell d
 				results[i] = normalResult(t, s, res)
 			}
 			time.Sleep(150 * time.Millisecond) // notifications that trail the result
-			logs[i] = strings.Join(logsSince(t, s, mark), "\n")
+			got := logsSince(t, s, mark)
+			if startupLate && s.name == through.name && what == "tools/call "+plan.startupAgain {
+				// The message the server logged directly at start-up.
+				var want string
+				for _, l := range direct.h.rec.logsSnapshot() {
+					if l.Data == plan.startupLog {
+						want = normal(t, direct, l)
+						break
+					}
+				}
+				if len(got) == 0 || got[0] != want {
+					t.Errorf("%s: a server whose request at start-up was refused must log %s first, as it did at start-up directly: %q", what, want, got)
+				} else {
+					got = got[1:]
+				}
+				startupLate = false
+			}
+			logs[i] = strings.Join(got, "\n")
 			if token != "" {
 				progress[i] = strings.Join(progressOf(s, token), "\n")
 			}
@@ -565,7 +620,7 @@ func runDiffCell(t *testing.T, name string, argv []string, plan diffPlan, cell d
 		for n := range times {
 			token := fmt.Sprintf("diff-%s-%d", name, n)
 			compare(t, "tools/call "+name, token, func(s diffSide) (any, error) {
-				p := &mcp.CallToolParams{Meta: logMeta(), Name: s.export(name), Arguments: plan.tools[name]}
+				p := &mcp.CallToolParams{Meta: logMeta(s), Name: s.export(name), Arguments: plan.tools[name]}
 				p.SetProgressToken(token)
 				return s.h.CallTool(ctx, p)
 			})
@@ -581,7 +636,7 @@ func runDiffCell(t *testing.T, name string, argv []string, plan diffPlan, cell d
 			continue
 		}
 		compare(t, "prompts/get "+p.Name, "", func(s diffSide) (any, error) {
-			return s.h.GetPrompt(ctx, &mcp.GetPromptParams{Meta: logMeta(), Name: s.export(p.Name), Arguments: args})
+			return s.h.GetPrompt(ctx, &mcp.GetPromptParams{Meta: logMeta(s), Name: s.export(p.Name), Arguments: args})
 		})
 	}
 
@@ -600,7 +655,7 @@ func runDiffCell(t *testing.T, name string, argv []string, plan diffPlan, cell d
 	}
 	for _, u := range uris {
 		compare(t, "resources/read "+u, "", func(s diffSide) (any, error) {
-			return s.h.ReadResource(ctx, &mcp.ReadResourceParams{Meta: logMeta(), URI: s.uri(u)})
+			return s.h.ReadResource(ctx, &mcp.ReadResourceParams{Meta: logMeta(s), URI: s.uri(u)})
 		})
 	}
 
@@ -630,6 +685,9 @@ func runDiffCell(t *testing.T, name string, argv []string, plan diffPlan, cell d
 		}
 	}
 
+	if startupLate {
+		t.Errorf("%s was never called, which had %s ask again for what the trunk refused at start-up", plan.startupAgain, server)
+	}
 	t.Logf("%s: compared %d tool calls, %d prompts, %d resource reads, %d completions; %d log messages and %d progress notifications directly",
 		server, called, len(prompts), len(uris), completions, len(direct.h.rec.logsSnapshot()), direct.h.rec.progressCount())
 	if called < len(plan.tools)/2 || len(prompts) == 0 || len(uris) == 0 {

@@ -22,9 +22,9 @@ type matrixUpstream struct {
 	plan diffPlan
 	// config: more members of its config entry.
 	config server
-	// speaks: the revision the upstream speaks with the trunk when the
-	// trunk is free to choose (the newest both know).
-	speaks string
+	// speaks: the revision the trunk speaks with the upstream, given the
+	// host's.
+	speaks func(host string) string
 	// direct: the revision the direct client must ask for, given the
 	// host's ("" is go-sdk's default).
 	direct func(host string) string
@@ -45,25 +45,54 @@ func sameAsHost(host string) string { return host }
 // would differ for reasons that have nothing to do with the trunk.
 func legacyOnly(string) string { return revLegacy }
 
+// statelessOnly: the direct client asks for 2026-07-28 whatever the host
+// asks the trunk for. For an upstream the trunk is told to speak 2026-07-28
+// to (its "protocolVersion"), that is what the trunk itself speaks to it:
+// the direct session then reaches the same code paths of the upstream as
+// the trunk does (input_required results rather than server requests), and
+// the comparison shows whether the trunk turns a 2026-07-28 upstream into
+// the host's revision without changing what the host gets; for a
+// 2025-11-25 host, that is the trunk fulfilling the upstream's
+// input_required results with real requests to the host. A direct client on
+// 2025-11-25 would take other paths in the upstream (requests sent during
+// the call), and its results would differ for reasons that have nothing to
+// do with the trunk.
+func statelessOnly(string) string { return revStateless }
+
+// speaksHost: the upstream offers both revisions and is left to the trunk
+// ("protocolVersion" unset), which speaks to it at the host's revision:
+// 2025-11-25 for a 2025-era host (initialize first), so that the server
+// behaves for it as it would directly, 2026-07-28 for a stateless host.
+func speaksHost(host string) string { return host }
+
+// speaksOnly: the trunk speaks rev to the upstream whatever the host's (the
+// only one the upstream knows, or the one its config entry pins).
+func speaksOnly(rev string) func(string) string { return func(string) string { return rev } }
+
 func matrixUpstreams() []matrixUpstream {
 	return []matrixUpstream{
 		{
-			name: "conformance", plan: conformancePlan, speaks: revStateless, direct: sameAsHost,
+			name: "conformance", plan: conformancePlan, speaks: speaksHost, direct: sameAsHost,
 			argv: func(t *testing.T) []string { return []string{conformanceBin(t)} },
 		},
 		{
-			name: "legacy", plan: conformancePlan, speaks: revLegacy, direct: legacyOnly,
+			name: "legacy", plan: conformancePlan, speaks: speaksOnly(revLegacy), direct: legacyOnly,
 			argv:   func(t *testing.T) []string { return []string{conformanceBin(t)} },
 			config: server{"protocolVersion": revLegacy},
 		},
 		{
-			name: "notes", plan: notesPlan, speaks: revStateless, direct: sameAsHost,
+			name: "modern", plan: conformancePlan, speaks: speaksOnly(revStateless), direct: statelessOnly,
+			argv:   func(t *testing.T) []string { return []string{conformanceBin(t)} },
+			config: server{"protocolVersion": revStateless},
+		},
+		{
+			name: "notes", plan: notesPlan, speaks: speaksHost, direct: sameAsHost,
 			argv: func(*testing.T) []string { return []string{notesBin} },
 		},
 		{
 			// TypeScript SDK v1: 2025-11-25 only. go-sdk's default client
 			// falls back to it directly, as the trunk does.
-			name: "everything", plan: everythingPlan, speaks: revLegacy, direct: sameAsHost,
+			name: "everything", plan: everythingPlan, speaks: speaksOnly(revLegacy), direct: sameAsHost,
 			argv: func(t *testing.T) []string { return everythingArgv(t) },
 		},
 	}
@@ -71,17 +100,22 @@ func matrixUpstreams() []matrixUpstream {
 
 // TestRevisionMatrix: for each host revision (a go-sdk host pinned to
 // 2025-11-25, and go-sdk's default, 2026-07-28) and each upstream
-// (go-sdk's conformance server, which the trunk speaks 2026-07-28 to; the
-// same server pinned to 2025-11-25 by its "protocolVersion"; mcptrunk-notes
-// on mcp-go, which speaks 2026-07-28; server-everything on the TypeScript
-// SDK v1, 2025-11-25 only), everything the upstream offers gives the same
-// result or error, progress and log messages through the trunk as
-// directly at the same revision. The conformance server's input_required
-// tools and prompt (multi-round-trip on 2026-07-28, server requests on
-// 2025-11-25) and its server-request tools (test_sampling,
-// test_elicitation) are among what is compared, answered by the same
-// handlers on both paths. Each cell also checks the revision the host got
-// and the one the trunk spoke to the upstream.
+// (go-sdk's conformance server, which offers both revisions and which the
+// trunk speaks the host's revision to; the same server pinned to 2025-11-25
+// by its "protocolVersion"; the same server pinned to 2026-07-28;
+// mcptrunk-notes on mcp-go, which offers both revisions too;
+// server-everything on the TypeScript SDK v1, 2025-11-25 only), everything
+// the upstream offers gives the same result or error, progress and log
+// messages through the trunk as directly at the upstream's revision. The
+// conformance server's input_required tools and prompt (multi-round-trip
+// on 2026-07-28, server requests on 2025-11-25) and its server-request
+// tools (test_sampling, test_elicitation, which fail at 2026-07-28, where
+// the server cannot send requests during a call) are among what is
+// compared, answered by the same handlers on both paths; with a 2025-11-25
+// host and the upstream pinned to 2026-07-28, the trunk fulfils the
+// upstream's input_required results with real requests to the host. Each
+// cell also checks the revision the host got and the one the trunk spoke to
+// the upstream.
 func TestRevisionMatrix(t *testing.T) {
 	t.Parallel()
 	hosts := []struct {
@@ -95,16 +129,17 @@ func TestRevisionMatrix(t *testing.T) {
 			t.Run(h.name+"/upstream="+u.name, func(t *testing.T) {
 				t.Parallel()
 				direct := u.direct(h.version)
+				speaks := u.speaks(h.want)
 				wantDirect := direct
 				if wantDirect == "" {
 					wantDirect = h.want
-					if u.speaks == revLegacy {
+					if speaks == revLegacy {
 						wantDirect = revLegacy // go-sdk's fallback
 					}
 				}
 				runDiffCell(t, u.name, u.argv(t), u.plan, diffCell{
 					host: h.version, direct: direct, config: u.config,
-					wantHost: h.want, wantDirect: wantDirect, wantUpstream: u.speaks,
+					wantHost: h.want, wantDirect: wantDirect, wantUpstream: speaks,
 				})
 			})
 		}
