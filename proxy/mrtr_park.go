@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -317,6 +318,11 @@ func (ex *exchange) ask(ctx context.Context, method string, params json.RawMessa
 	}
 	if p, err := rawjson.ReplaceReservedMeta(params, nil); err == nil {
 		params = p
+	}
+	if len(bytes.TrimSpace(params)) == 0 || bytes.Equal(bytes.TrimSpace(params), []byte("null")) {
+		// A request without params (server-everything's roots/list): an
+		// input request has them, and clients decode them.
+		params = json.RawMessage(`{}`)
 	}
 	a := &parkedAsk{method: method, params: params, reply: make(chan askReply, 1)}
 	ex.asks = append(ex.asks, a)
