@@ -10,6 +10,7 @@
 //	mcptrunk check                                          validate the config and connect every server
 //	mcptrunk pin [SERVER...] [--yes] [--check]              review the servers' definitions and record them in the lockfile
 //	mcptrunk auth SERVER                                    authorise mcptrunk with a remote server (OAuth)
+//	mcptrunk version                                        the version, commit and toolchain it was built from
 package main
 
 import (
@@ -65,6 +66,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	name := "serve"
 	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
 		name, args = args[0], args[1:]
+	} else if len(args) > 0 && (args[0] == "--version" || args[0] == "-version") {
+		name, args = "version", args[1:] // what users try first
 	}
 	var cmd command
 	switch name {
@@ -80,6 +83,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		cmd = &pinCommand{}
 	case "auth":
 		cmd = &authCommand{}
+	case "version":
+		cmd = &versionCommand{}
 	case "help":
 		fmt.Fprint(stdout, usage)
 		return nil
@@ -126,6 +131,7 @@ const usage = `Usage:
                             flags: --yes (record without asking), --check (write nothing; exit 1 on drift)
   mcptrunk auth SERVER      authorise mcptrunk with a remote server that uses OAuth (opens a browser);
                             flags: --timeout 5m, --no-browser, --logout (remove the stored tokens)
+  mcptrunk version          print the version, the commit it was built from and the Go toolchain (also --version)
 
 Flags (every command):
   --config PATH      config file (default: $MCPTRUNK_CONFIG, ./mcptrunk.json, $XDG_CONFIG_HOME/mcptrunk/config.json)
