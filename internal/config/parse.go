@@ -36,6 +36,8 @@ type rawServer struct {
 	Timeouts      json.RawMessage `json:"timeouts"`
 	OAuth         json.RawMessage `json:"oauth"`
 	Protocol      json.RawMessage `json:"protocolVersion"`
+	Lazy          json.RawMessage `json:"lazy"`
+	IdleTimeout   json.RawMessage `json:"idleTimeout"`
 }
 
 type rawOAuth struct {
@@ -68,6 +70,8 @@ type rawTrunk struct {
 	MaxResult     json.RawMessage `json:"maxResultBytes"` // the old name of maxMessageBytes
 	Pin           json.RawMessage `json:"pin"`
 	LockFile      json.RawMessage `json:"lockFile"`
+	Lazy          json.RawMessage `json:"lazy"`
+	IdleTimeout   json.RawMessage `json:"idleTimeout"`
 }
 
 var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
@@ -104,6 +108,9 @@ func Parse(r io.Reader, lookup func(string) (string, bool)) (*Config, error) {
 
 	var errs []error
 	cfg := &Config{}
+	// The trunk options first: a server's lazy and idleTimeout default to
+	// the trunk's.
+	trunk, terrs := parseTrunk(rc.Trunk)
 	if k := rawKind(rc.MCPServers); k != "" && k != "null" {
 		if k != "object" {
 			errs = append(errs, fmt.Errorf("mcpServers: want object, got %s", k))
@@ -122,7 +129,7 @@ func Parse(r io.Reader, lookup func(string) (string, bool)) (*Config, error) {
 			names = sortedMapKeys(byName)
 			ids := map[string]string{}
 			for _, name := range names {
-				spec, serrs := parseServer(name, byName[name], lookup)
+				spec, serrs := parseServer(name, byName[name], lookup, trunk)
 				errs = append(errs, serrs...)
 				if name != "" { // parseServer reports the empty name
 					errs = append(errs, checkServerID(name, ids)...)
@@ -131,7 +138,6 @@ func Parse(r io.Reader, lookup func(string) (string, bool)) (*Config, error) {
 			}
 		}
 	}
-	trunk, terrs := parseTrunk(rc.Trunk)
 	errs = append(errs, terrs...)
 	cfg.Trunk = trunk
 	if len(errs) > 0 {
@@ -216,9 +222,10 @@ func Resolve(flagValue string, getenv func(string) string, exists func(string) b
 	return "", fmt.Errorf("no config file found; looked at: %s", strings.Join(looked, ", "))
 }
 
-// parseServer decodes, expands and validates one mcpServers entry. The
-// returned Spec is meaningful only when no errors are returned.
-func parseServer(name string, raw json.RawMessage, lookup func(string) (string, bool)) (Spec, []error) {
+// parseServer decodes, expands and validates one mcpServers entry; trunk
+// gives the defaults of lazy and idleTimeout. The returned Spec is
+// meaningful only when no errors are returned.
+func parseServer(name string, raw json.RawMessage, lookup func(string) (string, bool), trunk TrunkOptions) (Spec, []error) {
 	p := &fieldErrs{prefix: fmt.Sprintf("server %q: ", name)}
 	s := Spec{Name: name}
 	if name == "" {
@@ -250,6 +257,14 @@ func parseServer(name string, raw json.RawMessage, lookup func(string) (string, 
 	s.ReadOnlyTools = nilIfEmptyStrings(readOnly)
 	s.Timeouts = p.timeouts(rs.Timeouts, "timeouts")
 	s.ProtocolVersion = p.protocolVersion(rs.Protocol, "protocolVersion")
+	s.Lazy = trunk.Lazy
+	if !rawAbsent(rs.Lazy) {
+		s.Lazy = p.boolean(rs.Lazy, "lazy")
+	}
+	s.IdleTimeout = trunk.IdleTimeout
+	if !rawAbsent(rs.IdleTimeout) {
+		s.IdleTimeout = p.duration(rs.IdleTimeout, "idleTimeout")
+	}
 
 	// Transport. Skipped when one of its inputs had the wrong JSON type, so
 	// that one mistake does not produce a cascade of errors.

@@ -105,6 +105,15 @@ type Spec struct {
 	// revision; protocol.Stateless uses server/discover only. Pinning is for
 	// a server that mishandles the probe, or a test of one revision.
 	ProtocolVersion string `json:"protocolVersion,omitempty"`
+	// Lazy: the server is not started until a request needs it; its names
+	// come from the catalog cache meanwhile (state sleeping). Parse fills
+	// in trunk.lazy when the server does not say.
+	Lazy bool `json:"lazy,omitempty"`
+	// IdleTimeout stops the server (back to sleeping, names still listed)
+	// after this long without a request, a subscription or a call in
+	// flight; 0 never does. Parse fills in trunk.idleTimeout when the
+	// server does not say; "0s" turns it off for one server.
+	IdleTimeout Duration `json:"idleTimeout,omitzero"`
 }
 
 // OAuthOptions are a remote server's optional OAuth settings.
@@ -186,6 +195,10 @@ type TrunkOptions struct {
 	// config's directory, or LockFileName beside the config. Empty when the
 	// config was not loaded from a file, which turns pinning off.
 	LockFile string `json:"lockFile,omitempty"`
+	// Lazy and IdleTimeout are the defaults of every server's lazy and
+	// idleTimeout (see Spec).
+	Lazy        bool     `json:"lazy,omitempty"`
+	IdleTimeout Duration `json:"idleTimeout,omitzero"`
 }
 
 // Pinning modes (trunk.pin).

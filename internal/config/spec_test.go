@@ -3,6 +3,7 @@ package config
 import (
 	"reflect"
 	"testing"
+	"time"
 )
 
 func TestFilterAllows(t *testing.T) {
@@ -74,6 +75,8 @@ func TestSpecEqual(t *testing.T) {
 		{"oauth client", base(), func() Spec { s := base(); s.OAuth.ClientID = "c"; return s }(), false},
 		{"oauth scopes", base(), func() Spec { s := base(); s.OAuth.Scopes = []string{"a"}; return s }(), false},
 		{"protocolVersion", base(), func() Spec { s := base(); s.ProtocolVersion = "2025-11-25"; return s }(), false},
+		{"lazy", base(), func() Spec { s := base(); s.Lazy = true; return s }(), false},
+		{"idleTimeout", base(), func() Spec { s := base(); s.IdleTimeout = Duration(time.Minute); return s }(), false},
 		{"oauth port", base(), func() Spec { s := base(); s.OAuth.CallbackPort = 8765; return s }(), false},
 		{"oauth nil vs empty scopes", base(), func() Spec { s := base(); s.OAuth.Scopes = []string{}; return s }(), true},
 	}
@@ -98,7 +101,7 @@ func TestSpecEqual(t *testing.T) {
 // TestSpecEqualCoversAllFields fails when a field is added to Spec without
 // thinking about Equal (every field must change the result).
 func TestSpecEqualCoversAllFields(t *testing.T) {
-	if n := reflect.TypeFor[Spec]().NumField(); n != 16 {
+	if n := reflect.TypeFor[Spec]().NumField(); n != 18 {
 		t.Fatalf("Spec has %d fields; update Spec.Equal's normalisation and this test", n)
 	}
 }

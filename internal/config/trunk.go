@@ -76,6 +76,8 @@ func parseTrunk(raw json.RawMessage) (TrunkOptions, []error) {
 			p.addf("trunk.pin", "must be %q, %q or %q, got %q", PinOff, PinWarn, PinEnforce, pin)
 		}
 	}
+	t.Lazy = p.boolean(rt.Lazy, "trunk.lazy")
+	t.IdleTimeout = p.duration(rt.IdleTimeout, "trunk.idleTimeout")
 	if lf, ok := p.str(rt.LockFile, "trunk.lockFile"); ok {
 		t.LockFile = lf
 	}
