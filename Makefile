@@ -66,7 +66,8 @@ FUZZ_TARGETS := \
 	internal/jsonrpc:FuzzScanMessageMatchesUnmarshal internal/jsonscan:FuzzNeedsLook \
 	internal/jsonscan:FuzzSkipValue naming:FuzzNameSplit naming:FuzzResourceURI \
 	internal/rawjson:FuzzReplaceString internal/rawjson:FuzzScanFieldsMatchesDecoder \
-	internal/rawjson:FuzzAppendJSONStringMatchesMarshal proxy:FuzzNamespaceResults
+	internal/rawjson:FuzzAppendJSONStringMatchesMarshal internal/rawjson:FuzzReplaceReservedMeta \
+	proxy:FuzzNamespaceResults
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 	  pkg=$${t%%:*}; fn=$${t##*:}; \

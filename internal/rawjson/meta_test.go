@@ -135,3 +135,60 @@ func mustMarshal(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
+
+// FuzzReplaceReservedMeta: for any object, the result is valid JSON whose
+// _meta has exactly the non-reserved members it had, with the same values,
+// and the reserved keys set and no others; the rest of the object agrees.
+func FuzzReplaceReservedMeta(f *testing.F) {
+	for _, s := range []string{
+		`{"_meta":{"progressToken":1,"io.modelcontextprotocol/x":2},"a":[1]}`,
+		`{"a":1}`, `{"_meta":null}`, `{"_meta":{}}`, `{"_meta":{"k\u0020":"v"},"_meta":{"io.modelcontextprotocol/y":1}}`,
+	} {
+		f.Add(s)
+	}
+	set := map[string]json.RawMessage{"io.modelcontextprotocol/protocolVersion": json.RawMessage(`"2026-07-28"`)}
+	f.Fuzz(func(t *testing.T, in string) {
+		var before map[string]json.RawMessage
+		if json.Unmarshal([]byte(in), &before) != nil || before == nil {
+			return
+		}
+		var oldMeta map[string]json.RawMessage
+		if m, ok := before["_meta"]; ok && json.Unmarshal(m, &oldMeta) != nil {
+			return // a _meta that is not an object is an error, checked elsewhere
+		}
+		out, err := ReplaceReservedMeta(json.RawMessage(in), set)
+		if err != nil {
+			t.Fatalf("ReplaceReservedMeta(%s): %v", in, err)
+		}
+		var after map[string]json.RawMessage
+		if err := json.Unmarshal(out, &after); err != nil {
+			t.Fatalf("invalid result %s for %s: %v", out, in, err)
+		}
+		var newMeta map[string]any
+		if err := json.Unmarshal(after["_meta"], &newMeta); err != nil {
+			t.Fatalf("_meta of %s: %v", out, err)
+		}
+		want := map[string]any{"io.modelcontextprotocol/protocolVersion": "2026-07-28"}
+		for k, v := range oldMeta {
+			if !isReserved(k) {
+				var x any
+				_ = json.Unmarshal(v, &x)
+				want[k] = x
+			}
+		}
+		if mustMarshal(newMeta) != mustMarshal(want) {
+			t.Fatalf("%s -> _meta %s, want %s", in, mustMarshal(newMeta), mustMarshal(want))
+		}
+		for k, v := range before {
+			if k == "_meta" {
+				continue
+			}
+			var a, b any
+			_ = json.Unmarshal(v, &a)
+			_ = json.Unmarshal(after[k], &b)
+			if mustMarshal(a) != mustMarshal(b) {
+				t.Fatalf("%s -> %s: member %q changed", in, out, k)
+			}
+		}
+	})
+}
