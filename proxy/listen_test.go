@@ -1,12 +1,8 @@
 package proxy
 
 import (
-	"bufio"
-	"context"
-	"io"
 	"strings"
 	"testing"
-	"time"
 
 	"go.uber.org/goleak"
 
@@ -24,35 +20,9 @@ func TestListenRoutesAndEnds(t *testing.T) {
 		t.Fatal(err)
 	}
 	tr := New(cfg, nil)
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- tr.Serve(ctx, inR, outW); _ = outW.Close() }()
-	lines := make(chan string, 64)
-	go func() {
-		sc := bufio.NewScanner(outR)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-		close(lines)
-	}()
-	next := func(what string) string {
-		t.Helper()
-		select {
-		case l := <-lines:
-			return l
-		case <-time.After(10 * time.Second):
-			t.Fatalf("waiting for %s", what)
-			return ""
-		}
-	}
-	send := func(line string) {
-		t.Helper()
-		if _, err := io.WriteString(inW, line+"\n"); err != nil {
-			t.Fatal(err)
-		}
-	}
+	h := servePipes(t, tr)
+	send, next, cancel := h.send, h.next, h.cancel
+
 	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
 
 	send(`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{` + meta + `}}`)
@@ -87,11 +57,11 @@ func TestListenRoutesAndEnds(t *testing.T) {
 	if l := next("the open listen's answer"); l != `{"jsonrpc":"2.0","id":7,"result":{"_meta":{"io.modelcontextprotocol/subscriptionId":7},"resultType":"complete"}}` {
 		t.Errorf("at shutdown: %s", l)
 	}
-	if err := <-served; err != nil {
+	if err := <-h.served; err != nil {
 		t.Errorf("Serve: %v", err)
 	}
-	_ = inW.Close()
-	for l := range lines {
+	_ = h.in.Close()
+	for l := range h.lines {
 		t.Errorf("after shutdown: %s", l)
 	}
 }

@@ -1,10 +1,7 @@
 package proxy
 
 import (
-	"bufio"
-	"context"
 	"encoding/json"
-	"io"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -38,46 +35,18 @@ func TestParkedExchangesLeaveNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	tr := New(cfg, nil)
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	served := make(chan error, 1)
-	go func() { served <- tr.Serve(ctx, inR, outW); _ = outW.Close() }()
-	answers := make(chan map[string]json.RawMessage, 16)
-	go func() {
-		sc := bufio.NewScanner(outR)
-		sc.Buffer(nil, 1<<20)
-		for sc.Scan() {
-			var m map[string]json.RawMessage
-			if json.Unmarshal(sc.Bytes(), &m) == nil && m["id"] != nil {
-				answers <- m
-			}
-		}
-		close(answers)
-	}()
-	send := func(line string) {
-		t.Helper()
-		if _, err := io.WriteString(inW, line+"\n"); err != nil {
-			t.Fatal(err)
-		}
-	}
+	h := servePipes(t, tr)
+	// answer waits for the response to request id, passing over the rest.
 	answer := func(id string) map[string]json.RawMessage {
 		t.Helper()
 		for {
-			select {
-			case m, ok := <-answers:
-				if !ok {
-					t.Fatal("the trunk closed its output")
-				}
-				if string(m["id"]) == id {
-					return m
-				}
-			case <-time.After(30 * time.Second):
-				t.Fatalf("no answer to request %s", id)
+			var m map[string]json.RawMessage
+			if json.Unmarshal([]byte(h.next("the answer to request "+id)), &m) == nil && string(m["id"]) == id {
+				return m
 			}
 		}
 	}
+	send := h.send
 	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}`
 	const call = `"method":"tools/call","params":{"name":"mcp__legacy__test_elicitation","arguments":{"message":"m"},` + meta + `}}`
 
@@ -118,8 +87,8 @@ func TestParkedExchangesLeaveNothing(t *testing.T) {
 	}
 	waitParked(t, tr, 1)
 
-	_ = inW.Close()
-	if err := <-served; err != nil {
+	_ = h.in.Close()
+	if err := <-h.served; err != nil {
 		t.Logf("Serve: %v", err)
 	}
 	if n := tr.parked.count(); n != 0 {

@@ -1,0 +1,61 @@
+package proxy
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"testing"
+	"time"
+)
+
+// pipeHost is a host on the other end of Trunk.Serve over pipes, for tests
+// that need the exact lines the trunk writes.
+type pipeHost struct {
+	t      *testing.T
+	in     *io.PipeWriter
+	lines  chan string // every line the trunk wrote, in order; closed at EOF
+	served chan error  // Serve's return
+	cancel func()      // shuts the trunk down
+}
+
+// servePipes runs tr.Serve on pipes until the test ends.
+func servePipes(t *testing.T, tr *Trunk) *pipeHost {
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	h := &pipeHost{t: t, in: inW, lines: make(chan string, 64), served: make(chan error, 1), cancel: cancel}
+	go func() { h.served <- tr.Serve(ctx, inR, outW); _ = outW.Close() }()
+	go func() {
+		sc := bufio.NewScanner(outR)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			h.lines <- sc.Text()
+		}
+		close(h.lines)
+	}()
+	return h
+}
+
+// send writes one line to the trunk.
+func (h *pipeHost) send(line string) {
+	h.t.Helper()
+	if _, err := io.WriteString(h.in, line+"\n"); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+// next is the trunk's next line, or a failure naming what was awaited.
+func (h *pipeHost) next(what string) string {
+	h.t.Helper()
+	select {
+	case l, ok := <-h.lines:
+		if !ok {
+			h.t.Fatalf("the trunk closed its output while waiting for %s", what)
+		}
+		return l
+	case <-time.After(30 * time.Second):
+		h.t.Fatalf("waiting for %s", what)
+		return ""
+	}
+}
