@@ -11,6 +11,7 @@
 //	mcptrunk pin [SERVER...] [--yes] [--check]              review the servers' definitions and record them in the lockfile
 //	mcptrunk auth SERVER                                    authorise mcptrunk with a remote server (OAuth)
 //	mcptrunk version                                        the version, commit and toolchain it was built from
+//	mcptrunk completion bash|zsh|fish                       a shell completion script
 package main
 
 import (
@@ -85,6 +86,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		cmd = &authCommand{}
 	case "version":
 		cmd = &versionCommand{}
+	case "completion":
+		cmd = &completionCommand{}
 	case "help":
 		fmt.Fprint(stdout, usage)
 		return nil
@@ -132,6 +135,7 @@ const usage = `Usage:
   mcptrunk auth SERVER      authorise mcptrunk with a remote server that uses OAuth (opens a browser);
                             flags: --timeout 5m, --no-browser, --logout (remove the stored tokens)
   mcptrunk version          print the version, the commit it was built from and the Go toolchain (also --version)
+  mcptrunk completion SHELL print a completion script for bash, zsh or fish
 
 Flags (every command):
   --config PATH      config file (default: $MCPTRUNK_CONFIG, ./mcptrunk.json, $XDG_CONFIG_HOME/mcptrunk/config.json)
