@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
+	"github.com/mcptrunk/mcptrunk/internal/logkey"
 )
 
 // Shutdown grace periods for a stdio server: first it is asked to exit by
@@ -35,6 +36,7 @@ type Transport struct {
 	// fixed at creation
 	conn    *jsonrpc.Conn
 	cmd     *exec.Cmd
+	group   *processGroup
 	stdin   *os.File
 	stdout  *os.File
 	stderr  *os.File
@@ -55,38 +57,51 @@ type Transport struct {
 // Start starts spec's command in its own process group and connects to
 // it. The process is not tied to ctx: it lives until Close.
 func Start(spec config.Spec, h jsonrpc.Handler, logger *slog.Logger) (*Transport, error) {
-	name, args := resolveCommand(spec.Command, spec.Args)
-	cmd := exec.Command(name, args...)
-	cmd.Env = mergeEnv(os.Environ(), spec.Env)
-	cmd.Dir = spec.Cwd
-	setProcessGroup(cmd)
+	cmd, err := command(spec.Command, spec.Args, mergeEnv(os.Environ(), spec.Env), spec.Cwd)
+	if err != nil {
+		return nil, fmt.Errorf("starting %q: %w", spec.Command, err)
+	}
+	group, err := newProcessGroup()
+	if err != nil {
+		return nil, fmt.Errorf("starting %q: %w", spec.Command, err)
+	}
 
 	// Plain pipes rather than cmd.StdoutPipe: exec's pipes are closed by Wait,
 	// which could cut off the last response of a server that answers and
 	// exits. We close our ends ourselves.
 	childIn, stdin, err := os.Pipe()
 	if err != nil {
+		group.close()
 		return nil, fmt.Errorf("creating stdin pipe: %w", err)
 	}
 	stdout, childOut, err := os.Pipe()
 	if err != nil {
+		group.close()
 		closeAll(childIn, stdin)
 		return nil, fmt.Errorf("creating stdout pipe: %w", err)
 	}
 	stderr, childErr, err := os.Pipe()
 	if err != nil {
+		group.close()
 		closeAll(childIn, stdin, stdout, childOut)
 		return nil, fmt.Errorf("creating stderr pipe: %w", err)
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = childIn, childOut, childErr
 	if err := cmd.Start(); err != nil {
+		group.close()
 		closeAll(childIn, stdin, stdout, childOut, stderr, childErr)
 		return nil, fmt.Errorf("starting %q: %w", spec.Command, err)
 	}
 	closeAll(childIn, childOut, childErr) // the child has its own copies
+	if err := group.add(cmd.Process); err != nil {
+		// The server works; only the guarantee that its tree dies with
+		// the trunk is lost, so it runs rather than fails.
+		logger.Warn("server's children may outlive the trunk", logkey.Error, err)
+	}
 
 	t := &Transport{
 		cmd:     cmd,
+		group:   group,
 		stdin:   stdin,
 		stdout:  stdout,
 		stderr:  stderr,
@@ -186,18 +201,19 @@ func (t *Transport) Close(ctx context.Context) error {
 		_ = t.stdin.Close()
 		if !t.awaitExit(ctx, StdinGrace) {
 			t.logger.Debug("server ignored stdin EOF; terminating it")
-			if err := terminateGroup(t.cmd.Process); err != nil {
+			if err := t.group.terminate(); err != nil {
 				t.logger.Debug("terminating server", "error", err)
 			}
 			if !t.awaitExit(ctx, TermGrace) {
 				t.logger.Warn("server ignored SIGTERM; killing its process group")
-				t.closeErr = killGroup(t.cmd.Process)
+				t.closeErr = t.group.kill()
 				<-t.exited
 			}
 		}
 		// The group may hold children that outlived the leader.
-		_ = killGroup(t.cmd.Process)
+		_ = t.group.kill()
 		t.workers.Wait()
+		t.group.close()
 	})
 	return t.closeErr
 }

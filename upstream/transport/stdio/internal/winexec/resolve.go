@@ -9,14 +9,15 @@ package winexec
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 )
 
 // DefaultPathExt is what Windows uses when PATHEXT is unset or empty.
 var DefaultPathExt = []string{".COM", ".EXE", ".BAT", ".CMD"}
 
-// ErrNotFound is returned by Resolve when no candidate file exists.
-var ErrNotFound = errors.New("not found on PATH (with PATHEXT)")
+// ErrNotFound is returned (wrapped) by Resolve when no candidate file exists.
+var ErrNotFound = errors.New("executable file not found")
 
 // Resolve returns the file that command names, the way cmd.exe finds it,
 // except that the current directory is never searched:
@@ -75,7 +76,7 @@ func Resolve(command string, path, pathext []string, exists func(string) bool) (
 			}
 		}
 	}
-	return "", ErrNotFound
+	return "", fmt.Errorf("%w in the server's PATH (with PATHEXT)", ErrNotFound)
 }
 
 // IsBatch reports whether file is a batch file (.bat or .cmd), which cmd.exe
