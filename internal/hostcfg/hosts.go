@@ -1,0 +1,218 @@
+package hostcfg
+
+import (
+	"fmt"
+	"path"
+	"strings"
+)
+
+// Host is one MCP host whose config files this package reads and edits.
+type Host struct {
+	ID   string // as the command line names it: "claude-desktop"
+	Name string // as people do: "Claude Desktop"
+	// Key is the top-level member that holds the servers, an object of
+	// name → entry.
+	Key string
+	// vars is how the host writes variable references in its entries.
+	vars dialect
+	// entry is the entry Install writes for mcptrunk itself.
+	entry func(command string, args []string) map[string]any
+}
+
+// Hosts, in the order import reads them: when two hosts have a server of
+// the same name, the first one read is kept.
+var Hosts = []*Host{
+	{ID: "claude-desktop", Name: "Claude Desktop", Key: "mcpServers", vars: literalVars, entry: commandEntry},
+	{ID: "claude-code", Name: "Claude Code", Key: "mcpServers", vars: mcptrunkVars, entry: typedEntry},
+	{ID: "cursor", Name: "Cursor", Key: "mcpServers", vars: cursorVars, entry: commandEntry},
+	{ID: "vscode", Name: "VS Code", Key: "servers", vars: vscodeVars, entry: typedEntry},
+	{ID: "windsurf", Name: "Windsurf", Key: "mcpServers", vars: windsurfVars, entry: commandEntry},
+	{ID: "zed", Name: "Zed", Key: "context_servers", vars: literalVars, entry: commandEntry},
+}
+
+func commandEntry(command string, args []string) map[string]any {
+	return map[string]any{"command": command, "args": args}
+}
+
+func typedEntry(command string, args []string) map[string]any {
+	return map[string]any{"type": "stdio", "command": command, "args": args}
+}
+
+// HostByID returns the host the command line names, accepting a few
+// spellings ("claude_desktop", "VSCode", "code").
+func HostByID(id string) (*Host, error) {
+	norm := strings.NewReplacer("_", "-", " ", "-").Replace(strings.ToLower(id))
+	switch norm {
+	case "claude", "desktop":
+		norm = "claude-desktop"
+	case "claudecode":
+		norm = "claude-code"
+	case "code", "vs-code", "visual-studio-code":
+		norm = "vscode"
+	}
+	for _, h := range Hosts {
+		if h.ID == norm {
+			return h, nil
+		}
+	}
+	return nil, fmt.Errorf("unknown host %q (want one of: %s)", id, strings.Join(HostIDs(), ", "))
+}
+
+// HostIDs lists the hosts' ids, in order.
+func HostIDs() []string {
+	ids := make([]string, len(Hosts))
+	for i, h := range Hosts {
+		ids[i] = h.ID
+	}
+	return ids
+}
+
+// Scope says whose servers a file holds.
+type Scope string
+
+const (
+	ScopeUser    Scope = "user"    // every project of the user's
+	ScopeProject Scope = "project" // one project, in a file inside it
+	// ScopeLocal is Claude Code's "local" scope: one project's servers,
+	// kept in the user's ~/.claude.json under projects[<dir>].
+	ScopeLocal Scope = "local"
+)
+
+// Location is one file where a host may keep servers.
+type Location struct {
+	Host    *Host
+	Path    string
+	Scope   Scope
+	Project string // the project directory, for ScopeProject and ScopeLocal
+}
+
+// Env is what Locations needs of the system: the OS (runtime.GOOS), the
+// user's home directory, the environment and the project directory (the
+// current one, normally; "" for none).
+type Env struct {
+	GOOS    string
+	Home    string
+	Getenv  func(string) string
+	Project string
+}
+
+func (e Env) getenv(name string) string {
+	if e.Getenv == nil {
+		return ""
+	}
+	return e.Getenv(name)
+}
+
+// join joins path elements with the separator of e.GOOS, whatever OS this
+// runs on, so that every OS's paths can be computed (and tested) anywhere.
+func (e Env) join(elem ...string) string {
+	if e.GOOS != "windows" {
+		return path.Join(elem...)
+	}
+	for i := range elem {
+		elem[i] = strings.ReplaceAll(elem[i], `\`, "/")
+	}
+	return strings.ReplaceAll(path.Join(elem...), "/", `\`)
+}
+
+// appData is where per-user application data lives: %APPDATA% on Windows,
+// ~/Library/Application Support on macOS, $XDG_CONFIG_HOME (~/.config) on
+// Linux and the other Unixes. Electron apps (Claude Desktop, VS Code) keep
+// their settings there.
+func (e Env) appData() string {
+	switch e.GOOS {
+	case "windows":
+		if d := e.getenv("APPDATA"); d != "" {
+			return d
+		}
+		return e.join(e.Home, "AppData", "Roaming")
+	case "darwin":
+		return e.join(e.Home, "Library", "Application Support")
+	}
+	return e.xdgConfig()
+}
+
+// xdgConfig is $XDG_CONFIG_HOME, or ~/.config when it is unset or not
+// absolute (as the XDG spec says).
+func (e Env) xdgConfig() string {
+	if d := e.getenv("XDG_CONFIG_HOME"); strings.HasPrefix(d, "/") {
+		return d
+	}
+	return e.join(e.Home, ".config")
+}
+
+// Locations lists the files where host keeps servers on e.GOOS, user scope
+// first, then the project's when e.Project is set. It is a pure function of
+// e: nothing is looked up on disk.
+func Locations(host *Host, e Env) []Location {
+	user := func(p string) Location { return Location{Host: host, Path: p, Scope: ScopeUser} }
+	project := func(p string) Location {
+		return Location{Host: host, Path: p, Scope: ScopeProject, Project: e.Project}
+	}
+	var out []Location
+	switch host.ID {
+	case "claude-desktop":
+		out = append(out, user(e.join(e.appData(), "Claude", "claude_desktop_config.json")))
+	case "claude-code":
+		// CLAUDE_CONFIG_DIR moves Claude Code's files, ~/.claude.json too.
+		file := e.join(e.Home, ".claude.json")
+		if d := e.getenv("CLAUDE_CONFIG_DIR"); d != "" {
+			file = e.join(d, ".claude.json")
+		}
+		out = append(out, user(file))
+		if e.Project != "" {
+			out = append(out, Location{Host: host, Path: file, Scope: ScopeLocal, Project: e.Project},
+				project(e.join(e.Project, ".mcp.json")))
+		}
+	case "cursor":
+		out = append(out, user(e.join(e.Home, ".cursor", "mcp.json")))
+		if e.Project != "" {
+			out = append(out, project(e.join(e.Project, ".cursor", "mcp.json")))
+		}
+	case "vscode":
+		out = append(out, user(e.join(e.appData(), "Code", "User", "mcp.json")))
+		if e.Project != "" {
+			out = append(out, project(e.join(e.Project, ".vscode", "mcp.json")))
+		}
+	case "windsurf":
+		out = append(out, user(e.join(e.Home, ".codeium", "windsurf", "mcp_config.json")))
+	case "zed":
+		// Zed reads ~/.config/zed on macOS as on Linux, %APPDATA%\Zed on
+		// Windows.
+		dir := e.join(e.xdgConfig(), "zed")
+		if e.GOOS == "darwin" {
+			dir = e.join(e.Home, ".config", "zed")
+		} else if e.GOOS == "windows" {
+			dir = e.join(e.appData(), "Zed")
+		}
+		out = append(out, user(e.join(dir, "settings.json")))
+		if e.Project != "" {
+			out = append(out, project(e.join(e.Project, ".zed", "settings.json")))
+		}
+	}
+	return out
+}
+
+// GuessHost names the host whose format a file of this path is in, from its
+// name and directory, or nil when nothing says.
+func GuessHost(p string) *Host {
+	p = strings.ReplaceAll(p, `\`, "/")
+	base, dir := path.Base(p), path.Base(path.Dir(p))
+	id := ""
+	switch {
+	case base == "claude_desktop_config.json":
+		id = "claude-desktop"
+	case base == ".claude.json" || base == ".mcp.json":
+		id = "claude-code"
+	case base == "mcp.json" && dir == ".cursor":
+		id = "cursor"
+	case base == "mcp.json" && (dir == ".vscode" || dir == "User"):
+		id = "vscode"
+	case base == "mcp_config.json":
+		id = "windsurf"
+	case base == "settings.json" && (dir == "zed" || dir == "Zed" || dir == ".zed"):
+		id = "zed"
+	}
+	h, _ := HostByID(id)
+	return h
+}

@@ -1,0 +1,80 @@
+package hostcfg
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"reflect"
+)
+
+// ConfigServers returns the entries of mcptrunk's config (its bytes) by
+// name; nil config bytes (no file yet) have none.
+func ConfigServers(cfg []byte) (map[string]json.RawMessage, error) {
+	out := map[string]json.RawMessage{}
+	if len(bytes.TrimSpace(cfg)) == 0 {
+		return out, nil
+	}
+	top, err := objectMembers(bytes.TrimPrefix(cfg, []byte{0xEF, 0xBB, 0xBF}))
+	if err != nil {
+		return nil, err
+	}
+	raw, ok := lookup(top, "mcpServers")
+	if !ok || isNull(raw) {
+		return out, nil
+	}
+	ms, err := objectMembers(raw)
+	if err != nil {
+		return nil, fmt.Errorf("mcpServers: %w", err)
+	}
+	for _, m := range ms {
+		out[m.key] = m.value
+	}
+	return out, nil
+}
+
+// SameEntry reports whether two entries say the same, whatever their
+// spacing and member order.
+func SameEntry(a, b json.RawMessage) bool {
+	var x, y any
+	return json.Unmarshal(a, &x) == nil && json.Unmarshal(b, &y) == nil && reflect.DeepEqual(x, y)
+}
+
+// MergeServers returns mcptrunk's config with add's entries appended to
+// its mcpServers, in order; every other byte of the file stays. Empty
+// config bytes give a new file of just those servers. Names already in
+// the config are the caller's to leave out.
+func MergeServers(cfg []byte, add []Server) ([]byte, error) {
+	var ms []rawMember
+	for _, s := range add {
+		if s.Entry != nil {
+			ms = append(ms, rawMember{key: s.Name, value: s.Entry, encoded: true})
+		}
+	}
+	if len(bytes.TrimSpace(cfg)) == 0 {
+		l := layout{unit: "  ", pretty: true}
+		obj := l.formatObject([]rawMember{{key: "mcpServers", value: l.formatObject(ms, l.unit)}}, "")
+		return append(obj, '\n'), nil
+	}
+	if len(ms) == 0 {
+		return cfg, nil
+	}
+	p := cfg
+	if bytes.HasPrefix(p, []byte{0xEF, 0xBB, 0xBF}) {
+		p = append([]byte("   "), p[3:]...) // same offsets, plain JSON
+	}
+	start, end, err := topObject(p)
+	if err != nil {
+		return nil, err
+	}
+	top, err := memberSpans(p, start, end)
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range top {
+		if s.key == "mcpServers" && p[s.valueStart] == '{' {
+			return appendMembers(cfg, p, s.valueStart, s.valueEnd, ms)
+		}
+	}
+	l := layoutOf(p)
+	return setMember(cfg, p, "mcpServers", func(indent string) []byte { return l.formatObject(ms, indent) })
+}
