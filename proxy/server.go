@@ -129,8 +129,10 @@ func (s *Server) handleStateless(ctx context.Context, meta requestMeta, method s
 	s.stateless.Store(true)
 	hr := hostRequest{version: meta.Version, caps: meta.Caps}
 	// An upstream at the stateless revision is told, in each request, what
-	// this very request's host can be asked (upstream.Client sets the _meta).
+	// this very request's host can be asked and the log level it asked for
+	// (none when it named none), exactly: upstream.Client sets the _meta.
 	ctx = upstream.WithHostCapabilities(withHostRequest(ctx, hr), hr.forwardedCaps())
+	ctx = upstream.WithLogLevel(ctx, meta.LogLevel)
 	if err := removedError(method); err != nil {
 		return nil, err
 	}
@@ -171,7 +173,9 @@ func (s *Server) startUpstreams(hr hostRequest) {
 // applyLogLevel makes a stateless request's _meta logLevel, when it
 // changed, the host's level, exactly as logging/setLevel does for a
 // 2025-era host: every server that logs is told, and one that connects
-// later or restarts too.
+// later or restarts too. That is for the servers at 2025-11-25, which
+// have no level per request; one at the stateless revision gets each
+// request's own (upstream.WithLogLevel in handleStateless).
 func (s *Server) applyLogLevel(ctx context.Context, level string) {
 	if level == "" {
 		return

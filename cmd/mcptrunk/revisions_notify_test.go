@@ -6,6 +6,7 @@ package main
 // one revision and go-sdk's conformance server held to the other.
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -97,5 +98,42 @@ func TestRevisionsNotifications(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestStatelessLogLevelPerRequest: a host at 2026-07-28 names its log level
+// in each request, and a server at that revision logs only for requests
+// that ask: the trunk passes each request's own level on, and none for a
+// request that named none, whatever an earlier request asked for.
+func TestStatelessLogLevelPerRequest(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t, 60*time.Second)
+	srv, tp := tapped(t, conformanceBin(t))
+	cfg := writeConfig(t, map[string]server{"cf": srv}, map[string]any{"startupWait": "60s"})
+	h := trunkHost(t, ctx, cfg, hostConfig{}, revStateless)
+	call := func(level string) {
+		t.Helper()
+		p := &mcp.CallToolParams{Name: "mcp__cf__test_tool_with_logging", Arguments: map[string]any{}}
+		if level != "" {
+			p.Meta = mcp.Meta{"io.modelcontextprotocol/logLevel": level}
+		}
+		if _, err := h.CallTool(ctx, p); err != nil {
+			t.Fatalf("test_tool_with_logging: %v", err)
+		}
+	}
+	call("debug")
+	call("")
+	var levels []string
+	for _, m := range tp.received() {
+		if m.Method == "tools/call" && strings.Contains(m.Raw, `"name":"test_tool_with_logging"`) {
+			var p struct {
+				Meta map[string]json.RawMessage `json:"_meta"`
+			}
+			_ = json.Unmarshal(m.Params, &p)
+			levels = append(levels, string(p.Meta["io.modelcontextprotocol/logLevel"]))
+		}
+	}
+	if len(levels) != 2 || levels[0] != `"debug"` || levels[1] != "" {
+		t.Errorf("the upstream's log levels, call by call: %q, want [\"debug\" none]", levels)
 	}
 }
