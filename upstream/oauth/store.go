@@ -23,8 +23,14 @@ import (
 //
 //	$MCPTRUNK_TOKEN_DIR                     when set (tests, unusual setups)
 //	$XDG_STATE_HOME/mcptrunk/oauth          when XDG_STATE_HOME is an absolute path
-//	%LocalAppData%\mcptrunk\oauth           on Windows
+//	%AppData%\mcptrunk\oauth                on Windows (os.UserConfigDir)
 //	$HOME/.local/state/mcptrunk/oauth       otherwise
+//
+// On Windows the tokens are kept apart from the cache, which is in
+// %LocalAppData%\mcptrunk (os.UserCacheDir) and may be cleared without
+// losing an authorisation. Tokens stored by earlier versions in
+// %LocalAppData%\mcptrunk\oauth stay in use there until %AppData% has a
+// token directory of its own.
 //
 // The directory is made 0700 and every file 0600 (written to a temporary
 // file and renamed, so a reader never sees half a file). A file holds the
@@ -39,19 +45,43 @@ func TokenDir() (string, error) {
 	if d := os.Getenv(TokenDirEnv); d != "" {
 		return d, nil
 	}
-	if d := os.Getenv("XDG_STATE_HOME"); d != "" && filepath.IsAbs(d) {
-		return filepath.Join(d, "mcptrunk", "oauth"), nil
-	}
-	if runtime.GOOS == "windows" {
-		if d := os.Getenv("LocalAppData"); d != "" {
-			return filepath.Join(d, "mcptrunk", "oauth"), nil
-		}
+	if d := platformTokenDir(runtime.GOOS, os.Getenv, isDir); d != "" {
+		return d, nil
 	}
 	home, err := os.UserHomeDir()
 	if err != nil {
 		return "", fmt.Errorf("finding the token directory: %w (set %s)", err, TokenDirEnv)
 	}
 	return filepath.Join(home, ".local", "state", "mcptrunk", "oauth"), nil
+}
+
+// platformTokenDir is the token directory the environment names, or ""
+// when the home directory decides: XDG_STATE_HOME when absolute, else on
+// Windows %AppData% (what os.UserConfigDir returns there), unless only the
+// %LocalAppData% directory of earlier versions holds tokens.
+func platformTokenDir(goos string, getenv func(string) string, isDir func(string) bool) string {
+	if d := getenv("XDG_STATE_HOME"); d != "" && filepath.IsAbs(d) {
+		return filepath.Join(d, "mcptrunk", "oauth")
+	}
+	if goos != "windows" {
+		return ""
+	}
+	var dir, legacy string
+	if d := getenv("AppData"); d != "" {
+		dir = filepath.Join(d, "mcptrunk", "oauth")
+	}
+	if d := getenv("LocalAppData"); d != "" {
+		legacy = filepath.Join(d, "mcptrunk", "oauth")
+	}
+	if legacy != "" && (dir == "" || !isDir(dir) && isDir(legacy)) {
+		return legacy
+	}
+	return dir
+}
+
+func isDir(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
 }
 
 // tokenRecord is what is stored for one server URL. It is never logged.
