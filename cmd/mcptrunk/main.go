@@ -10,6 +10,9 @@
 //	mcptrunk check                                          validate the config and connect every server
 //	mcptrunk pin [SERVER...] [--yes] [--check]              review the servers' definitions and record them in the lockfile
 //	mcptrunk auth SERVER                                    authorise mcptrunk with a remote server (OAuth)
+//	mcptrunk import [--from HOST|FILE] [--write]            show (and with --write add) the servers the hosts have configured
+//	mcptrunk install --host HOST [--scope user|project]     move a host's servers into mcptrunk and give the host mcptrunk instead
+//	mcptrunk uninstall --host HOST [--scope user|project]   put the host's file back as it was before install
 //	mcptrunk version                                        the version, commit and toolchain it was built from
 //	mcptrunk completion bash|zsh|fish                       a shell completion script
 package main
@@ -84,6 +87,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		cmd = &pinCommand{}
 	case "auth":
 		cmd = &authCommand{}
+	case "import":
+		cmd = &importCommand{}
+	case "install":
+		cmd = &installCommand{}
+	case "uninstall":
+		cmd = &installCommand{undo: true}
 	case "version":
 		cmd = &versionCommand{}
 	case "completion":
@@ -134,6 +143,13 @@ const usage = `Usage:
                             flags: --yes (record without asking), --check (write nothing; exit 1 on drift)
   mcptrunk auth SERVER      authorise mcptrunk with a remote server that uses OAuth (opens a browser);
                             flags: --timeout 5m, --no-browser, --logout (remove the stored tokens)
+  mcptrunk import           show the servers the hosts have configured and what mcptrunk's config would gain;
+                            flags: --from HOST|FILE|HOST:FILE (default: every host), --project DIR, --write
+                            (add them; the config is backed up first). Hosts: claude-desktop, claude-code,
+                            cursor, vscode, windsurf, zed
+  mcptrunk install --host HOST    import HOST's servers, then give HOST one server, mcptrunk (its file is backed up);
+                            flags: --scope user|project, --project DIR
+  mcptrunk uninstall --host HOST  put HOST's file back as it was before install
   mcptrunk version          print the version, the commit it was built from and the Go toolchain (also --version)
   mcptrunk completion SHELL print a completion script for bash, zsh or fish
 

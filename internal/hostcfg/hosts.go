@@ -16,7 +16,7 @@ type Host struct {
 	// vars is how the host writes variable references in its entries.
 	vars dialect
 	// entry is the entry Install writes for mcptrunk itself.
-	entry func(command string, args []string) map[string]any
+	entry func(command string, args []string) selfEntry
 }
 
 // Hosts, in the order import reads them: when two hosts have a server of
@@ -30,12 +30,21 @@ var Hosts = []*Host{
 	{ID: "zed", Name: "Zed", Key: "context_servers", vars: literalVars, entry: commandEntry},
 }
 
-func commandEntry(command string, args []string) map[string]any {
-	return map[string]any{"command": command, "args": args}
+// selfEntry is the entry that starts mcptrunk, its fields in the order the
+// hosts' own documentation writes them.
+type selfEntry struct {
+	Type    string   `json:"type,omitempty"`
+	Command string   `json:"command"`
+	Args    []string `json:"args"`
 }
 
-func typedEntry(command string, args []string) map[string]any {
-	return map[string]any{"type": "stdio", "command": command, "args": args}
+func commandEntry(command string, args []string) selfEntry {
+	return selfEntry{Command: command, Args: args}
+}
+
+// typedEntry: Claude Code and VS Code write the type of every entry.
+func typedEntry(command string, args []string) selfEntry {
+	return selfEntry{Type: "stdio", Command: command, Args: args}
 }
 
 // HostByID returns the host the command line names, accepting a few

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+
+	"github.com/mcptrunk/mcptrunk/internal/config"
 )
 
 // ConfigServers returns the entries of mcptrunk's config (its bytes) by
@@ -77,4 +79,18 @@ func MergeServers(cfg []byte, add []Server) ([]byte, error) {
 	}
 	l := layoutOf(p)
 	return setMember(cfg, p, "mcpServers", func(indent string) []byte { return l.formatObject(ms, indent) })
+}
+
+// ValidateConfig parses mcptrunk's config (its bytes) as mcptrunk would,
+// with lookupEnv for the variables; one it lacks counts as set: a server
+// imported from a host may need a variable that only the host's
+// environment has, and the file is no less valid for it.
+func ValidateConfig(cfg []byte, lookupEnv func(string) (string, bool)) error {
+	_, err := config.Parse(bytes.NewReader(cfg), func(name string) (string, bool) {
+		if v, ok := lookupEnv(name); ok {
+			return v, true
+		}
+		return placeholder(name)
+	})
+	return err
 }

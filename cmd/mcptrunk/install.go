@@ -1,0 +1,179 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/mcptrunk/mcptrunk/internal/hostcfg"
+)
+
+// installCommand moves a host's servers into mcptrunk's config and gives
+// the host one server instead, mcptrunk; uninstall (the same type, undo
+// set) puts the host's file back as it was. The host's file is backed up
+// byte for byte beside it, and only its servers member is edited.
+type installCommand struct {
+	undo    bool
+	host    string
+	scope   string
+	project string
+}
+
+func (c *installCommand) flags(fs *flagSet) {
+	fs.StringVar(&c.host, "host", "", "the host: "+strings.Join(hostcfg.HostIDs(), ", "))
+	fs.StringVar(&c.scope, "scope", "user", "which of the host's files: user, or project (Claude Code's .mcp.json, .cursor/, .vscode/ or .zed/ of --project)")
+	fs.StringVar(&c.project, "project", "", "the project directory, for --scope project (default: the current directory)")
+}
+
+func (c *installCommand) run(_ context.Context, env *environment) error {
+	verb := map[bool]string{false: "install", true: "uninstall"}[c.undo]
+	if len(env.args) > 0 {
+		return fmt.Errorf("%s takes no arguments (got %q); name the host with --host", verb, env.args[0])
+	}
+	if c.host == "" {
+		return fmt.Errorf("%s: --host is required (one of: %s)", verb, strings.Join(hostcfg.HostIDs(), ", "))
+	}
+	host, err := hostcfg.HostByID(c.host)
+	if err != nil {
+		return err
+	}
+	sys, err := hostEnv(c.project)
+	if err != nil {
+		return err
+	}
+	loc, err := installLocation(host, hostcfg.Scope(c.scope), sys)
+	if err != nil {
+		return err
+	}
+	if c.undo {
+		return uninstall(env, loc)
+	}
+	return install(env, loc, sys)
+}
+
+// installLocation is the file of host's servers in scope.
+func installLocation(host *hostcfg.Host, scope hostcfg.Scope, sys hostcfg.Env) (hostcfg.Location, error) {
+	if scope != hostcfg.ScopeUser && scope != hostcfg.ScopeProject {
+		return hostcfg.Location{}, fmt.Errorf("--scope %s: want user or project", scope)
+	}
+	for _, loc := range hostcfg.Locations(host, sys) {
+		if loc.Scope == scope {
+			return loc, nil
+		}
+	}
+	return hostcfg.Location{}, fmt.Errorf("%s has no %s-scope file", host.Name, scope)
+}
+
+func install(env *environment, loc hostcfg.Location, sys hostcfg.Env) error {
+	backup := hostcfg.BackupPath(loc.Path)
+	if _, err := os.Lstat(backup); err == nil {
+		return fmt.Errorf("%s: already installed: the backup of %s's file is at %s; run \"mcptrunk uninstall --host %s\" first",
+			loc.Path, loc.Host.Name, backup, loc.Host.ID)
+	}
+	data, err := os.ReadFile(loc.Path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%s: no such file: %s keeps no servers there yet; add mcptrunk to it by hand (see README, \"Plug it into a host\")", loc.Path, loc.Host.Name)
+	} else if err != nil {
+		return err
+	}
+	// Refuse a host file that does not parse before anything is written.
+	if _, err := hostcfg.Read(loc, data, sys); err != nil {
+		return err
+	}
+	self, err := os.Executable()
+	if err == nil {
+		self, err = filepath.EvalSymlinks(self)
+	}
+	if err != nil {
+		return fmt.Errorf("cannot tell where this mcptrunk binary is, which %s would start: %w", loc.Host.Name, err)
+	}
+	cfgPath, err := env.writableConfigPath(sys)
+	if err != nil {
+		return err
+	}
+
+	plan, err := planImport(cfgPath, []hostcfg.Location{loc}, sys, true)
+	if err != nil {
+		return err
+	}
+	plan.print(env.stdout)
+	if len(plan.add) > 0 {
+		if err := plan.writeConfig(env.stdout); err != nil {
+			return err
+		}
+	}
+	// The host keeps what mcptrunk did not take: entries it cannot express,
+	// and those whose name another entry holds in mcptrunk's config. No
+	// server is lost; only those mcptrunk now runs, and older entries
+	// that run mcptrunk, leave the host's file.
+	var keep []string
+	name := hostcfg.SelfName
+	for _, s := range plan.files[0].servers {
+		if s.outcome == outRefused || s.outcome == outClash {
+			keep = append(keep, s.Name)
+			if s.Name == name {
+				name = "mcptrunk"
+			}
+		}
+	}
+	out, err := hostcfg.InstallEdit(loc, data, name, self, []string{"serve", "--config", cfgPath}, keep)
+	if err != nil {
+		return err
+	}
+	if err := hostcfg.WriteNew(backup, data); err != nil {
+		return fmt.Errorf("backing up %s's file: %w", loc.Host.Name, err)
+	}
+	if err := hostcfg.WriteAtomic(loc.Path, out, 0o600); err != nil {
+		return err
+	}
+	fmt.Fprintf(env.stdout, "\n%s now starts mcptrunk (%q in %s): %s serve --config %s\n", loc.Host.Name, name, loc.Path, self, cfgPath)
+	if len(keep) > 0 {
+		fmt.Fprintf(env.stdout, "Left in %s's file, beside it: %s.\n", loc.Host.Name, strings.Join(keep, ", "))
+	}
+	fmt.Fprintf(env.stdout, "Its file as it was is in %s. Restart %s to use it; undo with \"mcptrunk uninstall --host %s\".\n",
+		backup, loc.Host.Name, loc.Host.ID)
+	return nil
+}
+
+// uninstall puts the host's file back from the backup install kept, and
+// removes the backup. The servers install added to mcptrunk's config stay
+// there.
+func uninstall(env *environment, loc hostcfg.Location) error {
+	backup := hostcfg.BackupPath(loc.Path)
+	saved, err := os.ReadFile(backup)
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%s: not installed: there is no backup at %s", loc.Path, backup)
+	} else if err != nil {
+		return err
+	}
+	current, err := os.ReadFile(loc.Path)
+	exact := true
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		current = saved
+	case err != nil:
+		return err
+	default:
+		if current, exact, err = hostcfg.UninstallEdit(loc, current, saved); err != nil {
+			return err
+		}
+	}
+	if err := hostcfg.WriteAtomic(loc.Path, current, 0o600); err != nil {
+		return err
+	}
+	if err := os.Remove(backup); err != nil {
+		return err
+	}
+	if exact {
+		fmt.Fprintf(env.stdout, "Restored %s as it was before install.\n", loc.Path)
+	} else {
+		fmt.Fprintf(env.stdout, "Restored the %q of %s from before install; %s changed its other settings since, which were kept.\n",
+			loc.Host.Key, loc.Path, loc.Host.Name)
+	}
+	fmt.Fprintf(env.stdout, "Restart %s to use it. The servers install moved stay in mcptrunk's config.\n", loc.Host.Name)
+	return nil
+}

@@ -1,0 +1,145 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mcptrunk/mcptrunk/internal/hostcfg"
+)
+
+// TestInstallRoundTrip installs mcptrunk into each host's file and
+// uninstalls it again: the host gets one entry that runs this binary with
+// mcptrunk's config, keeps what mcptrunk cannot run, its other settings
+// stay, and uninstall gives back the file byte for byte.
+func TestInstallRoundTrip(t *testing.T) {
+	trunk, err := filepath.EvalSymlinks(trunkBin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		host, scope string
+		path        func(h *hostcliHome) string
+		file        string
+		kept        []string // entries the host keeps beside mcptrunk's
+	}{
+		{"claude-desktop", "user", nil, "{\n  \"globalShortcut\": \"Alt+Space\",\n  \"mcpServers\": {\n    \"notes\": {\"command\": \"" + notesBin + "\", \"env\": {\"K\": \"" + hostcliSecret + "\"}}\n  },\n  \"preferences\": {\"menuBarEnabled\": false}\n}\n", nil},
+		{"claude-code", "user", nil, "{\n  \"numStartups\": 7,\n  \"mcpServers\": {\n    \"api\": {\"type\": \"http\", \"url\": \"https://a.example.com/mcp\"},\n    \"helped\": {\"type\": \"http\", \"url\": \"https://h.example.com/mcp\", \"headersHelper\": \"/bin/t\"}\n  },\n  \"projects\": {\"/p\": {\"mcpServers\": {\"x\": {\"command\": \"x\"}}}}\n}", []string{"helped"}},
+		{"claude-code", "project", func(h *hostcliHome) string { return filepath.Join(h.project, ".mcp.json") }, `{"mcpServers":{"shared":{"command":"npx","args":["-y","shared"]}}}`, nil},
+		{"vscode", "user", nil, "{\n  // my servers\n  \"inputs\": [{\"type\": \"promptString\", \"id\": \"k\"}],\n  \"servers\": {\n    \"fetch\": {\"type\": \"stdio\", \"command\": \"uvx\", \"args\": [\"mcp-server-fetch\"]},\n    /* prompted */ \"p\": {\"type\": \"stdio\", \"command\": \"p\", \"env\": {\"K\": \"${input:k}\"}},\n  },\n}\n", []string{"p"}},
+		{"cursor", "project", func(h *hostcliHome) string { return filepath.Join(h.project, ".cursor", "mcp.json") }, `{"mcpServers": {"c": {"command": "c"}}}`, nil},
+		{"windsurf", "user", nil, `{"mcpServers": {"w": {"serverUrl": "https://w.example.com/mcp", "disabled": true}}}`, nil},
+		{"zed", "user", nil, "// Zed\n{\n  \"theme\": \"One Dark\",\n  \"context_servers\": {\n    \"z\": {\"command\": \"z\", \"args\": []},\n    \"ext\": {\"source\": \"extension\", \"settings\": {}},\n  },\n  \"vim_mode\": true, // trailing\n}\n", []string{"ext"}},
+	}
+	for _, c := range cases {
+		t.Run(c.host+"-"+c.scope, func(t *testing.T) {
+			h := newHostcliHome(t)
+			path := ""
+			if c.path != nil {
+				path = c.path(h)
+			} else {
+				path = h.path(t, c.host, hostcfg.Scope(c.scope))
+			}
+			h.write(t, path, c.file)
+			cfg := h.configPath()
+			h.expect(t, 0, []string{"now starts mcptrunk", path + ".mcptrunk-backup"}, "install", "--host", c.host, "--scope", c.scope)
+			if b, _ := os.ReadFile(path + ".mcptrunk-backup"); string(b) != c.file {
+				t.Errorf("the backup is not the file as it was:\n%s", b)
+			}
+			hh, _ := hostcfg.HostByID(c.host)
+			loc := hostcfg.Location{Host: hh, Path: path, Scope: hostcfg.Scope(c.scope), Project: h.project}
+			installed, _ := os.ReadFile(path)
+			servers, err := hostcfg.Read(loc, installed, h.env())
+			if err != nil {
+				t.Fatalf("the installed file: %v\n%s", err, installed)
+			}
+			var names []string
+			for _, s := range servers {
+				names = append(names, s.Name)
+			}
+			if want := append([]string{"trunk"}, c.kept...); strings.Join(names, ",") != strings.Join(want, ",") {
+				t.Errorf("the host has %q, want %q:\n%s", names, want, installed)
+			}
+			args, _ := json.Marshal([]string{"serve", "--config", cfg})
+			var compact bytes.Buffer
+			plain, _ := hostcfg.StripJSONC(installed)
+			_ = json.Compact(&compact, plain)
+			if servers[0].Command != trunk || !servers[0].Self || !strings.Contains(compact.String(), `"args":`+string(args)) {
+				t.Errorf("the host's entry runs %q, want %s serve --config %s:\n%s", servers[0].Command, trunk, cfg, installed)
+			}
+			if strings.Contains(c.file, "// ") && !strings.Contains(string(installed), "// ") {
+				t.Errorf("comments were lost:\n%s", installed)
+			}
+			if len(hostcliServers(t, cfg)) == 0 {
+				t.Error("nothing was moved into mcptrunk's config")
+			}
+			for _, k := range c.kept {
+				if _, ok := hostcliServers(t, cfg)[k]; ok {
+					t.Errorf("%q is both kept in the host and moved", k)
+				}
+			}
+
+			_, stderr, code := h.run(t, "install", "--host", c.host, "--scope", c.scope)
+			if code != 1 || !strings.Contains(stderr, "already installed") {
+				t.Errorf("a second install: exit %d\n%s", code, stderr)
+			}
+			h.expect(t, 0, []string{"as it was before install"}, "uninstall", "--host", c.host, "--scope", c.scope)
+			if b, _ := os.ReadFile(path); string(b) != c.file {
+				t.Errorf("uninstall did not restore the file byte for byte:\n got %q\nwant %q", b, c.file)
+			}
+			if _, err := os.Stat(path + ".mcptrunk-backup"); !os.IsNotExist(err) {
+				t.Errorf("the backup is still there: %v", err)
+			}
+			_, stderr, code = h.run(t, "uninstall", "--host", c.host, "--scope", c.scope)
+			if code != 1 || !strings.Contains(stderr, "not installed") {
+				t.Errorf("a second uninstall: exit %d\n%s", code, stderr)
+			}
+		})
+	}
+}
+
+// TestInstallServes: after install, the config the host's entry names
+// serves the servers moved into it.
+func TestInstallServes(t *testing.T) {
+	h := newHostcliHome(t)
+	path := h.path(t, "claude-desktop", hostcfg.ScopeUser)
+	h.write(t, path, `{"mcpServers": {"notes": {"command": "`+notesBin+`"}}}`)
+	h.expect(t, 0, []string{"+ notes"}, "install", "--host", "claude-desktop")
+	h.expect(t, 0, []string{"mcp__notes__search"}, "list", "--config", h.configPath())
+}
+
+// TestInstallRefuses: a host file that does not parse is left alone, as
+// is everything else.
+func TestInstallRefuses(t *testing.T) {
+	h := newHostcliHome(t)
+	path := h.path(t, "claude-desktop", hostcfg.ScopeUser)
+	const broken = `{"mcpServers": {"notes": {"command": "x"}` // unterminated
+	h.write(t, path, broken)
+	_, stderr, code := h.run(t, "install", "--host", "claude-desktop")
+	if code != 1 || !strings.Contains(stderr, path+": Claude Desktop's file cannot be parsed") {
+		t.Errorf("exit %d\n%s", code, stderr)
+	}
+	if b, _ := os.ReadFile(path); string(b) != broken {
+		t.Errorf("the file was changed: %s", b)
+	}
+	for _, p := range []string{path + ".mcptrunk-backup", h.configPath()} {
+		if _, err := os.Stat(p); !os.IsNotExist(err) {
+			t.Errorf("%s was written", p)
+		}
+	}
+	_, stderr, code = h.run(t, "install", "--host", "claude-code", "--scope", "local")
+	if code != 1 || !strings.Contains(stderr, "want user or project") {
+		t.Errorf("--scope local: exit %d\n%s", code, stderr)
+	}
+	_, stderr, code = h.run(t, "install")
+	if code != 1 || !strings.Contains(stderr, "--host is required") {
+		t.Errorf("no --host: exit %d\n%s", code, stderr)
+	}
+	_, stderr, code = h.run(t, "install", "--host", "windsurf")
+	if code != 1 || !strings.Contains(stderr, "no such file") {
+		t.Errorf("no file: exit %d\n%s", code, stderr)
+	}
+}
