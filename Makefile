@@ -5,7 +5,7 @@ NPM_DIR := testdata/npm
 # The npm servers the interop tests run, installed from the lockfile.
 NPM_STAMP := $(NPM_DIR)/node_modules/.package-lock.json
 
-.PHONY: build demo test lint bench fuzz npm cross clean
+.PHONY: build demo test lint bench fuzz npm cross dist clean
 
 build:
 	$(GO) build -o $(BIN)/ ./cmd/...
@@ -75,5 +75,16 @@ fuzz:
 	  $(GO) test -run=NONE -fuzz="^$$fn\$$" -fuzztime=$(FUZZTIME) ./$$pkg; \
 	done
 
+# Release archives in dist/ (see .ci/dist.go): one per platform, with the
+# version stamped (the nearest tag, else the commit) and SHA256SUMS. The
+# files in them carry the commit's time, so rebuilding a commit gives the
+# same archives.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+DIST    := dist
+dist:
+	rm -rf $(DIST)
+	SOURCE_DATE_EPOCH=$${SOURCE_DATE_EPOCH:-$$(git log -1 --format=%ct 2>/dev/null)} \
+	  $(GO) run ./.ci/dist.go -version $(VERSION) -out $(DIST)
+
 clean:
-	rm -rf $(BIN)
+	rm -rf $(BIN) $(DIST)
