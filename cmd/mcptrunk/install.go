@@ -128,6 +128,7 @@ func install(env *environment, loc hostcfg.Location, sys hostcfg.Env) error {
 		return fmt.Errorf("backing up %s's file: %w", loc.Host.Name, err)
 	}
 	if err := hostcfg.WriteAtomic(loc.Path, out, 0o600); err != nil {
+		os.Remove(backup) // the file is as it was: nothing to uninstall
 		return err
 	}
 	fmt.Fprintf(env.stdout, "\n%s now starts mcptrunk (%q in %s): %s serve --config %s\n", loc.Host.Name, name, loc.Path, self, cfgPath)

@@ -24,7 +24,7 @@ type ParseError struct {
 }
 
 func (e *ParseError) Error() string {
-	return fmt.Sprintf("%s: %s's file cannot be parsed: %v (fix it, or leave it out)", e.Path, e.Host.Name, e.Err)
+	return fmt.Sprintf("%s: %s's file cannot be parsed: %v (nothing is read from it or written to it until it does)", e.Path, e.Host.Name, e.Err)
 }
 
 func (e *ParseError) Unwrap() error { return e.Err }
