@@ -1,0 +1,81 @@
+package config
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestExamples: every config in docs/examples loads as mcptrunk loads a
+// file (Load, with the environment), passes the schema, names the schema
+// in $schema, and shows what its row in docs/examples/README.md says it
+// shows.
+func TestExamples(t *testing.T) {
+	t.Setenv("HOME", t.TempDir()) // the examples expand ${HOME}
+	rs := configSchema(t)
+	paths, err := filepath.Glob(filepath.Join(examplesDir, "*.json"))
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no examples in %s: %v", examplesDir, err)
+	}
+	index := string(readFile(t, filepath.Join(examplesDir, "README.md")))
+	const schemaURL = `"$schema": "https://raw.githubusercontent.com/mcptrunk/mcptrunk/main/docs/config.schema.json"`
+	loaded := map[string]*Config{}
+	for _, path := range paths {
+		name := filepath.Base(path)
+		data := readFile(t, path)
+		if err := validate(t, rs, data); err != nil {
+			t.Errorf("%s: the schema rejects it: %v", name, err)
+		}
+		if !strings.Contains(string(data), schemaURL) {
+			t.Errorf("%s: does not name the schema (%s)", name, schemaURL)
+		}
+		if !strings.Contains(index, "("+name+")") {
+			t.Errorf("%s: not described in docs/examples/README.md", name)
+		}
+		cfg, err := Load(path)
+		if err != nil {
+			t.Errorf("Load(%s): %v", name, err)
+			continue
+		}
+		loaded[name] = cfg
+	}
+
+	// What each example is there to show.
+	if cfg := loaded["servers.json"]; cfg != nil {
+		types := map[Transport]int{}
+		for _, s := range cfg.Servers {
+			types[s.Type]++
+		}
+		if types[TransportStdio] < 2 || types[TransportHTTP] < 1 {
+			t.Errorf("servers.json: want two local servers and a remote one, got %v", types)
+		}
+	}
+	if cfg := loaded["lazy.json"]; cfg != nil {
+		if !cfg.Trunk.Lazy || cfg.Trunk.IdleTimeout == 0 {
+			t.Errorf("lazy.json: trunk lazy %v, idleTimeout %v; want both set", cfg.Trunk.Lazy, cfg.Trunk.IdleTimeout.D())
+		}
+		var eager, stays int
+		for _, s := range cfg.Servers {
+			if !s.Lazy {
+				eager++
+			}
+			if s.IdleTimeout == 0 {
+				stays++
+			}
+		}
+		if eager != 1 || stays != 1 {
+			t.Errorf("lazy.json: %d servers not lazy, %d never stopped; want one of each", eager, stays)
+		}
+	}
+	if cfg := loaded["pinning.json"]; cfg != nil {
+		want := filepath.Join(examplesDir, LockFileName)
+		if cfg.Trunk.Pin != PinEnforce || cfg.Trunk.LockFile != want {
+			t.Errorf("pinning.json: pin %q, lockfile %q; want %q, %q", cfg.Trunk.Pin, cfg.Trunk.LockFile, PinEnforce, want)
+		}
+	}
+	for _, name := range []string{"servers.json", "lazy.json", "pinning.json"} {
+		if _, ok := loaded[name]; !ok {
+			t.Errorf("docs/examples/%s did not load", name)
+		}
+	}
+}
