@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 
@@ -169,6 +170,18 @@ func legacyResult(res json.RawMessage) json.RawMessage {
 		}
 	}
 	return out
+}
+
+// HandleOneShot is Handle for a caller that is no host connection (the
+// one-shot commands: list, call): the result in the form a 2025-11-25 host
+// gets it, without the members and reserved _meta keys of the stateless
+// revision that an upstream may have sent.
+func (t *Trunk) HandleOneShot(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	res, err := t.Handle(ctx, method, params)
+	if err != nil {
+		return nil, err
+	}
+	return legacyResult(res), nil
 }
 
 // shapeError reports a result the trunk could not reshape: it is not a JSON

@@ -36,7 +36,7 @@ func (callCommand) run(ctx context.Context, env *environment) error {
 	}
 	defer t.Close(context.WithoutCancel(ctx))
 
-	res, err := t.Handle(ctx, "tools/call", params)
+	res, err := t.HandleOneShot(ctx, "tools/call", params)
 	if err != nil {
 		rpcErr := jsonrpc.AsError(err)
 		fmt.Fprintf(env.stderr, "mcptrunk: calling %s: %s (code %d)\n", name, rpcErr.Message, rpcErr.Code)

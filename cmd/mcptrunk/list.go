@@ -36,7 +36,7 @@ func (c *listCommand) run(ctx context.Context, env *environment) error {
 
 	lists := map[string][]json.RawMessage{}
 	for _, s := range listSections {
-		res, err := t.Handle(ctx, s.method, nil)
+		res, err := t.HandleOneShot(ctx, s.method, nil)
 		if err != nil {
 			return fmt.Errorf("%s: %w", s.method, err)
 		}
