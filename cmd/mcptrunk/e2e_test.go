@@ -485,6 +485,11 @@ func TestCallCLI(t *testing.T) {
 	if res.IsError || len(res.Content) != 1 || res.Content[0].(*mcp.TextContent).Text != "Shopping list\n\nMilk, eggs, bread and coffee beans." {
 		t.Errorf("call get_note 1 printed %s", stdout)
 	}
+	// notes speaks 2026-07-28 to the trunk; what a user reads has none of
+	// that revision's members.
+	if strings.Contains(stdout, "resultType") || strings.Contains(stdout, "io.modelcontextprotocol/") {
+		t.Errorf("call printed the stateless revision's members: %s", stdout)
+	}
 
 	stdout, stderr, code = runCLI(t, timeout, "call", "--config", cfg, "mcp__weather__search", `{"city":"os"}`)
 	if code != 0 || !strings.Contains(stdout, "Oslo") {
