@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"slices"
+
+	"github.com/mcptrunk/mcptrunk/internal/hostcfg"
 )
 
 // subcommands is every word run dispatches on, with what completion offers
@@ -24,6 +26,9 @@ var subcommands = []struct {
 	{"check", "validate the config and connect every server", func() command { return &checkCommand{} }, nil},
 	{"pin", "compare the servers' definitions with the lockfile and record them", func() command { return &pinCommand{} }, nil},
 	{"auth", "authorise mcptrunk with a remote server (OAuth)", func() command { return &authCommand{} }, nil},
+	{"import", "show the hosts' servers and add them to mcptrunk's config", func() command { return &importCommand{} }, nil},
+	{"install", "move a host's servers into mcptrunk and give the host mcptrunk", func() command { return &installCommand{} }, nil},
+	{"uninstall", "give a host its own servers back", func() command { return &installCommand{undo: true} }, nil},
 	{"version", "print the version and what it was built from", func() command { return &versionCommand{} }, nil},
 	{"completion", "print a shell completion script", func() command { return &completionCommand{} }, completionShells},
 	{"help", "print the usage", nil, nil},
@@ -37,6 +42,10 @@ var flagHints = map[string]struct {
 }{
 	"config":    {file: true},
 	"log-level": {values: []string{"debug", "info", "warn", "error"}},
+	"project":   {file: true},
+	"host":      {values: hostcfg.HostIDs()},
+	"from":      {values: hostcfg.HostIDs()},
+	"scope":     {values: []string{"user", "project"}},
 }
 
 // completionFlag is one flag as a completion script offers it.
