@@ -67,7 +67,7 @@ FUZZ_TARGETS := \
 	internal/jsonscan:FuzzSkipValue naming:FuzzNameSplit naming:FuzzResourceURI \
 	internal/rawjson:FuzzReplaceString internal/rawjson:FuzzScanFieldsMatchesDecoder \
 	internal/rawjson:FuzzAppendJSONStringMatchesMarshal internal/rawjson:FuzzReplaceReservedMeta \
-	proxy:FuzzNamespaceResults
+	proxy:FuzzNamespaceResults upstream/transport/stdio/internal/winexec:FuzzQuoteForCmd
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 	  pkg=$${t%%:*}; fn=$${t##*:}; \
