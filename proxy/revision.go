@@ -19,9 +19,24 @@ import (
 // requestMeta is what a request at the stateless revision says about the
 // host in its reserved _meta keys.
 type requestMeta struct {
-	Version  string                     `json:"io.modelcontextprotocol/protocolVersion"`
-	Caps     map[string]json.RawMessage `json:"io.modelcontextprotocol/clientCapabilities"`
-	LogLevel string                     `json:"io.modelcontextprotocol/logLevel"`
+	Version    string
+	Caps       map[string]json.RawMessage
+	LogLevel   string
+	ClientInfo json.RawMessage // as sent; decoded only when asked for (clientName)
+}
+
+// clientName is the name in the request's clientInfo ("" without one).
+func (m requestMeta) clientName() string {
+	if len(m.ClientInfo) == 0 {
+		return ""
+	}
+	info, err := rawjson.Object(m.ClientInfo)
+	if err != nil {
+		return ""
+	}
+	var name string
+	_ = decodeMetaString(info["name"], &name)
+	return name
 }
 
 // readRequestMeta reads the reserved _meta keys of a request's params. A
@@ -47,6 +62,7 @@ func readRequestMeta(method string, params json.RawMessage) (requestMeta, error)
 	if err == nil {
 		err = decodeMetaString(meta[protocol.MetaLogLevel], &m.LogLevel)
 	}
+	m.ClientInfo = meta[protocol.MetaClientInfo]
 	if caps := meta[protocol.MetaClientCapabilities]; err == nil && caps != nil && string(caps) != "null" {
 		m.Caps, err = rawjson.Object(caps)
 	}

@@ -33,6 +33,7 @@ type Server struct {
 	// legacy is what a 2025-era host said at initialize: the facts of each
 	// of its requests (theirs come in no request). nil before initialize.
 	legacy atomic.Pointer[hostRequest]
+	client atomic.Value // string: the clientInfo name of a 2025-era host's initialize
 	// stateless is set once the host sent a request at the stateless
 	// revision: its notifications then go through its listens.
 	stateless atomic.Bool
@@ -97,12 +98,26 @@ func (t *Trunk) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 // shaped for the request's revision (revision.go).
 func (s *Server) HandleRequest(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	if method == "initialize" {
-		return s.initialize(params)
+		return s.trunk.observe(ctx, method, "", "", params, func(context.Context) (json.RawMessage, error) { return s.initialize(params) })
 	}
 	meta, err := readRequestMeta(method, params)
 	if err != nil {
 		return nil, err
 	}
+	if len(s.trunk.observers) == 0 {
+		return s.handle(ctx, meta, method, params)
+	}
+	revision, client := meta.Version, meta.clientName()
+	if revision == "" {
+		revision, client = s.legacyHost().version, s.legacyClient()
+	}
+	return s.trunk.observe(ctx, method, revision, client, params, func(ctx context.Context) (json.RawMessage, error) {
+		return s.handle(ctx, meta, method, params)
+	})
+}
+
+// handle answers every request but initialize.
+func (s *Server) handle(ctx context.Context, meta requestMeta, method string, params json.RawMessage) (json.RawMessage, error) {
 	if protocol.IsStateless(meta.Version) {
 		return s.handleStateless(ctx, meta, method, params)
 	}
@@ -150,6 +165,12 @@ func (s *Server) handleStateless(ctx context.Context, meta requestMeta, method s
 		return nil, err
 	}
 	return statelessResult(method, res)
+}
+
+// legacyClient is the clientInfo name a 2025-era host gave ("" before).
+func (s *Server) legacyClient() string {
+	name, _ := s.client.Load().(string)
+	return name
 }
 
 // legacyHost is the facts of a 2025-era host's requests.
@@ -322,6 +343,7 @@ func (s *Server) initialize(params json.RawMessage) (json.RawMessage, error) {
 	s.logger.Info("host connected", "client", p.ClientInfo.Name, "clientVersion", p.ClientInfo.Version, "protocol", version)
 	hr := hostRequest{version: version, caps: p.Capabilities}
 	s.legacy.Store(&hr)
+	s.client.Store(p.ClientInfo.Name)
 	s.trunk.Start(hr.forwardedCaps(), hr.version)
 
 	return json.Marshal(map[string]any{

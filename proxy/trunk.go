@@ -29,6 +29,9 @@ type Options struct {
 	// the first time (trust on first use). Right for serve; one-shot
 	// commands only compare.
 	RecordPins bool
+	// Observers are told of every host request and its outcome (audit,
+	// metrics, traces); none costs nothing.
+	Observers []Observer
 }
 
 // DefaultPageSize is the most items one list page carries. Hosts that
@@ -49,16 +52,17 @@ type Downstream interface {
 // how the host is connected; see Server for stdio.
 type Trunk struct {
 	// fixed at creation
-	logger   *slog.Logger
-	version  string
-	pageSize int
-	restart  upstream.RestartPolicy
-	kick     chan struct{}   // a server changed: rebuild the catalog
-	stopped  chan struct{}   // closed by Close: stops the announcer
-	life     context.Context // ends at Close: work the trunk starts on its own
-	stopLife context.CancelFunc
-	session  *session
-	parked   *parking // stateless hosts' calls to legacy upstreams, between rounds
+	logger    *slog.Logger
+	version   string
+	pageSize  int
+	restart   upstream.RestartPolicy
+	kick      chan struct{}   // a server changed: rebuild the catalog
+	stopped   chan struct{}   // closed by Close: stops the announcer
+	life      context.Context // ends at Close: work the trunk starts on its own
+	stopLife  context.CancelFunc
+	session   *session
+	parked    *parking // stateless hosts' calls to legacy upstreams, between rounds
+	observers observers
 
 	startOnce sync.Once
 	started   chan struct{} // closed once host is set
@@ -115,6 +119,7 @@ func New(cfg *config.Config, opts *Options) *Trunk {
 	t.cat.Store(&catalog{})
 	t.cfg.Store(cfg)
 	t.record = opts.RecordPins
+	t.observers = opts.Observers
 	t.pins.Store(newPinner(cfg.Trunk, t.record, logger))
 	return t
 }

@@ -1,0 +1,93 @@
+package proxy
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/mcptrunk/mcptrunk/internal/rawjson"
+	"github.com/mcptrunk/mcptrunk/naming"
+)
+
+// Observer is told about every request the trunk answers for its host: the
+// one seam that audit logs, metrics and traces hang on, so that routing
+// knows nothing of them. Begin runs before the request is handled and may
+// return a context for it (a tracer's span); the function it returns runs
+// once with the outcome. Both run on the request's goroutine and must be
+// quick: the request waits for them.
+type Observer interface {
+	Begin(ctx context.Context, r Request) (context.Context, func(Outcome))
+}
+
+// Request is what an Observer learns of a host request before it is
+// handled.
+type Request struct {
+	Method string
+	// Server and Item name what the request is for, when it names one:
+	// the server an exported tool or prompt name or a resource URI points
+	// at, and that name or URI as the host sent it. Empty otherwise.
+	Server, Item string
+	// Revision is the protocol revision of the request, Client the host's
+	// clientInfo name when known.
+	Revision, Client string
+	// Params are the request's params as the host sent them. An observer
+	// must not keep or change them.
+	Params json.RawMessage
+}
+
+// Outcome is how a host request ended.
+type Outcome struct {
+	Result   json.RawMessage // nil on error
+	Err      error
+	Duration time.Duration
+}
+
+// observers fans one Begin out to several observers.
+type observers []Observer
+
+func (os observers) Begin(ctx context.Context, r Request) (context.Context, func(Outcome)) {
+	if len(os) == 0 {
+		return ctx, func(Outcome) {}
+	}
+	ends := make([]func(Outcome), len(os))
+	for i, o := range os {
+		ctx, ends[i] = o.Begin(ctx, r)
+	}
+	return ctx, func(out Outcome) {
+		for i := len(ends) - 1; i >= 0; i-- {
+			ends[i](out)
+		}
+	}
+}
+
+// describe fills in what a request names: the exported name's or URI's
+// server, from the params and the naming scheme (no catalog lookup: a
+// name that names no server still has its item).
+func (t *Trunk) describe(method string, params json.RawMessage) (server, item string) {
+	switch method {
+	case "tools/call", "prompts/get":
+		item, _ = rawjson.StringField(params, "name")
+		if s, _, ok := t.policy().scheme.Split(item); ok {
+			server = s
+		}
+	case "resources/read", "resources/subscribe", "resources/unsubscribe":
+		item, _ = rawjson.StringField(params, "uri")
+		if s, _, ok := naming.SplitResourceURI(item); ok {
+			server = s
+		}
+	}
+	return server, item
+}
+
+// observe runs handle under the trunk's observers; with none it is handle.
+func (t *Trunk) observe(ctx context.Context, method, revision, client string, params json.RawMessage, handle func(context.Context) (json.RawMessage, error)) (json.RawMessage, error) {
+	if len(t.observers) == 0 {
+		return handle(ctx)
+	}
+	server, item := t.describe(method, params)
+	start := time.Now()
+	ctx, end := t.observers.Begin(ctx, Request{Method: method, Server: server, Item: item, Revision: revision, Client: client, Params: params})
+	res, err := handle(ctx)
+	end(Outcome{Result: res, Err: err, Duration: time.Since(start)})
+	return res, err
+}

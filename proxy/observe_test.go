@@ -1,0 +1,62 @@
+package proxy
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/mcptrunk/mcptrunk/internal/config"
+)
+
+// recordingObserver keeps what it is told.
+type recordingObserver struct {
+	mu   sync.Mutex
+	seen []string
+}
+
+type ctxMark struct{}
+
+func (o *recordingObserver) Begin(ctx context.Context, r Request) (context.Context, func(Outcome)) {
+	return context.WithValue(ctx, ctxMark{}, r.Method), func(out Outcome) {
+		o.mu.Lock()
+		defer o.mu.Unlock()
+		errText := ""
+		if out.Err != nil {
+			errText = "error"
+		}
+		o.seen = append(o.seen, strings.Join([]string{r.Method, r.Server, r.Item, r.Revision, r.Client, errText}, "|"))
+	}
+}
+
+// TestObserversSeeEveryHostRequest: each host request, at either revision,
+// reaches every observer once with what it names and how it ended.
+func TestObserversSeeEveryHostRequest(t *testing.T) {
+	cfg, err := config.Parse(strings.NewReader(`{"mcpServers":{}}`), func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := &recordingObserver{}, &recordingObserver{}
+	tr := New(cfg, &Options{Observers: []Observer{a, b}})
+	h := servePipes(t, tr)
+	h.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"old-host","version":"1"}}}`)
+	h.next("initialize")
+	h.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"mcp__nowhere__x","arguments":{}}}`)
+	h.next("the call's error")
+	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"new-host","version":"2"}}`
+	h.send(`{"jsonrpc":"2.0","id":3,"method":"resources/read","params":{"uri":"mcptrunk://trunk/status",` + meta + `}}`)
+	h.next("the read")
+	want := []string{
+		"initialize|||||",
+		"tools/call|nowhere|mcp__nowhere__x|2025-11-25|old-host|error",
+		"resources/read|trunk|mcptrunk://trunk/status|2026-07-28|new-host|",
+	}
+	for _, o := range []*recordingObserver{a, b} {
+		o.mu.Lock()
+		got := strings.Join(o.seen, "\n")
+		o.mu.Unlock()
+		if got != strings.Join(want, "\n") {
+			t.Errorf("observed:\n%s\nwant:\n%s", got, strings.Join(want, "\n"))
+		}
+	}
+}
