@@ -13,7 +13,9 @@ import (
 	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
 	"github.com/mcptrunk/mcptrunk/internal/logkey"
+	"github.com/mcptrunk/mcptrunk/upstream/catalogcache"
 	"github.com/mcptrunk/mcptrunk/upstream/transport/stdio"
+	"golang.org/x/sync/singleflight"
 )
 
 // State is where a server is in its life.
@@ -22,6 +24,7 @@ type State string
 const (
 	StateStarting   State = "starting"   // connecting and discovering
 	StateReady      State = "ready"      // answering requests
+	StateSleeping   State = "sleeping"   // not running, its names listed from the catalog cache; the next request starts it
 	StateRestarting State = "restarting" // went away or failed to start; Err says why; a restart is due
 	StateFailed     State = "failed"     // did not start, or went away, and will not be restarted; Err says why
 	StateDisabled   State = "disabled"   // "disabled": true in the config
@@ -50,6 +53,8 @@ type clientOptions struct {
 	capabilities json.RawMessage
 	restart      RestartPolicy
 	preferLegacy bool // see Options.PreferLegacy
+	cache        *catalogcache.Store // nil: no cache directory (lazy servers start eagerly)
+	refresh      bool                // see Options.RefreshCache
 }
 
 // Client is one upstream server: its connection, handshake, catalog and
@@ -73,7 +78,16 @@ type Client struct {
 	clientInfoRaw  json.RawMessage
 	logLevel       atomic.Pointer[json.RawMessage] // at the stateless revision: the level logging/setLevel asked for
 
+	cacheKey string // the spec's key in the catalog cache
+
+	// Lazy start and idle stop (lazy.go). transition serialises a wake
+	// with a stop, so a request that arrives while the server is being
+	// stopped waits, then starts it again.
+	transition sync.Mutex
+	wakes      singleflight.Group
+
 	mu         sync.Mutex
+	lazy       lazyState // under mu
 	state      State
 	err        error
 	t          *wire // the current connection
@@ -97,6 +111,7 @@ func newClient(id string, spec config.Spec, opts clientOptions) *Client {
 		state:   StateStarting,
 		since:   time.Now(),
 	}
+	c.cacheKey = specKey(spec, opts.preferLegacy)
 	if spec.Disabled {
 		c.state = StateDisabled
 		c.settle()
@@ -140,15 +155,15 @@ func (c *Client) Settled() <-chan struct{} { return c.settled }
 func (c *Client) settle() { c.settleMu.Do(func() { close(c.settled) }) }
 
 // Call sends a request to the server, bounded by the server's call timeout.
-// An error from the server comes back as the *jsonrpc.Error it sent; a
-// server that is not available gives a CodeUnavailable error naming it.
+// A sleeping server is started first (see Wake). An error from the server
+// comes back as the *jsonrpc.Error it sent; a server that is not available
+// gives a CodeUnavailable error naming it.
 func (c *Client) Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-	c.mu.Lock()
-	t, state, stErr := c.t, c.state, c.err
-	c.mu.Unlock()
-	if state != StateReady {
-		return nil, c.unavailable(state, stErr)
+	t, err := c.acquire(ctx)
+	if err != nil {
+		return nil, err
 	}
+	defer c.release()
 	timeout := c.spec.Timeouts.Call.D()
 	if timeout > 0 {
 		var cancel context.CancelFunc
@@ -159,6 +174,7 @@ func (c *Client) Call(ctx context.Context, method string, params json.RawMessage
 	res, err := t.Call(ctx, method, params)
 	c.stats.record(time.Since(began), err != nil)
 	if err == nil {
+		c.track(t, method, params)
 		return res, nil
 	}
 	return nil, c.callError(ctx, t, method, timeout, err)
@@ -224,6 +240,8 @@ func (c *Client) unavailable(state State, err error) error {
 		return jsonrpc.Errorf(jsonrpc.CodeUnavailable, "server %q is disabled in the config", c.id)
 	case StateClosed:
 		return jsonrpc.Errorf(jsonrpc.CodeUnavailable, "server %q has been shut down", c.id)
+	case StateSleeping:
+		return jsonrpc.Errorf(jsonrpc.CodeUnavailable, "server %q is sleeping and could not be started", c.id)
 	default:
 		return jsonrpc.Errorf(jsonrpc.CodeUnavailable, "server %q is still starting", c.id)
 	}
@@ -237,7 +255,7 @@ func (c *Client) setState(state State, err error) {
 		return
 	}
 	c.state, c.err, c.since = state, err, time.Now()
-	if state != StateReady {
+	if state != StateReady && state != StateSleeping {
 		c.catalog = Catalog{}
 	}
 	c.mu.Unlock()
@@ -260,6 +278,9 @@ func (c *Client) Close(ctx context.Context) error {
 		c.state, c.since = StateClosed, time.Now()
 		c.catalog = Catalog{}
 		t := c.t
+		if c.lazy.idle != nil {
+			c.lazy.idle.Stop()
+		}
 		c.mu.Unlock()
 		c.stop()
 		if t != nil {

@@ -102,6 +102,9 @@ func (h *harness) host(opts *Options) *Host {
 	if opts.Version == "" {
 		opts.Version = "9.9.9-test"
 	}
+	if opts.CacheDir == "" {
+		opts.CacheDir = h.cacheDir()
+	}
 	host := NewHost(opts)
 	h.rec.setHost(host)
 	h.t.Cleanup(func() {
@@ -111,6 +114,9 @@ func (h *harness) host(opts *Options) *Host {
 	})
 	return host
 }
+
+// cacheDir is the catalog cache of the test's Hosts.
+func (h *harness) cacheDir() string { return filepath.Join(h.dir, "cache") }
 
 // spec is a server running the test binary in mode, with timeouts generous
 // enough never to fire by accident. env adds variables (key, value, ...).

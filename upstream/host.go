@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/mcptrunk/mcptrunk/naming"
+	"github.com/mcptrunk/mcptrunk/upstream/catalogcache"
 )
 
 // Options configure a Host. A nil *Options is valid.
@@ -40,6 +41,13 @@ type Options struct {
 	// stateless revision is still spoken to at it, and the trunk
 	// translates between the two.
 	PreferLegacy bool
+	// CacheDir is the catalog cache's directory (see catalogcache); ""
+	// means catalogcache.DefaultDir. Every server's catalog is cached after
+	// discovery; a lazy server is listed from it without being started.
+	CacheDir string
+	// RefreshCache starts every server, lazy ones too, and rewrites its
+	// cache entry (check --refresh).
+	RefreshCache bool
 }
 
 // Host is the set of upstream servers. It starts them with bounded
@@ -73,6 +81,17 @@ func NewHost(opts *Options) *Host {
 	if limit <= 0 {
 		limit = config.DefaultConcurrency
 	}
+	dir := opts.CacheDir
+	if dir == "" {
+		var err error
+		if dir, err = catalogcache.DefaultDir(); err != nil {
+			logger.Warn("no catalog cache: lazy servers start at once", "error", err)
+		}
+	}
+	var cache *catalogcache.Store
+	if dir != "" {
+		cache = catalogcache.Open(dir)
+	}
 	life, stop := context.WithCancel(context.Background())
 	return &Host{
 		opts: clientOptions{
@@ -82,6 +101,8 @@ func NewHost(opts *Options) *Host {
 			capabilities: opts.Capabilities,
 			preferLegacy: opts.PreferLegacy,
 			restart:      opts.Restart,
+			cache:        cache,
+			refresh:      opts.RefreshCache,
 		},
 		limit:   limit,
 		logger:  logger,

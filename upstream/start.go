@@ -38,8 +38,13 @@ type Capabilities struct {
 // server to its supervisor, which notices when it goes away and restarts
 // it under the Host's RestartPolicy. A failed first attempt is returned,
 // and leaves the Client failed or, when a restart is due, restarting.
+//
+// A lazy server with a cached catalog is not started at all (lazy.go).
 func (c *Client) start(ctx context.Context) error {
 	if c.spec.Disabled {
+		return nil
+	}
+	if c.spec.Lazy && c.fromCache() {
 		return nil
 	}
 	err := c.attempt(ctx)
@@ -49,8 +54,7 @@ func (c *Client) start(ctx context.Context) error {
 		if err != nil {
 			decided = make(chan struct{})
 		}
-		c.workers.Add(1)
-		go c.supervise(err, decided)
+		c.startSupervisorLocked(err, decided)
 	}
 	c.mu.Unlock()
 	if err != nil {
@@ -91,6 +95,7 @@ func (c *Client) connect(ctx context.Context) error {
 	}
 	c.t = t
 	c.dirty = [surfaceCount]bool{} // only what this connection announces counts
+	c.lazy.subs = nil
 	c.mu.Unlock()
 
 	connectCtx, cancel := context.WithTimeout(ctx, c.spec.Timeouts.Connect.D())
@@ -125,9 +130,18 @@ func (c *Client) connect(ctx context.Context) error {
 	}
 	c.init = init
 	c.catalog.Tools = tools
+	// A woken server still lists its cached prompts and resources until
+	// phase B reads them again; those it no longer offers go now.
+	if !init.Capabilities.Prompts {
+		c.catalog.Prompts = nil
+	}
+	if !init.Capabilities.Resources {
+		c.catalog.Resources, c.catalog.Templates = nil, nil
+	}
 	c.mu.Unlock()
 	c.logger.Info("server ready", "tools", len(tools), "protocol", init.ProtocolVersion, "stateless", init.Stateless())
 	c.setState(StateReady, nil)
+	c.armIdle()
 
 	// Phase B: the other lists, in the background; the first refresh that
 	// finishes settles the Client. A tools/list_changed that came while
@@ -145,6 +159,7 @@ func (c *Client) connect(ctx context.Context) error {
 		later = append(later, surfaceResources, surfaceTemplates)
 	}
 	if !c.markDirty(later...) {
+		c.discovered(true)
 		c.settle()
 	}
 	return nil
@@ -194,30 +209,13 @@ func parseInit(raw json.RawMessage) (InitResult, error) {
 	if err := json.Unmarshal(raw, &r); err != nil {
 		return InitResult{}, fmt.Errorf("decoding initialize result: %w", err)
 	}
-	var caps struct {
-		Tools     *json.RawMessage `json:"tools"`
-		Prompts   *json.RawMessage `json:"prompts"`
-		Resources *struct {
-			Subscribe bool `json:"subscribe"`
-		} `json:"resources"`
-		Logging     *json.RawMessage `json:"logging"`
-		Completions *json.RawMessage `json:"completions"`
-	}
-	if len(r.Capabilities) > 0 {
-		if err := json.Unmarshal(r.Capabilities, &caps); err != nil {
-			return InitResult{}, fmt.Errorf("decoding initialize result: capabilities: %w", err)
-		}
+	caps, err := parseCapabilities(r.Capabilities)
+	if err != nil {
+		return InitResult{}, fmt.Errorf("decoding initialize result: capabilities: %w", err)
 	}
 	return InitResult{
 		ProtocolVersion: r.ProtocolVersion,
-		Capabilities: Capabilities{
-			Tools:       caps.Tools != nil,
-			Prompts:     caps.Prompts != nil,
-			Resources:   caps.Resources != nil,
-			Subscribe:   caps.Resources != nil && caps.Resources.Subscribe,
-			Logging:     caps.Logging != nil,
-			Completions: caps.Completions != nil,
-		},
+		Capabilities:    caps,
 		RawCapabilities: r.Capabilities,
 		ServerInfo:      r.ServerInfo,
 		Instructions:    r.Instructions,
@@ -270,7 +268,7 @@ func (c *Client) markDirty(lists ...surface) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.state != StateReady {
-		if c.state == StateStarting || c.state == StateRestarting {
+		if c.state == StateStarting || c.state == StateRestarting || c.state == StateSleeping {
 			// Discovery is under way: connect acts on it once ready.
 			for _, s := range lists {
 				c.dirty[s] = true
@@ -292,17 +290,24 @@ func (c *Client) markDirty(lists ...surface) bool {
 // refresh re-reads dirty lists until none is left. A burst of list_changed
 // notifications marks the same lists dirty again and again while one read is
 // under way; they cost one more read, not one each.
+//
+// Once no list is left to read, the catalog is cached (discovered).
 func (c *Client) refresh() {
 	defer c.workers.Done()
 	defer c.settle()
+	complete := true
 	for {
 		c.mu.Lock()
 		dirty := c.dirty
 		c.dirty = [surfaceCount]bool{}
 		t := c.t
 		if dirty == ([surfaceCount]bool{}) || c.state != StateReady {
+			ready := c.state == StateReady
 			c.refreshing = false
 			c.mu.Unlock()
+			if ready {
+				c.discovered(complete)
+			}
 			return
 		}
 		c.mu.Unlock()
@@ -317,6 +322,7 @@ func (c *Client) refresh() {
 			cancel()
 			if err != nil {
 				c.logger.Warn("reading a list failed", "list", surface(s).String(), logkey.Error, err)
+				complete = false
 				continue
 			}
 			c.mu.Lock()

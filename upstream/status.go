@@ -43,6 +43,15 @@ type Status struct {
 	Calls          int64           `json:"calls"`
 	CallErrors     int64           `json:"callErrors"`
 	MeanCallMillis float64         `json:"meanCallMillis"`
+	// Lazy: the server starts on its first request. CachedAt is when the
+	// catalog in the cache was discovered (CacheAgeSeconds ago), LastUse
+	// when a request last ended (SinceLastUseSeconds ago); zero when none.
+	Lazy                bool      `json:"lazy,omitempty"`
+	IdleTimeout         string    `json:"idleTimeout,omitempty"`
+	CachedAt            time.Time `json:"cachedAt,omitzero"`
+	CacheAgeSeconds     float64   `json:"cacheAgeSeconds,omitempty"`
+	LastUse             time.Time `json:"lastUse,omitzero"`
+	SinceLastUseSeconds float64   `json:"sinceLastUseSeconds,omitempty"`
 }
 
 // Status reports the server's state, catalog sizes and call statistics.
@@ -64,7 +73,23 @@ func (c *Client) Status() Status {
 	if c.err != nil {
 		s.Error = c.err.Error()
 	}
+	s.Lazy = c.spec.Lazy
+	if d := c.spec.IdleTimeout.D(); d > 0 {
+		s.IdleTimeout = d.String()
+	}
+	if c.lazy.cacheOK {
+		s.CachedAt = c.lazy.cachedAt
+	}
+	if c.stats.calls.Load() > 0 {
+		s.LastUse = c.lazy.lastUse
+	}
 	c.mu.Unlock()
+	if !s.CachedAt.IsZero() {
+		s.CacheAgeSeconds = time.Since(s.CachedAt).Round(time.Second).Seconds()
+	}
+	if !s.LastUse.IsZero() {
+		s.SinceLastUseSeconds = time.Since(s.LastUse).Round(time.Millisecond).Seconds()
+	}
 	if s.State == StateReady {
 		s.UptimeSeconds = time.Since(s.Since).Round(time.Millisecond).Seconds()
 	}

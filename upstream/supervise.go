@@ -63,8 +63,8 @@ func (c *Client) supervise(err error, decided chan<- struct{}) {
 		if err == nil {
 			upSince := time.Now()
 			err = c.awaitLoss()
-			if err == nil {
-				return // closed on purpose
+			if err == nil || c.asleep() {
+				return // closed or put to sleep on purpose
 			}
 			c.logger.Error("server went away", logkey.Error, err)
 			if time.Since(upSince) >= policy.Stable {
@@ -77,10 +77,12 @@ func (c *Client) supervise(err error, decided chan<- struct{}) {
 			if policy.MaxAttempts > 0 {
 				err = fmt.Errorf("%w (gave up after %d restarts)", err, policy.MaxAttempts)
 			}
-			c.setState(StateFailed, err)
+			c.setStateAwake(StateFailed, err)
 			return
 		}
-		c.setState(StateRestarting, err)
+		if !c.setStateAwake(StateRestarting, err) {
+			return // put to sleep as the connection ended
+		}
 		decide()
 		c.restarts.Add(1)
 		wait := policy.delay(attempts)
@@ -92,6 +94,28 @@ func (c *Client) supervise(err error, decided chan<- struct{}) {
 		}
 		err = c.attempt(c.life)
 	}
+}
+
+// asleep reports whether the server was put to sleep (lazy.go).
+func (c *Client) asleep() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.asleepLocked()
+}
+
+// setStateAwake is setState unless the server was put to sleep, which a
+// lost connection must not undo; it reports whether it set the state.
+func (c *Client) setStateAwake(state State, err error) bool {
+	c.mu.Lock()
+	if c.asleepLocked() || c.state == StateClosed {
+		c.mu.Unlock()
+		return false
+	}
+	c.state, c.err, c.since = state, err, time.Now()
+	c.catalog = Catalog{}
+	c.mu.Unlock()
+	c.changed()
+	return true
 }
 
 // Health checks: a server that stops answering pings while its process

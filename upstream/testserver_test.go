@@ -66,7 +66,15 @@ func TestMain(m *testing.M) {
 		os.Exit(runTestServer(mode))
 	}
 	stdio.StdinGrace, stdio.TermGrace, stdio.OutputGrace = testStdinGrace, testTermGrace, testOutputGrace
-	goleak.VerifyTestMain(m)
+	// Every Host caches catalogs: never in the user's cache. (A harness
+	// gives each test a directory of its own.)
+	cache, err := os.MkdirTemp("", "mcptrunk-upstream-cache-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Setenv("XDG_CACHE_HOME", cache)
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(int) { os.RemoveAll(cache) }))
 }
 
 // The lists of the normal server, three pages each, exactly as sent. Odd
@@ -146,6 +154,12 @@ func runTestServer(mode string) int {
 		waiting: map[string]json.RawMessage{},
 	}
 	if s.dir != "" && s.name != "" {
+		if _, err := os.Stat(s.path("refuse")); err == nil {
+			// The test made this server unable to start, without a change
+			// of its spec (lazy_test.go).
+			fmt.Fprintln(os.Stderr, "refusing to start: the test said so")
+			return 9
+		}
 		s.writeFile("pid", strconv.Itoa(os.Getpid()))
 		s.appendShared("start " + s.name)
 		f, err := os.OpenFile(s.path("log"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
