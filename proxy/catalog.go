@@ -86,7 +86,7 @@ func (c *catalog) firstPage(l list, size int) (json.RawMessage, error) {
 	return f.page, f.err
 }
 
-// buildCatalog namespaces every ready server's lists under the policy,
+// buildCatalog namespaces every listed (ready or sleeping) server's lists under the policy,
 // after pinning has held them against the lockfile. A
 // server whose names cannot be assigned (its name leaves no room under the
 // budget) is left out and logged: the others still export.
@@ -106,7 +106,7 @@ func buildCatalog(clients []*upstream.Client, pol policy, pins *pinner, logger *
 	cat.lists[listResources] = append(cat.lists[listResources], ownResources...)
 	cat.tools[naming.TrunkServer] = routes(ownTools)
 	for _, c := range clients {
-		if state, _ := c.State(); state != upstream.StateReady {
+		if !c.Listed() { // ready, or sleeping with its cached catalog
 			continue
 		}
 		server, spec, items := c.Name(), c.Spec(), c.Catalog()

@@ -44,11 +44,12 @@ func (s *Server) discover(ctx context.Context, hr hostRequest) (json.RawMessage,
 	})
 }
 
-// readyClients are the upstreams that are up now.
+// readyClients are the upstreams that are up now, or asleep with the
+// capabilities they declared when last up (cached).
 func (s *Server) readyClients() []*upstream.Client {
 	var ready []*upstream.Client
 	for _, c := range s.trunk.clients() {
-		if state, _ := c.State(); state == upstream.StateReady {
+		if c.Listed() {
 			ready = append(ready, c)
 		}
 	}

@@ -30,7 +30,7 @@ const readOnlyAnnotations = `"annotations":{"readOnlyHint":true,"openWorldHint":
 
 var (
 	statusTool = ownTool{"status", `"title":"mcptrunk status",` +
-		`"description":"Report every MCP server behind mcptrunk: state (starting, ready, restarting, failed, disabled), uptime, restarts, last error, counts of tools, prompts and resources, and call statistics.",` +
+		`"description":"Report every MCP server behind mcptrunk: state (starting, ready, sleeping, restarting, failed, disabled), uptime, restarts, last error, counts of tools, prompts and resources, call statistics, and for servers that start on demand the catalog cache's age and the time since last use.",` +
 		`"inputSchema":{"type":"object","properties":{}},` + readOnlyAnnotations}
 	waitTool = ownTool{"wait_for_servers", `"title":"Wait for MCP servers",` +
 		`"description":"Wait (at most timeoutSeconds, default 5) for MCP servers that are still starting or restarting, then report which are ready, failed or still pending.",` +
@@ -148,10 +148,12 @@ func (t *Trunk) statusReport() statusReport {
 
 // waitReport says where each server awaited stands.
 type waitReport struct {
-	Ready   []string `json:"ready"`
-	Failed  []string `json:"failed"`
-	Pending []string `json:"pending"`
-	Unknown []string `json:"unknown,omitempty"`
+	Ready []string `json:"ready"`
+	// Sleeping servers are not running and start on their first request.
+	Sleeping []string `json:"sleeping,omitempty"`
+	Failed   []string `json:"failed"`
+	Pending  []string `json:"pending"`
+	Unknown  []string `json:"unknown,omitempty"`
 }
 
 // waitForServers polls the servers named (all when none) until none is
@@ -170,6 +172,8 @@ func (t *Trunk) waitForServers(ctx context.Context, names []string, timeout time
 			switch state, _ := c.State(); state {
 			case upstream.StateReady:
 				r.Ready = append(r.Ready, c.Name())
+			case upstream.StateSleeping:
+				r.Sleeping = append(r.Sleeping, c.Name())
 			case upstream.StateStarting, upstream.StateRestarting:
 				r.Pending = append(r.Pending, c.Name())
 			default:

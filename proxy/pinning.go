@@ -381,7 +381,7 @@ func PinLines(o config.TrunkOptions, clients []*upstream.Client, logger *slog.Lo
 	}
 	others := otherTools(clients, naming.Scheme{Prefix: o.Prefix})
 	for _, c := range clients {
-		if state, _ := c.State(); state == upstream.StateReady {
+		if c.Listed() {
 			p.admit(c.Name(), c.Catalog(), others[c.Name()])
 		}
 	}

@@ -62,7 +62,7 @@ func (t *Trunk) runListResources(ctx context.Context, args json.RawMessage) (jso
 		}
 	}
 	for _, c := range t.clients() {
-		if state, _ := c.State(); state != "ready" && (server == "" || c.Name() == server) && c.Init().Capabilities.Resources {
+		if !c.Listed() && (server == "" || c.Name() == server) && c.Init().Capabilities.Resources {
 			out.Unavailable = append(out.Unavailable, c.Name())
 		}
 	}

@@ -85,9 +85,23 @@ func (t *Trunk) routeNamed(ctx context.Context, method string, params json.RawMe
 	if server == naming.TrunkServer && kind == "tool" && known {
 		return t.callOwnTool(ctx, raw, params)
 	}
-	c, err := t.owner(server, kind, name)
+	c, woke, err := t.owner(ctx, server, kind, name, params)
 	if err != nil {
 		return nil, err
+	}
+	if woke {
+		// The server's live catalog replaced the cached one: the name may
+		// be gone, or another now.
+		wasKnown := known
+		cat = t.snapshot()
+		routes = cat.tools
+		if kind == "prompt" {
+			routes = cat.prompts
+		}
+		raw, known = routes[server][name]
+		if wasKnown && !known {
+			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "unknown %s %q: server %q no longer offers it (it was in the catalog cached from its last start; the host has been told the list changed)", kind, name, server)
+		}
 	}
 	if !known {
 		if why, ok := cat.withheldWhy(server, kind, name); ok {
@@ -110,20 +124,29 @@ func (t *Trunk) routeNamed(ctx context.Context, method string, params json.RawMe
 }
 
 // owner finds the server an exported name points at, with an error naming
-// the item when the server is unknown or not available.
-func (t *Trunk) owner(server, kind, item string) (*upstream.Client, error) {
+// the item when the server is unknown or not available. A sleeping server
+// is started first (wake); woke says so, since its catalog may then differ
+// from the cached one the name was found in.
+func (t *Trunk) owner(ctx context.Context, server, kind, item string, params json.RawMessage) (_ *upstream.Client, woke bool, _ error) {
 	c, ok := t.Host().Client(server)
 	if !ok {
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "unknown %s %q: no server %q is configured", kind, item, server)
+		return nil, false, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "unknown %s %q: no server %q is configured", kind, item, server)
 	}
-	if state, err := c.State(); state != upstream.StateReady {
+	state, err := c.State()
+	if state != upstream.StateReady && c.Listed() {
+		if err := t.wake(ctx, c, params); err != nil {
+			return nil, false, jsonrpc.Errorf(jsonrpc.CodeUnavailable, "%s %q: server %q could not be started: %v", kind, item, server, err)
+		}
+		return c, true, nil
+	}
+	if state != upstream.StateReady {
 		msg := fmt.Sprintf("%s %q: server %q is %s", kind, item, server, state)
 		if err != nil {
 			msg += ": " + err.Error()
 		}
-		return nil, jsonrpc.Errorf(jsonrpc.CodeUnavailable, "%s", msg)
+		return nil, false, jsonrpc.Errorf(jsonrpc.CodeUnavailable, "%s", msg)
 	}
-	return c, nil
+	return c, false, nil
 }
 
 // routeResource routes requests that carry a resource URI. For reads, the
@@ -141,7 +164,7 @@ func (t *Trunk) routeResource(ctx context.Context, method string, params json.Ra
 		return t.readOwnResource(uri)
 	}
 	t.waitSettled(ctx)
-	c, err := t.owner(server, "resource", uri)
+	c, _, err := t.owner(ctx, server, "resource", uri, params)
 	if err != nil {
 		return nil, err
 	}
@@ -210,7 +233,7 @@ func (t *Trunk) routeCompletion(ctx context.Context, params json.RawMessage) (js
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "completion/complete: unknown ref type %q", kind)
 	}
 	t.waitSettled(ctx)
-	c, err := t.owner(server, "completion reference", value)
+	c, _, err := t.owner(ctx, server, "completion reference", value, params)
 	if err != nil {
 		return nil, err
 	}

@@ -13,9 +13,16 @@ import (
 
 // checkCommand validates the config, connects every server while printing
 // its progress, prints a status table, and fails when any server failed.
-type checkCommand struct{}
+// A lazy server with a cached catalog is not started (it shows as
+// sleeping, with the cache's age); --refresh starts every server once and
+// rewrites its cache entry.
+type checkCommand struct{ refresh bool }
 
-func (checkCommand) run(ctx context.Context, env *environment) error {
+func (c *checkCommand) flags(fs *flagSet) {
+	fs.BoolVar(&c.refresh, "refresh", false, "start every server, lazy ones too, and rewrite its cached catalog")
+}
+
+func (cc *checkCommand) run(ctx context.Context, env *environment) error {
 	logger, err := env.logger(slog.LevelError)
 	if err != nil {
 		return err
@@ -54,6 +61,9 @@ func (checkCommand) run(ctx context.Context, env *environment) error {
 		if p := c.Status().Protocol; state == upstream.StateReady && p != "" {
 			line += " (MCP " + p + ")" // which revision auto mode settled on
 		}
+		if st := c.Status(); state == upstream.StateSleeping && !st.CachedAt.IsZero() {
+			line += " (lazy: listed from its catalog cache of " + ago(st.CachedAt) + ")"
+		}
 		if err != nil {
 			line += ": " + firstLine(err.Error())
 		}
@@ -62,7 +72,7 @@ func (checkCommand) run(ctx context.Context, env *environment) error {
 	mu.Lock()
 	host = upstream.NewHost(&upstream.Options{
 		Logger: logger, Concurrency: cfg.Trunk.Concurrency, Version: version(),
-		Events: upstream.Events{Changed: progress},
+		Events: upstream.Events{Changed: progress}, RefreshCache: cc.refresh,
 	})
 	mu.Unlock()
 	defer host.Close(context.WithoutCancel(ctx))

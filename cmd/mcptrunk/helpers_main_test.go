@@ -88,6 +88,8 @@ func testMain(m *testing.M) int {
 	chaosBin = filepath.Join(dir, "mcptrunk-chaos"+exe)
 
 	os.Setenv(runEnv, dir)
+	// Every trunk caches catalogs: never in the user's cache.
+	os.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache"))
 	if os.Getenv("GORACE") == "" {
 		// A race-enabled binary sleeps a second before exiting by default,
 		// which would blur the shutdown timings.

@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/mcptrunk/mcptrunk/proxy"
 	"github.com/mcptrunk/mcptrunk/upstream"
@@ -65,13 +66,33 @@ func serverStatuses(t *proxy.Trunk) []upstream.Status {
 	return out
 }
 
+// printStatusTable prints one line per server. CACHED is the age of its
+// catalog in the cache, USED the time since its last request ("-": none).
 func printStatusTable(w io.Writer, statuses []upstream.Status) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SERVER\tSTATE\tTOOLS\tPROMPTS\tRESOURCES\tTEMPLATES\tERROR")
+	fmt.Fprintln(tw, "SERVER\tSTATE\tTOOLS\tPROMPTS\tRESOURCES\tTEMPLATES\tCACHED\tUSED\tERROR")
 	for _, s := range statuses {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%s\n", s.Server, s.State, s.Tools, s.Prompts, s.Resources, s.Templates, firstLine(s.Error))
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\n", s.Server, s.State, s.Tools, s.Prompts, s.Resources, s.Templates,
+			ago(s.CachedAt), ago(s.LastUse), firstLine(s.Error))
 	}
 	tw.Flush()
+}
+
+// ago says how long ago t was, coarsely ("-" for the zero time).
+func ago(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	d := time.Since(t)
+	switch {
+	case d < time.Minute:
+		return d.Round(time.Second).String() + " ago"
+	case d < time.Hour:
+		return strings.TrimSuffix(d.Round(time.Minute).String(), "0s") + " ago"
+	case d < 48*time.Hour:
+		return strings.TrimSuffix(d.Round(time.Hour).String(), "0m0s") + " ago"
+	}
+	return fmt.Sprintf("%dd ago", int(d.Hours()/24))
 }
 
 // printItems prints one list: each item's exported name or URI and a short
