@@ -52,7 +52,7 @@ type clientOptions struct {
 	version      string
 	capabilities json.RawMessage
 	restart      RestartPolicy
-	preferLegacy bool // see Options.PreferLegacy
+	preferLegacy bool                // see Options.PreferLegacy
 	cache        *catalogcache.Store // nil: no cache directory (lazy servers start eagerly)
 	refresh      bool                // see Options.RefreshCache
 }

@@ -271,7 +271,9 @@ func TestLazyReload(t *testing.T) {
 	write()
 	c := startLazyTrunk(t, ctx, path, cache)
 	c.list(ctx, "tools/list", "tools")
-	if !waitFor(ctx, 20*time.Second, func() bool { return len(notesProcs(c.tag)) == 0 && rawStatus(t, ctx, c)["notes"]["state"] == "sleeping" }) {
+	if !waitFor(ctx, 20*time.Second, func() bool {
+		return len(notesProcs(c.tag)) == 0 && rawStatus(t, ctx, c)["notes"]["state"] == "sleeping"
+	}) {
 		t.Fatal("the notes server did not go to sleep")
 	}
 	write("-tools", "2")
@@ -283,7 +285,9 @@ func TestLazyReload(t *testing.T) {
 	}) {
 		t.Fatal("the reloaded spec's tools never appeared")
 	}
-	if !waitFor(ctx, 20*time.Second, func() bool { return len(notesProcs(c.tag)) == 0 && rawStatus(t, ctx, c)["notes"]["state"] == "sleeping" }) {
+	if !waitFor(ctx, 20*time.Second, func() bool {
+		return len(notesProcs(c.tag)) == 0 && rawStatus(t, ctx, c)["notes"]["state"] == "sleeping"
+	}) {
 		t.Fatal("the reloaded server did not go back to sleep")
 	}
 	if files, _ := filepath.Glob(filepath.Join(cache, "mcptrunk", "notes.*.json")); len(files) != 1 {
