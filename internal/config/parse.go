@@ -72,6 +72,13 @@ type rawTrunk struct {
 	LockFile      json.RawMessage `json:"lockFile"`
 	Lazy          json.RawMessage `json:"lazy"`
 	IdleTimeout   json.RawMessage `json:"idleTimeout"`
+	Audit         json.RawMessage `json:"audit"`
+}
+
+type rawAudit struct {
+	File      json.RawMessage `json:"file"`
+	Arguments json.RawMessage `json:"arguments"`
+	MaxBytes  json.RawMessage `json:"maxBytes"`
 }
 
 var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
@@ -167,6 +174,9 @@ func Load(path string) (*Config, error) {
 		cfg.Trunk.LockFile = filepath.Join(filepath.Dir(path), LockFileName)
 	case !filepath.IsAbs(lf):
 		cfg.Trunk.LockFile = filepath.Join(filepath.Dir(path), lf)
+	}
+	if af := cfg.Trunk.Audit.File; af != "" && !filepath.IsAbs(af) {
+		cfg.Trunk.Audit.File = filepath.Join(filepath.Dir(path), af)
 	}
 	return cfg, nil
 }

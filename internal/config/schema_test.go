@@ -25,6 +25,7 @@ var schemaObjects = map[string]reflect.Type{
 	"/$defs/server/properties/oauth":    reflect.TypeFor[rawOAuth](),
 	"/$defs/filter":                     reflect.TypeFor[rawFilter](),
 	"/$defs/trunk":                      reflect.TypeFor[rawTrunk](),
+	"/$defs/trunk/properties/audit":     reflect.TypeFor[rawAudit](),
 }
 
 // schemaOnly are properties the schema has and the parser ignores on

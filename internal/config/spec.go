@@ -199,6 +199,8 @@ type TrunkOptions struct {
 	// idleTimeout (see Spec).
 	Lazy        bool     `json:"lazy,omitempty"`
 	IdleTimeout Duration `json:"idleTimeout,omitzero"`
+	// Audit is the audit log (trunk.audit); off when Audit.File is empty.
+	Audit Audit `json:"audit,omitzero"`
 }
 
 // Pinning modes (trunk.pin).

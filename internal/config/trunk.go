@@ -81,5 +81,6 @@ func parseTrunk(raw json.RawMessage) (TrunkOptions, []error) {
 	if lf, ok := p.str(rt.LockFile, "trunk.lockFile"); ok {
 		t.LockFile = lf
 	}
+	t.Audit = p.audit(rt.Audit, "trunk.audit")
 	return t, p.errs
 }
