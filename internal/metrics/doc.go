@@ -1,0 +1,15 @@
+// Package metrics counts what the trunk does for its host and reports the
+// state of its servers, through the OpenTelemetry metrics API: one set of
+// instruments read by a Prometheus exporter on a private registry (served
+// at /metrics) and, when the standard OTLP environment asks for it, by a
+// periodic OTLP/HTTP exporter too.
+//
+// Requests are counted by a proxy.Observer; server states, restarts,
+// dropped notifications, parked calls and pin drift are read from the
+// trunk's Status at collection time, so nothing is counted twice and a
+// trunk without metrics pays nothing.
+//
+// Label values come from the host (a method, a tool name, a server name
+// in it), so each label is bounded: the first values seen are kept and the
+// rest reported as "other" (see bounded).
+package metrics
