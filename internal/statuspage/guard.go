@@ -1,0 +1,61 @@
+package statuspage
+
+import (
+	"crypto/subtle"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+// Guard admits only requests a browser on this machine makes to a
+// loopback listener: the Host must name a loopback address (a page on
+// another site that rebinds its name to 127.0.0.1 sends its own name), an
+// Origin, when sent, must be this same origin (no other page may read the
+// events), and, when token is not empty, the request must carry it as
+// ?token= or an Authorization bearer, so another user of the machine who
+// can reach the port still cannot read the page.
+func Guard(next http.Handler, token string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !loopbackHost(r.Host) {
+			http.Error(w, "the status page answers only on a loopback address", http.StatusForbidden)
+			return
+		}
+		if o := r.Header.Get("Origin"); o != "" && !sameOrigin(o, r.Host) {
+			http.Error(w, "cross-origin requests are refused", http.StatusForbidden)
+			return
+		}
+		if token != "" && !hasToken(r, token) {
+			http.Error(w, "the status page needs the token printed by mcptrunk", http.StatusUnauthorized)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// loopbackHost reports whether a Host header names this machine.
+func loopbackHost(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func sameOrigin(origin, host string) bool {
+	u, err := url.Parse(origin)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && strings.EqualFold(u.Host, host)
+}
+
+func hasToken(r *http.Request, token string) bool {
+	got := r.URL.Query().Get("token")
+	if bearer, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
+		got = bearer
+	}
+	return subtle.ConstantTimeCompare([]byte(got), []byte(token)) == 1
+}

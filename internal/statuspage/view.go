@@ -1,0 +1,161 @@
+package statuspage
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/mcptrunk/mcptrunk/upstream"
+)
+
+// view is what the template renders: every value already formatted, so the
+// template holds layout only.
+type view struct {
+	Generated string
+	Version   string
+	Trunk     []field
+	Servers   []serverView
+	Summary   string
+}
+
+type field struct{ Label, Value string }
+
+type serverView struct {
+	Name, State, Class string
+	Fields             []field
+	Error, StderrTail  string
+}
+
+// stderrMarker is how the stdio transport appends the last lines a server
+// wrote to stderr to the error that ended it; the page shows them apart.
+const stderrMarker = "; last stderr: "
+
+func newView(s Snapshot, now time.Time, callRates map[string]float64) view {
+	v := view{Generated: now.UTC().Format(time.RFC3339), Version: s.Version}
+	pin := cmp.Or(s.PinMode, "off")
+	var drift, withheld, findings int
+	for _, p := range s.Pins {
+		drift, withheld, findings = drift+p.Drift, withheld+p.Withheld, findings+p.Findings
+	}
+	v.Trunk = []field{
+		{"max message", bytesText(s.MaxMessageBytes)},
+		{"dropped notifications", fmt.Sprint(s.DroppedNotifications)},
+		{"parked calls", fmt.Sprint(s.ParkedCalls)},
+		{"pinning", fmt.Sprintf("%s: %d drifted, %d withheld, %d findings", pin, drift, withheld, findings)},
+	}
+	servers := slices.Clone(s.Servers)
+	slices.SortFunc(servers, func(a, b upstream.Status) int { return strings.Compare(a.Server, b.Server) })
+	counts := map[upstream.State]int{}
+	for _, st := range servers {
+		counts[st.State]++
+		v.Servers = append(v.Servers, serverOf(st, s.Pins[st.Server], callRates[st.Server], now))
+	}
+	var parts []string
+	for _, state := range []upstream.State{upstream.StateReady, upstream.StateStarting, upstream.StateSleeping,
+		upstream.StateRestarting, upstream.StateFailed, upstream.StateDisabled, upstream.StateClosed} {
+		if n := counts[state]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, state))
+		}
+	}
+	v.Summary = fmt.Sprintf("%d servers", len(servers))
+	if len(parts) > 0 {
+		v.Summary += ": " + strings.Join(parts, ", ")
+	}
+	return v
+}
+
+func serverOf(st upstream.Status, pin PinCounts, rate float64, now time.Time) serverView {
+	sv := serverView{Name: st.Server, State: string(st.State), Class: stateClass(st.State)}
+	add := func(label, value string) { sv.Fields = append(sv.Fields, field{label, value}) }
+	add("transport", string(st.Transport))
+	if st.Protocol != "" {
+		add("protocol", st.Protocol)
+	}
+	if name := serverName(st.ServerInfo); name != "" {
+		add("server", name)
+	}
+	if st.State == upstream.StateReady {
+		add("uptime", durationText(time.Duration(st.UptimeSeconds*float64(time.Second))))
+	} else if !st.Since.IsZero() {
+		add("since", durationText(now.Sub(st.Since))+" ago")
+	}
+	add("restarts", fmt.Sprint(st.Restarts))
+	add("catalog", fmt.Sprintf("%d tools, %d prompts, %d resources, %d templates", st.Tools, st.Prompts, st.Resources, st.Templates))
+	calls := fmt.Sprintf("%d (%d errors)", st.Calls, st.CallErrors)
+	if st.Calls > 0 {
+		calls += fmt.Sprintf(", mean %.1f ms", st.MeanCallMillis)
+	}
+	add("calls", calls+fmt.Sprintf(", %.2f/s now", rate))
+	if pin != (PinCounts{}) {
+		add("pinning", fmt.Sprintf("%d drifted, %d withheld, %d findings", pin.Drift, pin.Withheld, pin.Findings))
+	}
+	if st.Lazy {
+		lazy := "starts on demand"
+		if st.IdleTimeout != "" {
+			lazy += ", idle stop after " + st.IdleTimeout
+		}
+		if !st.CachedAt.IsZero() {
+			lazy += ", catalog cached " + durationText(now.Sub(st.CachedAt)) + " ago"
+		}
+		if !st.LastUse.IsZero() {
+			lazy += ", last used " + durationText(now.Sub(st.LastUse)) + " ago"
+		}
+		add("lazy", lazy)
+	}
+	sv.Error = st.Error
+	if before, tail, ok := strings.Cut(st.Error, stderrMarker); ok {
+		sv.Error, sv.StderrTail = before, tail
+	}
+	return sv
+}
+
+// stateClass picks the colour of a state: good, waiting or bad.
+func stateClass(s upstream.State) string {
+	switch s {
+	case upstream.StateReady:
+		return "ok"
+	case upstream.StateStarting, upstream.StateSleeping, upstream.StateRestarting:
+		return "wait"
+	case upstream.StateFailed:
+		return "bad"
+	}
+	return "off"
+}
+
+// serverName is serverInfo's name and version, when the server sent them.
+func serverName(info json.RawMessage) string {
+	var si struct{ Name, Version string }
+	if len(info) == 0 || json.Unmarshal(info, &si) != nil {
+		return ""
+	}
+	return strings.TrimSpace(si.Name + " " + si.Version)
+}
+
+func durationText(d time.Duration) string {
+	switch {
+	case d < 0:
+		return "0s"
+	case d < time.Minute:
+		return d.Round(100 * time.Millisecond).String()
+	case d < time.Hour:
+		return d.Round(time.Second).String()
+	case d < 48*time.Hour:
+		return d.Round(time.Minute).String()
+	}
+	return fmt.Sprintf("%dd", int(d.Hours()/24))
+}
+
+func bytesText(n int) string {
+	switch {
+	case n <= 0:
+		return "not set"
+	case n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
