@@ -1,0 +1,116 @@
+package audit
+
+import (
+	"bytes"
+	"encoding/json"
+	"time"
+
+	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
+	"github.com/mcptrunk/mcptrunk/internal/protocol"
+	"github.com/mcptrunk/mcptrunk/internal/rawjson"
+	"github.com/mcptrunk/mcptrunk/proxy"
+)
+
+// The outcomes of a line.
+const (
+	// OutcomeOK is a result the host gets as a success.
+	OutcomeOK = "ok"
+	// OutcomeToolError is a tools/call result with isError true: the
+	// server ran the tool and it failed (or the trunk replaced a result
+	// too big for the host with one, which the model reads).
+	OutcomeToolError = "tool_error"
+	// OutcomeInputRequired is one round of a multi-round call at the
+	// 2026-07-28 revision: the call is not over, the host retries it, and
+	// the retry gets a line of its own.
+	OutcomeInputRequired = "input_required"
+	// OutcomeRefused is a JSON-RPC error -32602 (invalid params): the code
+	// the trunk answers for a request it does not route to any server (an
+	// unknown name or URI, one the policy does not export, one pinning
+	// withholds, malformed params). A server that answers -32602 itself is
+	// recorded the same way; the line's error tells them apart.
+	OutcomeRefused = "refused"
+	// OutcomeError is every other JSON-RPC error: the server's own, a
+	// server not running, a timeout, a cancellation.
+	OutcomeError = "error"
+)
+
+// maxErrorLen bounds the error message kept in a line: a server's error
+// text is its own and can be long.
+const maxErrorLen = 1024
+
+// line is one audit record. Its fields are in the order they appear.
+type line struct {
+	Time       string          `json:"time"`
+	Session    string          `json:"session"`
+	Client     string          `json:"client,omitempty"`
+	Revision   string          `json:"revision,omitempty"`
+	Method     string          `json:"method"`
+	Server     string          `json:"server,omitempty"`
+	Item       string          `json:"item"`
+	DurationMs float64         `json:"durationMs"`
+	Outcome    string          `json:"outcome"`
+	Code       int             `json:"code,omitempty"`
+	Error      string          `json:"error,omitempty"`
+	BytesIn    int             `json:"bytesIn"`
+	BytesOut   int             `json:"bytesOut"`
+	Arguments  json.RawMessage `json:"arguments,omitempty"`
+}
+
+// line encodes the record of one request, newline included.
+func (l *Log) line(start time.Time, r proxy.Request, out proxy.Outcome) []byte {
+	rec := line{
+		Time:       start.UTC().Format(time.RFC3339Nano),
+		Session:    l.opts.Session,
+		Client:     r.Client,
+		Revision:   r.Revision,
+		Method:     r.Method,
+		Server:     r.Server,
+		Item:       r.Item,
+		DurationMs: float64(out.Duration.Microseconds()) / 1000,
+		BytesIn:    len(r.Params),
+		BytesOut:   len(out.Result),
+	}
+	rec.Outcome, rec.Code, rec.Error = outcome(r.Method, out)
+	if l.opts.Arguments {
+		rec.Arguments = arguments(r.Params)
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if enc.Encode(rec) != nil {
+		// Only the arguments could fail to encode (arguments builds
+		// them with encoding/json): keep the line without them.
+		buf.Reset()
+		rec.Arguments = nil
+		_ = enc.Encode(rec)
+	}
+	return buf.Bytes()
+}
+
+// outcome classifies how a request ended (see the Outcome constants).
+func outcome(method string, out proxy.Outcome) (string, int, string) {
+	if out.Err != nil {
+		e := jsonrpc.AsError(out.Err)
+		msg := e.Message
+		if len(msg) > maxErrorLen {
+			msg = msg[:maxErrorLen] + "…"
+		}
+		if e.Code == jsonrpc.CodeInvalidParams {
+			return OutcomeRefused, e.Code, msg
+		}
+		return OutcomeError, e.Code, msg
+	}
+	if rt, _ := rawjson.StringField(out.Result, protocol.FieldResultType); rt == protocol.ResultTypeInputRequired {
+		return OutcomeInputRequired, 0, ""
+	}
+	if method == "tools/call" && isError(out.Result) {
+		return OutcomeToolError, 0, ""
+	}
+	return OutcomeOK, 0, ""
+}
+
+// isError reports whether a tool result says isError: true.
+func isError(res json.RawMessage) bool {
+	start, end, found, err := rawjson.FieldSpan(res, "isError")
+	return err == nil && found && string(res[start:end]) == "true"
+}
