@@ -25,6 +25,7 @@ var subcommands = []struct {
 	{"call", "route one tool call and print the result", func() command { return &callCommand{} }, nil},
 	{"check", "validate the config and connect every server", func() command { return &checkCommand{} }, nil},
 	{"pin", "compare the servers' definitions with the lockfile and record them", func() command { return &pinCommand{} }, nil},
+	{"status", "serve the live status page on loopback", func() command { return &statusCommand{} }, nil},
 	{"auth", "authorise mcptrunk with a remote server (OAuth)", func() command { return &authCommand{} }, nil},
 	{"import", "show the hosts' servers and add them to mcptrunk's config", func() command { return &importCommand{} }, nil},
 	{"install", "move a host's servers into mcptrunk and give the host mcptrunk", func() command { return &installCommand{} }, nil},

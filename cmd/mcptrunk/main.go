@@ -9,6 +9,7 @@
 //	mcptrunk call NAME [JSON]                               route one tool call and print the result
 //	mcptrunk check                                          validate the config and connect every server
 //	mcptrunk pin [SERVER...] [--yes] [--check]              review the servers' definitions and record them in the lockfile
+//	mcptrunk status [--open] [--listen ADDR]                start every server and serve the status page on loopback
 //	mcptrunk auth SERVER                                    authorise mcptrunk with a remote server (OAuth)
 //	mcptrunk import [--from HOST|FILE] [--write]            show (and with --write add) the servers the hosts have configured
 //	mcptrunk install --host HOST [--scope user|project]     move a host's servers into mcptrunk and give the host mcptrunk instead
@@ -85,6 +86,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		cmd = &checkCommand{}
 	case "pin":
 		cmd = &pinCommand{}
+	case "status":
+		cmd = &statusCommand{}
 	case "auth":
 		cmd = &authCommand{}
 	case "import":
@@ -135,12 +138,15 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 }
 
 const usage = `Usage:
-  mcptrunk [serve]          run the MCP server on stdin/stdout (for a host such as Claude Desktop)
+  mcptrunk [serve]          run the MCP server on stdin/stdout (for a host such as Claude Desktop);
+                            flags: --metrics ADDR (serve Prometheus metrics at http://ADDR/metrics, loopback only)
   mcptrunk list [--json]    connect every server; print the namespaced catalog and each server's status
   mcptrunk call NAME [JSON] route one tool call (arguments as a JSON object) and print the result
   mcptrunk check            validate the config, connect every server, exit non-zero if any failed
   mcptrunk pin [SERVER...]  show how the servers' definitions differ from the lockfile and record them;
                             flags: --yes (record without asking), --check (write nothing; exit 1 on drift)
+  mcptrunk status [--open]  start every server and serve the live status page on loopback until interrupted;
+                            flags: --open (open it in the browser), --listen 127.0.0.1:0
   mcptrunk auth SERVER      authorise mcptrunk with a remote server that uses OAuth (opens a browser);
                             flags: --timeout 5m, --no-browser, --logout (remove the stored tokens)
   mcptrunk import           show the servers the hosts have configured and what mcptrunk's config would gain;

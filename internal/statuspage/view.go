@@ -154,8 +154,8 @@ func bytesText(n int) string {
 		return "not set"
 	case n%(1<<20) == 0:
 		return fmt.Sprintf("%d MiB", n>>20)
-	case n%(1<<10) == 0:
-		return fmt.Sprintf("%d KiB", n>>10)
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB (%d bytes)", float64(n)/(1<<20), n)
 	}
 	return fmt.Sprintf("%d bytes", n)
 }

@@ -1,0 +1,142 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os/exec"
+	"runtime"
+	"time"
+
+	"github.com/mcptrunk/mcptrunk/internal/statuspage"
+	"github.com/mcptrunk/mcptrunk/proxy"
+	"github.com/mcptrunk/mcptrunk/upstream"
+)
+
+// statusCommand starts the config's servers, as serve does but with no
+// host, and serves the status page on a loopback address until it is
+// interrupted: a way to watch the servers (and see one fail and restart)
+// without an MCP host. The page's URL carries a token made for this run,
+// so only who reads the terminal (or the browser it opened) sees it.
+type statusCommand struct {
+	open   bool
+	listen string
+}
+
+func (c *statusCommand) flags(fs *flagSet) {
+	fs.BoolVar(&c.open, "open", false, "open the status page in the browser")
+	fs.StringVar(&c.listen, "listen", "127.0.0.1:0", "the loopback address to serve the page on (port 0: any free port)")
+}
+
+func (c *statusCommand) run(ctx context.Context, env *environment) error {
+	logger, err := env.logger(slog.LevelWarn)
+	if err != nil {
+		return err
+	}
+	if err := loopbackAddr(c.listen); err != nil {
+		return err
+	}
+	cfg, err := env.loadConfig()
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", c.listen)
+	if err != nil {
+		return fmt.Errorf("--listen: %w", err)
+	}
+	// Servers that go away are restarted, as under serve: watching that
+	// happen is much of what the page is for.
+	t := proxy.New(cfg, &proxy.Options{Logger: logger, Version: version(), Restart: upstream.DefaultRestartPolicy})
+	defer t.Close(context.WithoutCancel(ctx))
+	t.Start(nil, "")
+
+	token := newPageToken()
+	srv := &http.Server{
+		Handler:           statuspage.Guard(statusPageHandler(t), token),
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelDebug),
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	url := "http://" + ln.Addr().String() + "/?token=" + token
+	fmt.Fprintf(env.stdout, "status page: %s\n", url)
+	if c.open {
+		if err := openURL(url); err != nil {
+			fmt.Fprintf(env.stderr, "mcptrunk: could not open a browser (%v); open the address above\n", err)
+		}
+	}
+	select {
+	case <-ctx.Done():
+	case err = <-served:
+		return fmt.Errorf("status page: %w", err)
+	}
+	shutdown, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdown); err != nil {
+		srv.Close()
+	}
+	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// statusPageHandler is the status page reading t: what `status` serves,
+// and what the `serve --metrics` listener serves at /.
+func statusPageHandler(t *proxy.Trunk) http.Handler {
+	return statuspage.New(func() statuspage.Snapshot {
+		s := t.Status()
+		pins := make(map[string]statuspage.PinCounts, len(s.Pins))
+		for server, p := range s.Pins {
+			pins[server] = statuspage.PinCounts{Drift: p.Drift, Withheld: p.Withheld, Findings: p.Findings}
+		}
+		return statuspage.Snapshot{
+			Servers: s.Servers, MaxMessageBytes: t.MaxMessageBytes(), DroppedNotifications: s.DroppedNotifications,
+			ParkedCalls: s.ParkedCalls, PinMode: s.PinMode, Pins: pins, Version: version(),
+		}
+	}, nil)
+}
+
+// loopbackAddr refuses a --listen address off this machine: the page
+// shows every server's errors and stderr, which are for its user only.
+func loopbackAddr(addr string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("--listen %q: want HOST:PORT, such as 127.0.0.1:0", addr)
+	}
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return fmt.Errorf("--listen %q: only a loopback address (127.0.0.1, [::1] or localhost) is allowed", addr)
+	}
+	return nil
+}
+
+// newPageToken is a fresh random token for one run's page.
+func newPageToken() string {
+	b := make([]byte, 16)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// openURL asks the platform's opener to show u; it does not wait for the
+// browser, whose output goes nowhere.
+func openURL(u string) error {
+	var cmd *exec.Cmd
+	switch runtime.GOOS {
+	case "darwin":
+		cmd = exec.Command("open", u)
+	case "windows":
+		cmd = exec.Command("rundll32", "url.dll,FileProtocolHandler", u)
+	default:
+		cmd = exec.Command("xdg-open", u)
+	}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	go cmd.Wait()
+	return nil
+}
