@@ -245,5 +245,6 @@ func (c *Client) requestMeta(ctx context.Context) map[string]json.RawMessage {
 	} else if level := c.logLevel.Load(); level != nil {
 		meta[protocol.MetaLogLevel] = *level
 	}
+	addRequestMeta(ctx, meta)
 	return meta
 }

@@ -70,10 +70,15 @@ func (w *wire) Close(ctx context.Context) error {
 	return w.transport.Close(ctx)
 }
 
-// Call sends a request with the _meta its revision wants.
-func (w *wire) Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+// Call sends a request with the _meta its revision wants, telling ctx's
+// RequestObserver (reqmeta.go) of it.
+func (w *wire) Call(ctx context.Context, method string, params json.RawMessage) (res json.RawMessage, err error) {
+	if octx, end := w.observe(ctx, method, params); end != nil {
+		ctx = octx
+		defer func() { end(res, err) }()
+	}
 	if !w.stateless.Load() {
-		params, err := w.stripMeta(params)
+		params, err := w.legacyParams(ctx, params)
 		if err != nil {
 			return nil, err
 		}

@@ -34,6 +34,12 @@ func (serveCommand) run(ctx context.Context, env *environment) error {
 		logger.Error("cannot load the config", "error", err)
 		return err
 	}
+	traces, err := startTraces(ctx, logger)
+	if err != nil {
+		logger.Error("cannot start the traces", "error", err)
+		return err
+	}
+	defer traces.close()
 	out := env.stdout
 	if out == os.Stdout {
 		// stdout is the protocol channel: keep it to ourselves, and send
@@ -43,6 +49,7 @@ func (serveCommand) run(ctx context.Context, env *environment) error {
 	logger.Info("mcptrunk starting", "servers", len(cfg.Servers), "config", path, "version", version())
 	t := proxy.New(cfg, &proxy.Options{
 		Logger: logger, Version: version(), Restart: upstream.DefaultRestartPolicy, RecordPins: true,
+		Observers: traces.observers(),
 	})
 
 	watchCtx, stopWatching := context.WithCancel(ctx)

@@ -466,6 +466,7 @@ func (p *httpPeer) newRequest(ctx context.Context, method, target string, body [
 	if p.hostHdr != "" {
 		req.Host = p.hostHdr
 	}
+	setTraceHeaders(req, body)
 	return req, nil
 }
 

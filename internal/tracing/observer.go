@@ -1,0 +1,64 @@
+package tracing
+
+import (
+	"context"
+	"encoding/json"
+
+	"go.opentelemetry.io/otel/attribute"
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/mcptrunk/mcptrunk/proxy"
+	"github.com/mcptrunk/mcptrunk/upstream"
+)
+
+// observer starts a server span for each host request, a child of the
+// span the host named in params._meta (a root when it named none), and
+// puts in the request's ctx what starts a client span for each request
+// sent upstream on its behalf.
+type observer Tracing
+
+func (o *observer) Begin(ctx context.Context, r proxy.Request) (context.Context, func(proxy.Outcome)) {
+	ctx = o.prop.Extract(ctx, metaReader{r.Params})
+	target, attrs := requestAttrs(r.Method, r.Item, r.Revision)
+	// The host speaks to the trunk over stdio.
+	attrs = append(attrs, semconv.NetworkTransportPipe)
+	if r.Server != "" {
+		attrs = append(attrs, attrServer.String(r.Server))
+	}
+	ctx, span := o.tracer.Start(ctx, spanName(r.Method, target),
+		trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
+	ctx = upstream.WithRequestObserver(ctx, o.upstreamRequest)
+	return ctx, func(out proxy.Outcome) { endSpan(span, r.Method, out.Result, out.Err, true) }
+}
+
+// upstreamRequest starts the client span of one request sent upstream and
+// hands its trace context on in the request's _meta, replacing any the
+// host sent: the server's span is the child of the trunk's, not of the
+// host's.
+func (o *observer) upstreamRequest(ctx context.Context, r upstream.OutgoingRequest) (context.Context, func(json.RawMessage, error)) {
+	target, attrs := requestAttrs(r.Method, paramsName(r.Method, r.Params), r.Revision)
+	attrs = append(attrs, attrServer.String(r.Server))
+	if t := networkTransport(r.Transport); t.Valid() {
+		attrs = append(attrs, t)
+	}
+	ctx, span := o.tracer.Start(ctx, spanName(r.Method, target),
+		trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
+	meta := metaWriter{}
+	o.prop.Inject(ctx, meta)
+	if len(meta) > 0 {
+		ctx = upstream.WithRequestMeta(ctx, meta)
+	}
+	return ctx, func(result json.RawMessage, err error) { endSpan(span, r.Method, result, err, false) }
+}
+
+// networkTransport is network.transport for a server's config type.
+func networkTransport(t string) attribute.KeyValue {
+	switch t {
+	case "stdio", "":
+		return semconv.NetworkTransportPipe
+	case "http", "sse":
+		return semconv.NetworkTransportTCP
+	}
+	return attribute.KeyValue{}
+}

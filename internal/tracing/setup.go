@@ -1,0 +1,106 @@
+package tracing
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/mcptrunk/mcptrunk/internal/logkey"
+	"github.com/mcptrunk/mcptrunk/proxy"
+)
+
+// Tracing is the trunk's tracer provider, set up from the environment.
+type Tracing struct {
+	provider *sdktrace.TracerProvider
+	tracer   trace.Tracer
+	prop     propagation.TraceContext
+}
+
+// Enabled reports whether the environment asks for traces: an OTLP
+// endpoint is set (for traces or for all signals), the SDK is not
+// disabled, and the traces exporter is not "none".
+func Enabled(getenv func(string) string) bool {
+	if strings.EqualFold(strings.TrimSpace(getenv("OTEL_SDK_DISABLED")), "true") {
+		return false
+	}
+	if strings.EqualFold(strings.TrimSpace(getenv("OTEL_TRACES_EXPORTER")), "none") {
+		return false
+	}
+	return getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != "" || getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != ""
+}
+
+// Setup returns the trunk's tracing as the OTEL_* environment configures
+// it, or nil when Enabled is false. The exporters read the endpoint,
+// headers, timeout, compression and TLS variables themselves, the SDK the
+// sampler (OTEL_TRACES_SAMPLER, OTEL_TRACES_SAMPLER_ARG), the batch
+// processor (OTEL_BSP_*) and the resource (OTEL_SERVICE_NAME,
+// OTEL_RESOURCE_ATTRIBUTES). Export failures are logged to logger; they
+// never quote a header value.
+func Setup(ctx context.Context, version string, logger *slog.Logger) (*Tracing, error) {
+	if !Enabled(os.Getenv) {
+		return nil, nil
+	}
+	exporter, err := newExporter(ctx, os.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	res, err := resource.New(ctx,
+		resource.WithAttributes(semconv.ServiceName("mcptrunk"), semconv.ServiceVersion(version)),
+		resource.WithTelemetrySDK(),
+		resource.WithFromEnv(), // last, so OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES win
+	)
+	if err != nil && res == nil {
+		_ = exporter.Shutdown(ctx)
+		return nil, fmt.Errorf("traces: the resource: %w", err)
+	}
+	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) {
+		logger.Warn("traces: export failed", logkey.Error, err)
+	}))
+	provider := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exporter), sdktrace.WithResource(res))
+	return &Tracing{
+		provider: provider,
+		tracer: provider.Tracer("github.com/mcptrunk/mcptrunk",
+			trace.WithInstrumentationVersion(version), trace.WithSchemaURL(semconv.SchemaURL)),
+	}, nil
+}
+
+// newExporter is the OTLP exporter OTEL_EXPORTER_OTLP_TRACES_PROTOCOL (or
+// OTEL_EXPORTER_OTLP_PROTOCOL) names: http/protobuf by default, or grpc.
+func newExporter(ctx context.Context, getenv func(string) string) (sdktrace.SpanExporter, error) {
+	protocol := getenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
+	if protocol == "" {
+		protocol = getenv("OTEL_EXPORTER_OTLP_PROTOCOL")
+	}
+	switch strings.TrimSpace(protocol) {
+	case "", "http/protobuf":
+		return otlptracehttp.New(ctx)
+	case "grpc":
+		return otlptracegrpc.New(ctx)
+	case "http/json":
+		return nil, errors.New("traces: OTEL_EXPORTER_OTLP_PROTOCOL http/json is not supported; use http/protobuf or grpc")
+	default:
+		return nil, fmt.Errorf("traces: unknown OTEL_EXPORTER_OTLP_PROTOCOL %q (http/protobuf or grpc)", protocol)
+	}
+}
+
+// Observer is the proxy.Observer that starts the span of each host
+// request.
+func (t *Tracing) Observer() proxy.Observer { return (*observer)(t) }
+
+// Shutdown exports the spans still buffered and stops the exporter; ctx
+// bounds how long that may take.
+func (t *Tracing) Shutdown(ctx context.Context) error {
+	return t.provider.Shutdown(ctx)
+}
