@@ -14,12 +14,18 @@ import (
 
 // serveCommand runs the stdio MCP server, reloading the config when the
 // file changes or on SIGHUP.
-type serveCommand struct{}
+type serveCommand struct {
+	metricsAddr string // --metrics: where to serve /metrics
+}
+
+func (c *serveCommand) flags(fs *flagSet) {
+	fs.StringVar(&c.metricsAddr, "metrics", "", "serve Prometheus metrics at http://`ADDR`/metrics (a loopback address, such as 127.0.0.1:9464)")
+}
 
 // configPoll is how often the config file is checked for changes.
 const configPoll = time.Second
 
-func (serveCommand) run(ctx context.Context, env *environment) error {
+func (c *serveCommand) run(ctx context.Context, env *environment) error {
 	logger, err := env.logger(slog.LevelInfo)
 	if err != nil {
 		return err
@@ -34,12 +40,12 @@ func (serveCommand) run(ctx context.Context, env *environment) error {
 		logger.Error("cannot load the config", "error", err)
 		return err
 	}
-	traces, err := startTraces(ctx, logger)
+	obs, err := startObserve(ctx, c.metricsAddr, os.Getenv, logger)
 	if err != nil {
-		logger.Error("cannot start the traces", "error", err)
+		logger.Error("cannot start the metrics", "error", err)
 		return err
 	}
-	defer traces.close()
+	defer obs.close()
 	out := env.stdout
 	if out == os.Stdout {
 		// stdout is the protocol channel: keep it to ourselves, and send
@@ -49,8 +55,12 @@ func (serveCommand) run(ctx context.Context, env *environment) error {
 	logger.Info("mcptrunk starting", "servers", len(cfg.Servers), "config", path, "version", version())
 	t := proxy.New(cfg, &proxy.Options{
 		Logger: logger, Version: version(), Restart: upstream.DefaultRestartPolicy, RecordPins: true,
-		Observers: traces.observers(),
+		Observers: obs.observers(),
 	})
+	if err := obs.attach(t); err != nil {
+		logger.Error("cannot start the metrics", "error", err)
+		return err
+	}
 
 	watchCtx, stopWatching := context.WithCancel(ctx)
 	// SIGHUP is caught from here on, before the host can be answered:

@@ -28,7 +28,7 @@ type Options struct {
 	// Version is the trunk's version, reported as service.version.
 	Version string
 	// Getenv reads the OTLP exporter's environment (os.Getenv when nil);
-	// OTLP export is on when it names an endpoint (see otlpEnabled).
+	// OTLP export is on when it names an endpoint (see OTLPConfigured).
 	Getenv func(string) string
 }
 
@@ -76,7 +76,7 @@ func New(ctx context.Context, opts Options) (*Metrics, error) {
 		return nil, err
 	}
 	popts := []sdkmetric.Option{sdkmetric.WithResource(res), sdkmetric.WithReader(prom), sdkmetric.WithCardinalityLimit(cardinalityLimit)}
-	if otlpEnabled(getenv) {
+	if OTLPConfigured(getenv) {
 		exp, err := newOTLP(ctx)
 		if err != nil {
 			return nil, err

@@ -213,9 +213,8 @@ func TestOTLPEnabled(t *testing.T) {
 		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://x", "OTEL_SDK_DISABLED": "true"}, false},
 		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://x", "OTEL_METRICS_EXPORTER": "otlp"}, true},
 	} {
-		if got := otlpEnabled(func(k string) string { return c.env[k] }); got != c.want {
-			t.Errorf("otlpEnabled(%v) = %v, want %v", c.env, got, c.want)
+		if got := OTLPConfigured(func(k string) string { return c.env[k] }); got != c.want {
+			t.Errorf("OTLPConfigured(%v) = %v, want %v", c.env, got, c.want)
 		}
 	}
 }
-

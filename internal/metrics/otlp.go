@@ -8,11 +8,11 @@ import (
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 )
 
-// otlpEnabled says whether the standard OpenTelemetry environment asks for
-// metrics over OTLP: an endpoint for all signals or for metrics, unless
+// OTLPConfigured says whether the standard OpenTelemetry environment asks
+// for metrics over OTLP: an endpoint for all signals or for metrics, unless
 // OTEL_METRICS_EXPORTER names no otlp exporter (say "none") or
 // OTEL_SDK_DISABLED is true.
-func otlpEnabled(getenv func(string) string) bool {
+func OTLPConfigured(getenv func(string) string) bool {
 	if strings.EqualFold(getenv("OTEL_SDK_DISABLED"), "true") {
 		return false
 	}

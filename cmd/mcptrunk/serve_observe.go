@@ -1,0 +1,89 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/mcptrunk/mcptrunk/internal/metrics"
+	"github.com/mcptrunk/mcptrunk/proxy"
+)
+
+// serveObserve is what `serve` runs beside the trunk to report on it: the
+// metrics and the HTTP listener they are served on. It is nil when nothing
+// asks for either, and a nil one adds nothing, not even an observer.
+type serveObserve struct {
+	metrics  *metrics.Metrics
+	listener *observeListener // nil without --metrics
+	logger   *slog.Logger
+}
+
+// startObserve makes the metrics when --metrics gives an address or the
+// OpenTelemetry environment asks for OTLP, and binds the listener.
+func startObserve(ctx context.Context, addr string, getenv func(string) string, logger *slog.Logger) (*serveObserve, error) {
+	if addr == "" && !metrics.OTLPConfigured(getenv) {
+		return nil, nil
+	}
+	o := &serveObserve{logger: logger}
+	if addr != "" {
+		l, err := listenObserve(addr, logger)
+		if err != nil {
+			return nil, err
+		}
+		o.listener = l
+	}
+	m, err := metrics.New(ctx, metrics.Options{Version: version(), Getenv: getenv})
+	if err != nil {
+		return nil, errors.Join(err, o.close())
+	}
+	if m.OTLP() {
+		logger.Info("metrics exported over OTLP")
+	}
+	o.metrics = m
+	return o, nil
+}
+
+// observers are the proxy observers to give the trunk.
+func (o *serveObserve) observers() []proxy.Observer {
+	if o == nil {
+		return nil
+	}
+	return []proxy.Observer{o.metrics}
+}
+
+// attach starts reporting on t: its status in the metrics, the listener
+// serving.
+func (o *serveObserve) attach(t *proxy.Trunk) error {
+	if o == nil {
+		return nil
+	}
+	if err := o.metrics.WatchStatus(t.Status); err != nil {
+		return err
+	}
+	if o.listener != nil {
+		o.listener.serve(observeMux(t, o.metrics))
+	}
+	return nil
+}
+
+// close stops the listener and the metrics, after the trunk: the OTLP
+// exporter sends its last readings, given a few seconds at most.
+func (o *serveObserve) close() error {
+	if o == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var err error
+	if o.listener != nil {
+		err = o.listener.Close(ctx)
+	}
+	if o.metrics != nil {
+		err = errors.Join(err, o.metrics.Shutdown(ctx))
+	}
+	if err != nil {
+		o.logger.Warn("stopping the metrics", "error", err)
+	}
+	return err
+}
