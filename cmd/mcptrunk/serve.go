@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -46,6 +47,12 @@ func (c *serveCommand) run(ctx context.Context, env *environment) error {
 		return err
 	}
 	defer obs.close()
+	traces, err := startTraces(ctx, logger)
+	if err != nil {
+		logger.Error("cannot start the traces", "error", err)
+		return err
+	}
+	defer traces.close()
 	out := env.stdout
 	if out == os.Stdout {
 		// stdout is the protocol channel: keep it to ourselves, and send
@@ -55,7 +62,7 @@ func (c *serveCommand) run(ctx context.Context, env *environment) error {
 	logger.Info("mcptrunk starting", "servers", len(cfg.Servers), "config", path, "version", version())
 	t := proxy.New(cfg, &proxy.Options{
 		Logger: logger, Version: version(), Restart: upstream.DefaultRestartPolicy, RecordPins: true,
-		Observers: obs.observers(),
+		Observers: slices.Concat(obs.observers(), traces.observers()),
 	})
 	if err := obs.attach(t); err != nil {
 		logger.Error("cannot start the metrics", "error", err)
