@@ -47,12 +47,6 @@ func (c *serveCommand) run(ctx context.Context, env *environment) error {
 		return err
 	}
 	defer obs.close()
-	traces, err := startTraces(ctx, logger)
-	if err != nil {
-		logger.Error("cannot start the traces", "error", err)
-		return err
-	}
-	defer traces.close()
 	out := env.stdout
 	if out == os.Stdout {
 		// stdout is the protocol channel: keep it to ourselves, and send
@@ -60,9 +54,11 @@ func (c *serveCommand) run(ctx context.Context, env *environment) error {
 		os.Stdout = os.Stderr
 	}
 	logger.Info("mcptrunk starting", "servers", len(cfg.Servers), "config", path, "version", version())
+	audits := startAudit(cfg.Trunk.Audit, logger)
+	defer audits.close()
 	t := proxy.New(cfg, &proxy.Options{
 		Logger: logger, Version: version(), Restart: upstream.DefaultRestartPolicy, RecordPins: true,
-		Observers: slices.Concat(obs.observers(), traces.observers()),
+		Observers: slices.Concat(obs.observers(), audits.observers()),
 	})
 	if err := obs.attach(t); err != nil {
 		logger.Error("cannot start the metrics", "error", err)
@@ -84,6 +80,7 @@ func (c *serveCommand) run(ctx context.Context, env *environment) error {
 				return
 			}
 			logger.Info("config changed; reloading")
+			audits.reloaded(cfg, logger)
 			if err := t.Reload(watchCtx, cfg); err != nil {
 				logger.Warn("config reloaded with failures", "error", err)
 			}
