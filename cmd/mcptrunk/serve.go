@@ -47,6 +47,12 @@ func (c *serveCommand) run(ctx context.Context, env *environment) error {
 		return err
 	}
 	defer obs.close()
+	traces, err := startTraces(ctx, logger)
+	if err != nil {
+		logger.Error("cannot start the traces", "error", err)
+		return err
+	}
+	defer traces.close()
 	out := env.stdout
 	if out == os.Stdout {
 		// stdout is the protocol channel: keep it to ourselves, and send
@@ -58,7 +64,7 @@ func (c *serveCommand) run(ctx context.Context, env *environment) error {
 	defer audits.close()
 	t := proxy.New(cfg, &proxy.Options{
 		Logger: logger, Version: version(), Restart: upstream.DefaultRestartPolicy, RecordPins: true,
-		Observers: slices.Concat(obs.observers(), audits.observers()),
+		Observers: slices.Concat(obs.observers(), traces.observers(), audits.observers()),
 	})
 	if err := obs.attach(t); err != nil {
 		logger.Error("cannot start the metrics", "error", err)
