@@ -77,7 +77,7 @@ func New(ctx context.Context, opts Options) (*Metrics, error) {
 	}
 	popts := []sdkmetric.Option{sdkmetric.WithResource(res), sdkmetric.WithReader(prom), sdkmetric.WithCardinalityLimit(cardinalityLimit)}
 	if OTLPConfigured(getenv) {
-		exp, err := newOTLP(ctx)
+		exp, err := newOTLP(ctx, getenv)
 		if err != nil {
 			return nil, err
 		}
