@@ -73,6 +73,7 @@ type settings struct {
 	npmModules                            string
 	only                                  map[string]bool
 	profile                               string
+	trunkArgs                             []string
 }
 
 var workloads = []string{"calls", "blob", "catalog", "startup", "growth", "hol", "lazy"}
@@ -103,9 +104,11 @@ func parseFlags(args []string, stderr io.Writer) (*settings, error) {
 	only := fs.String("only", "", "comma-separated workloads to run, of: "+strings.Join(workloads, ", "))
 	fs.StringVar(&protocol.ProtocolVersion, "revision", protocol.ProtocolVersion, "the MCP revision both sides ask for: 2025-11-25, or 2026-07-28 (per-request _meta, resultType; the trunk then speaks it to mcptrunk-notes too)")
 	fs.StringVar(&c.profile, "profile", "", "run each trunk as this binary's serve-trunk, writing `prefix`[.N].cpu.pprof and .allocs.pprof")
+	trunkArgs := fs.String("trunk-args", "", "more arguments for `mcptrunk serve`, split at spaces (say \"--metrics 127.0.0.1:0\", to measure what metrics cost)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
+	c.trunkArgs = strings.Fields(*trunkArgs)
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected arguments: %q", fs.Args())
 	}
@@ -173,6 +176,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	l.trunkArgs = cfg.trunkArgs
 	defer l.cleanup()
 	b := &bench{cfg: cfg, l: l, stderr: stderr, began: time.Now()}
 	loadBefore := loadAverage()

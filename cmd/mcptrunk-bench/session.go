@@ -49,8 +49,10 @@ type launcher struct {
 	// trunk (serve-trunk) that writes CPU and allocation profiles to
 	// profile[.N].{cpu,allocs}.pprof.
 	profile string
-	configs int
-	trunks  int
+	// trunkArgs are added to `mcptrunk serve`'s own.
+	trunkArgs []string
+	configs   int
+	trunks    int
 }
 
 func newLauncher(trunkBin, notesBin, profile string) (*launcher, error) {
@@ -196,7 +198,7 @@ func (l *launcher) trunk(ctx context.Context, bigLines bool, opts trunkOptions, 
 		return nil, err
 	}
 	e := &endpoint{side: "trunk", echo: "mcp__" + servers[0].name + "__echo", blob: "mcp__" + servers[0].name + "__blob"}
-	cmd := exec.Command(l.trunkBin, "serve", "--config", path, "--log-level", "warn")
+	cmd := exec.Command(l.trunkBin, append([]string{"serve", "--config", path, "--log-level", "warn"}, l.trunkArgs...)...)
 	if l.profile != "" {
 		self, err := os.Executable()
 		if err != nil {
