@@ -52,15 +52,22 @@ func WithRequestMeta(ctx context.Context, meta map[string]json.RawMessage) conte
 	return context.WithValue(ctx, requestMetaKey{}, meta)
 }
 
-func requestMetaOf(ctx context.Context) map[string]json.RawMessage {
+// RequestMetaFrom is the _meta WithRequestMeta put in ctx, nil when none.
+func RequestMetaFrom(ctx context.Context) map[string]json.RawMessage {
 	m, _ := ctx.Value(requestMetaKey{}).(map[string]json.RawMessage)
 	return m
+}
+
+// RequestObserverFrom is the RequestObserver ctx carries, nil when none.
+func RequestObserverFrom(ctx context.Context) RequestObserver {
+	o, _ := ctx.Value(requestObserverKey{}).(RequestObserver)
+	return o
 }
 
 // observe tells ctx's RequestObserver, if any, of a request about to be
 // sent; end is nil when there is none.
 func (w *wire) observe(ctx context.Context, method string, params json.RawMessage) (context.Context, func(json.RawMessage, error)) {
-	o, _ := ctx.Value(requestObserverKey{}).(RequestObserver)
+	o := RequestObserverFrom(ctx)
 	if o == nil {
 		return ctx, nil
 	}
@@ -75,7 +82,7 @@ func (w *wire) observe(ctx context.Context, method string, params json.RawMessag
 
 // legacyParams is stripMeta with ctx's request _meta set.
 func (w *wire) legacyParams(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
-	extra := requestMetaOf(ctx)
+	extra := RequestMetaFrom(ctx)
 	if len(extra) == 0 {
 		return w.stripMeta(params)
 	}
@@ -88,7 +95,7 @@ func (w *wire) legacyParams(ctx context.Context, params json.RawMessage) (json.R
 
 // addRequestMeta adds ctx's request _meta to the stateless revision's.
 func addRequestMeta(ctx context.Context, meta map[string]json.RawMessage) {
-	for k, v := range requestMetaOf(ctx) {
+	for k, v := range RequestMetaFrom(ctx) {
 		if _, reserved := meta[k]; !reserved {
 			meta[k] = v
 		}
