@@ -9,6 +9,9 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +19,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcptrunk/mcptrunk/internal/config"
+	"github.com/mcptrunk/mcptrunk/proxy"
 )
 
 // updateScreenshot, when set, also writes the screenshot to
@@ -204,4 +210,44 @@ func saveArtifact(t *testing.T, name string, data []byte) {
 		t.Fatal(err)
 	}
 	t.Logf("artifact: %s", path)
+}
+
+// TestMetricsListenerServesStatusPage: the `serve --metrics` routes carry
+// the page at / and its events, behind the listener's loopback checks.
+func TestMetricsListenerServesStatusPage(t *testing.T) {
+	cfg, err := config.Parse(strings.NewReader(`{"mcpServers":{"notes":{"command":"`+filepath.ToSlash(notesBin)+`"}}}`), os.LookupEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := proxy.New(cfg, nil)
+	defer tr.Close(context.Background())
+	tr.Start(nil, "")
+	srv := httptest.NewServer(localOnly(observeMux(tr, nil)))
+	defer srv.Close()
+	ctx := testCtx(t, 30*time.Second)
+	if !waitFor(ctx, 20*time.Second, func() bool { return strings.Contains(httpGet(t, ctx, srv.URL+"/"), `data-state="ready"`) }) {
+		t.Fatalf("the page never showed notes ready:\n%s", httpGet(t, ctx, srv.URL+"/"))
+	}
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/events", nil)
+	req.Header.Set("Origin", "http://evil.example")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Errorf("another site's script read the events: status %d", resp.StatusCode)
+	}
+}
+
+func httpGet(t *testing.T, ctx context.Context, url string) string {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err.Error()
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return string(body)
 }

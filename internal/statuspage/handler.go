@@ -115,13 +115,13 @@ func (h *Handler) servePage(w http.ResponseWriter) {
 // "status" event at once and then every interval, until the client goes
 // away or the server shuts down.
 func (h *Handler) serveEvents(w http.ResponseWriter, r *http.Request) {
+	stop := h.stopOf(r) // before the client can see the stream begin
 	rc := http.NewResponseController(w)
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.WriteHeader(http.StatusOK)
 	if _, err := w.Write([]byte("retry: 2000\n\n")); err != nil || rc.Flush() != nil {
 		return
 	}
-	stop := h.stopOf(r)
 	tick := time.NewTicker(h.interval)
 	defer tick.Stop()
 	var buf bytes.Buffer
