@@ -21,7 +21,12 @@ type view struct {
 	Summary   string
 }
 
-type field struct{ Label, Value string }
+// field is one labelled value; a Wide one (a sentence rather than a word)
+// takes a whole row of the grid.
+type field struct {
+	Label, Value string
+	Wide         bool
+}
 
 type serverView struct {
 	Name, State, Class string
@@ -41,10 +46,10 @@ func newView(s Snapshot, now time.Time, callRates map[string]float64) view {
 		drift, withheld, findings = drift+p.Drift, withheld+p.Withheld, findings+p.Findings
 	}
 	v.Trunk = []field{
-		{"max message", bytesText(s.MaxMessageBytes)},
-		{"dropped notifications", fmt.Sprint(s.DroppedNotifications)},
-		{"parked calls", fmt.Sprint(s.ParkedCalls)},
-		{"pinning", fmt.Sprintf("%s: %d drifted, %d withheld, %d findings", pin, drift, withheld, findings)},
+		{"max message", bytesText(s.MaxMessageBytes), false},
+		{"dropped notifications", fmt.Sprint(s.DroppedNotifications), false},
+		{"parked calls", fmt.Sprint(s.ParkedCalls), false},
+		{"pinning", fmt.Sprintf("%s: %d drifted, %d withheld, %d findings", pin, drift, withheld, findings), false},
 	}
 	servers := slices.Clone(s.Servers)
 	slices.SortFunc(servers, func(a, b upstream.Status) int { return strings.Compare(a.Server, b.Server) })
@@ -69,7 +74,8 @@ func newView(s Snapshot, now time.Time, callRates map[string]float64) view {
 
 func serverOf(st upstream.Status, pin PinCounts, rate float64, now time.Time) serverView {
 	sv := serverView{Name: st.Server, State: string(st.State), Class: stateClass(st.State)}
-	add := func(label, value string) { sv.Fields = append(sv.Fields, field{label, value}) }
+	add := func(label, value string) { sv.Fields = append(sv.Fields, field{label, value, false}) }
+	wide := func(label, value string) { sv.Fields = append(sv.Fields, field{label, value, true}) }
 	add("transport", string(st.Transport))
 	if st.Protocol != "" {
 		add("protocol", st.Protocol)
@@ -83,14 +89,14 @@ func serverOf(st upstream.Status, pin PinCounts, rate float64, now time.Time) se
 		add("since", durationText(now.Sub(st.Since))+" ago")
 	}
 	add("restarts", fmt.Sprint(st.Restarts))
-	add("catalog", fmt.Sprintf("%d tools, %d prompts, %d resources, %d templates", st.Tools, st.Prompts, st.Resources, st.Templates))
+	wide("catalog", fmt.Sprintf("%d tools, %d prompts, %d resources, %d templates", st.Tools, st.Prompts, st.Resources, st.Templates))
 	calls := fmt.Sprintf("%d (%d errors)", st.Calls, st.CallErrors)
 	if st.Calls > 0 {
 		calls += fmt.Sprintf(", mean %.1f ms", st.MeanCallMillis)
 	}
-	add("calls", calls+fmt.Sprintf(", %.2f/s now", rate))
+	wide("calls", calls+fmt.Sprintf(", %.2f/s now", rate))
 	if pin != (PinCounts{}) {
-		add("pinning", fmt.Sprintf("%d drifted, %d withheld, %d findings", pin.Drift, pin.Withheld, pin.Findings))
+		wide("pinning", fmt.Sprintf("%d drifted, %d withheld, %d findings", pin.Drift, pin.Withheld, pin.Findings))
 	}
 	if st.Lazy {
 		lazy := "starts on demand"
@@ -103,7 +109,7 @@ func serverOf(st upstream.Status, pin PinCounts, rate float64, now time.Time) se
 		if !st.LastUse.IsZero() {
 			lazy += ", last used " + durationText(now.Sub(st.LastUse)) + " ago"
 		}
-		add("lazy", lazy)
+		wide("lazy", lazy)
 	}
 	sv.Error = st.Error
 	if before, tail, ok := strings.Cut(st.Error, stderrMarker); ok {
