@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcptrunk/mcptrunk/internal/testkit"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -29,7 +30,7 @@ func (b *bench) lazyWorkload(ctx context.Context) error {
 	}
 	var scripts [3]string
 	for i, pkg := range []string{"server-everything", "server-memory", "server-filesystem"} {
-		if scripts[i], err = npmBin(b.cfg.npmModules, "@modelcontextprotocol/"+pkg); err != nil {
+		if scripts[i], err = testkit.NPMBin(b.cfg.npmModules, "@modelcontextprotocol/"+pkg); err != nil {
 			return fmt.Errorf("%w (run `make npm` first)", err)
 		}
 	}
@@ -272,31 +273,4 @@ func treeRSS(pid int) (kb, count int64, err error) {
 		count++
 	}
 	return kb, count, nil
-}
-
-// npmBin is the script an installed npm package runs as its command: the
-// one entry of bin in its package.json.
-func npmBin(modules, pkg string) (string, error) {
-	dir := filepath.Join(modules, filepath.FromSlash(pkg))
-	data, err := os.ReadFile(filepath.Join(dir, "package.json"))
-	if err != nil {
-		return "", fmt.Errorf("%s is not installed: %w", pkg, err)
-	}
-	var meta struct {
-		Bin json.RawMessage `json:"bin"`
-	}
-	if err := json.Unmarshal(data, &meta); err != nil {
-		return "", fmt.Errorf("%s: package.json: %w", pkg, err)
-	}
-	var one string
-	if json.Unmarshal(meta.Bin, &one) != nil {
-		var many map[string]string
-		if json.Unmarshal(meta.Bin, &many) != nil || len(many) != 1 {
-			return "", fmt.Errorf("%s: package.json has no single bin", pkg)
-		}
-		for _, v := range many {
-			one = v
-		}
-	}
-	return filepath.Join(dir, filepath.FromSlash(one)), nil
 }

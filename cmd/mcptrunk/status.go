@@ -9,10 +9,9 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os/exec"
-	"runtime"
 	"time"
 
+	"github.com/mcptrunk/mcptrunk/internal/browser"
 	"github.com/mcptrunk/mcptrunk/internal/statuspage"
 	"github.com/mcptrunk/mcptrunk/proxy"
 	"github.com/mcptrunk/mcptrunk/upstream"
@@ -66,7 +65,7 @@ func (c *statusCommand) run(ctx context.Context, env *environment) error {
 	url := "http://" + ln.Addr().String() + "/?token=" + token
 	fmt.Fprintf(env.stdout, "status page: %s\n", url)
 	if c.open {
-		if err := openURL(url); err != nil {
+		if err := browser.Open(url); err != nil {
 			fmt.Fprintf(env.stderr, "mcptrunk: could not open a browser (%v); open the address above\n", err)
 		}
 	}
@@ -120,23 +119,4 @@ func newPageToken() string {
 	b := make([]byte, 16)
 	rand.Read(b)
 	return hex.EncodeToString(b)
-}
-
-// openURL asks the platform's opener to show u; it does not wait for the
-// browser, whose output goes nowhere.
-func openURL(u string) error {
-	var cmd *exec.Cmd
-	switch runtime.GOOS {
-	case "darwin":
-		cmd = exec.Command("open", u)
-	case "windows":
-		cmd = exec.Command("rundll32", "url.dll,FileProtocolHandler", u)
-	default:
-		cmd = exec.Command("xdg-open", u)
-	}
-	if err := cmd.Start(); err != nil {
-		return err
-	}
-	go cmd.Wait()
-	return nil
 }
