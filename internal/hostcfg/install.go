@@ -62,20 +62,11 @@ func InstallEdit(loc Location, data []byte, name, command string, args []string,
 // serverSpans finds the entries of the servers member in p, none when the
 // file has no servers member.
 func serverSpans(loc Location, p []byte) ([]span, error) {
-	start, end, err := topObject(p)
-	if err != nil {
+	s, ok, err := objectMember(p, loc.Host.Key)
+	if err != nil || !ok {
 		return nil, err
 	}
-	top, err := memberSpans(p, start, end)
-	if err != nil {
-		return nil, err
-	}
-	for _, s := range top {
-		if s.key == loc.Host.Key && p[s.valueStart] == '{' {
-			return memberSpans(p, s.valueStart, s.valueEnd)
-		}
-	}
-	return nil, nil
+	return memberSpans(p, s.valueStart, s.valueEnd)
 }
 
 // UninstallEdit returns what Uninstall writes back to a host file: backup

@@ -64,18 +64,10 @@ func MergeServers(cfg []byte, add []Server) ([]byte, error) {
 	if bytes.HasPrefix(p, []byte{0xEF, 0xBB, 0xBF}) {
 		p = append([]byte("   "), p[3:]...) // same offsets, plain JSON
 	}
-	start, end, err := topObject(p)
-	if err != nil {
+	if s, ok, err := objectMember(p, "mcpServers"); err != nil {
 		return nil, err
-	}
-	top, err := memberSpans(p, start, end)
-	if err != nil {
-		return nil, err
-	}
-	for _, s := range top {
-		if s.key == "mcpServers" && p[s.valueStart] == '{' {
-			return appendMembers(cfg, p, s.valueStart, s.valueEnd, ms)
-		}
+	} else if ok {
+		return appendMembers(cfg, p, s.valueStart, s.valueEnd, ms)
 	}
 	l := layoutOf(p)
 	return setMember(cfg, p, "mcpServers", func(indent string) []byte { return l.formatObject(ms, indent) })

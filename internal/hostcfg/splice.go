@@ -196,15 +196,35 @@ func splice(data []byte, from, to int, with []byte) []byte {
 	return append(out, data[to:]...)
 }
 
+// topMembers finds the top-level members of p, plain JSON, and where its
+// object starts and ends.
+func topMembers(p []byte) (members []span, start, end int, err error) {
+	if start, end, err = topObject(p); err != nil {
+		return nil, 0, 0, err
+	}
+	members, err = memberSpans(p, start, end)
+	return members, start, end, err
+}
+
+// objectMember is the top-level member key of p whose value is an object.
+func objectMember(p []byte, key string) (span, bool, error) {
+	members, _, _, err := topMembers(p)
+	if err != nil {
+		return span{}, false, err
+	}
+	for _, s := range members {
+		if s.key == key && p[s.valueStart] == '{' {
+			return s, true, nil
+		}
+	}
+	return span{}, false, nil
+}
+
 // setMember sets the top-level member key of a file (orig, with p its
 // plain JSON) to the bytes value returns for the indentation of the key's
 // line, or removes it when value is nil, keeping every other byte.
 func setMember(orig, p []byte, key string, value func(indent string) []byte) ([]byte, error) {
-	start, end, err := topObject(p)
-	if err != nil {
-		return nil, err
-	}
-	spans, err := memberSpans(p, start, end)
+	spans, start, end, err := topMembers(p)
 	if err != nil {
 		return nil, err
 	}
