@@ -15,52 +15,38 @@ import (
 
 func TestRevisionsCancellation(t *testing.T) {
 	t.Parallel()
-	for _, cell := range []struct{ name, host, upstream string }{
-		{"host 2025-11-25, upstream 2026-07-28", revLegacy, revStateless},
-		{"host 2026-07-28, upstream 2025-11-25", revStateless, revLegacy},
-	} {
-		t.Run(cell.name, func(t *testing.T) {
-			t.Parallel()
-			ctx := testCtx(t, 90*time.Second)
-			srv, tp := tapped(t, weatherBin)
-			srv["protocolVersion"] = cell.upstream
-			cfg := writeConfig(t, map[string]server{"weather": srv}, nil)
-			h := trunkHost(t, ctx, cfg, hostConfig{}, cell.host)
-			if got := h.InitializeResult().ProtocolVersion; got != cell.host {
-				t.Fatalf("the host negotiated %s, want %s", got, cell.host)
-			}
-			callCtx, cancel := context.WithCancel(ctx)
-			defer cancel()
-			done := make(chan error, 1)
-			go func() {
-				_, err := progressCall(callCtx, h.ClientSession, "mcp__weather__progress", map[string]any{"steps": 50, "interval_ms": 200}, "cross-cancel")
-				done <- err
-			}()
-			// The host's own token comes back with the progress.
-			if !waitFor(ctx, 20*time.Second, func() bool { return len(h.rec.progressFor("cross-cancel")) > 0 }) {
-				t.Fatal("no progress with the host's token before cancelling")
-			}
-			call := tp.waitReceived(t, ctx, "the tools/call", func(m tapMsg) bool {
-				return m.Method == "tools/call" && strings.Contains(m.Raw, `"progressToken":"cross-cancel"`)
-			})
-			if stateless := strings.Contains(call.Raw, `"io.modelcontextprotocol/protocolVersion":"2026-07-28"`); stateless != (cell.upstream == revStateless) {
-				t.Errorf("the upstream's tools/call at the wrong revision: %s", call.Raw)
-			}
-			cancel()
-			if err := <-done; err == nil {
-				t.Fatal("the cancelled call succeeded")
-			}
-			tp.waitReceived(t, ctx, "notifications/cancelled for request "+string(call.ID), func(m tapMsg) bool {
-				var p struct {
-					RequestID json.RawMessage `json:"requestId"`
-				}
-				return m.Method == "notifications/cancelled" && json.Unmarshal(m.Params, &p) == nil && string(p.RequestID) == string(call.ID)
-			})
-			// The trunk and the upstream still work.
-			res, err := progressCall(ctx, h.ClientSession, "mcp__weather__progress", map[string]any{"steps": 2, "interval_ms": 10}, "after")
-			if err != nil || toolText(res) != "done" {
-				t.Fatalf("a call after the cancellation: %v %s", err, mustJSON(res))
-			}
+	crossedHost(t, "weather", func(*testing.T) []string { return []string{weatherBin} }, func(t *testing.T, ctx context.Context, h *host, tp *tap, upstream string) {
+		callCtx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		done := make(chan error, 1)
+		go func() {
+			_, err := progressCall(callCtx, h.ClientSession, "mcp__weather__progress", map[string]any{"steps": 50, "interval_ms": 200}, "cross-cancel")
+			done <- err
+		}()
+		// The host's own token comes back with the progress.
+		if !waitFor(ctx, 20*time.Second, func() bool { return len(h.rec.progressFor("cross-cancel")) > 0 }) {
+			t.Fatal("no progress with the host's token before cancelling")
+		}
+		call := tp.waitReceived(t, ctx, "the tools/call", func(m tapMsg) bool {
+			return m.Method == "tools/call" && strings.Contains(m.Raw, `"progressToken":"cross-cancel"`)
 		})
-	}
+		if stateless := strings.Contains(call.Raw, `"io.modelcontextprotocol/protocolVersion":"2026-07-28"`); stateless != (upstream == revStateless) {
+			t.Errorf("the upstream's tools/call at the wrong revision: %s", call.Raw)
+		}
+		cancel()
+		if err := <-done; err == nil {
+			t.Fatal("the cancelled call succeeded")
+		}
+		tp.waitReceived(t, ctx, "notifications/cancelled for request "+string(call.ID), func(m tapMsg) bool {
+			var p struct {
+				RequestID json.RawMessage `json:"requestId"`
+			}
+			return m.Method == "notifications/cancelled" && json.Unmarshal(m.Params, &p) == nil && string(p.RequestID) == string(call.ID)
+		})
+		// The trunk and the upstream still work.
+		res, err := progressCall(ctx, h.ClientSession, "mcp__weather__progress", map[string]any{"steps": 2, "interval_ms": 10}, "after")
+		if err != nil || toolText(res) != "done" {
+			t.Fatalf("a call after the cancellation: %v %s", err, mustJSON(res))
+		}
+	})
 }

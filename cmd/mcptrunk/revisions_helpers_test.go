@@ -156,3 +156,27 @@ func withoutServerInfo(v any) any {
 	}
 	return m
 }
+
+// crossedHost runs f, in parallel, for each pairing of a host on one
+// revision with an upstream held to the other: argv tapped, named name,
+// behind a trunk under a go-sdk host at its revision (checked).
+func crossedHost(t *testing.T, name string, argv func(t *testing.T) []string, f func(t *testing.T, ctx context.Context, h *host, tp *tap, upstream string)) {
+	t.Helper()
+	for _, cell := range []struct{ name, host, upstream string }{
+		{"host 2025-11-25, upstream 2026-07-28", revLegacy, revStateless},
+		{"host 2026-07-28, upstream 2025-11-25", revStateless, revLegacy},
+	} {
+		t.Run(cell.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := testCtx(t, 90*time.Second)
+			srv, tp := tapped(t, argv(t)...)
+			srv["protocolVersion"] = cell.upstream
+			cfg := writeConfig(t, map[string]server{name: srv}, map[string]any{"startupWait": "60s"})
+			h := trunkHost(t, ctx, cfg, hostConfig{}, cell.host)
+			if got := h.InitializeResult().ProtocolVersion; got != cell.host {
+				t.Fatalf("the host negotiated %s, want %s", got, cell.host)
+			}
+			f(t, ctx, h, tp, cell.upstream)
+		})
+	}
+}

@@ -6,6 +6,7 @@ package main
 // one revision and go-sdk's conformance server held to the other.
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -16,89 +17,75 @@ import (
 
 func TestRevisionsNotifications(t *testing.T) {
 	t.Parallel()
-	for _, cell := range []struct{ name, host, upstream string }{
-		{"host 2025-11-25, upstream 2026-07-28", revLegacy, revStateless},
-		{"host 2026-07-28, upstream 2025-11-25", revStateless, revLegacy},
-	} {
-		t.Run(cell.name, func(t *testing.T) {
-			t.Parallel()
-			ctx := testCtx(t, 90*time.Second)
-			srv, tp := tapped(t, conformanceBin(t))
-			srv["protocolVersion"] = cell.upstream
-			cfg := writeConfig(t, map[string]server{"cf": srv}, map[string]any{"startupWait": "60s"})
-			h := trunkHost(t, ctx, cfg, hostConfig{}, cell.host)
-			if got := h.InitializeResult().ProtocolVersion; got != cell.host {
-				t.Fatalf("the host negotiated %s, want %s", got, cell.host)
-			}
-			// The upstream was spoken to at its revision: its first request
-			// says which.
-			first := tp.waitReceived(t, ctx, "the trunk's first request", func(m tapMsg) bool { return m.Method != "" })
-			if want := map[string]string{revLegacy: "initialize", revStateless: "server/discover"}[cell.upstream]; first.Method != want {
-				t.Fatalf("the trunk's first request to the upstream was %s, want %s", first.Method, want)
-			}
+	crossedHost(t, "cf", func(t *testing.T) []string { return []string{conformanceBin(t)} }, func(t *testing.T, ctx context.Context, h *host, tp *tap, upstream string) {
+		// The upstream was spoken to at its revision: its first request
+		// says which.
+		first := tp.waitReceived(t, ctx, "the trunk's first request", func(m tapMsg) bool { return m.Method != "" })
+		if want := map[string]string{revLegacy: "initialize", revStateless: "server/discover"}[upstream]; first.Method != want {
+			t.Fatalf("the trunk's first request to the upstream was %s, want %s", first.Method, want)
+		}
 
-			// A subscription: the host's own way, the upstream's own way.
-			const watched = "mcptrunk://cf/test://watched-resource"
-			if err := h.Subscribe(ctx, &mcp.SubscribeParams{URI: watched}); err != nil {
-				t.Fatalf("subscribe: %v", err)
-			}
-			wantUp := map[string]string{revLegacy: `"method":"resources/subscribe"`, revStateless: `"resourceSubscriptions":["test://watched-resource"]`}[cell.upstream]
-			tp.waitReceived(t, ctx, "the upstream's subscription", func(m tapMsg) bool { return strings.Contains(m.Raw, wantUp) })
-			if !waitFor(ctx, 20*time.Second, func() bool {
-				for _, u := range h.rec.updatedSnapshot() {
-					if u == watched {
-						return true
-					}
-				}
-				return false
-			}) {
-				t.Errorf("no notifications/resources/updated for %s (got %v)", watched, h.rec.updatedSnapshot())
-			}
-
-			// list_changed: the host read the list, the upstream changes it.
-			tools, err := h.ListTools(ctx, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			before := len(tools.Tools)
-			if _, err := h.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__cf__test_trigger_tool_change", Arguments: map[string]any{}}); err != nil {
-				t.Fatalf("test_trigger_tool_change: %v", err)
-			}
-			if !waitFor(ctx, 20*time.Second, func() bool {
-				h.rec.mu.Lock()
-				defer h.rec.mu.Unlock()
-				return h.rec.listChanged["tools"] > 0
-			}) {
-				t.Errorf("the host was not told its tool list changed")
-			}
-			tools, err = h.ListTools(ctx, nil)
-			if err != nil || len(tools.Tools) == before {
-				t.Errorf("after list_changed: %d tools, before %d (%v)", len(tools.Tools), before, err)
-			}
-
-			// Log messages at the host's level: logging/setLevel from a
-			// 2025-era host, the request's _meta logLevel from a 2026 one.
-			params := &mcp.CallToolParams{Name: "mcp__cf__test_tool_with_logging", Arguments: map[string]any{}}
-			if cell.host == revLegacy {
-				if err := h.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
-					t.Fatalf("setLevel: %v", err)
-				}
-			} else {
-				params.Meta = mcp.Meta{"io.modelcontextprotocol/logLevel": "debug"}
-			}
-			if _, err := h.CallTool(ctx, params); err != nil {
-				t.Fatalf("test_tool_with_logging: %v", err)
-			}
-			if !waitFor(ctx, 20*time.Second, func() bool { return len(h.rec.logsSnapshot()) > 0 }) {
-				t.Fatalf("no log messages reached the host")
-			}
-			for _, l := range h.rec.logsSnapshot() {
-				if !strings.HasPrefix(l.Logger, "cf") {
-					t.Errorf("a log message with logger %q, want the server's name", l.Logger)
+		// A subscription: the host's own way, the upstream's own way.
+		const watched = "mcptrunk://cf/test://watched-resource"
+		if err := h.Subscribe(ctx, &mcp.SubscribeParams{URI: watched}); err != nil {
+			t.Fatalf("subscribe: %v", err)
+		}
+		wantUp := map[string]string{revLegacy: `"method":"resources/subscribe"`, revStateless: `"resourceSubscriptions":["test://watched-resource"]`}[upstream]
+		tp.waitReceived(t, ctx, "the upstream's subscription", func(m tapMsg) bool { return strings.Contains(m.Raw, wantUp) })
+		if !waitFor(ctx, 20*time.Second, func() bool {
+			for _, u := range h.rec.updatedSnapshot() {
+				if u == watched {
+					return true
 				}
 			}
-		})
-	}
+			return false
+		}) {
+			t.Errorf("no notifications/resources/updated for %s (got %v)", watched, h.rec.updatedSnapshot())
+		}
+
+		// list_changed: the host read the list, the upstream changes it.
+		tools, err := h.ListTools(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := len(tools.Tools)
+		if _, err := h.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__cf__test_trigger_tool_change", Arguments: map[string]any{}}); err != nil {
+			t.Fatalf("test_trigger_tool_change: %v", err)
+		}
+		if !waitFor(ctx, 20*time.Second, func() bool {
+			h.rec.mu.Lock()
+			defer h.rec.mu.Unlock()
+			return h.rec.listChanged["tools"] > 0
+		}) {
+			t.Errorf("the host was not told its tool list changed")
+		}
+		tools, err = h.ListTools(ctx, nil)
+		if err != nil || len(tools.Tools) == before {
+			t.Errorf("after list_changed: %d tools, before %d (%v)", len(tools.Tools), before, err)
+		}
+
+		// Log messages at the host's level: logging/setLevel from a
+		// 2025-era host, the request's _meta logLevel from a 2026 one.
+		params := &mcp.CallToolParams{Name: "mcp__cf__test_tool_with_logging", Arguments: map[string]any{}}
+		if h.InitializeResult().ProtocolVersion == revLegacy {
+			if err := h.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
+				t.Fatalf("setLevel: %v", err)
+			}
+		} else {
+			params.Meta = mcp.Meta{"io.modelcontextprotocol/logLevel": "debug"}
+		}
+		if _, err := h.CallTool(ctx, params); err != nil {
+			t.Fatalf("test_tool_with_logging: %v", err)
+		}
+		if !waitFor(ctx, 20*time.Second, func() bool { return len(h.rec.logsSnapshot()) > 0 }) {
+			t.Fatalf("no log messages reached the host")
+		}
+		for _, l := range h.rec.logsSnapshot() {
+			if !strings.HasPrefix(l.Logger, "cf") {
+				t.Errorf("a log message with logger %q, want the server's name", l.Logger)
+			}
+		}
+	})
 }
 
 // TestStatelessLogLevelPerRequest: a host at 2026-07-28 names its log level
