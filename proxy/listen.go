@@ -92,7 +92,8 @@ func (s *Server) listen(ctx context.Context, params json.RawMessage) (json.RawMe
 	}
 	var p listenParams
 	if err := json.Unmarshal(params, &p); err != nil {
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s: params.notifications: %v", protocol.MethodListen, err)
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s: params.notifications must be an object of booleans (%s, %s, %s) and a %s array of URIs",
+			protocol.MethodListen, protocol.ListenToolsListChanged, protocol.ListenPromptsListChanged, protocol.ListenResourcesChanged, protocol.ListenResourceSubscribers)
 	}
 	ls := s.listens
 	ls.active.Add(1)

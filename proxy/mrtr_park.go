@@ -83,8 +83,11 @@ func (p *parking) call(ctx context.Context, t *Trunk, c *upstream.Client, method
 	if method == "resources/read" {
 		target, _ = rawjson.StringField(params, "uri")
 	}
-	state, stateErr := rawjson.StringField(params, protocol.FieldRequestState)
-	hasState := stateErr == nil && rawjson.HasField(params, protocol.FieldRequestState)
+	hasState := rawjson.HasField(params, protocol.FieldRequestState)
+	state, err := rawjson.StringField(params, protocol.FieldRequestState)
+	if hasState && err != nil {
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s: params.requestState must be a string", method)
+	}
 	var responses map[string]json.RawMessage
 	if start, end, found, err := rawjson.FieldSpan(params, protocol.FieldInputResponses); err == nil && found {
 		if json.Unmarshal(params[start:end], &responses) != nil {
@@ -98,7 +101,7 @@ func (p *parking) call(ctx context.Context, t *Trunk, c *upstream.Client, method
 		// checks its own state.
 		return p.await(ctx, p.start(ctx, t, c, method, target, params))
 	}
-	params, err := rawjson.DeleteFields(params, protocol.FieldInputResponses, protocol.FieldRequestState)
+	params, err = rawjson.DeleteFields(params, protocol.FieldInputResponses, protocol.FieldRequestState)
 	if err != nil {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s: %v", method, err)
 	}

@@ -56,11 +56,13 @@ func readRequestMeta(method string, params json.RawMessage) (requestMeta, error)
 	// Every request of a stateless host comes here: the members are found
 	// by scanning, and only the two strings decoded.
 	meta, err := rawjson.Object(params[start:end])
-	if err == nil {
-		err = decodeMetaString(meta[protocol.MetaProtocolVersion], &m.Version)
-	}
-	if err == nil {
-		err = decodeMetaString(meta[protocol.MetaLogLevel], &m.LogLevel)
+	for _, f := range []struct {
+		key  string
+		into *string
+	}{{protocol.MetaProtocolVersion, &m.Version}, {protocol.MetaLogLevel, &m.LogLevel}} {
+		if err == nil && decodeMetaString(meta[f.key], f.into) != nil {
+			err = fmt.Errorf("%q must be a string", f.key)
+		}
 	}
 	m.ClientInfo = meta[protocol.MetaClientInfo]
 	if caps := meta[protocol.MetaClientCapabilities]; err == nil && caps != nil && string(caps) != "null" {

@@ -91,6 +91,17 @@ func TestMRTRParkedRequestState(t *testing.T) {
 		}
 	}
 
+	// Members of the wrong shape are named.
+	for name, extra := range map[string]map[string]any{
+		"requestState":   {"inputResponses": answer, "requestState": 5},
+		"inputResponses": {"inputResponses": []int{1}, "requestState": ir.RequestState},
+	} {
+		r := call(extra)
+		if r.Err == nil || r.Err.Code != -32602 || !strings.Contains(r.Err.Message, "params."+name) {
+			t.Errorf("a bad %s: got %s %+v, want -32602 naming params.%s", name, r.Result, r.Err, name)
+		}
+	}
+
 	// The true state completes the call with the host's answer.
 	r := call(map[string]any{"inputResponses": answer, "requestState": ir.RequestState})
 	if r.Err != nil {
