@@ -38,6 +38,7 @@ type rawServer struct {
 	Protocol      json.RawMessage `json:"protocolVersion"`
 	Lazy          json.RawMessage `json:"lazy"`
 	IdleTimeout   json.RawMessage `json:"idleTimeout"`
+	Namespace     json.RawMessage `json:"namespace"`
 }
 
 type rawOAuth struct {
@@ -274,6 +275,10 @@ func parseServer(name string, raw json.RawMessage, lookup func(string) (string, 
 	s.IdleTimeout = trunk.IdleTimeout
 	if !rawAbsent(rs.IdleTimeout) {
 		s.IdleTimeout = p.duration(rs.IdleTimeout, "idleTimeout")
+	}
+	if !rawAbsent(rs.Namespace) {
+		ns := p.boolean(rs.Namespace, "namespace")
+		s.Namespace = &ns
 	}
 
 	// Transport. Skipped when one of its inputs had the wrong JSON type, so

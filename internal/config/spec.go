@@ -114,7 +114,19 @@ type Spec struct {
 	// flight; 0 never does. Parse fills in trunk.idleTimeout when the
 	// server does not say; "0s" turns it off for one server.
 	IdleTimeout Duration `json:"idleTimeout,omitzero"`
+	// Namespace false exports the server's tools, prompts, resources and
+	// templates under their own names and URIs, without the
+	// mcp__<server>__ prefix or the mcptrunk:// scheme: for a host that
+	// should see one server as it is (mcptrunk connect), or a few whose
+	// names are known not to clash. Requests are then routed by looking the
+	// name up in the catalog; a name another server also claims is
+	// withheld from the later server. nil (the default) and true namespace.
+	Namespace *bool `json:"namespace,omitempty"`
 }
+
+// Unprefixed reports whether the server's names and URIs are exported as
+// the server gives them ("namespace": false).
+func (s Spec) Unprefixed() bool { return s.Namespace != nil && !*s.Namespace }
 
 // OAuthOptions are a remote server's optional OAuth settings.
 type OAuthOptions struct {
@@ -149,6 +161,9 @@ func (s Spec) normalized() Spec {
 		s.Headers = nil
 	}
 	s.OAuth.Scopes = nilIfEmptyStrings(s.OAuth.Scopes)
+	if !s.Unprefixed() {
+		s.Namespace = nil // true says what the default says
+	}
 	for _, f := range []*Filter{&s.Tools, &s.Prompts, &s.Resources} {
 		f.Allow = nilIfEmptyStrings(f.Allow)
 		f.Deny = nilIfEmptyStrings(f.Deny)
