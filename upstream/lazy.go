@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcptrunk/mcptrunk/internal/config"
@@ -45,6 +46,12 @@ type lazyState struct {
 	wakeFailed bool      // the state is a failed wake's: the next request may try again
 	failures   int       // failed wakes in a row
 	nextWake   time.Time // not before: the restart policy's backoff
+
+	// starts counts the wakes that started the server for a request, and
+	// idleStops the stops of its idle timer (a start and stop only to fill
+	// the cache are neither): how much laziness saves and what it costs,
+	// for Status. Read without mu.
+	starts, idleStops atomic.Int64
 }
 
 // specKey is a spec's key in the catalog cache. Which revision the trunk
@@ -193,7 +200,7 @@ func (c *Client) discovered(complete bool) {
 		}
 	}
 	if fill {
-		c.goWorker(func() { c.sleep("its catalog is cached") })
+		c.goWorker(func() { c.sleep("its catalog is cached", false) })
 	}
 }
 
@@ -385,6 +392,7 @@ func (c *Client) wake() error {
 		return c.unavailable(StateClosed, nil)
 	}
 	c.startSupervisorLocked(nil, nil)
+	c.lazy.starts.Add(1)
 	c.mu.Unlock()
 	c.logger.Info("server woken", "in", time.Since(began).Round(time.Millisecond))
 	return nil
@@ -441,7 +449,7 @@ func (c *Client) idleCheck() {
 		return
 	}
 	c.mu.Unlock()
-	c.goWorker(func() { c.sleep("idle for " + d.String()) })
+	c.goWorker(func() { c.sleep("idle for "+d.String(), true) })
 }
 
 // busyLocked reports what keeps a server up: a request in flight, an open
@@ -452,8 +460,9 @@ func (c *Client) busyLocked() bool {
 
 // sleep stops a ready server that nothing uses, keeping its catalog
 // listed; it reports whether it did. The supervisor sees the connection
-// end and, finding the server asleep, does not restart it.
-func (c *Client) sleep(why string) bool {
+// end and, finding the server asleep, does not restart it. idle says the
+// idle timer asked, which Status counts.
+func (c *Client) sleep(why string, idle bool) bool {
 	c.transition.Lock()
 	defer c.transition.Unlock()
 	c.mu.Lock()
@@ -465,6 +474,9 @@ func (c *Client) sleep(why string) bool {
 		return false
 	}
 	c.state, c.err, c.since = StateSleeping, nil, time.Now()
+	if idle {
+		c.lazy.idleStops.Add(1)
+	}
 	t, done := c.t, c.lazy.supDone
 	c.lazy.subs = nil
 	c.mu.Unlock()

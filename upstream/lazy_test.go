@@ -216,8 +216,8 @@ func TestLazyConcurrentFirstCalls(t *testing.T) {
 	if n := h.starts("lz"); n != 2 { // the fill, and one wake
 		t.Errorf("%d starts, want 2", n)
 	}
-	if got := c.Status().Calls; got != 50 {
-		t.Errorf("%d calls counted, want 50", got)
+	if st := c.Status(); st.Calls != 50 || st.LazyStarts != 1 || st.IdleStops != 0 {
+		t.Errorf("counted %d calls, %d lazy starts, %d idle stops; want 50, 1, 0", st.Calls, st.LazyStarts, st.IdleStops)
 	}
 }
 
@@ -256,6 +256,37 @@ func TestLazyIdleStop(t *testing.T) {
 	}
 	if n := h.starts("lz"); n != 3 {
 		t.Errorf("%d starts, want 3 (fill, first call, after the idle stop)", n)
+	}
+}
+
+// The counters of a lazy server move by exactly the wakes and idle stops
+// it goes through, and not for the start and stop that fill its cache.
+func TestLazyCounters(t *testing.T) {
+	h := newHarness(t)
+	spec := h.lazySpec("lz", 100*time.Millisecond)
+	host := h.host(nil) // no cache yet: the server starts to fill it
+	if err := host.StartAll(ctxFor(t), []config.Spec{spec}); err != nil {
+		t.Fatal(err)
+	}
+	c, _ := host.Client("lz")
+	awaitState(t, c, StateSleeping)
+	counts := func(starts, stops int64) {
+		t.Helper()
+		if st := c.Status(); st.LazyStarts != starts || st.IdleStops != stops {
+			t.Fatalf("%d lazy starts, %d idle stops; want %d, %d", st.LazyStarts, st.IdleStops, starts, stops)
+		}
+	}
+	counts(0, 0)
+	for round := int64(1); round <= 3; round++ {
+		if _, err := c.Call(ctxFor(t), "tools/call", []byte(`{"name":"echo"}`)); err != nil {
+			t.Fatal(err)
+		}
+		counts(round, round-1)
+		awaitState(t, c, StateSleeping)
+		counts(round, round)
+	}
+	if n := h.starts("lz"); n != 4 {
+		t.Errorf("%d processes started, want 4 (the fill and three wakes)", n)
 	}
 }
 
@@ -324,6 +355,9 @@ func TestLazyCrashAndFailedWake(t *testing.T) {
 	if _, err := c.Call(ctxFor(t), "tools/call", []byte(`{"name":"echo"}`)); err != nil {
 		t.Fatal(err)
 	}
+	if st := c.Status(); st.LazyStarts != 1 || st.Restarts != 1 {
+		t.Errorf("after a wake and a crash: %d lazy starts, %d restarts; want 1, 1 (the restart is the supervisor's)", st.LazyStarts, st.Restarts)
+	}
 	if err := host.Close(ctxFor(t)); err != nil {
 		t.Fatal(err)
 	}
@@ -343,7 +377,7 @@ func TestLazyCrashAndFailedWake(t *testing.T) {
 		t.Fatalf("call to a server that cannot start: %v", err)
 	}
 	st := c.Status()
-	if st.State != StateRestarting || !strings.Contains(st.Error, "exit status 9") || !c.Listed() || st.Tools != 4 {
+	if st.State != StateRestarting || !strings.Contains(st.Error, "exit status 9") || !c.Listed() || st.Tools != 4 || st.LazyStarts != 0 {
 		t.Errorf("after a failed wake: %+v, listed %v", st, c.Listed())
 	}
 	// The next request within the backoff gets the error at once...
@@ -358,8 +392,8 @@ func TestLazyCrashAndFailedWake(t *testing.T) {
 		_, err := c.Call(ctxFor(t), "tools/call", []byte(`{"name":"echo"}`))
 		return err == nil
 	})
-	if st, _ := c.State(); st != StateReady {
-		t.Errorf("state %s, want ready", st)
+	if st := c.Status(); st.State != StateReady || st.LazyStarts != 1 {
+		t.Errorf("state %s after %d lazy starts, want ready after 1 (failed wakes are not counted)", st.State, st.LazyStarts)
 	}
 }
 

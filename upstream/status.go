@@ -52,6 +52,13 @@ type Status struct {
 	CacheAgeSeconds     float64   `json:"cacheAgeSeconds,omitempty"`
 	LastUse             time.Time `json:"lastUse,omitzero"`
 	SinceLastUseSeconds float64   `json:"sinceLastUseSeconds,omitempty"`
+	// LazyStarts counts the times a request started the sleeping server,
+	// IdleStops the times its idleTimeout stopped it (neither counts the
+	// start and stop that only fill the catalog cache). Like Restarts,
+	// they count from the Client's creation: a reload that replaces the
+	// server starts them again.
+	LazyStarts int64 `json:"lazyStarts,omitempty"`
+	IdleStops  int64 `json:"idleStops,omitempty"`
 }
 
 // Status reports the server's state, catalog sizes and call statistics.
@@ -94,6 +101,7 @@ func (c *Client) Status() Status {
 		s.UptimeSeconds = time.Since(s.Since).Round(time.Millisecond).Seconds()
 	}
 	s.Restarts = c.restarts.Load()
+	s.LazyStarts, s.IdleStops = c.lazy.starts.Load(), c.lazy.idleStops.Load()
 	s.Calls = c.stats.calls.Load()
 	s.CallErrors = c.stats.errors.Load()
 	if s.Calls > 0 {
