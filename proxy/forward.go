@@ -10,12 +10,12 @@ import (
 	"github.com/mcptrunk/mcptrunk/naming"
 )
 
-// forwardNotification passes an upstream's notification to the host,
-// rewriting what names the upstream: a log message's logger becomes the
-// server (or server/logger), an updated resource's URI its namespaced form.
+// forwardNotification passes an upstream's notification to the hosts it
+// concerns (hosts.go), rewriting what names the upstream: a log message's
+// logger becomes the server (or server/logger), an updated resource's URI
+// its namespaced form.
 func (t *Trunk) forwardNotification(server, method string, params json.RawMessage) {
-	d := t.downstream()
-	if d == nil {
+	if len(t.hosts.all()) == 0 {
 		return
 	}
 	switch method {
@@ -34,8 +34,53 @@ func (t *Trunk) forwardNotification(server, method string, params json.RawMessag
 			}
 		}
 	}
-	if err := d.Notify(method, params); err != nil {
-		t.notifyFailed(server, method, err)
+	t.toHosts(server, method, params)
+}
+
+// toHosts delivers a notification from server (or the trunk's own, about
+// server) to the sessions it concerns. With sharing off, that is every
+// session: the one host.
+func (t *Trunk) toHosts(server, method string, params json.RawMessage) {
+	sessions := t.hosts.all()
+	if !t.hosts.shared.Load() {
+		for _, s := range sessions {
+			if err := s.Notify(method, params); err != nil {
+				t.notifyFailed(server, method, err)
+			}
+		}
+		return
+	}
+	var wants func(*Server) bool
+	switch method {
+	case "notifications/progress":
+		s, p, ok := t.hosts.progressOwner(params)
+		if !ok {
+			t.logger.Debug("progress for no request in flight", "server", server)
+			return
+		}
+		if err := s.Notify(method, p); err != nil {
+			t.notifyFailed(server, method, err)
+		}
+		return
+	case "notifications/message":
+		level, _ := rawjson.StringField(params, "level")
+		wants = func(s *Server) bool { return s.wantsLog(server, level) }
+	case "notifications/resources/updated":
+		uri, _ := rawjson.StringField(params, "uri")
+		wants = func(s *Server) bool { return s.wantsUpdate(uri) }
+	default:
+		// Anything else an upstream says is taken to concern the session
+		// that has a call on it, as its requests are.
+		caller := t.hosts.caller(server)
+		wants = func(s *Server) bool { return s == caller }
+	}
+	for _, s := range sessions {
+		if !wants(s) {
+			continue
+		}
+		if err := s.Notify(method, params); err != nil {
+			t.notifyFailed(server, method, err)
+		}
 	}
 }
 
@@ -62,28 +107,23 @@ func (t *Trunk) notifyFailed(server, method string, err error) {
 }
 
 // forwardRequest passes an upstream's request (sampling, elicitation, roots)
-// to the host and its answer back. ctx ends when the upstream cancels.
+// to the host whose call caused it, and its answer back. ctx ends when the
+// upstream cancels.
 func (t *Trunk) forwardRequest(ctx context.Context, server, method string, params json.RawMessage) (json.RawMessage, error) {
-	d := t.downstream()
-	if d == nil {
-		return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method %q: mcptrunk has no host to ask", method)
-	}
 	if ex := t.parked.current(server); ex != nil {
 		// A stateless host's call is in flight on this server: the
 		// request goes to the host inside the call's next result.
 		return ex.ask(ctx, method, params)
 	}
-	t.logger.Debug("forwarding a request to the host", "server", server, "method", method)
-	if r, ok := d.(progressRouter); ok {
-		var release func()
-		params, release = r.routeProgress(server, params)
-		defer release()
+	s := t.hosts.caller(server)
+	if s == nil {
+		if len(t.hosts.all()) == 0 {
+			return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method %q: mcptrunk has no host to ask", method)
+		}
+		return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method %q of server %q: no session has a call in flight on it, so mcptrunk cannot tell which host to ask", method, server)
 	}
-	return d.Call(ctx, method, params)
-}
-
-// progressRouter is a Downstream that can carry the host's progress for a
-// forwarded request back to the upstream that sent it (the stdio Server).
-type progressRouter interface {
-	routeProgress(server string, params json.RawMessage) (json.RawMessage, func())
+	t.logger.Debug("forwarding a request to the host", "server", server, "method", method, "session", s.id)
+	params, release := s.routeProgress(server, params)
+	defer release()
+	return s.Call(ctx, method, params)
 }

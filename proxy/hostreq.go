@@ -18,6 +18,7 @@ import (
 type hostRequest struct {
 	version string
 	caps    map[string]json.RawMessage // the host's client capabilities, by name
+	session *Server                    // the session the request came on; nil for the trunk's own
 }
 
 type hostRequestKey struct{}

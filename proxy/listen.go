@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
 	"github.com/mcptrunk/mcptrunk/internal/protocol"
@@ -23,9 +22,6 @@ import (
 // list_changed still goes out only for lists the host has read (the
 // announcer's rule): a host that never read a list has no copy to be stale.
 
-// listenRelease bounds the upstream unsubscribe when a listen ends.
-const listenRelease = 5 * time.Second
-
 // listen is one open subscriptions/listen request.
 type listen struct {
 	id      json.RawMessage // the request's id, the subscriptionId
@@ -33,15 +29,12 @@ type listen struct {
 	uris    map[string]bool // the namespaced URIs it is subscribed to
 }
 
-// listens is the registry of open listens, and the reference count of the
-// upstream subscriptions they share (two listens on one URI are one
-// subscription upstream, ended with the last of them).
+// listens is the registry of one host's open listens. The upstream
+// subscriptions they need are counted by the trunk (subscriptions in
+// shared.go): two listens on one URI are one subscription upstream.
 type listens struct {
 	mu   sync.Mutex
 	open map[*listen]bool
-
-	subMu sync.Mutex     // serialises subscribing and unsubscribing upstream
-	refs  map[string]int // namespaced URI -> open listens subscribed to it
 
 	active   sync.WaitGroup // listen handlers that are waiting
 	done     chan struct{}  // closed at shutdown: every listen is answered
@@ -49,7 +42,7 @@ type listens struct {
 }
 
 func newListens() *listens {
-	return &listens{open: map[*listen]bool{}, refs: map[string]int{}, done: make(chan struct{})}
+	return &listens{open: map[*listen]bool{}, done: make(chan struct{})}
 }
 
 // shutdown answers every open listen (the trunk is tearing it down) and
@@ -169,42 +162,22 @@ func (s *Server) acknowledge(l *listen, h honored) error {
 	return nil
 }
 
-// acquire subscribes upstream to a namespaced URI for a listen, unless
-// another listen already has.
+// acquire takes a listen's share of the upstream subscription to a
+// namespaced URI (shared with every other listen and session on it).
 func (s *Server) acquire(ctx context.Context, uri string) error {
-	ls := s.listens
-	ls.subMu.Lock()
-	defer ls.subMu.Unlock()
-	if ls.refs[uri] == 0 {
-		if _, err := s.trunk.Handle(ctx, "resources/subscribe", uriParams(uri)); err != nil {
-			return err
-		}
-	}
-	ls.refs[uri]++
-	return nil
+	return s.trunk.subs.acquire(ctx, s.trunk, uri)
 }
 
-// release ends a listen's share of an upstream subscription, and the
-// subscription with the last share. At shutdown there is nothing to end:
-// the upstreams are closing.
+// release gives up a listen's share. At shutdown there is nothing to end
+// upstream: the upstreams are closing.
 func (s *Server) release(uri string) {
-	ls := s.listens
-	ls.subMu.Lock()
-	defer ls.subMu.Unlock()
-	if ls.refs[uri]--; ls.refs[uri] > 0 {
-		return
-	}
-	delete(ls.refs, uri)
+	shutdown := false
 	select {
-	case <-ls.done:
-		return
+	case <-s.listens.done:
+		shutdown = true
 	default:
 	}
-	ctx, cancel := context.WithTimeout(withHostRequest(context.Background(), hostRequest{version: protocol.Stateless}), listenRelease)
-	defer cancel()
-	if _, err := s.trunk.Handle(ctx, "resources/unsubscribe", uriParams(uri)); err != nil {
-		s.logger.Debug("ending a listen's resource subscription failed", "uri", uri, "error", err)
-	}
+	s.trunk.subs.release(s.trunk, uri, shutdown)
 }
 
 func uriParams(uri string) json.RawMessage {

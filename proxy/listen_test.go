@@ -37,10 +37,7 @@ func TestListenRoutesAndEnds(t *testing.T) {
 	if l := next("the second acknowledgement"); !strings.Contains(l, `"io.modelcontextprotocol/subscriptionId":7`) {
 		t.Fatalf("acknowledgement: %s", l)
 	}
-	d := tr.downstream()
-	if err := d.Notify("notifications/tools/list_changed", nil); err != nil {
-		t.Fatal(err)
-	}
+	tr.toHosts("", "notifications/tools/list_changed", nil)
 	send(`{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{` + meta + `}}`) // answered after what was queued
 	if l := next("tools/list_changed"); l != `{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":"tools-listen"}}}` {
 		t.Errorf("list_changed: %s", l)

@@ -39,7 +39,9 @@ const (
 // owner, translating multi-round-trip results between the host's revision
 // and the upstream's.
 func (t *Trunk) callUpstream(ctx context.Context, c *upstream.Client, method string, params json.RawMessage) (json.RawMessage, error) {
-	hostStateless := hostRequestOf(ctx).stateless()
+	hr := hostRequestOf(ctx)
+	defer t.hosts.began(hr.session, c.Name())()
+	hostStateless := hr.stateless()
 	upStateless := protocol.IsStateless(c.Init().ProtocolVersion)
 	switch {
 	case hostStateless && !upStateless:

@@ -24,7 +24,7 @@ func (t *Trunk) Reload(ctx context.Context, cfg *config.Config) error {
 		t.pins.Store(newPinner(cfg.Trunk, t.record, t.logger))
 		t.serverChanged("")
 	}
-	if s, ok := t.downstream().(*Server); ok {
+	for _, s := range t.hosts.all() {
 		s.conn.SetMaxMessageBytes(cfg.Trunk.MaxMessageBytes, limitSetting)
 	}
 	select {

@@ -27,8 +27,15 @@ type Server struct {
 	out    *outbox // notifications to the host
 	logger *slog.Logger
 
+	id         string // the HTTP session id; "" for stdio
+	perRequest bool   // one stateless HTTP request (SessionOptions.PerRequest)
+	stopOutbox chan struct{}
+	outboxDone sync.WaitGroup
+
 	initialized atomic.Bool
 	listens     *listens // the host's open subscriptions/listen requests (listen.go)
+	subsMu      sync.Mutex
+	subs        map[string]bool // shared mode: the namespaced URIs this session subscribed to
 
 	// legacy is what a 2025-era host said at initialize: the facts of each
 	// of its requests (theirs come in no request). nil before initialize.
@@ -38,7 +45,7 @@ type Server struct {
 	// revision: its notifications then go through its listens.
 	stateless atomic.Bool
 	levelMu   sync.Mutex
-	level     string // the last _meta logLevel of a stateless request
+	level     string // the last _meta logLevel of a stateless request; in shared mode also a legacy host's setLevel
 
 	// Progress for the requests upstreams send the host (sampling,
 	// elicitation, roots): each progressToken is replaced with one the trunk
@@ -63,34 +70,72 @@ var protocolVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-
 // host closed stdin) or ctx ends, then shuts every upstream down. Nothing
 // but protocol messages is written to out.
 func (t *Trunk) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
-	s := &Server{trunk: t, logger: t.logger, listens: newListens()}
-	s.conn = jsonrpc.NewConn(in, out, s, &jsonrpc.Options{Logger: t.logger.With("peer", "host"), AnswerInvalid: true})
-	s.conn.SetMaxMessageBytes(t.cfg.Load().Trunk.MaxMessageBytes, limitSetting)
-	stopOutbox := make(chan struct{})
-	s.out = newOutbox(s.conn, stopOutbox, func(method string, err error) { t.notifyFailed("", method, err) })
-	var outboxDone sync.WaitGroup
-	outboxDone.Go(s.out.run)
-	t.SetDownstream(s)
+	s := t.Attach(in, out, nil)
+	err := s.Run(ctx)
+	return errors.Join(err, t.Close(context.WithoutCancel(ctx)))
+}
 
+// SessionOptions describe a host session other than the stdio host's.
+type SessionOptions struct {
+	// ID is the session's id on the HTTP downstream, told to observers.
+	ID string
+	// PerRequest marks a session that carries one stateless request over
+	// HTTP: only what concerns that request reaches it (its progress, log
+	// messages of the servers it has a call on, its listen's
+	// notifications), never a broadcast.
+	PerRequest bool
+}
+
+// Attach connects a host session, speaking line-delimited JSON-RPC on in
+// and out, to the trunk. Nothing is read before Run. The trunk serves any
+// number of sessions at once when Share was called; the stdio host is one.
+func (t *Trunk) Attach(in io.Reader, out io.Writer, opts *SessionOptions) *Server {
+	if opts == nil {
+		opts = &SessionOptions{}
+	}
+	s := &Server{trunk: t, logger: t.logger, listens: newListens(), id: opts.ID, perRequest: opts.PerRequest}
+	peer := "host"
+	if opts.ID != "" {
+		s.logger = t.logger.With("session", opts.ID)
+		peer = "session"
+	}
+	s.conn = jsonrpc.NewConn(in, out, s, &jsonrpc.Options{Logger: s.logger.With("peer", peer), AnswerInvalid: true})
+	s.conn.SetMaxMessageBytes(t.cfg.Load().Trunk.MaxMessageBytes, limitSetting)
+	s.stopOutbox = make(chan struct{})
+	s.out = newOutbox(s.conn, s.stopOutbox, func(method string, err error) { t.notifyFailed("", method, err) })
+	s.outboxDone.Go(s.out.run)
+	t.hosts.add(s)
+	return s
+}
+
+// Run serves the session until its input ends or ctx ends, then detaches
+// it: it gets nothing more, its subscriptions are given up, and the trunk
+// and its upstreams go on for the other sessions. When ctx ends first the
+// trunk is shutting down: open listens are answered.
+func (s *Server) Run(ctx context.Context) error {
+	t := s.trunk
 	served := make(chan error, 1)
 	go func() { served <- s.conn.Serve() }()
 	var err error
 	select {
 	case err = <-served:
-		t.logger.Info("host closed the connection; shutting down")
+		s.logger.Info("host closed the connection")
 	case <-ctx.Done():
-		t.logger.Info("shutting down", "reason", context.Cause(ctx))
+		s.logger.Info("shutting down", "reason", context.Cause(ctx))
+		// Open listens are answered first: the trunk is tearing them down.
+		s.listens.shutdown()
 	}
-	// Open listens are answered first: the trunk is tearing them down.
-	// The outbox stops next: the announcer may be waiting in it for room
-	// that a host that went away will never make, and Close waits for the
-	// announcer.
-	s.listens.shutdown()
-	close(stopOutbox)
-	closeErr := t.Close(context.WithoutCancel(ctx))
-	outboxDone.Wait()
-	return errors.Join(err, closeErr)
+	t.hosts.remove(s)
+	s.releaseSubscriptions()
+	// The outbox stops last: the announcer may be waiting in it for room
+	// that a host that went away will never make.
+	close(s.stopOutbox)
+	s.outboxDone.Wait()
+	return err
 }
+
+// ID is the session's id ("" for the stdio host).
+func (s *Server) ID() string { return s.id }
 
 // HandleRequest answers the handshake and passes every other request on,
 // each with the facts of its host request (hostreq.go): from its own _meta
@@ -126,11 +171,19 @@ func (s *Server) handle(ctx context.Context, meta requestMeta, method string, pa
 		// A probe at a legacy revision, or with no _meta: the answer lists
 		// the revisions, and the host falls back to initialize.
 		if meta.Version != "" {
-			hr = hostRequest{version: meta.Version, caps: meta.Caps}
+			hr = hostRequest{version: meta.Version, caps: meta.Caps, session: s}
 		}
 		return s.discover(withHostRequest(ctx, hr), hr)
 	}
-	res, err := s.trunk.Handle(withHostRequest(ctx, hr), method, params)
+	ctx = withHostRequest(ctx, hr)
+	if s.trunk.hosts.shared.Load() {
+		if res, handled, err := s.handleShared(ctx, method, params); handled {
+			return res, err
+		}
+	}
+	params, release := s.trunk.hosts.claimProgress(s, params)
+	defer release()
+	res, err := s.trunk.Handle(ctx, method, params)
 	s.out.flush()
 	if err != nil {
 		return nil, err
@@ -142,7 +195,7 @@ func (s *Server) handle(ctx context.Context, meta requestMeta, method string, pa
 // handshake: the first request may be any, so it starts the upstreams.
 func (s *Server) handleStateless(ctx context.Context, meta requestMeta, method string, params json.RawMessage) (json.RawMessage, error) {
 	s.stateless.Store(true)
-	hr := hostRequest{version: meta.Version, caps: meta.Caps}
+	hr := hostRequest{version: meta.Version, caps: meta.Caps, session: s}
 	// An upstream at the stateless revision is told, in each request, what
 	// this very request's host can be asked and the log level it asked for
 	// (none when it named none), exactly: upstream.Client sets the _meta.
@@ -159,6 +212,8 @@ func (s *Server) handleStateless(ctx context.Context, meta requestMeta, method s
 	case protocol.MethodListen:
 		return s.listen(ctx, params)
 	}
+	params, release := s.trunk.hosts.claimProgress(s, params)
+	defer release()
 	res, err := s.trunk.Handle(ctx, method, params)
 	s.out.flush()
 	if err != nil {
@@ -178,7 +233,7 @@ func (s *Server) legacyHost() hostRequest {
 	if hr := s.legacy.Load(); hr != nil {
 		return *hr
 	}
-	return hostRequest{}
+	return hostRequest{session: s}
 }
 
 // startUpstreams starts the upstreams with the host's forwarded
@@ -206,6 +261,12 @@ func (s *Server) applyLogLevel(ctx context.Context, level string) {
 	s.level = level
 	s.levelMu.Unlock()
 	if !changed {
+		return
+	}
+	if s.trunk.hosts.shared.Load() {
+		if err := s.trunk.applySharedLevel(context.WithoutCancel(ctx)); err != nil {
+			s.logger.Warn("applying the host's log level failed", "level", level, "error", err)
+		}
 		return
 	}
 	params, _ := json.Marshal(map[string]string{"level": level})
@@ -341,7 +402,7 @@ func (s *Server) initialize(params json.RawMessage) (json.RawMessage, error) {
 		}
 	}
 	s.logger.Info("host connected", "client", p.ClientInfo.Name, "clientVersion", p.ClientInfo.Version, "protocol", version)
-	hr := hostRequest{version: version, caps: p.Capabilities}
+	hr := hostRequest{version: version, caps: p.Capabilities, session: s}
 	s.legacy.Store(&hr)
 	s.client.Store(p.ClientInfo.Name)
 	s.trunk.Start(hr.forwardedCaps(), hr.version)

@@ -39,14 +39,6 @@ type Options struct {
 // setups fit in one page.
 const DefaultPageSize = 1000
 
-// Downstream is how the trunk reaches its host: notifications (progress,
-// logs, list_changed) and requests (sampling, elicitation, roots) that
-// upstreams send. The stdio Server provides it; the CLI uses none.
-type Downstream interface {
-	Notify(method string, params json.RawMessage) error
-	Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
-}
-
 // Trunk aggregates the configured upstreams: it starts them, keeps the
 // namespaced catalog, and routes requests to their owners. It does not know
 // how the host is connected; see Server for stdio.
@@ -60,8 +52,10 @@ type Trunk struct {
 	stopped   chan struct{}   // closed by Close: stops the announcer
 	life      context.Context // ends at Close: work the trunk starts on its own
 	stopLife  context.CancelFunc
-	session   *session
-	parked    *parking // stateless hosts' calls to legacy upstreams, between rounds
+	session   *session       // what upstreams must be told again after a restart
+	hosts     *hostSet       // the host sessions attached (hosts.go)
+	subs      *subscriptions // shares of upstream resource subscriptions (shared.go)
+	parked    *parking       // stateless hosts' calls to legacy upstreams, between rounds
 	observers observers
 
 	startOnce sync.Once
@@ -70,9 +64,8 @@ type Trunk struct {
 	startedAt time.Time
 	workers   sync.WaitGroup // the StartAll and announcer goroutines
 
-	cfg  atomic.Pointer[config.Config] // the config in force: first, then each reload
-	down atomic.Pointer[downstreamBox]
-	cat  atomic.Pointer[catalog]
+	cfg atomic.Pointer[config.Config] // the config in force: first, then each reload
+	cat atomic.Pointer[catalog]
 
 	reloadMu  sync.Mutex    // serialises Reload
 	rebuildMu sync.Mutex    // serialises catalog rebuilds
@@ -84,12 +77,13 @@ type Trunk struct {
 	record   bool                   // Options.RecordPins
 	dropped  atomic.Int64           // notifications to the host dropped for its message limit
 
+	levelMu     sync.Mutex // serialises applySharedLevel
+	sharedLevel string     // the level the upstreams were last told in shared mode
+
 	announceMu sync.Mutex
 	seen       [listCount]*catalog // the catalog each list was last served or announced from
 	closeOnce  sync.Once
 }
-
-type downstreamBox struct{ d Downstream }
 
 // New returns a Trunk for cfg. Nothing starts until Start.
 func New(cfg *config.Config, opts *Options) *Trunk {
@@ -112,6 +106,8 @@ func New(cfg *config.Config, opts *Options) *Trunk {
 		kick:     make(chan struct{}, 1),
 		stopped:  make(chan struct{}),
 		session:  newSession(),
+		hosts:    newHostSet(),
+		subs:     newSubscriptions(),
 		parked:   newParking(),
 		started:  make(chan struct{}),
 	}
@@ -122,16 +118,6 @@ func New(cfg *config.Config, opts *Options) *Trunk {
 	t.observers = opts.Observers
 	t.pins.Store(newPinner(cfg.Trunk, t.record, logger))
 	return t
-}
-
-// SetDownstream connects the trunk to its host.
-func (t *Trunk) SetDownstream(d Downstream) { t.down.Store(&downstreamBox{d}) }
-
-func (t *Trunk) downstream() Downstream {
-	if b := t.down.Load(); b != nil {
-		return b.d
-	}
-	return nil
 }
 
 // Start starts every configured upstream in the background, announcing
@@ -294,9 +280,9 @@ func (t *Trunk) announce() {
 			}
 		}
 		t.announceMu.Unlock()
-		if d := t.downstream(); d != nil {
+		for _, s := range t.hosts.all() {
 			for _, m := range methods {
-				if err := d.Notify(m, nil); err != nil {
+				if err := s.Notify(m, nil); err != nil {
 					t.logger.Debug("announcing a change failed", "method", m, "error", err)
 				}
 			}

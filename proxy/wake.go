@@ -20,8 +20,7 @@ const wakeProgressEvery = time.Second
 // neither times out in silence nor shows a call that seems hung.
 func (t *Trunk) wake(ctx context.Context, c *upstream.Client, params json.RawMessage) error {
 	token := progressToken(params)
-	d := t.downstream()
-	if token == nil || d == nil {
+	if token == nil || len(t.hosts.all()) == 0 {
 		return c.Wake(ctx)
 	}
 	done := make(chan error, 1)
@@ -39,9 +38,7 @@ func (t *Trunk) wake(ctx context.Context, c *upstream.Client, params json.RawMes
 			Progress int             `json:"progress"`
 			Message  string          `json:"message"`
 		}{token, n, msg})
-		if err := d.Notify("notifications/progress", note); err != nil {
-			t.logger.Debug("progress for a starting server was not sent", "server", c.Name(), "error", err)
-		}
+		t.toHosts(c.Name(), "notifications/progress", note)
 		select {
 		case err := <-done:
 			return err

@@ -2,7 +2,6 @@ package remote
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -61,8 +60,8 @@ func (t *Streamable) postFrame(ctx context.Context, f frame, session, protoVersi
 	if f.method != "" {
 		req.Header.Set(protocol.HeaderMethod, f.method)
 	}
-	if name, ok := principalName(f.method, f.params); ok {
-		req.Header.Set(protocol.HeaderName, headerValue(name))
+	if name, ok := protocol.PrincipalName(f.method, f.params); ok {
+		req.Header.Set(protocol.HeaderName, protocol.HeaderValue(name))
 	}
 	return t.do(req)
 }
@@ -81,41 +80,4 @@ func frameVersion(f frame) string {
 	var v string
 	_ = json.Unmarshal(p.Meta[protocol.MetaProtocolVersion], &v)
 	return v
-}
-
-// principalName is what Mcp-Name mirrors: the name of the tool or prompt,
-// the URI of the resource.
-func principalName(method string, params json.RawMessage) (string, bool) {
-	var p struct {
-		Name *string `json:"name"`
-		URI  *string `json:"uri"`
-	}
-	switch method {
-	case "tools/call", "prompts/get":
-		if json.Unmarshal(params, &p) == nil && p.Name != nil {
-			return *p.Name, true
-		}
-	case "resources/read":
-		if json.Unmarshal(params, &p) == nil && p.URI != nil {
-			return *p.URI, true
-		}
-	}
-	return "", false
-}
-
-// headerValue encodes a name for a header as the transport specifies: as
-// it is when it is plain visible ASCII without edge blanks, else (and when
-// it would read as an encoded value) as =?base64?...?=.
-func headerValue(s string) string {
-	const prefix, suffix = "=?base64?", "?="
-	plain := s == "" || (s[0] != ' ' && s[0] != '\t' && s[len(s)-1] != ' ' && s[len(s)-1] != '\t')
-	for i := 0; plain && i < len(s); i++ {
-		if s[i] < 0x20 || s[i] > 0x7e {
-			plain = false
-		}
-	}
-	if plain && !(strings.HasPrefix(s, prefix) && strings.HasSuffix(s, suffix)) {
-		return s
-	}
-	return prefix + base64.StdEncoding.EncodeToString([]byte(s)) + suffix
 }

@@ -1,4 +1,4 @@
-package remote
+package protocol
 
 import (
 	"encoding/json"
@@ -16,8 +16,8 @@ func TestHeaderValue(t *testing.T) {
 		"=?base64?eA==?=":     "=?base64?PT9iYXNlNjQ/ZUE9PT89?=",
 		"=?base64?unfinished": "=?base64?unfinished",
 	} {
-		if got := headerValue(in); got != want {
-			t.Errorf("headerValue(%q) = %q, want %q", in, got, want)
+		if got := HeaderValue(in); got != want {
+			t.Errorf("HeaderValue(%q) = %q, want %q", in, got, want)
 		}
 	}
 }
@@ -33,9 +33,21 @@ func TestPrincipalName(t *testing.T) {
 		{"tools/list", `{"name":"x"}`, "", false},
 		{"tools/call", `{}`, "", false},
 	} {
-		got, ok := principalName(tc.method, json.RawMessage(tc.params))
+		got, ok := PrincipalName(tc.method, json.RawMessage(tc.params))
 		if got != tc.want || ok != tc.ok {
-			t.Errorf("principalName(%s, %s) = %q, %v", tc.method, tc.params, got, ok)
+			t.Errorf("PrincipalName(%s, %s) = %q, %v", tc.method, tc.params, got, ok)
 		}
+	}
+}
+
+func TestParseHeaderValue(t *testing.T) {
+	for _, in := range []string{"search", "", " lead", "café", "a\nb", "=?base64?eA==?=", "=?base64?unfinished"} {
+		got, ok := ParseHeaderValue(HeaderValue(in))
+		if !ok || got != in {
+			t.Errorf("ParseHeaderValue(HeaderValue(%q)) = %q, %v", in, got, ok)
+		}
+	}
+	if _, ok := ParseHeaderValue("=?base64?not base64!?="); ok {
+		t.Error("a malformed encoded value was accepted")
 	}
 }

@@ -1,0 +1,221 @@
+package proxy
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
+	"github.com/mcptrunk/mcptrunk/internal/protocol"
+	"github.com/mcptrunk/mcptrunk/internal/rawjson"
+)
+
+// Sharing: one instance of each upstream serves every host session. What
+// the upstream protocol keeps once per connection, the log level and the
+// resource subscriptions, is kept per session here and given to the
+// upstream as the union: the most verbose level any session asked for
+// (each session then gets only the messages at its own level), and one
+// upstream subscription per URI, however many sessions subscribed.
+
+// Share makes the trunk serve several host sessions at once (the HTTP
+// downstream). Call it before Start and before any session attaches.
+func (t *Trunk) Share() { t.hosts.shared.Store(true) }
+
+// Sessions counts the host sessions attached now (a stateless HTTP
+// request counts while it is answered).
+func (t *Trunk) Sessions() int { return len(t.hosts.all()) }
+
+// logLevels are MCP's log levels, most verbose first (RFC 5424's order).
+var logLevels = []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
+
+// levelRank is a level's place in logLevels; an unknown level ranks as the
+// most severe, so a message with a level nobody knows is not withheld.
+func levelRank(level string) int {
+	if i := slices.Index(logLevels, level); i >= 0 {
+		return i
+	}
+	return len(logLevels)
+}
+
+// handleShared answers, in shared mode, the requests of a 2025-era session
+// whose effect upstream is shared with every other session.
+func (s *Server) handleShared(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, bool, error) {
+	switch method {
+	case "logging/setLevel":
+		level, err := rawjson.StringField(params, "level")
+		if err != nil || levelRank(level) == len(logLevels) {
+			return nil, true, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "logging/setLevel: params.level must be one of %s", strings.Join(logLevels, ", "))
+		}
+		s.levelMu.Lock()
+		s.level = level
+		s.levelMu.Unlock()
+		if err := s.trunk.applySharedLevel(ctx); err != nil {
+			return nil, true, err
+		}
+		return json.RawMessage(`{}`), true, nil
+	case "resources/subscribe", "resources/unsubscribe":
+		uri, err := rawjson.StringField(params, "uri")
+		if err != nil || uri == "" {
+			return nil, true, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s: params.uri must be a resource URI", method)
+		}
+		if method == "resources/subscribe" {
+			err = s.subscribe(ctx, uri)
+		} else {
+			s.unsubscribe(uri)
+		}
+		if err != nil {
+			return nil, true, err
+		}
+		return json.RawMessage(`{}`), true, nil
+	}
+	return nil, false, nil
+}
+
+// ownLevel is the level this session asked for ("" when none).
+func (s *Server) ownLevel() string {
+	s.levelMu.Lock()
+	defer s.levelMu.Unlock()
+	return s.level
+}
+
+// wantsLog reports whether a log message of server at level goes to this
+// session. A session that asked for no level gets every message, as a
+// host alone does; a stateless request's session gets the messages of the
+// servers it has a call on, at the level it named, and only when it named one.
+func (s *Server) wantsLog(server, level string) bool {
+	own := s.ownLevel()
+	if s.perRequest && (own == "" || !s.trunk.hosts.busyOn(s, server)) {
+		return false
+	}
+	return own == "" || levelRank(level) >= levelRank(own)
+}
+
+// wantsUpdate reports whether notifications/resources/updated for uri goes
+// to this session: a stateless host's listens decide in Notify.
+func (s *Server) wantsUpdate(uri string) bool {
+	if s.stateless.Load() {
+		return true
+	}
+	s.subsMu.Lock()
+	defer s.subsMu.Unlock()
+	return s.subs[uri]
+}
+
+// applySharedLevel tells the upstreams the most verbose level any session
+// asked for, when that changed. With no session asking, the level stays
+// as it was: MCP has no way to take a level back.
+func (t *Trunk) applySharedLevel(ctx context.Context) error {
+	t.levelMu.Lock()
+	defer t.levelMu.Unlock()
+	most := ""
+	for _, s := range t.hosts.all() {
+		if l := s.ownLevel(); l != "" && (most == "" || levelRank(l) < levelRank(most)) {
+			most = l
+		}
+	}
+	if most == "" || most == t.sharedLevel {
+		return nil
+	}
+	params, _ := json.Marshal(map[string]string{"level": most})
+	if _, err := t.Handle(ctx, "logging/setLevel", params); err != nil {
+		return err
+	}
+	t.sharedLevel = most
+	return nil
+}
+
+// subscribe records a session's subscription and takes its share of the
+// upstream one.
+func (s *Server) subscribe(ctx context.Context, uri string) error {
+	s.subsMu.Lock()
+	if s.subs[uri] {
+		s.subsMu.Unlock()
+		return nil
+	}
+	if s.subs == nil {
+		s.subs = map[string]bool{}
+	}
+	s.subs[uri] = true
+	s.subsMu.Unlock()
+	if err := s.trunk.subs.acquire(ctx, s.trunk, uri); err != nil {
+		s.subsMu.Lock()
+		delete(s.subs, uri)
+		s.subsMu.Unlock()
+		return err
+	}
+	return nil
+}
+
+func (s *Server) unsubscribe(uri string) {
+	s.subsMu.Lock()
+	had := s.subs[uri]
+	delete(s.subs, uri)
+	s.subsMu.Unlock()
+	if had {
+		s.trunk.subs.release(s.trunk, uri, false)
+	}
+}
+
+// releaseSubscriptions gives up every subscription of a session that
+// ended.
+func (s *Server) releaseSubscriptions() {
+	s.subsMu.Lock()
+	uris := make([]string, 0, len(s.subs))
+	for uri := range s.subs {
+		uris = append(uris, uri)
+	}
+	s.subs = nil
+	s.subsMu.Unlock()
+	for _, uri := range uris {
+		s.trunk.subs.release(s.trunk, uri, false)
+	}
+}
+
+// subscriptions counts the shares of each upstream resource subscription:
+// the listens of stateless hosts and the subscriptions of 2025-era
+// sessions on one URI are one subscription upstream, ended with the last.
+type subscriptions struct {
+	mu   sync.Mutex     // serialises subscribing and unsubscribing upstream
+	refs map[string]int // namespaced URI -> shares
+}
+
+func newSubscriptions() *subscriptions { return &subscriptions{refs: map[string]int{}} }
+
+// acquire subscribes upstream to a namespaced URI unless a share is held.
+func (ss *subscriptions) acquire(ctx context.Context, t *Trunk, uri string) error {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if ss.refs[uri] == 0 {
+		if _, err := t.Handle(ctx, "resources/subscribe", uriParams(uri)); err != nil {
+			return err
+		}
+	}
+	ss.refs[uri]++
+	return nil
+}
+
+// release gives up one share, and the upstream subscription with the
+// last, unless quiet: while the trunk shuts down there is nothing to end,
+// the upstreams are closing.
+func (ss *subscriptions) release(t *Trunk, uri string, quiet bool) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if ss.refs[uri]--; ss.refs[uri] > 0 {
+		return
+	}
+	delete(ss.refs, uri)
+	if quiet || t.life.Err() != nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(withHostRequest(context.Background(), hostRequest{version: protocol.Stateless}), subscriptionRelease)
+	defer cancel()
+	if _, err := t.Handle(ctx, "resources/unsubscribe", uriParams(uri)); err != nil {
+		t.logger.Debug("ending a resource subscription failed", "uri", uri, "error", err)
+	}
+}
+
+// subscriptionRelease bounds the upstream unsubscribe when a share ends.
+const subscriptionRelease = 5 * time.Second
