@@ -13,6 +13,9 @@ type Status struct {
 	// rounds of input.
 	DroppedNotifications int64
 	ParkedCalls          int
+	// Sessions counts the host sessions attached now: the stdio host is
+	// one, each session of the HTTP downstream another.
+	Sessions int
 	// PinMode is trunk.pin in force; Pins counts, per server with any, the
 	// items pinning has something to say about.
 	PinMode string
@@ -28,7 +31,8 @@ type PinCounts struct {
 // Status reports the trunk's servers and counters now.
 func (t *Trunk) Status() Status {
 	r := t.statusReport()
-	s := Status{Servers: r.Servers, DroppedNotifications: r.DroppedNotifications, ParkedCalls: r.ParkedCalls, Pins: map[string]PinCounts{}}
+	s := Status{Servers: r.Servers, DroppedNotifications: r.DroppedNotifications, ParkedCalls: r.ParkedCalls,
+		Sessions: len(t.hosts.all()), Pins: map[string]PinCounts{}}
 	if r.Pinning != nil {
 		s.PinMode = r.Pinning.Mode
 		for server, st := range r.Pinning.Servers {

@@ -20,15 +20,21 @@ import (
 func metricsHost(t *testing.T, ctx context.Context, cfg string) (*host, string) {
 	t.Helper()
 	h := connectHost(t, ctx, exec.Command(trunkBin, "serve", "--config", cfg, "--metrics", "127.0.0.1:0"), hostConfig{}, "2025-11-25")
-	line, err := waitStderrLine(ctx, h.stderr, 10*time.Second, "metrics listening")
+	return h, metricsURL(t, ctx, h.stderr)
+}
+
+// metricsURL is the /metrics URL of the listener a trunk logged to stderr.
+func metricsURL(t *testing.T, ctx context.Context, stderr *syncBuffer) string {
+	t.Helper()
+	line, err := waitStderrLine(ctx, stderr, 10*time.Second, "metrics listening")
 	if err != nil {
-		t.Fatalf("%v\nstderr:\n%s", err, h.stderr)
+		t.Fatalf("%v\nstderr:\n%s", err, stderr)
 	}
 	_, addr, ok := strings.Cut(line, "addr=")
 	if !ok {
 		t.Fatalf("no addr in %q", line)
 	}
-	return h, "http://" + strings.Fields(addr)[0] + "/metrics"
+	return "http://" + strings.Fields(addr)[0] + "/metrics"
 }
 
 // scrapeMetrics reads url as Prometheus does and parses it with its text
@@ -142,6 +148,54 @@ func TestMetricsCountCalls(t *testing.T) {
 	if got, _ := sample(after, "mcptrunk_requests_in_flight", map[string]string{"server": "notes", "method": "tools/call"}); got != 0 {
 		t.Errorf("%v requests in flight after the calls ended", got)
 	}
+}
+
+// A lazy server's counters move by exactly the wakes and idle stops it
+// goes through (not for the start and stop that fill its cache), at
+// /metrics and in the status tool; the stdio host is one session.
+func TestMetricsLazyCounts(t *testing.T) {
+	ctx := testCtx(t, 90*time.Second)
+	notes := notesServer()
+	notes["lazy"], notes["idleTimeout"] = true, "300ms"
+	cfg := writeConfig(t, map[string]server{"notes": notes}, nil)
+	c := startRaw(t, "mcptrunk", lazyTrunkCmd(newTag(t), t.TempDir(), "serve", "--config", cfg, "--metrics", "127.0.0.1:0"))
+	c.initialize(ctx)
+	url := metricsURL(t, ctx, c.stderr)
+	sleeping := func() {
+		t.Helper()
+		if !waitFor(ctx, 20*time.Second, func() bool { return rawStatus(t, ctx, c)["notes"]["state"] == "sleeping" }) {
+			t.Fatalf("notes never went to sleep: %v", rawStatus(t, ctx, c)["notes"])
+		}
+	}
+	counts := func(starts, stops float64) {
+		t.Helper()
+		fams := scrapeMetrics(t, url)
+		notes := map[string]string{"server": "notes"}
+		if got, ok := sample(fams, "mcptrunk_server_lazy_starts_total", notes); !ok || got != starts {
+			t.Errorf("mcptrunk_server_lazy_starts_total = %v (present %v), want %v", got, ok, starts)
+		}
+		if got, ok := sample(fams, "mcptrunk_server_idle_stops_total", notes); !ok || got != stops {
+			t.Errorf("mcptrunk_server_idle_stops_total = %v (present %v), want %v", got, ok, stops)
+		}
+		if got, ok := sample(fams, "mcptrunk_sessions", map[string]string{}); !ok || got != 1 {
+			t.Errorf("mcptrunk_sessions = %v (present %v), want 1", got, ok)
+		}
+	}
+	sleeping() // the cache filled
+	counts(0, 0)
+	const wakes = 2
+	for i := range wakes {
+		if res := c.call(ctx, "tools/call", map[string]any{"name": "mcp__notes__echo", "arguments": map[string]any{"text": "up"}}); res.Err != nil {
+			t.Fatalf("call %d: %v", i, res.Err)
+		}
+		sleeping()
+	}
+	counts(wakes, wakes)
+	st := rawStatus(t, ctx, c)["notes"]
+	if st["lazyStarts"] != float64(wakes) || st["idleStops"] != float64(wakes) {
+		t.Errorf("status tool: lazyStarts %v, idleStops %v; want %d each", st["lazyStarts"], st["idleStops"], wakes)
+	}
+	c.shutdown(15 * time.Second)
 }
 
 // The listener answers only this machine's own requests: a web page that

@@ -166,9 +166,9 @@ func TestStatus(t *testing.T) {
 	st := proxy.Status{
 		Servers: []upstream.Status{
 			{Server: "notes", State: upstream.StateReady, Since: since, Restarts: 2, Tools: 5, Prompts: 1},
-			{Server: "lazy", State: upstream.StateSleeping, Since: since},
+			{Server: "lazy", State: upstream.StateSleeping, Since: since, Lazy: true, LazyStarts: 4, IdleStops: 3},
 		},
-		DroppedNotifications: 7, ParkedCalls: 1,
+		DroppedNotifications: 7, ParkedCalls: 1, Sessions: 2,
 		Pins: map[string]proxy.PinCounts{"notes": {Drift: 3, Withheld: 2}},
 	}
 	if err := m.WatchStatus(func() proxy.Status { return st }); err != nil {
@@ -191,6 +191,10 @@ func TestStatus(t *testing.T) {
 		{"mcptrunk_pin_drift", map[string]string{"server": "lazy"}, 0},
 		{"mcptrunk_notifications_dropped_total", map[string]string{}, 7},
 		{"mcptrunk_parked_calls", map[string]string{}, 1},
+		{"mcptrunk_sessions", map[string]string{}, 2},
+		{"mcptrunk_server_lazy_starts_total", map[string]string{"server": "lazy"}, 4},
+		{"mcptrunk_server_idle_stops_total", map[string]string{"server": "lazy"}, 3},
+		{"mcptrunk_server_lazy_starts_total", map[string]string{"server": "notes"}, 0},
 	} {
 		if got, ok := value(fams, c.name, c.labels); !ok || got != c.want {
 			t.Errorf("%s%v = %v (present %v), want %v", c.name, c.labels, got, ok, c.want)

@@ -20,13 +20,13 @@ var states = []upstream.State{upstream.StateStarting, upstream.StateReady, upstr
 // statusGauges are the instruments read from the trunk's status when the
 // metrics are collected.
 type statusGauges struct {
-	state, startTime, items, parked, pinDrift, pinWithheld metric.Int64ObservableGauge
-	restarts, dropped                                      metric.Int64ObservableCounter
+	state, startTime, items, parked, pinDrift, pinWithheld, sessions metric.Int64ObservableGauge
+	restarts, lazyStarts, idleStops, dropped                         metric.Int64ObservableCounter
 }
 
 func (m *Metrics) statusInstruments() error {
 	g := &m.gauges
-	var errs [8]error
+	var errs [11]error
 	g.state, errs[0] = m.meter.Int64ObservableGauge("mcptrunk.server.state",
 		metric.WithDescription("1 for the state each server is in, 0 for the others (starting, ready, sleeping, restarting, failed, disabled, closed)."))
 	g.startTime, errs[1] = m.meter.Int64ObservableGauge("mcptrunk.server.start_time", metric.WithUnit("s"),
@@ -43,6 +43,12 @@ func (m *Metrics) statusInstruments() error {
 		metric.WithDescription("Times each server was restarted after it went away (reset when a reload replaces the server)."))
 	g.dropped, errs[7] = m.meter.Int64ObservableCounter("mcptrunk.notifications.dropped",
 		metric.WithDescription("Notifications for the host dropped: over the message limit, or the host not reading."))
+	g.lazyStarts, errs[8] = m.meter.Int64ObservableCounter("mcptrunk.server.lazy_starts",
+		metric.WithDescription("Times a request started each sleeping server (lazy, or stopped for being idle); the start that fills its catalog cache is not one (reset when a reload replaces the server)."))
+	g.idleStops, errs[9] = m.meter.Int64ObservableCounter("mcptrunk.server.idle_stops",
+		metric.WithDescription("Times each server was stopped for being idle longer than its idleTimeout (reset when a reload replaces the server)."))
+	g.sessions, errs[10] = m.meter.Int64ObservableGauge("mcptrunk.sessions",
+		metric.WithDescription("Host sessions connected to the trunk now (the stdio host is one)."))
 	return errors.Join(errs[:]...)
 }
 
@@ -69,14 +75,17 @@ func (m *Metrics) WatchStatus(status func() proxy.Status) error {
 				o.ObserveInt64(g.items, int64(n), metric.WithAttributes(server, attribute.String("kind", kind)))
 			}
 			o.ObserveInt64(g.restarts, s.Restarts, metric.WithAttributes(server))
+			o.ObserveInt64(g.lazyStarts, s.LazyStarts, metric.WithAttributes(server))
+			o.ObserveInt64(g.idleStops, s.IdleStops, metric.WithAttributes(server))
 			pins := st.Pins[s.Server]
 			o.ObserveInt64(g.pinDrift, int64(pins.Drift), metric.WithAttributes(server))
 			o.ObserveInt64(g.pinWithheld, int64(pins.Withheld), metric.WithAttributes(server))
 		}
 		o.ObserveInt64(g.parked, int64(st.ParkedCalls))
 		o.ObserveInt64(g.dropped, st.DroppedNotifications)
+		o.ObserveInt64(g.sessions, int64(st.Sessions))
 		return nil
-	}, g.state, g.startTime, g.items, g.parked, g.pinDrift, g.pinWithheld, g.restarts, g.dropped)
+	}, g.state, g.startTime, g.items, g.parked, g.pinDrift, g.pinWithheld, g.sessions, g.restarts, g.lazyStarts, g.idleStops, g.dropped)
 	if err != nil {
 		return err
 	}

@@ -12,10 +12,12 @@ type Snapshot struct {
 	Servers []upstream.Status
 	// MaxMessageBytes is the host's message limit in force;
 	// DroppedNotifications counts the notifications it (or a full outbox)
-	// cost; ParkedCalls the exchanges waiting between rounds of input.
+	// cost; ParkedCalls the exchanges waiting between rounds of input;
+	// Sessions the hosts attached.
 	MaxMessageBytes      int
 	DroppedNotifications int64
 	ParkedCalls          int
+	Sessions             int
 	// PinMode is trunk.pin; Pins counts, per server with any, the items
 	// that drifted from the lockfile, are withheld, or have findings.
 	PinMode string

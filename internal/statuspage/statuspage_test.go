@@ -24,8 +24,9 @@ func snapshot(state upstream.State, errText string) Snapshot {
 			{Server: "notes", State: upstream.StateReady, Transport: "stdio", Since: time.Now().Add(-time.Minute), UptimeSeconds: 60,
 				Protocol: "2026-07-28", Tools: 3, Calls: 10, CallErrors: 1, MeanCallMillis: 2.5, ServerInfo: []byte(`{"name":"notes","version":"1.0"}`)},
 			{Server: "chaos", State: state, Transport: "stdio", Since: time.Now(), Restarts: 2, Error: errText},
+			{Server: "lazy", State: upstream.StateSleeping, Transport: "stdio", Since: time.Now(), Lazy: true, LazyStarts: 5, IdleStops: 4},
 		},
-		MaxMessageBytes: 1 << 20, DroppedNotifications: 4, ParkedCalls: 1, PinMode: "warn",
+		MaxMessageBytes: 1 << 20, DroppedNotifications: 4, ParkedCalls: 1, Sessions: 3, PinMode: "warn",
 		Pins: map[string]PinCounts{"chaos": {Drift: 1}}, Version: "test",
 	}
 }
@@ -58,6 +59,19 @@ func TestPageShowsEveryServerEscaped(t *testing.T) {
 	}
 	if strings.Contains(body, "<script>alert") {
 		t.Error("a server's error reached the page unescaped")
+	}
+	_, lazy, _ := strings.Cut(body, `id="server-lazy"`)
+	lazy, _, _ = strings.Cut(lazy, "</article>")
+	for _, want := range []string{"<dt>lazy starts</dt><dd>5</dd>", "<dt>idle stops</dt><dd>4</dd>"} {
+		if !strings.Contains(lazy, want) {
+			t.Errorf("the lazy server's card lacks %q:\n%s", want, lazy)
+		}
+	}
+	if strings.Contains(body, "lazy starts</dt><dd>0") {
+		t.Error("a server that is not lazy shows lazy starts")
+	}
+	if !strings.Contains(body, "<dt>host sessions</dt><dd>3</dd>") {
+		t.Error("the page lacks the host sessions")
 	}
 	if strings.Contains(body, "http://") || strings.Contains(body, "https://") || strings.Contains(body, "src=") {
 		t.Error("the page refers to an external asset")

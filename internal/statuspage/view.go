@@ -49,6 +49,7 @@ func newView(s Snapshot, now time.Time, callRates map[string]float64) view {
 		{"max message", bytesText(s.MaxMessageBytes), false},
 		{"dropped notifications", fmt.Sprint(s.DroppedNotifications), false},
 		{"parked calls", fmt.Sprint(s.ParkedCalls), false},
+		{"host sessions", fmt.Sprint(s.Sessions), false},
 		{"pinning", fmt.Sprintf("%s: %d drifted, %d withheld, %d findings", pin, drift, withheld, findings), false},
 	}
 	servers := slices.Clone(s.Servers)
@@ -89,6 +90,10 @@ func serverOf(st upstream.Status, pin PinCounts, rate float64, now time.Time) se
 		add("since", durationText(now.Sub(st.Since))+" ago")
 	}
 	add("restarts", fmt.Sprint(st.Restarts))
+	if st.Lazy || st.IdleTimeout != "" || st.LazyStarts > 0 || st.IdleStops > 0 {
+		add("lazy starts", fmt.Sprint(st.LazyStarts))
+		add("idle stops", fmt.Sprint(st.IdleStops))
+	}
 	wide("catalog", fmt.Sprintf("%d tools, %d prompts, %d resources, %d templates", st.Tools, st.Prompts, st.Resources, st.Templates))
 	calls := fmt.Sprintf("%d (%d errors)", st.Calls, st.CallErrors)
 	if st.Calls > 0 {
