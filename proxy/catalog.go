@@ -9,6 +9,7 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/mcptrunk/mcptrunk/naming"
 	"github.com/mcptrunk/mcptrunk/upstream"
 )
@@ -57,9 +58,16 @@ type catalog struct {
 	// are here, so a filtered tool cannot be called.
 	tools   map[string]map[string]string
 	prompts map[string]map[string]string
-	// unmatched are filter patterns that matched nothing, "server: field
-	// pattern", for the trunk to report once.
+	// unmatched are what the trunk logs once each as a warning: filter
+	// patterns that matched nothing ("server: field pattern"), and the
+	// conflicts below.
 	unmatched []string
+
+	// plain routes the names and URIs of unprefixed servers; nil when
+	// every server is namespaced (see unprefixed.go). conflicts are the
+	// items withheld because another server exports the same name.
+	plain     *plainIndex
+	conflicts []conflict
 
 	// withheld is what pinning keeps from the host, per server: a request
 	// for it is refused with the reason (see pinning.go).
@@ -101,11 +109,15 @@ func buildCatalog(clients []*upstream.Client, pol policy, pins *pinner, logger *
 	if !pins.off() {
 		others = otherTools(clients, pol.scheme)
 	}
+	cat.plain = newPlainIndex(clients)
+	claimed := newClaims(cat.plain)
 	ownTools, ownResources := ownEntries(pol)
+	claimed.admit(listTools, ownTools)
+	claimed.admit(listResources, ownResources)
 	cat.lists[listTools] = append(cat.lists[listTools], ownTools...)
 	cat.lists[listResources] = append(cat.lists[listResources], ownResources...)
 	cat.tools[naming.TrunkServer] = routes(ownTools)
-	for _, c := range clients {
+	for _, c := range clients { // in name order: the first server to claim a name keeps it
 		if !c.Listed() { // ready, or sleeping with its cached catalog
 			continue
 		}
@@ -115,28 +127,35 @@ func buildCatalog(clients []*upstream.Client, pol policy, pins *pinner, logger *
 			cat.withheld[server] = withheld
 		}
 		settled := isClosed(c.Settled())
-		toolItems := pol.tools(spec, items.Tools)
-		tools, err := exportNamed(pol.scheme, server, toolItems, pol.maxLen)
+		exp, err := exportServer(pol, server, spec, items, logger)
 		if err != nil {
-			logger.Error("cannot export the server's tools", "server", server, "error", err)
+			logger.Error("cannot export the server's "+err.list, "server", server, "error", err.err)
 			continue
 		}
-		prompts, err := exportNamed(pol.scheme, server, filterItems(spec.Prompts, items.Prompts), pol.maxLen)
-		if err != nil {
-			logger.Error("cannot export the server's prompts", "server", server, "error", err)
-			continue
+		for l := range exp {
+			exp[l] = claimed.admit(list(l), exp[l])
+			if spec.Unprefixed() {
+				cat.plain.add(list(l), exp[l])
+			}
 		}
+		tools := exp[listTools]
 		cat.searchable = append(cat.searchable, tools...)
 		if !pol.toolSearch {
 			cat.lists[listTools] = append(cat.lists[listTools], tools...)
 		}
-		cat.lists[listPrompts] = append(cat.lists[listPrompts], prompts...)
+		cat.lists[listPrompts] = append(cat.lists[listPrompts], exp[listPrompts]...)
 		cat.tools[server] = routes(tools)
-		cat.prompts[server] = routes(prompts)
-		cat.lists[listResources] = append(cat.lists[listResources], exportURIs(server, filterItems(spec.Resources, items.Resources), "uri", logger)...)
-		cat.lists[listTemplates] = append(cat.lists[listTemplates], exportURIs(server, filterItems(spec.Resources, items.Templates), "uriTemplate", logger)...)
+		cat.prompts[server] = routes(exp[listPrompts])
+		cat.lists[listResources] = append(cat.lists[listResources], exp[listResources]...)
+		cat.lists[listTemplates] = append(cat.lists[listTemplates], exp[listTemplates]...)
 		if settled {
 			cat.unmatched = append(cat.unmatched, unmatchedPatterns(server, spec, items)...)
+		}
+	}
+	if claimed != nil {
+		cat.conflicts = claimed.conflicts
+		for _, c := range cat.conflicts {
+			cat.unmatched = append(cat.unmatched, c.String())
 		}
 	}
 	for l := range cat.lists {
@@ -163,6 +182,37 @@ func isClosed(ch <-chan struct{}) bool {
 	default:
 		return false
 	}
+}
+
+// exportError says which list of a server could not be exported.
+type exportError struct {
+	list string
+	err  error
+}
+
+// exportServer is one server's four lists in catalog form, under the
+// policy: namespaced, or as they are for an unprefixed server.
+func exportServer(pol policy, server string, spec config.Spec, items upstream.Catalog, logger *slog.Logger) ([listCount][]entry, *exportError) {
+	var exp [listCount][]entry
+	tools := pol.tools(spec, items.Tools)
+	prompts := filterItems(spec.Prompts, items.Prompts)
+	resources := filterItems(spec.Resources, items.Resources)
+	templates := filterItems(spec.Resources, items.Templates)
+	if spec.Unprefixed() {
+		exp[listTools], exp[listPrompts] = exportAsIs(server, tools), exportAsIs(server, prompts)
+		exp[listResources], exp[listTemplates] = exportAsIs(server, resources), exportAsIs(server, templates)
+		return exp, nil
+	}
+	var err error
+	if exp[listTools], err = exportNamed(pol.scheme, server, tools, pol.maxLen); err != nil {
+		return exp, &exportError{"tools", err}
+	}
+	if exp[listPrompts], err = exportNamed(pol.scheme, server, prompts, pol.maxLen); err != nil {
+		return exp, &exportError{"prompts", err}
+	}
+	exp[listResources] = exportURIs(server, resources, "uri", logger)
+	exp[listTemplates] = exportURIs(server, templates, "uriTemplate", logger)
+	return exp, nil
 }
 
 // exportNamed gives tools or prompts their namespaced names.

@@ -7,34 +7,16 @@ import (
 	"github.com/mcptrunk/mcptrunk/internal/rawjson"
 
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
-	"github.com/mcptrunk/mcptrunk/naming"
 )
 
 // forwardNotification passes an upstream's notification to the hosts it
-// concerns (hosts.go), rewriting what names the upstream: a log message's
-// logger becomes the server (or server/logger), an updated resource's URI
-// its namespaced form.
+// concerns (hosts.go), rewriting what names the upstream (exportNotification
+// in uris.go).
 func (t *Trunk) forwardNotification(server, method string, params json.RawMessage) {
 	if len(t.hosts.all()) == 0 {
 		return
 	}
-	switch method {
-	case "notifications/message":
-		logger := server
-		if inner, _ := rawjson.StringField(params, "logger"); inner != "" {
-			logger = server + "/" + inner
-		}
-		if p, err := rawjson.ReplaceString(params, "logger", logger); err == nil {
-			params = p
-		}
-	case "notifications/resources/updated":
-		if uri, _ := rawjson.StringField(params, "uri"); uri != "" {
-			if p, err := rawjson.ReplaceString(params, "uri", naming.ResourceURI(server, uri)); err == nil {
-				params = p
-			}
-		}
-	}
-	t.toHosts(server, method, params)
+	t.toHosts(server, method, t.exportNotification(server, method, params))
 }
 
 // toHosts delivers a notification from server (or the trunk's own, about

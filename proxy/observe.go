@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/mcptrunk/mcptrunk/internal/rawjson"
-	"github.com/mcptrunk/mcptrunk/naming"
 )
 
 // Observer is told about every request the trunk answers for its host: the
@@ -61,22 +60,18 @@ func (os observers) Begin(ctx context.Context, r Request) (context.Context, func
 }
 
 // describe fills in what a request names: the exported name's or URI's
-// server, from the params and the naming scheme (no catalog lookup: a
-// name that names no server still has its item).
+// server, as the catalog routes it (a name that names no server still has
+// its item).
 func (t *Trunk) describe(method string, params json.RawMessage) (server, item string) {
 	switch method {
 	case "tools/call", "prompts/get":
 		item, _ = rawjson.StringField(params, "name")
-		if s, _, ok := t.policy().scheme.Split(item); ok {
-			server = s
-		}
 	case "resources/read", "resources/subscribe", "resources/unsubscribe":
 		item, _ = rawjson.StringField(params, "uri")
-		if s, _, ok := naming.SplitResourceURI(item); ok {
-			server = s
-		}
+	default:
+		return "", ""
 	}
-	return server, item
+	return t.snapshot().serverOf(method, item), item
 }
 
 // observe runs handle under the trunk's observers; with none it is handle.

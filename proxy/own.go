@@ -136,10 +136,14 @@ type statusReport struct {
 	// ParkedCalls counts a stateless host's calls to legacy upstreams that
 	// wait between rounds of input (see mrtr_park.go).
 	ParkedCalls int `json:"parkedCalls"`
+	// Conflicts are items withheld because another server exports the
+	// same name or URI (servers with "namespace": false, unprefixed.go).
+	Conflicts []conflict `json:"conflicts,omitempty"`
 }
 
 func (t *Trunk) statusReport() statusReport {
-	r := statusReport{Servers: []upstream.Status{}, MaxMessageBytes: t.cfg.Load().Trunk.MaxMessageBytes, DroppedNotifications: t.dropped.Load(), Pinning: t.pins.Load().report(), ParkedCalls: t.parked.count()}
+	r := statusReport{Servers: []upstream.Status{}, MaxMessageBytes: t.cfg.Load().Trunk.MaxMessageBytes, DroppedNotifications: t.dropped.Load(), Pinning: t.pins.Load().report(), ParkedCalls: t.parked.count(),
+		Conflicts: t.snapshot().conflicts}
 	for _, c := range t.clients() {
 		r.Servers = append(r.Servers, c.Status())
 	}

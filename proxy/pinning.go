@@ -313,8 +313,12 @@ func otherTools(clients []*upstream.Client, scheme naming.Scheme) map[string][]s
 		own[c.Name()] = map[string]bool{}
 		for _, it := range c.Catalog().Tools {
 			own[c.Name()][it.Key] = true
-			names[c.Name()] = append(names[c.Name()], scheme.Name(c.Name(), it.Key))
-			if len(it.Key) >= 6 && strings.ContainsAny(it.Key, "_-") {
+			exported := scheme.Name(c.Name(), it.Key)
+			if c.Spec().Unprefixed() {
+				exported = it.Key
+			}
+			names[c.Name()] = append(names[c.Name()], exported)
+			if exported != it.Key && len(it.Key) >= 6 && strings.ContainsAny(it.Key, "_-") {
 				names[c.Name()] = append(names[c.Name()], it.Key)
 			}
 		}
@@ -363,9 +367,12 @@ func (c *catalog) withheldWhy(server, kind, name string) (string, bool) {
 	if kind == "prompt" {
 		k = pin.Prompts
 	}
-	_, raw, ok := c.scheme.Split(name)
-	if !ok {
-		return "", false
+	raw := name // an unprefixed server's own name
+	if !c.unprefixed(server) {
+		var ok bool
+		if _, raw, ok = c.scheme.Split(name); !ok {
+			return "", false
+		}
 	}
 	why, ok := c.withheld[server][k][raw]
 	return why, ok

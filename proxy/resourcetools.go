@@ -75,7 +75,7 @@ func (t *Trunk) runReadResource(ctx context.Context, args json.RawMessage) (json
 	if uri == "" {
 		return toolError("read_resource: the uri argument is required")
 	}
-	if _, _, ok := naming.SplitResourceURI(uri); !ok && server != "" {
+	if _, _, ok := naming.SplitResourceURI(uri); !ok && server != "" && !t.snapshot().unprefixed(server) {
 		uri = naming.ResourceURI(server, uri)
 	}
 	params, _ := json.Marshal(map[string]string{"uri": uri})

@@ -60,9 +60,10 @@ func (t *Trunk) list(ctx context.Context, l list, params json.RawMessage) (json.
 	return cat.page(l, cursor, t.pageSize)
 }
 
-// routeNamed routes tools/call and prompts/get: the exported name is split
-// with naming.SplitMCPName to find the owner, the owner's own map gives the
-// upstream name, and the params go on with only the name replaced.
+// routeNamed routes tools/call and prompts/get: the catalog finds the
+// owner (the exported name split by the scheme, or looked up for an
+// unprefixed server), the owner's own map gives the upstream name, and the
+// params go on with only the name replaced.
 func (t *Trunk) routeNamed(ctx context.Context, method string, params json.RawMessage, kind string) (json.RawMessage, error) {
 	name, err := requiredString(method, params, "name", "the "+kind+"'s name")
 	if err != nil {
@@ -73,13 +74,13 @@ func (t *Trunk) routeNamed(ctx context.Context, method string, params json.RawMe
 	}
 	t.waitSettled(ctx)
 	cat := t.snapshot()
-	server, _, ok := cat.scheme.Split(name)
-	if !ok {
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "unknown %s %q: mcptrunk's names look like %s<server>%s<name>", kind, name, cat.scheme.Prefix, naming.Separator)
-	}
-	routes := cat.tools
+	l, routes := listTools, cat.tools
 	if kind == "prompt" {
-		routes = cat.prompts
+		l, routes = listPrompts, cat.prompts
+	}
+	server, ok := cat.nameOwner(l, name)
+	if !ok {
+		return nil, cat.unknownName(kind, name)
 	}
 	raw, known := routes[server][name]
 	if server == naming.TrunkServer && kind == "tool" && known {
@@ -117,7 +118,10 @@ func (t *Trunk) routeNamed(ctx context.Context, method string, params json.RawMe
 	if err != nil {
 		return nil, err
 	}
-	if kind == "prompt" {
+	switch {
+	case cat.unprefixed(server):
+		return res, nil
+	case kind == "prompt":
 		return namespacePromptResult(server, res), nil
 	}
 	return namespaceToolResult(server, res), nil
@@ -156,14 +160,15 @@ func (t *Trunk) routeResource(ctx context.Context, method string, params json.Ra
 	if err != nil {
 		return nil, err
 	}
-	server, raw, ok := naming.SplitResourceURI(uri)
-	if !ok {
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "unknown resource %q: mcptrunk's resource URIs look like %s://<server>/<uri>", uri, naming.URIScheme)
-	}
-	if server == naming.TrunkServer && read {
-		return t.readOwnResource(uri)
+	if server, _, ok := naming.SplitResourceURI(uri); ok && server == naming.TrunkServer && read {
+		return t.readOwnResource(uri) // without waiting for the servers
 	}
 	t.waitSettled(ctx)
+	cat := t.snapshot()
+	server, raw, err := cat.uriOwner(uri)
+	if err != nil {
+		return nil, err
+	}
 	c, _, err := t.owner(ctx, server, "resource", uri, params)
 	if err != nil {
 		return nil, err
@@ -193,6 +198,9 @@ func (t *Trunk) routeResource(ctx context.Context, method string, params json.Ra
 		t.session.subscribed(server, raw, method == "resources/subscribe", conn)
 		return res, nil
 	}
+	if cat.unprefixed(server) {
+		return res, nil
+	}
 	return namespaceReadResult(server, res), nil
 }
 
@@ -214,7 +222,7 @@ func (t *Trunk) routeCompletion(ctx context.Context, params json.RawMessage) (js
 		name, _ := rawjson.StringField(ref, "name")
 		t.waitSettled(ctx)
 		cat := t.snapshot()
-		server, _, ok = cat.scheme.Split(name)
+		server, ok = cat.nameOwner(listPrompts, name)
 		if ok {
 			value, ok = cat.prompts[server][name]
 		}
@@ -224,8 +232,9 @@ func (t *Trunk) routeCompletion(ctx context.Context, params json.RawMessage) (js
 		field = "name"
 	case "ref/resource":
 		uri, _ := rawjson.StringField(ref, "uri")
-		server, value, ok = naming.SplitResourceURI(uri)
-		if !ok {
+		t.waitSettled(ctx)
+		var err error
+		if server, value, err = t.snapshot().refOwner(uri); err != nil {
 			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "completion/complete: unknown resource %q", uri)
 		}
 		field = "uri"
@@ -304,10 +313,7 @@ func (t *Trunk) bounded(method string, params json.RawMessage) func(json.RawMess
 		if what == "" {
 			what, _ = rawjson.StringField(params, "uri")
 		}
-		server, _, ok := t.snapshot().scheme.Split(what)
-		if !ok {
-			server, _, _ = naming.SplitResourceURI(what)
-		}
+		server := t.snapshot().serverOf(method, what)
 		msg := fmt.Sprintf("the result of %s %q from server %q is %d bytes, more than %s (%d), the most the host is known to read in one message; raise it in the config if the host reads more",
 			method, what, server, size, limitSetting, limit)
 		t.logger.Warn("refusing an oversized result", "server", server, "method", method, "item", what, "bytes", size, "limit", limit)

@@ -131,3 +131,36 @@ func BenchmarkExportNamed(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkNameOwner is the owner lookup of every tools/call: in a catalog
+// of namespaced servers only (the name is split), and in one with an
+// unprefixed server too (its names are looked up first).
+func BenchmarkNameOwner(b *testing.B) {
+	cat := benchCatalog(b)
+	plain := benchCatalog(b)
+	plain.plain = &plainIndex{servers: []string{"remote"}, unprefixed: map[string]bool{"remote": true}}
+	for l := range plain.plain.owners {
+		plain.plain.owners[l] = map[string]string{}
+	}
+	plain.plain.add(listTools, exportAsIs("remote", benchItems("remote", 50)))
+	for server := range cat.tools {
+		plain.plain.unprefixed[server] = false
+	}
+	for _, tc := range []struct {
+		name, tool string
+		cat        *catalog
+	}{
+		{"namespaced", "mcp__n07__extra_042", cat},
+		{"with-unprefixed/namespaced", "mcp__n07__extra_042", plain},
+		{"with-unprefixed/unprefixed", "extra_042", plain},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, ok := tc.cat.nameOwner(listTools, tc.tool); !ok {
+					b.Fatal(tc.tool)
+				}
+			}
+		})
+	}
+}

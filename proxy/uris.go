@@ -136,3 +136,33 @@ func rewriteArrayField(obj json.RawMessage, field string, f func(json.RawMessage
 	}
 	return res
 }
+
+// exportNotification rewrites what an upstream's notification names it by:
+// a log message's logger becomes the server (or server/logger), an updated
+// resource's URI its namespaced form. An unprefixed server's pass as they
+// are: its URIs are the host's already, and the host knows its logger.
+func (t *Trunk) exportNotification(server, method string, params json.RawMessage) json.RawMessage {
+	switch method {
+	case "notifications/message":
+		if t.snapshot().unprefixed(server) {
+			return params
+		}
+		logger := server
+		if inner, _ := rawjson.StringField(params, "logger"); inner != "" {
+			logger = server + "/" + inner
+		}
+		if p, err := rawjson.ReplaceString(params, "logger", logger); err == nil {
+			return p
+		}
+	case "notifications/resources/updated":
+		if t.snapshot().unprefixed(server) {
+			return params
+		}
+		if uri, _ := rawjson.StringField(params, "uri"); uri != "" {
+			if p, err := rawjson.ReplaceString(params, "uri", naming.ResourceURI(server, uri)); err == nil {
+				return p
+			}
+		}
+	}
+	return params
+}

@@ -91,6 +91,9 @@ func (cc *checkCommand) run(ctx context.Context, env *environment) error {
 	for _, line := range proxy.PinLines(cfg.Trunk, host.Clients(), logger) {
 		fmt.Fprintln(env.stdout, line)
 	}
+	for _, line := range proxy.ConflictLines(cfg.Trunk, host.Clients()) {
+		fmt.Fprintln(env.stdout, line)
+	}
 	if startErr != nil || len(host.Failures()) > 0 {
 		fmt.Fprintf(env.stdout, "\n%d of %d servers failed\n", len(host.Failures()), len(cfg.Servers))
 		return exitError(1)

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"io"
 	"log/slog"
 	"os"
 	"slices"
@@ -17,10 +19,12 @@ import (
 // file changes or on SIGHUP.
 type serveCommand struct {
 	metricsAddr string // --metrics: where to serve /metrics
+	http        httpFlags
 }
 
 func (c *serveCommand) flags(fs *flagSet) {
 	fs.StringVar(&c.metricsAddr, "metrics", "", "serve Prometheus metrics at http://`ADDR`/metrics (a loopback address, such as 127.0.0.1:9464)")
+	c.http.register(fs)
 }
 
 // configPoll is how often the config file is checked for changes.
@@ -41,7 +45,20 @@ func (c *serveCommand) run(ctx context.Context, env *environment) error {
 		logger.Error("cannot load the config", "error", err)
 		return err
 	}
-	obs, err := startObserve(ctx, c.metricsAddr, os.Getenv, logger)
+	httpCfg := c.http.resolve(cfg.Trunk.HTTP)
+	var down *httpDownstream
+	if httpCfg.Listen != "" {
+		if down, err = listenHTTP(httpCfg, &c.http, logger); err != nil {
+			logger.Error("cannot serve HTTP", "error", err)
+			return err
+		}
+	} else if c.http.stdio || c.http.tokenFile != "" || c.http.tlsCert != "" || len(c.http.origins) > 0 {
+		err := errors.New("--stdio, --token-file, --tls-cert, --tls-key and --allow-origin go with --http (or trunk.http.listen)")
+		logger.Error("cannot serve", "error", err)
+		return err
+	}
+	// The HTTP listener serves /metrics too, so it needs the metrics.
+	obs, err := startObserve(ctx, c.metricsAddr, down != nil, os.Getenv, logger)
 	if err != nil {
 		logger.Error("cannot start the metrics", "error", err)
 		return err
@@ -66,9 +83,15 @@ func (c *serveCommand) run(ctx context.Context, env *environment) error {
 		Logger: logger, Version: version(), Restart: upstream.DefaultRestartPolicy, RecordPins: true,
 		Observers: slices.Concat(obs.observers(), traces.observers(), audits.observers()),
 	})
+	if down != nil {
+		t.Share() // before anything starts: every session shares the upstreams
+	}
 	if err := obs.attach(t); err != nil {
 		logger.Error("cannot start the metrics", "error", err)
 		return err
+	}
+	if down != nil {
+		down.serve(t, obs.metricsOrNil())
 	}
 
 	watchCtx, stopWatching := context.WithCancel(ctx)
@@ -92,8 +115,25 @@ func (c *serveCommand) run(ctx context.Context, env *environment) error {
 			}
 		})
 	})
-	err = t.Serve(ctx, env.stdin, out)
+	if down == nil {
+		err = t.Serve(ctx, env.stdin, out)
+	} else {
+		err = serveShared(ctx, t, down, c.http.stdio, env, out)
+	}
 	stopWatching()
 	watcher.Wait()
 	return err
+}
+
+// serveShared runs the HTTP downstream (and the stdio host beside it with
+// --stdio) until ctx ends or the stdio host leaves, then shuts everything
+// down: sessions first, then the upstreams.
+func serveShared(ctx context.Context, t *proxy.Trunk, down *httpDownstream, stdio bool, env *environment, out io.Writer) error {
+	var err error
+	if stdio {
+		err = t.Attach(env.stdin, out, nil).Run(ctx)
+	} else {
+		<-ctx.Done()
+	}
+	return errors.Join(err, down.close(), t.Close(context.WithoutCancel(ctx)))
 }

@@ -19,10 +19,11 @@ type serveObserve struct {
 	logger   *slog.Logger
 }
 
-// startObserve makes the metrics when --metrics gives an address or the
-// OpenTelemetry environment asks for OTLP, and binds the listener.
-func startObserve(ctx context.Context, addr string, getenv func(string) string, logger *slog.Logger) (*serveObserve, error) {
-	if addr == "" && !metrics.OTLPConfigured(getenv) {
+// startObserve makes the metrics when --metrics gives an address, the
+// OpenTelemetry environment asks for OTLP or always says so (the HTTP
+// downstream serves /metrics), and binds the listener.
+func startObserve(ctx context.Context, addr string, always bool, getenv func(string) string, logger *slog.Logger) (*serveObserve, error) {
+	if addr == "" && !always && !metrics.OTLPConfigured(getenv) {
 		return nil, nil
 	}
 	o := &serveObserve{logger: logger}
@@ -42,6 +43,14 @@ func startObserve(ctx context.Context, addr string, getenv func(string) string, 
 	}
 	o.metrics = m
 	return o, nil
+}
+
+// metricsOrNil is the metrics, or nil when there are none.
+func (o *serveObserve) metricsOrNil() *metrics.Metrics {
+	if o == nil {
+		return nil
+	}
+	return o.metrics
 }
 
 // observers are the proxy observers to give the trunk.

@@ -74,6 +74,7 @@ type rawTrunk struct {
 	Lazy          json.RawMessage `json:"lazy"`
 	IdleTimeout   json.RawMessage `json:"idleTimeout"`
 	Audit         json.RawMessage `json:"audit"`
+	HTTP          json.RawMessage `json:"http"`
 }
 
 type rawAudit struct {
@@ -175,6 +176,9 @@ func Load(path string) (*Config, error) {
 		cfg.Trunk.LockFile = filepath.Join(filepath.Dir(path), LockFileName)
 	case !filepath.IsAbs(lf):
 		cfg.Trunk.LockFile = filepath.Join(filepath.Dir(path), lf)
+	}
+	if tf := cfg.Trunk.HTTP.TokenFile; tf != "" && !filepath.IsAbs(tf) {
+		cfg.Trunk.HTTP.TokenFile = filepath.Join(filepath.Dir(path), tf)
 	}
 	if af := cfg.Trunk.Audit.File; af != "" && !filepath.IsAbs(af) {
 		cfg.Trunk.Audit.File = filepath.Join(filepath.Dir(path), af)

@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -98,7 +99,7 @@ func TestConfigParseGood(t *testing.T) {
 					t.Errorf("server %d:\n got %+v\nwant %+v", i, got.Servers[i], tt.want.Servers[i])
 				}
 			}
-			if got.Trunk != tt.want.Trunk {
+			if !reflect.DeepEqual(got.Trunk, tt.want.Trunk) {
 				t.Errorf("trunk = %+v, want %+v", got.Trunk, tt.want.Trunk)
 			}
 		})
@@ -113,7 +114,7 @@ func TestConfigParseInline(t *testing.T) {
 		check func(t *testing.T, c *Config)
 	}{
 		{"empty object", `{}`, func(t *testing.T, c *Config) {
-			if len(c.Servers) != 0 || c.Trunk != defaultTrunk() {
+			if len(c.Servers) != 0 || !reflect.DeepEqual(c.Trunk, defaultTrunk()) {
 				t.Errorf("got %+v", c)
 			}
 		}},
@@ -123,7 +124,7 @@ func TestConfigParseInline(t *testing.T) {
 			}
 		}},
 		{"null mcpServers and trunk", `{"mcpServers": null, "trunk": null}`, func(t *testing.T, c *Config) {
-			if len(c.Servers) != 0 || c.Trunk != defaultTrunk() {
+			if len(c.Servers) != 0 || !reflect.DeepEqual(c.Trunk, defaultTrunk()) {
 				t.Errorf("got %+v", c)
 			}
 		}},
@@ -179,12 +180,12 @@ func TestConfigParseInline(t *testing.T) {
 		}},
 		{"trunk values", `{"trunk": {"startupWait": "2s", "concurrency": 1, "maxNameLength": 256, "prefix": "", "readOnly": true, "resourceTools": true, "toolSearch": true, "maxResultBytes": 67108864}}`, func(t *testing.T, c *Config) {
 			want := TrunkOptions{StartupWait: Duration(2 * time.Second), Concurrency: 1, MaxNameLength: 256, Prefix: "", ReadOnly: true, ResourceTools: true, ToolSearch: true, MaxMessageBytes: 64 << 20, Pin: PinWarn}
-			if c.Trunk != want {
+			if !reflect.DeepEqual(c.Trunk, want) {
 				t.Errorf("trunk = %+v", c.Trunk)
 			}
 		}},
 		{"trunk zero means default", `{"trunk": {"startupWait": "0s", "concurrency": 0, "maxNameLength": 0, "unknown": 1}}`, func(t *testing.T, c *Config) {
-			if c.Trunk != defaultTrunk() {
+			if !reflect.DeepEqual(c.Trunk, defaultTrunk()) {
 				t.Errorf("trunk = %+v", c.Trunk)
 			}
 		}},

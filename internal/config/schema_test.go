@@ -26,6 +26,7 @@ var schemaObjects = map[string]reflect.Type{
 	"/$defs/filter":                     reflect.TypeFor[rawFilter](),
 	"/$defs/trunk":                      reflect.TypeFor[rawTrunk](),
 	"/$defs/trunk/properties/audit":     reflect.TypeFor[rawAudit](),
+	"/$defs/trunk/properties/http":      reflect.TypeFor[rawHTTP](),
 }
 
 // schemaOnly are properties the schema has and the parser ignores on

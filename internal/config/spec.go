@@ -216,6 +216,9 @@ type TrunkOptions struct {
 	IdleTimeout Duration `json:"idleTimeout,omitzero"`
 	// Audit is the audit log (trunk.audit); off when Audit.File is empty.
 	Audit Audit `json:"audit,omitzero"`
+	// HTTP is the streamable HTTP downstream (trunk.http); off when Listen
+	// is empty and serve has no --http.
+	HTTP HTTP `json:"http,omitzero"`
 }
 
 // Pinning modes (trunk.pin).

@@ -82,5 +82,6 @@ func parseTrunk(raw json.RawMessage) (TrunkOptions, []error) {
 		t.LockFile = lf
 	}
 	t.Audit = p.audit(rt.Audit, "trunk.audit")
+	t.HTTP = p.httpOptions(rt.HTTP, "trunk.http")
 	return t, p.errs
 }

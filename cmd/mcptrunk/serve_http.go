@@ -1,0 +1,200 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/mcptrunk/mcptrunk/internal/config"
+	"github.com/mcptrunk/mcptrunk/internal/metrics"
+	"github.com/mcptrunk/mcptrunk/internal/protocol"
+	"github.com/mcptrunk/mcptrunk/proxy"
+	"github.com/mcptrunk/mcptrunk/proxy/httpserve"
+)
+
+// httpFlags are serve's flags for the HTTP downstream; each wins over its
+// trunk.http field.
+type httpFlags struct {
+	addr      string
+	stdio     bool
+	tokenFile string
+	tlsCert   string
+	tlsKey    string
+	origins   stringsFlag
+}
+
+func (f *httpFlags) register(fs *flagSet) {
+	fs.StringVar(&f.addr, "http", "", "serve MCP over streamable HTTP at `ADDR` (such as 127.0.0.1:8931), for many hosts at once")
+	fs.BoolVar(&f.stdio, "stdio", false, "with --http: serve the host on stdin/stdout too")
+	fs.StringVar(&f.tokenFile, "token-file", "", "with --http: the bearer token clients must send, from `FILE` (created with a new token when missing)")
+	fs.StringVar(&f.tlsCert, "tls-cert", "", "with --http: serve HTTPS with this certificate `FILE`")
+	fs.StringVar(&f.tlsKey, "tls-key", "", "with --http: the certificate's key `FILE`")
+	fs.Var(&f.origins, "allow-origin", "with --http: a browser `ORIGIN` allowed besides the listener's own (repeatable)")
+}
+
+// stringsFlag is a repeatable string flag.
+type stringsFlag []string
+
+func (s *stringsFlag) String() string     { return strings.Join(*s, ",") }
+func (s *stringsFlag) Set(v string) error { *s = append(*s, v); return nil }
+
+// resolve merges the flags over trunk.http.
+func (f *httpFlags) resolve(cfg config.HTTP) config.HTTP {
+	if f.addr != "" {
+		cfg.Listen = f.addr
+	}
+	if f.tokenFile != "" {
+		cfg.TokenFile = f.tokenFile
+	}
+	if len(f.origins) > 0 {
+		cfg.AllowedOrigins = f.origins
+	}
+	return cfg
+}
+
+// httpDownstream is the bound listener and, once the trunk exists, the
+// server on it.
+type httpDownstream struct {
+	cfg      config.HTTP
+	flags    *httpFlags
+	ln       net.Listener
+	token    string
+	loopback bool
+	handler  *httpserve.Handler
+	srv      *http.Server
+	done     chan error
+	logger   *slog.Logger
+}
+
+// listenHTTP checks the HTTP settings and binds the address before any
+// server starts: a bad address or a missing token fails the command at
+// once. A non-loopback address refuses to start without a token.
+func listenHTTP(cfg config.HTTP, f *httpFlags, logger *slog.Logger) (*httpDownstream, error) {
+	host, _, err := net.SplitHostPort(cfg.Listen)
+	if err != nil {
+		return nil, fmt.Errorf("--http %q: want HOST:PORT, such as 127.0.0.1:8931", cfg.Listen)
+	}
+	if (f.tlsCert == "") != (f.tlsKey == "") {
+		return nil, errors.New("--tls-cert and --tls-key go together")
+	}
+	d := &httpDownstream{cfg: cfg, flags: f, loopback: host != "" && isLoopbackHost(strings.Trim(host, "[]")), logger: logger, done: make(chan error, 1)}
+	if cfg.TokenFile != "" {
+		if d.token, err = loadOrCreateToken(cfg.TokenFile, logger); err != nil {
+			return nil, err
+		}
+	}
+	if !d.loopback && d.token == "" {
+		return nil, fmt.Errorf("--http %q is not a loopback address: anyone who can reach it could use every server; give --token-file (a missing file is created with a new token) or bind 127.0.0.1", cfg.Listen)
+	}
+	if d.ln, err = net.Listen("tcp", cfg.Listen); err != nil {
+		return nil, fmt.Errorf("--http: %w", err)
+	}
+	return d, nil
+}
+
+// loadOrCreateToken reads the token file, or creates it (0600) with a new
+// random token, printed once on stderr so the user can give it to hosts.
+func loadOrCreateToken(path string, logger *slog.Logger) (string, error) {
+	data, err := os.ReadFile(path)
+	if err == nil {
+		token := strings.TrimSpace(string(data))
+		if token == "" {
+			return "", fmt.Errorf("token file %s is empty", path)
+		}
+		return token, nil
+	}
+	if !errors.Is(err, os.ErrNotExist) {
+		return "", fmt.Errorf("reading the token file: %w", err)
+	}
+	var b [32]byte
+	_, _ = rand.Read(b[:])
+	token := hex.EncodeToString(b[:])
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return "", fmt.Errorf("creating the token file: %w", err)
+	}
+	_, werr := f.WriteString(token + "\n")
+	if err := errors.Join(werr, f.Close()); err != nil {
+		return "", fmt.Errorf("writing the token file: %w", err)
+	}
+	logger.Info("created a bearer token for the HTTP listener; hosts send it as Authorization: Bearer <token>", "file", path)
+	if st, err := os.Stderr.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
+		// Printed once, to a person at a terminal; never into a log file.
+		fmt.Fprintf(os.Stderr, "mcptrunk: the new token (also in %s): %s\n", path, token)
+	}
+	return token, nil
+}
+
+// sharedCapabilities are what the shared upstreams are told the hosts can
+// do: sampling and elicitation, each asked of the session whose call
+// caused it. Not roots: roots belong to one host, and a shared server
+// cannot have one host's roots.
+var sharedCapabilities = []byte(`{"elicitation":{},"sampling":{}}`)
+
+// serve starts the upstreams for every session to come and answers on the
+// listener: /mcp, /healthz, /readyz, and, behind the same guard, the
+// status page and /metrics.
+func (d *httpDownstream) serve(t *proxy.Trunk, m *metrics.Metrics) {
+	t.Start(sharedCapabilities, protocol.Legacy)
+	d.handler = httpserve.New(t, httpserve.Options{
+		Path: d.cfg.Path, Token: d.token, AllowedOrigins: d.cfg.AllowedOrigins, LoopbackOnly: d.loopback,
+		MaxBodyBytes: int64(d.cfg.MaxBodyBytes), MaxSessions: d.cfg.MaxSessions, MaxInFlight: d.cfg.MaxInFlight,
+		SessionIdle: d.cfg.SessionIdle.D(), Logger: d.logger,
+		Ready: func() bool {
+			select {
+			case <-t.Host().Settled():
+				return true
+			default:
+				return false
+			}
+		},
+	})
+	if m != nil {
+		d.handler.Handle("GET /metrics", m.Handler())
+	}
+	d.handler.Handle("/", statusPageHandler(t))
+	d.srv = &http.Server{Handler: d.handler, ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog: slog.NewLogLogger(d.logger.Handler(), slog.LevelDebug)}
+	scheme := "http"
+	if d.flags.tlsCert != "" {
+		scheme = "https"
+	}
+	path := d.cfg.Path
+	if path == "" {
+		path = httpserve.DefaultPath
+	}
+	d.logger.Info("serving MCP over HTTP", "url", scheme+"://"+d.ln.Addr().String()+path, "token", d.token != "")
+	go func() {
+		if d.flags.tlsCert != "" {
+			d.done <- d.srv.ServeTLS(d.ln, d.flags.tlsCert, d.flags.tlsKey)
+			return
+		}
+		d.done <- d.srv.Serve(d.ln)
+	}()
+}
+
+// close ends the sessions (their listens answered), then the server.
+func (d *httpDownstream) close() error {
+	if d.srv == nil {
+		return d.ln.Close()
+	}
+	d.handler.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	err := d.srv.Shutdown(ctx)
+	if err != nil {
+		err = errors.Join(err, d.srv.Close())
+	}
+	if serr := <-d.done; !errors.Is(serr, http.ErrServerClosed) {
+		err = errors.Join(err, serr)
+	}
+	return err
+}

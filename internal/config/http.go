@@ -1,0 +1,88 @@
+package config
+
+import (
+	"encoding/json"
+	"net"
+	"net/url"
+	"strings"
+)
+
+// HTTP is the streamable HTTP downstream (trunk.http; `serve --http` and its
+// flags win over it): many hosts share one trunk through it.
+type HTTP struct {
+	// Listen is the address served ("127.0.0.1:8931"); empty serves no HTTP
+	// unless --http says so. A non-loopback address needs a token.
+	Listen string `json:"listen,omitempty"`
+	// Path is the MCP endpoint ("/mcp" when empty).
+	Path string `json:"path,omitempty"`
+	// TokenFile holds the bearer token clients must send; relative to the
+	// config's directory. A file that does not exist is created with a new
+	// random token (0600) and the token printed once.
+	TokenFile string `json:"tokenFile,omitempty"`
+	// AllowedOrigins are browser origins allowed besides the listener's own,
+	// with CORS; none by default.
+	AllowedOrigins []string `json:"allowedOrigins,omitempty"`
+	// MaxSessions, MaxInFlight (per session), MaxBodyBytes and SessionIdle
+	// are the limits; zero takes the defaults of proxy/httpserve.
+	MaxSessions  int      `json:"maxSessions,omitempty"`
+	MaxInFlight  int      `json:"maxInFlight,omitempty"`
+	MaxBodyBytes int      `json:"maxBodyBytes,omitempty"`
+	SessionIdle  Duration `json:"sessionIdleTimeout,omitzero"`
+}
+
+type rawHTTP struct {
+	Listen         json.RawMessage `json:"listen"`
+	Path           json.RawMessage `json:"path"`
+	TokenFile      json.RawMessage `json:"tokenFile"`
+	AllowedOrigins json.RawMessage `json:"allowedOrigins"`
+	MaxSessions    json.RawMessage `json:"maxSessions"`
+	MaxInFlight    json.RawMessage `json:"maxInFlight"`
+	MaxBodyBytes   json.RawMessage `json:"maxBodyBytes"`
+	SessionIdle    json.RawMessage `json:"sessionIdleTimeout"`
+}
+
+// httpOptions decodes and validates trunk.http.
+func (p *fieldErrs) httpOptions(raw json.RawMessage, field string) HTTP {
+	var rh rawHTTP
+	if !p.object(raw, field, &rh) {
+		return HTTP{}
+	}
+	var h HTTP
+	if s, ok := p.str(rh.Listen, field+".listen"); ok && s != "" {
+		if _, _, err := net.SplitHostPort(s); err != nil {
+			p.addf(field+".listen", "must be HOST:PORT, such as 127.0.0.1:8931, got %q", s)
+		}
+		h.Listen = s
+	}
+	if s, ok := p.str(rh.Path, field+".path"); ok && s != "" {
+		if !strings.HasPrefix(s, "/") || strings.ContainsAny(s, " ?#{}") {
+			p.addf(field+".path", "must be a URL path starting with /, such as /mcp, got %q", s)
+		}
+		h.Path = s
+	}
+	if s, ok := p.str(rh.TokenFile, field+".tokenFile"); ok {
+		h.TokenFile = s
+	}
+	if origins, ok := p.strs(rh.AllowedOrigins, field+".allowedOrigins"); ok {
+		for _, o := range origins {
+			if u, err := url.Parse(o); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") {
+				p.addf(field+".allowedOrigins", "must be origins such as https://app.example.com (scheme and host, no path), got %q", o)
+			}
+		}
+		h.AllowedOrigins = origins
+	}
+	for _, n := range []struct {
+		raw  json.RawMessage
+		name string
+		dst  *int
+	}{{rh.MaxSessions, "maxSessions", &h.MaxSessions}, {rh.MaxInFlight, "maxInFlight", &h.MaxInFlight}, {rh.MaxBodyBytes, "maxBodyBytes", &h.MaxBodyBytes}} {
+		if v, ok := p.integer(n.raw, field+"."+n.name); ok {
+			if v < 0 {
+				p.addf(field+"."+n.name, "must not be negative, got %d", v)
+			}
+			*n.dst = v
+		}
+	}
+	h.SessionIdle = p.duration(rh.SessionIdle, field+".sessionIdleTimeout")
+	return h
+}

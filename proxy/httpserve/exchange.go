@@ -1,0 +1,254 @@
+package httpserve
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
+	"github.com/mcptrunk/mcptrunk/internal/protocol"
+	"github.com/mcptrunk/mcptrunk/internal/rawjson"
+)
+
+// post takes one JSON-RPC message: an initialize opens a session, a
+// message with Mcp-Session-Id goes to its session, and a request with
+// neither is a stateless one (stateless.go).
+func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
+	line, env, ok := h.readMessage(w, r)
+	if !ok {
+		return
+	}
+	if id := r.Header.Get(protocol.HeaderSessionID); id != "" {
+		s := h.session(id)
+		if s == nil {
+			rpcError(w, http.StatusNotFound, jsonrpc.CodeInvalidRequest, "unknown or expired session: initialize again")
+			return
+		}
+		h.toSession(w, r, s, env, line)
+		return
+	}
+	if env.Method == "initialize" {
+		s, ok := h.addSession()
+		if !ok {
+			rpcError(w, http.StatusServiceUnavailable, jsonrpc.CodeInternalError, fmt.Sprintf("too many sessions: mcptrunk serves at most %d at once", h.opts.MaxSessions))
+			return
+		}
+		h.logger.Info("session opened", "session", s.id)
+		w.Header().Set(protocol.HeaderSessionID, s.id)
+		h.toSession(w, r, s, env, line)
+		return
+	}
+	if env.Method == protocol.MethodDiscover || protocol.IsStateless(rawjson.MetaString(env.Params, protocol.MetaProtocolVersion)) {
+		h.stateless(w, r, env, line)
+		return
+	}
+	rpcError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "no "+protocol.HeaderSessionID+" header: send initialize first (or, at "+protocol.Stateless+", the revision's _meta)")
+}
+
+// readMessage reads the body, bounded, as one JSON-RPC message, compacted
+// to one line for the session's connection.
+func (h *Handler) readMessage(w http.ResponseWriter, r *http.Request) ([]byte, jsonrpc.Envelope, bool) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.opts.MaxBodyBytes))
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooLarge):
+		rpcError(w, http.StatusRequestEntityTooLarge, jsonrpc.CodeInvalidRequest, fmt.Sprintf("the message is larger than %d bytes, the most this trunk reads", h.opts.MaxBodyBytes))
+		return nil, jsonrpc.Envelope{}, false
+	case err != nil:
+		rpcError(w, http.StatusBadRequest, jsonrpc.CodeParseError, "reading the body failed")
+		return nil, jsonrpc.Envelope{}, false
+	}
+	body = bytes.TrimSpace(body)
+	if len(body) > 0 && body[0] == '[' {
+		rpcError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "batches are not supported: send one message per request")
+		return nil, jsonrpc.Envelope{}, false
+	}
+	var line bytes.Buffer
+	if err := json.Compact(&line, body); err != nil {
+		rpcError(w, http.StatusBadRequest, jsonrpc.CodeParseError, "the body is not JSON: "+err.Error())
+		return nil, jsonrpc.Envelope{}, false
+	}
+	env, err := jsonrpc.PeekEnvelope(line.Bytes())
+	if err != nil || (env.Method == "" && len(env.ID) == 0) {
+		rpcError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "the body is not a JSON-RPC message")
+		return nil, jsonrpc.Envelope{}, false
+	}
+	return line.Bytes(), env, true
+}
+
+// toSession passes a message to a session: a request's answer comes back
+// on this exchange; a notification or a response gets 202.
+func (h *Handler) toSession(w http.ResponseWriter, r *http.Request, s *session, env jsonrpc.Envelope, line []byte) {
+	s.touch()
+	if v := r.Header.Get(protocol.HeaderProtocolVersion); v != "" && !protocol.Known(v) {
+		rpcError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, fmt.Sprintf("unsupported %s %q", protocol.HeaderProtocolVersion, v))
+		return
+	}
+	if !env.IsRequest() {
+		if err := s.deliver(line); err != nil {
+			rpcError(w, http.StatusNotFound, jsonrpc.CodeInvalidRequest, "the session has ended: initialize again")
+			return
+		}
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	if s.router.inFlight() >= h.opts.MaxInFlight {
+		rpcError(w, http.StatusTooManyRequests, jsonrpc.CodeInternalError, fmt.Sprintf("too many requests in flight: a session may have %d waiting at once", h.opts.MaxInFlight))
+		return
+	}
+	st := s.newStream()
+	if !s.router.expect(env.ID, progressTokenOf(env.Params), st) {
+		rpcError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "a request with this id is already in flight in the session")
+		return
+	}
+	if err := s.deliver(line); err != nil {
+		rpcError(w, http.StatusNotFound, jsonrpc.CodeInvalidRequest, "the session has ended: initialize again")
+		return
+	}
+	h.reply(w, r, s, st)
+}
+
+// reply answers a POSTed request from its stream: as one JSON body when
+// the response comes before anything else (and the client takes JSON), else
+// as server-sent events. A client that goes away leaves the stream to be
+// resumed with Last-Event-ID.
+func (h *Handler) reply(w http.ResponseWriter, r *http.Request, s *session, st *stream) {
+	accept := r.Header.Get("Accept")
+	takesJSON := accept == "" || acceptsType(accept, "application/json")
+	takesSSE := acceptsType(accept, "text/event-stream")
+	for {
+		msg, only, decided := st.onlyResponse()
+		if decided {
+			if only && (takesJSON || !takesSSE) {
+				w.Header().Set("Content-Type", "application/json")
+				_, _ = w.Write(append(msg, '\n'))
+				s.router.forget(st)
+				return
+			}
+			break
+		}
+		select {
+		case <-st.wake:
+		case <-r.Context().Done():
+			return
+		}
+	}
+	if !takesSSE {
+		h.replyJSONOnly(w, r, s, st)
+		return
+	}
+	s.streams.Add(1)
+	defer s.streams.Add(-1)
+	if err := st.writeSSE(r.Context(), w, 0, s.done); err == nil {
+		s.router.forget(st)
+	}
+}
+
+// replyJSONOnly answers a client that takes no event stream: what came
+// before the response is dropped, the response is the body.
+func (h *Handler) replyJSONOnly(w http.ResponseWriter, r *http.Request, s *session, st *stream) {
+	for {
+		st.mu.Lock()
+		final, ended := st.final, st.ended
+		var last []byte
+		if final {
+			last = st.events[len(st.events)-1]
+		}
+		st.mu.Unlock()
+		switch {
+		case final:
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write(append(last, '\n'))
+			s.router.forget(st)
+			return
+		case ended:
+			rpcError(w, http.StatusNotFound, jsonrpc.CodeInvalidRequest, "the session ended before the answer")
+			return
+		}
+		select {
+		case <-st.wake:
+		case <-r.Context().Done():
+			return
+		}
+	}
+}
+
+// get opens the session's standalone stream, or resumes a stream from
+// the event a Last-Event-ID names.
+func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
+	id := r.Header.Get(protocol.HeaderSessionID)
+	if id == "" {
+		http.Error(w, "no standalone stream without a session: the stateless revision has none", http.StatusMethodNotAllowed)
+		return
+	}
+	s := h.session(id)
+	if s == nil {
+		rpcError(w, http.StatusNotFound, jsonrpc.CodeInvalidRequest, "unknown or expired session: initialize again")
+		return
+	}
+	if !acceptsType(r.Header.Get("Accept"), "text/event-stream") {
+		http.Error(w, "the stream is text/event-stream: say so in Accept", http.StatusNotAcceptable)
+		return
+	}
+	s.touch()
+	st, from := (*stream)(nil), 0
+	if last := r.Header.Get("Last-Event-ID"); last != "" {
+		if sid, n, ok := parseEventID(last); ok {
+			st, from = s.router.find(sid), n
+		}
+	}
+	if st == nil {
+		st = s.router.openGet("g")
+		from = st.position()
+	}
+	s.streams.Add(1)
+	defer s.streams.Add(-1)
+	err := st.writeSSE(r.Context(), w, from, s.done)
+	switch {
+	case errors.Is(err, errStreamBusy):
+		http.Error(w, err.Error(), http.StatusConflict)
+	case err == nil && st.id != "g":
+		s.router.forget(st)
+	}
+}
+
+// delete ends a session at the client's request.
+func (h *Handler) delete(w http.ResponseWriter, r *http.Request) {
+	s := h.session(r.Header.Get(protocol.HeaderSessionID))
+	if s == nil {
+		rpcError(w, http.StatusNotFound, jsonrpc.CodeInvalidRequest, "unknown or expired session")
+		return
+	}
+	h.logger.Info("session closed by the client", "session", s.id)
+	h.endSession(s)
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// acceptsType reports whether an Accept header admits a media type.
+func acceptsType(accept, mediaType string) bool {
+	for _, part := range strings.Split(accept, ",") {
+		t, _, _ := strings.Cut(strings.TrimSpace(part), ";")
+		t = strings.TrimSpace(t)
+		if t == mediaType || t == "*/*" || (strings.HasSuffix(t, "/*") && strings.HasPrefix(mediaType, strings.TrimSuffix(t, "*"))) {
+			return true
+		}
+	}
+	return false
+}
+
+// progressTokenOf is params._meta.progressToken, or nil.
+func progressTokenOf(params json.RawMessage) json.RawMessage {
+	return rawjson.MetaValue(params, "progressToken")
+}
+
+// rpcError answers with an HTTP status and a JSON-RPC error naming why.
+func rpcError(w http.ResponseWriter, status, code int, message string) {
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": code, "message": message}})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(body, '\n'))
+}

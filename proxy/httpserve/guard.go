@@ -1,0 +1,100 @@
+package httpserve
+
+import (
+	"crypto/subtle"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
+	"github.com/mcptrunk/mcptrunk/internal/protocol"
+)
+
+// guard admits a request only when it may reach the trunk (the MCP
+// transport's security rules, and the OWASP MCP list's):
+//   - Host: on a loopback listener it must name this machine, so that a
+//     web page whose DNS name was rebound to 127.0.0.1 gets 403;
+//   - Origin: a browser's request from an origin other than the listener's
+//     own and the allowed ones gets 403;
+//   - the token, when one is set: "Authorization: Bearer <token>",
+//     compared in constant time, else 401 with WWW-Authenticate. A browser
+//     page (the status page) may carry it as ?token= instead, since an
+//     EventSource cannot set headers; never on the MCP endpoint.
+func (h *Handler) guard(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if h.opts.LoopbackOnly && !loopbackHost(r.Host) {
+			http.Error(w, "forbidden: the Host header does not name this machine", http.StatusForbidden)
+			return
+		}
+		origin := r.Header.Get("Origin")
+		if origin != "" && !sameOrigin(origin, r) && !slices.Contains(h.opts.AllowedOrigins, origin) {
+			http.Error(w, "forbidden: requests from origin "+origin+" are not allowed (see trunk.http.allowedOrigins)", http.StatusForbidden)
+			return
+		}
+		if origin != "" && slices.Contains(h.opts.AllowedOrigins, origin) {
+			cors(w, origin)
+		}
+		if h.opts.Token != "" && r.Method != http.MethodOptions && !h.hasToken(r) {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="mcptrunk"`)
+			if r.URL.Path == h.opts.Path {
+				rpcError(w, http.StatusUnauthorized, jsonrpc.CodeInvalidRequest, "a bearer token is required: send Authorization: Bearer <token>")
+			} else {
+				http.Error(w, "a bearer token is required", http.StatusUnauthorized)
+			}
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (h *Handler) hasToken(r *http.Request) bool {
+	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok && r.URL.Path != h.opts.Path && r.Method == http.MethodGet {
+		got = r.URL.Query().Get("token")
+	}
+	return subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(h.opts.Token)) == 1
+}
+
+// cors lets an allowed origin's page read the answers and the session id.
+func cors(w http.ResponseWriter, origin string) {
+	hd := w.Header()
+	hd.Set("Access-Control-Allow-Origin", origin)
+	hd.Add("Vary", "Origin")
+	hd.Set("Access-Control-Expose-Headers", protocol.HeaderSessionID)
+}
+
+// preflight answers a CORS preflight from an allowed origin (the guard
+// refused any other).
+func (h *Handler) preflight(w http.ResponseWriter, r *http.Request) {
+	if r.Header.Get("Origin") == "" {
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	hd := w.Header()
+	hd.Set("Access-Control-Allow-Methods", "GET, POST, DELETE")
+	hd.Set("Access-Control-Allow-Headers", strings.Join([]string{"Authorization", "Content-Type", "Last-Event-ID",
+		protocol.HeaderSessionID, protocol.HeaderProtocolVersion, protocol.HeaderMethod, protocol.HeaderName}, ", "))
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// loopbackHost reports whether a Host header names this machine.
+func loopbackHost(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// sameOrigin reports whether a browser's Origin is the listener's own.
+func sameOrigin(origin string, r *http.Request) bool {
+	u, err := url.Parse(origin)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && strings.EqualFold(u.Host, r.Host)
+}

@@ -1,0 +1,302 @@
+package proxy
+
+import (
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+
+	"github.com/mcptrunk/mcptrunk/internal/config"
+	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
+	"github.com/mcptrunk/mcptrunk/internal/pin"
+	"github.com/mcptrunk/mcptrunk/naming"
+	"github.com/mcptrunk/mcptrunk/upstream"
+)
+
+// Unprefixed servers ("namespace": false) keep their own names and URIs, so
+// nothing in a name says which server it is for: the catalog routes them by
+// looking the name up. Every exported name must then have one owner, which
+// the catalog makes sure of as it is built (claims): the trunk's own items
+// first, then the servers in name order, and an item whose exported name or
+// URI an earlier server already has is withheld from the later one and
+// reported (a conflict), never routed to either by chance.
+
+// plainIndex routes the names and URIs of the unprefixed servers. A catalog
+// has none when every server is namespaced, so the usual path pays nothing.
+type plainIndex struct {
+	// servers are the configured unprefixed servers, in name order,
+	// listed or not.
+	servers []string
+	// unprefixed holds every configured server: true when unprefixed.
+	unprefixed map[string]bool
+	// owners maps, per list, each name or URI an unprefixed server exports
+	// to that server.
+	owners [listCount]map[string]string
+	// templates are the unprefixed servers' resource templates, for a read
+	// of a URI no server lists.
+	templates []plainTemplate
+}
+
+type plainTemplate struct {
+	server string
+	tpl    naming.Template
+}
+
+// newPlainIndex returns the index for clients, or nil when none of them is
+// unprefixed.
+func newPlainIndex(clients []*upstream.Client) *plainIndex {
+	p := &plainIndex{unprefixed: make(map[string]bool, len(clients))}
+	for _, c := range clients {
+		plain := c.Spec().Unprefixed()
+		p.unprefixed[c.Name()] = plain
+		if plain {
+			p.servers = append(p.servers, c.Name())
+		}
+	}
+	if len(p.servers) == 0 {
+		return nil
+	}
+	for l := range p.owners {
+		p.owners[l] = map[string]string{}
+	}
+	return p
+}
+
+// add records what an unprefixed server exports in list l.
+func (p *plainIndex) add(l list, entries []entry) {
+	for _, e := range entries {
+		p.owners[l][e.exported] = e.server
+		if l != listTemplates {
+			continue
+		}
+		tpl, err := naming.ParseTemplate(e.raw)
+		if err == nil {
+			p.templates = append(p.templates, plainTemplate{e.server, tpl})
+		}
+	}
+}
+
+// namespaced reports whether server is configured and namespaced, or is the
+// trunk itself: a name that splits into it is that server's.
+func (p *plainIndex) namespaced(server string) bool {
+	plain, configured := p.unprefixed[server]
+	return server == naming.TrunkServer || configured && !plain
+}
+
+// unprefixed reports whether server's names and URIs reach the host as the
+// server gives them: its results are not rewritten, nor its log messages'
+// logger or its resources/updated URIs.
+func (c *catalog) unprefixed(server string) bool {
+	return c.plain != nil && c.plain.unprefixed[server]
+}
+
+// exportAsIs is the catalog form of an unprefixed server's items: each
+// exported under its own name or URI, its definition untouched.
+func exportAsIs(server string, items []upstream.Item) []entry {
+	out := make([]entry, 0, len(items))
+	seen := map[string]bool{}
+	for _, it := range items {
+		if seen[it.Key] {
+			continue // listed twice: the first wins, as for the others
+		}
+		seen[it.Key] = true
+		out = append(out, entry{exported: it.Key, server: server, raw: it.Key, item: it.Raw})
+	}
+	return out
+}
+
+// nameOwner finds the server of a tool or prompt name the host sent: the
+// unprefixed server that exports it, else the server the scheme splits out
+// of it, else the unprefixed server pinning withholds it from (so that the
+// refusal says why), else the only unprefixed server (which is asked, and
+// says whether it has the name). ok is false when the name names no
+// server.
+func (c *catalog) nameOwner(l list, name string) (server string, ok bool) {
+	p := c.plain
+	if p == nil { // every server is namespaced: the name says whose it is
+		server, _, ok = c.scheme.Split(name)
+		return server, ok
+	}
+	if s, found := p.owners[l][name]; found {
+		return s, true
+	}
+	if s, _, split := c.scheme.Split(name); split && p.namespaced(s) {
+		return s, true
+	}
+	kind := pin.Tools
+	if l == listPrompts {
+		kind = pin.Prompts
+	}
+	if s, found := c.withheldFrom(kind, name); found {
+		return s, true
+	}
+	if len(p.servers) == 1 {
+		return p.servers[0], true
+	}
+	server, _, ok = c.scheme.Split(name)
+	return server, ok
+}
+
+// uriOwner finds the server of a resource URI the host sent and the URI as
+// that server knows it: the unprefixed server that lists it, else the
+// server a mcptrunk://<server>/ URI names, else the unprefixed server whose
+// resource templates match it, else the unprefixed server pinning withholds
+// it from, else the only unprefixed server. The error names the URI.
+func (c *catalog) uriOwner(uri string) (server, raw string, err error) {
+	p := c.plain
+	if p == nil {
+		server, raw, ok := naming.SplitResourceURI(uri)
+		if !ok {
+			return "", "", jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "unknown resource %q: mcptrunk's resource URIs look like %s://<server>/<uri>", uri, naming.URIScheme)
+		}
+		return server, raw, nil
+	}
+	if s, found := p.owners[listResources][uri]; found {
+		return s, uri, nil
+	}
+	if s, raw, split := naming.SplitResourceURI(uri); split && p.namespaced(s) {
+		return s, raw, nil
+	}
+	var matched []string
+	for _, t := range p.templates {
+		if t.tpl.Matches(uri) && !slices.Contains(matched, t.server) {
+			matched = append(matched, t.server)
+		}
+	}
+	switch {
+	case len(matched) == 1:
+		return matched[0], uri, nil
+	case len(matched) > 1:
+		return "", "", jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "resource %q: it matches resource templates of the unprefixed servers %s, so which one to read it from is not known", uri, quoteList(matched))
+	}
+	if s, found := c.withheldFrom(pin.Resources, uri); found {
+		return s, uri, nil
+	}
+	if len(p.servers) == 1 {
+		return p.servers[0], uri, nil
+	}
+	return "", "", jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "unknown resource %q: no server lists it, no resource template of the unprefixed servers %s matches it, and mcptrunk's other resource URIs look like %s://<server>/<uri>", uri, quoteList(p.servers), naming.URIScheme)
+}
+
+// refOwner finds the server of a completion reference's URI: a template an
+// unprefixed server lists as it is, else as uriOwner does.
+func (c *catalog) refOwner(uri string) (server, raw string, err error) {
+	if c.plain != nil {
+		if s, found := c.plain.owners[listTemplates][uri]; found {
+			return s, uri, nil
+		}
+	}
+	return c.uriOwner(uri)
+}
+
+// withheldFrom finds the unprefixed server pinning withholds an item from.
+func (c *catalog) withheldFrom(kind pin.Kind, key string) (string, bool) {
+	for _, s := range c.plain.servers {
+		if _, ok := c.withheld[s][kind][key]; ok {
+			return s, true
+		}
+	}
+	return "", false
+}
+
+// serverOf names the server a request's name or URI points at, "" when it
+// points at none: for observers and messages, not for routing.
+func (c *catalog) serverOf(method, item string) string {
+	switch method {
+	case "tools/call":
+		s, _ := c.nameOwner(listTools, item)
+		return s
+	case "prompts/get":
+		s, _ := c.nameOwner(listPrompts, item)
+		return s
+	}
+	s, _, _ := c.uriOwner(item)
+	return s
+}
+
+// unknownName is the error for a tool or prompt name that names no server.
+func (c *catalog) unknownName(kind, name string) error {
+	if c.plain != nil {
+		return jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "unknown %s %q: none of the unprefixed servers %s exports it, and mcptrunk's other names look like %s<server>%s<name>",
+			kind, name, quoteList(c.plain.servers), c.scheme.Prefix, naming.Separator)
+	}
+	return jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "unknown %s %q: mcptrunk's names look like %s<server>%s<name>", kind, name, c.scheme.Prefix, naming.Separator)
+}
+
+func quoteList(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = fmt.Sprintf("%q", n)
+	}
+	return strings.Join(q, ", ")
+}
+
+// conflict is an item withheld from a server because an earlier one (or
+// the trunk) exports the same name or URI.
+type conflict struct {
+	Server string `json:"server"`
+	Kind   string `json:"kind"`
+	Name   string `json:"name"`  // as the host would have seen it
+	Owner  string `json:"owner"` // the server the name stays with
+}
+
+func (c conflict) String() string {
+	owner := fmt.Sprintf("server %q exports the same name", c.Owner)
+	if c.Owner == naming.TrunkServer {
+		owner = "the name is one of mcptrunk's own"
+	}
+	return fmt.Sprintf("server %q: %s %q is withheld: %s (a server with \"namespace\": false keeps its own names; filter one of the two out, or give one its namespace back)",
+		c.Server, c.Kind, c.Name, owner)
+}
+
+// kindOf names an item of list l in messages.
+var kindOf = [listCount]string{listTools: "tool", listPrompts: "prompt", listResources: "resource", listTemplates: "resource template"}
+
+// claims gives every exported name and URI one owner while a catalog is
+// built. Only a catalog with an unprefixed server needs them: namespaced
+// names cannot meet, each carries its own server.
+type claims struct {
+	owners    [listCount]map[string]string
+	conflicts []conflict
+}
+
+func newClaims(p *plainIndex) *claims {
+	if p == nil {
+		return nil
+	}
+	c := &claims{}
+	for l := range c.owners {
+		c.owners[l] = map[string]string{}
+	}
+	return c
+}
+
+// admit returns the entries of list l whose names are still free, and
+// claims them; each of the others is a conflict.
+func (c *claims) admit(l list, entries []entry) []entry {
+	if c == nil {
+		return entries
+	}
+	kept := entries[:0:0]
+	for _, e := range entries {
+		if owner, taken := c.owners[l][e.exported]; taken && owner != e.server {
+			c.conflicts = append(c.conflicts, conflict{Server: e.server, Kind: kindOf[l], Name: e.exported, Owner: owner})
+			continue
+		}
+		c.owners[l][e.exported] = e.server
+		kept = append(kept, e)
+	}
+	return kept
+}
+
+// ConflictLines builds the catalog of the listed clients, as serve would,
+// and describes each item it withholds for a name two servers claim, one
+// line each, for mcptrunk check. None when no server is unprefixed.
+func ConflictLines(o config.TrunkOptions, clients []*upstream.Client) []string {
+	cat := buildCatalog(clients, policyOf(o), nil, slog.New(slog.DiscardHandler))
+	lines := make([]string, 0, len(cat.conflicts))
+	for _, c := range cat.conflicts {
+		lines = append(lines, "names: "+c.String())
+	}
+	return lines
+}
