@@ -71,7 +71,13 @@ func (t *Trunk) describe(method string, params json.RawMessage) (server, item st
 	default:
 		return "", ""
 	}
-	return t.snapshot().serverOf(method, item), item
+	cat := t.snapshot()
+	if cat.plain == nil {
+		// Every server is namespaced, or no catalog is built yet: the
+		// name says whose it is, in the scheme in force.
+		cat = &catalog{scheme: t.policy().scheme}
+	}
+	return cat.serverOf(method, item), item
 }
 
 // observe runs handle under the trunk's observers; with none it is handle.
