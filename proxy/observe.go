@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
 	"github.com/mcptrunk/mcptrunk/internal/rawjson"
 )
 
@@ -29,6 +30,13 @@ type Request struct {
 	// Revision is the protocol revision of the request, Client the host's
 	// clientInfo name when known.
 	Revision, Client string
+	// Session is the id of the host session the request came on: empty
+	// for the stdio host, the session's id on the HTTP downstream
+	// (SessionOptions.ID).
+	Session string
+	// ID is the request's JSON-RPC id as the host wrote it (a JSON string
+	// or number). An observer must not keep or change it.
+	ID json.RawMessage
 	// Params are the request's params as the host sent them. An observer
 	// must not keep or change them.
 	Params json.RawMessage
@@ -36,9 +44,17 @@ type Request struct {
 
 // Outcome is how a host request ended.
 type Outcome struct {
-	Result   json.RawMessage // nil on error
-	Err      error
-	Duration time.Duration
+	Result json.RawMessage // nil on error
+	Err    error
+	// Forwarded says Err is a peer's own JSON-RPC error that the trunk
+	// passed on as it came (jsonrpc.FromPeer): the answer of the server
+	// the request was routed to, or, when the trunk asked the host for a
+	// server's input on a call's behalf, the host's. False for an error
+	// the trunk made itself, which may carry the same code: an unknown
+	// name, the export policy, an item pinning withholds, bad params or
+	// requestState (-32602), a server not running, a timeout.
+	Forwarded bool
+	Duration  time.Duration
 }
 
 // observers fans one Begin out to several observers.
@@ -80,15 +96,19 @@ func (t *Trunk) describe(method string, params json.RawMessage) (server, item st
 	return cat.serverOf(method, item), item
 }
 
-// observe runs handle under the trunk's observers; with none it is handle.
-func (t *Trunk) observe(ctx context.Context, method, revision, client string, params json.RawMessage, handle func(context.Context) (json.RawMessage, error)) (json.RawMessage, error) {
+// observe runs handle, a request of session s, under the trunk's
+// observers; with none it is handle.
+func (s *Server) observe(ctx context.Context, method, revision, client string, params json.RawMessage, handle func(context.Context) (json.RawMessage, error)) (json.RawMessage, error) {
+	t := s.trunk
 	if len(t.observers) == 0 {
 		return handle(ctx)
 	}
 	server, item := t.describe(method, params)
+	r := Request{Method: method, Server: server, Item: item, Revision: revision, Client: client,
+		Session: s.id, ID: jsonrpc.RequestID(ctx), Params: params}
 	start := time.Now()
-	ctx, end := t.observers.Begin(ctx, Request{Method: method, Server: server, Item: item, Revision: revision, Client: client, Params: params})
+	ctx, end := t.observers.Begin(ctx, r)
 	res, err := handle(ctx)
-	end(Outcome{Result: res, Err: err, Duration: time.Since(start)})
+	end(Outcome{Result: res, Err: err, Forwarded: jsonrpc.FromPeer(err), Duration: time.Since(start)})
 	return res, err
 }

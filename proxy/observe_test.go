@@ -22,15 +22,20 @@ func (o *recordingObserver) Begin(ctx context.Context, r Request) (context.Conte
 		o.mu.Lock()
 		defer o.mu.Unlock()
 		errText := ""
-		if out.Err != nil {
+		switch {
+		case out.Forwarded:
+			errText = "forwarded error"
+		case out.Err != nil:
 			errText = "error"
 		}
-		o.seen = append(o.seen, strings.Join([]string{r.Method, r.Server, r.Item, r.Revision, r.Client, errText}, "|"))
+		o.seen = append(o.seen, strings.Join([]string{string(r.ID), r.Session, r.Method, r.Server, r.Item, r.Revision, r.Client, errText}, "|"))
 	}
 }
 
 // TestObserversSeeEveryHostRequest: each host request, at either revision,
-// reaches every observer once with what it names and how it ended.
+// reaches every observer once with its id, what it names and how it ended
+// (an error of the trunk's own is not forwarded; the stdio host has no
+// session id).
 func TestObserversSeeEveryHostRequest(t *testing.T) {
 	cfg, err := config.Parse(strings.NewReader(`{"mcpServers":{}}`), func(string) (string, bool) { return "", false })
 	if err != nil {
@@ -44,12 +49,12 @@ func TestObserversSeeEveryHostRequest(t *testing.T) {
 	h.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"mcp__nowhere__x","arguments":{}}}`)
 	h.next("the call's error")
 	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"new-host","version":"2"}}`
-	h.send(`{"jsonrpc":"2.0","id":3,"method":"resources/read","params":{"uri":"mcptrunk://trunk/status",` + meta + `}}`)
+	h.send(`{"jsonrpc":"2.0","id":"three","method":"resources/read","params":{"uri":"mcptrunk://trunk/status",` + meta + `}}`)
 	h.next("the read")
 	want := []string{
-		"initialize|||||",
-		"tools/call|nowhere|mcp__nowhere__x|2025-11-25|old-host|error",
-		"resources/read|trunk|mcptrunk://trunk/status|2026-07-28|new-host|",
+		"1||initialize|||||",
+		"2||tools/call|nowhere|mcp__nowhere__x|2025-11-25|old-host|error",
+		`"three"||resources/read|trunk|mcptrunk://trunk/status|2026-07-28|new-host|`,
 	}
 	for _, o := range []*recordingObserver{a, b} {
 		o.mu.Lock()

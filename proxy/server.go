@@ -143,7 +143,7 @@ func (s *Server) ID() string { return s.id }
 // shaped for the request's revision (revision.go).
 func (s *Server) HandleRequest(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	if method == "initialize" {
-		return s.trunk.observe(ctx, method, "", "", params, func(context.Context) (json.RawMessage, error) { return s.initialize(params) })
+		return s.observe(ctx, method, "", "", params, func(context.Context) (json.RawMessage, error) { return s.initialize(params) })
 	}
 	meta, err := readRequestMeta(method, params)
 	if err != nil {
@@ -156,7 +156,7 @@ func (s *Server) HandleRequest(ctx context.Context, method string, params json.R
 	if revision == "" {
 		revision, client = s.legacyHost().version, s.legacyClient()
 	}
-	return s.trunk.observe(ctx, method, revision, client, params, func(ctx context.Context) (json.RawMessage, error) {
+	return s.observe(ctx, method, revision, client, params, func(ctx context.Context) (json.RawMessage, error) {
 		return s.handle(ctx, meta, method, params)
 	})
 }

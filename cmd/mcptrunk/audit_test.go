@@ -15,10 +15,12 @@ import (
 // The audit log end to end: `mcptrunk serve` with trunk.audit writes one
 // line per tool call, tool error, refused call and failed read, each with
 // the host, the revision and the outcome, arguments redacted; lists and
-// the handshake are not audited. The file is relative to the config.
+// the handshake are not audited. The file is relative to the config. A
+// server's own -32602 (notes at 2026-07-28 answers a missing resource
+// with it) is an error, not a call the trunk refused.
 func TestAuditLog(t *testing.T) {
 	ctx := testCtx(t, 60*time.Second)
-	cfg := writeConfig(t, map[string]server{"notes": pinLegacy(notesServer())},
+	cfg := writeConfig(t, map[string]server{"notes": pinLegacy(notesServer()), "notes26": pinStateless(notesServer())},
 		map[string]any{"audit": map[string]any{"file": "logs/audit.jsonl", "arguments": true}})
 	path := filepath.Join(filepath.Dir(cfg), "logs", "audit.jsonl")
 	c := startRawTrunk(t, ctx, cfg)
@@ -34,11 +36,14 @@ func TestAuditLog(t *testing.T) {
 	if r := c.call(ctx, "resources/read", map[string]any{"uri": "mcptrunk://notes/notes://missing"}); r.Err == nil {
 		t.Fatalf("a missing resource was read: %s", r.Result)
 	}
+	if r := c.call(ctx, "resources/read", map[string]any{"uri": "mcptrunk://notes26/notes://missing"}); r.Err == nil || r.Err.Code != -32602 {
+		t.Fatalf("a missing resource at 2026-07-28: %s %+v, want the server's -32602", r.Result, r.Err)
+	}
 
 	var lines []map[string]any
 	if !waitFor(ctx, 20*time.Second, func() bool {
 		lines = auditLines(t, path)
-		return len(lines) >= 4
+		return len(lines) >= 5
 	}) {
 		t.Fatalf("audit lines: %v\nstderr:\n%s", lines, tail(c.stderr.String(), 3000))
 	}
@@ -48,7 +53,8 @@ func TestAuditLog(t *testing.T) {
 		{"tools/call", "notes", "mcp__notes__echo", "ok"},
 		{"tools/call", "notes", "mcp__notes__get_note", "tool_error"},
 		{"tools/call", "nowhere", "mcp__nowhere__x", "refused"},
-		{"resources/read", "notes", "mcptrunk://notes/notes://missing", "error"}, // the server's -32002
+		{"resources/read", "notes", "mcptrunk://notes/notes://missing", "error"},     // the server's -32002
+		{"resources/read", "notes26", "mcptrunk://notes26/notes://missing", "error"}, // the server's -32602
 	}
 	if len(lines) != len(want) {
 		t.Fatalf("%d lines, want %d: %v", len(lines), len(want), lines)
@@ -82,6 +88,9 @@ func TestAuditLog(t *testing.T) {
 	}
 	if lines[3]["code"] != -32002.0 {
 		t.Errorf("the failed read: %v", lines[3])
+	}
+	if lines[4]["code"] != -32602.0 {
+		t.Errorf("the read the server refused: %v", lines[4])
 	}
 	data, _ := os.ReadFile(path)
 	if bytes.Contains(data, []byte("AK-e2e-secret")) || strings.Contains(c.stderr.String(), "AK-e2e-secret") {

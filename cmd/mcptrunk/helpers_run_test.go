@@ -44,6 +44,13 @@ func pinLegacy(s server) server {
 	return s
 }
 
+// pinStateless pins an upstream to MCP 2026-07-28 whatever the host
+// speaks (auto mode mirrors a 2025-era host).
+func pinStateless(s server) server {
+	s["protocolVersion"] = "2026-07-28"
+	return s
+}
+
 // writeConfig writes a config with the given servers (and optional trunk
 // section) into a fresh temporary directory and returns its path.
 func writeConfig(t testing.TB, servers map[string]server, trunk map[string]any) string {

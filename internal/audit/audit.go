@@ -36,7 +36,8 @@ const queueLen = 1024
 // Options configure a Log.
 type Options struct {
 	config.Audit
-	// Session fills each line's session (SessionStdio when empty).
+	// Session fills the session of each line whose request names none
+	// (proxy.Request.Session: the stdio host's); SessionStdio when empty.
 	Session string
 	Logger  *slog.Logger
 	// now is time.Now unless a test sets it.

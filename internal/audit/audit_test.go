@@ -29,11 +29,12 @@ func TestLines(t *testing.T) {
 	request(l, call("mcp__notes__fail"), proxy.Outcome{Result: json.RawMessage(`{"content":[],"isError":true}`)})
 	request(l, call("mcp__notes__down"), proxy.Outcome{Err: jsonrpc.Errorf(jsonrpc.CodeUnavailable, "tool %q: server %q is failed", "mcp__notes__down", "notes")})
 	request(l, call("mcp__notes__nope"), proxy.Outcome{Err: jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "unknown tool %q", "mcp__notes__nope")})
+	request(l, call("mcp__notes__picky"), proxy.Outcome{Err: jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "the server's own: bad argument"), Forwarded: true})
 	request(l, call("mcp__notes__ask"), proxy.Outcome{Result: json.RawMessage(`{"resultType":"input_required","inputRequests":{}}`)})
 	request(l, call("mcp__notes__plain"), proxy.Outcome{Err: errors.New("boom")})
 	request(l, proxy.Request{Method: "prompts/get", Server: "notes", Item: "mcp__notes__greet", Params: json.RawMessage(`{"name":"mcp__notes__greet"}`)},
 		proxy.Outcome{Result: json.RawMessage(`{"messages":[],"isError":true}`)})
-	request(l, proxy.Request{Method: "resources/read", Server: "notes", Item: "mcptrunk://notes/note://1", Params: json.RawMessage(`{"uri":"mcptrunk://notes/note://1"}`)},
+	request(l, proxy.Request{Method: "resources/read", Server: "notes", Item: "mcptrunk://notes/note://1", Session: "http-7", Params: json.RawMessage(`{"uri":"mcptrunk://notes/note://1"}`)},
 		proxy.Outcome{Result: json.RawMessage(`{"contents":[]}`)})
 	for _, m := range []string{"tools/list", "initialize", "ping", "resources/subscribe", "completion/complete"} {
 		request(l, proxy.Request{Method: m}, proxy.Outcome{Result: json.RawMessage(`{}`)})
@@ -47,6 +48,7 @@ func TestLines(t *testing.T) {
 		{"mcp__notes__fail", OutcomeToolError},
 		{"mcp__notes__down", OutcomeError},
 		{"mcp__notes__nope", OutcomeRefused},
+		{"mcp__notes__picky", OutcomeError}, // the server's own -32602
 		{"mcp__notes__ask", OutcomeInputRequired},
 		{"mcp__notes__plain", OutcomeError},
 		{"mcp__notes__greet", OutcomeOK}, // isError means nothing outside tools/call
@@ -72,7 +74,7 @@ func TestLines(t *testing.T) {
 	if !reflect.DeepEqual(first, wantFirst) {
 		t.Errorf("first line\n%v\nwant\n%v", first, wantFirst)
 	}
-	for i, code := range map[int]float64{2: jsonrpc.CodeUnavailable, 3: jsonrpc.CodeInvalidParams, 5: jsonrpc.CodeInternalError} {
+	for i, code := range map[int]float64{2: jsonrpc.CodeUnavailable, 3: jsonrpc.CodeInvalidParams, 4: jsonrpc.CodeInvalidParams, 6: jsonrpc.CodeInternalError} {
 		if lines[i]["code"] != code || lines[i]["error"] == "" || lines[i]["bytesOut"] != 0.0 {
 			t.Errorf("line %d: code %v error %v bytesOut %v, want code %v, the message and 0", i, lines[i]["code"], lines[i]["error"], lines[i]["bytesOut"], code)
 		}
@@ -82,6 +84,9 @@ func TestLines(t *testing.T) {
 	}
 	if _, ok := lines[0]["code"]; ok {
 		t.Errorf("a success has a code: %v", lines[0])
+	}
+	if got := lines[len(lines)-1]["session"]; got != "http-7" {
+		t.Errorf("the session of a request that names one: %v", got)
 	}
 }
 

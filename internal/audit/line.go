@@ -2,6 +2,7 @@ package audit
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"time"
 
@@ -23,14 +24,14 @@ const (
 	// 2026-07-28 revision: the call is not over, the host retries it, and
 	// the retry gets a line of its own.
 	OutcomeInputRequired = "input_required"
-	// OutcomeRefused is a JSON-RPC error -32602 (invalid params): the code
-	// the trunk answers for a request it does not route to any server (an
-	// unknown name or URI, one the policy does not export, one pinning
-	// withholds, malformed params). A server that answers -32602 itself is
-	// recorded the same way; the line's error tells them apart.
+	// OutcomeRefused is the trunk's own JSON-RPC error -32602 (invalid
+	// params): the code it answers for a request it does not route to any
+	// server (an unknown name or URI, one the policy does not export, one
+	// pinning withholds, malformed params or requestState).
 	OutcomeRefused = "refused"
-	// OutcomeError is every other JSON-RPC error: the server's own, a
-	// server not running, a timeout, a cancellation.
+	// OutcomeError is every other JSON-RPC error: the server's own (a
+	// -32602 it answered itself too: proxy.Outcome.Forwarded), a server
+	// not running, a timeout, a cancellation.
 	OutcomeError = "error"
 )
 
@@ -60,7 +61,7 @@ type line struct {
 func (l *Log) line(start time.Time, r proxy.Request, out proxy.Outcome) []byte {
 	rec := line{
 		Time:       start.UTC().Format(time.RFC3339Nano),
-		Session:    l.opts.Session,
+		Session:    cmp.Or(r.Session, l.opts.Session),
 		Client:     r.Client,
 		Revision:   r.Revision,
 		Method:     r.Method,
@@ -95,7 +96,7 @@ func outcome(method string, out proxy.Outcome) (string, int, string) {
 		if len(msg) > maxErrorLen {
 			msg = msg[:maxErrorLen] + "…"
 		}
-		if e.Code == jsonrpc.CodeInvalidParams {
+		if e.Code == jsonrpc.CodeInvalidParams && !out.Forwarded {
 			return OutcomeRefused, e.Code, msg
 		}
 		return OutcomeError, e.Code, msg

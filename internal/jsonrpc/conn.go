@@ -205,6 +205,9 @@ func (c *Conn) deliver(m message) {
 		c.logger.Debug("response to a request no longer waiting", "id", id)
 		return
 	}
+	if m.Error != nil {
+		m.Error.peer = true
+	}
 	ch <- response{result: m.Result, err: m.Error}
 }
 

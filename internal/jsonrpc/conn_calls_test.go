@@ -165,6 +165,12 @@ func TestHandlerErrorPassesThroughUnchanged(t *testing.T) {
 			if !bytes.Equal(rpcErr.Data, []byte(tc.wantData)) {
 				t.Errorf("data bytes changed\n got: %s\nwant: %s", rpcErr.Data, tc.wantData)
 			}
+			if !FromPeer(err) || !FromPeer(fmt.Errorf("passed on: %w", err)) {
+				t.Error("the peer's answer is not FromPeer")
+			}
+			if FromPeer(tc.err) || FromPeer(AsError(tc.err)) {
+				t.Error("an error made on this side is FromPeer")
+			}
 		})
 	}
 	// The error responses carried no result member.

@@ -41,6 +41,8 @@ type Error struct {
 	Code    int             `json:"code"`
 	Message string          `json:"message"`
 	Data    json.RawMessage `json:"data,omitempty"`
+
+	peer bool // the answer of the peer to a Call, not made on this side
 }
 
 func (e *Error) Error() string {
@@ -61,6 +63,16 @@ func AsError(err error) *Error {
 		return e
 	}
 	return &Error{Code: CodeInternalError, Message: err.Error()}
+}
+
+// FromPeer reports whether err is, or wraps, an *Error that the peer sent
+// in answer to a Call, rather than one made on this side (with Errorf,
+// AsError or a literal). A proxy that passes a peer's errors on as they
+// came can so tell them from its own refusals, which may carry the same
+// code.
+func FromPeer(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.peer
 }
 
 // ErrClosed is returned by calls on a connection whose peer has gone away.

@@ -20,7 +20,9 @@ import (
 // (semconv v1.41.0, the last Go package that has them): mcp.method.name,
 // mcp.protocol.version, mcp.resource.uri, gen_ai.tool.name,
 // gen_ai.prompt.name, gen_ai.operation.name (execute_tool for a tool call),
-// rpc.response.status_code, error.type, network.transport. The
+// jsonrpc.request.id, mcp.session.id (a session of the HTTP downstream;
+// the stdio host has none), rpc.response.status_code, error.type,
+// network.transport. The
 // conventions have no name for which upstream a request is for, so that
 // one is the trunk's own.
 
@@ -71,6 +73,24 @@ func paramsName(method string, params json.RawMessage) string {
 	}
 	s, _ := rawjson.StringField(params, key)
 	return s
+}
+
+// requestID is jsonrpc.request.id for a request's id as the host wrote
+// it: a string's value, a number's digits; "" for none or null, which the
+// conventions say not to record.
+func requestID(id json.RawMessage) string {
+	id = bytes.TrimSpace(id)
+	switch {
+	case len(id) == 0 || bytes.Equal(id, []byte("null")):
+		return ""
+	case id[0] == '"':
+		var s string
+		if json.Unmarshal(id, &s) != nil {
+			return ""
+		}
+		return s
+	}
+	return string(id)
 }
 
 // notAnError are the JSON-RPC codes a server answers a request it cannot

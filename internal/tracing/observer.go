@@ -26,6 +26,12 @@ func (o *observer) Begin(ctx context.Context, r proxy.Request) (context.Context,
 	if r.Server != "" {
 		attrs = append(attrs, attrServer.String(r.Server))
 	}
+	if id := requestID(r.ID); id != "" {
+		attrs = append(attrs, semconv.JSONRPCRequestID(id))
+	}
+	if r.Session != "" {
+		attrs = append(attrs, semconv.McpSessionID(r.Session))
+	}
 	ctx, span := o.tracer.Start(ctx, spanName(r.Method, target),
 		trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
 	ctx = upstream.WithRequestObserver(ctx, o.upstreamRequest)

@@ -86,6 +86,15 @@ func recorded(t *testing.T, r proxy.Request, out proxy.Outcome, upstreamErr erro
 	return spans[1], spans[0], meta
 }
 
+func hasAttr(s sdktrace.ReadOnlySpan, key string) bool {
+	for _, a := range s.Attributes() {
+		if string(a.Key) == key {
+			return true
+		}
+	}
+	return false
+}
+
 func attr(s sdktrace.ReadOnlySpan, key string) string {
 	for _, a := range s.Attributes() {
 		if string(a.Key) == key {
@@ -97,7 +106,7 @@ func attr(s sdktrace.ReadOnlySpan, key string) string {
 
 func TestSpans(t *testing.T) {
 	host := `{"name":"mcp__notes__echo","_meta":{"traceparent":"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}}`
-	r := proxy.Request{Method: "tools/call", Server: "notes", Item: "mcp__notes__echo", Revision: "2025-11-25", Params: json.RawMessage(host)}
+	r := proxy.Request{Method: "tools/call", Server: "notes", Item: "mcp__notes__echo", Revision: "2025-11-25", ID: json.RawMessage(`7`), Params: json.RawMessage(host)}
 
 	server, client, meta := recorded(t, r, proxy.Outcome{Result: json.RawMessage(`{"content":[]}`)}, nil)
 	if server.Name() != "tools/call mcp__notes__echo" || client.Name() != "tools/call echo" {
@@ -114,6 +123,16 @@ func TestSpans(t *testing.T) {
 	}
 	if server.Status().Code != codes.Unset || attr(server, "gen_ai.operation.name") != "execute_tool" || attr(client, "network.transport") != "tcp" {
 		t.Errorf("server %v %v; client %v", server.Status(), server.Attributes(), client.Attributes())
+	}
+	if attr(server, "jsonrpc.request.id") != "7" || hasAttr(server, "mcp.session.id") || hasAttr(client, "jsonrpc.request.id") {
+		t.Errorf("the stdio host's request 7: server %v; client %v", server.Attributes(), client.Attributes())
+	}
+	// A request of a session, with a string id.
+	inSession := r
+	inSession.ID, inSession.Session = json.RawMessage(`"req-\u0031"`), "f00d"
+	server, _, _ = recorded(t, inSession, proxy.Outcome{Result: json.RawMessage(`{"content":[]}`)}, nil)
+	if attr(server, "jsonrpc.request.id") != "req-1" || attr(server, "mcp.session.id") != "f00d" {
+		t.Errorf("a session's request: %v", server.Attributes())
 	}
 
 	// A tool's own failure.
