@@ -1,0 +1,328 @@
+//go:build !windows
+
+package main
+
+// What the deployment tests run: `mcptrunk serve --http` replicas on ports
+// the OS picks, HAProxy with deploy/haproxy.cfg on listeners handed to it,
+// its stats, and HTTP clients of both revisions.
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// needHAProxy returns the haproxy binary, or skips the test without one.
+func needHAProxy(t testing.TB) string {
+	t.Helper()
+	for _, name := range []string{"haproxy", "/usr/sbin/haproxy"} { // sbin may not be on a user's PATH
+		if bin, err := exec.LookPath(name); err == nil {
+			return bin
+		}
+	}
+	t.Skip("haproxy is not installed (Debian: apt-get install haproxy); the tests of deploy/haproxy.cfg need it")
+	return ""
+}
+
+// deployProc is a process of a deployment test: its stderr, and its exit
+// once it has exited.
+type deployProc struct {
+	name   string
+	cmd    *exec.Cmd
+	stderr *syncBuffer
+	exited chan struct{} // closed once Wait returned
+}
+
+// startDeployProc starts cmd with its stderr kept, and stops it at the end
+// of the test with SIGTERM (SIGKILL after 10 s, which fails the test).
+func startDeployProc(t testing.TB, name string, cmd *exec.Cmd) *deployProc {
+	t.Helper()
+	p := &deployProc{name: name, cmd: cmd, stderr: &syncBuffer{}, exited: make(chan struct{})}
+	cmd.Stderr = p.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting %s: %v", name, err)
+	}
+	go func() {
+		_ = cmd.Wait()
+		close(p.exited)
+	}()
+	t.Cleanup(func() {
+		select {
+		case <-p.exited:
+			return
+		default:
+		}
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-p.exited:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			<-p.exited
+			t.Errorf("%s did not exit within 10 s of SIGTERM\nstderr:\n%s", name, tail(p.stderr.String(), 3000))
+		}
+	})
+	return p
+}
+
+// kill ends the process with SIGKILL and waits for it.
+func (p *deployProc) kill(t testing.TB) {
+	t.Helper()
+	if err := p.cmd.Process.Kill(); err != nil {
+		t.Fatalf("killing %s: %v", p.name, err)
+	}
+	<-p.exited
+}
+
+// deployReplica is one `mcptrunk serve --http 127.0.0.1:0`.
+type deployReplica struct {
+	*deployProc
+	url  string // http://127.0.0.1:PORT/mcp, as it logged
+	addr string // 127.0.0.1:PORT
+}
+
+// servingURLAttr is the URL in the record `serve --http` logs once it
+// listens.
+var servingURLAttr = regexp.MustCompile(`\burl="?(http://[^\s"/]+)(/[^\s"]*)`)
+
+// startDeployReplica serves cfg over HTTP on a port the OS picks, its
+// processes marked with tag, and waits until it says it is ready.
+func startDeployReplica(t testing.TB, ctx context.Context, tag, name, cfg string) *deployReplica {
+	t.Helper()
+	p := startDeployProc(t, name, trunkCmd(tag, "serve", "--http", "127.0.0.1:0", "--config", cfg))
+	t.Cleanup(func() { checkNoRace(t, p.stderr) })
+	line, err := waitStderrLine(ctx, p.stderr, 30*time.Second, "serving MCP over HTTP", "url=")
+	if err != nil {
+		t.Fatalf("%s: %v\nstderr:\n%s", name, err, tail(p.stderr.String(), 3000))
+	}
+	m := servingURLAttr.FindStringSubmatch(line)
+	if m == nil {
+		t.Fatalf("%s: no url=http://HOST:PORT/PATH in %q", name, line)
+	}
+	r := &deployReplica{deployProc: p, url: m[1] + m[2], addr: strings.TrimPrefix(m[1], "http://")}
+	c := httpClient(t)
+	if err := eventually(ctx, 20*time.Millisecond, func() error { return wantStatus(ctx, c, "GET", m[1]+"/readyz", 200) }); err != nil {
+		t.Fatalf("%s never became ready: %v\nstderr:\n%s", name, err, tail(p.stderr.String(), 3000))
+	}
+	return r
+}
+
+// wantStatus sends a bodiless request and checks its status.
+func wantStatus(ctx context.Context, c *http.Client, method, url string, want int) error {
+	req, err := http.NewRequestWithContext(ctx, method, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return err
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != want {
+		return fmt.Errorf("%s %s: %d, want %d", method, url, resp.StatusCode, want)
+	}
+	return nil
+}
+
+// deployLB is HAProxy running deploy/haproxy.cfg in front of two replicas.
+type deployLB struct {
+	*deployProc
+	url    string // the MCP endpoint through HAProxy
+	stats  string // the stats page as CSV
+	client *http.Client
+}
+
+// deployConfig is the HAProxy config the tests run: the one in deploy/.
+func deployConfig() string { return filepath.Join(moduleRoot, "deploy", "haproxy.cfg") }
+
+// startDeployHAProxy runs HAProxy with deploy/haproxy.cfg in front of a and
+// b, its two listeners opened here on ports the OS picks and handed to it
+// as file descriptors 3 and 4; replaySafe are the tools it may replay. It
+// returns once HAProxy's checks found both replicas up.
+func startDeployHAProxy(t testing.TB, ctx context.Context, bin, tag string, a, b *deployReplica, replaySafe ...string) *deployLB {
+	t.Helper()
+	var files []*os.File
+	var addrs []string
+	for range 2 {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := ln.(*net.TCPListener).File()
+		ln.Close() // f holds its own descriptor of the socket
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, f)
+		addrs = append(addrs, ln.Addr().String())
+	}
+	safe := filepath.Join(t.TempDir(), "replay-safe-tools")
+	if err := os.WriteFile(safe, []byte(strings.Join(replaySafe, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "-db", "-f", deployConfig())
+	cmd.Env = append(deployEnv(), tagEnv+"="+tag,
+		"MCPTRUNK_BIND=fd@3", "HAPROXY_STATS_BIND=fd@4",
+		"MCPTRUNK_REPLICA1="+a.addr, "MCPTRUNK_REPLICA2="+b.addr,
+		"MCPTRUNK_REPLAY_SAFE_TOOLS="+safe)
+	cmd.ExtraFiles = files
+	path := strings.TrimPrefix(a.url, "http://"+a.addr)
+	lb := &deployLB{deployProc: startDeployProc(t, "haproxy", cmd), url: "http://" + addrs[0] + path, stats: "http://" + addrs[1] + "/stats;csv", client: httpClient(t)}
+	for _, f := range files {
+		f.Close()
+	}
+	if err := eventually(ctx, 20*time.Millisecond, func() error {
+		for _, s := range []string{"replica1", "replica2"} {
+			if err := lb.wantServer(ctx, s, "UP"); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatalf("haproxy: %v\nstderr:\n%s", err, tail(lb.stderr.String(), 3000))
+	}
+	return lb
+}
+
+// deployEnv is the test's environment without the variables
+// deploy/haproxy.cfg reads, so that only what a test sets counts.
+func deployEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "MCPTRUNK_DNS=") && !strings.HasPrefix(kv, "MCPTRUNK_REPLICA") &&
+			!strings.HasPrefix(kv, "MCPTRUNK_BIND=") && !strings.HasPrefix(kv, "HAPROXY_") {
+			env = append(env, kv)
+		}
+	}
+	return env
+}
+
+// serverStats reads the stats page: the mcptrunk backend's rows by server
+// name ("BACKEND" for the backend's own), each column by its name.
+func (lb *deployLB) serverStats(ctx context.Context) (map[string]map[string]string, error) {
+	req, err := http.NewRequestWithContext(ctx, "GET", lb.stats, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := lb.client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := csv.NewReader(bytes.NewReader(bytes.TrimPrefix(body, []byte("# ")))).ReadAll()
+	if err != nil || len(rows) < 2 {
+		return nil, fmt.Errorf("stats %q: %v", tail(string(body), 500), err)
+	}
+	out := map[string]map[string]string{}
+	for _, r := range rows[1:] {
+		if len(r) < 2 || r[0] != "mcptrunk" {
+			continue
+		}
+		fields := map[string]string{}
+		for i, name := range rows[0] {
+			if i < len(r) {
+				fields[name] = r[i]
+			}
+		}
+		out[r[1]] = fields
+	}
+	return out, nil
+}
+
+// wantServer checks that HAProxy sees server in state ("UP", "DOWN"), and
+// for UP that its last check passed.
+func (lb *deployLB) wantServer(ctx context.Context, server, state string) error {
+	stats, err := lb.serverStats(ctx)
+	if err != nil {
+		return err
+	}
+	s := stats[server]
+	if s == nil {
+		return fmt.Errorf("haproxy has no server %s", server)
+	}
+	if s["status"] != state || (state == "UP" && !strings.Contains(s["check_status"], "L7OK")) {
+		return fmt.Errorf("haproxy: %s is %q (last check %q), want %s", server, s["status"], s["check_status"], state)
+	}
+	return nil
+}
+
+// httpClient is an HTTP client of its own, its idle connections closed at
+// the end of the test.
+func httpClient(t testing.TB) *http.Client {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	t.Cleanup(tr.CloseIdleConnections)
+	return &http.Client{Transport: tr}
+}
+
+// dialHTTP connects a go-sdk client to url over streamable HTTP, at
+// version ("": the SDK's default, 2026-07-28), and closes it at the end of
+// the test.
+func dialHTTP(t testing.TB, ctx context.Context, url, version string) *mcp.ClientSession {
+	t.Helper()
+	var opts *mcp.ClientSessionOptions
+	if version != "" {
+		opts = &mcp.ClientSessionOptions{ProtocolVersion: version}
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "mcptrunk-e2e", Version: "0"}, nil)
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: httpClient(t)}, opts)
+	if err != nil {
+		t.Fatalf("connecting to %s at %q: %v", url, version, err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	return cs
+}
+
+// echoOver calls the notes server's echo through cs and checks the text
+// comes back.
+func echoOver(ctx context.Context, cs *mcp.ClientSession, text string) error {
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__notes__echo", Arguments: map[string]any{"text": text}})
+	if err != nil {
+		return err
+	}
+	if res.IsError || len(res.Content) != 1 {
+		return fmt.Errorf("echo %q: %+v", text, res)
+	}
+	if c, ok := res.Content[0].(*mcp.TextContent); !ok || c.Text != text {
+		return fmt.Errorf("echo %q came back as %+v", text, res.Content[0])
+	}
+	return nil
+}
+
+// rawPost POSTs one JSON-RPC message with headers and returns the status
+// and body.
+func rawPost(ctx context.Context, c *http.Client, url, body string, headers map[string]string) (int, string, error) {
+	req, err := http.NewRequestWithContext(ctx, "POST", url, strings.NewReader(body))
+	if err != nil {
+		return 0, "", err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b), err
+}
