@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
 	"github.com/mcptrunk/mcptrunk/internal/rawjson"
 )
@@ -30,9 +31,14 @@ type Request struct {
 	// Revision is the protocol revision of the request, Client the host's
 	// clientInfo name when known.
 	Revision, Client string
-	// Session is the id of the host session the request came on: empty
-	// for the stdio host, the session's id on the HTTP downstream
-	// (SessionOptions.ID).
+	// Transport is how the host reached the trunk: config.TransportStdio
+	// for the host on the trunk's stdin and stdout, config.TransportHTTP
+	// for one of serve --http.
+	Transport config.Transport
+	// Session is the id of the host session the request came on: the
+	// session's id on the HTTP downstream (SessionOptions.ID); empty for
+	// the stdio host, and for a stateless request over HTTP, which has no
+	// session.
 	Session string
 	// ID is the request's JSON-RPC id as the host wrote it (a JSON string
 	// or number). An observer must not keep or change it.
@@ -96,6 +102,16 @@ func (t *Trunk) describe(method string, params json.RawMessage) (server, item st
 	return cat.serverOf(method, item), item
 }
 
+// transport is how the session's host reached the trunk: every session
+// but the stdio host's is one of the HTTP downstream, and has an id or
+// carries one stateless request (SessionOptions).
+func (s *Server) transport() config.Transport {
+	if s.id != "" || s.perRequest {
+		return config.TransportHTTP
+	}
+	return config.TransportStdio
+}
+
 // observe runs handle, a request of session s, under the trunk's
 // observers; with none it is handle.
 func (s *Server) observe(ctx context.Context, method, revision, client string, params json.RawMessage, handle func(context.Context) (json.RawMessage, error)) (json.RawMessage, error) {
@@ -105,7 +121,7 @@ func (s *Server) observe(ctx context.Context, method, revision, client string, p
 	}
 	server, item := t.describe(method, params)
 	r := Request{Method: method, Server: server, Item: item, Revision: revision, Client: client,
-		Session: s.id, ID: jsonrpc.RequestID(ctx), Params: params}
+		Transport: s.transport(), Session: s.id, ID: jsonrpc.RequestID(ctx), Params: params}
 	start := time.Now()
 	ctx, end := t.observers.Begin(ctx, r)
 	res, err := handle(ctx)

@@ -28,7 +28,7 @@ func (o *recordingObserver) Begin(ctx context.Context, r Request) (context.Conte
 		case out.Err != nil:
 			errText = "error"
 		}
-		o.seen = append(o.seen, strings.Join([]string{string(r.ID), r.Session, r.Method, r.Server, r.Item, r.Revision, r.Client, errText}, "|"))
+		o.seen = append(o.seen, strings.Join([]string{string(r.ID), string(r.Transport), r.Session, r.Method, r.Server, r.Item, r.Revision, r.Client, errText}, "|"))
 	}
 }
 
@@ -52,9 +52,9 @@ func TestObserversSeeEveryHostRequest(t *testing.T) {
 	h.send(`{"jsonrpc":"2.0","id":"three","method":"resources/read","params":{"uri":"mcptrunk://trunk/status",` + meta + `}}`)
 	h.next("the read")
 	want := []string{
-		"1||initialize|||||",
-		"2||tools/call|nowhere|mcp__nowhere__x|2025-11-25|old-host|error",
-		`"three"||resources/read|trunk|mcptrunk://trunk/status|2026-07-28|new-host|`,
+		"1|stdio||initialize|||||",
+		"2|stdio||tools/call|nowhere|mcp__nowhere__x|2025-11-25|old-host|error",
+		`"three"|stdio||resources/read|trunk|mcptrunk://trunk/status|2026-07-28|new-host|`,
 	}
 	for _, o := range []*recordingObserver{a, b} {
 		o.mu.Lock()
@@ -63,5 +63,23 @@ func TestObserversSeeEveryHostRequest(t *testing.T) {
 		if got != strings.Join(want, "\n") {
 			t.Errorf("observed:\n%s\nwant:\n%s", got, strings.Join(want, "\n"))
 		}
+	}
+}
+
+// TestObserversSeeTheSession: a request of a session of the HTTP
+// downstream names the session and its transport.
+func TestObserversSeeTheSession(t *testing.T) {
+	cfg, err := config.Parse(strings.NewReader(`{"mcpServers":{}}`), func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := &recordingObserver{}
+	h := attachPipes(t, New(cfg, &Options{Observers: []Observer{o}}), &SessionOptions{ID: "c0ffee"})
+	h.send(`{"jsonrpc":"2.0","id":1,"method":"ping"}`)
+	h.next("the ping")
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if want := "1|http|c0ffee|ping|||||"; len(o.seen) != 1 || o.seen[0] != want {
+		t.Errorf("observed %q, want [%s]", o.seen, want)
 	}
 }

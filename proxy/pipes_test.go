@@ -3,6 +3,7 @@ package proxy
 import (
 	"bufio"
 	"context"
+	"errors"
 	"io"
 	"testing"
 	"time"
@@ -20,12 +21,26 @@ type pipeHost struct {
 
 // servePipes runs tr.Serve on pipes until the test ends.
 func servePipes(t *testing.T, tr *Trunk) *pipeHost {
+	return runPipes(t, tr.Serve)
+}
+
+// attachPipes runs a session of tr with opts on pipes until the test
+// ends, and then closes tr.
+func attachPipes(t *testing.T, tr *Trunk, opts *SessionOptions) *pipeHost {
+	return runPipes(t, func(ctx context.Context, in io.Reader, out io.Writer) error {
+		err := tr.Attach(in, out, opts).Run(ctx)
+		return errors.Join(err, tr.Close(context.WithoutCancel(ctx)))
+	})
+}
+
+// runPipes runs serve on pipes until the test ends.
+func runPipes(t *testing.T, serve func(context.Context, io.Reader, io.Writer) error) *pipeHost {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	h := &pipeHost{t: t, in: inW, lines: make(chan string, 64), served: make(chan error, 1), cancel: cancel}
-	go func() { h.served <- tr.Serve(ctx, inR, outW); _ = outW.Close() }()
+	go func() { h.served <- serve(ctx, inR, outW); _ = outW.Close() }()
 	go func() {
 		sc := bufio.NewScanner(outR)
 		sc.Buffer(nil, 1<<20)

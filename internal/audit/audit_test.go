@@ -34,7 +34,9 @@ func TestLines(t *testing.T) {
 	request(l, call("mcp__notes__plain"), proxy.Outcome{Err: errors.New("boom")})
 	request(l, proxy.Request{Method: "prompts/get", Server: "notes", Item: "mcp__notes__greet", Params: json.RawMessage(`{"name":"mcp__notes__greet"}`)},
 		proxy.Outcome{Result: json.RawMessage(`{"messages":[],"isError":true}`)})
-	request(l, proxy.Request{Method: "resources/read", Server: "notes", Item: "mcptrunk://notes/note://1", Session: "http-7", Params: json.RawMessage(`{"uri":"mcptrunk://notes/note://1"}`)},
+	request(l, proxy.Request{Method: "resources/read", Server: "notes", Item: "mcptrunk://notes/note://1", Transport: config.TransportHTTP, Session: "http-7", Params: json.RawMessage(`{"uri":"mcptrunk://notes/note://1"}`)},
+		proxy.Outcome{Result: json.RawMessage(`{"contents":[]}`)})
+	request(l, proxy.Request{Method: "resources/read", Server: "notes", Item: "mcptrunk://notes/note://2", Transport: config.TransportHTTP, Params: json.RawMessage(`{"uri":"mcptrunk://notes/note://2"}`)},
 		proxy.Outcome{Result: json.RawMessage(`{"contents":[]}`)})
 	for _, m := range []string{"tools/list", "initialize", "ping", "resources/subscribe", "completion/complete"} {
 		request(l, proxy.Request{Method: m}, proxy.Outcome{Result: json.RawMessage(`{}`)})
@@ -53,6 +55,7 @@ func TestLines(t *testing.T) {
 		{"mcp__notes__plain", OutcomeError},
 		{"mcp__notes__greet", OutcomeOK}, // isError means nothing outside tools/call
 		{"mcptrunk://notes/note://1", OutcomeOK},
+		{"mcptrunk://notes/note://2", OutcomeOK},
 	}
 	if len(lines) != len(want) {
 		t.Fatalf("%d lines, want %d: %v", len(lines), len(want), lines)
@@ -85,8 +88,11 @@ func TestLines(t *testing.T) {
 	if _, ok := lines[0]["code"]; ok {
 		t.Errorf("a success has a code: %v", lines[0])
 	}
-	if got := lines[len(lines)-1]["session"]; got != "http-7" {
-		t.Errorf("the session of a request that names one: %v", got)
+	if got := lines[len(lines)-2]["session"]; got != "http-7" {
+		t.Errorf("the session of a request over HTTP: %v", got)
+	}
+	if got, ok := lines[len(lines)-1]["session"]; !ok || got != "" {
+		t.Errorf("the session of a stateless request over HTTP: %v (present %v), want none", got, ok)
 	}
 }
 

@@ -2,10 +2,10 @@ package audit
 
 import (
 	"bytes"
-	"cmp"
 	"encoding/json"
 	"time"
 
+	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
 	"github.com/mcptrunk/mcptrunk/internal/protocol"
 	"github.com/mcptrunk/mcptrunk/internal/rawjson"
@@ -61,7 +61,7 @@ type line struct {
 func (l *Log) line(start time.Time, r proxy.Request, out proxy.Outcome) []byte {
 	rec := line{
 		Time:       start.UTC().Format(time.RFC3339Nano),
-		Session:    cmp.Or(r.Session, l.opts.Session),
+		Session:    l.session(r),
 		Client:     r.Client,
 		Revision:   r.Revision,
 		Method:     r.Method,
@@ -86,6 +86,16 @@ func (l *Log) line(start time.Time, r proxy.Request, out proxy.Outcome) []byte {
 		_ = enc.Encode(rec)
 	}
 	return buf.Bytes()
+}
+
+// session names the host session of a request in its line: the id of an
+// HTTP session, the log's own name for the stdio host, and nothing for a
+// stateless request over HTTP, which has no session.
+func (l *Log) session(r proxy.Request) string {
+	if r.Session == "" && r.Transport != config.TransportHTTP {
+		return l.opts.Session
+	}
+	return r.Session
 }
 
 // outcome classifies how a request ended (see the Outcome constants).

@@ -21,8 +21,9 @@ type observer Tracing
 func (o *observer) Begin(ctx context.Context, r proxy.Request) (context.Context, func(proxy.Outcome)) {
 	ctx = o.prop.Extract(ctx, metaReader{r.Params})
 	target, attrs := requestAttrs(r.Method, r.Item, r.Revision)
-	// The host speaks to the trunk over stdio.
-	attrs = append(attrs, semconv.NetworkTransportPipe)
+	if t := networkTransport(string(r.Transport)); t.Valid() {
+		attrs = append(attrs, t)
+	}
 	if r.Server != "" {
 		attrs = append(attrs, attrServer.String(r.Server))
 	}

@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.uber.org/goleak"
 
+	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
 	"github.com/mcptrunk/mcptrunk/proxy"
 	"github.com/mcptrunk/mcptrunk/upstream"
@@ -129,9 +130,9 @@ func TestSpans(t *testing.T) {
 	}
 	// A request of a session, with a string id.
 	inSession := r
-	inSession.ID, inSession.Session = json.RawMessage(`"req-\u0031"`), "f00d"
+	inSession.ID, inSession.Session, inSession.Transport = json.RawMessage(`"req-\u0031"`), "f00d", config.TransportHTTP
 	server, _, _ = recorded(t, inSession, proxy.Outcome{Result: json.RawMessage(`{"content":[]}`)}, nil)
-	if attr(server, "jsonrpc.request.id") != "req-1" || attr(server, "mcp.session.id") != "f00d" {
+	if attr(server, "jsonrpc.request.id") != "req-1" || attr(server, "mcp.session.id") != "f00d" || attr(server, "network.transport") != "tcp" {
 		t.Errorf("a session's request: %v", server.Attributes())
 	}
 
