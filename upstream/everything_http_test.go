@@ -1,18 +1,13 @@
 package upstream
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -23,43 +18,17 @@ import (
 
 // The reference server of the MCP project (@modelcontextprotocol/server-
 // everything, a TypeScript SDK server) in its streamableHttp and sse modes,
-// bound to 127.0.0.1 on a port of its own choosing. It comes from
-// testdata/npm (make npm); without it these tests fail and say so.
+// bound to 127.0.0.1 (testkit.StartEverything). It comes from testdata/npm
+// (make npm); without it these tests fail and say so.
 
-// everythingLoopback is preloaded into node: it makes every listen bind
-// 127.0.0.1 (the server binds all interfaces otherwise) and reports the
-// port it got.
-const everythingLoopback = `
-const net = require('net');
-const listen = net.Server.prototype.listen;
-net.Server.prototype.listen = function (...args) {
-  if (typeof args[0] === 'number' || typeof args[0] === 'string') {
-    if (typeof args[1] === 'string') args[1] = '127.0.0.1'; else args.splice(1, 0, '127.0.0.1');
-  } else if (args[0] && typeof args[0] === 'object') {
-    args[0] = Object.assign({}, args[0], { host: '127.0.0.1' });
-  }
-  this.once('listening', () => {
-    const a = this.address();
-    process.stderr.write('MCPTRUNK_LISTENING ' + a.address + ' ' + a.port + '\n');
-  });
-  return listen.apply(this, args);
-};
-`
-
-// everythingServer is one running server-everything process.
-type everythingServer struct {
-	cmd  *exec.Cmd
-	port string
-	out  *testkit.Buffer // its stdout and stderr
-	wg   sync.WaitGroup
-}
-
+// everythingIndex is the server's entry point, with node on PATH to run it.
 func everythingIndex(t *testing.T) string {
 	t.Helper()
-	index, err := filepath.Abs(filepath.Join("..", "testdata", "npm", "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js"))
+	modules, err := filepath.Abs(filepath.Join("..", "testdata", "npm", "node_modules"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	index := testkit.EverythingIndex(modules)
 	if _, err := os.Stat(index); err != nil {
 		t.Fatalf("@modelcontextprotocol/server-everything is not installed (%v): run `make npm` in the repository root", err)
 	}
@@ -70,60 +39,13 @@ func everythingIndex(t *testing.T) string {
 }
 
 // startEverything starts server-everything in mode on port ("0": any).
-func startEverything(t *testing.T, mode, port string) *everythingServer {
+func startEverything(t *testing.T, mode, port string) *testkit.Everything {
 	t.Helper()
-	index := everythingIndex(t)
-	preload := filepath.Join(t.TempDir(), "loopback.cjs")
-	if err := os.WriteFile(preload, []byte(everythingLoopback), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	s := &everythingServer{out: &testkit.Buffer{}}
-	s.cmd = exec.Command("node", "--require", preload, index, mode)
-	s.cmd.Env = append(os.Environ(), "PORT="+port)
-	s.cmd.Stdout = s.out
-	stderr, err := s.cmd.StderrPipe()
+	s, err := testkit.StartEverything("node", everythingIndex(t), mode, port, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.cmd.Start(); err != nil {
-		t.Fatalf("starting server-everything: %v", err)
-	}
-	ports := make(chan string, 1)
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		re := regexp.MustCompile(`^MCPTRUNK_LISTENING (\S+) (\d+)$`)
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			line := sc.Text()
-			if m := re.FindStringSubmatch(line); m != nil {
-				if m[1] != "127.0.0.1" {
-					fmt.Fprintf(s.out, "listening on %s, not loopback!\n", m[1])
-					continue
-				}
-				select {
-				case ports <- m[2]:
-				default:
-				}
-				continue
-			}
-			fmt.Fprintln(s.out, line)
-		}
-		_, _ = io.Copy(io.Discard, stderr)
-	}()
-	select {
-	case s.port = <-ports:
-	case <-time.After(30 * time.Second):
-		s.stop()
-		t.Fatalf("server-everything %s did not start listening on 127.0.0.1:\n%s", mode, s.out)
-	}
 	return s
-}
-
-func (s *everythingServer) stop() {
-	_ = s.cmd.Process.Kill()
-	s.wg.Wait()
-	_ = s.cmd.Wait()
 }
 
 func TestServerEverythingRemote(t *testing.T) {
@@ -134,15 +56,15 @@ func TestServerEverythingRemote(t *testing.T) {
 		t.Run(m.typ, func(t *testing.T) {
 			checkLeaks(t)
 			srv := startEverything(t, m.mode, "0")
-			defer srv.stop()
+			defer srv.Stop()
 			th := newTestHost(t, func(method string, params json.RawMessage) (json.RawMessage, error) {
 				return json.RawMessage(`{"role":"assistant","content":{"type":"text","text":"sampled by the trunk test"},"model":"test-model","stopReason":"endTurn"}`), nil
 			})
 			defer th.closeHost(t)
 			ctx := context.Background()
-			url := "http://127.0.0.1:" + srv.port + m.path
+			url := "http://127.0.0.1:" + srv.Port + m.path
 			if err := th.StartAll(ctx, []config.Spec{remoteConfig(t, "everything", m.typ, url, "")}); err != nil {
-				t.Fatalf("StartAll: %v\nserver output:\n%s", err, srv.out)
+				t.Fatalf("StartAll: %v\nserver output:\n%s", err, srv.Out)
 			}
 			c, _ := th.Client("everything")
 			<-c.Settled()
@@ -199,7 +121,7 @@ func TestServerEverythingRemote(t *testing.T) {
 			th.closeHost(t)
 			if m.typ == "http" {
 				waitFor(t, "the server to see the session end", 5*time.Second, func() bool {
-					return strings.Contains(srv.out.String(), "Received session termination request")
+					return strings.Contains(srv.Out.String(), "Received session termination request")
 				})
 			}
 		})
@@ -215,23 +137,23 @@ func TestServerEverythingSessionAfterRestart(t *testing.T) {
 	th := newTestHost(t, nil)
 	defer th.closeHost(t)
 	ctx := context.Background()
-	url := "http://127.0.0.1:" + srv.port + "/mcp"
+	url := "http://127.0.0.1:" + srv.Port + "/mcp"
 	if err := th.StartAll(ctx, []config.Spec{remoteConfig(t, "everything", "http", url, "")}); err != nil {
-		srv.stop()
-		t.Fatalf("StartAll: %v\nserver output:\n%s", err, srv.out)
+		srv.Stop()
+		t.Fatalf("StartAll: %v\nserver output:\n%s", err, srv.Out)
 	}
 	c, _ := th.Client("everything")
 	<-c.Settled()
 	if _, err := callTool(ctx, c, "echo", map[string]any{"message": "one"}); err != nil {
-		srv.stop()
+		srv.Stop()
 		t.Fatalf("echo: %v", err)
 	}
-	srv.stop()
-	again := startEverything(t, "streamableHttp", srv.port)
-	defer again.stop()
+	srv.Stop()
+	again := startEverything(t, "streamableHttp", srv.Port)
+	defer again.Stop()
 	raw, err := callTool(ctx, c, "echo", map[string]any{"message": "two"})
 	if err != nil || !strings.Contains(toolText(t, raw), "two") {
-		t.Fatalf("echo after the restart: %s, %v\nserver output:\n%s", raw, err, again.out)
+		t.Fatalf("echo after the restart: %s, %v\nserver output:\n%s", raw, err, again.Out)
 	}
 	if st, err := c.State(); st != StateReady {
 		t.Errorf("state %s (%v)", st, err)

@@ -1,0 +1,112 @@
+package testkit
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sync"
+	"time"
+)
+
+// The reference server of the MCP project (@modelcontextprotocol/server-
+// everything, a TypeScript SDK server) in its streamableHttp or sse mode,
+// bound to 127.0.0.1 on a port of its own choosing: the remote server the
+// tests of the HTTP transports and of mcptrunk connect talk to.
+
+// everythingLoopback is preloaded into node: it makes every listen bind
+// 127.0.0.1 (the server binds all interfaces otherwise) and reports the
+// port it got.
+const everythingLoopback = `
+const net = require('net');
+const listen = net.Server.prototype.listen;
+net.Server.prototype.listen = function (...args) {
+  if (typeof args[0] === 'number' || typeof args[0] === 'string') {
+    if (typeof args[1] === 'string') args[1] = '127.0.0.1'; else args.splice(1, 0, '127.0.0.1');
+  } else if (args[0] && typeof args[0] === 'object') {
+    args[0] = Object.assign({}, args[0], { host: '127.0.0.1' });
+  }
+  this.once('listening', () => {
+    const a = this.address();
+    process.stderr.write('MCPTRUNK_LISTENING ' + a.address + ' ' + a.port + '\n');
+  });
+  return listen.apply(this, args);
+};
+`
+
+// Everything is one running server-everything process.
+type Everything struct {
+	// Port is the port it listens on, on 127.0.0.1.
+	Port string
+	// Out is what it printed (stdout and stderr).
+	Out *Buffer
+
+	cmd *exec.Cmd
+	wg  sync.WaitGroup
+}
+
+// EverythingIndex is the server's entry point under modules (NPMModules).
+func EverythingIndex(modules string) string {
+	return filepath.Join(modules, "@modelcontextprotocol", "server-everything", "dist", "index.js")
+}
+
+// StartEverything starts node on index in mode ("streamableHttp" or "sse")
+// on port ("0": any free one), and waits until it listens. dir is where
+// the loopback preload is written (a test's temporary directory).
+func StartEverything(node, index, mode, port, dir string) (*Everything, error) {
+	preload := filepath.Join(dir, "loopback.cjs")
+	if err := os.WriteFile(preload, []byte(everythingLoopback), 0o644); err != nil {
+		return nil, err
+	}
+	s := &Everything{Out: &Buffer{}}
+	s.cmd = exec.Command(node, "--require", preload, index, mode)
+	s.cmd.Env = append(os.Environ(), "PORT="+port)
+	s.cmd.Stdout = s.Out
+	stderr, err := s.cmd.StderrPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := s.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting server-everything: %w", err)
+	}
+	ports := make(chan string, 1)
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		re := regexp.MustCompile(`^MCPTRUNK_LISTENING (\S+) (\d+)$`)
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			line := sc.Text()
+			if m := re.FindStringSubmatch(line); m != nil {
+				if m[1] != "127.0.0.1" {
+					fmt.Fprintf(s.Out, "listening on %s, not loopback!\n", m[1])
+					continue
+				}
+				select {
+				case ports <- m[2]:
+				default:
+				}
+				continue
+			}
+			fmt.Fprintln(s.Out, line)
+		}
+		_, _ = io.Copy(io.Discard, stderr)
+	}()
+	select {
+	case s.Port = <-ports:
+		return s, nil
+	case <-time.After(30 * time.Second):
+		s.Stop()
+		return nil, fmt.Errorf("server-everything %s did not start listening on 127.0.0.1:\n%s", mode, s.Out)
+	}
+}
+
+// Stop kills the server and waits for it.
+func (s *Everything) Stop() {
+	_ = s.cmd.Process.Kill()
+	s.wg.Wait()
+	_ = s.cmd.Wait()
+}
