@@ -21,6 +21,8 @@ var subcommands = []struct {
 	args          []string       // the words its positional arguments take, if a fixed set
 }{
 	{"serve", "run the MCP server on stdin/stdout (the default)", func() command { return &serveCommand{} }, nil},
+	{"connect", "serve one remote MCP server on stdin/stdout under its own names", func() command { return &connectCommand{} }, nil},
+	{"bridge", "the same as connect", func() command { return &connectCommand{} }, nil},
 	{"list", "print every server's status and the namespaced catalog", func() command { return &listCommand{} }, nil},
 	{"call", "route one tool call and print the result", func() command { return &callCommand{} }, nil},
 	{"check", "validate the config and connect every server", func() command { return &checkCommand{} }, nil},
@@ -47,6 +49,7 @@ var flagHints = map[string]struct {
 	"host":      {values: hostcfg.HostIDs()},
 	"from":      {values: hostcfg.HostIDs()},
 	"scope":     {values: []string{"user", "project"}},
+	"type":      {values: []string{"http", "sse"}},
 }
 
 // completionFlag is one flag as a completion script offers it.

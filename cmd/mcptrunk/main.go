@@ -5,6 +5,7 @@
 // Usage:
 //
 //	mcptrunk [serve] [--config PATH] [--log-level LEVEL]   the stdio MCP server
+//	mcptrunk connect URL [--header "Name: value"]...        one remote server on stdio under its own names (also: bridge)
 //	mcptrunk list [--json]                                  the namespaced catalog and each server's status
 //	mcptrunk call NAME [JSON]                               route one tool call and print the result
 //	mcptrunk check                                          validate the config and connect every server
@@ -78,6 +79,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	switch name {
 	case "serve":
 		cmd = &serveCommand{}
+	case "connect", "bridge":
+		cmd = &connectCommand{}
 	case "list":
 		cmd = &listCommand{}
 	case "call":
@@ -140,6 +143,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 const usage = `Usage:
   mcptrunk [serve]          run the MCP server on stdin/stdout (for a host such as Claude Desktop);
                             flags: --metrics ADDR (serve Prometheus metrics at http://ADDR/metrics, loopback only)
+  mcptrunk connect URL      serve one remote MCP server (streamable HTTP) on stdin/stdout under its own names,
+                            for a host that runs only stdio servers (also: bridge); flags: --header "Name: value"
+                            (repeatable, ${VAR} from the environment), --sse, --name NAME, --protocol-version VERSION
   mcptrunk list [--json]    connect every server; print the namespaced catalog and each server's status
   mcptrunk call NAME [JSON] route one tool call (arguments as a JSON object) and print the result
   mcptrunk check            validate the config, connect every server, exit non-zero if any failed
