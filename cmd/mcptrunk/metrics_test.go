@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"os/exec"
 	"strings"
@@ -237,6 +238,38 @@ func TestMetricsRefusesBrowsers(t *testing.T) {
 	}
 }
 
+// trunk.metrics.listen serves /metrics as --metrics does, and the flag
+// wins over it.
+func TestMetricsFromConfig(t *testing.T) {
+	ctx := testCtx(t, 60*time.Second)
+	busy, err := net.Listen("tcp", "127.0.0.1:0") // where the config points when the flag must win
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	for _, c := range []struct {
+		name, listen string
+		flags        []string
+	}{
+		{"config", "127.0.0.1:0", nil},
+		{"flag wins", busy.Addr().String(), []string{"--metrics", "127.0.0.1:0"}},
+	} {
+		cfg := writeConfig(t, map[string]server{"notes": notesServer()}, map[string]any{"metrics": map[string]any{"listen": c.listen}})
+		h := connectHost(t, ctx, exec.Command(trunkBin, append([]string{"serve", "--config", cfg}, c.flags...)...), hostConfig{}, "2025-11-25")
+		url := metricsURL(t, ctx, h.stderr)
+		if strings.Contains(url, busy.Addr().String()) {
+			t.Fatalf("%s: the listener is on the config's address %s, not the flag's", c.name, url)
+		}
+		if _, err := h.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__notes__echo", Arguments: map[string]any{"text": "hi"}}); err != nil {
+			t.Fatal(err)
+		}
+		series := map[string]string{"server": "notes", "method": "tools/call", "item": "mcp__notes__echo", "outcome": "ok"}
+		if got, _ := sample(scrapeMetrics(t, url), "mcptrunk_requests_total", series); got != 1 {
+			t.Errorf("%s: mcptrunk_requests_total%v = %v, want 1", c.name, series, got)
+		}
+	}
+}
+
 // A --metrics address other hosts could reach is refused before any
 // server starts.
 func TestMetricsLoopbackOnly(t *testing.T) {
@@ -246,5 +279,9 @@ func TestMetricsLoopbackOnly(t *testing.T) {
 		if code != 1 || !strings.Contains(stderr, "only a loopback address") {
 			t.Errorf("--metrics %s: exit %d, stderr:\n%s", addr, code, stderr)
 		}
+	}
+	cfg = writeConfig(t, map[string]server{"notes": notesServer()}, map[string]any{"metrics": map[string]any{"listen": "0.0.0.0:9464"}})
+	if _, stderr, code := runCLI(t, 30*time.Second, "serve", "--config", cfg); code != 1 || !strings.Contains(stderr, "trunk.metrics.listen: must be a loopback address") {
+		t.Errorf("trunk.metrics.listen 0.0.0.0:9464: exit %d, stderr:\n%s", code, stderr)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/mcptrunk/mcptrunk/internal/metrics"
 	"github.com/mcptrunk/mcptrunk/proxy"
 )
@@ -84,13 +85,7 @@ func checkLoopback(addr string) error {
 	return nil
 }
 
-func isLoopbackHost(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
+func isLoopbackHost(host string) bool { return config.IsLoopbackHost(host) }
 
 // localOnly answers only requests meant for this machine: a Host that is
 // not a loopback name (a DNS name rebound to 127.0.0.1 by a web page) and

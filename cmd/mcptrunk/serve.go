@@ -58,7 +58,8 @@ func (c *serveCommand) run(ctx context.Context, env *environment) error {
 		return err
 	}
 	// The HTTP listener serves /metrics too, so it needs the metrics.
-	obs, err := startObserve(ctx, c.metricsAddr, down != nil, os.Getenv, logger)
+	metricsAddr := c.metricsListen(cfg)
+	obs, err := startObserve(ctx, metricsAddr, down != nil, os.Getenv, logger)
 	if err != nil {
 		logger.Error("cannot start the metrics", "error", err)
 		return err
@@ -110,6 +111,7 @@ func (c *serveCommand) run(ctx context.Context, env *environment) error {
 			}
 			logger.Info("config changed; reloading")
 			audits.reloaded(cfg, logger)
+			metricsReloaded(metricsAddr, c.metricsListen(cfg), logger)
 			if err := t.Reload(watchCtx, cfg); err != nil {
 				logger.Warn("config reloaded with failures", "error", err)
 			}

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"log/slog"
 	"time"
 
+	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/mcptrunk/mcptrunk/internal/metrics"
 	"github.com/mcptrunk/mcptrunk/proxy"
 )
@@ -43,6 +45,22 @@ func startObserve(ctx context.Context, addr string, always bool, getenv func(str
 	}
 	o.metrics = m
 	return o, nil
+}
+
+// metricsListen is where serve serves /metrics: --metrics, else
+// trunk.metrics.listen; "" for nowhere.
+func (c *serveCommand) metricsListen(cfg *config.Config) string {
+	return cmp.Or(c.metricsAddr, cfg.Trunk.Metrics.Listen)
+}
+
+// metricsReloaded tells the user that a reload changed the metrics
+// listener's address (--metrics, else trunk.metrics.listen) from was to
+// now, which waits for a restart: the listener is bound before the trunk
+// is made.
+func metricsReloaded(was, now string, logger *slog.Logger) {
+	if now != was {
+		logger.Warn("trunk.metrics changed; the metrics listener keeps its address until mcptrunk restarts", "listening", was != "")
+	}
 }
 
 // metricsOrNil is the metrics, or nil when there are none.

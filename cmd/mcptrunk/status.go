@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcptrunk/mcptrunk/internal/browser"
+	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/mcptrunk/mcptrunk/internal/statuspage"
 	"github.com/mcptrunk/mcptrunk/proxy"
 	"github.com/mcptrunk/mcptrunk/upstream"
@@ -108,7 +109,7 @@ func loopbackAddr(addr string) error {
 	if err != nil {
 		return fmt.Errorf("--listen %q: want HOST:PORT, such as 127.0.0.1:0", addr)
 	}
-	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+	if !config.IsLoopbackHost(host) {
 		return fmt.Errorf("--listen %q: only a loopback address (127.0.0.1, [::1] or localhost) is allowed", addr)
 	}
 	return nil

@@ -75,6 +75,7 @@ type rawTrunk struct {
 	IdleTimeout   json.RawMessage `json:"idleTimeout"`
 	Audit         json.RawMessage `json:"audit"`
 	HTTP          json.RawMessage `json:"http"`
+	Metrics       json.RawMessage `json:"metrics"`
 }
 
 type rawAudit struct {

@@ -60,6 +60,7 @@ func TestConfigParseBadFiles(t *testing.T) {
 		{"bad_trunk_max_name_high.json", []string{"trunk.maxNameLength: must be between 32 and 256, got 1000"}, 1},
 		{"bad_trunk_startup_number.json", []string{`trunk.startupWait: want a duration string such as "30s", got number`}, 1},
 		{"bad_trunk_not_object.json", []string{"trunk: want object, got array"}, 1},
+		{"bad_trunk_metrics_listen.json", []string{`trunk.metrics.listen: must be a loopback address (127.0.0.1, [::1] or localhost), got "0.0.0.0:9464"`}, 1},
 		{"bad_many.json", []string{
 			`server "a": args: want array of strings, got string`,
 			`server "b": type: unknown transport "grpc"`,

@@ -219,6 +219,9 @@ type TrunkOptions struct {
 	// HTTP is the streamable HTTP downstream (trunk.http); off when Listen
 	// is empty and serve has no --http.
 	HTTP HTTP `json:"http,omitzero"`
+	// Metrics is the Prometheus listener (trunk.metrics); off when Listen
+	// is empty and serve has no --metrics.
+	Metrics Metrics `json:"metrics,omitzero"`
 }
 
 // Pinning modes (trunk.pin).

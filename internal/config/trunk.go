@@ -83,5 +83,6 @@ func parseTrunk(raw json.RawMessage) (TrunkOptions, []error) {
 	}
 	t.Audit = p.audit(rt.Audit, "trunk.audit")
 	t.HTTP = p.httpOptions(rt.HTTP, "trunk.http")
+	t.Metrics = p.metricsOptions(rt.Metrics, "trunk.metrics")
 	return t, p.errs
 }
