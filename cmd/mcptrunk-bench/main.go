@@ -69,14 +69,14 @@ type settings struct {
 	growthWarmup, growthBase, growthCalls int
 	holRounds                             int
 	holTime                               time.Duration
-	lazyRounds                            int
+	lazyRounds, sharedRounds              int
 	npmModules                            string
 	only                                  map[string]bool
 	profile                               string
 	trunkArgs                             []string
 }
 
-var workloads = []string{"calls", "blob", "catalog", "startup", "growth", "hol", "lazy"}
+var workloads = []string{"calls", "blob", "catalog", "startup", "growth", "hol", "lazy", "shared"}
 
 func parseFlags(args []string, stderr io.Writer) (*settings, error) {
 	fs := flag.NewFlagSet("mcptrunk-bench", flag.ContinueOnError)
@@ -100,7 +100,8 @@ func parseFlags(args []string, stderr io.Writer) (*settings, error) {
 	fs.IntVar(&c.holRounds, "hol-rounds", 2, "rounds of the head-of-line workload, each one phase with and one without 9 MiB results per side")
 	fs.DurationVar(&c.holTime, "hol-time", 1500*time.Millisecond, "how long each phase of the head-of-line workload makes small calls")
 	fs.IntVar(&c.lazyRounds, "lazy-rounds", 3, "rounds of the lazy workload (each starts the trunk eager and lazy in front of 20 npm servers)")
-	fs.StringVar(&c.npmModules, "npm", "testdata/npm/node_modules", "where `make npm` installed the npm servers the lazy workload runs")
+	fs.IntVar(&c.sharedRounds, "shared-rounds", 2, "rounds of the shared workload (each starts 5 hosts' trunks with 10 npm servers each, and one serve --http trunk with 10)")
+	fs.StringVar(&c.npmModules, "npm", "testdata/npm/node_modules", "where `make npm` installed the npm servers the lazy and shared workloads run")
 	only := fs.String("only", "", "comma-separated workloads to run, of: "+strings.Join(workloads, ", "))
 	fs.StringVar(&protocol.ProtocolVersion, "revision", protocol.ProtocolVersion, "the MCP revision both sides ask for: 2025-11-25, or 2026-07-28 (per-request _meta, resultType; the trunk then speaks it to mcptrunk-notes too)")
 	fs.StringVar(&c.profile, "profile", "", "run each trunk as this binary's serve-trunk, writing `prefix`[.N].cpu.pprof and .allocs.pprof")
@@ -119,14 +120,14 @@ func parseFlags(args []string, stderr io.Writer) (*settings, error) {
 			"rounds": "3", "calls": "500", "inflight-calls": "1500", "warmup": "200",
 			"blob-rounds": "1", "blob-calls": "5", "big-calls": "1", "list-calls": "5",
 			"startup-rounds": "3", "growth-calls": "20000", "growth-warmup": "5000",
-			"hol-rounds": "1", "hol-time": "1s", "lazy-rounds": "1",
+			"hol-rounds": "1", "hol-time": "1s", "lazy-rounds": "1", "shared-rounds": "1",
 		} {
 			if !set[name] {
 				_ = fs.Set(name, v)
 			}
 		}
 	}
-	for _, n := range []int{c.rounds, c.calls, c.flyCalls, c.blobRounds, c.blobCalls1M, c.blobCalls20M, c.listCalls, c.startupRounds, c.growthBase, c.holRounds, c.lazyRounds} {
+	for _, n := range []int{c.rounds, c.calls, c.flyCalls, c.blobRounds, c.blobCalls1M, c.blobCalls20M, c.listCalls, c.startupRounds, c.growthBase, c.holRounds, c.lazyRounds, c.sharedRounds} {
 		if n < 1 {
 			return nil, errors.New("counts must be >= 1")
 		}
@@ -202,6 +203,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		{"growth", b.growthWorkload},
 		{"hol", b.holWorkload},
 		{"lazy", b.lazyWorkload},
+		{"shared", b.sharedWorkload},
 	}
 	for _, s := range steps {
 		if !b.wants(s.name) {

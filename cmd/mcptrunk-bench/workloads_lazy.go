@@ -12,7 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcptrunk/mcptrunk/internal/testkit"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -24,35 +23,15 @@ import (
 // cache; and the first call to a sleeping server against that server's own
 // start and first call without a trunk.
 func (b *bench) lazyWorkload(ctx context.Context) error {
-	node, err := exec.LookPath("node")
+	node, scripts, err := npmScripts(b.cfg.npmModules)
 	if err != nil {
-		return fmt.Errorf("node runs the npm servers: %w", err)
-	}
-	var scripts [3]string
-	for i, pkg := range []string{"server-everything", "server-memory", "server-filesystem"} {
-		if scripts[i], err = testkit.NPMBin(b.cfg.npmModules, "@modelcontextprotocol/"+pkg); err != nil {
-			return fmt.Errorf("%w (run `make npm` first)", err)
-		}
+		return err
 	}
 	dir, err := os.MkdirTemp(b.l.dir, "lazy-")
 	if err != nil {
 		return err
 	}
-	servers := map[string]any{}
-	for i := range 20 {
-		var s map[string]any
-		switch {
-		case i < 7:
-			s = map[string]any{"command": node, "args": []string{scripts[0], "stdio"}}
-		case i < 14:
-			s = map[string]any{"command": node, "args": []string{scripts[1]},
-				"env": map[string]string{"MEMORY_FILE_PATH": filepath.Join(dir, fmt.Sprintf("memory-%02d.jsonl", i))}}
-		default:
-			s = map[string]any{"command": node, "args": []string{scripts[2], dir}}
-		}
-		s["timeouts"] = map[string]string{"connect": "120s", "list": "120s"}
-		servers[fmt.Sprintf("s%02d", i+1)] = s
-	}
+	servers := npmServers(node, scripts, dir, 20)
 	write := func(name string, trunk map[string]any) (string, error) {
 		data, err := json.MarshalIndent(map[string]any{"mcpServers": servers, "trunk": trunk}, "", "  ")
 		if err != nil {
