@@ -47,8 +47,8 @@ cross:
 # Benchmarks (docs/performance.md): the Go micro-benchmarks of the hot path,
 # then mcptrunk-bench, which sends the same workloads straight to
 # mcptrunk-notes and through the trunk, interleaved, and prints the table
-# with the ratios and targets. About a minute and a half on 2 cores;
-# BENCHFLAGS=-quick for about half a minute.
+# with the ratios and targets. About two minutes on 2 cores;
+# BENCHFLAGS=-quick for under a minute.
 BENCHFLAGS ?=
 bench: build
 	$(GO) test -run=NONE -bench=. -benchmem -benchtime=200ms ./...
