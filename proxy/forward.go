@@ -109,3 +109,15 @@ func (t *Trunk) forwardRequest(ctx context.Context, server, method string, param
 	defer release()
 	return s.Call(ctx, method, params)
 }
+
+// askSession sends an upstream's request to the session whose request it
+// belongs to, when that is known (a multi-round-trip result names its
+// call), else where forwardRequest's rule says.
+func (t *Trunk) askSession(ctx context.Context, s *Server, server, method string, params json.RawMessage) (json.RawMessage, error) {
+	if s == nil {
+		return t.forwardRequest(ctx, server, method, params)
+	}
+	params, release := s.routeProgress(server, params)
+	defer release()
+	return s.Call(ctx, method, params)
+}

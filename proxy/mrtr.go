@@ -148,7 +148,7 @@ func (t *Trunk) askHost(ctx context.Context, server string, reqs map[string]inpu
 	)
 	for key, req := range reqs {
 		wg.Go(func() {
-			res, err := t.forwardRequest(ctx, server, req.Method, req.Params)
+			res, err := t.askSession(ctx, hostRequestOf(ctx).session, server, req.Method, req.Params)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
