@@ -152,9 +152,13 @@ var everythingPlan = diffPlan{
 // with (toLocaleTimeString): two runs may straddle a second.
 var clock = regexp.MustCompile(`\d{1,2}:\d{2}:\d{2}(\s?[AP]M)?`)
 
-// normaliseEverything blanks the clock in texts and blobs, and the
-// variables in get-env's output that differ between any two processes
-// started by the tests (the per-test tag).
+// sessionID matches the id server-everything gives each session over HTTP
+// (a UUID), which it names in some answers: two sessions have two.
+var sessionID = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
+
+// normaliseEverything blanks the clock and session ids in texts and blobs,
+// and the variables in get-env's output that differ between any two
+// processes started by the tests (the per-test tag).
 func normaliseEverything(t *testing.T, v any) any {
 	switch x := v.(type) {
 	case map[string]any:
@@ -167,7 +171,7 @@ func normaliseEverything(t *testing.T, v any) any {
 					delete(env, tagEnv)
 					s = mustJSON(env)
 				}
-				x[k] = clock.ReplaceAllString(s, "<time>")
+				x[k] = sessionID.ReplaceAllString(clock.ReplaceAllString(s, "<time>"), "<session>")
 			case isString && k == "blob":
 				if b, err := base64.StdEncoding.DecodeString(s); err == nil {
 					x[k] = "<blob> " + clock.ReplaceAllString(string(b), "<time>")

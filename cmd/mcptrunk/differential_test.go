@@ -38,10 +38,34 @@ func TestDifferentialEverything(t *testing.T) {
 type diffSide struct {
 	name string // "directly" or "through the trunk"
 	h    *host
+	// ns is the server's id in the names this side sees (mcp__<ns>__,
+	// mcptrunk://<ns>/, the logger <ns>/...), "" when it sees the server's
+	// own names: directly, or through a trunk that does not namespace it.
+	ns string
 	// export maps a raw tool or prompt name to what this side calls it;
 	// uri does the same for resource URIs.
 	export func(string) string
 	uri    func(string) string
+}
+
+// newDiffSide is a side that sees the server's names namespaced under ns,
+// or as they are when ns is "".
+func newDiffSide(name string, h *host, ns string) diffSide {
+	s := diffSide{name: name, h: h, ns: ns,
+		export: func(raw string) string { return raw },
+		uri:    func(raw string) string { return raw },
+	}
+	if ns != "" {
+		s.export = func(raw string) string { return "mcp__" + ns + "__" + raw }
+		s.uri = func(raw string) string { return "mcptrunk://" + ns + "/" + raw }
+	}
+	return s
+}
+
+// trunksOwn reports whether a tool name or resource URI is one of the
+// trunk's own, which only the side through the trunk lists.
+func trunksOwn(name string) bool {
+	return strings.HasPrefix(name, "mcp__trunk__") || strings.HasPrefix(name, "mcptrunk://trunk/")
 }
 
 // diffCell says which protocol revisions one differential run speaks.
@@ -68,6 +92,13 @@ func runDifferential(t *testing.T, name string, argv []string, plan diffPlan) {
 }
 
 func runDiffCell(t *testing.T, name string, argv []string, plan diffPlan, cell diffCell) {
+	runDiffVia(t, name, argv, plan, cell, trunkHost)
+}
+
+// runDiffVia is runDiffCell with the host of the trunk's side made by via
+// from the trunk's config: mcptrunk serve over stdio (trunkHost), or
+// mcptrunk connect to a serve --http.
+func runDiffVia(t *testing.T, name string, argv []string, plan diffPlan, cell diffCell, via func(testing.TB, context.Context, string, hostConfig, string) *host) {
 	ctx := testCtx(t, 180*time.Second)
 	entry := server{"command": argv[0], "args": argv[1:]}
 	var upstreamTap *tap
@@ -79,20 +110,18 @@ func runDiffCell(t *testing.T, name string, argv []string, plan diffPlan, cell d
 		entry[k] = v
 	}
 	cfg := writeConfig(t, map[string]server{name: entry}, map[string]any{"startupWait": "60s"})
-	server := name
 	hc := hostConfig{full: true, roots: protoRoots}
-	through := diffSide{
-		name:   "through the trunk",
-		h:      trunkHost(t, ctx, cfg, hc, cell.host),
-		export: func(raw string) string { return "mcp__" + server + "__" + raw },
-		uri:    func(raw string) string { return "mcptrunk://" + server + "/" + raw },
-	}
-	direct := diffSide{
-		name:   "directly",
-		h:      directHost(t, ctx, argv, hc, cell.direct),
-		export: func(raw string) string { return raw },
-		uri:    func(raw string) string { return raw },
-	}
+	through := newDiffSide("through the trunk", via(t, ctx, cfg, hc, cell.host), name)
+	direct := newDiffSide("directly", directHost(t, ctx, argv, hc, cell.direct), "")
+	compareSides(t, ctx, name, plan, cell, direct, through, upstreamTap)
+}
+
+// compareSides runs the plan on both sides and requires the same answers
+// from each, once the names and URIs each side sees are mapped back to the
+// server's (server names it in messages). upstreamTap, when not nil, taps
+// the trunk's connection to the server.
+func compareSides(t *testing.T, ctx context.Context, server string, plan diffPlan, cell diffCell, direct, through diffSide, upstreamTap *tap) {
+	t.Helper()
 	if got := through.h.InitializeResult().ProtocolVersion; cell.wantHost != "" && got != cell.wantHost {
 		t.Errorf("the host negotiated %q with the trunk, want %q", got, cell.wantHost)
 	}
@@ -127,9 +156,9 @@ func runDiffCell(t *testing.T, name string, argv []string, plan diffPlan, cell d
 	normal := func(t *testing.T, s diffSide, v any) string {
 		t.Helper()
 		g := decode(t, v)
-		if s.name == through.name {
+		if s.ns != "" {
 			var n int
-			g = unnamespace(t, g, server, &n)
+			g = unnamespace(t, g, s.ns, &n)
 		}
 		return mustJSON(plan.normalise(t, withoutServerInfo(g)))
 	}
@@ -218,7 +247,7 @@ func runDiffCell(t *testing.T, name string, argv []string, plan diffPlan, cell d
 			dn = append(dn, through.export(x.Name))
 		}
 		for _, x := range b.tools {
-			if strings.HasPrefix(x.Name, through.export("")) { // not the trunk's own
+			if strings.HasPrefix(x.Name, through.export("")) && !trunksOwn(x.Name) {
 				tn = append(tn, x.Name)
 			}
 		}
@@ -236,7 +265,7 @@ func runDiffCell(t *testing.T, name string, argv []string, plan diffPlan, cell d
 			dn = append(dn, through.export(x.Name))
 		}
 		for _, x := range b.prompts {
-			if strings.HasPrefix(x.Name, through.export("")) { // not the trunk's own
+			if strings.HasPrefix(x.Name, through.export("")) && !trunksOwn(x.Name) {
 				tn = append(tn, x.Name)
 			}
 		}
@@ -246,7 +275,7 @@ func runDiffCell(t *testing.T, name string, argv []string, plan diffPlan, cell d
 			dn = append(dn, through.uri(x.URI))
 		}
 		for _, x := range b.resources {
-			if strings.HasPrefix(x.URI, through.uri("")) { // not the trunk's own
+			if strings.HasPrefix(x.URI, through.uri("")) && !trunksOwn(x.URI) {
 				tn = append(tn, x.URI)
 			}
 		}
@@ -256,7 +285,7 @@ func runDiffCell(t *testing.T, name string, argv []string, plan diffPlan, cell d
 			dn = append(dn, through.uri(x.URITemplate))
 		}
 		for _, x := range b.templates {
-			if strings.HasPrefix(x.URITemplate, through.uri("")) { // not the trunk's own
+			if strings.HasPrefix(x.URITemplate, through.uri("")) && !trunksOwn(x.URITemplate) {
 				tn = append(tn, x.URITemplate)
 			}
 		}
@@ -328,12 +357,12 @@ func runDiffCell(t *testing.T, name string, argv []string, plan diffPlan, cell d
 		var out []string
 		for _, l := range s.h.rec.logsSnapshot()[mark:] {
 			c := *l
-			if s.name == through.name {
+			if s.ns != "" {
 				switch {
-				case c.Logger == server:
+				case c.Logger == s.ns:
 					c.Logger = ""
-				case strings.HasPrefix(c.Logger, server+"/"):
-					c.Logger = strings.TrimPrefix(c.Logger, server+"/")
+				case strings.HasPrefix(c.Logger, s.ns+"/"):
+					c.Logger = strings.TrimPrefix(c.Logger, s.ns+"/")
 				default:
 					t.Errorf("a log message through the trunk does not name the server: %s", mustJSON(l))
 				}

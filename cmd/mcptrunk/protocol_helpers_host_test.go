@@ -242,6 +242,17 @@ type host struct {
 // first). The session is closed at the end of the test.
 func connectHost(t testing.TB, ctx context.Context, cmd *exec.Cmd, cfg hostConfig, version string) *host {
 	t.Helper()
+	client, rec, sessOpts := recordingClient(cfg, version)
+	s := dialSDK(t, ctx, client, cmd, sessOpts, func(s *sdkSession) {
+		checkNoRace(t, s.stderr)
+		assertNoProcesses(t, s.tag, 15*time.Second)
+	})
+	return &host{ClientSession: s.ClientSession, client: client, rec: rec, stderr: s.stderr}
+}
+
+// recordingClient is the go-sdk client of a host that records what it
+// gets, with the session options that pin version ("": the SDK's default).
+func recordingClient(cfg hostConfig, version string) (*mcp.Client, *hostRec, *mcp.ClientSessionOptions) {
 	rec := newHostRec()
 	client := mcp.NewClient(&mcp.Implementation{Name: "mcptrunk-protocol-test", Version: "0"}, hostOptions(rec, cfg))
 	client.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
@@ -259,11 +270,7 @@ func connectHost(t testing.TB, ctx context.Context, cmd *exec.Cmd, cfg hostConfi
 	if version != "" {
 		sessOpts = &mcp.ClientSessionOptions{ProtocolVersion: version}
 	}
-	s := dialSDK(t, ctx, client, cmd, sessOpts, func(s *sdkSession) {
-		checkNoRace(t, s.stderr)
-		assertNoProcesses(t, s.tag, 15*time.Second)
-	})
-	return &host{ClientSession: s.ClientSession, client: client, rec: rec, stderr: s.stderr}
+	return client, rec, sessOpts
 }
 
 // trunkHost runs `mcptrunk serve` on cfg under a recording go-sdk host.
