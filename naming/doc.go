@@ -14,6 +14,11 @@
 // anything legal, including "__". Resources keep their original URI verbatim
 // behind a namespacing prefix: mcptrunk://<server>/<original-uri>.
 //
+// A server configured with "namespace": false keeps its own names and URIs;
+// the proxy then routes them by looking them up in its catalog, and
+// ParseTemplate tells which server's resource template a URI it does not
+// list fits.
+//
 // Everything here is a pure function of its arguments so that the proxy, its
 // tests and its tools agree on names without sharing state.
 //
