@@ -40,8 +40,9 @@ func newParking() *parking {
 // exchange is one host call translated into rounds.
 type exchange struct {
 	id                     uint64
-	server, method, target string        // what the host called (target: the name or URI)
-	timeout                time.Duration // how long a round may wait for the host's retry
+	server, method, target string          // what the host called (target: the name or URI)
+	timeout                time.Duration   // how long a round may wait for the host's retry
+	first                  context.Context // the first round's, without its end: for the observers of later rounds
 	cancel                 context.CancelFunc
 	done                   chan struct{} // closed when the upstream's call returned
 	res                    json.RawMessage
@@ -120,13 +121,14 @@ func (p *parking) call(ctx context.Context, t *Trunk, c *upstream.Client, method
 // start runs the upstream's call in the background, on the trunk's own
 // context: the host's request ends at the first input_required.
 func (p *parking) start(ctx context.Context, t *Trunk, c *upstream.Client, method, target string, params json.RawMessage) *exchange {
-	upCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	first := context.WithoutCancel(ctx)
+	upCtx, cancel := context.WithCancel(first)
 	stop := context.AfterFunc(t.life, cancel)
 	p.mu.Lock()
 	p.seq++
 	ex := &exchange{
 		id: p.seq, server: c.Name(), method: method, target: target,
-		timeout: c.Spec().Timeouts.Call.D(), cancel: cancel,
+		timeout: c.Spec().Timeouts.Call.D(), first: first, cancel: cancel,
 		done: make(chan struct{}), wake: make(chan struct{}, 1),
 		hr: hostRequestOf(ctx), serving: true,
 	}
@@ -177,6 +179,7 @@ func (p *parking) resume(ctx context.Context, state, server, method, target stri
 	ex.round++
 	ex.serving = true
 	ex.hr = hostRequestOf(ctx)
+	noteContinues(ctx, ex.first)
 	return ex, nil
 }
 

@@ -60,7 +60,31 @@ type Outcome struct {
 	// name, the export policy, an item pinning withholds, bad params or
 	// requestState (-32602), a server not running, a timeout.
 	Forwarded bool
+	// Continues is set for a retry that continues a call the trunk keeps
+	// between rounds of input (a 2026-07-28 host's call to a 2025 server,
+	// mrtr_park.go): the context Begin returned for the call's first
+	// round, which the upstream call runs under. A tracer links the
+	// retry's span to the first round's with it. An observer may read its
+	// values and must not keep it. Nil for any other request.
+	Continues context.Context
 	Duration  time.Duration
+}
+
+// outcomeNoteKey is the ctx key of the outcomeNote of a request observed.
+type outcomeNoteKey struct{}
+
+// outcomeNote is what handling a request adds to its Outcome beyond the
+// result: set on the request's goroutine, read when it ends.
+type outcomeNote struct {
+	continues context.Context
+}
+
+// noteContinues records, for an observed request, that it continues the
+// exchange whose first round was handled with first.
+func noteContinues(ctx, first context.Context) {
+	if n, ok := ctx.Value(outcomeNoteKey{}).(*outcomeNote); ok {
+		n.continues = first
+	}
 }
 
 // observers fans one Begin out to several observers.
@@ -124,7 +148,8 @@ func (s *Server) observe(ctx context.Context, method, revision, client string, p
 		Transport: s.transport(), Session: s.id, ID: jsonrpc.RequestID(ctx), Params: params}
 	start := time.Now()
 	ctx, end := t.observers.Begin(ctx, r)
-	res, err := handle(ctx)
-	end(Outcome{Result: res, Err: err, Forwarded: jsonrpc.FromPeer(err), Duration: time.Since(start)})
+	note := &outcomeNote{}
+	res, err := handle(context.WithValue(ctx, outcomeNoteKey{}, note))
+	end(Outcome{Result: res, Err: err, Forwarded: jsonrpc.FromPeer(err), Continues: note.continues, Duration: time.Since(start)})
 	return res, err
 }

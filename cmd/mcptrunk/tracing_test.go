@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -114,6 +116,7 @@ func TestTraceRunsHostTrunkServer(t *testing.T) {
 	if !strings.Contains(string(res), `"hi"`) {
 		t.Fatalf("tools/call result: %s", res)
 	}
+	callID := strconv.FormatInt(c.nextID.Load(), 10) // the id the call was sent with
 
 	var trunkServer, trunkClient, upstreamServer *tracepb.Span
 	err := eventually(ctx, 20*time.Millisecond, func() error {
@@ -154,7 +157,8 @@ func TestTraceRunsHostTrunkServer(t *testing.T) {
 	}
 	for span, want := range map[*tracepb.Span]map[string]string{
 		trunkServer: {"mcp.method.name": "tools/call", "gen_ai.tool.name": "mcp__traced__echo", "gen_ai.operation.name": "execute_tool",
-			"mcptrunk.server": "traced", "mcp.protocol.version": "2025-11-25", "network.transport": "pipe"},
+			"mcptrunk.server": "traced", "mcp.protocol.version": "2025-11-25", "network.transport": "pipe",
+			"jsonrpc.request.id": callID, "mcp.session.id": ""},
 		trunkClient: {"mcp.method.name": "tools/call", "gen_ai.tool.name": "echo", "mcptrunk.server": "traced", "network.transport": "tcp"},
 	} {
 		for k, v := range want {
@@ -175,5 +179,91 @@ func TestTraceRunsHostTrunkServer(t *testing.T) {
 	}
 	if len(up.headers) != 1 || up.headers[0] != wantParent {
 		t.Errorf("traceparent header of the upstream's POST: %q, want [%s]", up.headers, wantParent)
+	}
+}
+
+// TestTraceParkedExchange: a 2026-07-28 host's call to a 2025 server that
+// asks for input is two host requests (the call, then its retry with the
+// answer), each with a trace of its own, while the upstream's call runs
+// across both. Its client span is in the first round's trace, the child
+// of that round's server span, and ends with the result; the retry's
+// server span links to the first round's.
+func TestTraceParkedExchange(t *testing.T) {
+	ctx := testCtx(t, 90*time.Second)
+	receiver := startOTLPReceiver(t)
+	cfg := writeConfig(t, map[string]server{
+		"legacy": {"command": conformanceBin(t), "protocolVersion": "2025-11-25"},
+	}, map[string]any{"startupWait": "60s"})
+	cmd := trunkCmd(newTag(t), "serve", "--config", cfg)
+	cmd.Env = append(cmd.Env,
+		"OTEL_EXPORTER_OTLP_ENDPOINT=",
+		"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT="+receiver.tracesURL(),
+		"OTEL_SDK_DISABLED=", "OTEL_TRACES_EXPORTER=", "OTEL_TRACES_SAMPLER=",
+		"OTEL_BSP_SCHEDULE_DELAY=20")
+	host := startRaw(t, "mcptrunk", cmd)
+	defer host.shutdown(10 * time.Second)
+
+	const trace1, span1 = "11111111111111111111111111111111", "1111111111111111"
+	const trace2, span2 = "22222222222222222222222222222222", "2222222222222222"
+	meta := func(trace, span string) map[string]any {
+		m := statelessMeta(`{"elicitation":{}}`)
+		m["traceparent"] = "00-" + trace + "-" + span + "-01"
+		return m
+	}
+	host.result(ctx, "server/discover", map[string]any{"_meta": statelessMeta(`{"elicitation":{}}`)})
+	args := map[string]any{"message": "Who are you?"}
+	var ir inputRequiredResult
+	first := host.result(ctx, "tools/call", map[string]any{"name": "mcp__legacy__test_elicitation", "arguments": args, "_meta": meta(trace1, span1)})
+	if err := json.Unmarshal(first, &ir); err != nil || ir.ResultType != "input_required" {
+		t.Fatalf("first round: %s (%v)", first, err)
+	}
+	answer := map[string]any{firstKey(ir): map[string]any{"action": "accept", "content": map[string]any{"username": "ada"}}}
+	done := host.result(ctx, "tools/call", map[string]any{"name": "mcp__legacy__test_elicitation", "arguments": args,
+		"inputResponses": answer, "requestState": ir.RequestState, "_meta": meta(trace2, span2)})
+	if !strings.Contains(string(done), "ada") {
+		t.Fatalf("the retry's result: %s", done)
+	}
+
+	var round1, round2, client *tracepb.Span
+	err := eventually(ctx, 20*time.Millisecond, func() error {
+		round1, round2, client = nil, nil, nil
+		for _, s := range receiver.received() {
+			if s.service != "mcptrunk" || !strings.HasPrefix(s.span.GetName(), "tools/call") {
+				continue
+			}
+			switch trace := hex.EncodeToString(s.span.GetTraceId()); {
+			case s.span.GetKind() == tracepb.Span_SPAN_KIND_CLIENT:
+				client = s.span
+			case trace == trace1:
+				round1 = s.span
+			case trace == trace2:
+				round2 = s.span
+			}
+		}
+		if round1 == nil || round2 == nil || client == nil {
+			return fmt.Errorf("spans: round 1 %v, round 2 %v, the upstream call %v", round1 != nil, round2 != nil, client != nil)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("%v\nstderr:\n%s", err, tail(host.stderr.String(), 3000))
+	}
+	id := func(s *tracepb.Span) string { return hex.EncodeToString(s.GetSpanId()) }
+	if hex.EncodeToString(round1.GetParentSpanId()) != span1 || hex.EncodeToString(round2.GetParentSpanId()) != span2 {
+		t.Errorf("the rounds' parents: %x, %x; want the host's %s, %s", round1.GetParentSpanId(), round2.GetParentSpanId(), span1, span2)
+	}
+	if hex.EncodeToString(client.GetTraceId()) != trace1 || hex.EncodeToString(client.GetParentSpanId()) != id(round1) || client.GetName() != "tools/call test_elicitation" {
+		t.Errorf("the upstream call's span %q: trace %x parent %x; want trace %s, parent the first round's %s",
+			client.GetName(), client.GetTraceId(), client.GetParentSpanId(), trace1, id(round1))
+	}
+	if client.GetEndTimeUnixNano() < round2.GetStartTimeUnixNano() {
+		t.Error("the upstream call's span ended before the retry that got its result began")
+	}
+	links := round2.GetLinks()
+	if len(links) != 1 || hex.EncodeToString(links[0].GetTraceId()) != trace1 || hex.EncodeToString(links[0].GetSpanId()) != id(round1) {
+		t.Errorf("the retry's links %v, want one to the first round's span %s", links, id(round1))
+	}
+	if len(round1.GetLinks()) != 0 {
+		t.Errorf("the first round links to %v", round1.GetLinks())
 	}
 }

@@ -36,7 +36,16 @@ func (o *observer) Begin(ctx context.Context, r proxy.Request) (context.Context,
 	ctx, span := o.tracer.Start(ctx, spanName(r.Method, target),
 		trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
 	ctx = upstream.WithRequestObserver(ctx, o.upstreamRequest)
-	return ctx, func(out proxy.Outcome) { endSpan(span, r.Method, out.Result, out.Err, true) }
+	return ctx, func(out proxy.Outcome) {
+		if out.Continues != nil {
+			// A retry of a parked call: its upstream call's span is in
+			// the first round's trace.
+			if first := trace.SpanContextFromContext(out.Continues); first.IsValid() {
+				span.AddLink(trace.Link{SpanContext: first})
+			}
+		}
+		endSpan(span, r.Method, out.Result, out.Err, true)
+	}
 }
 
 // upstreamRequest starts the client span of one request sent upstream and

@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/goleak"
 
 	"github.com/mcptrunk/mcptrunk/internal/config"
@@ -136,6 +137,15 @@ func TestSpans(t *testing.T) {
 		t.Errorf("a session's request: %v", server.Attributes())
 	}
 
+	if len(server.Links()) != 0 {
+		t.Errorf("a plain request's span has links %v", server.Links())
+	}
+	// The retry of a parked call links to the call's first round.
+	first := trace.NewSpanContext(trace.SpanContextConfig{TraceID: trace.TraceID{1}, SpanID: trace.SpanID{2}, TraceFlags: trace.FlagsSampled})
+	server, _, _ = recorded(t, r, proxy.Outcome{Result: json.RawMessage(`{"content":[]}`), Continues: trace.ContextWithSpanContext(context.Background(), first)}, nil)
+	if links := server.Links(); len(links) != 1 || links[0].SpanContext.TraceID() != first.TraceID() || links[0].SpanContext.SpanID() != first.SpanID() {
+		t.Errorf("the retry's links %v, want one to %v", links, first)
+	}
 	// A tool's own failure.
 	server, _, _ = recorded(t, r, proxy.Outcome{Result: json.RawMessage(`{"content":[],"isError":true}`)}, nil)
 	if server.Status().Code != codes.Error || attr(server, "error.type") != "tool_error" {
