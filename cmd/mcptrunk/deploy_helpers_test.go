@@ -305,24 +305,3 @@ func echoOver(ctx context.Context, cs *mcp.ClientSession, text string) error {
 	}
 	return nil
 }
-
-// rawPost POSTs one JSON-RPC message with headers and returns the status
-// and body.
-func rawPost(ctx context.Context, c *http.Client, url, body string, headers map[string]string) (int, string, error) {
-	req, err := http.NewRequestWithContext(ctx, "POST", url, strings.NewReader(body))
-	if err != nil {
-		return 0, "", err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	for k, v := range headers {
-		req.Header.Set(k, v)
-	}
-	resp, err := c.Do(req)
-	if err != nil {
-		return 0, "", err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b), err
-}
