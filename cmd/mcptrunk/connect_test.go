@@ -63,11 +63,17 @@ func TestConnectEverythingDifferential(t *testing.T) {
 
 // TestConnectToSharedTrunk: `mcptrunk connect` to the MCP URL of a shared
 // `mcptrunk serve --http` passes the differential of server-everything
-// behind it: the bridge hands on the trunk's names as they are.
+// behind it: the bridge hands on the trunk's names as they are. A shared
+// trunk offers its servers sampling and elicitation but no roots (they are
+// one host's), so the direct host declares none either, and
+// server-everything neither asks for roots nor lists get-roots-list.
 func TestConnectToSharedTrunk(t *testing.T) {
 	t.Parallel()
-	runDiffVia(t, "everything", everythingArgv(t), everythingPlan,
+	plan := everythingPlan
+	plan.startupLog, plan.startupAgain = "", ""
+	runDiffVia(t, "everything", everythingArgv(t), plan,
 		diffCell{host: revLegacy, direct: revLegacy, wantHost: revLegacy, wantDirect: revLegacy},
+		hostConfig{full: true, noRoots: true},
 		func(t testing.TB, ctx context.Context, cfg string, hc hostConfig, version string) *host {
 			shared := startSuiteTrunk(t, ctx, cfg)
 			return bridgeHost(t, ctx, shared.url, hc, version)

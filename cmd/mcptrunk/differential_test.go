@@ -92,13 +92,13 @@ func runDifferential(t *testing.T, name string, argv []string, plan diffPlan) {
 }
 
 func runDiffCell(t *testing.T, name string, argv []string, plan diffPlan, cell diffCell) {
-	runDiffVia(t, name, argv, plan, cell, trunkHost)
+	runDiffVia(t, name, argv, plan, cell, hostConfig{full: true, roots: protoRoots}, trunkHost)
 }
 
-// runDiffVia is runDiffCell with the host of the trunk's side made by via
-// from the trunk's config: mcptrunk serve over stdio (trunkHost), or
-// mcptrunk connect to a serve --http.
-func runDiffVia(t *testing.T, name string, argv []string, plan diffPlan, cell diffCell, via func(testing.TB, context.Context, string, hostConfig, string) *host) {
+// runDiffVia is runDiffCell with both hosts as hc says, and the host of the
+// trunk's side made by via from the trunk's config: mcptrunk serve over
+// stdio (trunkHost), or mcptrunk connect to a serve --http.
+func runDiffVia(t *testing.T, name string, argv []string, plan diffPlan, cell diffCell, hc hostConfig, via func(testing.TB, context.Context, string, hostConfig, string) *host) {
 	ctx := testCtx(t, 180*time.Second)
 	entry := server{"command": argv[0], "args": argv[1:]}
 	var upstreamTap *tap
@@ -110,7 +110,6 @@ func runDiffVia(t *testing.T, name string, argv []string, plan diffPlan, cell di
 		entry[k] = v
 	}
 	cfg := writeConfig(t, map[string]server{name: entry}, map[string]any{"startupWait": "60s"})
-	hc := hostConfig{full: true, roots: protoRoots}
 	through := newDiffSide("through the trunk", via(t, ctx, cfg, hc, cell.host), name)
 	direct := newDiffSide("directly", directHost(t, ctx, argv, hc, cell.direct), "")
 	compareSides(t, ctx, name, plan, cell, direct, through, upstreamTap)

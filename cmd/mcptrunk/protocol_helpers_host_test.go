@@ -90,6 +90,9 @@ type hostConfig struct {
 	roots []*mcp.Root
 	// urlElicitation: also declare URL-mode elicitation (full only).
 	urlElicitation bool
+	// noRoots: full without roots, sampling and elicitation only (what a
+	// shared trunk offers the servers behind it).
+	noRoots bool
 }
 
 // samplingAnswer is the host's deterministic reply to sampling/createMessage.
@@ -221,6 +224,10 @@ func hostOptions(rec *hostRec, cfg hostConfig) *mcp.ClientOptions {
 				RootsV2:     &mcp.RootCapabilities{ListChanged: true},
 				Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}},
 			}
+		}
+		if cfg.noRoots {
+			// No roots; the handlers above add sampling and elicitation.
+			opts.Capabilities = &mcp.ClientCapabilities{}
 		}
 	} else {
 		// An empty struct disables go-sdk's default roots capability too.
