@@ -73,7 +73,20 @@ func TestExamples(t *testing.T) {
 			t.Errorf("pinning.json: pin %q, lockfile %q; want %q, %q", cfg.Trunk.Pin, cfg.Trunk.LockFile, PinEnforce, want)
 		}
 	}
-	for _, name := range []string{"servers.json", "lazy.json", "pinning.json"} {
+	if cfg := loaded["unprefixed.json"]; cfg != nil {
+		var plain, named int
+		for _, s := range cfg.Servers {
+			if s.Unprefixed() {
+				plain++
+			} else {
+				named++
+			}
+		}
+		if plain != 1 || named != 1 {
+			t.Errorf("unprefixed.json: %d servers without a namespace, %d with; want one of each", plain, named)
+		}
+	}
+	for _, name := range []string{"servers.json", "lazy.json", "pinning.json", "unprefixed.json"} {
 		if _, ok := loaded[name]; !ok {
 			t.Errorf("docs/examples/%s did not load", name)
 		}
