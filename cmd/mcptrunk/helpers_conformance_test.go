@@ -19,6 +19,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -77,6 +78,7 @@ type suiteCheck struct {
 // scenarioResult counts one scenario's checks.
 type scenarioResult struct {
 	passed, failed int
+	failedIDs      []string // the ids of the failed checks, sorted, each once
 	failures       []string // "id: message" of each failed check
 	warnings       []string // "id: message" of each check with a warning (a SHOULD not met)
 }
@@ -137,10 +139,14 @@ func readSuiteResults(dir string) (map[string]scenarioResult, error) {
 			case "FAILURE":
 				r.failed++
 				r.failures = append(r.failures, msg)
+				if !contains(r.failedIDs, c.ID) {
+					r.failedIDs = append(r.failedIDs, c.ID)
+				}
 			case "WARNING":
 				r.warnings = append(r.warnings, msg)
 			}
 		}
+		sort.Strings(r.failedIDs)
 		results[scenario] = r
 	}
 	return results, nil
@@ -262,6 +268,7 @@ func startSuiteServer(t testing.TB, ctx context.Context, bin string, stateless b
 type suiteTrunk struct {
 	url    string
 	stderr *syncBuffer
+	tag    string // marks the trunk's processes and its servers'
 }
 
 // startSuiteTrunk runs `mcptrunk serve --http 127.0.0.1:0` on cfg and
@@ -270,11 +277,15 @@ type suiteTrunk struct {
 func startSuiteTrunk(t testing.TB, ctx context.Context, cfg string) suiteTrunk {
 	t.Helper()
 	tag := newTag(t)
-	p := startSuiteProc(t, "mcptrunk", trunkCmd(tag, "serve", "--http", "127.0.0.1:0", "--config", cfg))
+	var p *suiteProc
+	// Registered first, so run after the process has been ended.
 	t.Cleanup(func() {
-		checkNoRace(t, p.stderr)
+		if p != nil {
+			checkNoRace(t, p.stderr)
+		}
 		assertNoProcesses(t, tag, 5*time.Second)
 	})
+	p = startSuiteProc(t, "mcptrunk", trunkCmd(tag, "serve", "--http", "127.0.0.1:0", "--config", cfg))
 	pctx := p.ctx(ctx)
 	line, err := waitStderrLine(pctx, p.stderr, time.Minute, "serving MCP over HTTP", "url=")
 	if err != nil {
@@ -300,7 +311,7 @@ func startSuiteTrunk(t testing.TB, ctx context.Context, cfg string) suiteTrunk {
 	if err != nil {
 		t.Fatalf("mcptrunk never became ready: %v\n%s", err, p.stderr)
 	}
-	return suiteTrunk{url: url, stderr: p.stderr}
+	return suiteTrunk{url: url, stderr: p.stderr, tag: tag}
 }
 
 // suiteProc is a server process a test runs for its whole length.

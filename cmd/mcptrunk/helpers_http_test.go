@@ -26,6 +26,10 @@ func postMCP(ctx context.Context, url, body string, headers map[string]string) (
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	for k, v := range headers {
+		if k == "Host" {
+			req.Host = v // the client sends req.Host, not a Host header
+			continue
+		}
 		req.Header.Set(k, v)
 	}
 	resp, err := http.DefaultClient.Do(req)

@@ -155,6 +155,8 @@ func testSharedSessions(t *testing.T, n int) {
 	// progress on their own exchange.
 	for i := range max(1, n/5) {
 		wg.Go(func() {
+			legacyAsk.RLock()
+			defer legacyAsk.RUnlock()
 			if err := rawStatelessProgress(ctx, trunk.url, fmt.Sprintf("raw-%d", i)); err != nil {
 				t.Errorf("raw stateless client %d: %v", i, err)
 			}
@@ -252,6 +254,9 @@ func runSharedSession(ctx context.Context, s *sharedSession, legacyAsk *sync.RWM
 		if _, err := call(ctx, "mcp__"+server+"__test_tool_with_progress", nil, mcp.Meta{"progressToken": "same"}); err != nil {
 			return err
 		}
+		// The SDK may run a notification's handler after the call
+		// returned: wait for the three, then see that no more came.
+		waitFor(ctx, 10*time.Second, func() bool { return len(s.progressFor("same")) >= 3 })
 		if got := s.progressFor("same"); len(got) != 3 {
 			return fmt.Errorf("progress on %s: got %v for the token, want exactly the 3 of its own call", server, got)
 		}
@@ -336,7 +341,7 @@ func rawStatelessProgress(ctx context.Context, url, name string) error {
 		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"mcp__%s__test_tool_with_progress","arguments":{},`+
 			`"_meta":{"progressToken":"same","io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},`+
 			`"io.modelcontextprotocol/clientInfo":{"name":%q,"version":"0"}}}}`, server, name)
-		msgs, err := postSSE(ctx, url, body, map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call"})
+		msgs, err := postSSE(ctx, url, body, map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "mcp__" + server + "__test_tool_with_progress"})
 		if err != nil {
 			return fmt.Errorf("%s: %w", server, err)
 		}
