@@ -119,7 +119,9 @@ func (s *Server) Run(ctx context.Context) error {
 	var err error
 	select {
 	case err = <-served:
-		s.logger.Info("host closed the connection")
+		if !s.perRequest { // a stateless request's session ends with every answer
+			s.logger.Info("host closed the connection")
+		}
 	case <-ctx.Done():
 		s.logger.Info("shutting down", "reason", context.Cause(ctx))
 		// Open listens are answered first: the trunk is tearing them down.

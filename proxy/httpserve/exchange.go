@@ -42,6 +42,13 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 		h.toSession(w, r, s, env, line)
 		return
 	}
+	if !env.IsRequest() {
+		// A notification or response without a session: the stateless
+		// revision's (its cancellation is the client closing the
+		// request's stream), and there is nobody to tell.
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
 	if env.Method == protocol.MethodDiscover || protocol.IsStateless(rawjson.MetaString(env.Params, protocol.MetaProtocolVersion)) {
 		h.stateless(w, r, env, line)
 		return
@@ -124,8 +131,7 @@ func (h *Handler) reply(w http.ResponseWriter, r *http.Request, s *session, st *
 		msg, only, decided := st.onlyResponse()
 		if decided {
 			if only && (takesJSON || !takesSSE) {
-				w.Header().Set("Content-Type", "application/json")
-				_, _ = w.Write(append(msg, '\n'))
+				writeResponse(w, s, msg)
 				s.router.forget(st)
 				return
 			}
@@ -161,8 +167,7 @@ func (h *Handler) replyJSONOnly(w http.ResponseWriter, r *http.Request, s *sessi
 		st.mu.Unlock()
 		switch {
 		case final:
-			w.Header().Set("Content-Type", "application/json")
-			_, _ = w.Write(append(last, '\n'))
+			writeResponse(w, s, last)
 			s.router.forget(st)
 			return
 		case ended:
@@ -175,6 +180,18 @@ func (h *Handler) replyJSONOnly(w http.ResponseWriter, r *http.Request, s *sessi
 			return
 		}
 	}
+}
+
+// writeResponse writes a request's response as the JSON body, with the
+// HTTP status the stateless revision gives its error (errorStatus).
+func writeResponse(w http.ResponseWriter, s *session, msg []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	if s.perRequest {
+		if status := errorStatus(msg); status != 0 {
+			w.WriteHeader(status)
+		}
+	}
+	_, _ = w.Write(append(msg, '\n'))
 }
 
 // get opens the session's standalone stream, or resumes a stream from
@@ -247,7 +264,15 @@ func progressTokenOf(params json.RawMessage) json.RawMessage {
 
 // rpcError answers with an HTTP status and a JSON-RPC error naming why.
 func rpcError(w http.ResponseWriter, status, code int, message string) {
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": code, "message": message}})
+	rpcErrorID(w, status, nil, code, message)
+}
+
+// rpcErrorID is rpcError for the request with this id (null when nil).
+func rpcErrorID(w http.ResponseWriter, status int, id json.RawMessage, code int, message string) {
+	if len(id) == 0 {
+		id = json.RawMessage("null")
+	}
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": code, "message": message}})
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = w.Write(append(body, '\n'))
