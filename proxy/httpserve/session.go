@@ -19,9 +19,10 @@ import (
 // shutdown; a stateless request gets a session of its own for as long as
 // it is answered (perRequest).
 type session struct {
-	id     string
-	server *proxy.Server
-	router *router
+	id         string
+	server     *proxy.Server
+	router     *router
+	perRequest bool // answers one stateless request: its errors carry their HTTP status (errorStatus)
 
 	inMu sync.Mutex
 	in   *io.PipeWriter
@@ -45,7 +46,7 @@ func newSessionID() string {
 // startSession attaches a session to the trunk and runs it until close.
 func (h *Handler) startSession(id string, perRequest bool) *session {
 	pr, pw := io.Pipe()
-	s := &session{id: id, router: newRouter(), in: pw, done: make(chan struct{}), ran: make(chan struct{})}
+	s := &session{id: id, router: newRouter(), perRequest: perRequest, in: pw, done: make(chan struct{}), ran: make(chan struct{})}
 	s.touch()
 	s.server = h.trunk.Attach(pr, s.router, &proxy.SessionOptions{ID: id, PerRequest: perRequest})
 	h.running.Add(1)

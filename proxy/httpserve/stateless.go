@@ -2,6 +2,7 @@ package httpserve
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 
@@ -17,7 +18,11 @@ import (
 // going away cancels it.
 func (h *Handler) stateless(w http.ResponseWriter, r *http.Request, env jsonrpc.Envelope, line []byte) {
 	if msg := headerMismatch(r, env); msg != "" {
-		rpcError(w, http.StatusBadRequest, protocol.CodeHeaderMismatch, msg)
+		rpcErrorID(w, http.StatusBadRequest, env.ID, protocol.CodeHeaderMismatch, msg)
+		return
+	}
+	if env.IsRequest() && protocol.IsStateless(r.Header.Get(protocol.HeaderProtocolVersion)) && rawjson.MetaString(env.Params, protocol.MetaProtocolVersion) == "" {
+		rpcErrorID(w, http.StatusBadRequest, env.ID, jsonrpc.CodeInvalidParams, fmt.Sprintf("header %s says %s, and the request's _meta has no %s", protocol.HeaderProtocolVersion, protocol.Stateless, protocol.MetaProtocolVersion))
 		return
 	}
 	if !env.IsRequest() {
@@ -55,8 +60,19 @@ func (h *Handler) stateless(w http.ResponseWriter, r *http.Request, env jsonrpc.
 }
 
 // headerMismatch checks the stateless revision's headers against the body:
-// each one sent must say what the body says. It returns what is wrong, or "".
+// each one sent must say what the body says, and a request at that
+// revision must send Mcp-Method, and Mcp-Name when its body names a tool,
+// prompt or resource. It returns what is wrong, or "". A discover probe
+// that says no revision at all is let through.
 func headerMismatch(r *http.Request, env jsonrpc.Envelope) string {
+	required := env.IsRequest() && (protocol.IsStateless(rawjson.MetaString(env.Params, protocol.MetaProtocolVersion)) ||
+		protocol.IsStateless(r.Header.Get(protocol.HeaderProtocolVersion)))
+	if required && r.Header.Get(protocol.HeaderMethod) == "" {
+		return fmt.Sprintf("header %s is missing: at %s every request names its method there", protocol.HeaderMethod, protocol.Stateless)
+	}
+	if name, ok := protocol.PrincipalName(env.Method, env.Params); required && ok && r.Header.Get(protocol.HeaderName) == "" {
+		return fmt.Sprintf("header %s is missing: the body's %s names %q", protocol.HeaderName, env.Method, name)
+	}
 	if v := r.Header.Get(protocol.HeaderProtocolVersion); v != "" {
 		if body := rawjson.MetaString(env.Params, protocol.MetaProtocolVersion); body != "" && body != v {
 			return fmt.Sprintf("header %s %q does not match the body's _meta %s %q", protocol.HeaderProtocolVersion, v, protocol.MetaProtocolVersion, body)
@@ -76,4 +92,29 @@ func headerMismatch(r *http.Request, env jsonrpc.Envelope) string {
 		}
 	}
 	return ""
+}
+
+// errorStatus is the HTTP status the stateless revision's transport gives
+// a JSON-RPC error response: 404 for a method the server does not have, 400
+// for invalid params, an unsupported revision, a capability the client did
+// not declare or a header that disagrees with the body. It is 0 (the
+// exchange's 200) for any other message.
+func errorStatus(msg []byte) int {
+	start, end, found, err := rawjson.FieldSpan(msg, "error")
+	if err != nil || !found {
+		return 0
+	}
+	var e struct {
+		Code int `json:"code"`
+	}
+	if json.Unmarshal(msg[start:end], &e) != nil {
+		return 0
+	}
+	switch e.Code {
+	case jsonrpc.CodeMethodNotFound:
+		return http.StatusNotFound
+	case jsonrpc.CodeInvalidParams, protocol.CodeUnsupportedVersion, protocol.CodeMissingClientCapabilities, protocol.CodeHeaderMismatch:
+		return http.StatusBadRequest
+	}
+	return 0
 }
