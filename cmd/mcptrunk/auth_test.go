@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -317,14 +318,33 @@ func TestAuthCommand(t *testing.T) {
 // test visits it, and the host is told with list_changed that the server's
 // tools are there.
 func TestAuthServe(t *testing.T) {
+	authInBackground(t, func(f *authFixture, dir string) []string {
+		cfg := filepath.Join(dir, "config.json")
+		if err := os.WriteFile(cfg, []byte(fmt.Sprintf(`{"mcpServers": {"remote": {"url": %q}}}`, f.mcpURL)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return []string{"serve", "--config", cfg}
+	}, "mcp__remote__echo")
+}
+
+// mcptrunk connect authorises as serve does (it is the same trunk), and
+// the server's tool appears under its own name.
+func TestAuthConnect(t *testing.T) {
+	authInBackground(t, func(f *authFixture, _ string) []string {
+		return []string{"connect", "--name", "remote", f.mcpURL}
+	}, "echo")
+}
+
+// authInBackground runs the command args gives for the fixture's server
+// (called "remote") as a stdio MCP server, plays the browser for the URL it
+// logs, and calls the server's tool, named tool on the host's side, once
+// the host has been told that the tools changed.
+func authInBackground(t *testing.T, args func(f *authFixture, dir string) []string, tool string) {
 	f := newAuthFixture(t)
 	dir := t.TempDir()
 	t.Setenv(oauth.TokenDirEnv, filepath.Join(dir, "tokens"))
 	t.Setenv(upstream.NoBrowserEnv, "1")
-	cfg := filepath.Join(dir, "config.json")
-	if err := os.WriteFile(cfg, []byte(fmt.Sprintf(`{"mcpServers": {"remote": {"url": %q}}}`, f.mcpURL)), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	argv := args(f, dir)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 
@@ -333,7 +353,7 @@ func TestAuthServe(t *testing.T) {
 	var stderr testkit.Buffer
 	served := make(chan error, 1)
 	go func() {
-		err := run(ctx, []string{"serve", "--config", cfg}, inR, outW, &stderr)
+		err := run(ctx, argv, inR, outW, &stderr)
 		outW.Close()
 		served <- err
 	}()
@@ -354,10 +374,10 @@ func TestAuthServe(t *testing.T) {
 		session.Close()
 		inW.Close()
 		if err := <-served; err != nil {
-			t.Errorf("serve: %v", err)
+			t.Errorf("%s: %v", argv[0], err)
 		}
-		f.checkNoSecrets(t, "serve's stderr", stderr.String())
-		t.Logf("serve's stderr:\n%s", stderr.String())
+		f.checkNoSecrets(t, argv[0]+"'s stderr", stderr.String())
+		t.Logf("%s's stderr:\n%s", argv[0], stderr.String())
 	}()
 	names := func() []string {
 		res, err := session.ListTools(ctx, nil)
@@ -370,7 +390,7 @@ func TestAuthServe(t *testing.T) {
 		}
 		return out
 	}
-	if got := names(); strings.Contains(strings.Join(got, ","), "mcp__remote__") {
+	if got := names(); slices.Contains(got, tool) {
 		t.Fatalf("tools before authorising: %v", got)
 	}
 
@@ -388,10 +408,10 @@ func TestAuthServe(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	if authURL == "" {
-		t.Fatalf("serve logged no authorisation URL:\n%s", stderr.String())
+		t.Fatalf("%s logged no authorisation URL:\n%s", argv[0], stderr.String())
 	}
 	if !strings.Contains(stderr.String(), `needs authorisation: run \"mcptrunk auth remote\"`) {
-		t.Errorf("serve's log does not say what to do:\n%s", stderr.String())
+		t.Errorf("%s's log does not say what to do:\n%s", argv[0], stderr.String())
 	}
 	tr := &http.Transport{}
 	resp, err := (&http.Client{Transport: tr, Timeout: 10 * time.Second}).Get(authURL)
@@ -407,13 +427,13 @@ func TestAuthServe(t *testing.T) {
 		t.Fatalf("no tools/list_changed after authorising; stderr:\n%s", stderr.String())
 	}
 	deadline = time.Now().Add(5 * time.Second)
-	for !strings.Contains(strings.Join(names(), ","), "mcp__remote__echo") {
+	for !slices.Contains(names(), tool) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the server's tools did not appear: %v", names())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	res, err := session.CallTool(ctx, &sdk.CallToolParams{Name: "mcp__remote__echo", Arguments: map[string]any{"text": "served"}})
+	res, err := session.CallTool(ctx, &sdk.CallToolParams{Name: tool, Arguments: map[string]any{"text": "served"}})
 	if err != nil || res.IsError || len(res.Content) == 0 {
 		t.Fatalf("calling the tool: %v %+v", err, res)
 	}
