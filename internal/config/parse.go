@@ -39,6 +39,7 @@ type rawServer struct {
 	Lazy          json.RawMessage `json:"lazy"`
 	IdleTimeout   json.RawMessage `json:"idleTimeout"`
 	Namespace     json.RawMessage `json:"namespace"`
+	Scope         json.RawMessage `json:"scope"`
 }
 
 type rawOAuth struct {
@@ -284,6 +285,15 @@ func parseServer(name string, raw json.RawMessage, lookup func(string) (string, 
 	if !rawAbsent(rs.Namespace) {
 		ns := p.boolean(rs.Namespace, "namespace")
 		s.Namespace = &ns
+	}
+	if scope, ok := p.str(rs.Scope, "scope"); ok {
+		switch scope {
+		case "", ScopeShared:
+		case ScopeSession:
+			s.Scope = ScopeSession
+		default:
+			p.addf("scope", "must be %q or %q, got %q", ScopeShared, ScopeSession, scope)
+		}
 	}
 
 	// Transport. Skipped when one of its inputs had the wrong JSON type, so

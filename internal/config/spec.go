@@ -122,11 +122,27 @@ type Spec struct {
 	// name up in the catalog; a name another server also claims is
 	// withheld from the later server. nil (the default) and true namespace.
 	Namespace *bool `json:"namespace,omitempty"`
+	// Scope is ScopeSession or "" (ScopeShared): whether host sessions
+	// share one instance of the server.
+	Scope string `json:"scope,omitempty"`
 }
 
 // Unprefixed reports whether the server's names and URIs are exported as
 // the server gives them ("namespace": false).
 func (s Spec) Unprefixed() bool { return s.Namespace != nil && !*s.Namespace }
+
+// Scopes of a server (Spec.Scope).
+const (
+	// ScopeShared (the default): one instance serves every host session.
+	ScopeShared = "shared"
+	// ScopeSession: with several host sessions (serve --http), each gets an
+	// instance of its own, started at its first call and stopped when the
+	// session ends: for servers whose state is one host's, such as roots.
+	ScopeSession = "session"
+)
+
+// PerSession reports whether each host session gets its own instance.
+func (s Spec) PerSession() bool { return s.Scope == ScopeSession }
 
 // OAuthOptions are a remote server's optional OAuth settings.
 type OAuthOptions struct {

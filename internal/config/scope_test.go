@@ -1,0 +1,63 @@
+package config
+
+import (
+	"strings"
+	"testing"
+)
+
+// scope per server: absent and "shared" share one instance, "session"
+// gives each host session its own, anything else is an error naming the
+// server and field.
+func TestConfigScope(t *testing.T) {
+	for _, tc := range []struct {
+		name, server string
+		perSession   bool
+		wantErr      string
+	}{
+		{"default", `{"command":"x"}`, false, ""},
+		{"shared", `{"command":"x","scope":"shared"}`, false, ""},
+		{"session", `{"command":"x","scope":"session"}`, true, ""},
+		{"unknown", `{"command":"x","scope":"host"}`, false, `server "s": scope: must be "shared" or "session", got "host"`},
+		{"a number", `{"command":"x","scope":1}`, false, `server "s": scope: want string, got number`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := parseString(t, `{"mcpServers":{"s":`+tc.server+`}}`, noEnv)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("error %v, want one containing %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := c.Servers[0].PerSession(); got != tc.perSession {
+				t.Errorf("PerSession() = %v, want %v", got, tc.perSession)
+			}
+		})
+	}
+}
+
+// trunk.http: each field checked and named.
+func TestConfigHTTP(t *testing.T) {
+	c, err := parseString(t, `{"mcpServers":{},"trunk":{"http":{"listen":"127.0.0.1:8931","path":"/x","allowedOrigins":["https://app.example.com"],"maxSessions":3,"sessionIdleTimeout":"5m"}}}`, noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := c.Trunk.HTTP; h.Listen != "127.0.0.1:8931" || h.Path != "/x" || h.MaxSessions != 3 || h.SessionIdle.D().Minutes() != 5 || len(h.AllowedOrigins) != 1 {
+		t.Errorf("trunk.http = %+v", h)
+	}
+	for _, tc := range []struct{ http, want string }{
+		{`{"listen":"8931"}`, `trunk.http.listen: must be HOST:PORT`},
+		{`{"path":"mcp"}`, `trunk.http.path: must be a URL path`},
+		{`{"allowedOrigins":["https://app.example.com/page"]}`, `trunk.http.allowedOrigins: must be origins`},
+		{`{"maxSessions":-1}`, `trunk.http.maxSessions: must not be negative`},
+		{`{"sessionIdleTimeout":"soon"}`, `trunk.http.sessionIdleTimeout`},
+		{`{"listen":1}`, `trunk.http.listen: want string`},
+	} {
+		_, err := parseString(t, `{"mcpServers":{},"trunk":{"http":`+tc.http+`}}`, noEnv)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("trunk.http %s: error %v, want one containing %q", tc.http, err, tc.want)
+		}
+	}
+}
