@@ -136,6 +136,14 @@ func (t *Trunk) owner(ctx context.Context, server, kind, item string, params jso
 	if !ok {
 		return nil, false, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "unknown %s %q: no server %q is configured", kind, item, server)
 	}
+	if hr := hostRequestOf(ctx); t.usesPrivate(hr.session, c.Spec()) {
+		// The session's own instance ("scope": "session", private.go).
+		pc, err := t.privateClient(ctx, hr.session, c.Spec())
+		if err != nil {
+			return nil, false, err
+		}
+		c = pc
+	}
 	state, err := c.State()
 	if state != upstream.StateReady && c.Listed() {
 		if err := t.wake(ctx, c, params); err != nil {

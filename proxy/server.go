@@ -36,6 +36,7 @@ type Server struct {
 	listens     *listens // the host's open subscriptions/listen requests (listen.go)
 	subsMu      sync.Mutex
 	subs        map[string]bool // shared mode: the namespaced URIs this session subscribed to
+	private     privateServers  // shared mode: its own instances of "scope": "session" servers (private.go)
 
 	// legacy is what a 2025-era host said at initialize: the facts of each
 	// of its requests (theirs come in no request). nil before initialize.
@@ -129,6 +130,7 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 	t.hosts.remove(s)
 	s.releaseSubscriptions()
+	s.closePrivate()
 	// The outbox stops last: the announcer may be waiting in it for room
 	// that a host that went away will never make.
 	close(s.stopOutbox)

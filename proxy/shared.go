@@ -64,7 +64,7 @@ func (s *Server) handleShared(ctx context.Context, method string, params json.Ra
 		if method == "resources/subscribe" {
 			err = s.subscribe(ctx, uri)
 		} else {
-			s.unsubscribe(uri)
+			err = s.unsubscribe(ctx, uri)
 		}
 		if err != nil {
 			return nil, true, err
@@ -128,8 +128,12 @@ func (t *Trunk) applySharedLevel(ctx context.Context) error {
 }
 
 // subscribe records a session's subscription and takes its share of the
-// upstream one.
+// upstream one. A server of the session's own is subscribed directly.
 func (s *Server) subscribe(ctx context.Context, uri string) error {
+	if s.trunk.perSessionURI(uri) {
+		_, err := s.trunk.Handle(ctx, "resources/subscribe", uriParams(uri))
+		return err
+	}
 	s.subsMu.Lock()
 	if s.subs[uri] {
 		s.subsMu.Unlock()
@@ -149,7 +153,11 @@ func (s *Server) subscribe(ctx context.Context, uri string) error {
 	return nil
 }
 
-func (s *Server) unsubscribe(uri string) {
+func (s *Server) unsubscribe(ctx context.Context, uri string) error {
+	if s.trunk.perSessionURI(uri) {
+		_, err := s.trunk.Handle(ctx, "resources/unsubscribe", uriParams(uri))
+		return err
+	}
 	s.subsMu.Lock()
 	had := s.subs[uri]
 	delete(s.subs, uri)
@@ -157,6 +165,7 @@ func (s *Server) unsubscribe(uri string) {
 	if had {
 		s.trunk.subs.release(s.trunk, uri, false)
 	}
+	return nil
 }
 
 // releaseSubscriptions gives up every subscription of a session that

@@ -112,7 +112,7 @@ func New(cfg *config.Config, opts *Options) *Trunk {
 		started:  make(chan struct{}),
 	}
 	t.life, t.stopLife = context.WithCancel(context.Background())
-	t.cat.Store(&catalog{})
+	t.cat.Store(&catalog{scheme: policyOf(cfg.Trunk).scheme}) // names split with the right prefix even before the first build
 	t.cfg.Store(cfg)
 	t.record = opts.RecordPins
 	t.observers = opts.Observers
