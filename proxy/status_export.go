@@ -14,7 +14,8 @@ type Status struct {
 	DroppedNotifications int64
 	ParkedCalls          int
 	// Sessions counts the host sessions attached now: the stdio host is
-	// one, each session of the HTTP downstream another.
+	// one, each session of the HTTP downstream another (a stateless
+	// request over HTTP, which has no session, is none).
 	Sessions int
 	// PinMode is trunk.pin in force; Pins counts, per server with any, the
 	// items pinning has something to say about.
@@ -32,7 +33,7 @@ type PinCounts struct {
 func (t *Trunk) Status() Status {
 	r := t.statusReport()
 	s := Status{Servers: r.Servers, DroppedNotifications: r.DroppedNotifications, ParkedCalls: r.ParkedCalls,
-		Sessions: len(t.hosts.all()), Pins: map[string]PinCounts{}}
+		Sessions: t.sessions(), Pins: map[string]PinCounts{}}
 	if r.Pinning != nil {
 		s.PinMode = r.Pinning.Mode
 		for server, st := range r.Pinning.Servers {
@@ -40,4 +41,16 @@ func (t *Trunk) Status() Status {
 		}
 	}
 	return s
+}
+
+// sessions counts the host sessions attached, not the stateless requests
+// being answered.
+func (t *Trunk) sessions() int {
+	n := 0
+	for _, s := range t.hosts.all() {
+		if !s.perRequest {
+			n++
+		}
+	}
+	return n
 }
