@@ -65,7 +65,8 @@ func readRequestMeta(method string, params json.RawMessage) (requestMeta, error)
 		}
 	}
 	m.ClientInfo = meta[protocol.MetaClientInfo]
-	if caps := meta[protocol.MetaClientCapabilities]; err == nil && caps != nil && string(caps) != "null" {
+	caps := meta[protocol.MetaClientCapabilities]
+	if err == nil && caps != nil && string(caps) != "null" {
 		m.Caps, err = rawjson.Object(caps)
 	}
 	if err != nil {
@@ -78,6 +79,11 @@ func readRequestMeta(method string, params json.RawMessage) (requestMeta, error)
 			Message: fmt.Sprintf("%s: protocol version %q is not supported by mcptrunk", method, m.Version),
 			Data:    data,
 		}
+	}
+	if protocol.IsStateless(m.Version) && (caps == nil || string(caps) == "null") {
+		// The revision requires them: a request that names none cannot be
+		// told apart from one whose client can do nothing.
+		return requestMeta{}, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s: params._meta: %q is required at %s", method, protocol.MetaClientCapabilities, protocol.Stateless)
 	}
 	return m, nil
 }
@@ -147,6 +153,21 @@ func statelessResult(method string, res json.RawMessage) (json.RawMessage, error
 	if !rawjson.HasField(res, protocol.FieldResultType) {
 		if res, err = rawjson.ReplaceField(res, protocol.FieldResultType, []byte(`"`+protocol.ResultTypeComplete+`"`)); err != nil {
 			return nil, shapeError(method, err)
+		}
+	}
+	if method == "resources/read" {
+		// The revision requires cache hints on a read: the server's own
+		// when it gave them, else none to rely on (0, private), as the
+		// trunk's own resources have.
+		for _, hint := range []struct {
+			key   string
+			value json.RawMessage
+		}{{"ttlMs", listTTL}, {"cacheScope", listScope}} {
+			if !rawjson.HasField(res, hint.key) {
+				if res, err = rawjson.ReplaceField(res, hint.key, hint.value); err != nil {
+					return nil, shapeError(method, err)
+				}
+			}
 		}
 	}
 	if listMethods[method] {

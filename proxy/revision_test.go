@@ -33,6 +33,10 @@ func TestReadRequestMeta(t *testing.T) {
 	if err := json.Unmarshal(e.Data, &data); err != nil || data.Requested != "2099-01-01" || strings.Join(data.Supported, ",") != strings.Join(protocol.Supported, ",") {
 		t.Errorf("-32022 data %s", e.Data)
 	}
+	if _, err := readRequestMeta("tools/list", json.RawMessage(`{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}`)); jsonrpc.AsError(err).Code != jsonrpc.CodeInvalidParams ||
+		!strings.Contains(err.Error(), "clientCapabilities") {
+		t.Errorf("a stateless request without clientCapabilities: %v, want -32602 naming them", err)
+	}
 	if _, err := readRequestMeta("tools/list", json.RawMessage(`{"_meta":{"io.modelcontextprotocol/protocolVersion":5}}`)); jsonrpc.AsError(err).Code != jsonrpc.CodeInvalidParams {
 		t.Errorf("a version that is not a string: %v, want -32602", err)
 	}
@@ -46,7 +50,8 @@ func TestStatelessResult(t *testing.T) {
 		{"completion/complete", ``, `{"resultType":"complete"}`},
 		{"tools/list", `{"tools":[],"ttlMs":60000,"cacheScope":"public"}`, `{"tools":[],"ttlMs":0,"cacheScope":"private","resultType":"complete"}`},
 		{"resources/templates/list", `{"resourceTemplates":[]}`, `{"resourceTemplates":[],"resultType":"complete","ttlMs":0,"cacheScope":"private"}`},
-		{"resources/read", `{"contents":[],"ttlMs":5}`, `{"contents":[],"ttlMs":5,"resultType":"complete"}`},
+		{"resources/read", `{"contents":[],"ttlMs":5}`, `{"contents":[],"ttlMs":5,"resultType":"complete","cacheScope":"private"}`},
+		{"resources/read", `{"contents":[]}`, `{"contents":[],"resultType":"complete","ttlMs":0,"cacheScope":"private"}`},
 	} {
 		got, err := statelessResult(tc.method, json.RawMessage(tc.in))
 		if err != nil || string(got) != tc.want {

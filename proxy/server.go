@@ -147,6 +147,9 @@ func (s *Server) ID() string { return s.id }
 // shaped for the request's revision (revision.go).
 func (s *Server) HandleRequest(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	if method == "initialize" {
+		if protocol.IsStateless(rawjson.MetaString(params, protocol.MetaProtocolVersion)) {
+			return nil, removedError(method) // an initialize at the stateless revision
+		}
 		return s.observe(ctx, method, "", "", params, func(context.Context) (json.RawMessage, error) { return s.initialize(params) })
 	}
 	meta, err := readRequestMeta(method, params)

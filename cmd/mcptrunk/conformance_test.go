@@ -39,12 +39,20 @@ func TestConformanceSuite(t *testing.T) {
 	t.Parallel()
 	bin := conformanceBin(t)
 	node, cli := suiteNode(t), npmConformanceCLI(t)
-	cfg := writeConfig(t, map[string]server{
-		"conformance": {"command": bin, "namespace": false, "timeouts": slowTimeouts},
-	}, nil)
 	for _, rev := range suiteRevisions {
 		t.Run(rev.revision, func(t *testing.T) {
 			t.Parallel()
+			// The upstream is configured as the server runs directly: left
+			// to negotiate for the 2025-11-25 run (a shared trunk speaks
+			// 2025-11-25 to it, so its requests mid-call exist), pinned to
+			// 2026-07-28 for the stateless run (each request then carries
+			// the client's own capabilities, and input requests keep the
+			// server's keys).
+			up := server{"command": bin, "namespace": false, "timeouts": slowTimeouts}
+			if rev.stateless {
+				up = pinStateless(up)
+			}
+			cfg := writeConfig(t, map[string]server{"conformance": up}, nil)
 			ctx := testCtx(t, 5*time.Minute)
 			directURL := startSuiteServer(t, ctx, bin, rev.stateless)
 			trunk := startSuiteTrunk(t, ctx, cfg)
@@ -123,27 +131,9 @@ type trunkGap struct {
 // now: fixing one means removing its entry.
 var trunkGaps = map[string]map[string]trunkGap{
 	"2026-07-28": {
-		"caching": {[]string{"sep-2549-resources-read-caching-hints", "wire-schema-valid"},
-			"the first resource listed, the trunk's own mcptrunk://trunk/status, is read without ttlMs and cacheScope, which " +
-				"ReadResourceResult requires at 2026-07-28: proxy/revision.go statelessResult gives the cache hints to the four lists only"},
 		"http-custom-header-server-validation": {[]string{"sep-2243-server-reject-invalid-param-chars", "sep-2243-server-reject-param-mismatch", "sep-2243-server-validate-param-match"},
 			"Mcp-Param-* headers (a tool argument marked x-mcp-header) are not checked, neither their base64 form nor their absence: " +
 				"proxy/httpserve/stateless.go headerMismatch checks Mcp-Protocol-Version, Mcp-Method and Mcp-Name only"},
-		"input-required-result-basic-elicitation": {[]string{"sep-2322-elicitation-incomplete"},
-			"serve --http speaks 2025-11-25 to its upstreams (cmd/mcptrunk/serve_http.go serve: Start(sharedCapabilities, protocol.Legacy)), " +
-				"so the server's input requests arrive as real requests, which proxy/mrtr_park.go hands the host under keys of its own (input-1), not the server's (user_name)"},
-		"input-required-result-capability-check": {[]string{"sep-2322-respect-client-capabilities"},
-			"the shared upstream was told elicitation and sampling at initialize (serve_http.go sharedCapabilities); the request declares sampling only, " +
-				"so the server asks for both, proxy/mrtr_park.go (exchange.ask) refuses the elicitation with -32601, and the server's tools/call fails with that code"},
-		"input-required-result-multi-round": {[]string{"sep-2322-multi-round-r2"},
-			"with its upstream at 2025-11-25, go-sdk's server fulfils the first round with a real elicitation and returns its second " +
-				"InputRequiredResult as a plain result, which proxy/revision.go statelessResult marks resultType complete"},
-		"server-stateless": {[]string{"sep-2575-http-server-meta-invalid-400", "sep-2575-http-server-method-not-found-404-initialize",
-			"sep-2575-missing-capability-http-400", "sep-2575-request-meta-invalid-missing-client-capabilities", "sep-2575-server-rejects-undeclared-capability"},
-			"a _meta without clientCapabilities is taken (proxy/revision.go readRequestMeta; -32602 and 400 expected); test_missing_capability runs " +
-				"for a request that declares no sampling, since the shared upstream was told sampling (serve_http.go sharedCapabilities; -32021 and 400 expected); " +
-				"an initialize carrying 2026-07-28 _meta opens a session (proxy/httpserve/exchange.go post, and proxy/server.go HandleRequest answers " +
-				"initialize before reading _meta; -32601 and 404 expected)"},
 	},
 }
 

@@ -187,6 +187,11 @@ func compareSides(t *testing.T, ctx context.Context, server string, plan diffPla
 			// client decodes their absence as "" and 0.
 			delete(m, "cacheScope")
 			delete(m, "ttlMs")
+		} else if !protocol.IsStateless(direct.h.InitializeResult().ProtocolVersion) && s.name == through.name && m["cacheScope"] == "private" {
+			// A 2025-era server gives no cache hints; to a 2026-07-28 host
+			// the trunk gives a read the ones that revision requires (0,
+			// private). go-sdk's client decodes their absence as "".
+			m["cacheScope"] = ""
 		}
 		return normal(t, s, m)
 	}

@@ -31,7 +31,8 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 		h.toSession(w, r, s, env, line)
 		return
 	}
-	if env.Method == "initialize" {
+	if env.Method == "initialize" && !protocol.IsStateless(r.Header.Get(protocol.HeaderProtocolVersion)) &&
+		!protocol.IsStateless(rawjson.MetaString(env.Params, protocol.MetaProtocolVersion)) {
 		s, ok := h.addSession()
 		if !ok {
 			rpcError(w, http.StatusServiceUnavailable, jsonrpc.CodeInternalError, fmt.Sprintf("too many sessions: mcptrunk serves at most %d at once", h.opts.MaxSessions))
@@ -49,7 +50,7 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
-	if env.Method == protocol.MethodDiscover || protocol.IsStateless(rawjson.MetaString(env.Params, protocol.MetaProtocolVersion)) {
+	if env.Method == protocol.MethodDiscover || env.Method == "initialize" || protocol.IsStateless(rawjson.MetaString(env.Params, protocol.MetaProtocolVersion)) {
 		h.stateless(w, r, env, line)
 		return
 	}
