@@ -129,13 +129,7 @@ type trunkGap struct {
 // test and explained. The test fails on any other regression, on a gap
 // whose failed checks change, and on a gap that passes through the trunk
 // now: fixing one means removing its entry.
-var trunkGaps = map[string]map[string]trunkGap{
-	"2026-07-28": {
-		"http-custom-header-server-validation": {[]string{"sep-2243-server-reject-invalid-param-chars", "sep-2243-server-reject-param-mismatch", "sep-2243-server-validate-param-match"},
-			"Mcp-Param-* headers (a tool argument marked x-mcp-header) are not checked, neither their base64 form nor their absence: " +
-				"proxy/httpserve/stateless.go headerMismatch checks Mcp-Protocol-Version, Mcp-Method and Mcp-Name only"},
-	},
-}
+var trunkGaps = map[string]map[string]trunkGap{}
 
 // judgeGaps sets the regressions against the known gaps. known describes
 // each gap seen as it is known; problems are the regressions that are no

@@ -17,7 +17,11 @@ import (
 // notifications come back on this exchange and nowhere else. The client
 // going away cancels it.
 func (h *Handler) stateless(w http.ResponseWriter, r *http.Request, env jsonrpc.Envelope, line []byte) {
-	if msg := headerMismatch(r, env); msg != "" {
+	msg := headerMismatch(r, env)
+	if msg == "" {
+		msg = h.paramHeaderMismatch(r, env)
+	}
+	if msg != "" {
 		rpcErrorID(w, http.StatusBadRequest, env.ID, protocol.CodeHeaderMismatch, msg)
 		return
 	}
