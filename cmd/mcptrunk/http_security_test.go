@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -98,6 +100,39 @@ func TestHTTPListenerRules(t *testing.T) {
 	}
 	r, err = postMCP(ctx, trunk.url, initializeBody, auth)
 	expect("a third session", r, err, http.StatusServiceUnavailable, "too many sessions")
+
+	// The status page and /metrics share the listener and its rules; the
+	// metrics count the two sessions.
+	base := strings.TrimSuffix(trunk.url, "/mcp")
+	get := func(path string, header map[string]string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+path, nil)
+		for k, v := range header {
+			req.Header.Set(k, v)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, _ := get("/metrics", nil); code != http.StatusUnauthorized {
+		t.Errorf("/metrics without the token: HTTP %d, want 401", code)
+	}
+	if code, body := get("/metrics", auth); code != http.StatusOK || !regexp.MustCompile(`(?m)^mcptrunk_sessions(\{[^}]*\})? 2$`).MatchString(body) {
+		t.Errorf("/metrics with the token: HTTP %d, want 200 counting 2 sessions:\n%s", code, tail(body, 2000))
+	}
+	if code, _ := get("/", nil); code != http.StatusUnauthorized {
+		t.Errorf("the status page without the token: HTTP %d, want 401", code)
+	}
+	if code, body := get("/?token="+token, nil); code != http.StatusOK || !strings.Contains(body, "conformance") {
+		t.Errorf("the status page with ?token=: HTTP %d, want 200 naming the server", code)
+	}
+	if code, _ := get("/?token="+token, map[string]string{"Origin": "http://evil.example"}); code != http.StatusForbidden {
+		t.Errorf("the status page from a foreign origin: HTTP %d, want 403", code)
+	}
 
 	held, cancelHeld := context.WithCancel(ctx)
 	defer cancelHeld()
