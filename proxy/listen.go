@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
 	"github.com/mcptrunk/mcptrunk/internal/protocol"
@@ -36,8 +37,9 @@ type listens struct {
 	mu   sync.Mutex
 	open map[*listen]bool
 
-	active   sync.WaitGroup // listen handlers that are waiting
-	done     chan struct{}  // closed at shutdown: every listen is answered
+	active   sync.WaitGroup    // listen handlers that are waiting
+	answers  []<-chan struct{} // listens ended by shutdown: closed once each answer is written
+	done     chan struct{}     // closed at shutdown: every listen is answered
 	doneOnce sync.Once
 }
 
@@ -50,7 +52,25 @@ func newListens() *listens {
 func (ls *listens) shutdown() {
 	ls.doneOnce.Do(func() { close(ls.done) })
 	ls.active.Wait()
+	// Their answers are written after the handlers return: wait for them,
+	// or the host could miss them as the trunk goes.
+	ls.mu.Lock()
+	answers := ls.answers
+	ls.mu.Unlock()
+	deadline := time.NewTimer(listenAnswerWait)
+	defer deadline.Stop()
+	for _, ch := range answers {
+		select {
+		case <-ch:
+		case <-deadline.C:
+			return
+		}
+	}
 }
+
+// listenAnswerWait bounds the wait for the answers of the listens ended at
+// shutdown (a host that does not read cannot hold the trunk up).
+const listenAnswerWait = 2 * time.Second
 
 // listenParams are subscriptions/listen's params.
 type listenParams struct {
@@ -127,6 +147,11 @@ func (s *Server) listen(ctx context.Context, params json.RawMessage) (json.RawMe
 		select {
 		case <-ctx.Done(): // the host cancelled it, or went away: no answer is sent
 		case <-ls.done:
+			if ch := jsonrpc.Answered(ctx); ch != nil {
+				ls.mu.Lock()
+				ls.answers = append(ls.answers, ch)
+				ls.mu.Unlock()
+			}
 		}
 	}
 	ls.mu.Lock()

@@ -316,9 +316,16 @@ func runSharedSession(ctx context.Context, s *sharedSession, legacyAsk *sync.RWM
 	if _, err := call(ctx, "mcp__legacy__test_tool_with_logging", nil, nil); err != nil {
 		return err
 	}
-	s.mu.Lock()
-	logs := append([]string(nil), s.logs...)
-	s.mu.Unlock()
+	logsNow := func() []string {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return append([]string(nil), s.logs...)
+	}
+	if s.level == "debug" {
+		// The SDK may run a notification's handler after the call returned.
+		waitFor(ctx, 10*time.Second, func() bool { return len(logsNow()) >= 3 })
+	}
+	logs := logsNow()
 	switch s.level {
 	case "debug":
 		if len(logs) < 3 || logs[0] != "info legacy" {

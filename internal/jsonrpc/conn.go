@@ -77,7 +77,8 @@ type response struct {
 
 type inflightRequest struct {
 	cancel    context.CancelFunc
-	cancelled bool // the peer cancelled it: send no response
+	cancelled bool          // the peer cancelled it: send no response
+	answered  chan struct{} // closed once its response is written (or skipped)
 }
 
 // NewConn returns a connection reading messages from r and writing to w.
@@ -212,8 +213,9 @@ func (c *Conn) deliver(m message) {
 }
 
 func (c *Conn) startHandler(base context.Context, m message) {
-	ctx, cancel := context.WithCancel(context.WithValue(base, requestIDKey{}, m.ID))
-	req := &inflightRequest{cancel: cancel}
+	req := &inflightRequest{answered: make(chan struct{})}
+	ctx, cancel := context.WithCancel(context.WithValue(context.WithValue(base, requestIDKey{}, m.ID), answeredKey{}, req.answered))
+	req.cancel = cancel
 	key := string(m.ID)
 	c.mu.Lock()
 	c.inflight[key] = req
@@ -286,6 +288,7 @@ func (c *Conn) handle(j handlerJob) {
 
 // runHandler answers one request, unless the peer cancelled it.
 func (c *Conn) runHandler(j handlerJob) {
+	defer close(j.req.answered)
 	result, err := c.callHandler(j.ctx, j.m.Method, j.m.Params)
 	j.cancel()
 	c.mu.Lock()

@@ -16,3 +16,15 @@ func RequestID(ctx context.Context) json.RawMessage {
 	id, _ := ctx.Value(requestIDKey{}).(json.RawMessage)
 	return id
 }
+
+type answeredKey struct{}
+
+// Answered returns a channel closed once the response to the peer's request
+// that ctx was handed to HandleRequest for has been written (or, for a
+// request the peer cancelled, skipped); nil for any other ctx. A handler
+// that is answered at shutdown (an open listen) lets the shutdown wait for
+// its answer to be out before the connection's writer goes.
+func Answered(ctx context.Context) <-chan struct{} {
+	ch, _ := ctx.Value(answeredKey{}).(chan struct{})
+	return ch
+}
