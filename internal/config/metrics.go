@@ -48,3 +48,15 @@ func IsLoopbackHost(host string) bool {
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
 }
+
+// IsLoopbackHostPort reports whether a Host header (a name or address,
+// with or without a port, IPv6 in brackets) names this machine: what an
+// HTTP listener on a loopback address accepts, so that a web page whose
+// DNS name was rebound to 127.0.0.1 is told apart.
+func IsLoopbackHostPort(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	return IsLoopbackHost(strings.TrimSuffix(strings.TrimPrefix(host, "["), "]"))
+}

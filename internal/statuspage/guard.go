@@ -2,10 +2,11 @@ package statuspage
 
 import (
 	"crypto/subtle"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/mcptrunk/mcptrunk/internal/config"
 )
 
 // Guard admits only requests a browser on this machine makes to a
@@ -17,7 +18,7 @@ import (
 // can reach the port still cannot read the page.
 func Guard(next http.Handler, token string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !loopbackHost(r.Host) {
+		if !config.IsLoopbackHostPort(r.Host) {
 			http.Error(w, "the status page answers only on a loopback address", http.StatusForbidden)
 			return
 		}
@@ -31,20 +32,6 @@ func Guard(next http.Handler, token string) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
-}
-
-// loopbackHost reports whether a Host header names this machine.
-func loopbackHost(hostport string) bool {
-	host := hostport
-	if h, _, err := net.SplitHostPort(hostport); err == nil {
-		host = h
-	}
-	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 func sameOrigin(origin, host string) bool {

@@ -2,11 +2,12 @@ package httpserve
 
 import (
 	"crypto/subtle"
-	"net"
 	"net/http"
 	"net/url"
 	"slices"
 	"strings"
+
+	"github.com/mcptrunk/mcptrunk/internal/config"
 
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
 	"github.com/mcptrunk/mcptrunk/internal/protocol"
@@ -24,7 +25,7 @@ import (
 //     EventSource cannot set headers; never on the MCP endpoint.
 func (h *Handler) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if h.opts.LoopbackOnly && !loopbackHost(r.Host) {
+		if h.opts.LoopbackOnly && !config.IsLoopbackHostPort(r.Host) {
 			http.Error(w, "forbidden: the Host header does not name this machine", http.StatusForbidden)
 			return
 		}
@@ -77,20 +78,6 @@ func (h *Handler) preflight(w http.ResponseWriter, r *http.Request) {
 	hd.Set("Access-Control-Allow-Headers", strings.Join([]string{"Authorization", "Content-Type", "Last-Event-ID",
 		protocol.HeaderSessionID, protocol.HeaderProtocolVersion, protocol.HeaderMethod, protocol.HeaderName}, ", "))
 	w.WriteHeader(http.StatusNoContent)
-}
-
-// loopbackHost reports whether a Host header names this machine.
-func loopbackHost(hostport string) bool {
-	host := hostport
-	if h, _, err := net.SplitHostPort(hostport); err == nil {
-		host = h
-	}
-	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // sameOrigin reports whether a browser's Origin is the listener's own.
