@@ -24,10 +24,6 @@ import (
 // downstream). Call it before Start and before any session attaches.
 func (t *Trunk) Share() { t.hosts.shared.Store(true) }
 
-// Sessions counts the host sessions attached now (a stateless HTTP
-// request counts while it is answered).
-func (t *Trunk) Sessions() int { return len(t.hosts.all()) }
-
 // logLevels are MCP's log levels, most verbose first (RFC 5424's order).
 var logLevels = []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
 

@@ -138,12 +138,6 @@ func (h *Handler) readyz(w http.ResponseWriter, _ *http.Request) {
 	_, _ = w.Write([]byte("ready\n"))
 }
 
-// Sessions counts the open 2025-era sessions.
-func (h *Handler) Sessions() int {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return len(h.sessions)
-}
 
 // Close ends every session (their open listens are answered, their
 // streams end) and waits for them. Call it before the http.Server's
