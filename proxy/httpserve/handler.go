@@ -138,7 +138,6 @@ func (h *Handler) readyz(w http.ResponseWriter, _ *http.Request) {
 	_, _ = w.Write([]byte("ready\n"))
 }
 
-
 // Close ends every session (their open listens are answered, their
 // streams end) and waits for them. Call it before the http.Server's
 // Shutdown, which waits for the streams' exchanges.
