@@ -1,0 +1,220 @@
+package httpserve
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+// events returns what a stream holds, as strings.
+func events(st *stream) []string {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	out := make([]string, len(st.events))
+	for i, e := range st.events {
+		out[i] = string(e)
+	}
+	return out
+}
+
+// The router puts each message on the stream it belongs to: a response on
+// its request's, progress on the stream of the request with that token,
+// anything else on the GET stream, else the newest open POST stream, else
+// a backlog the GET stream starts with.
+func TestRouterRoutes(t *testing.T) {
+	r := newRouter()
+	// Before any stream: the backlog.
+	_, _ = r.Write([]byte(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info"}}` + "\n"))
+
+	a, b := newStream("a"), newStream("b")
+	if !r.expect([]byte(`1`), []byte(`"tok"`), a) || !r.expect([]byte(`"two"`), nil, b) {
+		t.Fatal("expect refused a new id")
+	}
+	if r.expect([]byte(` 1`), nil, newStream("c")) {
+		t.Error("a second request with id 1 in flight was accepted")
+	}
+	// Written in two pieces, as the connection does for a large message.
+	_, _ = r.Write([]byte(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken": "tok","progress":1}}` + "\n" + `{"jsonrpc":"2.0","method":"sampling/create`))
+	_, _ = r.Write([]byte(`Message","id":5,"params":{}}` + "\n"))
+	if got := events(a); len(got) != 1 || !strings.Contains(got[0], `"progress":1`) {
+		t.Errorf("stream a (token tok): %q, want its progress", got)
+	}
+	if got := events(b); len(got) != 1 || !strings.Contains(got[0], "sampling/createMessage") {
+		t.Errorf("stream b (the newest open): %q, want the request to the host", got)
+	}
+
+	_, _ = r.Write([]byte(`{"jsonrpc":"2.0","id":1,"result":{}}` + "\n"))
+	if got := events(a); len(got) != 2 || !a.final {
+		t.Errorf("stream a after its response: %q final=%v", got, a.final)
+	}
+	// The answered stream takes nothing more, not even its token's progress.
+	_, _ = r.Write([]byte(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"tok","progress":2}}` + "\n"))
+	if got := events(b); len(got) != 2 || !strings.Contains(got[1], `"progress":2`) {
+		t.Errorf("late progress: stream b has %q, want it as a general message", got)
+	}
+
+	get := r.openGet("g")
+	if got := events(get); len(got) != 1 || !strings.Contains(got[0], "notifications/message") {
+		t.Errorf("the GET stream starts with %q, want the backlog", got)
+	}
+	_, _ = r.Write([]byte(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}` + "\n"))
+	if got := events(get); len(got) != 2 {
+		t.Errorf("with a GET stream open, a general message went elsewhere: GET has %q", got)
+	}
+	if r.openGet("g") != get {
+		t.Error("a second openGet made another stream")
+	}
+	if r.inFlight() != 1 {
+		t.Errorf("inFlight %d, want 1 (b)", r.inFlight())
+	}
+	if r.find("a") != a || r.find("g") != get {
+		t.Error("find lost a stream before it was read to its end")
+	}
+	r.forget(a)
+	if r.find("a") != nil {
+		t.Error("a forgotten stream is still found")
+	}
+	r.endAll()
+	if !b.ended || !get.ended {
+		t.Error("endAll left a stream open")
+	}
+}
+
+// A stream keeps at most keptEvents messages; a reader that far behind
+// goes on from the oldest kept.
+func TestStreamBound(t *testing.T) {
+	st := newStream("s")
+	for range keptEvents + 10 {
+		st.send([]byte(`{}`), false)
+	}
+	st.send([]byte(`{"id":1,"result":{}}`), true)
+	st.send([]byte(`{"late":true}`), false)
+	if len(events(st)) != keptEvents || st.first != 11 {
+		t.Fatalf("%d events kept from %d, want %d from 11", len(events(st)), st.first, keptEvents)
+	}
+	rec := httptest.NewRecorder()
+	if err := st.writeSSE(context.Background(), rec, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	body := rec.Body.String()
+	if n := strings.Count(body, "event: message"); n != keptEvents {
+		t.Errorf("wrote %d events, want the %d kept", n, keptEvents)
+	}
+	if !strings.Contains(body, "id: s_12\n") || !strings.HasSuffix(body, `data: {"id":1,"result":{}}`+"\n\n") || strings.Contains(body, "late") {
+		t.Errorf("events from the oldest kept (s_12) to the response, nothing after it:\n...%s", body[len(body)-200:])
+	}
+	if rec.Header().Get("Content-Type") != "text/event-stream" {
+		t.Errorf("Content-Type %q", rec.Header().Get("Content-Type"))
+	}
+}
+
+// Resuming from an event id writes what came after it, and only one
+// exchange writes a stream at a time.
+func TestStreamResume(t *testing.T) {
+	st := newStream("s7")
+	for _, m := range []string{`{"a":1}`, `{"a":2}`, `{"a":3}`} {
+		st.send([]byte(m), false)
+	}
+	st.send([]byte(`{"id":1,"result":{}}`), true)
+	sid, n, ok := parseEventID(st.eventID(2))
+	if !ok || sid != "s7" || n != 2 {
+		t.Fatalf("parseEventID(%q) = %q, %d, %v", st.eventID(2), sid, n, ok)
+	}
+	rec := httptest.NewRecorder()
+	if err := st.writeSSE(context.Background(), rec, n, nil); err != nil {
+		t.Fatal(err)
+	}
+	if body := rec.Body.String(); strings.Contains(body, `{"a":2}`) || !strings.Contains(body, "id: s7_3\nevent: message\ndata: {\"a\":3}") || !strings.Contains(body, `"result"`) {
+		t.Errorf("resumed after s7_2:\n%s", body)
+	}
+	for _, bad := range []string{"", "nounderscore", "s_x", "_3", "s_-1"} {
+		if _, _, ok := parseEventID(bad); ok {
+			t.Errorf("parseEventID(%q) accepted", bad)
+		}
+	}
+	busy := newStream("b")
+	busy.attached = true
+	if err := busy.writeSSE(context.Background(), httptest.NewRecorder(), 0, nil); err != errStreamBusy {
+		t.Errorf("a second writer: %v, want errStreamBusy", err)
+	}
+}
+
+// onlyResponse decides JSON against SSE: undecided with nothing, JSON
+// when the response is all there is, SSE when anything came first.
+func TestOnlyResponse(t *testing.T) {
+	st := newStream("s")
+	if _, _, decided := st.onlyResponse(); decided {
+		t.Error("decided with nothing sent")
+	}
+	st.send([]byte(`{"id":1,"result":{}}`), true)
+	if msg, only, decided := st.onlyResponse(); !decided || !only || string(msg) != `{"id":1,"result":{}}` {
+		t.Errorf("the response alone: %s %v %v", msg, only, decided)
+	}
+	st2 := newStream("t")
+	st2.send([]byte(`{"method":"notifications/progress"}`), false)
+	if _, only, decided := st2.onlyResponse(); !decided || only {
+		t.Errorf("progress first: only=%v decided=%v, want an event stream", only, decided)
+	}
+}
+
+func TestAcceptsType(t *testing.T) {
+	for _, tc := range []struct {
+		accept, typ string
+		want        bool
+	}{
+		{"application/json, text/event-stream", "text/event-stream", true},
+		{"application/json;q=0.9", "application/json", true},
+		{"text/*", "text/event-stream", true},
+		{"*/*", "application/json", true},
+		{"application/json", "text/event-stream", false},
+		{"", "application/json", false},
+	} {
+		if got := acceptsType(tc.accept, tc.typ); got != tc.want {
+			t.Errorf("acceptsType(%q, %q) = %v", tc.accept, tc.typ, got)
+		}
+	}
+}
+
+// The guard: Host on a loopback listener, Origin, and the token (a bearer
+// on the MCP endpoint, ?token= also on the other GET routes).
+func TestGuard(t *testing.T) {
+	h := &Handler{opts: Options{Path: "/mcp", Token: "secret", LoopbackOnly: true, AllowedOrigins: []string{"https://app.example"}}.withDefaults()}
+	ok := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusTeapot) })
+	g := h.guard(ok)
+	for _, tc := range []struct {
+		name, method, target, host string
+		header                     map[string]string
+		want                       int
+	}{
+		{"bearer", "POST", "/mcp", "127.0.0.1:8931", map[string]string{"Authorization": "Bearer secret"}, http.StatusTeapot},
+		{"no token", "POST", "/mcp", "127.0.0.1:8931", nil, http.StatusUnauthorized},
+		{"wrong token", "POST", "/mcp", "localhost:8931", map[string]string{"Authorization": "Bearer secreT"}, http.StatusUnauthorized},
+		{"query token on /mcp", "GET", "/mcp?token=secret", "127.0.0.1:8931", nil, http.StatusUnauthorized},
+		{"query token on the page", "GET", "/?token=secret", "127.0.0.1:8931", nil, http.StatusTeapot},
+		{"rebound Host", "POST", "/mcp", "evil.example", map[string]string{"Authorization": "Bearer secret"}, http.StatusForbidden},
+		{"IPv6 loopback", "POST", "/mcp", "[::1]:8931", map[string]string{"Authorization": "Bearer secret"}, http.StatusTeapot},
+		{"foreign Origin", "POST", "/mcp", "127.0.0.1:8931", map[string]string{"Authorization": "Bearer secret", "Origin": "http://evil.example"}, http.StatusForbidden},
+		{"own Origin", "POST", "/mcp", "127.0.0.1:8931", map[string]string{"Authorization": "Bearer secret", "Origin": "http://127.0.0.1:8931"}, http.StatusTeapot},
+		{"allowed Origin", "POST", "/mcp", "127.0.0.1:8931", map[string]string{"Authorization": "Bearer secret", "Origin": "https://app.example"}, http.StatusTeapot},
+		{"preflight", "OPTIONS", "/mcp", "127.0.0.1:8931", map[string]string{"Origin": "https://app.example"}, http.StatusTeapot},
+	} {
+		req := httptest.NewRequest(tc.method, tc.target, nil)
+		req.Host = tc.host
+		for k, v := range tc.header {
+			req.Header.Set(k, v)
+		}
+		rec := httptest.NewRecorder()
+		g.ServeHTTP(rec, req)
+		if rec.Code != tc.want {
+			t.Errorf("%s: HTTP %d, want %d (%s)", tc.name, rec.Code, tc.want, strings.TrimSpace(rec.Body.String()))
+		}
+		if rec.Code == http.StatusUnauthorized && !strings.HasPrefix(rec.Header().Get("WWW-Authenticate"), "Bearer") {
+			t.Errorf("%s: 401 without WWW-Authenticate", tc.name)
+		}
+		if tc.header["Origin"] == "https://app.example" && rec.Header().Get("Access-Control-Allow-Origin") != "https://app.example" {
+			t.Errorf("%s: no CORS header for an allowed origin", tc.name)
+		}
+	}
+}
