@@ -150,14 +150,21 @@ func (h *hostSet) began(s *Server, server string) func() {
 	}
 }
 
-// caller is the session a 2025 server's request is taken to come from: the
-// session with the oldest call in flight on that server; with none, the
-// only session that can be asked, when there is exactly one. nil when it
-// cannot be known.
-func (h *hostSet) caller(server string) *Server {
+// caller is the session a 2025 server's request is taken to come from: of
+// the sessions with a call in flight on that server, the oldest that
+// declared the capability the request needs ("" for none), else the
+// oldest; with none, the only session that can be asked, when there is
+// exactly one. nil when it cannot be known.
+func (h *hostSet) caller(server, capability string) *Server {
 	h.callsMu.Lock()
 	if list := h.calls[server]; len(list) > 0 {
 		s := list[0]
+		for _, c := range list {
+			if capability == "" || c.legacyHost().can(capability) {
+				s = c
+				break
+			}
+		}
 		h.callsMu.Unlock()
 		return s
 	}

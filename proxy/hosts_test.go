@@ -1,0 +1,115 @@
+package proxy
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+// legacySession is a 2025-era session that declared caps.
+func legacySession(t *Trunk, caps ...string) *Server {
+	s := &Server{trunk: t}
+	hr := hostRequest{version: "2025-11-25", caps: map[string]json.RawMessage{}, session: s}
+	for _, c := range caps {
+		hr.caps[c] = json.RawMessage(`{}`)
+	}
+	s.legacy.Store(&hr)
+	return s
+}
+
+// The rule for a 2025 server's request: the oldest session with a call on
+// it that can answer, else the oldest; with no call, the only session.
+func TestHostSetCaller(t *testing.T) {
+	tr := &Trunk{hosts: newHostSet()}
+	tr.hosts.shared.Store(true)
+	a, b := legacySession(tr), legacySession(tr, "sampling")
+	tr.hosts.add(a)
+	if got := tr.hosts.caller("x", "sampling"); got != a {
+		t.Errorf("one session, no call: %p, want the only session", got)
+	}
+	tr.hosts.add(b)
+	if got := tr.hosts.caller("x", ""); got != nil {
+		t.Errorf("two sessions, no call: %p, want none (cannot be known)", got)
+	}
+	endA := tr.hosts.began(a, "x")
+	endB := tr.hosts.began(b, "x")
+	if got := tr.hosts.caller("x", "sampling"); got != b {
+		t.Errorf("sampling with calls from a (cannot sample) and b: got %p, want b", got)
+	}
+	if got := tr.hosts.caller("x", "elicitation"); got != a {
+		t.Errorf("elicitation nobody declared: got %p, want the oldest, a", got)
+	}
+	if got := tr.hosts.caller("y", ""); got != nil {
+		t.Errorf("a call on x says nothing of y: got %p", got)
+	}
+	endA()
+	if got := tr.hosts.caller("x", ""); got != b {
+		t.Errorf("after a's call ended: %p, want b", got)
+	}
+	endB()
+	if len(tr.hosts.calls) != 0 {
+		t.Errorf("calls left: %v", tr.hosts.calls)
+	}
+}
+
+// In shared mode a request's progress token is replaced with one of the
+// trunk's, mapped back to the session and its own token, and forgotten at
+// release; with sharing off, params are untouched.
+func TestHostSetProgress(t *testing.T) {
+	tr := &Trunk{hosts: newHostSet()}
+	a, b := legacySession(tr), legacySession(tr)
+	params := json.RawMessage(`{"name":"x","_meta":{"progressToken":"same"}}`)
+	if out, _ := tr.hosts.claimProgress(a, params); string(out) != string(params) {
+		t.Errorf("sharing off: %s", out)
+	}
+	tr.hosts.shared.Store(true)
+	outA, releaseA := tr.hosts.claimProgress(a, params)
+	outB, releaseB := tr.hosts.claimProgress(b, params)
+	tokA, tokB := progressToken(outA), progressToken(outB)
+	if string(tokA) == `"same"` || string(tokA) == string(tokB) {
+		t.Fatalf("tokens %s and %s: want two of the trunk's own", tokA, tokB)
+	}
+	note := json.RawMessage(`{"progressToken":` + string(tokB) + `,"progress":1}`)
+	s, back, ok := tr.hosts.progressOwner(note)
+	if !ok || s != b || string(back) != `{"progressToken":"same","progress":1}` {
+		t.Errorf("progressOwner: %p %s %v, want b with its own token", s, back, ok)
+	}
+	releaseB()
+	if _, _, ok := tr.hosts.progressOwner(note); ok {
+		t.Error("a released token still routes")
+	}
+	tr.hosts.add(a)
+	tr.hosts.remove(a) // forgets a's routes too
+	if _, _, ok := tr.hosts.progressOwner(json.RawMessage(`{"progressToken":` + string(tokA) + `}`)); ok {
+		t.Error("a removed session's token still routes")
+	}
+	releaseA()
+}
+
+// A session gets the log messages at or above its level; one that named
+// none gets all; a stateless request's only those of servers it has a call
+// on, at the level it named.
+func TestWantsLog(t *testing.T) {
+	tr := &Trunk{hosts: newHostSet()}
+	tr.hosts.shared.Store(true)
+	s := legacySession(tr)
+	if !s.wantsLog("x", "debug") {
+		t.Error("no level: want every message")
+	}
+	s.level = "warning"
+	if s.wantsLog("x", "info") || !s.wantsLog("x", "error") || !s.wantsLog("x", "surprising") {
+		t.Error("at warning: want error and unknown levels, not info")
+	}
+	r := &Server{trunk: tr, perRequest: true}
+	if r.wantsLog("x", "error") {
+		t.Error("a stateless request that named no level got a message")
+	}
+	r.level = "debug"
+	if r.wantsLog("x", "error") {
+		t.Error("a stateless request got a message of a server it has no call on")
+	}
+	end := tr.hosts.began(r, "x")
+	defer end()
+	if !r.wantsLog("x", "info") {
+		t.Error("a stateless request at debug missed its server's message")
+	}
+}
