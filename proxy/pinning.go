@@ -5,7 +5,6 @@ import (
 	"log/slog"
 	"os"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -303,40 +302,29 @@ func (p *pinner) report() *pinReport {
 }
 
 // otherTools lists, for each server, the names of every other server's
-// tools that its descriptions should not mention: exported names, and own
-// names distinctive enough not to be ordinary words (and that the server
-// does not use itself).
+// tools that its descriptions should not mention (pin.OtherNames).
 func otherTools(clients []*upstream.Client, scheme naming.Scheme) map[string][]string {
-	names := map[string][]string{}
-	own := map[string]map[string]bool{}
+	tools := map[string][]string{}
+	unprefixed := map[string]bool{}
 	for _, c := range clients {
-		own[c.Name()] = map[string]bool{}
+		unprefixed[c.Name()] = c.Spec().Unprefixed()
+		tools[c.Name()] = []string{}
 		for _, it := range c.Catalog().Tools {
-			own[c.Name()][it.Key] = true
-			exported := scheme.Name(c.Name(), it.Key)
-			if c.Spec().Unprefixed() {
-				exported = it.Key
-			}
-			names[c.Name()] = append(names[c.Name()], exported)
-			if exported != it.Key && len(it.Key) >= 6 && strings.ContainsAny(it.Key, "_-") {
-				names[c.Name()] = append(names[c.Name()], it.Key)
-			}
+			tools[c.Name()] = append(tools[c.Name()], it.Key)
 		}
 	}
-	out := map[string][]string{}
-	for _, c := range clients {
-		for s, list := range names {
-			if s == c.Name() {
-				continue
-			}
-			for _, n := range list {
-				if !own[c.Name()][n] {
-					out[c.Name()] = append(out[c.Name()], n)
-				}
-			}
+	return pin.OtherNames(tools, exportedName(scheme, unprefixed))
+}
+
+// exportedName is the name the host sees for a server's tool: the server's
+// own for an unprefixed server.
+func exportedName(scheme naming.Scheme, unprefixed map[string]bool) func(server, key string) string {
+	return func(server, key string) string {
+		if unprefixed[server] {
+			return key
 		}
+		return scheme.Name(server, key)
 	}
-	return out
 }
 
 // lockPoll is how often a serving trunk looks at the lockfile.

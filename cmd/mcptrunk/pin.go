@@ -218,29 +218,25 @@ func connectAndSnapshot(ctx context.Context, cfg *config.Config, specs []config.
 		}
 	}
 	sort.Slice(results, func(i, j int) bool { return results[i].id < results[j].id })
-	return results, othersTools(tools, naming.Scheme{Prefix: cfg.Trunk.Prefix}), nil
+	return results, othersTools(tools, naming.Scheme{Prefix: cfg.Trunk.Prefix}, cfg.Servers), nil
 }
 
 // othersTools lists, for each server, the names of every other server's
-// tools that its descriptions should not mention: exported names, and own
-// names distinctive enough not to be ordinary words (and that the server
-// does not use itself), as serve does.
-func othersTools(tools map[string][]string, scheme naming.Scheme) map[string][]string {
-	out := map[string][]string{}
-	for server, own := range tools {
-		for other, list := range tools {
-			if other == server {
-				continue
-			}
-			for _, key := range list {
-				out[server] = append(out[server], scheme.Name(other, key))
-				if len(key) >= 6 && strings.ContainsAny(key, "_-") && !slices.Contains(own, key) {
-					out[server] = append(out[server], key)
-				}
-			}
+// tools that its descriptions should not mention, as serve does
+// (pin.OtherNames; an unprefixed server's tools are exported as they are).
+func othersTools(tools map[string][]string, scheme naming.Scheme, servers []config.Spec) map[string][]string {
+	unprefixed := map[string]bool{}
+	for _, s := range servers {
+		if id, err := naming.ServerID(s.Name); err == nil {
+			unprefixed[id] = s.Unprefixed()
 		}
 	}
-	return out
+	return pin.OtherNames(tools, func(server, key string) string {
+		if unprefixed[server] {
+			return key
+		}
+		return scheme.Name(server, key)
+	})
 }
 
 // printServerDrift prints one ready server's changes, with diffs, and the
