@@ -52,6 +52,11 @@ func (c *serveCommand) run(ctx context.Context, env *environment) error {
 			logger.Error("cannot serve HTTP", "error", err)
 			return err
 		}
+		defer func() {
+			if down.srv == nil { // failed before serving: serveShared never closed it
+				_ = down.ln.Close()
+			}
+		}()
 	} else if c.http.stdio || c.http.tokenFile != "" || c.http.tlsCert != "" || len(c.http.origins) > 0 {
 		err := errors.New("--stdio, --token-file, --tls-cert, --tls-key and --allow-origin go with --http (or trunk.http.listen)")
 		logger.Error("cannot serve", "error", err)
