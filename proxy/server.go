@@ -333,27 +333,17 @@ func (s *Server) Call(ctx context.Context, method string, params json.RawMessage
 // server, with the upstream's token, until release is called (after the
 // host's answer: its progress comes before it).
 func (s *Server) routeProgress(server string, params json.RawMessage) (json.RawMessage, func()) {
-	noop := func() {}
-	start, end, found, err := rawjson.FieldSpan(params, "_meta")
-	if err != nil || !found {
-		return params, noop
-	}
-	meta := params[start:end]
-	ts, te, found, err := rawjson.FieldSpan(meta, "progressToken")
-	if err != nil || !found {
-		return params, noop
+	theirs := progressToken(params)
+	if theirs == nil {
+		return params, func() {}
 	}
 	token := json.RawMessage(strconv.Quote("mcptrunk-" + strconv.FormatInt(s.progressSeq.Add(1), 10)))
-	newMeta, err := rawjson.ReplaceField(meta, "progressToken", token)
+	out, err := replaceProgressToken(params, token)
 	if err != nil {
-		return params, noop
-	}
-	out, err := rawjson.ReplaceField(params, "_meta", newMeta)
-	if err != nil {
-		return params, noop
+		return params, func() {}
 	}
 	key := string(token)
-	s.progressRoutes.Store(key, progressRoute{server: server, token: append(json.RawMessage(nil), meta[ts:te]...)})
+	s.progressRoutes.Store(key, progressRoute{server: server, token: append(json.RawMessage(nil), theirs...)})
 	return out, func() { s.progressRoutes.Delete(key) }
 }
 

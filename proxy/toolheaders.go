@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bytes"
 	"encoding/json"
 	"sort"
 )
@@ -13,8 +14,8 @@ import (
 func (t *Trunk) ToolHeaderParams(name string) map[string]string {
 	tools := t.snapshot().lists[listTools]
 	i := sort.Search(len(tools), func(i int) bool { return tools[i].exported >= name })
-	if i == len(tools) || tools[i].exported != name {
-		return nil
+	if i == len(tools) || tools[i].exported != name || !bytes.Contains(tools[i].item, []byte(`"x-mcp-header"`)) {
+		return nil // the common case: nothing mirrored, nothing decoded
 	}
 	var tool struct {
 		InputSchema struct {

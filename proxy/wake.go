@@ -49,14 +49,5 @@ func (t *Trunk) wake(ctx context.Context, c *upstream.Client, params json.RawMes
 
 // progressToken is params._meta.progressToken, raw, or nil.
 func progressToken(params json.RawMessage) json.RawMessage {
-	start, end, found, err := rawjson.FieldSpan(params, "_meta")
-	if err != nil || !found {
-		return nil
-	}
-	meta := params[start:end]
-	ts, te, found, err := rawjson.FieldSpan(meta, "progressToken")
-	if err != nil || !found {
-		return nil
-	}
-	return meta[ts:te]
+	return rawjson.MetaValue(params, "progressToken")
 }

@@ -14,10 +14,10 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -94,48 +94,20 @@ type deployReplica struct {
 	addr string // 127.0.0.1:PORT
 }
 
-// servingURLAttr is the URL in the record `serve --http` logs once it
-// listens.
-var servingURLAttr = regexp.MustCompile(`\burl="?(http://[^\s"/]+)(/[^\s"]*)`)
-
 // startDeployReplica serves cfg over HTTP on a port the OS picks, its
 // processes marked with tag, and waits until it says it is ready.
 func startDeployReplica(t testing.TB, ctx context.Context, tag, name, cfg string) *deployReplica {
 	t.Helper()
 	p := startDeployProc(t, name, trunkCmd(tag, "serve", "--http", "127.0.0.1:0", "--config", cfg))
 	t.Cleanup(func() { checkNoRace(t, p.stderr) })
-	line, err := waitStderrLine(ctx, p.stderr, 30*time.Second, "serving MCP over HTTP", "url=")
+	u := servingURL(t, ctx, p.stderr, name)
+	parsed, err := url.Parse(u)
 	if err != nil {
-		t.Fatalf("%s: %v\nstderr:\n%s", name, err, tail(p.stderr.String(), 3000))
+		t.Fatal(err)
 	}
-	m := servingURLAttr.FindStringSubmatch(line)
-	if m == nil {
-		t.Fatalf("%s: no url=http://HOST:PORT/PATH in %q", name, line)
-	}
-	r := &deployReplica{deployProc: p, url: m[1] + m[2], addr: strings.TrimPrefix(m[1], "http://")}
-	c := httpClient(t)
-	if err := eventually(ctx, 20*time.Millisecond, func() error { return wantStatus(ctx, c, "GET", m[1]+"/readyz", 200) }); err != nil {
-		t.Fatalf("%s never became ready: %v\nstderr:\n%s", name, err, tail(p.stderr.String(), 3000))
-	}
+	r := &deployReplica{deployProc: p, url: u, addr: parsed.Host}
+	waitReady(t, ctx, httpClient(t), u, name, p.stderr)
 	return r
-}
-
-// wantStatus sends a bodiless request and checks its status.
-func wantStatus(ctx context.Context, c *http.Client, method, url string, want int) error {
-	req, err := http.NewRequestWithContext(ctx, method, url, nil)
-	if err != nil {
-		return err
-	}
-	resp, err := c.Do(req)
-	if err != nil {
-		return err
-	}
-	_, _ = io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != want {
-		return fmt.Errorf("%s %s: %d, want %d", method, url, resp.StatusCode, want)
-	}
-	return nil
 }
 
 // deployLB is HAProxy running deploy/haproxy.cfg in front of two replicas.

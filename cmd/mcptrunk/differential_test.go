@@ -218,10 +218,7 @@ func compareSides(t *testing.T, ctx context.Context, server string, plan diffPla
 		tools, prompts, resources, templates = a.tools, a.prompts, a.resources, a.templates
 		var problems []string
 		same := func(kind string, d, th []string, key func(int) (any, any)) {
-			want := make([]string, len(d))
-			for i := range d {
-				want[i] = d[i]
-			}
+			want := slices.Clone(d)
 			sort.Strings(want)
 			got := append([]string(nil), th...)
 			if !slices.Equal(want, got) {

@@ -287,30 +287,8 @@ func startSuiteTrunk(t testing.TB, ctx context.Context, cfg string) suiteTrunk {
 	})
 	p = startSuiteProc(t, "mcptrunk", trunkCmd(tag, "serve", "--http", "127.0.0.1:0", "--config", cfg))
 	pctx := p.ctx(ctx)
-	line, err := waitStderrLine(pctx, p.stderr, time.Minute, "serving MCP over HTTP", "url=")
-	if err != nil {
-		t.Fatalf("mcptrunk serve --http logged no URL: %v\n%s", err, p.stderr)
-	}
-	_, rest, _ := strings.Cut(line, "url=")
-	url := strings.Fields(rest)[0]
-	if unq, err := strconv.Unquote(url); err == nil {
-		url = unq
-	}
-	ready := strings.TrimSuffix(url, "/mcp") + "/readyz"
-	err = eventually(pctx, 50*time.Millisecond, func() error {
-		resp, err := http.Get(ready)
-		if err != nil {
-			return err
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("GET %s: %s", ready, resp.Status)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatalf("mcptrunk never became ready: %v\n%s", err, p.stderr)
-	}
+	url := servingURL(t, pctx, p.stderr, "mcptrunk serve --http")
+	waitReady(t, pctx, http.DefaultClient, url, "mcptrunk serve --http", p.stderr)
 	return suiteTrunk{url: url, stderr: p.stderr, tag: tag}
 }
 

@@ -6,7 +6,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
+	"regexp"
 	"strings"
+	"testing"
+	"time"
 )
 
 // httpReply is what a raw POST to the HTTP downstream got back.
@@ -65,4 +69,55 @@ func postSSE(ctx context.Context, url, body string, headers map[string]string) (
 		return nil, fmt.Errorf("HTTP %d: %q", r.status, r.messages)
 	}
 	return r.messages, nil
+}
+
+// servingURLAttr is the URL in the record `serve --http` logs once it
+// listens: the scheme and address, then the path.
+var servingURLAttr = regexp.MustCompile(`\burl="?(https?://[^\s"/]+)(/[^\s"]*)`)
+
+// servingURL waits for `serve --http` (its stderr) to log where it
+// listens, and returns the MCP endpoint's URL.
+func servingURL(t testing.TB, ctx context.Context, stderr *syncBuffer, name string) string {
+	t.Helper()
+	line, err := waitStderrLine(ctx, stderr, time.Minute, "serving MCP over HTTP", "url=")
+	if err != nil {
+		t.Fatalf("%s logged no URL: %v\nstderr:\n%s", name, err, tail(stderr.String(), 3000))
+	}
+	m := servingURLAttr.FindStringSubmatch(line)
+	if m == nil {
+		t.Fatalf("%s: no url=http://HOST:PORT/PATH in %q", name, line)
+	}
+	return m[1] + m[2]
+}
+
+// waitReady waits until the trunk serving mcpURL answers /readyz with 200:
+// its first startup has settled.
+func waitReady(t testing.TB, ctx context.Context, c *http.Client, mcpURL, name string, stderr *syncBuffer) {
+	t.Helper()
+	u, err := url.Parse(mcpURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ready := u.Scheme + "://" + u.Host + "/readyz"
+	if err := eventually(ctx, 20*time.Millisecond, func() error { return wantStatus(ctx, c, http.MethodGet, ready, http.StatusOK) }); err != nil {
+		t.Fatalf("%s never became ready: %v\nstderr:\n%s", name, err, tail(stderr.String(), 3000))
+	}
+}
+
+// wantStatus sends a bodiless request and checks its status.
+func wantStatus(ctx context.Context, c *http.Client, method, url string, want int) error {
+	req, err := http.NewRequestWithContext(ctx, method, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return err
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != want {
+		return fmt.Errorf("%s %s: %d, want %d", method, url, resp.StatusCode, want)
+	}
+	return nil
 }

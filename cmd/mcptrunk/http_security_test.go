@@ -77,6 +77,16 @@ func TestHTTPListenerRules(t *testing.T) {
 	expect("an oversized body", r, err, http.StatusRequestEntityTooLarge, "larger than 4096 bytes")
 	r, err = postMCP(ctx, trunk.url, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, with(map[string]string{"Mcp-Session-Id": "0123456789abcdef0123456789abcdef"}))
 	expect("a forged session id", r, err, http.StatusNotFound, "unknown or expired session")
+	// Bodies that are not one JSON-RPC message: each refused saying why.
+	for _, bad := range []struct{ body, says string }{
+		{`[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, "batches are not supported"},
+		{`{"jsonrpc":"2.0","id":1,`, "the body is not JSON"},
+		{`{"hello":"world"}`, "not a JSON-RPC message"},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, "no Mcp-Session-Id header"},
+	} {
+		r, err = postMCP(ctx, trunk.url, bad.body, auth)
+		expect("the body "+bad.body, r, err, http.StatusBadRequest, bad.says)
+	}
 	for _, path := range []string{"/healthz", "/readyz"} {
 		resp, err := http.Get(strings.TrimSuffix(trunk.url, "/mcp") + path)
 		if err != nil || resp.StatusCode != http.StatusOK {

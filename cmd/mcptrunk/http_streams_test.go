@@ -15,7 +15,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -177,15 +176,7 @@ func TestHTTPTLS(t *testing.T) {
 	tag := newTag(t)
 	t.Cleanup(func() { assertNoProcesses(t, tag, 5*time.Second) })
 	p := startSuiteProc(t, "mcptrunk", trunkCmd(tag, "serve", "--http", "127.0.0.1:0", "--tls-cert", certFile, "--tls-key", keyFile, "--config", cfg))
-	line, err := waitStderrLine(p.ctx(ctx), p.stderr, 30*time.Second, "serving MCP over HTTP", "url=")
-	if err != nil {
-		t.Fatalf("no URL logged: %v\n%s", err, p.stderr)
-	}
-	_, rest, _ := strings.Cut(line, "url=")
-	url := strings.Fields(rest)[0]
-	if unq, err := strconv.Unquote(url); err == nil {
-		url = unq
-	}
+	url := servingURL(t, p.ctx(ctx), p.stderr, "mcptrunk serve --http --tls-cert")
 	if !strings.HasPrefix(url, "https://") {
 		t.Fatalf("logged %q, want an https URL", url)
 	}

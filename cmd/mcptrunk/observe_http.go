@@ -93,11 +93,7 @@ func isLoopbackHost(host string) bool { return config.IsLoopbackHost(host) }
 // origin) are refused, so a browser cannot be used to read the trunk.
 func localOnly(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		host := r.Host
-		if h, _, err := net.SplitHostPort(host); err == nil {
-			host = h
-		}
-		if !isLoopbackHost(strings.Trim(host, "[]")) {
+		if !config.IsLoopbackHostPort(r.Host) {
 			http.Error(w, "forbidden: the Host is not a loopback address", http.StatusForbidden)
 			return
 		}

@@ -269,7 +269,6 @@ func TestLegacyHostStatelessUpstream(t *testing.T) {
 	if !slices.ContainsFunc(cfTap.received(), func(m tapMsg) bool { return m.Method == "server/discover" }) {
 		t.Errorf("the upstream was not spoken to at 2026-07-28 (no server/discover)")
 	}
-	var answers []string
 	for _, call := range []struct{ method, params string }{
 		{"tools/list", `{}`},
 		{"resources/list", `{}`},
@@ -278,7 +277,6 @@ func TestLegacyHostStatelessUpstream(t *testing.T) {
 		{"resources/read", `{"uri":"mcptrunk://conformance/test://static-text"}`},
 	} {
 		res := c.result(ctx, call.method, call.params)
-		answers = append(answers, string(res))
 		for _, bad := range []string{`"resultType"`, `"ttlMs"`, `"cacheScope"`, `io.modelcontextprotocol/`} {
 			if strings.Contains(string(res), bad) {
 				t.Errorf("%s to a 2025-11-25 host carries %s: %s", call.method, bad, tail(string(res), 300))
