@@ -3,13 +3,13 @@ package proxy
 import (
 	"bytes"
 	"encoding/json"
-	"github.com/mcptrunk/mcptrunk/internal/rawjson"
 	"log/slog"
 	"slices"
 	"sort"
 	"sync"
 
 	"github.com/mcptrunk/mcptrunk/internal/config"
+	"github.com/mcptrunk/mcptrunk/internal/rawjson"
 	"github.com/mcptrunk/mcptrunk/naming"
 	"github.com/mcptrunk/mcptrunk/upstream"
 )

@@ -4,12 +4,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/mcptrunk/mcptrunk/internal/rawjson"
 	"math/rand/v2"
 	"slices"
 	"testing"
 
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
+	"github.com/mcptrunk/mcptrunk/internal/rawjson"
 )
 
 var catLists = []list{listTools, listPrompts, listResources, listTemplates}

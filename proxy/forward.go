@@ -4,9 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/mcptrunk/mcptrunk/internal/rawjson"
 
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
+	"github.com/mcptrunk/mcptrunk/internal/rawjson"
 )
 
 // forwardNotification passes an upstream's notification to the hosts it

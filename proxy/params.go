@@ -3,9 +3,9 @@ package proxy
 import (
 	"bytes"
 	"encoding/json"
-	"github.com/mcptrunk/mcptrunk/internal/rawjson"
 
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
+	"github.com/mcptrunk/mcptrunk/internal/rawjson"
 )
 
 // Checking the shape of a host's params. A request whose params the trunk

@@ -3,11 +3,11 @@ package proxy
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/mcptrunk/mcptrunk/internal/rawjson"
 	"slices"
 	"strings"
 
 	"github.com/mcptrunk/mcptrunk/internal/config"
+	"github.com/mcptrunk/mcptrunk/internal/rawjson"
 	"github.com/mcptrunk/mcptrunk/naming"
 	"github.com/mcptrunk/mcptrunk/upstream"
 )

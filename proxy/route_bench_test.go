@@ -3,10 +3,10 @@ package proxy
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/mcptrunk/mcptrunk/internal/rawjson"
 	"strings"
 	"testing"
 
+	"github.com/mcptrunk/mcptrunk/internal/rawjson"
 	"github.com/mcptrunk/mcptrunk/naming"
 	"github.com/mcptrunk/mcptrunk/upstream"
 )

@@ -3,13 +3,13 @@ package proxy
 import (
 	"context"
 	"encoding/json"
-	"github.com/mcptrunk/mcptrunk/internal/protocol"
 	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/mcptrunk/mcptrunk/internal/config"
+	"github.com/mcptrunk/mcptrunk/internal/protocol"
 	"github.com/mcptrunk/mcptrunk/upstream"
 )
 

@@ -3,8 +3,8 @@ package proxy
 import (
 	"bytes"
 	"encoding/json"
-	"github.com/mcptrunk/mcptrunk/internal/rawjson"
 
+	"github.com/mcptrunk/mcptrunk/internal/rawjson"
 	"github.com/mcptrunk/mcptrunk/naming"
 )
 

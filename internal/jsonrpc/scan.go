@@ -3,8 +3,9 @@ package jsonrpc
 import (
 	"bytes"
 	"encoding/json"
-	"github.com/mcptrunk/mcptrunk/internal/jsonscan"
 	"unicode/utf8"
+
+	"github.com/mcptrunk/mcptrunk/internal/jsonscan"
 )
 
 // scanMessage is the fast path of decodeMessage: one pass over the line that

@@ -5,9 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/mcptrunk/mcptrunk/internal/jsonscan"
 	"io"
 	"unicode/utf8"
+
+	"github.com/mcptrunk/mcptrunk/internal/jsonscan"
 )
 
 // ReplaceField returns obj, a JSON object, with the value of its top-level
