@@ -6,8 +6,8 @@ import (
 )
 
 // transport is how a Client reaches its server: the one seam between the
-// protocol logic in Client and the way bytes travel (a subprocess's stdio
-// today; streamable HTTP and SSE behind the same four methods). Params and
+// protocol logic in Client and the way bytes travel (a subprocess's stdio,
+// streamable HTTP and SSE behind the same five methods). Params and
 // results are raw JSON so nothing is lost in transit.
 type transport interface {
 	// Call sends a request and waits for its response. A JSON-RPC error from

@@ -4,13 +4,17 @@ package main
 // once, every test starts them as real processes, and after the run no
 // process started by the tests may be left behind.
 //
-// Two clients talk to those processes:
+// The tests play the host with these clients:
 //   - the official Go SDK (github.com/modelcontextprotocol/go-sdk), an
-//     independent implementation that plays the host (helpers_sdk_test.go);
-//   - rawConn, a few dozen lines of line-based JSON-RPC that keep every
-//     message's bytes, so a result that went through the trunk can be
-//     compared byte for byte with what the upstream sends directly
-//     (helpers_raw_test.go).
+//     independent implementation: sdkSession (helpers_sdk_test.go), host,
+//     which records everything the trunk sends (protocol_helpers_host_test.go),
+//     fltHost, over pipes that take larger frames (faults_helpers_test.go),
+//     and dialHTTP for serve --http (deploy_helpers_test.go);
+//   - rawConn, line-based JSON-RPC that keeps every message's bytes, so a
+//     result that went through the trunk can be compared byte for byte
+//     with what the upstream sends directly (helpers_raw_test.go), and
+//     fltLineConn for results too large to decode cheaply;
+//   - postMCP, raw HTTP requests to serve --http (helpers_http_test.go).
 //
 // The other helpers_*_test.go files hold what every suite shares: finding
 // the processes a test started (procs), configs, commands and their output

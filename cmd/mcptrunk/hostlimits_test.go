@@ -1,5 +1,7 @@
 package main
 
+//lint:file-ignore SA1019 roots, sampling and logging are deprecated by the 2026-07-28 revision (SEP-2577), but the trunk still carries them for 2025-era hosts and servers, and these tests keep that working.
+
 // No message the host cannot read: hosts built on the TypeScript SDK (most
 // of them: a 10 MiB stdio limit) and on go-sdk (16 MiB) call tools that
 // return 1 KiB, 9.9 MiB of text that escapes to twice that, 12 MiB and

@@ -12,7 +12,7 @@ import (
 // newLogger logs to w (stderr: stdout carries the protocol) through tint,
 // in colour only when w is a terminal.
 func newLogger(w io.Writer, level slog.Level) *slog.Logger {
-	return slog.New(tint.NewHandler(w, &tint.Options{
+	return slog.New(tint.NewTextHandler(w, &tint.Options{
 		Level:      level,
 		TimeFormat: time.TimeOnly,
 		NoColor:    !isTerminal(w),

@@ -1,5 +1,7 @@
 package main
 
+//lint:file-ignore SA1019 roots, sampling and logging are deprecated by the 2026-07-28 revision (SEP-2577), but the trunk still carries them for 2025-era hosts and servers, and these tests keep that working.
+
 // The protocol-fidelity tests (protocol_*_test.go, issue #3): every MCP
 // method and notification that crosses the trunk, in both directions,
 // through mcptrunk's real stdio, with go-sdk v1.8.0 as the host and the raw

@@ -1,5 +1,7 @@
 package main
 
+//lint:file-ignore SA1019 roots, sampling and logging are deprecated by the 2026-07-28 revision (SEP-2577), but the trunk still carries them for 2025-era hosts and servers, and these tests keep that working.
+
 // Notifications across revisions, both ways: resource subscriptions
 // (resources/subscribe on one side, subscriptions/listen on the other),
 // list_changed, and log messages with the host's level, between a host on

@@ -124,7 +124,7 @@ func (c *Conn) Serve() error {
 	c.handlers.Wait()
 
 	endErr := ErrClosed
-	if readErr != nil && !errors.Is(readErr, io.EOF) {
+	if !errors.Is(readErr, io.EOF) { // readLoop returns only on a read error
 		endErr = fmt.Errorf("%w: %v", ErrClosed, readErr)
 	}
 	c.mu.Lock()

@@ -4,8 +4,6 @@
 // pure functions, no I/O.
 package protocol
 
-import "strings"
-
 // The two live revisions. Legacy is the newest one with the initialize
 // handshake, sessions and server-to-client requests; Stateless (and every
 // later revision) has server/discover, per-request _meta, resultType and
@@ -50,9 +48,6 @@ const (
 	MetaServerInfo         = MetaPrefix + "serverInfo"         // response: the server's name and version
 	MetaSubscriptionID     = MetaPrefix + "subscriptionId"     // notification: the listen request it belongs to
 )
-
-// IsReserved reports whether a _meta key is one the protocol reserves.
-func IsReserved(key string) bool { return strings.HasPrefix(key, MetaPrefix) }
 
 // Methods and notifications of the stateless revision.
 const (

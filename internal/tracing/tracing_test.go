@@ -100,7 +100,7 @@ func hasAttr(s sdktrace.ReadOnlySpan, key string) bool {
 func attr(s sdktrace.ReadOnlySpan, key string) string {
 	for _, a := range s.Attributes() {
 		if string(a.Key) == key {
-			return a.Value.Emit()
+			return a.Value.String()
 		}
 	}
 	return ""
