@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/mcptrunk/mcptrunk/internal/config"
+	"github.com/mcptrunk/mcptrunk/proxy/observe"
 )
 
 // recordingObserver keeps what it is told.
@@ -17,8 +18,8 @@ type recordingObserver struct {
 
 type ctxMark struct{}
 
-func (o *recordingObserver) Begin(ctx context.Context, r Request) (context.Context, func(Outcome)) {
-	return context.WithValue(ctx, ctxMark{}, r.Method), func(out Outcome) {
+func (o *recordingObserver) Begin(ctx context.Context, r observe.Request) (context.Context, func(observe.Outcome)) {
+	return context.WithValue(ctx, ctxMark{}, r.Method), func(out observe.Outcome) {
 		o.mu.Lock()
 		defer o.mu.Unlock()
 		errText := ""
@@ -42,7 +43,7 @@ func TestObserversSeeEveryHostRequest(t *testing.T) {
 		t.Fatal(err)
 	}
 	a, b := &recordingObserver{}, &recordingObserver{}
-	tr := New(cfg, &Options{Observers: []Observer{a, b}})
+	tr := New(cfg, &Options{Observers: []observe.Observer{a, b}})
 	h := servePipes(t, tr)
 	h.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"old-host","version":"1"}}}`)
 	h.next("initialize")
@@ -74,7 +75,7 @@ func TestObserversSeeTheSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := &recordingObserver{}
-	h := attachPipes(t, New(cfg, &Options{Observers: []Observer{o}}), &SessionOptions{ID: "c0ffee"})
+	h := attachPipes(t, New(cfg, &Options{Observers: []observe.Observer{o}}), &SessionOptions{ID: "c0ffee"})
 	h.send(`{"jsonrpc":"2.0","id":1,"method":"ping"}`)
 	h.next("the ping")
 	o.mu.Lock()

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/mcptrunk/mcptrunk/internal/protocol"
+	"github.com/mcptrunk/mcptrunk/proxy/observe"
 	"github.com/mcptrunk/mcptrunk/upstream"
 )
 
@@ -31,7 +32,7 @@ type Options struct {
 	RecordPins bool
 	// Observers are told of every host request and its outcome (audit,
 	// metrics, traces); none costs nothing.
-	Observers []Observer
+	Observers []observe.Observer
 }
 
 // DefaultPageSize is the most items one list page carries. Hosts that
@@ -56,7 +57,7 @@ type Trunk struct {
 	hosts     *hostSet       // the host sessions attached (hosts.go)
 	subs      *subscriptions // shares of upstream resource subscriptions (shared.go)
 	parked    *parking       // stateless hosts' calls to legacy upstreams, between rounds
-	observers observers
+	observers observe.Observers
 
 	startOnce sync.Once
 	started   chan struct{} // closed once host is set

@@ -5,7 +5,7 @@ import (
 
 	"github.com/mcptrunk/mcptrunk/internal/audit"
 	"github.com/mcptrunk/mcptrunk/internal/config"
-	"github.com/mcptrunk/mcptrunk/proxy"
+	"github.com/mcptrunk/mcptrunk/proxy/observe"
 )
 
 // serveAudit is serve's audit log, or nothing when trunk.audit is not set.
@@ -30,11 +30,11 @@ func startAudit(a config.Audit, logger *slog.Logger) *serveAudit {
 }
 
 // observers is what the trunk's Observers get from the audit log.
-func (s *serveAudit) observers() []proxy.Observer {
+func (s *serveAudit) observers() []observe.Observer {
 	if s.log == nil {
 		return nil
 	}
-	return []proxy.Observer{s.log}
+	return []observe.Observer{s.log}
 }
 
 // reloaded tells the user that a changed trunk.audit waits for a restart.

@@ -10,6 +10,7 @@ import (
 	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/mcptrunk/mcptrunk/internal/metrics"
 	"github.com/mcptrunk/mcptrunk/proxy"
+	"github.com/mcptrunk/mcptrunk/proxy/observe"
 )
 
 // serveObserve is what `serve` runs beside the trunk to report on it: the
@@ -72,11 +73,11 @@ func (o *serveObserve) metricsOrNil() *metrics.Metrics {
 }
 
 // observers are the proxy observers to give the trunk.
-func (o *serveObserve) observers() []proxy.Observer {
+func (o *serveObserve) observers() []observe.Observer {
 	if o == nil {
 		return nil
 	}
-	return []proxy.Observer{o.metrics}
+	return []observe.Observer{o.metrics}
 }
 
 // attach starts reporting on t: its status in the metrics, the listener

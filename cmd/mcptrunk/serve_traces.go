@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/mcptrunk/mcptrunk/internal/tracing"
-	"github.com/mcptrunk/mcptrunk/proxy"
+	"github.com/mcptrunk/mcptrunk/proxy/observe"
 )
 
 // serveTraces is the tracing `serve` runs with, when the OTEL_*
@@ -27,11 +27,11 @@ func startTraces(ctx context.Context, logger *slog.Logger) (*serveTraces, error)
 	return &serveTraces{t: t, logger: logger}, nil
 }
 
-func (s *serveTraces) observers() []proxy.Observer {
+func (s *serveTraces) observers() []observe.Observer {
 	if s == nil {
 		return nil
 	}
-	return []proxy.Observer{s.t.Observer()}
+	return []observe.Observer{s.t.Observer()}
 }
 
 // close exports the spans still buffered, after the trunk has answered

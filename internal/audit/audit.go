@@ -1,6 +1,6 @@
 // Package audit is the audit log of issue 17: one JSON line per tool call,
 // prompt get and resource read the host makes through the trunk, written by
-// a proxy.Observer. The log records what was asked of which server, by
+// an observe.Observer. The log records what was asked of which server, by
 // which host, how it ended and how big it was; arguments only when the
 // config asks, with the values of keys that look secret redacted.
 //
@@ -18,7 +18,7 @@ import (
 
 	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/mcptrunk/mcptrunk/internal/logkey"
-	"github.com/mcptrunk/mcptrunk/proxy"
+	"github.com/mcptrunk/mcptrunk/proxy/observe"
 )
 
 // SessionStdio is the session of the host on the trunk's stdio. There is
@@ -37,14 +37,14 @@ const queueLen = 1024
 type Options struct {
 	config.Audit
 	// Session fills the session of each line whose request names none
-	// (proxy.Request.Session: the stdio host's); SessionStdio when empty.
+	// (observe.Request.Session: the stdio host's); SessionStdio when empty.
 	Session string
 	Logger  *slog.Logger
 	// now is time.Now unless a test sets it.
 	now func() time.Time
 }
 
-// Log is the audit log: a proxy.Observer that writes a line for each
+// Log is the audit log: an observe.Observer that writes a line for each
 // audited request.
 type Log struct {
 	opts    Options
@@ -63,7 +63,7 @@ type Log struct {
 	unlogged int64      // lines dropped since then
 }
 
-var _ proxy.Observer = (*Log)(nil)
+var _ observe.Observer = (*Log)(nil)
 
 // New starts the log's writer. It does not fail when the file cannot be
 // opened: that is a write failure like any other, logged and counted, and
@@ -96,14 +96,14 @@ func New(opts Options) *Log {
 	return l
 }
 
-// Begin is the proxy.Observer hook: a request that is audited gets an end
+// Begin is the observe.Observer hook: a request that is audited gets an end
 // function that queues its line; any other gets one that does nothing.
-func (l *Log) Begin(ctx context.Context, r proxy.Request) (context.Context, func(proxy.Outcome)) {
+func (l *Log) Begin(ctx context.Context, r observe.Request) (context.Context, func(observe.Outcome)) {
 	if !audited(r.Method) {
-		return ctx, func(proxy.Outcome) {}
+		return ctx, func(observe.Outcome) {}
 	}
 	start := l.opts.now()
-	return ctx, func(out proxy.Outcome) {
+	return ctx, func(out observe.Outcome) {
 		l.enqueue(l.line(start, r, out))
 	}
 }

@@ -13,7 +13,7 @@ import (
 
 	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
-	"github.com/mcptrunk/mcptrunk/proxy"
+	"github.com/mcptrunk/mcptrunk/proxy/observe"
 )
 
 // One line per tool call, prompt get and resource read, each with its
@@ -21,25 +21,25 @@ import (
 func TestLines(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "audit.jsonl")
 	l, _ := newTestLog(t, config.Audit{File: path})
-	call := func(item string) proxy.Request {
-		return proxy.Request{Method: "tools/call", Server: "notes", Item: item, Revision: "2025-11-25", Client: "claude-code",
+	call := func(item string) observe.Request {
+		return observe.Request{Method: "tools/call", Server: "notes", Item: item, Revision: "2025-11-25", Client: "claude-code",
 			Params: json.RawMessage(`{"name":"` + item + `","arguments":{"text":"hi","token":"s3cret"}}`)}
 	}
-	request(l, call("mcp__notes__echo"), proxy.Outcome{Result: json.RawMessage(`{"content":[]}`), Duration: 1500 * time.Microsecond})
-	request(l, call("mcp__notes__fail"), proxy.Outcome{Result: json.RawMessage(`{"content":[],"isError":true}`)})
-	request(l, call("mcp__notes__down"), proxy.Outcome{Err: jsonrpc.Errorf(jsonrpc.CodeUnavailable, "tool %q: server %q is failed", "mcp__notes__down", "notes")})
-	request(l, call("mcp__notes__nope"), proxy.Outcome{Err: jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "unknown tool %q", "mcp__notes__nope")})
-	request(l, call("mcp__notes__picky"), proxy.Outcome{Err: jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "the server's own: bad argument"), Forwarded: true})
-	request(l, call("mcp__notes__ask"), proxy.Outcome{Result: json.RawMessage(`{"resultType":"input_required","inputRequests":{}}`)})
-	request(l, call("mcp__notes__plain"), proxy.Outcome{Err: errors.New("boom")})
-	request(l, proxy.Request{Method: "prompts/get", Server: "notes", Item: "mcp__notes__greet", Params: json.RawMessage(`{"name":"mcp__notes__greet"}`)},
-		proxy.Outcome{Result: json.RawMessage(`{"messages":[],"isError":true}`)})
-	request(l, proxy.Request{Method: "resources/read", Server: "notes", Item: "mcptrunk://notes/note://1", Transport: config.TransportHTTP, Session: "http-7", Params: json.RawMessage(`{"uri":"mcptrunk://notes/note://1"}`)},
-		proxy.Outcome{Result: json.RawMessage(`{"contents":[]}`)})
-	request(l, proxy.Request{Method: "resources/read", Server: "notes", Item: "mcptrunk://notes/note://2", Transport: config.TransportHTTP, Params: json.RawMessage(`{"uri":"mcptrunk://notes/note://2"}`)},
-		proxy.Outcome{Result: json.RawMessage(`{"contents":[]}`)})
+	request(l, call("mcp__notes__echo"), observe.Outcome{Result: json.RawMessage(`{"content":[]}`), Duration: 1500 * time.Microsecond})
+	request(l, call("mcp__notes__fail"), observe.Outcome{Result: json.RawMessage(`{"content":[],"isError":true}`)})
+	request(l, call("mcp__notes__down"), observe.Outcome{Err: jsonrpc.Errorf(jsonrpc.CodeUnavailable, "tool %q: server %q is failed", "mcp__notes__down", "notes")})
+	request(l, call("mcp__notes__nope"), observe.Outcome{Err: jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "unknown tool %q", "mcp__notes__nope")})
+	request(l, call("mcp__notes__picky"), observe.Outcome{Err: jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "the server's own: bad argument"), Forwarded: true})
+	request(l, call("mcp__notes__ask"), observe.Outcome{Result: json.RawMessage(`{"resultType":"input_required","inputRequests":{}}`)})
+	request(l, call("mcp__notes__plain"), observe.Outcome{Err: errors.New("boom")})
+	request(l, observe.Request{Method: "prompts/get", Server: "notes", Item: "mcp__notes__greet", Params: json.RawMessage(`{"name":"mcp__notes__greet"}`)},
+		observe.Outcome{Result: json.RawMessage(`{"messages":[],"isError":true}`)})
+	request(l, observe.Request{Method: "resources/read", Server: "notes", Item: "mcptrunk://notes/note://1", Transport: config.TransportHTTP, Session: "http-7", Params: json.RawMessage(`{"uri":"mcptrunk://notes/note://1"}`)},
+		observe.Outcome{Result: json.RawMessage(`{"contents":[]}`)})
+	request(l, observe.Request{Method: "resources/read", Server: "notes", Item: "mcptrunk://notes/note://2", Transport: config.TransportHTTP, Params: json.RawMessage(`{"uri":"mcptrunk://notes/note://2"}`)},
+		observe.Outcome{Result: json.RawMessage(`{"contents":[]}`)})
 	for _, m := range []string{"tools/list", "initialize", "ping", "resources/subscribe", "completion/complete"} {
-		request(l, proxy.Request{Method: m}, proxy.Outcome{Result: json.RawMessage(`{}`)})
+		request(l, observe.Request{Method: m}, observe.Outcome{Result: json.RawMessage(`{}`)})
 	}
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
@@ -104,9 +104,9 @@ func TestArguments(t *testing.T) {
 	params := `{"name":"mcp__api__get","arguments":{"url":"https://x","apiKey":"AK123","limit":12345678901234567890,` +
 		`"headers":{"Authorization":"Bearer T0K","Accept":"a/b"},"auth":{"client_secret":"CS","user":"u"},` +
 		`"credentials":[{"password":"P1"},{"keyword":"kept"}],"monkey":"kept","max_tokens":5,"secret":{"nested":"S"}}}`
-	request(l, proxy.Request{Method: "tools/call", Item: "mcp__api__get", Params: json.RawMessage(params)}, proxy.Outcome{Result: json.RawMessage(`{}`)})
-	request(l, proxy.Request{Method: "tools/call", Item: "mcp__api__none", Params: json.RawMessage(`{"name":"mcp__api__none"}`)}, proxy.Outcome{Result: json.RawMessage(`{}`)})
-	request(l, proxy.Request{Method: "tools/call", Item: "mcp__api__bad", Params: json.RawMessage(`{"name":"mcp__api__bad","arguments":[1,{"token":"T"}]}`)}, proxy.Outcome{Result: json.RawMessage(`{}`)})
+	request(l, observe.Request{Method: "tools/call", Item: "mcp__api__get", Params: json.RawMessage(params)}, observe.Outcome{Result: json.RawMessage(`{}`)})
+	request(l, observe.Request{Method: "tools/call", Item: "mcp__api__none", Params: json.RawMessage(`{"name":"mcp__api__none"}`)}, observe.Outcome{Result: json.RawMessage(`{}`)})
+	request(l, observe.Request{Method: "tools/call", Item: "mcp__api__bad", Params: json.RawMessage(`{"name":"mcp__api__bad","arguments":[1,{"token":"T"}]}`)}, observe.Outcome{Result: json.RawMessage(`{}`)})
 	l.Close()
 	data, err := os.ReadFile(path)
 	if err != nil {

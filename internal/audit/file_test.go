@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/mcptrunk/mcptrunk/internal/config"
-	"github.com/mcptrunk/mcptrunk/proxy"
+	"github.com/mcptrunk/mcptrunk/proxy/observe"
 )
 
 // Past maxBytes the file is rotated: file.1 is the newest old file, three
@@ -22,8 +22,8 @@ func TestRotation(t *testing.T) {
 	const n = 100
 	for i := range n {
 		item := fmt.Sprintf("mcp__notes__t%03d", i)
-		request(l, proxy.Request{Method: "tools/call", Server: "notes", Item: item, Params: json.RawMessage(`{"name":"` + item + `"}`)},
-			proxy.Outcome{Result: json.RawMessage(`{}`)})
+		request(l, observe.Request{Method: "tools/call", Server: "notes", Item: item, Params: json.RawMessage(`{"name":"` + item + `"}`)},
+			observe.Outcome{Result: json.RawMessage(`{}`)})
 	}
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
@@ -67,7 +67,7 @@ func TestAppends(t *testing.T) {
 		t.Fatal(err)
 	}
 	l, _ := newTestLog(t, config.Audit{File: path, MaxBytes: 1000})
-	request(l, proxy.Request{Method: "resources/read", Item: "mcptrunk://notes/a", Params: json.RawMessage(`{"uri":"mcptrunk://notes/a"}`)}, proxy.Outcome{Result: json.RawMessage(`{"contents":[]}`)})
+	request(l, observe.Request{Method: "resources/read", Item: "mcptrunk://notes/a", Params: json.RawMessage(`{"uri":"mcptrunk://notes/a"}`)}, observe.Outcome{Result: json.RawMessage(`{"contents":[]}`)})
 	l.Close()
 	if old, err := os.ReadFile(path + ".1"); err != nil || len(old) != 901 {
 		t.Fatalf("the old file was not rotated whole: %d bytes, %v", len(old), err)
@@ -89,7 +89,7 @@ func TestUnwritable(t *testing.T) {
 	path := filepath.Join(blocker, "audit.jsonl")
 	l, logs := newTestLog(t, config.Audit{File: path})
 	call := func(item string) {
-		request(l, proxy.Request{Method: "tools/call", Item: item, Params: json.RawMessage(`{"name":"` + item + `"}`)}, proxy.Outcome{Result: json.RawMessage(`{}`)})
+		request(l, observe.Request{Method: "tools/call", Item: item, Params: json.RawMessage(`{"name":"` + item + `"}`)}, observe.Outcome{Result: json.RawMessage(`{}`)})
 	}
 	for range 5 {
 		call("mcp__notes__lost")

@@ -9,11 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
-
 	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/mcptrunk/mcptrunk/internal/testkit"
-	"github.com/mcptrunk/mcptrunk/proxy"
+	"github.com/mcptrunk/mcptrunk/proxy/observe"
+	"go.uber.org/goleak"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -31,7 +30,7 @@ func newTestLog(t *testing.T, a config.Audit) (*Log, *testkit.Buffer) {
 }
 
 // request runs one request through the log as the trunk does.
-func request(l *Log, r proxy.Request, out proxy.Outcome) {
+func request(l *Log, r observe.Request, out observe.Outcome) {
 	_, end := l.Begin(context.Background(), r)
 	end(out)
 }

@@ -9,7 +9,7 @@ import (
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
 	"github.com/mcptrunk/mcptrunk/internal/protocol"
 	"github.com/mcptrunk/mcptrunk/internal/rawjson"
-	"github.com/mcptrunk/mcptrunk/proxy"
+	"github.com/mcptrunk/mcptrunk/proxy/observe"
 )
 
 // The outcomes of a line.
@@ -30,7 +30,7 @@ const (
 	// pinning withholds, malformed params or requestState).
 	OutcomeRefused = "refused"
 	// OutcomeError is every other JSON-RPC error: the server's own (a
-	// -32602 it answered itself too: proxy.Outcome.Forwarded), a server
+	// -32602 it answered itself too: observe.Outcome.Forwarded), a server
 	// not running, a timeout, a cancellation.
 	OutcomeError = "error"
 )
@@ -58,7 +58,7 @@ type line struct {
 }
 
 // line encodes the record of one request, newline included.
-func (l *Log) line(start time.Time, r proxy.Request, out proxy.Outcome) []byte {
+func (l *Log) line(start time.Time, r observe.Request, out observe.Outcome) []byte {
 	rec := line{
 		Time:       start.UTC().Format(time.RFC3339Nano),
 		Session:    l.session(r),
@@ -91,7 +91,7 @@ func (l *Log) line(start time.Time, r proxy.Request, out proxy.Outcome) []byte {
 // session names the host session of a request in its line: the id of an
 // HTTP session, the log's own name for the stdio host, and nothing for a
 // stateless request over HTTP, which has no session.
-func (l *Log) session(r proxy.Request) string {
+func (l *Log) session(r observe.Request) string {
 	if r.Session == "" && r.Transport != config.TransportHTTP {
 		return l.opts.Session
 	}
@@ -99,7 +99,7 @@ func (l *Log) session(r proxy.Request) string {
 }
 
 // outcome classifies how a request ended (see the Outcome constants).
-func outcome(method string, out proxy.Outcome) (string, int, string) {
+func outcome(method string, out observe.Outcome) (string, int, string) {
 	if out.Err != nil {
 		e := jsonrpc.AsError(out.Err)
 		msg := e.Message

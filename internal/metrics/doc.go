@@ -4,7 +4,7 @@
 // at /metrics) and, when the standard OTLP environment asks for it, by a
 // periodic OTLP/HTTP exporter too.
 //
-// Requests are counted by a proxy.Observer; server states, restarts,
+// Requests are counted by an observe.Observer; server states, restarts,
 // dropped notifications, parked calls and pin drift are read from the
 // trunk's Status at collection time, so nothing is counted twice and a
 // trunk without metrics pays nothing.

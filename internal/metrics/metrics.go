@@ -7,6 +7,7 @@ import (
 	"os"
 	"sync"
 
+	"github.com/mcptrunk/mcptrunk/proxy/observe"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -16,8 +17,6 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/resource"
-
-	"github.com/mcptrunk/mcptrunk/proxy"
 )
 
 // scope names the instruments' meter, as OTLP receivers see it.
@@ -33,7 +32,7 @@ type Options struct {
 }
 
 // Metrics is the trunk's instruments and the readers that export them. It
-// is a proxy.Observer; Handler serves the Prometheus exposition.
+// is an observe.Observer; Handler serves the Prometheus exposition.
 type Metrics struct {
 	provider *sdkmetric.MeterProvider
 	registry *prometheus.Registry
@@ -108,4 +107,4 @@ func (m *Metrics) Shutdown(ctx context.Context) error {
 	return m.provider.Shutdown(ctx)
 }
 
-var _ proxy.Observer = (*Metrics)(nil)
+var _ observe.Observer = (*Metrics)(nil)

@@ -8,14 +8,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
+	"github.com/mcptrunk/mcptrunk/proxy/observe"
+	"github.com/mcptrunk/mcptrunk/upstream"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	"go.uber.org/goleak"
-
-	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
-	"github.com/mcptrunk/mcptrunk/proxy"
-	"github.com/mcptrunk/mcptrunk/upstream"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -78,27 +77,27 @@ func value(fams map[string]*dto.MetricFamily, name string, labels map[string]str
 	return 0, false
 }
 
-func request(m *Metrics, r proxy.Request, res string, err error) {
+func request(m *Metrics, r observe.Request, res string, err error) {
 	_, end := m.Begin(context.Background(), r)
 	var result []byte
 	if res != "" {
 		result = []byte(res)
 	}
-	end(proxy.Outcome{Result: result, Err: err, Duration: 3 * time.Millisecond})
+	end(observe.Outcome{Result: result, Err: err, Duration: 3 * time.Millisecond})
 }
 
 func TestRequestsByOutcome(t *testing.T) {
 	m := newTest(t)
-	call := proxy.Request{Method: "tools/call", Server: "notes", Item: "mcp__notes__echo", Params: []byte(`{"name":"mcp__notes__echo"}`)}
+	call := observe.Request{Method: "tools/call", Server: "notes", Item: "mcp__notes__echo", Params: []byte(`{"name":"mcp__notes__echo"}`)}
 	for range 3 {
 		request(m, call, `{"content":[]}`, nil)
 	}
 	request(m, call, `{"content":[],"isError":true}`, nil)
 	request(m, call, "", jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "no"))
 	request(m, call, "", fmt.Errorf("host went away: %w", context.Canceled))
-	read := proxy.Request{Method: "resources/read", Server: "notes", Item: "mcptrunk://notes/any/uri"}
+	read := observe.Request{Method: "resources/read", Server: "notes", Item: "mcptrunk://notes/any/uri"}
 	request(m, read, `{"contents":[]}`, nil)
-	request(m, proxy.Request{Method: "tools/list"}, `{"tools":[]}`, nil)
+	request(m, observe.Request{Method: "tools/list"}, `{"tools":[]}`, nil)
 
 	fams := scrape(t, m)
 	for _, c := range []struct {
@@ -133,13 +132,13 @@ func TestRequestsByOutcome(t *testing.T) {
 
 func TestInFlight(t *testing.T) {
 	m := newTest(t)
-	r := proxy.Request{Method: "tools/call", Server: "notes", Item: "mcp__notes__slow"}
+	r := observe.Request{Method: "tools/call", Server: "notes", Item: "mcp__notes__slow"}
 	_, end := m.Begin(context.Background(), r)
 	labels := map[string]string{"server": "notes", "method": "tools/call"}
 	if got, _ := value(scrape(t, m), "mcptrunk_requests_in_flight", labels); got != 1 {
 		t.Errorf("in flight during the call = %v, want 1", got)
 	}
-	end(proxy.Outcome{Result: []byte(`{}`)})
+	end(observe.Outcome{Result: []byte(`{}`)})
 	if got, _ := value(scrape(t, m), "mcptrunk_requests_in_flight", labels); got != 0 {
 		t.Errorf("in flight after the call = %v, want 0", got)
 	}
@@ -149,7 +148,7 @@ func TestInFlight(t *testing.T) {
 func TestItemsBounded(t *testing.T) {
 	m := newTest(t)
 	for i := range maxItems + 10 {
-		request(m, proxy.Request{Method: "tools/call", Server: "notes", Item: fmt.Sprintf("mcp__notes__t%d", i)}, `{}`, nil)
+		request(m, observe.Request{Method: "tools/call", Server: "notes", Item: fmt.Sprintf("mcp__notes__t%d", i)}, `{}`, nil)
 	}
 	fams := scrape(t, m)
 	if n := len(fams["mcptrunk_requests_total"].Metric); n != maxItems+1 {
@@ -163,15 +162,15 @@ func TestItemsBounded(t *testing.T) {
 func TestStatus(t *testing.T) {
 	m := newTest(t)
 	since := time.Unix(1_800_000_000, 0)
-	st := proxy.Status{
+	st := observe.Status{
 		Servers: []upstream.Status{
 			{Server: "notes", State: upstream.StateReady, Since: since, Restarts: 2, Tools: 5, Prompts: 1},
 			{Server: "lazy", State: upstream.StateSleeping, Since: since, Lazy: true, LazyStarts: 4, IdleStops: 3},
 		},
 		DroppedNotifications: 7, ParkedCalls: 1, Sessions: 2,
-		Pins: map[string]proxy.PinCounts{"notes": {Drift: 3, Withheld: 2}},
+		Pins: map[string]observe.PinCounts{"notes": {Drift: 3, Withheld: 2}},
 	}
-	if err := m.WatchStatus(func() proxy.Status { return st }); err != nil {
+	if err := m.WatchStatus(func() observe.Status { return st }); err != nil {
 		t.Fatal(err)
 	}
 	fams := scrape(t, m)

@@ -4,11 +4,10 @@ import (
 	"context"
 	"errors"
 
+	"github.com/mcptrunk/mcptrunk/internal/rawjson"
+	"github.com/mcptrunk/mcptrunk/proxy/observe"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
-
-	"github.com/mcptrunk/mcptrunk/internal/rawjson"
-	"github.com/mcptrunk/mcptrunk/proxy"
 )
 
 // How a request ended: indexes into outcomes, the outcome label's values.
@@ -57,7 +56,7 @@ type labelSets struct {
 	outcome [len(outcomes)]metric.MeasurementOption
 }
 
-func (m *Metrics) labels(r proxy.Request) *labelSets {
+func (m *Metrics) labels(r observe.Request) *labelSets {
 	k := labelKey{server: m.servers.label(r.Server), method: m.methods.label(r.Method)}
 	if itemMethods[r.Method] {
 		k.item = m.items.label(r.Item)
@@ -77,10 +76,10 @@ func (m *Metrics) labels(r proxy.Request) *labelSets {
 // Begin counts a host request in flight; its end counts it by outcome,
 // with its duration and sizes (the params and the result as the host sent
 // and got them, without the JSON-RPC envelope).
-func (m *Metrics) Begin(ctx context.Context, r proxy.Request) (context.Context, func(proxy.Outcome)) {
+func (m *Metrics) Begin(ctx context.Context, r observe.Request) (context.Context, func(observe.Outcome)) {
 	s := m.labels(r)
 	m.inFlight.Add(ctx, 1, s.base)
-	return ctx, func(out proxy.Outcome) {
+	return ctx, func(out observe.Outcome) {
 		m.inFlight.Add(ctx, -1, s.base)
 		m.requests.Add(ctx, 1, s.outcome[outcomeOf(ctx, r.Method, out)])
 		m.duration.Record(ctx, out.Duration.Seconds(), s.base)
@@ -90,7 +89,7 @@ func (m *Metrics) Begin(ctx context.Context, r proxy.Request) (context.Context, 
 }
 
 // outcomeOf is the index in outcomes of how a request ended.
-func outcomeOf(ctx context.Context, method string, out proxy.Outcome) int {
+func outcomeOf(ctx context.Context, method string, out observe.Outcome) int {
 	switch {
 	case out.Err != nil && (ctx.Err() != nil || errors.Is(out.Err, context.Canceled)):
 		return outcomeCancelled

@@ -7,10 +7,9 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"github.com/mcptrunk/mcptrunk/proxy/observe"
 	colmetricpb "go.opentelemetry.io/proto/otlp/collector/metrics/v1"
 	"google.golang.org/protobuf/proto"
-
-	"github.com/mcptrunk/mcptrunk/proxy"
 )
 
 // With an OTLP endpoint in the environment the same instruments reach a
@@ -35,8 +34,8 @@ func TestOTLPExport(t *testing.T) {
 	if !m.OTLP() {
 		t.Fatal("OTLP export is off with an endpoint set")
 	}
-	_, end := m.Begin(context.Background(), proxy.Request{Method: "tools/call", Server: "notes", Item: "mcp__notes__echo"})
-	end(proxy.Outcome{Result: []byte(`{}`)})
+	_, end := m.Begin(context.Background(), observe.Request{Method: "tools/call", Server: "notes", Item: "mcp__notes__echo"})
+	end(observe.Outcome{Result: []byte(`{}`)})
 	if err := m.Shutdown(t.Context()); err != nil {
 		t.Fatal(err)
 	}

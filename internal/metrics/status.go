@@ -4,11 +4,10 @@ import (
 	"context"
 	"errors"
 
+	"github.com/mcptrunk/mcptrunk/proxy/observe"
+	"github.com/mcptrunk/mcptrunk/upstream"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
-
-	"github.com/mcptrunk/mcptrunk/proxy"
-	"github.com/mcptrunk/mcptrunk/upstream"
 )
 
 // states are every state a server can be in: the state gauge reports each
@@ -55,7 +54,7 @@ func (m *Metrics) statusInstruments() error {
 // WatchStatus reports status, read at each collection, as the server and
 // trunk gauges. A trunk is made after its observers, so the status comes
 // in after New.
-func (m *Metrics) WatchStatus(status func() proxy.Status) error {
+func (m *Metrics) WatchStatus(status func() observe.Status) error {
 	g := &m.gauges
 	reg, err := m.meter.RegisterCallback(func(_ context.Context, o metric.Observer) error {
 		st := status()

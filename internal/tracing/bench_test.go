@@ -5,11 +5,10 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/mcptrunk/mcptrunk/proxy/observe"
+	"github.com/mcptrunk/mcptrunk/upstream"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
-
-	"github.com/mcptrunk/mcptrunk/proxy"
-	"github.com/mcptrunk/mcptrunk/upstream"
 )
 
 // BenchmarkObserver is the tracing work of one host tools/call with one
@@ -21,7 +20,7 @@ func BenchmarkObserver(b *testing.B) {
 	provider := sdktrace.NewTracerProvider(sdktrace.WithBatcher(tracetest.NewNoopExporter()))
 	defer func() { _ = provider.Shutdown(context.Background()) }()
 	o := &observer{provider: provider, tracer: provider.Tracer("bench")}
-	r := proxy.Request{Method: "tools/call", Server: "notes", Item: "mcp__notes__echo", Revision: "2025-11-25", ID: json.RawMessage(`7`),
+	r := observe.Request{Method: "tools/call", Server: "notes", Item: "mcp__notes__echo", Revision: "2025-11-25", ID: json.RawMessage(`7`),
 		Params: json.RawMessage(`{"name":"mcp__notes__echo","arguments":{"text":"hi"}}`)}
 	up := upstream.OutgoingRequest{Server: "notes", Method: "tools/call", Params: json.RawMessage(`{"name":"echo","arguments":{"text":"hi"}}`), Revision: "2025-11-25", Transport: "stdio"}
 	result := json.RawMessage(`{"content":[{"type":"text","text":"hi"}]}`)
@@ -30,6 +29,6 @@ func BenchmarkObserver(b *testing.B) {
 		ctx, end := o.Begin(context.Background(), r)
 		_, uend := upstream.RequestObserverFrom(ctx)(ctx, up)
 		uend(result, nil)
-		end(proxy.Outcome{Result: result})
+		end(observe.Outcome{Result: result})
 	}
 }

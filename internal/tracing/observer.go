@@ -4,12 +4,11 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/mcptrunk/mcptrunk/proxy/observe"
+	"github.com/mcptrunk/mcptrunk/upstream"
 	"go.opentelemetry.io/otel/attribute"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 	"go.opentelemetry.io/otel/trace"
-
-	"github.com/mcptrunk/mcptrunk/proxy"
-	"github.com/mcptrunk/mcptrunk/upstream"
 )
 
 // observer starts a server span for each host request, a child of the
@@ -18,7 +17,7 @@ import (
 // sent upstream on its behalf.
 type observer Tracing
 
-func (o *observer) Begin(ctx context.Context, r proxy.Request) (context.Context, func(proxy.Outcome)) {
+func (o *observer) Begin(ctx context.Context, r observe.Request) (context.Context, func(observe.Outcome)) {
 	ctx = o.prop.Extract(ctx, metaReader{r.Params})
 	target, attrs := requestAttrs(r.Method, r.Item, r.Revision)
 	if t := networkTransport(string(r.Transport)); t.Valid() {
@@ -36,7 +35,7 @@ func (o *observer) Begin(ctx context.Context, r proxy.Request) (context.Context,
 	ctx, span := o.tracer.Start(ctx, spanName(r.Method, target),
 		trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
 	ctx = upstream.WithRequestObserver(ctx, o.upstreamRequest)
-	return ctx, func(out proxy.Outcome) {
+	return ctx, func(out observe.Outcome) {
 		if out.Continues != nil {
 			// A retry of a parked call: its upstream call's span is in
 			// the first round's trace.

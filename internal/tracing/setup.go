@@ -8,6 +8,8 @@ import (
 	"os"
 	"strings"
 
+	"github.com/mcptrunk/mcptrunk/internal/logkey"
+	"github.com/mcptrunk/mcptrunk/proxy/observe"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
@@ -16,9 +18,6 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 	"go.opentelemetry.io/otel/trace"
-
-	"github.com/mcptrunk/mcptrunk/internal/logkey"
-	"github.com/mcptrunk/mcptrunk/proxy"
 )
 
 // Tracing is the trunk's tracer provider, set up from the environment.
@@ -95,9 +94,9 @@ func newExporter(ctx context.Context, getenv func(string) string) (sdktrace.Span
 	}
 }
 
-// Observer is the proxy.Observer that starts the span of each host
+// Observer is the observe.Observer that starts the span of each host
 // request.
-func (t *Tracing) Observer() proxy.Observer { return (*observer)(t) }
+func (t *Tracing) Observer() observe.Observer { return (*observer)(t) }
 
 // Shutdown exports the spans still buffered and stops the exporter; ctx
 // bounds how long that may take.

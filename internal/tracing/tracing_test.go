@@ -7,16 +7,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcptrunk/mcptrunk/internal/config"
+	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
+	"github.com/mcptrunk/mcptrunk/proxy/observe"
+	"github.com/mcptrunk/mcptrunk/upstream"
 	"go.opentelemetry.io/otel/codes"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/goleak"
-
-	"github.com/mcptrunk/mcptrunk/internal/config"
-	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
-	"github.com/mcptrunk/mcptrunk/proxy"
-	"github.com/mcptrunk/mcptrunk/upstream"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -66,7 +65,7 @@ func TestExporterProtocol(t *testing.T) {
 
 // recorded runs one host request, with one upstream request inside it,
 // through an observer whose spans a recorder keeps.
-func recorded(t *testing.T, r proxy.Request, out proxy.Outcome, upstreamErr error) (server, client sdktrace.ReadOnlySpan, meta json.RawMessage) {
+func recorded(t *testing.T, r observe.Request, out observe.Outcome, upstreamErr error) (server, client sdktrace.ReadOnlySpan, meta json.RawMessage) {
 	t.Helper()
 	rec := tracetest.NewSpanRecorder()
 	provider := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
@@ -108,9 +107,9 @@ func attr(s sdktrace.ReadOnlySpan, key string) string {
 
 func TestSpans(t *testing.T) {
 	host := `{"name":"mcp__notes__echo","_meta":{"traceparent":"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}}`
-	r := proxy.Request{Method: "tools/call", Server: "notes", Item: "mcp__notes__echo", Revision: "2025-11-25", ID: json.RawMessage(`7`), Params: json.RawMessage(host)}
+	r := observe.Request{Method: "tools/call", Server: "notes", Item: "mcp__notes__echo", Revision: "2025-11-25", ID: json.RawMessage(`7`), Params: json.RawMessage(host)}
 
-	server, client, meta := recorded(t, r, proxy.Outcome{Result: json.RawMessage(`{"content":[]}`)}, nil)
+	server, client, meta := recorded(t, r, observe.Outcome{Result: json.RawMessage(`{"content":[]}`)}, nil)
 	if server.Name() != "tools/call mcp__notes__echo" || client.Name() != "tools/call echo" {
 		t.Errorf("names %q, %q", server.Name(), client.Name())
 	}
@@ -132,7 +131,7 @@ func TestSpans(t *testing.T) {
 	// A request of a session, with a string id.
 	inSession := r
 	inSession.ID, inSession.Session, inSession.Transport = json.RawMessage(`"req-\u0031"`), "f00d", config.TransportHTTP
-	server, _, _ = recorded(t, inSession, proxy.Outcome{Result: json.RawMessage(`{"content":[]}`)}, nil)
+	server, _, _ = recorded(t, inSession, observe.Outcome{Result: json.RawMessage(`{"content":[]}`)}, nil)
 	if attr(server, "jsonrpc.request.id") != "req-1" || attr(server, "mcp.session.id") != "f00d" || attr(server, "network.transport") != "tcp" {
 		t.Errorf("a session's request: %v", server.Attributes())
 	}
@@ -142,18 +141,18 @@ func TestSpans(t *testing.T) {
 	}
 	// The retry of a parked call links to the call's first round.
 	first := trace.NewSpanContext(trace.SpanContextConfig{TraceID: trace.TraceID{1}, SpanID: trace.SpanID{2}, TraceFlags: trace.FlagsSampled})
-	server, _, _ = recorded(t, r, proxy.Outcome{Result: json.RawMessage(`{"content":[]}`), Continues: trace.ContextWithSpanContext(context.Background(), first)}, nil)
+	server, _, _ = recorded(t, r, observe.Outcome{Result: json.RawMessage(`{"content":[]}`), Continues: trace.ContextWithSpanContext(context.Background(), first)}, nil)
 	if links := server.Links(); len(links) != 1 || links[0].SpanContext.TraceID() != first.TraceID() || links[0].SpanContext.SpanID() != first.SpanID() {
 		t.Errorf("the retry's links %v, want one to %v", links, first)
 	}
 	// A tool's own failure.
-	server, _, _ = recorded(t, r, proxy.Outcome{Result: json.RawMessage(`{"content":[],"isError":true}`)}, nil)
+	server, _, _ = recorded(t, r, observe.Outcome{Result: json.RawMessage(`{"content":[],"isError":true}`)}, nil)
 	if server.Status().Code != codes.Error || attr(server, "error.type") != "tool_error" {
 		t.Errorf("isError: %v %v", server.Status(), server.Attributes())
 	}
 	// Invalid params: the caller's mistake to the server span, an error to the client's.
 	invalid := &jsonrpc.Error{Code: -32602, Message: "unknown tool"}
-	server, client, _ = recorded(t, r, proxy.Outcome{Err: invalid}, invalid)
+	server, client, _ = recorded(t, r, observe.Outcome{Err: invalid}, invalid)
 	if server.Status().Code != codes.Unset || attr(server, "rpc.response.status_code") != "-32602" || attr(server, "error.type") != "" {
 		t.Errorf("server span of -32602: %v %v", server.Status(), server.Attributes())
 	}
@@ -161,7 +160,7 @@ func TestSpans(t *testing.T) {
 		t.Errorf("client span of -32602: %v %v", client.Status(), client.Attributes())
 	}
 	// Cancelled.
-	server, _, _ = recorded(t, r, proxy.Outcome{Err: context.Canceled}, errors.Join(context.Canceled))
+	server, _, _ = recorded(t, r, observe.Outcome{Err: context.Canceled}, errors.Join(context.Canceled))
 	if attr(server, "error.type") != "cancelled" {
 		t.Errorf("cancelled: %v", server.Attributes())
 	}

@@ -1,4 +1,8 @@
-package proxy
+// Package observe is the seam every host request passes: the Observer
+// types that audit logs, metrics and traces implement, and the status
+// snapshot a metrics collector reads. It is a leaf so that those packages
+// need not import the trunk to hang on it.
+package observe
 
 import (
 	"context"
@@ -6,8 +10,6 @@ import (
 	"time"
 
 	"github.com/mcptrunk/mcptrunk/internal/config"
-	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
-	"github.com/mcptrunk/mcptrunk/internal/rawjson"
 )
 
 // Observer is told about every request the trunk answers for its host: the
@@ -70,27 +72,12 @@ type Outcome struct {
 	Duration  time.Duration
 }
 
-// outcomeNoteKey is the ctx key of the outcomeNote of a request observed.
-type outcomeNoteKey struct{}
+// Observers fans one Begin out to several observers, ending them in
+// reverse order.
+type Observers []Observer
 
-// outcomeNote is what handling a request adds to its Outcome beyond the
-// result: set on the request's goroutine, read when it ends.
-type outcomeNote struct {
-	continues context.Context
-}
-
-// noteContinues records, for an observed request, that it continues the
-// exchange whose first round was handled with first.
-func noteContinues(ctx, first context.Context) {
-	if n, ok := ctx.Value(outcomeNoteKey{}).(*outcomeNote); ok {
-		n.continues = first
-	}
-}
-
-// observers fans one Begin out to several observers.
-type observers []Observer
-
-func (os observers) Begin(ctx context.Context, r Request) (context.Context, func(Outcome)) {
+// Begin begins r with every observer.
+func (os Observers) Begin(ctx context.Context, r Request) (context.Context, func(Outcome)) {
 	if len(os) == 0 {
 		return ctx, func(Outcome) {}
 	}
@@ -103,53 +90,4 @@ func (os observers) Begin(ctx context.Context, r Request) (context.Context, func
 			ends[i](out)
 		}
 	}
-}
-
-// describe fills in what a request names: the exported name's or URI's
-// server, as the catalog routes it (a name that names no server still has
-// its item).
-func (t *Trunk) describe(method string, params json.RawMessage) (server, item string) {
-	switch method {
-	case "tools/call", "prompts/get":
-		item, _ = rawjson.StringField(params, "name")
-	case "resources/read", "resources/subscribe", "resources/unsubscribe":
-		item, _ = rawjson.StringField(params, "uri")
-	default:
-		return "", ""
-	}
-	cat := t.snapshot()
-	if cat.plain == nil {
-		// Every server is namespaced, or no catalog is built yet: the
-		// name says whose it is, in the scheme in force.
-		cat = &catalog{scheme: t.policy().scheme}
-	}
-	return cat.serverOf(method, item), item
-}
-
-// transport is how the session's host reached the trunk: every session
-// but the stdio host's is one of the HTTP downstream, and has an id or
-// carries one stateless request (SessionOptions).
-func (s *Server) transport() config.Transport {
-	if s.id != "" || s.perRequest {
-		return config.TransportHTTP
-	}
-	return config.TransportStdio
-}
-
-// observe runs handle, a request of session s, under the trunk's
-// observers; with none it is handle.
-func (s *Server) observe(ctx context.Context, method, revision, client string, params json.RawMessage, handle func(context.Context) (json.RawMessage, error)) (json.RawMessage, error) {
-	t := s.trunk
-	if len(t.observers) == 0 {
-		return handle(ctx)
-	}
-	server, item := t.describe(method, params)
-	r := Request{Method: method, Server: server, Item: item, Revision: revision, Client: client,
-		Transport: s.transport(), Session: s.id, ID: jsonrpc.RequestID(ctx), Params: params}
-	start := time.Now()
-	ctx, end := t.observers.Begin(ctx, r)
-	note := &outcomeNote{}
-	res, err := handle(context.WithValue(ctx, outcomeNoteKey{}, note))
-	end(Outcome{Result: res, Err: err, Forwarded: jsonrpc.FromPeer(err), Continues: note.continues, Duration: time.Since(start)})
-	return res, err
 }
