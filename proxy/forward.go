@@ -7,6 +7,8 @@ import (
 
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
 	"github.com/mcptrunk/mcptrunk/internal/rawjson"
+	"github.com/mcptrunk/mcptrunk/naming"
+	"github.com/mcptrunk/mcptrunk/proxy/catalog"
 )
 
 // forwardNotification passes an upstream's notification to the hosts it
@@ -75,7 +77,7 @@ func (t *Trunk) notifyFailed(server, method string, err error) {
 	case errors.As(err, &tooLarge):
 		t.dropped.Add(1)
 		t.logger.Warn("dropped a notification larger than the host reads", "server", server, "method", method,
-			"bytes", tooLarge.Size, "limit", tooLarge.Limit, "setting", limitSetting)
+			"bytes", tooLarge.Size, "limit", tooLarge.Limit, "setting", catalog.LimitSetting)
 		return
 	case errors.Is(err, errOutboxFull):
 		// A flood while the host is slow: say so now and then, not once
@@ -120,4 +122,34 @@ func (t *Trunk) askSession(ctx context.Context, s *Server, server, method string
 	params, release := s.routeProgress(server, params)
 	defer release()
 	return s.Call(ctx, method, params)
+}
+
+// exportNotification rewrites what an upstream's notification names it by:
+// a log message's logger becomes the server (or server/logger), an updated
+// resource's URI its namespaced form. An unprefixed server's pass as they
+// are: its URIs are the host's already, and the host knows its logger.
+func (t *Trunk) exportNotification(server, method string, params json.RawMessage) json.RawMessage {
+	switch method {
+	case "notifications/message":
+		if t.snapshot().Unprefixed(server) {
+			return params
+		}
+		logger := server
+		if inner, _ := rawjson.StringField(params, "logger"); inner != "" {
+			logger = server + "/" + inner
+		}
+		if p, err := rawjson.ReplaceString(params, "logger", logger); err == nil {
+			return p
+		}
+	case "notifications/resources/updated":
+		if t.snapshot().Unprefixed(server) {
+			return params
+		}
+		if uri, _ := rawjson.StringField(params, "uri"); uri != "" {
+			if p, err := rawjson.ReplaceString(params, "uri", naming.ResourceURI(server, uri)); err == nil {
+				return p
+			}
+		}
+	}
+	return params
 }

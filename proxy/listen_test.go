@@ -4,9 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"go.uber.org/goleak"
-
 	"github.com/mcptrunk/mcptrunk/internal/config"
+	"go.uber.org/goleak"
 )
 
 // TestListenRoutesAndEnds: over the host's stdio, a listen is acknowledged

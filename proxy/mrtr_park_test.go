@@ -7,10 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
-
 	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/mcptrunk/mcptrunk/internal/testkit"
+	"go.uber.org/goleak"
 )
 
 // TestParkedExchangesLeaveNothing: a stateless host's calls to a legacy

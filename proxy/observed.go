@@ -8,6 +8,7 @@ import (
 	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
 	"github.com/mcptrunk/mcptrunk/internal/rawjson"
+	"github.com/mcptrunk/mcptrunk/proxy/catalog"
 	"github.com/mcptrunk/mcptrunk/proxy/observe"
 )
 
@@ -41,12 +42,12 @@ func (t *Trunk) describe(method string, params json.RawMessage) (server, item st
 		return "", ""
 	}
 	cat := t.snapshot()
-	if cat.plain == nil {
+	if !cat.HasUnprefixed() {
 		// Every server is namespaced, or no catalog is built yet: the
 		// name says whose it is, in the scheme in force.
-		cat = &catalog{scheme: t.policy().scheme}
+		cat = &catalog.Catalog{Scheme: t.policy().Scheme}
 	}
-	return cat.serverOf(method, item), item
+	return cat.ServerOf(method, item), item
 }
 
 // transport is how the session's host reached the trunk: every session

@@ -10,6 +10,7 @@ import (
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
 	"github.com/mcptrunk/mcptrunk/internal/rawjson"
 	"github.com/mcptrunk/mcptrunk/naming"
+	"github.com/mcptrunk/mcptrunk/proxy/catalog"
 	"github.com/mcptrunk/mcptrunk/upstream"
 )
 
@@ -40,19 +41,19 @@ var (
 )
 
 // ownTools are the trunk's tools under pol.
-func ownTools(pol policy) []ownTool {
+func ownTools(pol catalog.Policy) []ownTool {
 	tools := []ownTool{statusTool, waitTool}
-	if pol.resourceTools {
+	if pol.ResourceTools {
 		tools = append(tools, listResourcesTool, readResourceTool)
 	}
-	if pol.toolSearch {
+	if pol.ToolSearch {
 		tools = append(tools, searchTool, callTool)
 	}
 	return tools
 }
 
 // ownEntries are the trunk's own tools and resources, in catalog form.
-func ownEntries(pol policy) (tools, resources []entry) {
+func ownEntries(pol catalog.Policy) (tools, resources []catalog.Entry) {
 	own := ownTools(pol)
 	raws := make([]string, len(own))
 	for i, o := range own {
@@ -61,18 +62,18 @@ func ownEntries(pol policy) (tools, resources []entry) {
 	// The trunk's names keep to the budget like every other name (a long
 	// trunk.prefix can push them over it); a budget that leaves too little
 	// room for any item gets them in their plain form.
-	names, err := pol.scheme.Assign(naming.TrunkServer, raws, pol.maxLen)
+	names, err := pol.Scheme.Assign(naming.TrunkServer, raws, pol.MaxLen)
 	for _, o := range own {
-		name := pol.scheme.Name(naming.TrunkServer, o.name)
+		name := pol.Scheme.Name(naming.TrunkServer, o.name)
 		if err == nil {
 			name = names[o.name]
 		}
 		nameJSON, _ := json.Marshal(name)
-		tools = append(tools, entry{exported: name, server: naming.TrunkServer, raw: o.name,
-			item: json.RawMessage(`{"name":` + string(nameJSON) + `,` + o.def + `}`)})
+		tools = append(tools, catalog.Entry{Exported: name, Server: naming.TrunkServer, Raw: o.name,
+			Item: json.RawMessage(`{"name":` + string(nameJSON) + `,` + o.def + `}`)})
 	}
-	resources = []entry{
-		{exported: statusURI, server: naming.TrunkServer, raw: "status", item: json.RawMessage(`{"uri":"` + statusURI + `",` +
+	resources = []catalog.Entry{
+		{Exported: statusURI, Server: naming.TrunkServer, Raw: "status", Item: json.RawMessage(`{"uri":"` + statusURI + `",` +
 			`"name":"status","title":"mcptrunk status","mimeType":"application/json",` +
 			`"description":"Every MCP server behind mcptrunk with its state, counts and call statistics."}`)},
 	}
@@ -132,18 +133,18 @@ type statusReport struct {
 	MaxMessageBytes      int   `json:"maxMessageBytes"`
 	DroppedNotifications int64 `json:"droppedNotifications"`
 	// Pinning is trunk.pin at work: drift, withheld items and findings.
-	Pinning *pinReport `json:"pinning"`
+	Pinning *catalog.PinReport `json:"pinning"`
 	// ParkedCalls counts a stateless host's calls to legacy upstreams that
 	// wait between rounds of input (see mrtr_park.go).
 	ParkedCalls int `json:"parkedCalls"`
 	// Conflicts are items withheld because another server exports the
 	// same name or URI (servers with "namespace": false, unprefixed.go).
-	Conflicts []conflict `json:"conflicts,omitempty"`
+	Conflicts []catalog.Conflict `json:"conflicts,omitempty"`
 }
 
 func (t *Trunk) statusReport() statusReport {
-	r := statusReport{Servers: []upstream.Status{}, MaxMessageBytes: t.cfg.Load().Trunk.MaxMessageBytes, DroppedNotifications: t.dropped.Load(), Pinning: t.pins.Load().report(), ParkedCalls: t.parked.count(),
-		Conflicts: t.snapshot().conflicts}
+	r := statusReport{Servers: []upstream.Status{}, MaxMessageBytes: t.cfg.Load().Trunk.MaxMessageBytes, DroppedNotifications: t.dropped.Load(), Pinning: t.pins.Load().Report(), ParkedCalls: t.parked.count(),
+		Conflicts: t.snapshot().Conflicts}
 	for _, c := range t.clients() {
 		r.Servers = append(r.Servers, c.Status())
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/mcptrunk/mcptrunk/naming"
+	"github.com/mcptrunk/mcptrunk/proxy/catalog"
 )
 
 // Reload applies a new config to a running trunk: servers that are gone are
@@ -21,11 +22,11 @@ func (t *Trunk) Reload(ctx context.Context, cfg *config.Config) error {
 	defer t.reloadMu.Unlock()
 	old := t.cfg.Swap(cfg)
 	if old.Trunk.Pin != cfg.Trunk.Pin || old.Trunk.LockFile != cfg.Trunk.LockFile {
-		t.pins.Store(newPinner(cfg.Trunk, t.record, t.logger))
+		t.pins.Store(catalog.NewPinner(cfg.Trunk, t.record, t.logger))
 		t.serverChanged("")
 	}
 	for _, s := range t.hosts.all() {
-		s.conn.SetMaxMessageBytes(cfg.Trunk.MaxMessageBytes, limitSetting)
+		s.conn.SetMaxMessageBytes(cfg.Trunk.MaxMessageBytes, catalog.LimitSetting)
 	}
 	select {
 	case <-t.started:

@@ -12,6 +12,7 @@ import (
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
 	"github.com/mcptrunk/mcptrunk/internal/rawjson"
 	"github.com/mcptrunk/mcptrunk/naming"
+	"github.com/mcptrunk/mcptrunk/proxy/catalog"
 )
 
 // Resource tools, for hosts that handle tools but not resources
@@ -52,12 +53,12 @@ func (t *Trunk) runListResources(ctx context.Context, args json.RawMessage) (jso
 		Unavailable []string `json:"unavailable,omitempty"`
 	}{Resources: []listedResource{}, Templates: []listedResource{}}
 	for _, pair := range []struct {
-		l   list
+		l   catalog.List
 		dst *[]listedResource
-	}{{listResources, &out.Resources}, {listTemplates, &out.Templates}} {
-		for _, e := range cat.lists[pair.l] {
-			if e.server != naming.TrunkServer && (server == "" || e.server == server) {
-				*pair.dst = append(*pair.dst, listedResource{Server: e.server, Resource: e.item})
+	}{{catalog.ListResources, &out.Resources}, {catalog.ListTemplates, &out.Templates}} {
+		for _, e := range cat.Lists[pair.l] {
+			if e.Server != naming.TrunkServer && (server == "" || e.Server == server) {
+				*pair.dst = append(*pair.dst, listedResource{Server: e.Server, Resource: e.Item})
 			}
 		}
 	}
@@ -75,7 +76,7 @@ func (t *Trunk) runReadResource(ctx context.Context, args json.RawMessage) (json
 	if uri == "" {
 		return toolError("read_resource: the uri argument is required")
 	}
-	if _, _, ok := naming.SplitResourceURI(uri); !ok && server != "" && !t.snapshot().unprefixed(server) {
+	if _, _, ok := naming.SplitResourceURI(uri); !ok && server != "" && !t.snapshot().Unprefixed(server) {
 		uri = naming.ResourceURI(server, uri)
 	}
 	params, _ := json.Marshal(map[string]string{"uri": uri})

@@ -9,6 +9,7 @@ import (
 	"github.com/mcptrunk/mcptrunk/internal/pin"
 	"github.com/mcptrunk/mcptrunk/internal/rawjson"
 	"github.com/mcptrunk/mcptrunk/naming"
+	"github.com/mcptrunk/mcptrunk/proxy/catalog"
 	"github.com/mcptrunk/mcptrunk/upstream"
 )
 
@@ -18,13 +19,13 @@ import (
 func (t *Trunk) Handle(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	switch method {
 	case "tools/list":
-		return t.list(ctx, listTools, params)
+		return t.list(ctx, catalog.ListTools, params)
 	case "prompts/list":
-		return t.list(ctx, listPrompts, params)
+		return t.list(ctx, catalog.ListPrompts, params)
 	case "resources/list":
-		return t.list(ctx, listResources, params)
+		return t.list(ctx, catalog.ListResources, params)
 	case "resources/templates/list":
-		return t.list(ctx, listTemplates, params)
+		return t.list(ctx, catalog.ListTemplates, params)
 	case "tools/call":
 		return t.bounded(method, params)(t.routeNamed(ctx, method, params, "tool"))
 	case "prompts/get":
@@ -43,21 +44,21 @@ func (t *Trunk) Handle(ctx context.Context, method string, params json.RawMessag
 	return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method %q is not supported by mcptrunk", method)
 }
 
-func (t *Trunk) list(ctx context.Context, l list, params json.RawMessage) (json.RawMessage, error) {
+func (t *Trunk) list(ctx context.Context, l catalog.List, params json.RawMessage) (json.RawMessage, error) {
 	t.waitSettled(ctx)
 	var cursor string
 	if len(params) > 0 {
 		var err error
 		if cursor, err = rawjson.StringField(params, "cursor"); err != nil {
-			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s: %v", listSpecs[l].method, err)
+			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s: %v", catalog.Specs[l].Method, err)
 		}
 	}
 	cat := t.snapshot()
 	t.served(l, cat)
 	if cursor == "" {
-		return cat.firstPage(l, t.pageSize)
+		return cat.FirstPage(l, t.pageSize)
 	}
-	return cat.page(l, cursor, t.pageSize)
+	return cat.Page(l, cursor, t.pageSize)
 }
 
 // routeNamed routes tools/call and prompts/get: the catalog finds the
@@ -74,13 +75,13 @@ func (t *Trunk) routeNamed(ctx context.Context, method string, params json.RawMe
 	}
 	t.waitSettled(ctx)
 	cat := t.snapshot()
-	l, routes := listTools, cat.tools
+	l, routes := catalog.ListTools, cat.Tools
 	if kind == "prompt" {
-		l, routes = listPrompts, cat.prompts
+		l, routes = catalog.ListPrompts, cat.Prompts
 	}
-	server, ok := cat.nameOwner(l, name)
+	server, ok := cat.NameOwner(l, name)
 	if !ok {
-		return nil, cat.unknownName(kind, name)
+		return nil, cat.UnknownName(kind, name)
 	}
 	raw, known := routes[server][name]
 	if server == naming.TrunkServer && kind == "tool" && known {
@@ -95,9 +96,9 @@ func (t *Trunk) routeNamed(ctx context.Context, method string, params json.RawMe
 		// be gone, or another now.
 		wasKnown := known
 		cat = t.snapshot()
-		routes = cat.tools
+		routes = cat.Tools
 		if kind == "prompt" {
-			routes = cat.prompts
+			routes = cat.Prompts
 		}
 		raw, known = routes[server][name]
 		if wasKnown && !known {
@@ -105,7 +106,7 @@ func (t *Trunk) routeNamed(ctx context.Context, method string, params json.RawMe
 		}
 	}
 	if !known {
-		if why, ok := cat.withheldWhy(server, kind, name); ok {
+		if why, ok := cat.WithheldWhy(server, kind, name); ok {
 			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s", why)
 		}
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "unknown %s %q: server %q exports no such %s (see its tools filter and trunk.readOnly)", kind, name, server, kind)
@@ -119,12 +120,12 @@ func (t *Trunk) routeNamed(ctx context.Context, method string, params json.RawMe
 		return nil, err
 	}
 	switch {
-	case cat.unprefixed(server):
+	case cat.Unprefixed(server):
 		return res, nil
 	case kind == "prompt":
-		return namespacePromptResult(server, res), nil
+		return catalog.NamespacePromptResult(server, res), nil
 	}
-	return namespaceToolResult(server, res), nil
+	return catalog.NamespaceToolResult(server, res), nil
 }
 
 // owner finds the server an exported name points at, with an error naming
@@ -173,7 +174,7 @@ func (t *Trunk) routeResource(ctx context.Context, method string, params json.Ra
 	}
 	t.waitSettled(ctx)
 	cat := t.snapshot()
-	server, raw, err := cat.uriOwner(uri)
+	server, raw, err := cat.URIOwner(uri)
 	if err != nil {
 		return nil, err
 	}
@@ -181,10 +182,10 @@ func (t *Trunk) routeResource(ctx context.Context, method string, params json.Ra
 	if err != nil {
 		return nil, err
 	}
-	if why, ok := t.snapshot().withheld[server][pin.Resources][raw]; ok {
+	if why, ok := t.snapshot().Withheld[server][pin.Resources][raw]; ok {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s", why)
 	}
-	if !resourceAllowed(c.Spec().Resources, raw, c.Catalog().Templates) {
+	if !catalog.ResourceAllowed(c.Spec().Resources, raw, c.Catalog().Templates) {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "resource %q is not exported: server %q's resources filter excludes it", uri, server)
 	}
 	forward, err := rawjson.ReplaceString(params, "uri", raw)
@@ -206,10 +207,10 @@ func (t *Trunk) routeResource(ctx context.Context, method string, params json.Ra
 		t.session.subscribed(server, raw, method == "resources/subscribe", conn)
 		return res, nil
 	}
-	if cat.unprefixed(server) {
+	if cat.Unprefixed(server) {
 		return res, nil
 	}
-	return namespaceReadResult(server, res), nil
+	return catalog.NamespaceReadResult(server, res), nil
 }
 
 // routeCompletion routes completion/complete by its reference: a prompt's
@@ -230,9 +231,9 @@ func (t *Trunk) routeCompletion(ctx context.Context, params json.RawMessage) (js
 		name, _ := rawjson.StringField(ref, "name")
 		t.waitSettled(ctx)
 		cat := t.snapshot()
-		server, ok = cat.nameOwner(listPrompts, name)
+		server, ok = cat.NameOwner(catalog.ListPrompts, name)
 		if ok {
-			value, ok = cat.prompts[server][name]
+			value, ok = cat.Prompts[server][name]
 		}
 		if !ok {
 			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "completion/complete: unknown prompt %q", name)
@@ -242,7 +243,7 @@ func (t *Trunk) routeCompletion(ctx context.Context, params json.RawMessage) (js
 		uri, _ := rawjson.StringField(ref, "uri")
 		t.waitSettled(ctx)
 		var err error
-		if server, value, err = t.snapshot().refOwner(uri); err != nil {
+		if server, value, err = t.snapshot().RefOwner(uri); err != nil {
 			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "completion/complete: unknown resource %q", uri)
 		}
 		field = "uri"
@@ -313,7 +314,7 @@ func (t *Trunk) waitSettled(ctx context.Context) {
 func (t *Trunk) bounded(method string, params json.RawMessage) func(json.RawMessage, error) (json.RawMessage, error) {
 	return func(res json.RawMessage, err error) (json.RawMessage, error) {
 		limit := t.cfg.Load().Trunk.MaxMessageBytes
-		size := len(res) + responseOverhead
+		size := len(res) + catalog.ResponseOverhead
 		if err != nil || limit <= 0 || size <= limit {
 			return res, err
 		}
@@ -321,9 +322,9 @@ func (t *Trunk) bounded(method string, params json.RawMessage) func(json.RawMess
 		if what == "" {
 			what, _ = rawjson.StringField(params, "uri")
 		}
-		server := t.snapshot().serverOf(method, what)
+		server := t.snapshot().ServerOf(method, what)
 		msg := fmt.Sprintf("the result of %s %q from server %q is %d bytes, more than %s (%d), the most the host is known to read in one message; raise it in the config if the host reads more",
-			method, what, server, size, limitSetting, limit)
+			method, what, server, size, catalog.LimitSetting, limit)
 		t.logger.Warn("refusing an oversized result", "server", server, "method", method, "item", what, "bytes", size, "limit", limit)
 		if method == "tools/call" {
 			return toolError("%s", msg)

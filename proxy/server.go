@@ -14,6 +14,7 @@ import (
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
 	"github.com/mcptrunk/mcptrunk/internal/protocol"
 	"github.com/mcptrunk/mcptrunk/internal/rawjson"
+	"github.com/mcptrunk/mcptrunk/proxy/catalog"
 	"github.com/mcptrunk/mcptrunk/upstream"
 )
 
@@ -101,7 +102,7 @@ func (t *Trunk) Attach(in io.Reader, out io.Writer, opts *SessionOptions) *Serve
 		peer = "session"
 	}
 	s.conn = jsonrpc.NewConn(in, out, s, &jsonrpc.Options{Logger: s.logger.With("peer", peer), AnswerInvalid: true})
-	s.conn.SetMaxMessageBytes(t.cfg.Load().Trunk.MaxMessageBytes, limitSetting)
+	s.conn.SetMaxMessageBytes(t.cfg.Load().Trunk.MaxMessageBytes, catalog.LimitSetting)
 	s.stopOutbox = make(chan struct{})
 	s.out = newOutbox(s.conn, s.stopOutbox, func(method string, err error) { t.notifyFailed("", method, err) })
 	s.outboxDone.Go(s.out.run)

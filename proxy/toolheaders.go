@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"sort"
+
+	"github.com/mcptrunk/mcptrunk/proxy/catalog"
 )
 
 // ToolHeaderParams returns, for an exported tool, the arguments its input
@@ -12,9 +14,9 @@ import (
 // a tool that has none or is unknown. The HTTP downstream checks each
 // header against the body, as the revision requires of a server.
 func (t *Trunk) ToolHeaderParams(name string) map[string]string {
-	tools := t.snapshot().lists[listTools]
-	i := sort.Search(len(tools), func(i int) bool { return tools[i].exported >= name })
-	if i == len(tools) || tools[i].exported != name || !bytes.Contains(tools[i].item, []byte(`"x-mcp-header"`)) {
+	tools := t.snapshot().Lists[catalog.ListTools]
+	i := sort.Search(len(tools), func(i int) bool { return tools[i].Exported >= name })
+	if i == len(tools) || tools[i].Exported != name || !bytes.Contains(tools[i].Item, []byte(`"x-mcp-header"`)) {
 		return nil // the common case: nothing mirrored, nothing decoded
 	}
 	var tool struct {
@@ -24,7 +26,7 @@ func (t *Trunk) ToolHeaderParams(name string) map[string]string {
 			} `json:"properties"`
 		} `json:"inputSchema"`
 	}
-	if json.Unmarshal(tools[i].item, &tool) != nil {
+	if json.Unmarshal(tools[i].Item, &tool) != nil {
 		return nil
 	}
 	var out map[string]string

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/mcptrunk/mcptrunk/internal/protocol"
+	"github.com/mcptrunk/mcptrunk/proxy/catalog"
 	"github.com/mcptrunk/mcptrunk/proxy/observe"
 	"github.com/mcptrunk/mcptrunk/upstream"
 )
@@ -66,23 +67,23 @@ type Trunk struct {
 	workers   sync.WaitGroup // the StartAll and announcer goroutines
 
 	cfg atomic.Pointer[config.Config] // the config in force: first, then each reload
-	cat atomic.Pointer[catalog]
+	cat atomic.Pointer[catalog.Catalog]
 
 	reloadMu  sync.Mutex    // serialises Reload
 	rebuildMu sync.Mutex    // serialises catalog rebuilds
 	changes   atomic.Uint64 // counts server changes
 	built     atomic.Uint64 // the count the current catalog includes
 
-	reported sync.Map               // unmatched-pattern messages already logged
-	pins     atomic.Pointer[pinner] // pinning under the config in force
-	record   bool                   // Options.RecordPins
-	dropped  atomic.Int64           // notifications to the host dropped for its message limit
+	reported sync.Map                       // unmatched-pattern messages already logged
+	pins     atomic.Pointer[catalog.Pinner] // pinning under the config in force
+	record   bool                           // Options.RecordPins
+	dropped  atomic.Int64                   // notifications to the host dropped for its message limit
 
 	levelMu     sync.Mutex // serialises applySharedLevel
 	sharedLevel string     // the level the upstreams were last told in shared mode
 
 	announceMu sync.Mutex
-	seen       [listCount]*catalog // the catalog each list was last served or announced from
+	seen       [catalog.ListCount]*catalog.Catalog // the catalog each list was last served or announced from
 	closeOnce  sync.Once
 }
 
@@ -113,11 +114,11 @@ func New(cfg *config.Config, opts *Options) *Trunk {
 		started:  make(chan struct{}),
 	}
 	t.life, t.stopLife = context.WithCancel(context.Background())
-	t.cat.Store(&catalog{scheme: policyOf(cfg.Trunk).scheme}) // names split with the right prefix even before the first build
+	t.cat.Store(&catalog.Catalog{Scheme: catalog.PolicyOf(cfg.Trunk).Scheme}) // names split with the right prefix even before the first build
 	t.cfg.Store(cfg)
 	t.record = opts.RecordPins
 	t.observers = opts.Observers
-	t.pins.Store(newPinner(cfg.Trunk, t.record, logger))
+	t.pins.Store(catalog.NewPinner(cfg.Trunk, t.record, logger))
 	return t
 }
 
@@ -214,7 +215,7 @@ func (t *Trunk) serverChanged(string) {
 // snapshot returns a catalog that includes every server change made before
 // the call, rebuilding it first if needed. The common case, nothing changed,
 // takes no lock: the hot path of every routed request.
-func (t *Trunk) snapshot() *catalog {
+func (t *Trunk) snapshot() *catalog.Catalog {
 	want := t.changes.Load()
 	if t.built.Load() >= want {
 		return t.cat.Load()
@@ -232,13 +233,13 @@ func (t *Trunk) snapshot() *catalog {
 }
 
 // policy is the export policy of the config in force.
-func (t *Trunk) policy() policy { return policyOf(t.cfg.Load().Trunk) }
+func (t *Trunk) policy() catalog.Policy { return catalog.PolicyOf(t.cfg.Load().Trunk) }
 
 // build makes a catalog from the servers as they are now, and reports each
 // filter pattern that matches nothing once.
-func (t *Trunk) build() *catalog {
-	cat := buildCatalog(t.host.Clients(), t.policy(), t.pins.Load(), t.logger)
-	for _, msg := range cat.unmatched {
+func (t *Trunk) build() *catalog.Catalog {
+	cat := t.buildFrom(t.host.Clients(), t.policy(), t.pins.Load(), t.logger)
+	for _, msg := range cat.Unmatched {
 		if _, seen := t.reported.LoadOrStore(msg, true); !seen {
 			t.logger.Warn(msg)
 		}
@@ -270,12 +271,12 @@ func (t *Trunk) announce() {
 		cat := t.snapshot()
 		t.announceMu.Lock()
 		var methods []string
-		for l := list(0); l < listCount; l++ {
-			if t.seen[l] == nil || equalList(t.seen[l], cat, l) {
+		for l := catalog.List(0); l < catalog.ListCount; l++ {
+			if t.seen[l] == nil || catalog.EqualList(t.seen[l], cat, l) {
 				continue
 			}
 			t.seen[l] = cat
-			m := listSpecs[l].changed
+			m := catalog.Specs[l].Changed
 			if len(methods) == 0 || methods[len(methods)-1] != m {
 				methods = append(methods, m)
 			}
@@ -292,7 +293,7 @@ func (t *Trunk) announce() {
 }
 
 // served records that the host has seen list l as it is in cat.
-func (t *Trunk) served(l list, cat *catalog) {
+func (t *Trunk) served(l catalog.List, cat *catalog.Catalog) {
 	t.announceMu.Lock()
 	t.seen[l] = cat
 	t.announceMu.Unlock()
@@ -315,4 +316,25 @@ func (t *Trunk) Close(ctx context.Context) error {
 		t.workers.Wait()
 	})
 	return err
+}
+
+// lockPoll is how often a serving trunk looks at the lockfile.
+const lockPoll = time.Second
+
+// watchLock rebuilds the catalog when the lockfile changes: what a
+// "mcptrunk pin" run trusted reaches the host (with list_changed) without a
+// restart, and an edit that breaks the file takes effect in enforce mode.
+func (t *Trunk) watchLock() {
+	tick := time.NewTicker(lockPoll)
+	defer tick.Stop()
+	for {
+		select {
+		case <-t.stopped:
+			return
+		case <-tick.C:
+			if p := t.pins.Load(); !p.Off() && p.LockChanged() {
+				t.serverChanged("")
+			}
+		}
+	}
 }

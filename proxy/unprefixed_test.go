@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
+	"github.com/mcptrunk/mcptrunk/proxy/catalog"
 	"github.com/mcptrunk/mcptrunk/upstream/catalogcache"
 )
 
@@ -87,9 +88,9 @@ func sleeperItems(key, server string, keys []string) []json.RawMessage {
 
 // listed is list l as the host gets it: each item's key and its
 // description (which says which server's item it is).
-func listed(t *testing.T, tr *Trunk, l list) map[string]string {
+func listed(t *testing.T, tr *Trunk, l catalog.List) map[string]string {
 	t.Helper()
-	res, err := tr.Handle(context.Background(), listSpecs[l].method, nil)
+	res, err := tr.Handle(context.Background(), catalog.Specs[l].Method, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,10 +99,10 @@ func listed(t *testing.T, tr *Trunk, l list) map[string]string {
 		t.Fatal(err)
 	}
 	out := map[string]string{}
-	for _, it := range page[listSpecs[l].field] {
-		key := it[listSpecs[l].key].(string)
+	for _, it := range page[catalog.Specs[l].Field] {
+		key := it[catalog.Specs[l].Key].(string)
 		if _, dup := out[key]; dup {
-			t.Errorf("%s lists %q twice", listSpecs[l].method, key)
+			t.Errorf("%s lists %q twice", catalog.Specs[l].Method, key)
 		}
 		out[key], _ = it["description"].(string)
 	}
@@ -148,7 +149,7 @@ func TestUnprefixedCatalogAndRouting(t *testing.T) {
 			templates: []string{"alpha://item/{id}", "gamma://thing/{+path}", "alpha://{+path}"}},
 	})
 
-	tools := listed(t, tr, listTools)
+	tools := listed(t, tr, catalog.ListTools)
 	want := map[string]string{
 		"echo": "of alpha", "mcp__beta__shared": "of alpha", "only.alpha": "of alpha",
 		"mcp__beta__only_beta": "of beta", "gamma_tool": "of gamma",
@@ -164,22 +165,22 @@ func TestUnprefixedCatalogAndRouting(t *testing.T) {
 	if d := tools["mcp__trunk__status"]; strings.HasPrefix(d, "of ") {
 		t.Errorf("mcp__trunk__status is gamma's tool (%q), not the trunk's", d)
 	}
-	if p := listed(t, tr, listPrompts); len(p) != 2 || p["greet"] != "of alpha" || p["mcp__beta__greet"] != "of beta" {
+	if p := listed(t, tr, catalog.ListPrompts); len(p) != 2 || p["greet"] != "of alpha" || p["mcp__beta__greet"] != "of beta" {
 		t.Errorf("prompts/list: %v", p)
 	}
-	res := listed(t, tr, listResources)
+	res := listed(t, tr, catalog.ListResources)
 	for uri, owner := range map[string]string{"file:///a": "of alpha", "mcptrunk://beta/doc": "of alpha", "file:///g": "of gamma", "mcptrunk://beta/file:///b": "of beta"} {
 		if res[uri] != owner {
 			t.Errorf("resources/list: %q is %q, want the item %s", uri, res[uri], owner)
 		}
 	}
-	if tpl := listed(t, tr, listTemplates); len(tpl) != 3 || tpl["alpha://item/{id}"] != "of alpha" || tpl["gamma://thing/{+path}"] != "of gamma" || tpl["alpha://{+path}"] != "of gamma" {
+	if tpl := listed(t, tr, catalog.ListTemplates); len(tpl) != 3 || tpl["alpha://item/{id}"] != "of alpha" || tpl["gamma://thing/{+path}"] != "of gamma" || tpl["alpha://{+path}"] != "of gamma" {
 		t.Errorf("resources/templates/list: %v", tpl)
 	}
 
 	// The conflicts, in the status and in the trunk's log messages.
 	var got []string
-	for _, c := range tr.snapshot().conflicts {
+	for _, c := range tr.snapshot().Conflicts {
 		got = append(got, fmt.Sprintf("%s %s %s %s", c.Server, c.Kind, c.Name, c.Owner))
 	}
 	wantConflicts := []string{
@@ -195,14 +196,14 @@ func TestUnprefixedCatalogAndRouting(t *testing.T) {
 	if !slices.Equal(got, wantConflicts) {
 		t.Errorf("conflicts:\n  %s\nwant\n  %s", strings.Join(got, "\n  "), strings.Join(wantConflicts, "\n  "))
 	}
-	msgs := strings.Join(tr.snapshot().unmatched, "\n")
+	msgs := strings.Join(tr.snapshot().Unmatched, "\n")
 	for _, part := range []string{`server "gamma": tool "echo" is withheld: server "alpha" exports the same name`, `server "gamma": tool "mcp__trunk__status" is withheld: the name is one of mcptrunk's own`} {
 		if !strings.Contains(msgs, part) {
 			t.Errorf("the messages the trunk logs do not say %q:\n%s", part, msgs)
 		}
 	}
 	var status struct {
-		Conflicts []conflict `json:"conflicts"`
+		Conflicts []catalog.Conflict `json:"conflicts"`
 	}
 	if body, err := json.Marshal(tr.statusReport()); err != nil || json.Unmarshal(body, &status) != nil || len(status.Conflicts) != len(wantConflicts) {
 		t.Errorf("the status report has conflicts %v, want %d (%v)", status.Conflicts, len(wantConflicts), err)
@@ -260,10 +261,10 @@ func TestUnprefixedOnlyServer(t *testing.T) {
 		"remote": {unprefixed: true, tools: []string{"echo"}},
 		"local":  {tools: []string{"echo"}},
 	})
-	if tools := listed(t, tr, listTools); tools["echo"] != "of remote" || tools["mcp__local__echo"] != "of local" {
+	if tools := listed(t, tr, catalog.ListTools); tools["echo"] != "of remote" || tools["mcp__local__echo"] != "of local" {
 		t.Errorf("tools/list: %v", tools)
 	}
-	if c := tr.snapshot().conflicts; len(c) != 0 {
+	if c := tr.snapshot().Conflicts; len(c) != 0 {
 		t.Errorf("conflicts %v, want none: the namespaced echo has another name", c)
 	}
 	for _, tc := range []struct{ method, params, server string }{

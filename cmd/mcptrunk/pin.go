@@ -14,7 +14,7 @@ import (
 	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/mcptrunk/mcptrunk/internal/pin"
 	"github.com/mcptrunk/mcptrunk/naming"
-	"github.com/mcptrunk/mcptrunk/proxy"
+	"github.com/mcptrunk/mcptrunk/proxy/catalog"
 	"github.com/mcptrunk/mcptrunk/upstream"
 )
 
@@ -200,7 +200,7 @@ func connectAndSnapshot(ctx context.Context, cfg *config.Config, specs []config.
 		state, err := c.State()
 		r := pinned{id: id, state: state, err: err}
 		if state == upstream.StateReady {
-			now, err := pin.Snapshot(proxy.PinDefs(c.Catalog()))
+			now, err := pin.Snapshot(catalog.PinDefs(c.Catalog()))
 			if err != nil {
 				r.state, r.err = upstream.StateFailed, fmt.Errorf("a definition cannot be read: %w", err)
 			} else {

@@ -1,4 +1,4 @@
-package proxy
+package catalog
 
 import (
 	"bytes"
@@ -87,25 +87,25 @@ func TestExportNamed(t *testing.T) {
 			}
 			seen := map[string]bool{}
 			for i, e := range entries {
-				if e.raw != tt.raws[i] {
-					t.Errorf("entry %d is %q, want the upstream order (%q)", i, e.raw, tt.raws[i])
+				if e.Raw != tt.raws[i] {
+					t.Errorf("entry %d is %q, want the upstream order (%q)", i, e.Raw, tt.raws[i])
 				}
-				if e.exported != tt.want[e.raw] {
-					t.Errorf("%q exported as %q, want %q", e.raw, e.exported, tt.want[e.raw])
+				if e.Exported != tt.want[e.Raw] {
+					t.Errorf("%q exported as %q, want %q", e.Raw, e.Exported, tt.want[e.Raw])
 				}
-				if seen[e.exported] {
-					t.Errorf("%q exported twice", e.exported)
+				if seen[e.Exported] {
+					t.Errorf("%q exported twice", e.Exported)
 				}
-				seen[e.exported] = true
-				if len(e.exported) > 64 {
-					t.Errorf("%q is %d characters, over the budget", e.exported, len(e.exported))
+				seen[e.Exported] = true
+				if len(e.Exported) > 64 {
+					t.Errorf("%q is %d characters, over the budget", e.Exported, len(e.Exported))
 				}
-				if e.server != "files" {
-					t.Errorf("%q has server %q", e.raw, e.server)
+				if e.Server != "files" {
+					t.Errorf("%q has server %q", e.Raw, e.Server)
 				}
-				enc, _ := json.Marshal(e.exported)
-				if want := `{"name":` + string(enc) + `,"description":"d"}`; string(e.item) != want {
-					t.Errorf("item %s, want %s", e.item, want)
+				enc, _ := json.Marshal(e.Exported)
+				if want := `{"name":` + string(enc) + `,"description":"d"}`; string(e.Item) != want {
+					t.Errorf("item %s, want %s", e.Item, want)
 				}
 			}
 			// Routing back: split the exported name, then the server's map.
@@ -130,15 +130,15 @@ func TestExportNamedLongNameBudget(t *testing.T) {
 		t.Fatalf("exportNamed: %v, %v", entries, err)
 	}
 	e := entries[0]
-	if len(e.exported) != 64 {
-		t.Errorf("exported %q is %d characters, want exactly 64", e.exported, len(e.exported))
+	if len(e.Exported) != 64 {
+		t.Errorf("exported %q is %d characters, want exactly 64", e.Exported, len(e.Exported))
 	}
-	if got, _ := rawjson.StringField(e.item, "name"); got != e.exported {
-		t.Errorf("item name %q, want %q", got, e.exported)
+	if got, _ := rawjson.StringField(e.Item, "name"); got != e.Exported {
+		t.Errorf("item name %q, want %q", got, e.Exported)
 	}
 	// A bigger budget leaves the name alone.
 	entries, err = exportNamed(naming.Default, "srv", catItems("name", long), 200)
-	if err != nil || entries[0].exported != "mcp__srv__"+long {
+	if err != nil || entries[0].Exported != "mcp__srv__"+long {
 		t.Errorf("budget 200: %v, %v", entries, err)
 	}
 }
@@ -154,7 +154,7 @@ func TestExportNamedDuplicatesAndErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(entries) != 2 || string(entries[0].item) != `{"name":"mcp__s__t","description":"first"}` || string(entries[1].item) != `{"name":"mcp__s__u"}` {
+	if len(entries) != 2 || string(entries[0].Item) != `{"name":"mcp__s__t","description":"first"}` || string(entries[1].Item) != `{"name":"mcp__s__u"}` {
 		t.Errorf("duplicates: got %+v", entries)
 	}
 
@@ -170,13 +170,13 @@ func TestExportNamedDuplicatesAndErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := `{"name":"mcp__s__real","description":"d","name":"mcp__s__real"}`; string(entries[0].item) != want {
-		t.Errorf("duplicate name field: item %s, want %s", entries[0].item, want)
+	if want := `{"name":"mcp__s__real","description":"d","name":"mcp__s__real"}`; string(entries[0].Item) != want {
+		t.Errorf("duplicate name field: item %s, want %s", entries[0].Item, want)
 	}
 
 	// Items that are not objects are skipped (upstream never lets one through).
 	entries, err = exportNamed(naming.Default, "s", []upstream.Item{{Key: "x", Raw: json.RawMessage(`["x"]`)}, {Key: "y", Raw: json.RawMessage(`{"name":"y"}`)}}, 0)
-	if err != nil || len(entries) != 1 || entries[0].exported != "mcp__s__y" {
+	if err != nil || len(entries) != 1 || entries[0].Exported != "mcp__s__y" {
 		t.Errorf("non-object item: %+v, %v", entries, err)
 	}
 
@@ -206,11 +206,11 @@ func TestExportURIs(t *testing.T) {
 		{Key: "bad", Raw: json.RawMessage(`"bad"`)},
 	}
 	got := exportURIs("files", res, "uri", logger)
-	want := []entry{
-		{exported: "mcptrunk://files/file:///a.txt", server: "files", raw: "file:///a.txt",
-			item: json.RawMessage(`{"uri":"mcptrunk://files/file:///a.txt","name":"a","annotations":{"uri":"keep"}}`)},
-		{exported: "mcptrunk://files/demo://r?x=1&y=2", server: "files", raw: "demo://r?x=1&y=2",
-			item: json.RawMessage(`{"name":"r","uri":"mcptrunk://files/demo://r?x=1\u0026y=2"}`)},
+	want := []Entry{
+		{Exported: "mcptrunk://files/file:///a.txt", Server: "files", Raw: "file:///a.txt",
+			Item: json.RawMessage(`{"uri":"mcptrunk://files/file:///a.txt","name":"a","annotations":{"uri":"keep"}}`)},
+		{Exported: "mcptrunk://files/demo://r?x=1&y=2", Server: "files", Raw: "demo://r?x=1&y=2",
+			Item: json.RawMessage(`{"name":"r","uri":"mcptrunk://files/demo://r?x=1\u0026y=2"}`)},
 	}
 	catCompareEntries(t, got, want)
 	if !strings.Contains(logs.String(), "skipping a resource") || !strings.Contains(logs.String(), "bad") {
@@ -221,15 +221,15 @@ func TestExportURIs(t *testing.T) {
 		{Key: "demo://r/{id}", Raw: json.RawMessage("{\n \"uriTemplate\": \"demo://r/{id}\",\n \"name\": \"r\"\n}")},
 	}
 	got = exportURIs("files", tmpl, "uriTemplate", logger)
-	want = []entry{
-		{exported: "mcptrunk://files/demo://r/{id}", server: "files", raw: "demo://r/{id}",
-			item: json.RawMessage("{\n \"uriTemplate\": \"mcptrunk://files/demo://r/{id}\",\n \"name\": \"r\"\n}")},
+	want = []Entry{
+		{Exported: "mcptrunk://files/demo://r/{id}", Server: "files", Raw: "demo://r/{id}",
+			Item: json.RawMessage("{\n \"uriTemplate\": \"mcptrunk://files/demo://r/{id}\",\n \"name\": \"r\"\n}")},
 	}
 	catCompareEntries(t, got, want)
 	for _, e := range got {
-		server, uri, ok := naming.SplitResourceURI(e.exported)
-		if !ok || server != "files" || uri != e.raw {
-			t.Errorf("SplitResourceURI(%q) = %q, %q, %v", e.exported, server, uri, ok)
+		server, uri, ok := naming.SplitResourceURI(e.Exported)
+		if !ok || server != "files" || uri != e.Raw {
+			t.Errorf("SplitResourceURI(%q) = %q, %q, %v", e.Exported, server, uri, ok)
 		}
 	}
 
@@ -239,20 +239,20 @@ func TestExportURIs(t *testing.T) {
 		{Key: "x://1", Raw: json.RawMessage(`{"uri":"x://1"}`)},
 		{Key: "x://1", Raw: json.RawMessage(`{"uri":"x://1","name":"again"}`)},
 	}
-	if got := exportURIs("s", dup, "uri", logger); len(got) != 1 || string(got[0].item) != `{"uri":"mcptrunk://s/x://1"}` {
+	if got := exportURIs("s", dup, "uri", logger); len(got) != 1 || string(got[0].Item) != `{"uri":"mcptrunk://s/x://1"}` {
 		t.Errorf("duplicate URIs: got %d entries: %+v", len(got), got)
 	}
 }
 
-func catCompareEntries(t *testing.T, got, want []entry) {
+func catCompareEntries(t *testing.T, got, want []Entry) {
 	t.Helper()
 	if len(got) != len(want) {
 		t.Fatalf("got %d entries, want %d: %+v", len(got), len(want), got)
 	}
 	for i := range got {
 		g, w := got[i], want[i]
-		if g.exported != w.exported || g.server != w.server || g.raw != w.raw || string(g.item) != string(w.item) {
-			t.Errorf("entry %d:\n got %q %q %q %s\nwant %q %q %q %s", i, g.exported, g.server, g.raw, g.item, w.exported, w.server, w.raw, w.item)
+		if g.Exported != w.Exported || g.Server != w.Server || g.Raw != w.Raw || string(g.Item) != string(w.Item) {
+			t.Errorf("entry %d:\n got %q %q %q %s\nwant %q %q %q %s", i, g.Exported, g.Server, g.Raw, g.Item, w.Exported, w.Server, w.Raw, w.Item)
 		}
 	}
 }
@@ -268,22 +268,22 @@ func TestExportNamedScheme(t *testing.T) {
 		}
 		r := routes(entries)
 		for _, e := range entries {
-			if !strings.HasPrefix(e.exported, scheme.Prefix+"files__") || len(e.exported) > 64 {
-				t.Errorf("prefix %q: %q", scheme.Prefix, e.exported)
+			if !strings.HasPrefix(e.Exported, scheme.Prefix+"files__") || len(e.Exported) > 64 {
+				t.Errorf("prefix %q: %q", scheme.Prefix, e.Exported)
 			}
-			server, _, ok := scheme.Split(e.exported)
-			if !ok || server != "files" || r[e.exported] != e.raw {
-				t.Errorf("prefix %q: %q splits to %q, %v and routes to %q, want %q", scheme.Prefix, e.exported, server, ok, r[e.exported], e.raw)
+			server, _, ok := scheme.Split(e.Exported)
+			if !ok || server != "files" || r[e.Exported] != e.Raw {
+				t.Errorf("prefix %q: %q splits to %q, %v and routes to %q, want %q", scheme.Prefix, e.Exported, server, ok, r[e.Exported], e.Raw)
 			}
-			if got, _ := rawjson.StringField(e.item, "name"); got != e.exported {
-				t.Errorf("prefix %q: item name %q, want %q", scheme.Prefix, got, e.exported)
+			if got, _ := rawjson.StringField(e.Item, "name"); got != e.Exported {
+				t.Errorf("prefix %q: item name %q, want %q", scheme.Prefix, got, e.Exported)
 			}
 		}
-		if want := scheme.Prefix + "files__read"; entries[0].exported != want {
-			t.Errorf("prefix %q: %q, want %q", scheme.Prefix, entries[0].exported, want)
+		if want := scheme.Prefix + "files__read"; entries[0].Exported != want {
+			t.Errorf("prefix %q: %q, want %q", scheme.Prefix, entries[0].Exported, want)
 		}
-		if len(entries[2].exported) != 64 {
-			t.Errorf("prefix %q: long name %q is not cut to exactly 64", scheme.Prefix, entries[2].exported)
+		if len(entries[2].Exported) != 64 {
+			t.Errorf("prefix %q: long name %q is not cut to exactly 64", scheme.Prefix, entries[2].Exported)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package proxy
+package catalog
 
 import (
 	"encoding/json"
@@ -12,19 +12,19 @@ import (
 	"github.com/mcptrunk/mcptrunk/internal/rawjson"
 )
 
-var catLists = []list{listTools, listPrompts, listResources, listTemplates}
+var catLists = []List{ListTools, ListPrompts, ListResources, ListTemplates}
 
 // catWith returns a catalog whose list l holds one entry per name (in any
 // order; catalogs keep their lists sorted), each item being
 // {"<key>":"<name>","n":<i>} with the list's identifying key.
-func catWith(l list, names ...string) *catalog {
+func catWith(l List, names ...string) *Catalog {
 	sorted := slices.Clone(names)
 	slices.Sort(sorted)
-	var cat catalog
+	var cat Catalog
 	for i, n := range sorted {
 		enc, _ := json.Marshal(n)
-		item := fmt.Sprintf(`{%q:%s,"n":%d}`, listSpecs[l].key, enc, i)
-		cat.lists[l] = append(cat.lists[l], entry{exported: n, server: "s", raw: n, item: json.RawMessage(item)})
+		item := fmt.Sprintf(`{%q:%s,"n":%d}`, Specs[l].Key, enc, i)
+		cat.Lists[l] = append(cat.Lists[l], Entry{Exported: n, Server: "s", Raw: n, Item: json.RawMessage(item)})
 	}
 	return &cat
 }
@@ -38,7 +38,7 @@ type catPage struct {
 }
 
 // catDecode checks that raw is a well-formed page of list l and decodes it.
-func catDecode(t *testing.T, l list, raw json.RawMessage) catPage {
+func catDecode(t *testing.T, l List, raw json.RawMessage) catPage {
 	t.Helper()
 	if !json.Valid(raw) {
 		t.Fatalf("page is not valid JSON: %s", raw)
@@ -47,7 +47,7 @@ func catDecode(t *testing.T, l list, raw json.RawMessage) catPage {
 	if err := json.Unmarshal(raw, &fields); err != nil {
 		t.Fatalf("page is not an object: %s", raw)
 	}
-	field := listSpecs[l].field
+	field := Specs[l].Field
 	for k := range fields {
 		if k != field && k != "nextCursor" {
 			t.Fatalf("page has unexpected field %q: %s", k, raw)
@@ -63,9 +63,9 @@ func catDecode(t *testing.T, l list, raw json.RawMessage) catPage {
 	}
 	var p catPage
 	for _, it := range items {
-		k, ok := it[listSpecs[l].key].(string)
+		k, ok := it[Specs[l].Key].(string)
 		if !ok {
-			t.Fatalf("item without %q: %v", listSpecs[l].key, it)
+			t.Fatalf("item without %q: %v", Specs[l].Key, it)
 		}
 		p.keys = append(p.keys, k)
 	}
@@ -80,7 +80,7 @@ func catDecode(t *testing.T, l list, raw json.RawMessage) catPage {
 
 // catWalk follows cursors from the first page to the last, asking current
 // for the catalog before each page, and returns what each page held.
-func catWalk(t *testing.T, l list, size int, current func(page int) *catalog) [][]string {
+func catWalk(t *testing.T, l List, size int, current func(page int) *Catalog) [][]string {
 	t.Helper()
 	var pages [][]string
 	cursor := ""
@@ -88,7 +88,7 @@ func catWalk(t *testing.T, l list, size int, current func(page int) *catalog) []
 		if i > 1000 {
 			t.Fatalf("more than 1000 pages: cursors loop")
 		}
-		raw, err := current(i).page(l, cursor, size)
+		raw, err := current(i).Page(l, cursor, size)
 		if err != nil {
 			t.Fatalf("page %d (cursor %q): %v", i, cursor, err)
 		}
@@ -109,14 +109,14 @@ func TestCatalogPageAll(t *testing.T) {
 	for _, l := range catLists {
 		cat := catWith(l, names...)
 		for _, size := range []int{0, -1, -1000} {
-			raw, err := cat.page(l, "", size)
+			raw, err := cat.Page(l, "", size)
 			if err != nil {
 				t.Fatal(err)
 			}
 			p := catDecode(t, l, raw)
 			want := []string{"mcp__a__y", "mcp__a__z", "mcp__b__x", "mcp__c__w"}
 			if !slices.Equal(p.keys, want) || p.hasNext {
-				t.Errorf("%s, size %d: got %v (next %v), want %v and no cursor", listSpecs[l].field, size, p.keys, p.hasNext, want)
+				t.Errorf("%s, size %d: got %v (next %v), want %v and no cursor", Specs[l].Field, size, p.keys, p.hasNext, want)
 			}
 		}
 	}
@@ -124,31 +124,31 @@ func TestCatalogPageAll(t *testing.T) {
 
 func TestCatalogPageExact(t *testing.T) {
 	tests := []struct {
-		l      list
+		l      List
 		names  []string
 		cursor string
 		size   int
 		want   string
 	}{
-		{listTools, nil, "", 0, `{"tools":[]}`},
-		{listTools, nil, "", 5, `{"tools":[]}`},
-		{listPrompts, nil, "", 0, `{"prompts":[]}`},
-		{listResources, nil, "", 0, `{"resources":[]}`},
-		{listTemplates, nil, "", 0, `{"resourceTemplates":[]}`},
-		{listTools, []string{"c", "a", "b"}, "", 2, `{"tools":[{"name":"a","n":0},{"name":"b","n":1}],"nextCursor":"Yg"}`},
-		{listTools, []string{"c", "a", "b"}, "Yg", 2, `{"tools":[{"name":"c","n":2}]}`},
-		{listTools, []string{"c", "a", "b"}, "", 3, `{"tools":[{"name":"a","n":0},{"name":"b","n":1},{"name":"c","n":2}]}`},
-		{listPrompts, []string{"p"}, "", 1, `{"prompts":[{"name":"p","n":0}]}`},
-		{listResources, []string{"mcptrunk://s/b", "mcptrunk://s/a"}, "", 1,
+		{ListTools, nil, "", 0, `{"tools":[]}`},
+		{ListTools, nil, "", 5, `{"tools":[]}`},
+		{ListPrompts, nil, "", 0, `{"prompts":[]}`},
+		{ListResources, nil, "", 0, `{"resources":[]}`},
+		{ListTemplates, nil, "", 0, `{"resourceTemplates":[]}`},
+		{ListTools, []string{"c", "a", "b"}, "", 2, `{"tools":[{"name":"a","n":0},{"name":"b","n":1}],"nextCursor":"Yg"}`},
+		{ListTools, []string{"c", "a", "b"}, "Yg", 2, `{"tools":[{"name":"c","n":2}]}`},
+		{ListTools, []string{"c", "a", "b"}, "", 3, `{"tools":[{"name":"a","n":0},{"name":"b","n":1},{"name":"c","n":2}]}`},
+		{ListPrompts, []string{"p"}, "", 1, `{"prompts":[{"name":"p","n":0}]}`},
+		{ListResources, []string{"mcptrunk://s/b", "mcptrunk://s/a"}, "", 1,
 			`{"resources":[{"uri":"mcptrunk://s/a","n":0}],"nextCursor":"bWNwdHJ1bms6Ly9zL2E"}`},
-		{listTemplates, []string{"mcptrunk://s/r/{id}"}, "", 0, `{"resourceTemplates":[{"uriTemplate":"mcptrunk://s/r/{id}","n":0}]}`},
+		{ListTemplates, []string{"mcptrunk://s/r/{id}"}, "", 0, `{"resourceTemplates":[{"uriTemplate":"mcptrunk://s/r/{id}","n":0}]}`},
 		// A cursor past every item: an empty last page.
-		{listTools, []string{"a", "b"}, encodeCursor("zzz"), 1, `{"tools":[]}`},
+		{ListTools, []string{"a", "b"}, encodeCursor("zzz"), 1, `{"tools":[]}`},
 		// A cursor before every item: the first page.
-		{listTools, []string{"b", "c"}, encodeCursor("a"), 1, `{"tools":[{"name":"b","n":0}],"nextCursor":"Yg"}`},
+		{ListTools, []string{"b", "c"}, encodeCursor("a"), 1, `{"tools":[{"name":"b","n":0}],"nextCursor":"Yg"}`},
 	}
 	for _, tt := range tests {
-		got, err := catWith(tt.l, tt.names...).page(tt.l, tt.cursor, tt.size)
+		got, err := catWith(tt.l, tt.names...).Page(tt.l, tt.cursor, tt.size)
 		if err != nil {
 			t.Errorf("page(%v, %q, %d): %v", tt.names, tt.cursor, tt.size, err)
 			continue
@@ -170,8 +170,8 @@ func TestCatalogPageWalk(t *testing.T) {
 	for _, l := range catLists {
 		cat := catWith(l, names...)
 		for _, size := range []int{1, 2, 3, n - 1, n, n + 1, 0} {
-			t.Run(fmt.Sprintf("%s/size%d", listSpecs[l].field, size), func(t *testing.T) {
-				pages := catWalk(t, l, size, func(int) *catalog { return cat })
+			t.Run(fmt.Sprintf("%s/size%d", Specs[l].Field, size), func(t *testing.T) {
+				pages := catWalk(t, l, size, func(int) *Catalog { return cat })
 				wantPages := 1
 				if size > 0 {
 					wantPages = (n + size - 1) / size
@@ -265,11 +265,11 @@ func TestCatalogPageCursorSurvivesChanges(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cats := []*catalog{catWith(listTools, base...)}
+			cats := []*Catalog{catWith(ListTools, base...)}
 			for _, s := range tt.steps {
-				cats = append(cats, catWith(listTools, s...))
+				cats = append(cats, catWith(ListTools, s...))
 			}
-			pages := catWalk(t, listTools, tt.size, func(i int) *catalog {
+			pages := catWalk(t, ListTools, tt.size, func(i int) *Catalog {
 				return cats[min(i, len(cats)-1)]
 			})
 			var all []string
@@ -325,11 +325,11 @@ func TestCatalogPageCursorRandomChanges(t *testing.T) {
 			for u := range set {
 				names = append(names, u)
 			}
-			raw, err := catWith(listTools, names...).page(listTools, cursor, size)
+			raw, err := catWith(ListTools, names...).Page(ListTools, cursor, size)
 			if err != nil {
 				t.Fatal(err)
 			}
-			p := catDecode(t, listTools, raw)
+			p := catDecode(t, ListTools, raw)
 			if len(p.keys) > size {
 				t.Fatalf("round %d: page of %d items, size %d", round, len(p.keys), size)
 			}
@@ -359,20 +359,20 @@ func TestCatalogPageCursorRandomChanges(t *testing.T) {
 }
 
 func TestCatalogPageInvalidCursor(t *testing.T) {
-	cat := catWith(listTools, "a", "b")
+	cat := catWith(ListTools, "a", "b")
 	for _, l := range catLists {
 		for _, cursor := range []string{"!!!", "a", "YQ==", "not a cursor", "Pz5+"} {
-			raw, err := cat.page(l, cursor, 1)
+			raw, err := cat.Page(l, cursor, 1)
 			if err == nil {
-				t.Errorf("page(%s, %q) = %s, want an error", listSpecs[l].field, cursor, raw)
+				t.Errorf("page(%s, %q) = %s, want an error", Specs[l].Field, cursor, raw)
 				continue
 			}
 			if raw != nil {
-				t.Errorf("page(%s, %q) returned %s with its error", listSpecs[l].field, cursor, raw)
+				t.Errorf("page(%s, %q) returned %s with its error", Specs[l].Field, cursor, raw)
 			}
 			var rpcErr *jsonrpc.Error
 			if !errors.As(err, &rpcErr) || rpcErr.Code != -32602 {
-				t.Errorf("page(%s, %q) error = %#v, want a *jsonrpc.Error with code -32602", listSpecs[l].field, cursor, err)
+				t.Errorf("page(%s, %q) error = %#v, want a *jsonrpc.Error with code -32602", Specs[l].Field, cursor, err)
 			}
 		}
 	}
@@ -383,12 +383,12 @@ func TestCatalogPageKeepsItemBytes(t *testing.T) {
 		"{\n  \"name\": \"mcp__s__a\",\n  \"inputSchema\": {\"type\": \"object\"}\n}",
 		`{"name":"mcp__s__b","description":"\u00e9 \"q\" <&>","_meta":{"x":[1,2.50]}}`,
 	}
-	var cat catalog
+	var cat Catalog
 	for _, it := range items {
 		name, _ := rawjson.StringField(json.RawMessage(it), "name")
-		cat.lists[listTools] = append(cat.lists[listTools], entry{exported: name, server: "s", raw: name, item: json.RawMessage(it)})
+		cat.Lists[ListTools] = append(cat.Lists[ListTools], Entry{Exported: name, Server: "s", Raw: name, Item: json.RawMessage(it)})
 	}
-	got, err := cat.page(listTools, "", 0)
+	got, err := cat.Page(ListTools, "", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -403,17 +403,17 @@ func TestCatalogFirstPageCached(t *testing.T) {
 	names := []string{"mcp__b__x", "mcp__a__z", "mcp__a__y"}
 	for _, l := range catLists {
 		cat := catWith(l, names...)
-		want, err := cat.page(l, "", 2)
+		want, err := cat.Page(l, "", 2)
 		if err != nil {
 			t.Fatal(err)
 		}
-		first, err := cat.firstPage(l, 2)
+		first, err := cat.FirstPage(l, 2)
 		if err != nil || string(first) != string(want) {
-			t.Fatalf("%s: firstPage = %s, %v; want %s", listSpecs[l].field, first, err, want)
+			t.Fatalf("%s: FirstPage = %s, %v; want %s", Specs[l].Field, first, err, want)
 		}
-		again, _ := cat.firstPage(l, 2)
+		again, _ := cat.FirstPage(l, 2)
 		if &again[0] != &first[0] {
-			t.Errorf("%s: the first page was built twice", listSpecs[l].field)
+			t.Errorf("%s: the first page was built twice", Specs[l].Field)
 		}
 	}
 }

@@ -1,12 +1,9 @@
-package proxy
+package catalog
 
 import (
 	"fmt"
-	"log/slog"
 
-	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/mcptrunk/mcptrunk/naming"
-	"github.com/mcptrunk/mcptrunk/upstream"
 )
 
 // Claims: with a server that keeps its own names ("namespace": false, see
@@ -19,14 +16,14 @@ import (
 
 // conflict is an item withheld from a server because an earlier one (or
 // the trunk) exports the same name or URI.
-type conflict struct {
+type Conflict struct {
 	Server string `json:"server"`
 	Kind   string `json:"kind"`
 	Name   string `json:"name"`  // as the host would have seen it
 	Owner  string `json:"owner"` // the server the name stays with
 }
 
-func (c conflict) String() string {
+func (c Conflict) String() string {
 	owner := fmt.Sprintf("server %q exports the same name", c.Owner)
 	if c.Owner == naming.TrunkServer {
 		owner = "the name is one of mcptrunk's own"
@@ -36,17 +33,17 @@ func (c conflict) String() string {
 }
 
 // kindOf names an item of list l in messages.
-var kindOf = [listCount]string{listTools: "tool", listPrompts: "prompt", listResources: "resource", listTemplates: "resource template"}
+var kindOf = [ListCount]string{ListTools: "tool", ListPrompts: "prompt", ListResources: "resource", ListTemplates: "resource template"}
 
 // claims gives every exported name and URI one owner while a catalog is
 // built. Only a catalog with an unprefixed server needs them: namespaced
 // names cannot meet, each carries its own server.
 type claims struct {
-	owners    [listCount]map[string]string
-	conflicts []conflict
+	owners    [ListCount]map[string]string
+	conflicts []Conflict
 }
 
-func newClaims(p *plainIndex) *claims {
+func newClaims(p *unprefixedIndex) *claims {
 	if p == nil {
 		return nil
 	}
@@ -59,30 +56,18 @@ func newClaims(p *plainIndex) *claims {
 
 // admit returns the entries of list l whose names are still free, and
 // claims them; each of the others is a conflict.
-func (c *claims) admit(l list, entries []entry) []entry {
+func (c *claims) admit(l List, entries []Entry) []Entry {
 	if c == nil {
 		return entries
 	}
 	kept := entries[:0:0]
 	for _, e := range entries {
-		if owner, taken := c.owners[l][e.exported]; taken && owner != e.server {
-			c.conflicts = append(c.conflicts, conflict{Server: e.server, Kind: kindOf[l], Name: e.exported, Owner: owner})
+		if owner, taken := c.owners[l][e.Exported]; taken && owner != e.Server {
+			c.conflicts = append(c.conflicts, Conflict{Server: e.Server, Kind: kindOf[l], Name: e.Exported, Owner: owner})
 			continue
 		}
-		c.owners[l][e.exported] = e.server
+		c.owners[l][e.Exported] = e.Server
 		kept = append(kept, e)
 	}
 	return kept
-}
-
-// ConflictLines builds the catalog of the listed clients, as serve would,
-// and describes each item it withholds for a name two servers claim, one
-// line each, for mcptrunk check. None when no server is unprefixed.
-func ConflictLines(o config.TrunkOptions, clients []*upstream.Client) []string {
-	cat := buildCatalog(clients, policyOf(o), nil, slog.New(slog.DiscardHandler))
-	lines := make([]string, 0, len(cat.conflicts))
-	for _, c := range cat.conflicts {
-		lines = append(lines, "names: "+c.String())
-	}
-	return lines
 }

@@ -1,4 +1,4 @@
-package proxy
+package catalog
 
 import (
 	"bytes"
@@ -22,8 +22,8 @@ func mayHaveURI(res json.RawMessage) bool {
 	return bytes.Contains(res, uriKey) || bytes.Contains(res, []byte(`\u`))
 }
 
-// namespaceToolResult rewrites the URIs in a tools/call result's content.
-func namespaceToolResult(server string, res json.RawMessage) json.RawMessage {
+// NamespaceToolResult rewrites the URIs in a tools/call result's content.
+func NamespaceToolResult(server string, res json.RawMessage) json.RawMessage {
 	if !mayHaveURI(res) {
 		return res
 	}
@@ -32,8 +32,8 @@ func namespaceToolResult(server string, res json.RawMessage) json.RawMessage {
 	})
 }
 
-// namespacePromptResult rewrites the URIs in a prompts/get result's messages.
-func namespacePromptResult(server string, res json.RawMessage) json.RawMessage {
+// NamespacePromptResult rewrites the URIs in a prompts/get result's messages.
+func NamespacePromptResult(server string, res json.RawMessage) json.RawMessage {
 	if !mayHaveURI(res) {
 		return res
 	}
@@ -50,9 +50,9 @@ func namespacePromptResult(server string, res json.RawMessage) json.RawMessage {
 	})
 }
 
-// namespaceReadResult rewrites the uri of each item of resources/read's
+// NamespaceReadResult rewrites the uri of each item of resources/read's
 // contents.
-func namespaceReadResult(server string, res json.RawMessage) json.RawMessage {
+func NamespaceReadResult(server string, res json.RawMessage) json.RawMessage {
 	return rewriteArrayField(res, "contents", func(item json.RawMessage) json.RawMessage {
 		return namespaceURIField(server, item)
 	})
@@ -135,34 +135,4 @@ func rewriteArrayField(obj json.RawMessage, field string, f func(json.RawMessage
 		return obj
 	}
 	return res
-}
-
-// exportNotification rewrites what an upstream's notification names it by:
-// a log message's logger becomes the server (or server/logger), an updated
-// resource's URI its namespaced form. An unprefixed server's pass as they
-// are: its URIs are the host's already, and the host knows its logger.
-func (t *Trunk) exportNotification(server, method string, params json.RawMessage) json.RawMessage {
-	switch method {
-	case "notifications/message":
-		if t.snapshot().unprefixed(server) {
-			return params
-		}
-		logger := server
-		if inner, _ := rawjson.StringField(params, "logger"); inner != "" {
-			logger = server + "/" + inner
-		}
-		if p, err := rawjson.ReplaceString(params, "logger", logger); err == nil {
-			return p
-		}
-	case "notifications/resources/updated":
-		if t.snapshot().unprefixed(server) {
-			return params
-		}
-		if uri, _ := rawjson.StringField(params, "uri"); uri != "" {
-			if p, err := rawjson.ReplaceString(params, "uri", naming.ResourceURI(server, uri)); err == nil {
-				return p
-			}
-		}
-	}
-	return params
 }

@@ -1,4 +1,4 @@
-package proxy
+package catalog
 
 import (
 	"encoding/json"
@@ -74,7 +74,7 @@ func BenchmarkNamespaceToolResult(b *testing.B) {
 			b.ReportAllocs()
 			b.SetBytes(int64(len(res)))
 			for b.Loop() {
-				namespaceToolResult("notes", res)
+				NamespaceToolResult("notes", res)
 			}
 		})
 	}
@@ -93,16 +93,16 @@ func benchItems(server string, n int) []upstream.Item {
 }
 
 // benchCatalog is 20 servers of 50 tools each.
-func benchCatalog(b *testing.B) *catalog {
-	cat := &catalog{scheme: naming.Default, tools: map[string]map[string]string{}}
+func benchCatalog(b *testing.B) *Catalog {
+	cat := &Catalog{Scheme: naming.Default, Tools: map[string]map[string]string{}}
 	for s := range 20 {
 		server := fmt.Sprintf("n%02d", s+1)
 		entries, err := exportNamed(naming.Default, server, benchItems(server, 50), 64)
 		if err != nil {
 			b.Fatal(err)
 		}
-		cat.lists[listTools] = append(cat.lists[listTools], entries...)
-		cat.tools[server] = routes(entries)
+		cat.Lists[ListTools] = append(cat.Lists[ListTools], entries...)
+		cat.Tools[server] = routes(entries)
 	}
 	return cat
 }
@@ -112,7 +112,7 @@ func BenchmarkCatalogPage(b *testing.B) {
 	cat := benchCatalog(b)
 	b.ReportAllocs()
 	for b.Loop() {
-		res, err := cat.page(listTools, "", DefaultPageSize)
+		res, err := cat.Page(ListTools, "", 1000)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -138,17 +138,17 @@ func BenchmarkExportNamed(b *testing.B) {
 func BenchmarkNameOwner(b *testing.B) {
 	cat := benchCatalog(b)
 	plain := benchCatalog(b)
-	plain.plain = &plainIndex{servers: []string{"remote"}, unprefixed: map[string]bool{"remote": true}}
-	for l := range plain.plain.owners {
-		plain.plain.owners[l] = map[string]string{}
+	plain.unprefixedIndex = &unprefixedIndex{servers: []string{"remote"}, unprefixed: map[string]bool{"remote": true}}
+	for l := range plain.unprefixedIndex.owners {
+		plain.unprefixedIndex.owners[l] = map[string]string{}
 	}
-	plain.plain.add(listTools, exportAsIs("remote", benchItems("remote", 50)))
-	for server := range cat.tools {
-		plain.plain.unprefixed[server] = false
+	plain.unprefixedIndex.add(ListTools, exportUnprefixed("remote", benchItems("remote", 50)))
+	for server := range cat.Tools {
+		plain.unprefixedIndex.unprefixed[server] = false
 	}
 	for _, tc := range []struct {
 		name, tool string
-		cat        *catalog
+		cat        *Catalog
 	}{
 		{"namespaced", "mcp__n07__extra_042", cat},
 		{"with-unprefixed/namespaced", "mcp__n07__extra_042", plain},
@@ -157,7 +157,7 @@ func BenchmarkNameOwner(b *testing.B) {
 		b.Run(tc.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, ok := tc.cat.nameOwner(listTools, tc.tool); !ok {
+				if _, ok := tc.cat.NameOwner(ListTools, tc.tool); !ok {
 					b.Fatal(tc.tool)
 				}
 			}

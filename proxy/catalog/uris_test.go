@@ -1,4 +1,4 @@
-package proxy
+package catalog
 
 import (
 	"encoding/json"
@@ -51,7 +51,7 @@ func urisRun(t *testing.T, fn func(string, json.RawMessage) json.RawMessage, tes
 }
 
 func TestNamespaceToolResult(t *testing.T) {
-	urisRun(t, namespaceToolResult, []urisCase{
+	urisRun(t, NamespaceToolResult, []urisCase{
 		{
 			name: "text only, no uri",
 			in:   `{"content":[{"type":"text","text":"hello"}],"isError":false}`,
@@ -197,19 +197,19 @@ func TestNamespaceToolResult(t *testing.T) {
 }
 
 func TestNamespaceToolResultNil(t *testing.T) {
-	if got := namespaceToolResult("files", nil); got != nil {
-		t.Errorf("namespaceToolResult(nil) = %q, want nil", got)
+	if got := NamespaceToolResult("files", nil); got != nil {
+		t.Errorf("NamespaceToolResult(nil) = %q, want nil", got)
 	}
-	if got := namespacePromptResult("files", nil); got != nil {
-		t.Errorf("namespacePromptResult(nil) = %q, want nil", got)
+	if got := NamespacePromptResult("files", nil); got != nil {
+		t.Errorf("NamespacePromptResult(nil) = %q, want nil", got)
 	}
-	if got := namespaceReadResult("files", nil); got != nil {
-		t.Errorf("namespaceReadResult(nil) = %q, want nil", got)
+	if got := NamespaceReadResult("files", nil); got != nil {
+		t.Errorf("NamespaceReadResult(nil) = %q, want nil", got)
 	}
 }
 
 func TestNamespacePromptResult(t *testing.T) {
-	urisRun(t, namespacePromptResult, []urisCase{
+	urisRun(t, NamespacePromptResult, []urisCase{
 		{
 			name: "text messages only",
 			in:   `{"description":"d","messages":[{"role":"user","content":{"type":"text","text":"hi"}}]}`,
@@ -249,7 +249,7 @@ func TestNamespacePromptResult(t *testing.T) {
 }
 
 func TestNamespaceReadResult(t *testing.T) {
-	urisRun(t, namespaceReadResult, []urisCase{
+	urisRun(t, NamespaceReadResult, []urisCase{
 		{
 			name: "text and blob contents",
 			in: `{"contents":[{"uri":"file:///a","mimeType":"text/plain","text":"a \"uri\":\"x\""},` +
@@ -281,7 +281,7 @@ func TestNamespaceReadResult(t *testing.T) {
 func TestNamespaceContentRoundTrip(t *testing.T) {
 	for _, uri := range []string{"file:///a b", "demo://r/42", "x", "a://b?c=d&e=<f>", "\u65e5\u672c"} {
 		enc, _ := json.Marshal(uri)
-		res := namespaceReadResult("srv-1", json.RawMessage(`{"contents":[{"uri":`+string(enc)+`}]}`))
+		res := NamespaceReadResult("srv-1", json.RawMessage(`{"contents":[{"uri":`+string(enc)+`}]}`))
 		var got struct {
 			Contents []struct{ URI string } `json:"contents"`
 		}
@@ -307,7 +307,7 @@ func FuzzNamespaceResults(f *testing.F) {
 	f.Add(`{"contents":[ {"uri":"a"} , {"uri":"b","text":"t"} ]}`)
 	f.Add(`{"content":null,"uri":"x"}`)
 	f.Fuzz(func(t *testing.T, in string) {
-		for _, fn := range []func(string, json.RawMessage) json.RawMessage{namespaceToolResult, namespacePromptResult, namespaceReadResult} {
+		for _, fn := range []func(string, json.RawMessage) json.RawMessage{NamespaceToolResult, NamespacePromptResult, NamespaceReadResult} {
 			got := fn("s", json.RawMessage(in))
 			if string(got) == in {
 				continue

@@ -1,4 +1,4 @@
-package proxy
+package catalog
 
 import (
 	"fmt"
@@ -32,7 +32,7 @@ import (
 // happens and a "mcptrunk pin" run takes effect without a restart.
 
 // pinner holds the pinning state of one trunk.
-type pinner struct {
+type Pinner struct {
 	mode   string
 	path   string
 	record bool // record servers seen for the first time (warn mode, serve)
@@ -61,24 +61,24 @@ type pinItem struct {
 	What string `json:"what"`
 }
 
-// pinReport is pinning in mcp__trunk__status.
-type pinReport struct {
+// PinReport is pinning in mcp__trunk__status.
+type PinReport struct {
 	Mode     string              `json:"mode"`
 	LockFile string              `json:"lockFile,omitempty"`
 	Error    string              `json:"error,omitempty"`
 	Servers  map[string]pinState `json:"servers,omitempty"`
 }
 
-func newPinner(o config.TrunkOptions, record bool, logger *slog.Logger) *pinner {
+func NewPinner(o config.TrunkOptions, record bool, logger *slog.Logger) *Pinner {
 	mode := o.Pin
 	if o.LockFile == "" {
 		mode = config.PinOff // a config not read from a file has no lockfile
 	}
-	return &pinner{mode: mode, path: o.LockFile, record: record, logger: logger,
+	return &Pinner{mode: mode, path: o.LockFile, record: record, logger: logger,
 		reported: map[string]bool{}, servers: map[string]pinState{}}
 }
 
-func (p *pinner) off() bool { return p == nil || p.mode == config.PinOff || p.mode == "" }
+func (p *Pinner) Off() bool { return p == nil || p.mode == config.PinOff || p.mode == "" }
 
 // fileStamp says whether a file changed: its size and modification time.
 type fileStamp struct {
@@ -96,7 +96,7 @@ func stampOf(path string) fileStamp {
 }
 
 // current returns the lockfile's content, reading it again when it changed.
-func (p *pinner) current() (*pin.Lock, error) {
+func (p *Pinner) current() (*pin.Lock, error) {
 	st := stampOf(p.path)
 	if !p.loaded || st != p.stamp {
 		p.lock, p.lockErr = pin.Read(p.path)
@@ -110,14 +110,14 @@ func (p *pinner) current() (*pin.Lock, error) {
 	return p.lock, p.lockErr
 }
 
-// lockChanged reports whether the lockfile changed since it was last read.
-func (p *pinner) lockChanged() bool {
+// LockChanged reports whether the lockfile changed since it was last read.
+func (p *Pinner) LockChanged() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.loaded && stampOf(p.path) != p.stamp
 }
 
-func (p *pinner) once(key string, f func()) {
+func (p *Pinner) once(key string, f func()) {
 	if !p.reported[key] {
 		p.reported[key] = true
 		f()
@@ -138,8 +138,8 @@ func (w withheldItems) add(kind pin.Kind, key, why string) {
 // admit holds one server's catalog against the lockfile and returns what
 // may be exported, and what is withheld and why. others are the names of
 // other servers' tools, for the shadowing finding.
-func (p *pinner) admit(server string, cat upstream.Catalog, others []string) (upstream.Catalog, withheldItems) {
-	if p.off() {
+func (p *Pinner) admit(server string, cat upstream.Catalog, others []string) (upstream.Catalog, withheldItems) {
+	if p.Off() {
 		return cat, nil
 	}
 	p.mu.Lock()
@@ -176,7 +176,7 @@ func (p *pinner) admit(server string, cat upstream.Catalog, others []string) (up
 // judge compares what a server exports now with the lockfile: drift goes in
 // st, what enforce mode keeps from the host in withheld. It returns what is
 // pinned of the server (nil when nothing, or when the lockfile is unusable).
-func (p *pinner) judge(server string, now pin.Server, withheld withheldItems, st *pinState) pin.Server {
+func (p *Pinner) judge(server string, now pin.Server, withheld withheldItems, st *pinState) pin.Server {
 	enforce := p.mode == config.PinEnforce
 	lock, err := p.current()
 	switch {
@@ -226,7 +226,7 @@ var driftWords = map[pin.Status]string{
 // inspect adds the findings of every definition to st and logs each once;
 // in enforce mode an item with invisible characters is withheld unless it
 // is pinned as it is.
-func (p *pinner) inspect(server string, now, pinned pin.Server, others []string, withheld withheldItems, st *pinState) {
+func (p *Pinner) inspect(server string, now, pinned pin.Server, others []string, withheld withheldItems, st *pinState) {
 	for _, kind := range pin.Kinds {
 		for key, e := range now[kind] {
 			for _, f := range pin.Inspect(kind, key, e.Definition, others) {
@@ -243,7 +243,7 @@ func (p *pinner) inspect(server string, now, pinned pin.Server, others []string,
 }
 
 // recordFirstSight pins a server seen for the first time (warn mode).
-func (p *pinner) recordFirstSight(server string, now pin.Server) {
+func (p *Pinner) recordFirstSight(server string, now pin.Server) {
 	err := pin.Update(p.path, func(l *pin.Lock) error {
 		if _, ok := l.Servers[server]; !ok {
 			l.Servers[server] = now
@@ -283,13 +283,13 @@ func sortPinItems(items []pinItem) {
 }
 
 // report is pinning's part of the status.
-func (p *pinner) report() *pinReport {
-	if p.off() {
-		return &pinReport{Mode: config.PinOff}
+func (p *Pinner) Report() *PinReport {
+	if p.Off() {
+		return &PinReport{Mode: config.PinOff}
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	r := &pinReport{Mode: p.mode, LockFile: p.path, Servers: map[string]pinState{}}
+	r := &PinReport{Mode: p.mode, LockFile: p.path, Servers: map[string]pinState{}}
 	if p.lockErr != nil {
 		r.Error = p.lockErr.Error()
 	}
@@ -303,14 +303,14 @@ func (p *pinner) report() *pinReport {
 
 // otherTools lists, for each server, the names of every other server's
 // tools that its descriptions should not mention (pin.OtherNames).
-func otherTools(clients []*upstream.Client, scheme naming.Scheme) map[string][]string {
+func otherTools(servers []Server, scheme naming.Scheme) map[string][]string {
 	tools := map[string][]string{}
 	unprefixed := map[string]bool{}
-	for _, c := range clients {
-		unprefixed[c.Name()] = c.Spec().Unprefixed()
-		tools[c.Name()] = []string{}
-		for _, it := range c.Catalog().Tools {
-			tools[c.Name()] = append(tools[c.Name()], it.Key)
+	for _, s := range servers {
+		unprefixed[s.Name] = s.Spec.Unprefixed()
+		tools[s.Name] = []string{}
+		for _, it := range s.Items.Tools {
+			tools[s.Name] = append(tools[s.Name], it.Key)
 		}
 	}
 	return pin.OtherNames(tools, exportedName(scheme, unprefixed))
@@ -327,70 +327,49 @@ func exportedName(scheme naming.Scheme, unprefixed map[string]bool) func(server,
 	}
 }
 
-// lockPoll is how often a serving trunk looks at the lockfile.
-const lockPoll = time.Second
-
-// watchLock rebuilds the catalog when the lockfile changes: what a
-// "mcptrunk pin" run trusted reaches the host (with list_changed) without a
-// restart, and an edit that breaks the file takes effect in enforce mode.
-func (t *Trunk) watchLock() {
-	tick := time.NewTicker(lockPoll)
-	defer tick.Stop()
-	for {
-		select {
-		case <-t.stopped:
-			return
-		case <-tick.C:
-			if p := t.pins.Load(); !p.off() && p.lockChanged() {
-				t.serverChanged("")
-			}
-		}
-	}
-}
-
-// withheldWhy says why a tool or prompt the host asked for by its exported
+// WithheldWhy says why a tool or prompt the host asked for by its exported
 // name is withheld, if it is.
-func (c *catalog) withheldWhy(server, kind, name string) (string, bool) {
+func (c *Catalog) WithheldWhy(server, kind, name string) (string, bool) {
 	k := pin.Tools
 	if kind == "prompt" {
 		k = pin.Prompts
 	}
 	raw := name // an unprefixed server's own name
-	if !c.unprefixed(server) {
+	if !c.Unprefixed(server) {
 		var ok bool
-		if _, raw, ok = c.scheme.Split(name); !ok {
+		if _, raw, ok = c.Scheme.Split(name); !ok {
 			return "", false
 		}
 	}
-	why, ok := c.withheld[server][k][raw]
+	why, ok := c.Withheld[server][k][raw]
 	return why, ok
 }
 
-// PinLines holds the ready clients against the lockfile, recording nothing,
+// PinLines holds the listed servers against the lockfile, recording nothing,
 // and describes what pinning finds, one line per item, for mcptrunk check.
 // The first line says the mode and the lockfile.
-func PinLines(o config.TrunkOptions, clients []*upstream.Client, logger *slog.Logger) []string {
-	p := newPinner(o, false, logger)
-	if p.off() {
+func PinLines(o config.TrunkOptions, servers []Server, logger *slog.Logger) []string {
+	p := NewPinner(o, false, logger)
+	if p.Off() {
 		return []string{"pinning: off"}
 	}
-	others := otherTools(clients, naming.Scheme{Prefix: o.Prefix})
-	for _, c := range clients {
-		if c.Listed() {
-			p.admit(c.Name(), c.Catalog(), others[c.Name()])
+	others := otherTools(servers, naming.Scheme{Prefix: o.Prefix})
+	for _, s := range servers {
+		if s.Listed {
+			p.admit(s.Name, s.Items, others[s.Name])
 		}
 	}
-	r := p.report()
+	r := p.Report()
 	lines := []string{fmt.Sprintf("pinning: %s, lockfile %s", r.Mode, r.LockFile)}
 	if r.Error != "" {
 		lines = append(lines, "pinning: "+r.Error)
 	}
-	servers := make([]string, 0, len(r.Servers))
+	names := make([]string, 0, len(r.Servers))
 	for s := range r.Servers {
-		servers = append(servers, s)
+		names = append(names, s)
 	}
-	sort.Strings(servers)
-	for _, s := range servers {
+	sort.Strings(names)
+	for _, s := range names {
 		st := r.Servers[s]
 		for _, group := range []struct {
 			label string

@@ -1,4 +1,4 @@
-package proxy
+package catalog
 
 import (
 	"fmt"
@@ -16,9 +16,9 @@ import (
 // looking the name up. That every exported name has one owner is what the
 // claims of claims.go make sure of as the catalog is built.
 
-// plainIndex routes the names and URIs of the unprefixed servers. A catalog
+// unprefixedIndex routes the names and URIs of the unprefixed servers. A catalog
 // has none when every server is namespaced, so the usual path pays nothing.
-type plainIndex struct {
+type unprefixedIndex struct {
 	// servers are the configured unprefixed servers, in name order,
 	// listed or not.
 	servers []string
@@ -26,26 +26,26 @@ type plainIndex struct {
 	unprefixed map[string]bool
 	// owners maps, per list, each name or URI an unprefixed server exports
 	// to that server.
-	owners [listCount]map[string]string
+	owners [ListCount]map[string]string
 	// templates are the unprefixed servers' resource templates, for a read
 	// of a URI no server lists.
-	templates []plainTemplate
+	templates []unprefixedTemplate
 }
 
-type plainTemplate struct {
+type unprefixedTemplate struct {
 	server string
 	tpl    naming.Template
 }
 
-// newPlainIndex returns the index for clients, or nil when none of them is
+// newUnprefixedIndex returns the index for servers, or nil when none of them is
 // unprefixed.
-func newPlainIndex(clients []*upstream.Client) *plainIndex {
-	p := &plainIndex{unprefixed: make(map[string]bool, len(clients))}
-	for _, c := range clients {
-		plain := c.Spec().Unprefixed()
-		p.unprefixed[c.Name()] = plain
+func newUnprefixedIndex(servers []Server) *unprefixedIndex {
+	p := &unprefixedIndex{unprefixed: make(map[string]bool, len(servers))}
+	for _, s := range servers {
+		plain := s.Spec.Unprefixed()
+		p.unprefixed[s.Name] = plain
 		if plain {
-			p.servers = append(p.servers, c.Name())
+			p.servers = append(p.servers, s.Name)
 		}
 	}
 	if len(p.servers) == 0 {
@@ -58,22 +58,22 @@ func newPlainIndex(clients []*upstream.Client) *plainIndex {
 }
 
 // add records what an unprefixed server exports in list l.
-func (p *plainIndex) add(l list, entries []entry) {
+func (p *unprefixedIndex) add(l List, entries []Entry) {
 	for _, e := range entries {
-		p.owners[l][e.exported] = e.server
-		if l != listTemplates {
+		p.owners[l][e.Exported] = e.Server
+		if l != ListTemplates {
 			continue
 		}
-		tpl, err := naming.ParseTemplate(e.raw)
+		tpl, err := naming.ParseTemplate(e.Raw)
 		if err == nil {
-			p.templates = append(p.templates, plainTemplate{e.server, tpl})
+			p.templates = append(p.templates, unprefixedTemplate{e.Server, tpl})
 		}
 	}
 }
 
 // namespaced reports whether server is configured and namespaced, or is the
 // trunk itself: a name that splits into it is that server's.
-func (p *plainIndex) namespaced(server string) bool {
+func (p *unprefixedIndex) namespaced(server string) bool {
 	plain, configured := p.unprefixed[server]
 	return server == naming.TrunkServer || configured && !plain
 }
@@ -81,45 +81,49 @@ func (p *plainIndex) namespaced(server string) bool {
 // unprefixed reports whether server's names and URIs reach the host as the
 // server gives them: its results are not rewritten, nor its log messages'
 // logger or its resources/updated URIs.
-func (c *catalog) unprefixed(server string) bool {
-	return c.plain != nil && c.plain.unprefixed[server]
+func (c *Catalog) Unprefixed(server string) bool {
+	return c.unprefixedIndex != nil && c.unprefixedIndex.unprefixed[server]
 }
 
-// exportAsIs is the catalog form of an unprefixed server's items: each
+// HasUnprefixed reports whether any configured server is unprefixed: if
+// not, every name says whose it is.
+func (c *Catalog) HasUnprefixed() bool { return c.unprefixedIndex != nil }
+
+// exportUnprefixed is the catalog form of an unprefixed server's items: each
 // exported under its own name or URI, its definition untouched.
-func exportAsIs(server string, items []upstream.Item) []entry {
-	out := make([]entry, 0, len(items))
+func exportUnprefixed(server string, items []upstream.Item) []Entry {
+	out := make([]Entry, 0, len(items))
 	seen := map[string]bool{}
 	for _, it := range items {
 		if seen[it.Key] {
 			continue // listed twice: the first wins, as for the others
 		}
 		seen[it.Key] = true
-		out = append(out, entry{exported: it.Key, server: server, raw: it.Key, item: it.Raw})
+		out = append(out, Entry{Exported: it.Key, Server: server, Raw: it.Key, Item: it.Raw})
 	}
 	return out
 }
 
-// nameOwner finds the server of a tool or prompt name the host sent: the
+// NameOwner finds the server of a tool or prompt name the host sent: the
 // unprefixed server that exports it, else the server the scheme splits out
 // of it, else the unprefixed server pinning withholds it from (so that the
 // refusal says why), else the only unprefixed server (which is asked, and
 // says whether it has the name). ok is false when the name names no
 // server.
-func (c *catalog) nameOwner(l list, name string) (server string, ok bool) {
-	p := c.plain
+func (c *Catalog) NameOwner(l List, name string) (server string, ok bool) {
+	p := c.unprefixedIndex
 	if p == nil { // every server is namespaced: the name says whose it is
-		server, _, ok = c.scheme.Split(name)
+		server, _, ok = c.Scheme.Split(name)
 		return server, ok
 	}
 	if s, found := p.owners[l][name]; found {
 		return s, true
 	}
-	if s, _, split := c.scheme.Split(name); split && p.namespaced(s) {
+	if s, _, split := c.Scheme.Split(name); split && p.namespaced(s) {
 		return s, true
 	}
 	kind := pin.Tools
-	if l == listPrompts {
+	if l == ListPrompts {
 		kind = pin.Prompts
 	}
 	if s, found := c.withheldFrom(kind, name); found {
@@ -128,17 +132,17 @@ func (c *catalog) nameOwner(l list, name string) (server string, ok bool) {
 	if len(p.servers) == 1 {
 		return p.servers[0], true
 	}
-	server, _, ok = c.scheme.Split(name)
+	server, _, ok = c.Scheme.Split(name)
 	return server, ok
 }
 
-// uriOwner finds the server of a resource URI the host sent and the URI as
+// URIOwner finds the server of a resource URI the host sent and the URI as
 // that server knows it: the unprefixed server that lists it, else the
 // server a mcptrunk://<server>/ URI names, else the unprefixed server whose
 // resource templates match it, else the unprefixed server pinning withholds
 // it from, else the only unprefixed server. The error names the URI.
-func (c *catalog) uriOwner(uri string) (server, raw string, err error) {
-	p := c.plain
+func (c *Catalog) URIOwner(uri string) (server, raw string, err error) {
+	p := c.unprefixedIndex
 	if p == nil {
 		server, raw, ok := naming.SplitResourceURI(uri)
 		if !ok {
@@ -146,7 +150,7 @@ func (c *catalog) uriOwner(uri string) (server, raw string, err error) {
 		}
 		return server, raw, nil
 	}
-	if s, found := p.owners[listResources][uri]; found {
+	if s, found := p.owners[ListResources][uri]; found {
 		return s, uri, nil
 	}
 	if s, raw, split := naming.SplitResourceURI(uri); split && p.namespaced(s) {
@@ -173,49 +177,49 @@ func (c *catalog) uriOwner(uri string) (server, raw string, err error) {
 	return "", "", jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "unknown resource %q: no server lists it, no resource template of the unprefixed servers %s matches it, and mcptrunk's other resource URIs look like %s://<server>/<uri>", uri, quoteList(p.servers), naming.URIScheme)
 }
 
-// refOwner finds the server of a completion reference's URI: a template an
-// unprefixed server lists as it is, else as uriOwner does.
-func (c *catalog) refOwner(uri string) (server, raw string, err error) {
-	if c.plain != nil {
-		if s, found := c.plain.owners[listTemplates][uri]; found {
+// RefOwner finds the server of a completion reference's URI: a template an
+// unprefixed server lists as it is, else as URIOwner does.
+func (c *Catalog) RefOwner(uri string) (server, raw string, err error) {
+	if c.unprefixedIndex != nil {
+		if s, found := c.unprefixedIndex.owners[ListTemplates][uri]; found {
 			return s, uri, nil
 		}
 	}
-	return c.uriOwner(uri)
+	return c.URIOwner(uri)
 }
 
 // withheldFrom finds the unprefixed server pinning withholds an item from.
-func (c *catalog) withheldFrom(kind pin.Kind, key string) (string, bool) {
-	for _, s := range c.plain.servers {
-		if _, ok := c.withheld[s][kind][key]; ok {
+func (c *Catalog) withheldFrom(kind pin.Kind, key string) (string, bool) {
+	for _, s := range c.unprefixedIndex.servers {
+		if _, ok := c.Withheld[s][kind][key]; ok {
 			return s, true
 		}
 	}
 	return "", false
 }
 
-// serverOf names the server a request's name or URI points at, "" when it
+// ServerOf names the server a request's name or URI points at, "" when it
 // points at none: for observers and messages, not for routing.
-func (c *catalog) serverOf(method, item string) string {
+func (c *Catalog) ServerOf(method, item string) string {
 	switch method {
 	case "tools/call":
-		s, _ := c.nameOwner(listTools, item)
+		s, _ := c.NameOwner(ListTools, item)
 		return s
 	case "prompts/get":
-		s, _ := c.nameOwner(listPrompts, item)
+		s, _ := c.NameOwner(ListPrompts, item)
 		return s
 	}
-	s, _, _ := c.uriOwner(item)
+	s, _, _ := c.URIOwner(item)
 	return s
 }
 
-// unknownName is the error for a tool or prompt name that names no server.
-func (c *catalog) unknownName(kind, name string) error {
-	if c.plain != nil {
+// UnknownName is the error for a tool or prompt name that names no server.
+func (c *Catalog) UnknownName(kind, name string) error {
+	if c.unprefixedIndex != nil {
 		return jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "unknown %s %q: none of the unprefixed servers %s exports it, and mcptrunk's other names look like %s<server>%s<name>",
-			kind, name, quoteList(c.plain.servers), c.scheme.Prefix, naming.Separator)
+			kind, name, quoteList(c.unprefixedIndex.servers), c.Scheme.Prefix, naming.Separator)
 	}
-	return jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "unknown %s %q: mcptrunk's names look like %s<server>%s<name>", kind, name, c.scheme.Prefix, naming.Separator)
+	return jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "unknown %s %q: mcptrunk's names look like %s<server>%s<name>", kind, name, c.Scheme.Prefix, naming.Separator)
 }
 
 func quoteList(names []string) string {

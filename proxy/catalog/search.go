@@ -1,82 +1,24 @@
-package proxy
+package catalog
 
 import (
-	"context"
 	"encoding/json"
 	"sort"
 	"strings"
 	"unicode"
 )
 
-// Tool search (trunk.toolSearch): instead of every tool, the host gets a
-// search tool that returns the full definitions of the best matches, and a
-// tool that calls any tool by name. A catalog of hundreds of tools then
-// costs the host's context two definitions, not hundreds.
-var (
-	searchTool = ownTool{"search_tools", `"title":"Search MCP tools",` +
-		`"description":"Search the tools of every MCP server behind mcptrunk by keywords (matched against names, titles, descriptions and parameter names). Returns the full definitions of the best matches; call one with call_tool.",` +
-		`"inputSchema":{"type":"object","properties":{"query":{"type":"string","description":"Keywords describing what the tool should do."},` +
-		`"limit":{"type":"integer","minimum":1,"maximum":50,"description":"How many tools to return (default 5)."}},"required":["query"]},` + readOnlyAnnotations}
-	callTool = ownTool{"call_tool", `"title":"Call an MCP tool",` +
-		`"description":"Call a tool found with search_tools, by its full name, with its arguments.",` +
-		`"inputSchema":{"type":"object","properties":{"name":{"type":"string","description":"The tool's full name as search_tools returned it."},` +
-		`"arguments":{"type":"object","description":"The tool's arguments, as its inputSchema describes."}},"required":["name"]}`}
-)
-
-func (t *Trunk) runSearchTools(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
-	var a struct {
-		Query string `json:"query"`
-		Limit int    `json:"limit"`
-	}
-	if err := json.Unmarshal(args, &a); err != nil || strings.TrimSpace(a.Query) == "" {
-		return toolError("search_tools: a query is required")
-	}
-	if a.Limit <= 0 {
-		a.Limit = 5
-	}
-	t.WaitSettled(ctx)
-	hits := searchTools(t.snapshot().searchable, a.Query, min(a.Limit, 50))
-	tools := make([]json.RawMessage, len(hits))
-	for i, h := range hits {
-		tools[i] = h.item
-	}
-	// Text only: the answer is for the model to read, and structured content
-	// would carry every definition a second time.
-	return toolText(map[string]any{"tools": tools})
-}
-
-func (t *Trunk) runCallTool(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
-	var a struct {
-		Name      string          `json:"name"`
-		Arguments json.RawMessage `json:"arguments,omitempty"`
-	}
-	if err := json.Unmarshal(args, &a); err != nil || a.Name == "" {
-		return toolError("call_tool: a tool name is required")
-	}
-	if string(a.Arguments) == "null" {
-		// Absent arguments stay absent: servers that validate params
-		// (the TypeScript SDK's) reject "arguments": null.
-		a.Arguments = nil
-	}
-	params, err := json.Marshal(a)
-	if err != nil {
-		return nil, err
-	}
-	return t.routeNamed(ctx, "tools/call", params, "tool")
-}
-
-// searchTools ranks tools by how well they match the query's words: a word
+// Search ranks tools by how well they match the query's words: a word
 // found in the name counts most, then title and parameter names, then the
 // description. Ties keep catalog (name) order, so results are stable.
-func searchTools(tools []entry, query string, limit int) []entry {
+func Search(tools []Entry, query string, limit int) []Entry {
 	words := keywords(query)
 	type scored struct {
-		e     entry
+		e     Entry
 		score int
 	}
 	var hits []scored
 	for _, e := range tools {
-		doc := toolDocument(e.item)
+		doc := toolDocument(e.Item)
 		score := 0
 		for _, w := range words {
 			score += 5*count(doc.name, w) + 3*count(doc.title, w) + 3*count(doc.params, w) + count(doc.description, w)
@@ -86,7 +28,7 @@ func searchTools(tools []entry, query string, limit int) []entry {
 		}
 	}
 	sort.SliceStable(hits, func(i, j int) bool { return hits[i].score > hits[j].score })
-	out := make([]entry, 0, min(limit, len(hits)))
+	out := make([]Entry, 0, min(limit, len(hits)))
 	for _, h := range hits[:min(limit, len(hits))] {
 		out = append(out, h.e)
 	}

@@ -1,4 +1,4 @@
-package proxy
+package catalog
 
 import (
 	"encoding/json"
@@ -15,30 +15,30 @@ import (
 // policy is what the config says about exporting: the name scheme and
 // budget, and the trunk-wide switches. Per-server filters and read-only
 // lists come from each server's Spec.
-type policy struct {
-	scheme        naming.Scheme
-	maxLen        int
-	readOnly      bool
-	resourceTools bool
-	toolSearch    bool
-	maxMessage    int // trunk.maxMessageBytes: bounds each list page
+type Policy struct {
+	Scheme        naming.Scheme
+	MaxLen        int
+	ReadOnly      bool
+	ResourceTools bool
+	ToolSearch    bool
+	MaxMessage    int // trunk.maxMessageBytes: bounds each list page
 }
 
-func policyOf(o config.TrunkOptions) policy {
-	return policy{
-		scheme:        naming.Scheme{Prefix: o.Prefix},
-		maxLen:        o.MaxNameLength,
-		readOnly:      o.ReadOnly,
-		resourceTools: o.ResourceTools,
-		toolSearch:    o.ToolSearch,
-		maxMessage:    o.MaxMessageBytes,
+func PolicyOf(o config.TrunkOptions) Policy {
+	return Policy{
+		Scheme:        naming.Scheme{Prefix: o.Prefix},
+		MaxLen:        o.MaxNameLength,
+		ReadOnly:      o.ReadOnly,
+		ResourceTools: o.ResourceTools,
+		ToolSearch:    o.ToolSearch,
+		MaxMessage:    o.MaxMessageBytes,
 	}
 }
 
 // tools applies a server's tool filter and read-only overrides, and the
 // trunk's read-only mode, to its tools: what comes out is exported, with
 // the annotations the host should act on.
-func (p policy) tools(spec config.Spec, items []upstream.Item) []upstream.Item {
+func (p Policy) tools(spec config.Spec, items []upstream.Item) []upstream.Item {
 	out := make([]upstream.Item, 0, len(items))
 	for _, it := range items {
 		if !spec.Tools.Allows(it.Key) {
@@ -50,7 +50,7 @@ func (p policy) tools(spec config.Spec, items []upstream.Item) []upstream.Item {
 				it.Raw, readOnly = raw, true
 			}
 		}
-		if p.readOnly && !readOnly {
+		if p.ReadOnly && !readOnly {
 			continue
 		}
 		out = append(out, it)
@@ -139,12 +139,12 @@ func anyMatches(pattern string, lists ...[]upstream.Item) bool {
 	return false
 }
 
-// resourceAllowed applies a server's resources filter to a URI the host
+// ResourceAllowed applies a server's resources filter to a URI the host
 // asks for. Deny patterns apply to the URI itself. Under an allow list, the
 // URI passes when it matches a pattern, or when it can come from a template
 // the filter exports: a URI the host expanded does not match the template's
 // own pattern, so it is checked against the template's literal start.
-func resourceAllowed(f config.Filter, uri string, templates []upstream.Item) bool {
+func ResourceAllowed(f config.Filter, uri string, templates []upstream.Item) bool {
 	for _, p := range f.Deny {
 		if (config.Filter{Allow: []string{p}}).Allows(uri) {
 			return false
