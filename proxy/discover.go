@@ -28,7 +28,7 @@ const (
 // settle (at most trunk.startupWait), so that the capabilities it declares
 // are those of the servers behind it rather than a guess.
 func (s *Server) discover(ctx context.Context, hr hostRequest) (json.RawMessage, error) {
-	s.trunk.Start(hr.forwardedCaps(), hr.version)
+	s.trunk.Start(hr.ForwardedCaps(), hr.Version)
 	s.trunk.WaitSettled(ctx)
 	ready := s.readyClients()
 	serverInfo, _ := json.Marshal(map[string]string{"name": "mcptrunk", "version": s.trunk.version})

@@ -9,6 +9,7 @@ import (
 	"github.com/mcptrunk/mcptrunk/internal/rawjson"
 	"github.com/mcptrunk/mcptrunk/naming"
 	"github.com/mcptrunk/mcptrunk/proxy/catalog"
+	"github.com/mcptrunk/mcptrunk/proxy/translate"
 )
 
 // forwardNotification passes an upstream's notification to the hosts it
@@ -94,12 +95,12 @@ func (t *Trunk) notifyFailed(server, method string, err error) {
 // to the host whose call caused it, and its answer back. ctx ends when the
 // upstream cancels.
 func (t *Trunk) forwardRequest(ctx context.Context, server, method string, params json.RawMessage) (json.RawMessage, error) {
-	if ex := t.parked.current(server); ex != nil {
+	if ex := t.parked.Current(server); ex != nil {
 		// A stateless host's call is in flight on this server: the
 		// request goes to the host inside the call's next result.
-		return ex.ask(ctx, method, params)
+		return ex.Ask(ctx, method, params)
 	}
-	s := t.hosts.caller(server, capabilityFor[method])
+	s := t.hosts.caller(server, translate.CapabilityFor[method])
 	if s == nil {
 		if len(t.hosts.all()) == 0 {
 			return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method %q: mcptrunk has no host to ask", method)

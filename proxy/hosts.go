@@ -160,7 +160,7 @@ func (h *hostSet) caller(server, capability string) *Server {
 	if list := h.calls[server]; len(list) > 0 {
 		s := list[0]
 		for _, c := range list {
-			if capability == "" || c.legacyHost().can(capability) {
+			if capability == "" || c.legacyHost().Can(capability) {
 				s = c
 				break
 			}

@@ -3,14 +3,16 @@ package proxy
 import (
 	"encoding/json"
 	"testing"
+
+	"github.com/mcptrunk/mcptrunk/proxy/translate"
 )
 
 // legacySession is a 2025-era session that declared caps.
 func legacySession(t *Trunk, caps ...string) *Server {
 	s := &Server{trunk: t}
-	hr := hostRequest{version: "2025-11-25", caps: map[string]json.RawMessage{}, session: s}
+	hr := hostRequest{translate.HostRequest{Version: "2025-11-25", Caps: map[string]json.RawMessage{}}, s}
 	for _, c := range caps {
-		hr.caps[c] = json.RawMessage(`{}`)
+		hr.Caps[c] = json.RawMessage(`{}`)
 	}
 	s.legacy.Store(&hr)
 	return s

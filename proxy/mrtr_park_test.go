@@ -57,7 +57,7 @@ func TestParkedExchangesLeaveNothing(t *testing.T) {
 	if res := answer("2"); !strings.Contains(string(res["result"]), `"resultType":"input_required"`) {
 		t.Fatalf("abandoned call: %s", res["result"])
 	}
-	if n := tr.parked.count(); n != 1 {
+	if n := tr.parked.Count(); n != 1 {
 		t.Fatalf("%d exchanges open while one waits for the host, want 1", n)
 	}
 	waitParked(t, tr, 0)
@@ -66,7 +66,9 @@ func TestParkedExchangesLeaveNothing(t *testing.T) {
 	// naming the missing answer, its call ends, and so does the exchange.
 	send(`{"jsonrpc":"2.0","id":3,` + call)
 	res := answer("3")
-	var ir inputRequired
+	var ir struct {
+		RequestState *string `json:"requestState"`
+	}
 	if err := json.Unmarshal(res["result"], &ir); err != nil || ir.RequestState == nil {
 		t.Fatalf("second call: %s", res["result"])
 	}
@@ -90,7 +92,7 @@ func TestParkedExchangesLeaveNothing(t *testing.T) {
 	if err := <-h.served; err != nil {
 		t.Logf("Serve: %v", err)
 	}
-	if n := tr.parked.count(); n != 0 {
+	if n := tr.parked.Count(); n != 0 {
 		t.Errorf("%d exchanges open after shutdown", n)
 	}
 }
@@ -98,9 +100,9 @@ func TestParkedExchangesLeaveNothing(t *testing.T) {
 func waitParked(t *testing.T, tr *Trunk, want int) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
-	for tr.parked.count() != want {
+	for tr.parked.Count() != want {
 		if time.Now().After(deadline) {
-			t.Fatalf("%d exchanges still open, want %d", tr.parked.count(), want)
+			t.Fatalf("%d exchanges still open, want %d", tr.parked.Count(), want)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

@@ -135,7 +135,7 @@ type statusReport struct {
 	// Pinning is trunk.pin at work: drift, withheld items and findings.
 	Pinning *catalog.PinReport `json:"pinning"`
 	// ParkedCalls counts a stateless host's calls to legacy upstreams that
-	// wait between rounds of input (see mrtr_park.go).
+	// wait between rounds of input (see translate/mrtr_park.go).
 	ParkedCalls int `json:"parkedCalls"`
 	// Conflicts are items withheld because another server exports the
 	// same name or URI (servers with "namespace": false, unprefixed.go).
@@ -143,7 +143,7 @@ type statusReport struct {
 }
 
 func (t *Trunk) statusReport() statusReport {
-	r := statusReport{Servers: []upstream.Status{}, MaxMessageBytes: t.cfg.Load().Trunk.MaxMessageBytes, DroppedNotifications: t.dropped.Load(), Pinning: t.pins.Load().Report(), ParkedCalls: t.parked.count(),
+	r := statusReport{Servers: []upstream.Status{}, MaxMessageBytes: t.cfg.Load().Trunk.MaxMessageBytes, DroppedNotifications: t.dropped.Load(), Pinning: t.pins.Load().Report(), ParkedCalls: t.parked.Count(),
 		Conflicts: t.snapshot().Conflicts}
 	for _, c := range t.clients() {
 		r.Servers = append(r.Servers, c.Status())

@@ -90,9 +90,9 @@ func (t *Trunk) newPrivateHost(s *Server) *upstream.Host {
 		Logger:       s.logger,
 		Concurrency:  1,
 		Version:      t.version,
-		Capabilities: hr.forwardedCaps(),
+		Capabilities: hr.ForwardedCaps(),
 		Restart:      t.restart,
-		PreferLegacy: !protocol.IsStateless(hr.version),
+		PreferLegacy: !protocol.IsStateless(hr.Version),
 		Events: upstream.Events{
 			Changed: func(string) {}, // the catalog is the shared instance's
 			Notification: func(server, method string, params json.RawMessage) {

@@ -15,6 +15,7 @@ import (
 	"github.com/mcptrunk/mcptrunk/internal/protocol"
 	"github.com/mcptrunk/mcptrunk/internal/rawjson"
 	"github.com/mcptrunk/mcptrunk/proxy/catalog"
+	"github.com/mcptrunk/mcptrunk/proxy/translate"
 	"github.com/mcptrunk/mcptrunk/upstream"
 )
 
@@ -149,20 +150,20 @@ func (s *Server) ID() string { return s.id }
 func (s *Server) HandleRequest(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	if method == "initialize" {
 		if protocol.IsStateless(rawjson.MetaString(params, protocol.MetaProtocolVersion)) {
-			return nil, removedError(method) // an initialize at the stateless revision
+			return nil, translate.RemovedError(method) // an initialize at the stateless revision
 		}
 		return s.observe(ctx, method, "", "", params, func(context.Context) (json.RawMessage, error) { return s.initialize(params) })
 	}
-	meta, err := readRequestMeta(method, params)
+	meta, err := translate.ReadRequestMeta(method, params)
 	if err != nil {
 		return nil, err
 	}
 	if len(s.trunk.observers) == 0 {
 		return s.handle(ctx, meta, method, params)
 	}
-	revision, client := meta.Version, meta.clientName()
+	revision, client := meta.Version, meta.ClientName()
 	if revision == "" {
-		revision, client = s.legacyHost().version, s.legacyClient()
+		revision, client = s.legacyHost().Version, s.legacyClient()
 	}
 	return s.observe(ctx, method, revision, client, params, func(ctx context.Context) (json.RawMessage, error) {
 		return s.handle(ctx, meta, method, params)
@@ -170,7 +171,7 @@ func (s *Server) HandleRequest(ctx context.Context, method string, params json.R
 }
 
 // handle answers every request but initialize.
-func (s *Server) handle(ctx context.Context, meta requestMeta, method string, params json.RawMessage) (json.RawMessage, error) {
+func (s *Server) handle(ctx context.Context, meta translate.RequestMeta, method string, params json.RawMessage) (json.RawMessage, error) {
 	if protocol.IsStateless(meta.Version) {
 		return s.handleStateless(ctx, meta, method, params)
 	}
@@ -179,7 +180,7 @@ func (s *Server) handle(ctx context.Context, meta requestMeta, method string, pa
 		// A probe at a legacy revision, or with no _meta: the answer lists
 		// the revisions, and the host falls back to initialize.
 		if meta.Version != "" {
-			hr = hostRequest{version: meta.Version, caps: meta.Caps, session: s}
+			hr = hostRequest{translate.HostRequest{Version: meta.Version, Caps: meta.Caps}, s}
 		}
 		return s.discover(withHostRequest(ctx, hr), hr)
 	}
@@ -196,20 +197,20 @@ func (s *Server) handle(ctx context.Context, meta requestMeta, method string, pa
 	if err != nil {
 		return nil, err
 	}
-	return legacyResult(res), nil
+	return translate.LegacyResult(res), nil
 }
 
 // handleStateless answers a request at the stateless revision. There is no
 // handshake: the first request may be any, so it starts the upstreams.
-func (s *Server) handleStateless(ctx context.Context, meta requestMeta, method string, params json.RawMessage) (json.RawMessage, error) {
+func (s *Server) handleStateless(ctx context.Context, meta translate.RequestMeta, method string, params json.RawMessage) (json.RawMessage, error) {
 	s.stateless.Store(true)
-	hr := hostRequest{version: meta.Version, caps: meta.Caps, session: s}
+	hr := hostRequest{translate.HostRequest{Version: meta.Version, Caps: meta.Caps}, s}
 	// An upstream at the stateless revision is told, in each request, what
 	// this very request's host can be asked and the log level it asked for
 	// (none when it named none), exactly: upstream.Client sets the _meta.
-	ctx = upstream.WithHostCapabilities(withHostRequest(ctx, hr), hr.forwardedCaps())
+	ctx = upstream.WithHostCapabilities(withHostRequest(ctx, hr), hr.ForwardedCaps())
 	ctx = upstream.WithLogLevel(ctx, meta.LogLevel)
-	if err := removedError(method); err != nil {
+	if err := translate.RemovedError(method); err != nil {
 		return nil, err
 	}
 	s.startUpstreams(hr)
@@ -227,7 +228,7 @@ func (s *Server) handleStateless(ctx context.Context, meta requestMeta, method s
 	if err != nil {
 		return nil, err
 	}
-	return statelessResult(method, res)
+	return translate.StatelessResult(method, res)
 }
 
 // legacyClient is the clientInfo name a 2025-era host gave ("" before).
@@ -250,7 +251,7 @@ func (s *Server) startUpstreams(hr hostRequest) {
 	select {
 	case <-s.trunk.started:
 	default:
-		s.trunk.Start(hr.forwardedCaps(), hr.version)
+		s.trunk.Start(hr.ForwardedCaps(), hr.Version)
 	}
 }
 
@@ -320,7 +321,7 @@ func (s *Server) Notify(method string, params json.RawMessage) error {
 // Call sends the host a request of an upstream's. A host at the stateless revision (one
 // that never sent initialize) is never sent a request: its revision has none from server to client. An
 // upstream's request during one of its calls reaches it inside the call's
-// input_required result (mrtr_park.go); one outside any call is refused.
+// input_required result (proxy/translate/mrtr_park.go); one outside any call is refused.
 func (s *Server) Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	if s.stateless.Load() && s.legacy.Load() == nil {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method %q: the host speaks %s, where a server can ask the client only inside the result of a call", method, protocol.Stateless)
@@ -400,10 +401,10 @@ func (s *Server) initialize(params json.RawMessage) (json.RawMessage, error) {
 		}
 	}
 	s.logger.Info("host connected", "client", p.ClientInfo.Name, "clientVersion", p.ClientInfo.Version, "protocol", version)
-	hr := hostRequest{version: version, caps: p.Capabilities, session: s}
+	hr := hostRequest{translate.HostRequest{Version: version, Caps: p.Capabilities}, s}
 	s.legacy.Store(&hr)
 	s.client.Store(p.ClientInfo.Name)
-	s.trunk.Start(hr.forwardedCaps(), hr.version)
+	s.trunk.Start(hr.ForwardedCaps(), hr.Version)
 
 	return json.Marshal(map[string]any{
 		"protocolVersion": version,

@@ -11,6 +11,7 @@ import (
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
 	"github.com/mcptrunk/mcptrunk/internal/protocol"
 	"github.com/mcptrunk/mcptrunk/internal/rawjson"
+	"github.com/mcptrunk/mcptrunk/proxy/translate"
 )
 
 // Sharing: one instance of each upstream serves every host session. What
@@ -215,7 +216,7 @@ func (ss *subscriptions) release(t *Trunk, uri string, quiet bool) {
 	if quiet || t.life.Err() != nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(withHostRequest(context.Background(), hostRequest{version: protocol.Stateless}), subscriptionRelease)
+	ctx, cancel := context.WithTimeout(withHostRequest(context.Background(), hostRequest{HostRequest: translate.HostRequest{Version: protocol.Stateless}}), subscriptionRelease)
 	defer cancel()
 	if _, err := t.Handle(ctx, "resources/unsubscribe", uriParams(uri)); err != nil {
 		t.logger.Debug("ending a resource subscription failed", "uri", uri, "error", err)

@@ -12,6 +12,7 @@ import (
 	"github.com/mcptrunk/mcptrunk/internal/protocol"
 	"github.com/mcptrunk/mcptrunk/proxy/catalog"
 	"github.com/mcptrunk/mcptrunk/proxy/observe"
+	"github.com/mcptrunk/mcptrunk/proxy/translate"
 	"github.com/mcptrunk/mcptrunk/upstream"
 )
 
@@ -54,10 +55,10 @@ type Trunk struct {
 	stopped   chan struct{}   // closed by Close: stops the announcer
 	life      context.Context // ends at Close: work the trunk starts on its own
 	stopLife  context.CancelFunc
-	session   *session       // what upstreams must be told again after a restart
-	hosts     *hostSet       // the host sessions attached (hosts.go)
-	subs      *subscriptions // shares of upstream resource subscriptions (shared.go)
-	parked    *parking       // stateless hosts' calls to legacy upstreams, between rounds
+	session   *session           // what upstreams must be told again after a restart
+	hosts     *hostSet           // the host sessions attached (hosts.go)
+	subs      *subscriptions     // shares of upstream resource subscriptions (shared.go)
+	parked    *translate.Parking // stateless hosts' calls to legacy upstreams, between rounds
 	observers observe.Observers
 
 	startOnce sync.Once
@@ -110,10 +111,10 @@ func New(cfg *config.Config, opts *Options) *Trunk {
 		session:  newSession(),
 		hosts:    newHostSet(),
 		subs:     newSubscriptions(),
-		parked:   newParking(),
 		started:  make(chan struct{}),
 	}
 	t.life, t.stopLife = context.WithCancel(context.Background())
+	t.parked = translate.NewParking(t.life, t.workers.Go)
 	t.cat.Store(&catalog.Catalog{Scheme: catalog.PolicyOf(cfg.Trunk).Scheme}) // names split with the right prefix even before the first build
 	t.cfg.Store(cfg)
 	t.record = opts.RecordPins
@@ -307,7 +308,7 @@ func (t *Trunk) Close(ctx context.Context) error {
 		t.startOnce.Do(func() {}) // a Start after Close does nothing
 		close(t.stopped)
 		t.stopLife()
-		t.parked.closeAll()
+		t.parked.CloseAll()
 		select {
 		case <-t.started:
 			err = t.host.Close(ctx)

@@ -64,7 +64,7 @@ type Outcome struct {
 	Forwarded bool
 	// Continues is set for a retry that continues a call the trunk keeps
 	// between rounds of input (a 2026-07-28 host's call to a 2025 server,
-	// mrtr_park.go): the context Begin returned for the call's first
+	// proxy/translate/mrtr_park.go): the context Begin returned for the call's first
 	// round, which the upstream call runs under. A tracer links the
 	// retry's span to the first round's with it. An observer may read its
 	// values and must not keep it. Nil for any other request.

@@ -1,4 +1,4 @@
-package proxy
+package translate
 
 import (
 	"context"
@@ -9,7 +9,6 @@ import (
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
 	"github.com/mcptrunk/mcptrunk/internal/protocol"
 	"github.com/mcptrunk/mcptrunk/internal/rawjson"
-	"github.com/mcptrunk/mcptrunk/upstream"
 )
 
 // Multi-round-trip requests. At the stateless revision a server that needs
@@ -21,12 +20,22 @@ import (
 // call. The trunk translates wherever host and upstream speak differently,
 // so the host never learns which revision an upstream speaks:
 //
-//	host 2025, upstream 2026: fulfil (this file) asks the host each input
+//	host 2025, upstream 2026: Fulfil (this file) asks the host each input
 //	  request as a real request and retries the upstream until it completes;
-//	host 2026, upstream 2025: park (mrtr_park.go) keeps the upstream's call
+//	host 2026, upstream 2025: park (proxy/translate/mrtr_park.go) keeps the upstream's call
 //	  and its requests waiting, answers the host input_required with a state
 //	  of the trunk's own, and answers the requests when the host retries;
 //	same revision on both sides: passed through.
+
+// Upstream is the server a request is translated for (an upstream.Client).
+type Upstream interface {
+	Name() string
+	Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
+}
+
+// AskHost sends one of a server's requests to the host whose request is
+// being translated, and returns the host's answer.
+type AskHost func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
 
 // Rounds the trunk goes through for one host request before giving up, as
 // a client would: a server that asks forever must not hold a call forever.
@@ -34,26 +43,6 @@ const (
 	maxInputRounds = 10
 	maxEmptyRounds = 3 // input_required with no requests: the server sheds load
 )
-
-// callUpstream sends a tools/call, prompts/get or resources/read to its
-// owner, translating multi-round-trip results between the host's revision
-// and the upstream's.
-func (t *Trunk) callUpstream(ctx context.Context, c *upstream.Client, method string, params json.RawMessage) (json.RawMessage, error) {
-	hr := hostRequestOf(ctx)
-	defer t.hosts.began(hr.session, c.Name())()
-	hostStateless := hr.stateless()
-	upStateless := protocol.IsStateless(c.Init().ProtocolVersion)
-	switch {
-	case hostStateless && !upStateless:
-		return t.parked.call(ctx, t, c, method, params)
-	case !hostStateless && upStateless:
-		return t.fulfil(ctx, c, method, params)
-	}
-	// The same revision on both sides: as sent. (A legacy server may still
-	// answer input_required, as go-sdk's does for a second round, and a
-	// legacy client retry with inputResponses and requestState: both pass.)
-	return c.Call(ctx, method, params)
-}
 
 // inputRequest is one entry of an input_required result's inputRequests.
 type inputRequest struct {
@@ -84,20 +73,19 @@ func needsInput(res json.RawMessage) (inputRequired, bool) {
 	return ir, true
 }
 
-// capabilityFor is the client capability an input request needs.
-var capabilityFor = map[string]string{
+// CapabilityFor is the client capability an input request needs.
+var CapabilityFor = map[string]string{
 	"elicitation/create":     "elicitation",
 	"sampling/createMessage": "sampling",
 	"roots/list":             "roots",
 }
 
-// fulfil serves a legacy host's request to a stateless upstream: each
+// Fulfil serves a legacy host's request to a stateless upstream: each
 // input_required result becomes real requests to the host (only those its
 // capabilities allow, concurrently, as a server of that revision would
 // send them), and the upstream is asked again with the answers and its own
 // requestState, until a result that is complete, the only one the host sees.
-func (t *Trunk) fulfil(ctx context.Context, c *upstream.Client, method string, params json.RawMessage) (json.RawMessage, error) {
-	hr := hostRequestOf(ctx)
+func Fulfil(ctx context.Context, c Upstream, hr HostRequest, ask AskHost, method string, params json.RawMessage) (json.RawMessage, error) {
 	empty := 0
 	for round := 0; ; round++ {
 		res, err := c.Call(ctx, method, params)
@@ -117,15 +105,15 @@ func (t *Trunk) fulfil(ctx context.Context, c *upstream.Client, method string, p
 			}
 		}
 		for key, req := range ir.InputRequests {
-			need, known := capabilityFor[req.Method]
+			need, known := CapabilityFor[req.Method]
 			if !known {
 				return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "%s on server %q: input request %q has unknown method %q", method, c.Name(), key, req.Method)
 			}
-			if !hr.can(need) {
+			if !hr.Can(need) {
 				return nil, jsonrpc.Errorf(protocol.CodeMissingClientCapabilities, "%s on server %q needs the host's %s capability (input request %q), which the host did not declare", method, c.Name(), need, key)
 			}
 		}
-		answers, err := t.askHost(ctx, c.Name(), ir.InputRequests)
+		answers, err := askHost(ctx, ask, ir.InputRequests)
 		if err != nil {
 			return nil, err
 		}
@@ -137,7 +125,7 @@ func (t *Trunk) fulfil(ctx context.Context, c *upstream.Client, method string, p
 
 // askHost sends every input request to the host at once and collects the
 // answers by key; the first failure fails them all, as it would directly.
-func (t *Trunk) askHost(ctx context.Context, server string, reqs map[string]inputRequest) (map[string]json.RawMessage, error) {
+func askHost(ctx context.Context, ask AskHost, reqs map[string]inputRequest) (map[string]json.RawMessage, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var (
@@ -148,7 +136,7 @@ func (t *Trunk) askHost(ctx context.Context, server string, reqs map[string]inpu
 	)
 	for key, req := range reqs {
 		wg.Go(func() {
-			res, err := t.askSession(ctx, hostRequestOf(ctx).session, server, req.Method, req.Params)
+			res, err := ask(ctx, req.Method, req.Params)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {

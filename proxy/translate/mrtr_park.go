@@ -1,4 +1,4 @@
-package proxy
+package translate
 
 import (
 	"bytes"
@@ -13,10 +13,9 @@ import (
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
 	"github.com/mcptrunk/mcptrunk/internal/protocol"
 	"github.com/mcptrunk/mcptrunk/internal/rawjson"
-	"github.com/mcptrunk/mcptrunk/upstream"
 )
 
-// parking serves a stateless host's calls to legacy upstreams. Such an
+// Parking serves a stateless host's calls to legacy upstreams. Such an
 // upstream asks for input by sending the client requests in the middle of
 // the call; the host, at its revision, can only be asked by a result. So
 // the trunk keeps the upstream's call going in the background (an
@@ -24,21 +23,40 @@ import (
 // answered; the host gets input_required with the parked requests and a
 // state of the trunk's own, and its retry answers them, round after round,
 // until the upstream's call returns, which the host gets as the result.
-type parking struct {
+type Parking struct {
 	signer *stateSigner
+	life   context.Context // ends when the trunk closes: every upstream call ends with it
+	spawn  func(func())    // runs an upstream call on a goroutine the trunk waits for
 
 	mu       sync.Mutex
 	seq      uint64
-	byID     map[uint64]*exchange
-	inFlight map[string][]*exchange // server -> exchanges whose upstream call runs, oldest first
+	byID     map[uint64]*Exchange
+	inFlight map[string][]*Exchange // server -> exchanges whose upstream call runs, oldest first
 }
 
-func newParking() *parking {
-	return &parking{signer: newStateSigner(), byID: map[uint64]*exchange{}, inFlight: map[string][]*exchange{}}
+// NewParking returns the parking of one trunk: upstream calls run on
+// goroutines that spawn starts, and end at the latest when life does.
+func NewParking(life context.Context, spawn func(func())) *Parking {
+	return &Parking{signer: newStateSigner(), life: life, spawn: spawn, byID: map[uint64]*Exchange{}, inFlight: map[string][]*Exchange{}}
 }
 
-// exchange is one host call translated into rounds.
-type exchange struct {
+// Parked is one host call to park: what the host asked, of which server,
+// with the facts of the host's request.
+type Parked struct {
+	Upstream Upstream
+	// Timeout is how long a round waits for the host's retry (the
+	// server's timeouts.call).
+	Timeout time.Duration
+	Host    HostRequest
+	Method  string
+	Params  json.RawMessage
+	// Continues, when set, is told of a retry the context of the
+	// exchange's first round (observers link the two with it).
+	Continues func(first context.Context)
+}
+
+// Exchange is one host call translated into rounds.
+type Exchange struct {
 	id                     uint64
 	server, method, target string          // what the host called (target: the name or URI)
 	timeout                time.Duration   // how long a round may wait for the host's retry
@@ -50,7 +68,7 @@ type exchange struct {
 	wake                   chan struct{} // an upstream request arrived
 
 	mu      sync.Mutex
-	hr      hostRequest           // the host request now waiting, or the last one
+	hr      HostRequest           // the host request now waiting, or the last one
 	round   uint32                // the round the next state is for
 	asks    []*parkedAsk          // arrived, not yet given to the host
 	given   map[string]*parkedAsk // given to the host this round, by key
@@ -77,9 +95,10 @@ type askReply struct {
 // request that comes later is simply the next round.
 const gatherWindow = 20 * time.Millisecond
 
-// call starts an exchange, or continues one when the host's params carry
+// Call starts an exchange, or continues one when the host's params carry
 // a state the trunk issued.
-func (p *parking) call(ctx context.Context, t *Trunk, c *upstream.Client, method string, params json.RawMessage) (json.RawMessage, error) {
+func (p *Parking) Call(ctx context.Context, pc Parked) (json.RawMessage, error) {
+	method, params := pc.Method, pc.Params
 	target, _ := rawjson.StringField(params, "name")
 	if method == "resources/read" {
 		target, _ = rawjson.StringField(params, "uri")
@@ -100,44 +119,44 @@ func (p *parking) call(ctx context.Context, t *Trunk, c *upstream.Client, method
 		// input_required result it sent itself: a new call to it with the
 		// host's answers, as the host would make it directly; the upstream
 		// checks its own state.
-		return p.await(ctx, p.start(ctx, t, c, method, target, params))
+		return p.await(ctx, p.start(ctx, pc, target, params))
 	}
 	params, err = rawjson.DeleteFields(params, protocol.FieldInputResponses, protocol.FieldRequestState)
 	if err != nil {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s: %v", method, err)
 	}
-	var ex *exchange
+	var ex *Exchange
 	if hasState {
-		ex, err = p.resume(ctx, state, c.Name(), method, target, responses)
+		ex, err = p.resume(pc, state, target, responses)
 		if err != nil {
 			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s %q: %v", method, target, err)
 		}
 	} else {
-		ex = p.start(ctx, t, c, method, target, params)
+		ex = p.start(ctx, pc, target, params)
 	}
 	return p.await(ctx, ex)
 }
 
 // start runs the upstream's call in the background, on the trunk's own
 // context: the host's request ends at the first input_required.
-func (p *parking) start(ctx context.Context, t *Trunk, c *upstream.Client, method, target string, params json.RawMessage) *exchange {
+func (p *Parking) start(ctx context.Context, pc Parked, target string, params json.RawMessage) *Exchange {
 	first := context.WithoutCancel(ctx)
 	upCtx, cancel := context.WithCancel(first)
-	stop := context.AfterFunc(t.life, cancel)
+	stop := context.AfterFunc(p.life, cancel)
 	p.mu.Lock()
 	p.seq++
-	ex := &exchange{
-		id: p.seq, server: c.Name(), method: method, target: target,
-		timeout: c.Spec().Timeouts.Call.D(), first: first, cancel: cancel,
+	ex := &Exchange{
+		id: p.seq, server: pc.Upstream.Name(), method: pc.Method, target: target,
+		timeout: pc.Timeout, first: first, cancel: cancel,
 		done: make(chan struct{}), wake: make(chan struct{}, 1),
-		hr: hostRequestOf(ctx), serving: true,
+		hr: pc.Host, serving: true,
 	}
 	p.byID[ex.id] = ex
 	p.inFlight[ex.server] = append(p.inFlight[ex.server], ex)
 	p.mu.Unlock()
-	t.workers.Go(func() {
+	p.spawn(func() {
 		defer stop()
-		res, err := c.Call(upCtx, method, params)
+		res, err := pc.Upstream.Call(upCtx, pc.Method, params)
 		p.mu.Lock()
 		ex.res, ex.err = res, err
 		p.inFlight[ex.server] = removeExchange(p.inFlight[ex.server], ex)
@@ -152,7 +171,8 @@ func (p *parking) start(ctx context.Context, t *Trunk, c *upstream.Client, metho
 
 // resume checks a host's retry against the exchange its state names and
 // answers the requests given to the host in that round.
-func (p *parking) resume(ctx context.Context, state, server, method, target string, responses map[string]json.RawMessage) (*exchange, error) {
+func (p *Parking) resume(pc Parked, state, target string, responses map[string]json.RawMessage) (*Exchange, error) {
+	server, method := pc.Upstream.Name(), pc.Method
 	id, round, err := p.signer.verify(state)
 	if err != nil {
 		return nil, err
@@ -178,13 +198,15 @@ func (p *parking) resume(ctx context.Context, state, server, method, target stri
 	ex.given = nil
 	ex.round++
 	ex.serving = true
-	ex.hr = hostRequestOf(ctx)
-	noteContinues(ctx, ex.first)
+	ex.hr = pc.Host
+	if pc.Continues != nil {
+		pc.Continues(ex.first)
+	}
 	return ex, nil
 }
 
 // await waits for the upstream's result or its next requests.
-func (p *parking) await(ctx context.Context, ex *exchange) (json.RawMessage, error) {
+func (p *Parking) await(ctx context.Context, ex *Exchange) (json.RawMessage, error) {
 	for {
 		select {
 		case <-ex.done:
@@ -237,7 +259,7 @@ func (p *parking) await(ctx context.Context, ex *exchange) (json.RawMessage, err
 
 // end forgets an exchange: its upstream call is cancelled if it still
 // runs, and every request still parked is answered with why.
-func (p *parking) end(ex *exchange, why error) {
+func (p *Parking) end(ex *Exchange, why error) {
 	p.mu.Lock()
 	delete(p.byID, ex.id)
 	p.mu.Unlock()
@@ -264,10 +286,10 @@ func (p *parking) end(ex *exchange, why error) {
 	ex.cancel()
 }
 
-// closeAll ends every exchange: the trunk is shutting down.
-func (p *parking) closeAll() {
+// CloseAll ends every exchange: the trunk is shutting down.
+func (p *Parking) CloseAll() {
 	p.mu.Lock()
-	open := make([]*exchange, 0, len(p.byID))
+	open := make([]*Exchange, 0, len(p.byID))
 	for _, ex := range p.byID {
 		open = append(open, ex)
 	}
@@ -277,14 +299,14 @@ func (p *parking) closeAll() {
 	}
 }
 
-// count is how many exchanges are open.
-func (p *parking) count() int {
+// Count is how many exchanges are open.
+func (p *Parking) Count() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return len(p.byID)
 }
 
-// current is the exchange an upstream's request during a call belongs to.
+// Current is the exchange an upstream's request during a call belongs to.
 // Over stdio a request does not say which call it is for, so the trunk
 // picks: the oldest exchange with a host request waiting on it (an
 // exchange between rounds is waiting for the host, and one whose host gave
@@ -292,7 +314,7 @@ func (p *parking) count() int {
 // of the next call), else the oldest in flight. With several calls waiting
 // on one server at once, a request may reach another of them, whose host
 // then answers it.
-func (p *parking) current(server string) *exchange {
+func (p *Parking) Current(server string) *Exchange {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	list := p.inFlight[server]
@@ -310,13 +332,13 @@ func (p *parking) current(server string) *exchange {
 	return nil
 }
 
-// ask parks one of the upstream's requests until the host answers it in
+// Ask parks one of the upstream's requests until the host answers it in
 // a retry, the exchange ends, or the upstream cancels it.
-func (ex *exchange) ask(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+func (ex *Exchange) Ask(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	ex.mu.Lock()
-	if need, known := capabilityFor[method]; !known || !ex.hr.can(need) {
+	if need, known := CapabilityFor[method]; !known || !ex.hr.Can(need) {
 		ex.mu.Unlock()
-		return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method %q: the host did not declare the %s capability for this request", method, capabilityFor[method])
+		return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method %q: the host did not declare the %s capability for this request", method, CapabilityFor[method])
 	}
 	if ex.ended {
 		ex.mu.Unlock()
@@ -345,7 +367,7 @@ func (ex *exchange) ask(ctx context.Context, method string, params json.RawMessa
 	}
 }
 
-func removeExchange(list []*exchange, ex *exchange) []*exchange {
+func removeExchange(list []*Exchange, ex *Exchange) []*Exchange {
 	for i, e := range list {
 		if e == ex {
 			return append(list[:i:i], list[i+1:]...)

@@ -1,27 +1,26 @@
-package proxy
+package translate
 
 import (
 	"encoding/json"
 	"strings"
 	"testing"
 
-	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
 	"github.com/mcptrunk/mcptrunk/internal/protocol"
 )
 
 func TestReadRequestMeta(t *testing.T) {
-	m, err := readRequestMeta("tools/list", json.RawMessage(`{"cursor":"x"}`))
+	m, err := ReadRequestMeta("tools/list", json.RawMessage(`{"cursor":"x"}`))
 	if err != nil || m.Version != "" {
 		t.Errorf("a legacy request: %+v, %v", m, err)
 	}
-	m, err = readRequestMeta("tools/call", json.RawMessage(`{"name":"x","_meta":{"progressToken":1,`+
+	m, err = ReadRequestMeta("tools/call", json.RawMessage(`{"name":"x","_meta":{"progressToken":1,`+
 		`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/logLevel":"debug",`+
 		`"io.modelcontextprotocol/clientCapabilities":{"elicitation":{"form":{}},"roots":{}}}}`))
 	if err != nil || m.Version != protocol.Stateless || m.LogLevel != "debug" || string(m.Caps["elicitation"]) != `{"form":{}}` || m.Caps["roots"] == nil {
 		t.Errorf("a stateless request: %+v, %v", m, err)
 	}
-	_, err = readRequestMeta("server/discover", json.RawMessage(`{"_meta":{"io.modelcontextprotocol/protocolVersion":"2099-01-01"}}`))
+	_, err = ReadRequestMeta("server/discover", json.RawMessage(`{"_meta":{"io.modelcontextprotocol/protocolVersion":"2099-01-01"}}`))
 	e := jsonrpc.AsError(err)
 	if e == nil || e.Code != protocol.CodeUnsupportedVersion || !strings.Contains(e.Message, "server/discover") {
 		t.Fatalf("an unknown revision: %v, want -32022 naming the method", err)
@@ -33,11 +32,11 @@ func TestReadRequestMeta(t *testing.T) {
 	if err := json.Unmarshal(e.Data, &data); err != nil || data.Requested != "2099-01-01" || strings.Join(data.Supported, ",") != strings.Join(protocol.Supported, ",") {
 		t.Errorf("-32022 data %s", e.Data)
 	}
-	if _, err := readRequestMeta("tools/list", json.RawMessage(`{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}`)); jsonrpc.AsError(err).Code != jsonrpc.CodeInvalidParams ||
+	if _, err := ReadRequestMeta("tools/list", json.RawMessage(`{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}`)); jsonrpc.AsError(err).Code != jsonrpc.CodeInvalidParams ||
 		!strings.Contains(err.Error(), "clientCapabilities") {
 		t.Errorf("a stateless request without clientCapabilities: %v, want -32602 naming them", err)
 	}
-	if _, err := readRequestMeta("tools/list", json.RawMessage(`{"_meta":{"io.modelcontextprotocol/protocolVersion":5}}`)); jsonrpc.AsError(err).Code != jsonrpc.CodeInvalidParams {
+	if _, err := ReadRequestMeta("tools/list", json.RawMessage(`{"_meta":{"io.modelcontextprotocol/protocolVersion":5}}`)); jsonrpc.AsError(err).Code != jsonrpc.CodeInvalidParams {
 		t.Errorf("a version that is not a string: %v, want -32602", err)
 	}
 }
@@ -53,12 +52,12 @@ func TestStatelessResult(t *testing.T) {
 		{"resources/read", `{"contents":[],"ttlMs":5}`, `{"contents":[],"ttlMs":5,"resultType":"complete","cacheScope":"private"}`},
 		{"resources/read", `{"contents":[]}`, `{"contents":[],"resultType":"complete","ttlMs":0,"cacheScope":"private"}`},
 	} {
-		got, err := statelessResult(tc.method, json.RawMessage(tc.in))
+		got, err := StatelessResult(tc.method, json.RawMessage(tc.in))
 		if err != nil || string(got) != tc.want {
 			t.Errorf("%s %s:\n got %s, %v\nwant %s", tc.method, tc.in, got, err, tc.want)
 		}
 	}
-	if _, err := statelessResult("tools/call", json.RawMessage(`[1]`)); err == nil || !strings.Contains(err.Error(), "tools/call") {
+	if _, err := StatelessResult("tools/call", json.RawMessage(`[1]`)); err == nil || !strings.Contains(err.Error(), "tools/call") {
 		t.Errorf("a result that is not an object: %v", err)
 	}
 }
@@ -71,42 +70,20 @@ func TestLegacyResult(t *testing.T) {
 		`{"_meta":{"io.modelcontextprotocol/serverInfo":{}},"resultType":"complete"}`:         `{}`,
 		`"not an object, \"resultType\""`:                                                     `"not an object, \"resultType\""`,
 	} {
-		if got := legacyResult(json.RawMessage(in)); string(got) != want {
+		if got := LegacyResult(json.RawMessage(in)); string(got) != want {
 			t.Errorf("%s:\n got %s\nwant %s", in, got, want)
 		}
 	}
 }
 
 func TestRemovedError(t *testing.T) {
-	if removedError("tools/call") != nil {
+	if RemovedError("tools/call") != nil {
 		t.Error("tools/call is not removed")
 	}
 	for _, m := range []string{"ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"} {
-		e := jsonrpc.AsError(removedError(m))
+		e := jsonrpc.AsError(RemovedError(m))
 		if e == nil || e.Code != jsonrpc.CodeMethodNotFound || !strings.Contains(e.Message, m) || !strings.Contains(e.Message, "removed in 2026-07-28") {
 			t.Errorf("%s: %v", m, e)
-		}
-	}
-}
-
-// TestStatelessBadParamsNamed: at the stateless revision, a _meta or listen
-// of the wrong shape gets -32602 naming the member, and the trunk answers
-// the next request.
-func TestStatelessBadParamsNamed(t *testing.T) {
-	cfg, err := config.Parse(strings.NewReader(`{"mcpServers":{}}`), func(string) (string, bool) { return "", false })
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := servePipes(t, New(cfg, nil))
-	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
-	for _, tc := range []struct{ line, want string }{
-		{`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":7}}}`, `\"io.modelcontextprotocol/protocolVersion\" must be a string`},
-		{`{"jsonrpc":"2.0","id":2,"method":"subscriptions/listen","params":{"notifications":"x",` + meta + `}}`, `params.notifications must be an object`},
-		{`{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{` + meta + `}}`, `"resultType":"complete"`},
-	} {
-		h.send(tc.line)
-		if l := h.next(tc.line); !strings.Contains(l, tc.want) {
-			t.Errorf("%s\n-> %s\nwant %s", tc.line, l, tc.want)
 		}
 	}
 }

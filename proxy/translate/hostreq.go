@@ -1,61 +1,44 @@
-package proxy
+package translate
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 
 	"github.com/mcptrunk/mcptrunk/internal/protocol"
 )
 
-// hostRequest is what the trunk knows about the host while it handles one of
+// HostRequest is what the trunk knows about the host while it handles one of
 // the host's requests: the revision the request is at and the capabilities
 // the host declared for it. At the stateless revision both come with each
 // request (its _meta); before it, from the host's initialize. What an
 // upstream may ask of the host during the request (sampling, elicitation,
 // roots) is decided by these capabilities, and how the answer is shaped
 // (resultType, multi-round-trip results) by the revision.
-type hostRequest struct {
-	version string
-	caps    map[string]json.RawMessage // the host's client capabilities, by name
-	session *Server                    // the session the request came on; nil for the trunk's own
+type HostRequest struct {
+	Version string
+	Caps    map[string]json.RawMessage // the host's client capabilities, by name
 }
 
-type hostRequestKey struct{}
+// Stateless reports whether the request is at the stateless revision.
+func (hr HostRequest) Stateless() bool { return protocol.IsStateless(hr.Version) }
 
-// withHostRequest attaches the host request's facts to ctx.
-func withHostRequest(ctx context.Context, hr hostRequest) context.Context {
-	return context.WithValue(ctx, hostRequestKey{}, hr)
-}
-
-// hostRequestOf returns the facts attached by withHostRequest; a context
-// without them (the trunk's own calls, the CLI's one-shot commands) is a
-// legacy request with no capabilities.
-func hostRequestOf(ctx context.Context) hostRequest {
-	hr, _ := ctx.Value(hostRequestKey{}).(hostRequest)
-	return hr
-}
-
-// stateless reports whether the request is at the stateless revision.
-func (hr hostRequest) stateless() bool { return protocol.IsStateless(hr.version) }
-
-// can reports whether the host declared a client capability ("sampling",
+// Can reports whether the host declared a client capability ("sampling",
 // "elicitation", "roots") for the request.
-func (hr hostRequest) can(capability string) bool {
-	_, ok := hr.caps[capability]
+func (hr HostRequest) Can(capability string) bool {
+	_, ok := hr.Caps[capability]
 	return ok
 }
 
-// forwardedCaps is the part of the host's capabilities that upstreams may
+// ForwardedCaps is the part of the host's capabilities that upstreams may
 // use through the trunk (sampling, elicitation, roots), encoded: an upstream
 // is never told the host can do something it cannot.
 // (It runs for every request of a stateless host, so it writes the bytes
 // itself: the values are the host's, as sent.)
-func (hr hostRequest) forwardedCaps() json.RawMessage {
+func (hr HostRequest) ForwardedCaps() json.RawMessage {
 	out := make([]byte, 0, 64)
 	out = append(out, '{')
 	for _, k := range forwardedCapabilities {
-		v, ok := hr.caps[k]
+		v, ok := hr.Caps[k]
 		if !ok || !json.Valid(v) {
 			continue
 		}

@@ -1,4 +1,4 @@
-package proxy
+package translate
 
 import (
 	"crypto/hmac"

@@ -1,8 +1,7 @@
-package proxy
+package translate
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 
@@ -16,9 +15,9 @@ import (
 // shaped for the revision it answers. A 2025-era host and a 2026-07-28 host
 // get the same routed results, each in the form its revision defines.
 
-// requestMeta is what a request at the stateless revision says about the
+// RequestMeta is what a request at the stateless revision says about the
 // host in its reserved _meta keys.
-type requestMeta struct {
+type RequestMeta struct {
 	Version    string
 	Caps       map[string]json.RawMessage
 	LogLevel   string
@@ -26,7 +25,7 @@ type requestMeta struct {
 }
 
 // clientName is the name in the request's clientInfo ("" without one).
-func (m requestMeta) clientName() string {
+func (m RequestMeta) ClientName() string {
 	if len(m.ClientInfo) == 0 {
 		return ""
 	}
@@ -39,13 +38,13 @@ func (m requestMeta) clientName() string {
 	return name
 }
 
-// readRequestMeta reads the reserved _meta keys of a request's params. A
+// ReadRequestMeta reads the reserved _meta keys of a request's params. A
 // request without a protocolVersion key is at a legacy revision (its host
-// said everything at initialize): the zero requestMeta. One at a revision
+// said everything at initialize): the zero RequestMeta. One at a revision
 // the trunk does not speak is refused with -32022 and the revisions it does,
 // so that the host can pick one.
-func readRequestMeta(method string, params json.RawMessage) (requestMeta, error) {
-	var m requestMeta
+func ReadRequestMeta(method string, params json.RawMessage) (RequestMeta, error) {
+	var m RequestMeta
 	if !rawjson.HasReservedMeta(params) {
 		return m, nil
 	}
@@ -70,11 +69,11 @@ func readRequestMeta(method string, params json.RawMessage) (requestMeta, error)
 		m.Caps, err = rawjson.Object(caps)
 	}
 	if err != nil {
-		return requestMeta{}, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s: params._meta: %v", method, err)
+		return RequestMeta{}, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s: params._meta: %v", method, err)
 	}
 	if m.Version != "" && !protocol.Known(m.Version) {
 		data, _ := json.Marshal(map[string]any{"supported": protocol.Supported, "requested": m.Version})
-		return requestMeta{}, &jsonrpc.Error{
+		return RequestMeta{}, &jsonrpc.Error{
 			Code:    protocol.CodeUnsupportedVersion,
 			Message: fmt.Sprintf("%s: protocol version %q is not supported by mcptrunk", method, m.Version),
 			Data:    data,
@@ -83,7 +82,7 @@ func readRequestMeta(method string, params json.RawMessage) (requestMeta, error)
 	if protocol.IsStateless(m.Version) && (caps == nil || string(caps) == "null") {
 		// The revision requires them: a request that names none cannot be
 		// told apart from one whose client can do nothing.
-		return requestMeta{}, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s: params._meta: %q is required at %s", method, protocol.MetaClientCapabilities, protocol.Stateless)
+		return RequestMeta{}, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s: params._meta: %q is required at %s", method, protocol.MetaClientCapabilities, protocol.Stateless)
 	}
 	return m, nil
 }
@@ -110,9 +109,9 @@ var removedMessage = map[string]string{
 	"initialize":            "use " + protocol.MethodDiscover,
 }
 
-// removedError is the answer to a method the stateless revision removed,
+// RemovedError is the answer to a method the stateless revision removed,
 // or nil when method is still there.
-func removedError(method string) error {
+func RemovedError(method string) error {
 	if !protocol.RemovedInStateless[method] {
 		return nil
 	}
@@ -135,12 +134,12 @@ var (
 	listScope = json.RawMessage(`"private"`)
 )
 
-// statelessResult shapes a routed result for a host at the stateless
+// StatelessResult shapes a routed result for a host at the stateless
 // revision: the upstream's reserved _meta keys are dropped (they describe
 // the upstream's hop, not the trunk's), resultType is set to complete unless
 // the result already has one (multi-round-trip results come shaped), and
 // the lists carry the trunk's cache hints.
-func statelessResult(method string, res json.RawMessage) (json.RawMessage, error) {
+func StatelessResult(method string, res json.RawMessage) (json.RawMessage, error) {
 	if len(bytes.TrimSpace(res)) == 0 || bytes.Equal(bytes.TrimSpace(res), []byte("null")) {
 		res = json.RawMessage(`{}`)
 	}
@@ -184,13 +183,13 @@ func statelessResult(method string, res json.RawMessage) (json.RawMessage, error
 // statelessOnly are the result members a legacy revision does not define.
 var statelessOnly = []string{protocol.FieldResultType, "ttlMs", "cacheScope"}
 
-// legacyResult shapes a result for a host at a 2025-era revision: an
+// LegacyResult shapes a result for a host at a 2025-era revision: an
 // upstream that speaks the stateless revision sends members and reserved
 // _meta keys that revision does not have; they are dropped. The byte checks
 // come first, so a result without any (the usual case) is returned as it
 // came, without a scan. A result that is not an object passes as it did
 // before the trunk spoke the stateless revision.
-func legacyResult(res json.RawMessage) json.RawMessage {
+func LegacyResult(res json.RawMessage) json.RawMessage {
 	out := res
 	if rawjson.HasReservedMeta(out) {
 		stripped, err := rawjson.ReplaceReservedMeta(out, nil)
@@ -209,18 +208,6 @@ func legacyResult(res json.RawMessage) json.RawMessage {
 		}
 	}
 	return out
-}
-
-// HandleOneShot is Handle for a caller that is no host connection (the
-// one-shot commands: list, call): the result in the form a 2025-11-25 host
-// gets it, without the members and reserved _meta keys of the stateless
-// revision that an upstream may have sent.
-func (t *Trunk) HandleOneShot(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-	res, err := t.Handle(ctx, method, params)
-	if err != nil {
-		return nil, err
-	}
-	return legacyResult(res), nil
 }
 
 // shapeError reports a result the trunk could not reshape: it is not a JSON

@@ -1,0 +1,32 @@
+package proxy
+
+import (
+	"context"
+
+	"github.com/mcptrunk/mcptrunk/proxy/translate"
+)
+
+// hostRequest is a host's request as the trunk handles it: the facts of
+// its revision and capabilities, and the session it came on (nil for the
+// trunk's own requests), which is where what an upstream asks during it
+// goes.
+type hostRequest struct {
+	translate.HostRequest
+	session *Server
+}
+
+type hostRequestKey struct{}
+
+// withHostRequest attaches the host request's facts to ctx: Trunk.Handle
+// takes them there, so that its signature stays that of a request.
+func withHostRequest(ctx context.Context, hr hostRequest) context.Context {
+	return context.WithValue(ctx, hostRequestKey{}, hr)
+}
+
+// hostRequestOf returns the facts attached by withHostRequest; a context
+// without them (the trunk's own calls, the CLI's one-shot commands) is a
+// legacy request with no capabilities.
+func hostRequestOf(ctx context.Context) hostRequest {
+	hr, _ := ctx.Value(hostRequestKey{}).(hostRequest)
+	return hr
+}
