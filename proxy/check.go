@@ -5,6 +5,7 @@ import (
 
 	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/mcptrunk/mcptrunk/proxy/catalog"
+	"github.com/mcptrunk/mcptrunk/proxy/trunktools"
 	"github.com/mcptrunk/mcptrunk/upstream"
 )
 
@@ -32,7 +33,7 @@ func isClosed(ch <-chan struct{}) bool {
 
 // buildFrom builds the catalog of clients with the trunk's own items.
 func (t *Trunk) buildFrom(clients []*upstream.Client, pol catalog.Policy, pins *catalog.Pinner, logger *slog.Logger) *catalog.Catalog {
-	own, ownRes := ownEntries(pol)
+	own, ownRes := trunktools.Entries(pol)
 	return catalog.Build(catalog.Input{Servers: catalogServers(clients), Policy: pol, Pins: pins, OwnTools: own, OwnResources: ownRes, Logger: logger})
 }
 
@@ -41,7 +42,7 @@ func (t *Trunk) buildFrom(clients []*upstream.Client, pol catalog.Policy, pins *
 // line each, for mcptrunk check. None when no server is unprefixed.
 func ConflictLines(o config.TrunkOptions, clients []*upstream.Client) []string {
 	pol := catalog.PolicyOf(o)
-	own, ownRes := ownEntries(pol)
+	own, ownRes := trunktools.Entries(pol)
 	cat := catalog.Build(catalog.Input{Servers: catalogServers(clients), Policy: pol, OwnTools: own, OwnResources: ownRes, Logger: slog.New(slog.DiscardHandler)})
 	lines := make([]string, 0, len(cat.Conflicts))
 	for _, c := range cat.Conflicts {

@@ -10,6 +10,7 @@ import (
 	"github.com/mcptrunk/mcptrunk/internal/rawjson"
 	"github.com/mcptrunk/mcptrunk/naming"
 	"github.com/mcptrunk/mcptrunk/proxy/catalog"
+	"github.com/mcptrunk/mcptrunk/proxy/trunktools"
 	"github.com/mcptrunk/mcptrunk/upstream"
 )
 
@@ -85,7 +86,7 @@ func (t *Trunk) routeNamed(ctx context.Context, method string, params json.RawMe
 	}
 	raw, known := routes[server][name]
 	if server == naming.TrunkServer && kind == "tool" && known {
-		return t.callOwnTool(ctx, raw, params)
+		return trunktools.Call(ctx, ownTools{t}, raw, params)
 	}
 	c, woke, err := t.owner(ctx, server, kind, name, params)
 	if err != nil {
@@ -170,7 +171,7 @@ func (t *Trunk) routeResource(ctx context.Context, method string, params json.Ra
 		return nil, err
 	}
 	if server, _, ok := naming.SplitResourceURI(uri); ok && server == naming.TrunkServer && read {
-		return t.readOwnResource(uri) // without waiting for the servers
+		return trunktools.ReadResource(ownTools{t}, uri) // without waiting for the servers
 	}
 	t.waitSettled(ctx)
 	cat := t.snapshot()
@@ -327,7 +328,7 @@ func (t *Trunk) bounded(method string, params json.RawMessage) func(json.RawMess
 			method, what, server, size, catalog.LimitSetting, limit)
 		t.logger.Warn("refusing an oversized result", "server", server, "method", method, "item", what, "bytes", size, "limit", limit)
 		if method == "tools/call" {
-			return toolError("%s", msg)
+			return trunktools.ToolError("%s", msg)
 		}
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "%s", msg)
 	}

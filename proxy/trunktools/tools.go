@@ -1,4 +1,4 @@
-package proxy
+package trunktools
 
 import (
 	"context"
@@ -40,8 +40,8 @@ var (
 		`"timeoutSeconds":{"type":"number","minimum":0,"maximum":60,"description":"How long to wait at most (default 5)."}}},` + readOnlyAnnotations}
 )
 
-// ownTools are the trunk's tools under pol.
-func ownTools(pol catalog.Policy) []ownTool {
+// toolsUnder are the trunk's tools under pol.
+func toolsUnder(pol catalog.Policy) []ownTool {
 	tools := []ownTool{statusTool, waitTool}
 	if pol.ResourceTools {
 		tools = append(tools, listResourcesTool, readResourceTool)
@@ -52,9 +52,9 @@ func ownTools(pol catalog.Policy) []ownTool {
 	return tools
 }
 
-// ownEntries are the trunk's own tools and resources, in catalog form.
-func ownEntries(pol catalog.Policy) (tools, resources []catalog.Entry) {
-	own := ownTools(pol)
+// Entries are the trunk's own tools and resources, in catalog form.
+func Entries(pol catalog.Policy) (tools, resources []catalog.Entry) {
+	own := toolsUnder(pol)
 	raws := make([]string, len(own))
 	for i, o := range own {
 		raws[i] = o.name
@@ -80,15 +80,38 @@ func ownEntries(pol catalog.Policy) (tools, resources []catalog.Entry) {
 	return tools, resources
 }
 
-// callOwnTool runs the trunk's tool with upstream-style name raw.
-func (t *Trunk) callOwnTool(ctx context.Context, raw string, params json.RawMessage) (json.RawMessage, error) {
+// Trunk is what the trunk's own tools need of the trunk.
+type Trunk interface {
+	// WaitSettled waits until the servers have started or failed (or
+	// trunk.startupWait has passed).
+	WaitSettled(ctx context.Context)
+	// Servers are the configured servers (none before start), Server one
+	// of them by name.
+	Servers() []*upstream.Client
+	Server(name string) (*upstream.Client, bool)
+	// Catalog is the catalog in force.
+	Catalog() *catalog.Catalog
+	// Status is the trunk's status report now.
+	Status() StatusReport
+	// ReadResource and CallTool route a resources/read and a tools/call
+	// as the host's would be.
+	ReadResource(ctx context.Context, params json.RawMessage) (json.RawMessage, error)
+	CallTool(ctx context.Context, params json.RawMessage) (json.RawMessage, error)
+}
+
+// runner runs the trunk's tools against the trunk.
+type runner struct{ Trunk }
+
+// Call runs the trunk's tool with upstream-style name raw.
+func Call(ctx context.Context, tr Trunk, raw string, params json.RawMessage) (json.RawMessage, error) {
+	t := runner{tr}
 	args := json.RawMessage(`{}`)
 	if start, end, found, err := rawjson.FieldSpan(params, "arguments"); err == nil && found && string(params[start:end]) != "null" {
 		args = params[start:end]
 	}
 	switch raw {
 	case statusTool.name:
-		return toolResult(t.statusReport())
+		return toolResult(t.Status())
 	case waitTool.name:
 		return t.runWaitTool(ctx, args)
 	case listResourcesTool.name:
@@ -103,13 +126,13 @@ func (t *Trunk) callOwnTool(ctx context.Context, raw string, params json.RawMess
 	return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "unknown tool %q: mcptrunk has no such tool", raw)
 }
 
-func (t *Trunk) runWaitTool(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+func (t runner) runWaitTool(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
 	var a struct {
 		Servers        []string `json:"servers"`
 		TimeoutSeconds *float64 `json:"timeoutSeconds"`
 	}
 	if err := json.Unmarshal(args, &a); err != nil {
-		return toolError("wait_for_servers: invalid arguments: %v", err)
+		return ToolError("wait_for_servers: invalid arguments: %v", err)
 	}
 	timeout := 5 * time.Second
 	if s := a.TimeoutSeconds; s != nil {
@@ -118,15 +141,15 @@ func (t *Trunk) runWaitTool(ctx context.Context, args json.RawMessage) (json.Raw
 	return toolResult(t.waitForServers(ctx, a.Servers, timeout))
 }
 
-// toolError is a tool result with isError set: the tool ran and failed, so
+// ToolError is a tool result with isError set: the tool ran and failed, so
 // the model gets to read why (a JSON-RPC error is for protocol failures).
-func toolError(format string, args ...any) (json.RawMessage, error) {
+func ToolError(format string, args ...any) (json.RawMessage, error) {
 	text, _ := json.Marshal(fmt.Sprintf(format, args...))
 	return json.RawMessage(`{"content":[{"type":"text","text":` + string(text) + `}],"isError":true}`), nil
 }
 
-// statusReport is the payload of the status tool and resource.
-type statusReport struct {
+// StatusReport is the payload of the status tool and resource.
+type StatusReport struct {
 	Servers []upstream.Status `json:"servers"`
 	// MaxMessageBytes is the host's message limit in force, and
 	// DroppedNotifications how many notifications it has cost.
@@ -142,15 +165,6 @@ type statusReport struct {
 	Conflicts []catalog.Conflict `json:"conflicts,omitempty"`
 }
 
-func (t *Trunk) statusReport() statusReport {
-	r := statusReport{Servers: []upstream.Status{}, MaxMessageBytes: t.cfg.Load().Trunk.MaxMessageBytes, DroppedNotifications: t.dropped.Load(), Pinning: t.pins.Load().Report(), ParkedCalls: t.parked.Count(),
-		Conflicts: t.snapshot().Conflicts}
-	for _, c := range t.clients() {
-		r.Servers = append(r.Servers, c.Status())
-	}
-	return r
-}
-
 // waitReport says where each server awaited stands.
 type waitReport struct {
 	Ready []string `json:"ready"`
@@ -163,14 +177,14 @@ type waitReport struct {
 
 // waitForServers polls the servers named (all when none) until none is
 // starting or restarting, or timeout passes, or ctx ends.
-func (t *Trunk) waitForServers(ctx context.Context, names []string, timeout time.Duration) waitReport {
+func (t runner) waitForServers(ctx context.Context, names []string, timeout time.Duration) waitReport {
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	for {
 		r := waitReport{Ready: []string{}, Failed: []string{}, Pending: []string{}}
-		for _, c := range t.clients() {
+		for _, c := range t.Servers() {
 			if len(names) > 0 && !slices.Contains(names, c.Name()) {
 				continue
 			}
@@ -186,7 +200,7 @@ func (t *Trunk) waitForServers(ctx context.Context, names []string, timeout time
 			}
 		}
 		for _, n := range names {
-			if _, ok := t.Host().Client(n); !ok {
+			if _, ok := t.Server(n); !ok {
 				r.Unknown = append(r.Unknown, n)
 			}
 		}
@@ -223,12 +237,13 @@ func report(v any, structured bool) (json.RawMessage, error) {
 	return json.RawMessage(out + `}`), nil
 }
 
-// readOwnResource answers resources/read for the trunk's status resource.
-func (t *Trunk) readOwnResource(uri string) (json.RawMessage, error) {
+// ReadResource answers resources/read for the trunk's status resource.
+func ReadResource(tr Trunk, uri string) (json.RawMessage, error) {
+	t := runner{tr}
 	if uri != statusURI {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "unknown resource %q: mcptrunk offers only %s", uri, statusURI)
 	}
-	body, err := json.Marshal(t.statusReport())
+	body, err := json.Marshal(t.Status())
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package proxy
+package trunktools
 
 import (
 	"context"
@@ -32,19 +32,19 @@ type listedResource struct {
 	Resource json.RawMessage `json:"resource"`
 }
 
-func (t *Trunk) runListResources(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+func (t runner) runListResources(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
 	server, _ := rawjson.StringField(args, "server")
 	t.WaitSettled(ctx)
 	if server != "" {
-		if _, ok := t.Host().Client(server); !ok {
+		if _, ok := t.Server(server); !ok {
 			var names []string
-			for _, c := range t.clients() {
+			for _, c := range t.Servers() {
 				names = append(names, c.Name())
 			}
-			return toolError("list_resources: no server %q is configured; the servers are: %s", server, strings.Join(names, ", "))
+			return ToolError("list_resources: no server %q is configured; the servers are: %s", server, strings.Join(names, ", "))
 		}
 	}
-	cat := t.snapshot()
+	cat := t.Catalog()
 	out := struct {
 		Resources []listedResource `json:"resources"`
 		Templates []listedResource `json:"resourceTemplates"`
@@ -62,7 +62,7 @@ func (t *Trunk) runListResources(ctx context.Context, args json.RawMessage) (jso
 			}
 		}
 	}
-	for _, c := range t.clients() {
+	for _, c := range t.Servers() {
 		if !c.Listed() && (server == "" || c.Name() == server) && c.Init().Capabilities.Resources {
 			out.Unavailable = append(out.Unavailable, c.Name())
 		}
@@ -70,23 +70,23 @@ func (t *Trunk) runListResources(ctx context.Context, args json.RawMessage) (jso
 	return toolResult(out)
 }
 
-func (t *Trunk) runReadResource(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+func (t runner) runReadResource(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
 	uri, _ := rawjson.StringField(args, "uri")
 	server, _ := rawjson.StringField(args, "server")
 	if uri == "" {
-		return toolError("read_resource: the uri argument is required")
+		return ToolError("read_resource: the uri argument is required")
 	}
-	if _, _, ok := naming.SplitResourceURI(uri); !ok && server != "" && !t.snapshot().Unprefixed(server) {
+	if _, _, ok := naming.SplitResourceURI(uri); !ok && server != "" && !t.Catalog().Unprefixed(server) {
 		uri = naming.ResourceURI(server, uri)
 	}
 	params, _ := json.Marshal(map[string]string{"uri": uri})
-	res, err := t.routeResource(ctx, "resources/read", params, true)
+	res, err := t.ReadResource(ctx, params)
 	if err != nil {
 		var rpcErr *jsonrpc.Error
 		if errors.As(err, &rpcErr) && rpcErr.Code != jsonrpc.CodeUnavailable {
-			return toolError("reading %s failed: %s. The resource may be gone: run list_resources again to refresh the list.", uri, rpcErr.Message)
+			return ToolError("reading %s failed: %s. The resource may be gone: run list_resources again to refresh the list.", uri, rpcErr.Message)
 		}
-		return toolError("reading %s failed: %v", uri, err)
+		return ToolError("reading %s failed: %v", uri, err)
 	}
 	return readResultAsTool(res)
 }
@@ -103,7 +103,7 @@ func readResultAsTool(res json.RawMessage) (json.RawMessage, error) {
 		} `json:"contents"`
 	}
 	if err := json.Unmarshal(res, &r); err != nil {
-		return toolError("the server's answer is not a resource: %v", err)
+		return ToolError("the server's answer is not a resource: %v", err)
 	}
 	type text struct {
 		Type string `json:"type"`
@@ -117,7 +117,7 @@ func readResultAsTool(res json.RawMessage) (json.RawMessage, error) {
 		case c.Blob != nil:
 			path, err := saveBlob(c.URI, *c.Blob)
 			if err != nil {
-				return toolError("saving the binary content of %s: %v", c.URI, err)
+				return ToolError("saving the binary content of %s: %v", c.URI, err)
 			}
 			content = append(content, text{"text", "Binary content of " + c.URI + " (" + c.MimeType + ") saved to " + path})
 		}

@@ -1,4 +1,4 @@
-package proxy
+package trunktools
 
 import (
 	"context"
@@ -23,19 +23,19 @@ var (
 		`"arguments":{"type":"object","description":"The tool's arguments, as its inputSchema describes."}},"required":["name"]}`}
 )
 
-func (t *Trunk) runSearchTools(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+func (t runner) runSearchTools(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
 	var a struct {
 		Query string `json:"query"`
 		Limit int    `json:"limit"`
 	}
 	if err := json.Unmarshal(args, &a); err != nil || strings.TrimSpace(a.Query) == "" {
-		return toolError("search_tools: a query is required")
+		return ToolError("search_tools: a query is required")
 	}
 	if a.Limit <= 0 {
 		a.Limit = 5
 	}
 	t.WaitSettled(ctx)
-	hits := catalog.Search(t.snapshot().Searchable, a.Query, min(a.Limit, 50))
+	hits := catalog.Search(t.Catalog().Searchable, a.Query, min(a.Limit, 50))
 	tools := make([]json.RawMessage, len(hits))
 	for i, h := range hits {
 		tools[i] = h.Item
@@ -45,13 +45,13 @@ func (t *Trunk) runSearchTools(ctx context.Context, args json.RawMessage) (json.
 	return toolText(map[string]any{"tools": tools})
 }
 
-func (t *Trunk) runCallTool(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+func (t runner) runCallTool(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
 	var a struct {
 		Name      string          `json:"name"`
 		Arguments json.RawMessage `json:"arguments,omitempty"`
 	}
 	if err := json.Unmarshal(args, &a); err != nil || a.Name == "" {
-		return toolError("call_tool: a tool name is required")
+		return ToolError("call_tool: a tool name is required")
 	}
 	if string(a.Arguments) == "null" {
 		// Absent arguments stay absent: servers that validate params
@@ -62,5 +62,5 @@ func (t *Trunk) runCallTool(ctx context.Context, args json.RawMessage) (json.Raw
 	if err != nil {
 		return nil, err
 	}
-	return t.routeNamed(ctx, "tools/call", params, "tool")
+	return t.CallTool(ctx, params)
 }

@@ -1,0 +1,37 @@
+package proxy
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/mcptrunk/mcptrunk/proxy/catalog"
+	"github.com/mcptrunk/mcptrunk/proxy/trunktools"
+	"github.com/mcptrunk/mcptrunk/upstream"
+)
+
+// ownTools is the trunk as its own tools see it (trunktools.Trunk).
+type ownTools struct{ t *Trunk }
+
+func (o ownTools) WaitSettled(ctx context.Context)             { o.t.WaitSettled(ctx) }
+func (o ownTools) Servers() []*upstream.Client                 { return o.t.clients() }
+func (o ownTools) Server(name string) (*upstream.Client, bool) { return o.t.Host().Client(name) }
+func (o ownTools) Catalog() *catalog.Catalog                   { return o.t.snapshot() }
+func (o ownTools) Status() trunktools.StatusReport             { return o.t.statusReport() }
+
+func (o ownTools) ReadResource(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
+	return o.t.routeResource(ctx, "resources/read", params, true)
+}
+
+func (o ownTools) CallTool(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
+	return o.t.routeNamed(ctx, "tools/call", params, "tool")
+}
+
+// statusReport is the report of the status tool and resource now.
+func (t *Trunk) statusReport() trunktools.StatusReport {
+	r := trunktools.StatusReport{Servers: []upstream.Status{}, MaxMessageBytes: t.cfg.Load().Trunk.MaxMessageBytes, DroppedNotifications: t.dropped.Load(), Pinning: t.pins.Load().Report(), ParkedCalls: t.parked.Count(),
+		Conflicts: t.snapshot().Conflicts}
+	for _, c := range t.clients() {
+		r.Servers = append(r.Servers, c.Status())
+	}
+	return r
+}
