@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcptrunk/mcptrunk/internal/protocol"
+	"github.com/mcptrunk/mcptrunk/proxy/extensions"
 	"github.com/mcptrunk/mcptrunk/upstream"
 )
 
@@ -85,7 +86,20 @@ func discoveredCapabilities(ready []*upstream.Client) map[string]any {
 	if completions {
 		out["completions"] = struct{}{}
 	}
+	if ext := declaredExtensions(ready); ext != nil {
+		out[extensions.Key] = ext
+	}
 	return out
+}
+
+// declaredExtensions is the extensions member the trunk declares to a host:
+// every extension at least one of the ready servers declares (nil: none).
+func declaredExtensions(ready []*upstream.Client) json.RawMessage {
+	declared := make([]map[string]json.RawMessage, 0, len(ready))
+	for _, c := range ready {
+		declared = append(declared, extensions.OfRaw(c.Init().RawCapabilities))
+	}
+	return extensions.Union(declared)
 }
 
 // discoveredInstructions are the trunk's own line, then each ready server's

@@ -35,16 +35,7 @@ func TestParkedExchangesLeaveNothing(t *testing.T) {
 	}
 	tr := New(cfg, nil)
 	h := servePipes(t, tr)
-	// answer waits for the response to request id, passing over the rest.
-	answer := func(id string) map[string]json.RawMessage {
-		t.Helper()
-		for {
-			var m map[string]json.RawMessage
-			if json.Unmarshal([]byte(h.next("the answer to request "+id)), &m) == nil && string(m["id"]) == id {
-				return m
-			}
-		}
-	}
+	answer := h.answer
 	send := h.send
 	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}`
 	const call = `"method":"tools/call","params":{"name":"mcp__legacy__test_elicitation","arguments":{"message":"m"},` + meta + `}}`

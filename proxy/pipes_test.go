@@ -3,6 +3,7 @@ package proxy
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"testing"
@@ -72,5 +73,17 @@ func (h *pipeHost) next(what string) string {
 	case <-time.After(30 * time.Second):
 		h.t.Fatalf("waiting for %s", what)
 		return ""
+	}
+}
+
+// answer waits for the trunk's response to request id, passing over the
+// lines before it.
+func (h *pipeHost) answer(id string) map[string]json.RawMessage {
+	h.t.Helper()
+	for {
+		var m map[string]json.RawMessage
+		if json.Unmarshal([]byte(h.next("the answer to request "+id)), &m) == nil && string(m["id"]) == id {
+			return m
+		}
 	}
 }

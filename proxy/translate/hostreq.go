@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/mcptrunk/mcptrunk/internal/protocol"
+	"github.com/mcptrunk/mcptrunk/proxy/extensions"
 )
 
 // HostRequest is what the trunk knows about the host while it handles one of
@@ -30,7 +31,7 @@ func (hr HostRequest) Can(capability string) bool {
 }
 
 // ForwardedCaps is the part of the host's capabilities that upstreams may
-// use through the trunk (sampling, elicitation, roots), encoded: an upstream
+// use through the trunk (sampling, elicitation, roots, extensions), encoded: an upstream
 // is never told the host can do something it cannot.
 // (It runs for every request of a stateless host, so it writes the bytes
 // itself: the values are the host's, as sent.)
@@ -53,6 +54,12 @@ func (hr HostRequest) ForwardedCaps() json.RawMessage {
 	return append(out, '}')
 }
 
+// Extensions are the extensions the host declared for the request, by
+// identifier, with their settings as sent (package extensions).
+func (hr HostRequest) Extensions() map[string]json.RawMessage { return extensions.Of(hr.Caps) }
+
 // forwardedCapabilities are the client capabilities the trunk passes on,
-// in the order they are written.
-var forwardedCapabilities = []string{"elicitation", "roots", "sampling"}
+// in the order they are written. The host's extensions reach servers as it
+// declared them: an extension is between the host and the server that
+// offers it (package extensions).
+var forwardedCapabilities = []string{"elicitation", extensions.Key, "roots", "sampling"}
