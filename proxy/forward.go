@@ -9,6 +9,7 @@ import (
 	"github.com/mcptrunk/mcptrunk/internal/rawjson"
 	"github.com/mcptrunk/mcptrunk/naming"
 	"github.com/mcptrunk/mcptrunk/proxy/catalog"
+	"github.com/mcptrunk/mcptrunk/proxy/outbox"
 	"github.com/mcptrunk/mcptrunk/proxy/translate"
 )
 
@@ -80,7 +81,7 @@ func (t *Trunk) notifyFailed(server, method string, err error) {
 		t.logger.Warn("dropped a notification larger than the host reads", "server", server, "method", method,
 			"bytes", tooLarge.Size, "limit", tooLarge.Limit, "setting", catalog.LimitSetting)
 		return
-	case errors.Is(err, errOutboxFull):
+	case errors.Is(err, outbox.ErrFull):
 		// A flood while the host is slow: say so now and then, not once
 		// per notification.
 		if n := t.dropped.Add(1); n == 1 || n%1000 == 0 {

@@ -180,7 +180,7 @@ func (s *Server) acknowledge(l *listen, h honored) error {
 	defer ls.mu.Unlock()
 	ls.open[l] = true
 	// Never dropped, like list_changed: the host waits for it.
-	if err := s.out.push(outboxNote{method: protocol.NotificationAcknowledged, params: params, size: int64(size)}); err != nil {
+	if err := s.out.Push(protocol.NotificationAcknowledged, params, size); err != nil {
 		delete(ls.open, l)
 		return err
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/mcptrunk/mcptrunk/internal/rawjson"
 	"github.com/mcptrunk/mcptrunk/proxy/catalog"
 	"github.com/mcptrunk/mcptrunk/proxy/extensions"
+	"github.com/mcptrunk/mcptrunk/proxy/outbox"
 	"github.com/mcptrunk/mcptrunk/proxy/translate"
 	"github.com/mcptrunk/mcptrunk/upstream"
 )
@@ -27,7 +28,7 @@ type Server struct {
 	// fixed at creation
 	trunk  *Trunk
 	conn   *jsonrpc.Conn
-	out    *outbox // notifications to the host
+	out    *outbox.Queue // notifications to the host
 	logger *slog.Logger
 
 	id         string // the HTTP session id; "" for stdio
@@ -106,8 +107,8 @@ func (t *Trunk) Attach(in io.Reader, out io.Writer, opts *SessionOptions) *Serve
 	s.conn = jsonrpc.NewConn(in, out, s, &jsonrpc.Options{Logger: s.logger.With("peer", peer), AnswerInvalid: true})
 	s.conn.SetMaxMessageBytes(t.cfg.Load().Trunk.MaxMessageBytes, catalog.LimitSetting)
 	s.stopOutbox = make(chan struct{})
-	s.out = newOutbox(s.conn, s.stopOutbox, func(method string, err error) { t.notifyFailed("", method, err) })
-	s.outboxDone.Go(s.out.run)
+	s.out = outbox.New(s.conn, s.stopOutbox, func(method string, err error) { t.notifyFailed("", method, err) })
+	s.outboxDone.Go(s.out.Run)
 	t.hosts.add(s)
 	return s
 }
@@ -194,7 +195,7 @@ func (s *Server) handle(ctx context.Context, meta translate.RequestMeta, method 
 	params, release := s.trunk.hosts.claimProgress(s, params)
 	defer release()
 	res, err := s.trunk.Handle(ctx, method, params)
-	s.out.flush()
+	s.out.Flush()
 	if err != nil {
 		return nil, err
 	}
@@ -225,7 +226,7 @@ func (s *Server) handleStateless(ctx context.Context, meta translate.RequestMeta
 	params, release := s.trunk.hosts.claimProgress(s, params)
 	defer release()
 	res, err := s.trunk.Handle(ctx, method, params)
-	s.out.flush()
+	s.out.Flush()
 	if err != nil {
 		return nil, err
 	}
@@ -303,7 +304,7 @@ func (s *Server) HandleNotification(method string, params json.RawMessage) {
 }
 
 // Notify and Call make the Server the trunk's Downstream.
-// Notify queues (see outbox.go); it never waits for the host. For a host at
+// Notify queues (see package outbox); it never waits for the host. For a host at
 // the stateless revision, list changes and resource updates go to the
 // listens that asked for them (listen.go).
 func (s *Server) Notify(method string, params json.RawMessage) error {
@@ -311,12 +312,12 @@ func (s *Server) Notify(method string, params json.RawMessage) error {
 		if out, routed := s.listens.route(method, params); routed {
 			var errs []error
 			for _, p := range out {
-				errs = append(errs, s.out.post(method, p))
+				errs = append(errs, s.out.Post(method, p))
 			}
 			return errors.Join(errs...)
 		}
 	}
-	return s.out.post(method, params)
+	return s.out.Post(method, params)
 }
 
 // Call sends the host a request of an upstream's. A host at the stateless revision (one

@@ -1,16 +1,4 @@
-package proxy
-
-import (
-	"encoding/json"
-	"errors"
-	"strings"
-	"sync/atomic"
-	"time"
-
-	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
-)
-
-// The outbox carries notifications to the host. Upstreams' notifications
+// Package outbox carries notifications to one host. Upstreams' notifications
 // arrive on their connections' read loops, which must never wait for the
 // host for long: a host that reads slowly (or not at all, or is busy
 // receiving a 9 MiB result) would otherwise stall upstreams' responses
@@ -23,6 +11,17 @@ import (
 // and so is every other until the queue has drained, without waiting.
 // List-change announcements are never dropped: they come from the trunk's
 // own announcer, which may wait.
+package outbox
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
+)
 
 // Outbox bounds: a host that has not read this much is not keeping up.
 const (
@@ -31,8 +30,8 @@ const (
 	outboxWait  = time.Second
 )
 
-// errOutboxFull is why a notification was dropped.
-var errOutboxFull = errors.New("the host is not reading: the queue of notifications to it is full")
+// ErrFull is why a notification was dropped.
+var ErrFull = errors.New("the host is not reading: the queue of notifications to it is full")
 
 type outboxNote struct {
 	method string
@@ -41,8 +40,18 @@ type outboxNote struct {
 	marker chan struct{} // a flush: closed when the writer reaches it
 }
 
-type outbox struct {
-	conn    *jsonrpc.Conn
+// Conn is the host's connection, as the outbox writes to it
+// (*jsonrpc.Conn).
+type Conn interface {
+	// CheckSize says why a message of size bytes cannot be sent, if so.
+	CheckSize(size int) error
+	Notify(method string, params json.RawMessage) error
+}
+
+// Queue is one host's queue of notifications and the writer that
+// empties it.
+type Queue struct {
+	conn    Conn
 	onError func(method string, err error) // a queued notification failed at write
 	queue   chan outboxNote
 	queued  atomic.Int64 // bytes in queue
@@ -53,14 +62,16 @@ type outbox struct {
 	stop      <-chan struct{}
 }
 
-func newOutbox(conn *jsonrpc.Conn, stop <-chan struct{}, onError func(string, error)) *outbox {
-	return &outbox{conn: conn, onError: onError, queue: make(chan outboxNote, outboxCount), stop: stop}
+// New returns the queue of a host's connection; Run writes it until stop
+// closes, and onError hears of a queued notification that failed.
+func New(conn Conn, stop <-chan struct{}, onError func(string, error)) *Queue {
+	return &Queue{conn: conn, onError: onError, queue: make(chan outboxNote, outboxCount), stop: stop}
 }
 
-// post queues a notification for the host. The notification is not sent,
+// Post queues a notification for the host. The notification is not sent,
 // and post says why, when it is larger than the host reads or the host is
 // not keeping up (see above); post waits at most outboxWait.
-func (o *outbox) post(method string, params json.RawMessage) error {
+func (o *Queue) Post(method string, params json.RawMessage) error {
 	size := jsonrpc.NotificationLen(method, params)
 	if err := o.conn.CheckSize(size); err != nil {
 		return err
@@ -70,7 +81,7 @@ func (o *outbox) post(method string, params json.RawMessage) error {
 		return o.push(n)
 	}
 	if o.congested.Load() {
-		return errOutboxFull
+		return ErrFull
 	}
 	if o.queued.Add(n.size) > outboxBytes {
 		o.congested.Store(true) // the bytes bound: take no more until drained
@@ -92,11 +103,11 @@ func (o *outbox) post(method string, params json.RawMessage) error {
 	}
 	o.pending.Add(-1)
 	o.queued.Add(-n.size)
-	return errOutboxFull
+	return ErrFull
 }
 
 // push queues n, waiting for room.
-func (o *outbox) push(n outboxNote) error {
+func (o *Queue) push(n outboxNote) error {
 	o.queued.Add(n.size)
 	o.pending.Add(1)
 	select {
@@ -109,11 +120,17 @@ func (o *outbox) push(n outboxNote) error {
 	}
 }
 
-// flush waits until every notification queued before it has been written:
+// Push queues a notification that is never dropped (a
+// listen's acknowledgement), of size bytes on the wire, waiting for room.
+func (o *Queue) Push(method string, params json.RawMessage, size int) error {
+	return o.push(outboxNote{method: method, params: params, size: int64(size)})
+}
+
+// Flush waits until every notification queued before it has been written:
 // an upstream's progress and log messages for a call reach the host before
 // the call's answer, as they left the upstream. With nothing queued (the
 // usual case) it costs one atomic load.
-func (o *outbox) flush() {
+func (o *Queue) Flush() {
 	if o.pending.Load() == 0 {
 		return
 	}
@@ -127,8 +144,8 @@ func (o *outbox) flush() {
 	}
 }
 
-// run writes queued notifications until stop closes.
-func (o *outbox) run() {
+// Run writes queued notifications until stop closes.
+func (o *Queue) Run() {
 	for {
 		select {
 		case n := <-o.queue:
