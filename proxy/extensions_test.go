@@ -67,8 +67,22 @@ func runExtServer(ext string) {
 	}
 }
 
-// extTrunk is a trunk over ext servers, one per name, each declaring the
-// extensions given for it.
+// serveExt serves a trunk over ext servers, one per name, each declaring
+// the extensions given for it, to a host on pipes; the trunk and its
+// servers are gone when the test ends.
+func serveExt(t *testing.T, servers map[string]string) *pipeHost {
+	t.Helper()
+	h := servePipes(t, extTrunk(t, servers))
+	t.Cleanup(func() {
+		h.cancel()
+		if err := <-h.served; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	})
+	return h
+}
+
+// extTrunk is a trunk over ext servers.
 func extTrunk(t *testing.T, servers map[string]string) *Trunk {
 	t.Helper()
 	exe, err := os.Executable()
@@ -110,11 +124,11 @@ func toolText(t *testing.T, answer map[string]json.RawMessage) string {
 // server declares (the first server's settings for one two declare), and
 // the host's declared extensions reach the servers as it declared them.
 func TestExtensionsStateless(t *testing.T) {
-	h := servePipes(t, extTrunk(t, map[string]string{
+	h := serveExt(t, map[string]string{
 		"a": uiExt,
 		"b": `{"io.modelcontextprotocol/ui":{"mimeTypes":["other"]},"x.example/tasks":{}}`,
 		"c": "",
-	}))
+	})
 	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":` + hostCaps + `}`
 	h.send(`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{` + meta + `}}`)
 	var disc struct {
@@ -136,7 +150,7 @@ func TestExtensionsStateless(t *testing.T) {
 // A 2025-era host: the extensions it declares at initialize reach the
 // servers as declared.
 func TestExtensionsLegacy(t *testing.T) {
-	h := servePipes(t, extTrunk(t, map[string]string{"a": ""}))
+	h := serveExt(t, map[string]string{"a": ""})
 	h.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":` + hostCaps + `,"clientInfo":{"name":"t","version":"1"}}}`)
 	h.answer("1")
 	h.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)

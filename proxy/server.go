@@ -37,7 +37,7 @@ type Server struct {
 	outboxDone sync.WaitGroup
 
 	initialized atomic.Bool
-	listens     *listens // the host's open subscriptions/listen requests (listen.go)
+	listens     *translate.Listens // the host's open subscriptions/listen requests (translate/listen.go)
 	subsMu      sync.Mutex
 	subs        map[string]bool // shared mode: the namespaced URIs this session subscribed to
 	private     privateServers  // shared mode: its own instances of "scope": "session" servers (private.go)
@@ -98,7 +98,7 @@ func (t *Trunk) Attach(in io.Reader, out io.Writer, opts *SessionOptions) *Serve
 	if opts == nil {
 		opts = &SessionOptions{}
 	}
-	s := &Server{trunk: t, logger: t.logger, listens: newListens(), id: opts.ID, perRequest: opts.PerRequest}
+	s := &Server{trunk: t, logger: t.logger, listens: translate.NewListens(), id: opts.ID, perRequest: opts.PerRequest}
 	peer := "host"
 	if opts.ID != "" {
 		s.logger = t.logger.With("session", opts.ID)
@@ -130,7 +130,7 @@ func (s *Server) Run(ctx context.Context) error {
 	case <-ctx.Done():
 		s.logger.Info("shutting down", "reason", context.Cause(ctx))
 		// Open listens are answered first: the trunk is tearing them down.
-		s.listens.shutdown()
+		s.listens.Shutdown()
 	}
 	t.hosts.remove(s)
 	s.releaseSubscriptions()
@@ -221,7 +221,7 @@ func (s *Server) handleStateless(ctx context.Context, meta translate.RequestMeta
 	case protocol.MethodDiscover:
 		return s.discover(ctx, hr)
 	case protocol.MethodListen:
-		return s.listen(ctx, params)
+		return s.listens.Listen(ctx, jsonrpc.RequestID(ctx), jsonrpc.Answered(ctx), params, listenSession{s}, s.logger)
 	}
 	params, release := s.trunk.hosts.claimProgress(s, params)
 	defer release()
@@ -306,10 +306,10 @@ func (s *Server) HandleNotification(method string, params json.RawMessage) {
 // Notify and Call make the Server the trunk's Downstream.
 // Notify queues (see package outbox); it never waits for the host. For a host at
 // the stateless revision, list changes and resource updates go to the
-// listens that asked for them (listen.go).
+// listens that asked for them (translate/listen.go).
 func (s *Server) Notify(method string, params json.RawMessage) error {
 	if s.stateless.Load() {
-		if out, routed := s.listens.route(method, params); routed {
+		if out, routed := s.listens.Route(method, params); routed {
 			var errs []error
 			for _, p := range out {
 				errs = append(errs, s.out.Post(method, p))

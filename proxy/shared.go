@@ -225,3 +225,25 @@ func (ss *subscriptions) release(t *Trunk, uri string, quiet bool) {
 
 // subscriptionRelease bounds the upstream unsubscribe when a share ends.
 const subscriptionRelease = 5 * time.Second
+
+// listenSession is a session as its listens see it (ListenSession).
+type listenSession struct{ s *Server }
+
+func (l listenSession) Acquire(ctx context.Context, uri string) error {
+	return l.s.trunk.subs.acquire(ctx, l.s.trunk, uri)
+}
+
+func (l listenSession) Release(uri string, shutdown bool) {
+	l.s.trunk.subs.release(l.s.trunk, uri, shutdown)
+}
+
+func (l listenSession) CheckSize(size int) error { return l.s.conn.CheckSize(size) }
+
+func (l listenSession) Push(method string, params json.RawMessage, size int) error {
+	return l.s.out.Push(method, params, size)
+}
+
+func uriParams(uri string) json.RawMessage {
+	out, _ := json.Marshal(map[string]string{"uri": uri})
+	return out
+}

@@ -1,8 +1,9 @@
-package proxy
+package translate
 
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"strings"
 	"sync"
 	"time"
@@ -30,10 +31,23 @@ type listen struct {
 	uris    map[string]bool // the namespaced URIs it is subscribed to
 }
 
-// listens is the registry of one host's open listens. The upstream
-// subscriptions they need are counted by the trunk (subscriptions in
-// shared.go): two listens on one URI are one subscription upstream.
-type listens struct {
+// ListenSession is what a listen needs of the session it came on.
+type ListenSession interface {
+	// Acquire takes a share of the upstream subscription to a namespaced
+	// URI (shared with every other listen and session on it); Release
+	// gives it up, ending nothing upstream at shutdown.
+	Acquire(ctx context.Context, uri string) error
+	Release(uri string, shutdown bool)
+	// CheckSize says why a notification of size bytes cannot reach the
+	// host; Push queues one that is never dropped.
+	CheckSize(size int) error
+	Push(method string, params json.RawMessage, size int) error
+}
+
+// Listens is the registry of one host's open listens. The upstream
+// subscriptions they need are counted by the trunk (ListenSession, and
+// proxy/shared.go): two listens on one URI are one subscription upstream.
+type Listens struct {
 	mu   sync.Mutex
 	open map[*listen]bool
 
@@ -43,13 +57,14 @@ type listens struct {
 	doneOnce sync.Once
 }
 
-func newListens() *listens {
-	return &listens{open: map[*listen]bool{}, done: make(chan struct{})}
+// NewListens returns an empty registry, for one host session.
+func NewListens() *Listens {
+	return &Listens{open: map[*listen]bool{}, done: make(chan struct{})}
 }
 
-// shutdown answers every open listen (the trunk is tearing it down) and
+// Shutdown answers every open listen (the trunk is tearing it down) and
 // waits for their handlers to return.
-func (ls *listens) shutdown() {
+func (ls *Listens) Shutdown() {
 	ls.doneOnce.Do(func() { close(ls.done) })
 	ls.active.Wait()
 	// Their answers are written after the handlers return: wait for them,
@@ -92,14 +107,16 @@ type honored struct {
 
 func (h honored) empty() bool { return !h.Tools && !h.Prompts && !h.Resources && len(h.URIs) == 0 }
 
-// listen handles subscriptions/listen: it subscribes upstream to each URI
+// Listen handles subscriptions/listen: it subscribes upstream to each URI
 // asked for, acknowledges what it will deliver, and then stays open until
 // the host cancels it or the trunk shuts down. Every list change is
 // honoured (the trunk announces them all); a URI only when its server
 // accepted the subscription. A listen that ends up with nothing to deliver
 // is answered at once.
-func (s *Server) listen(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
-	id := jsonrpc.RequestID(ctx)
+//
+// id is the request's id (the subscriptionId), answered is closed once its
+// answer is written, and sess is the session it came on.
+func (ls *Listens) Listen(ctx context.Context, id json.RawMessage, answered <-chan struct{}, params json.RawMessage, sess ListenSession, logger *slog.Logger) (json.RawMessage, error) {
 	if id == nil {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "%s: the request has no id", protocol.MethodListen)
 	}
@@ -108,7 +125,6 @@ func (s *Server) listen(ctx context.Context, params json.RawMessage) (json.RawMe
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s: params.notifications must be an object of booleans (%s, %s, %s) and a %s array of URIs",
 			protocol.MethodListen, protocol.ListenToolsListChanged, protocol.ListenPromptsListChanged, protocol.ListenResourcesChanged, protocol.ListenResourceSubscribers)
 	}
-	ls := s.listens
 	ls.active.Add(1)
 	defer ls.active.Done()
 
@@ -127,8 +143,8 @@ func (s *Server) listen(ctx context.Context, params json.RawMessage) (json.RawMe
 		if l.uris[uri] {
 			continue
 		}
-		if err := s.acquire(ctx, uri); err != nil {
-			s.logger.Info("a listen's resource subscription was refused", "uri", uri, "error", err)
+		if err := sess.Acquire(ctx, uri); err != nil {
+			logger.Info("a listen's resource subscription was refused", "uri", uri, "error", err)
 			continue
 		}
 		l.uris[uri] = true
@@ -136,20 +152,20 @@ func (s *Server) listen(ctx context.Context, params json.RawMessage) (json.RawMe
 	}
 	defer func() {
 		for uri := range l.uris {
-			s.release(uri)
+			sess.Release(uri, ls.shuttingDown())
 		}
 	}()
 
-	if err := s.acknowledge(l, h); err != nil {
+	if err := ls.acknowledge(sess, l, h); err != nil {
 		return nil, err
 	}
 	if !h.empty() {
 		select {
 		case <-ctx.Done(): // the host cancelled it, or went away: no answer is sent
 		case <-ls.done:
-			if ch := jsonrpc.Answered(ctx); ch != nil {
+			if answered != nil {
 				ls.mu.Lock()
-				ls.answers = append(ls.answers, ch)
+				ls.answers = append(ls.answers, answered)
 				ls.mu.Unlock()
 			}
 		}
@@ -166,55 +182,42 @@ func (s *Server) listen(ctx context.Context, params json.RawMessage) (json.RawMe
 // acknowledge registers l and queues notifications/subscriptions/acknowledged
 // under the registry's lock, so that no notification for l can reach the
 // host before it.
-func (s *Server) acknowledge(l *listen, h honored) error {
+func (ls *Listens) acknowledge(sess ListenSession, l *listen, h honored) error {
 	params, _ := json.Marshal(map[string]any{
 		"_meta":         map[string]json.RawMessage{protocol.MetaSubscriptionID: l.id},
 		"notifications": h,
 	})
 	size := jsonrpc.NotificationLen(protocol.NotificationAcknowledged, params)
-	if err := s.conn.CheckSize(size); err != nil {
+	if err := sess.CheckSize(size); err != nil {
 		return err
 	}
-	ls := s.listens
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
 	ls.open[l] = true
 	// Never dropped, like list_changed: the host waits for it.
-	if err := s.out.Push(protocol.NotificationAcknowledged, params, size); err != nil {
+	if err := sess.Push(protocol.NotificationAcknowledged, params, size); err != nil {
 		delete(ls.open, l)
 		return err
 	}
 	return nil
 }
 
-// acquire takes a listen's share of the upstream subscription to a
-// namespaced URI (shared with every other listen and session on it).
-func (s *Server) acquire(ctx context.Context, uri string) error {
-	return s.trunk.subs.acquire(ctx, s.trunk, uri)
-}
-
-// release gives up a listen's share. At shutdown there is nothing to end
-// upstream: the upstreams are closing.
-func (s *Server) release(uri string) {
-	shutdown := false
+// shuttingDown reports whether the listens are being ended by shutdown:
+// then there is nothing to end upstream, the upstreams are closing.
+func (ls *Listens) shuttingDown() bool {
 	select {
-	case <-s.listens.done:
-		shutdown = true
+	case <-ls.done:
+		return true
 	default:
+		return false
 	}
-	s.trunk.subs.release(s.trunk, uri, shutdown)
 }
 
-func uriParams(uri string) json.RawMessage {
-	out, _ := json.Marshal(map[string]string{"uri": uri})
-	return out
-}
-
-// route finds where a notification goes for a host at the stateless
+// Route finds where a notification goes for a host at the stateless
 // revision: list_changed and resources/updated to the listens that asked
 // for them, each with its subscriptionId (routed is true, and none may
 // want it). Every other notification is not the registry's (routed false).
-func (ls *listens) route(method string, params json.RawMessage) (out []json.RawMessage, routed bool) {
+func (ls *Listens) Route(method string, params json.RawMessage) (out []json.RawMessage, routed bool) {
 	var uri string
 	switch {
 	case strings.HasSuffix(method, "/list_changed") && method != "notifications/roots/list_changed":
