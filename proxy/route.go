@@ -10,6 +10,7 @@ import (
 	"github.com/mcptrunk/mcptrunk/internal/rawjson"
 	"github.com/mcptrunk/mcptrunk/naming"
 	"github.com/mcptrunk/mcptrunk/proxy/catalog"
+	"github.com/mcptrunk/mcptrunk/proxy/translate"
 	"github.com/mcptrunk/mcptrunk/proxy/trunktools"
 	"github.com/mcptrunk/mcptrunk/upstream"
 )
@@ -67,11 +68,11 @@ func (t *Trunk) list(ctx context.Context, l catalog.List, params json.RawMessage
 // unprefixed server), the owner's own map gives the upstream name, and the
 // params go on with only the name replaced.
 func (t *Trunk) routeNamed(ctx context.Context, method string, params json.RawMessage, kind string) (json.RawMessage, error) {
-	name, err := requiredString(method, params, "name", "the "+kind+"'s name")
+	name, err := translate.RequiredString(method, params, "name", "the "+kind+"'s name")
 	if err != nil {
 		return nil, err
 	}
-	if err := optionalObject(method, params, "arguments"); err != nil {
+	if err := translate.OptionalObject(method, params, "arguments"); err != nil {
 		return nil, err
 	}
 	t.waitSettled(ctx)
@@ -166,7 +167,7 @@ func (t *Trunk) owner(ctx context.Context, server, kind, item string, params jso
 // routeResource routes requests that carry a resource URI. For reads, the
 // URIs in the result are rewritten too, so the host can read them back.
 func (t *Trunk) routeResource(ctx context.Context, method string, params json.RawMessage, read bool) (json.RawMessage, error) {
-	uri, err := requiredString(method, params, "uri", "the resource's URI")
+	uri, err := translate.RequiredString(method, params, "uri", "the resource's URI")
 	if err != nil {
 		return nil, err
 	}
@@ -332,4 +333,11 @@ func (t *Trunk) bounded(method string, params json.RawMessage) func(json.RawMess
 		}
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "%s", msg)
 	}
+}
+
+// ToolHeaderParams returns, for an exported tool, the arguments its input
+// schema mirrors in HTTP headers at the stateless revision
+// (catalog.Catalog.ToolHeaderParams), for the HTTP downstream.
+func (t *Trunk) ToolHeaderParams(name string) map[string]string {
+	return t.snapshot().ToolHeaderParams(name)
 }

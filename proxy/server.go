@@ -15,7 +15,6 @@ import (
 	"github.com/mcptrunk/mcptrunk/internal/protocol"
 	"github.com/mcptrunk/mcptrunk/internal/rawjson"
 	"github.com/mcptrunk/mcptrunk/proxy/catalog"
-	"github.com/mcptrunk/mcptrunk/proxy/extensions"
 	"github.com/mcptrunk/mcptrunk/proxy/outbox"
 	"github.com/mcptrunk/mcptrunk/proxy/translate"
 	"github.com/mcptrunk/mcptrunk/upstream"
@@ -408,22 +407,9 @@ func (s *Server) initialize(params json.RawMessage) (json.RawMessage, error) {
 	s.client.Store(p.ClientInfo.Name)
 	s.trunk.Start(hr.ForwardedCaps(), hr.Version)
 
-	caps := map[string]any{
-		"tools":       map[string]bool{"listChanged": true},
-		"prompts":     map[string]bool{"listChanged": true},
-		"resources":   map[string]bool{"listChanged": true, "subscribe": true},
-		"logging":     struct{}{},
-		"completions": struct{}{},
-	}
-	// initialize is answered at once, so the extensions declared are those
-	// of the servers listed now: up already (a trunk serving earlier
-	// sessions), or asleep with the capabilities they declared when last up.
-	if ext := declaredExtensions(s.readyClients()); ext != nil {
-		caps[extensions.Key] = ext
-	}
 	return json.Marshal(map[string]any{
 		"protocolVersion": version,
-		"capabilities":    caps,
+		"capabilities":    translate.InitializeCapabilities(s.readyClients()),
 		"serverInfo":      map[string]string{"name": "mcptrunk", "version": s.trunk.version},
 	})
 }

@@ -1,4 +1,4 @@
-package proxy
+package translate
 
 import (
 	"encoding/json"
@@ -18,16 +18,16 @@ func TestParamsShapeErrors(t *testing.T) {
 		{`{"name":5}`, `tools/call: params.name must be a string (the tool's name), got a number`},
 		{`{"name":""}`, `tools/call: params.name is empty (the tool's name)`},
 	} {
-		_, err := requiredString("tools/call", json.RawMessage(tc.params), "name", "the tool's name")
+		_, err := RequiredString("tools/call", json.RawMessage(tc.params), "name", "the tool's name")
 		if e := jsonrpc.AsError(err); e == nil || e.Code != jsonrpc.CodeInvalidParams || e.Message != tc.want {
 			t.Errorf("params %s: %v, want -32602 %q", tc.params, err, tc.want)
 		}
 	}
-	if name, err := requiredString("tools/call", json.RawMessage(`{"name":"x"}`), "name", ""); err != nil || name != "x" {
+	if name, err := RequiredString("tools/call", json.RawMessage(`{"name":"x"}`), "name", ""); err != nil || name != "x" {
 		t.Errorf("a good name: %q, %v", name, err)
 	}
 	for params, ok := range map[string]bool{`{"name":"x"}`: true, `{"arguments":null}`: true, `{"arguments":{}}`: true, `{"arguments":"x"}`: false, `{"arguments":[1]}`: false} {
-		err := optionalObject("tools/call", json.RawMessage(params), "arguments")
+		err := OptionalObject("tools/call", json.RawMessage(params), "arguments")
 		if (err == nil) != ok {
 			t.Errorf("arguments in %s: %v", params, err)
 		}

@@ -1,11 +1,9 @@
-package proxy
+package catalog
 
 import (
 	"bytes"
 	"encoding/json"
 	"sort"
-
-	"github.com/mcptrunk/mcptrunk/proxy/catalog"
 )
 
 // ToolHeaderParams returns, for an exported tool, the arguments its input
@@ -13,8 +11,8 @@ import (
 // the header is Mcp-Param-<value>): argument name -> header suffix. nil for
 // a tool that has none or is unknown. The HTTP downstream checks each
 // header against the body, as the revision requires of a server.
-func (t *Trunk) ToolHeaderParams(name string) map[string]string {
-	tools := t.snapshot().Lists[catalog.ListTools]
+func (c *Catalog) ToolHeaderParams(name string) map[string]string {
+	tools := c.Lists[ListTools]
 	i := sort.Search(len(tools), func(i int) bool { return tools[i].Exported >= name })
 	if i == len(tools) || tools[i].Exported != name || !bytes.Contains(tools[i].Item, []byte(`"x-mcp-header"`)) {
 		return nil // the common case: nothing mirrored, nothing decoded

@@ -1,4 +1,4 @@
-package proxy
+package translate
 
 import (
 	"bytes"
@@ -13,9 +13,9 @@ import (
 // reaches an upstream: a host that sent {"name": 5} learns that
 // params.name must be a string, not that no tool is called "".
 
-// requiredString returns params' string member field, or an invalid-params
+// RequiredString returns params' string member field, or an invalid-params
 // error naming it (what describes the value, e.g. "the tool's name").
-func requiredString(method string, params json.RawMessage, field, what string) (string, error) {
+func RequiredString(method string, params json.RawMessage, field, what string) (string, error) {
 	s, err := rawjson.StringField(params, field)
 	if err == nil && s != "" {
 		return s, nil
@@ -33,9 +33,9 @@ func requiredString(method string, params json.RawMessage, field, what string) (
 	return "", jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s: params.%s is empty (%s)", method, field, what)
 }
 
-// optionalObject checks that params' member field, when present and not
+// OptionalObject checks that params' member field, when present and not
 // null, is an object.
-func optionalObject(method string, params json.RawMessage, field string) error {
+func OptionalObject(method string, params json.RawMessage, field string) error {
 	start, end, found, err := rawjson.FieldSpan(params, field)
 	if err != nil || !found {
 		return nil // the shape was checked by requiredString already

@@ -1,0 +1,128 @@
+package translate
+
+import (
+	"encoding/json"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/mcptrunk/mcptrunk/proxy/extensions"
+	"github.com/mcptrunk/mcptrunk/upstream"
+)
+
+// How the trunk describes itself to a host at the handshake of either
+// revision (initialize, server/discover): from the servers behind it.
+
+// Ready is a server that is up, or asleep with what it declared when last
+// up (the catalog cache), and what it declared at its handshake.
+type Ready struct {
+	Name string
+	Init upstream.InitResult
+}
+
+// ownInstructions is what the trunk says of itself in server/discover.
+const ownInstructions = "mcptrunk aggregates several MCP servers: tools and prompts are named mcp__<server>__<name>, " +
+	"resources mcptrunk://<server>/<uri>; mcp__trunk__status reports every server's state."
+
+// Bounds on the instructions of server/discover: each upstream's and the
+// whole text. A server's instructions are its own business; they must not
+// crowd out the others' or make the answer large.
+const (
+	maxServerInstructions = 2 << 10
+	maxInstructions       = 16 << 10
+)
+
+// InitializeCapabilities are the trunk's capabilities in its answer to a
+// 2025-era host's initialize. It is answered at once, so they are fixed
+// but for the extensions, which are those of the servers ready now: up
+// already (a trunk serving earlier sessions), or asleep with the
+// capabilities they declared when last up.
+func InitializeCapabilities(ready []Ready) map[string]any {
+	caps := map[string]any{
+		"tools":       map[string]bool{"listChanged": true},
+		"prompts":     map[string]bool{"listChanged": true},
+		"resources":   map[string]bool{"listChanged": true, "subscribe": true},
+		"logging":     struct{}{},
+		"completions": struct{}{},
+	}
+	if ext := DeclaredExtensions(ready); ext != nil {
+		caps[extensions.Key] = ext
+	}
+	return caps
+}
+
+// DiscoveredCapabilities are the trunk's capabilities given the servers that
+// are up. Tools, prompts and resources are always there, with listChanged:
+// the trunk has tools and a resource of its own and announces every change
+// of the aggregate. Resource subscriptions, logging and completions are
+// declared only when some server behind the trunk offers them, since the
+// trunk itself has none to offer.
+func DiscoveredCapabilities(ready []Ready) map[string]any {
+	var subscribe, logging, completions bool
+	for _, c := range ready {
+		caps := c.Init.Capabilities
+		subscribe = subscribe || caps.Subscribe
+		logging = logging || caps.Logging
+		completions = completions || caps.Completions
+	}
+	resources := map[string]bool{"listChanged": true}
+	if subscribe {
+		resources["subscribe"] = true
+	}
+	out := map[string]any{
+		"tools":     map[string]bool{"listChanged": true},
+		"prompts":   map[string]bool{"listChanged": true},
+		"resources": resources,
+	}
+	if logging {
+		out["logging"] = struct{}{}
+	}
+	if completions {
+		out["completions"] = struct{}{}
+	}
+	if ext := DeclaredExtensions(ready); ext != nil {
+		out[extensions.Key] = ext
+	}
+	return out
+}
+
+// DeclaredExtensions is the extensions member the trunk declares to a host:
+// every extension at least one of the ready servers declares (nil: none).
+func DeclaredExtensions(ready []Ready) json.RawMessage {
+	declared := make([]map[string]json.RawMessage, 0, len(ready))
+	for _, c := range ready {
+		declared = append(declared, extensions.OfRaw(c.Init.RawCapabilities))
+	}
+	return extensions.Union(declared)
+}
+
+// DiscoveredInstructions are the trunk's own line, then each ready server's
+// instructions under its name, clipped (see maxInstructions).
+func DiscoveredInstructions(ready []Ready) string {
+	var b strings.Builder
+	b.WriteString(ownInstructions)
+	for _, c := range ready {
+		text := strings.TrimSpace(c.Init.Instructions)
+		if text == "" {
+			continue
+		}
+		entry := "\n\n" + c.Name + ": " + clipText(text, maxServerInstructions)
+		if b.Len()+len(entry) > maxInstructions {
+			b.WriteString("\n\n(instructions of further servers left out: too long)")
+			break
+		}
+		b.WriteString(entry)
+	}
+	return b.String()
+}
+
+// clip shortens text to at most n bytes, on a rune boundary, marking the cut.
+func clipText(text string, n int) string {
+	if len(text) <= n {
+		return text
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(text[cut]) {
+		cut--
+	}
+	return text[:cut] + "…"
+}

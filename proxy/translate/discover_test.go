@@ -1,0 +1,40 @@
+package translate
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/mcptrunk/mcptrunk/upstream"
+)
+
+// What the trunk declares follows the ready servers: subscribe, logging,
+// completions and extensions only when one offers them; instructions
+// under each server's name, bounded.
+func TestDescribedFromReadyServers(t *testing.T) {
+	none := DiscoveredCapabilities(nil)
+	for _, k := range []string{"logging", "completions", "extensions"} {
+		if _, ok := none[k]; ok {
+			t.Errorf("no servers: %s declared", k)
+		}
+	}
+	ready := []Ready{
+		{Name: "a", Init: upstream.InitResult{Capabilities: upstream.Capabilities{Logging: true},
+			RawCapabilities: json.RawMessage(`{"logging":{},"extensions":{"x":{"v":1}}}`), Instructions: "use a"}},
+		{Name: "b", Init: upstream.InitResult{Instructions: strings.Repeat("b", maxServerInstructions+10)}},
+	}
+	caps := DiscoveredCapabilities(ready)
+	if _, ok := caps["logging"]; !ok {
+		t.Errorf("logging not declared: %v", caps)
+	}
+	if ext, _ := caps["extensions"].(json.RawMessage); string(ext) != `{"x":{"v":1}}` {
+		t.Errorf("extensions %s", ext)
+	}
+	if ext, _ := InitializeCapabilities(ready)["extensions"].(json.RawMessage); string(ext) != `{"x":{"v":1}}` {
+		t.Errorf("initialize's extensions %s", ext)
+	}
+	text := DiscoveredInstructions(ready)
+	if !strings.HasPrefix(text, ownInstructions) || !strings.Contains(text, "\n\na: use a") || !strings.HasSuffix(text, "…") {
+		t.Errorf("instructions %q", text)
+	}
+}
