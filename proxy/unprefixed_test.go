@@ -288,11 +288,11 @@ func TestUnprefixedOnlyServer(t *testing.T) {
 // Notifications from an unprefixed server reach the host as they are; a
 // namespaced server's logger and URIs are rewritten.
 func TestUnprefixedNotifications(t *testing.T) {
-	tr := sleepingTrunk(t, map[string]sleeper{"plain": {unprefixed: true}, "named": {}})
+	tr := sleepingTrunk(t, map[string]sleeper{"own": {unprefixed: true}, "named": {}})
 	for _, tc := range []struct{ server, method, params, want string }{
-		{"plain", "notifications/message", `{"level":"info","logger":"db","data":1}`, `{"level":"info","logger":"db","data":1}`},
-		{"plain", "notifications/message", `{"level":"info","data":1}`, `{"level":"info","data":1}`},
-		{"plain", "notifications/resources/updated", `{"uri":"file:///x"}`, `{"uri":"file:///x"}`},
+		{"own", "notifications/message", `{"level":"info","logger":"db","data":1}`, `{"level":"info","logger":"db","data":1}`},
+		{"own", "notifications/message", `{"level":"info","data":1}`, `{"level":"info","data":1}`},
+		{"own", "notifications/resources/updated", `{"uri":"file:///x"}`, `{"uri":"file:///x"}`},
 		{"named", "notifications/message", `{"level":"info","logger":"db","data":1}`, `{"level":"info","logger":"named/db","data":1}`},
 		{"named", "notifications/resources/updated", `{"uri":"file:///x"}`, `{"uri":"mcptrunk://named/file:///x"}`},
 	} {

@@ -61,12 +61,12 @@ func BenchmarkRouteParams(b *testing.B) {
 }
 
 // BenchmarkNamespaceToolResult is the look at every tools/call result: a
-// plain text result (no URI: returned as is), and one with a resource link
+// withUnprefixed text result (no URI: returned as is), and one with a resource link
 // to rewrite.
 func BenchmarkNamespaceToolResult(b *testing.B) {
 	for _, tc := range []struct{ name, res string }{
 		{"text", `{"content":[{"type":"text","text":"the quick brown fox jumps over the lazy dog"}]}`},
-		{"resource_link", `{"content":[{"type":"text","text":"see the note"},{"type":"resource_link","uri":"notes://note/1","name":"note 1","mimeType":"text/plain"}]}`},
+		{"resource_link", `{"content":[{"type":"text","text":"see the note"},{"type":"resource_link","uri":"notes://note/1","name":"note 1","mimeType":"text/withUnprefixed"}]}`},
 		{"text1MB", `{"content":[{"type":"text","text":"` + strings.Repeat("x", 1<<20) + `"}]}`},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
@@ -137,22 +137,22 @@ func BenchmarkExportNamed(b *testing.B) {
 // unprefixed server too (its names are looked up first).
 func BenchmarkNameOwner(b *testing.B) {
 	cat := benchCatalog(b)
-	plain := benchCatalog(b)
-	plain.unprefixedIndex = &unprefixedIndex{servers: []string{"remote"}, unprefixed: map[string]bool{"remote": true}}
-	for l := range plain.unprefixedIndex.owners {
-		plain.unprefixedIndex.owners[l] = map[string]string{}
+	withUnprefixed := benchCatalog(b)
+	withUnprefixed.unprefixedIndex = &unprefixedIndex{servers: []string{"remote"}, unprefixed: map[string]bool{"remote": true}}
+	for l := range withUnprefixed.unprefixedIndex.owners {
+		withUnprefixed.unprefixedIndex.owners[l] = map[string]string{}
 	}
-	plain.unprefixedIndex.add(ListTools, exportUnprefixed("remote", benchItems("remote", 50)))
+	withUnprefixed.unprefixedIndex.add(ListTools, exportUnprefixed("remote", benchItems("remote", 50)))
 	for server := range cat.Tools {
-		plain.unprefixedIndex.unprefixed[server] = false
+		withUnprefixed.unprefixedIndex.unprefixed[server] = false
 	}
 	for _, tc := range []struct {
 		name, tool string
 		cat        *Catalog
 	}{
 		{"namespaced", "mcp__n07__extra_042", cat},
-		{"with-unprefixed/namespaced", "mcp__n07__extra_042", plain},
-		{"with-unprefixed/unprefixed", "extra_042", plain},
+		{"with-unprefixed/namespaced", "mcp__n07__extra_042", withUnprefixed},
+		{"with-unprefixed/unprefixed", "extra_042", withUnprefixed},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			b.ReportAllocs()

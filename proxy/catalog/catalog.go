@@ -67,7 +67,7 @@ type Catalog struct {
 	// conflicts below.
 	Unmatched []string
 
-	// plain routes the names and URIs of unprefixed servers; nil when
+	// unprefixedIndex routes the names and URIs of unprefixed servers; nil when
 	// every server is namespaced (see unprefixed.go). conflicts are the
 	// items withheld because another server exports the same name.
 	unprefixedIndex *unprefixedIndex

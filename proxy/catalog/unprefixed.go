@@ -42,9 +42,9 @@ type unprefixedTemplate struct {
 func newUnprefixedIndex(servers []Server) *unprefixedIndex {
 	p := &unprefixedIndex{unprefixed: make(map[string]bool, len(servers))}
 	for _, s := range servers {
-		plain := s.Spec.Unprefixed()
-		p.unprefixed[s.Name] = plain
-		if plain {
+		unprefixed := s.Spec.Unprefixed()
+		p.unprefixed[s.Name] = unprefixed
+		if unprefixed {
 			p.servers = append(p.servers, s.Name)
 		}
 	}
@@ -74,8 +74,8 @@ func (p *unprefixedIndex) add(l List, entries []Entry) {
 // namespaced reports whether server is configured and namespaced, or is the
 // trunk itself: a name that splits into it is that server's.
 func (p *unprefixedIndex) namespaced(server string) bool {
-	plain, configured := p.unprefixed[server]
-	return server == naming.TrunkServer || configured && !plain
+	unprefixed, configured := p.unprefixed[server]
+	return server == naming.TrunkServer || configured && !unprefixed
 }
 
 // unprefixed reports whether server's names and URIs reach the host as the
