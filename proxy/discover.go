@@ -13,7 +13,7 @@ import (
 // forwarded capabilities if initialize did not, and waits for them to
 // settle (at most trunk.startupWait), so that the capabilities it declares
 // are those of the servers behind it rather than a guess.
-func (s *Server) discover(ctx context.Context, hr hostRequest) (json.RawMessage, error) {
+func (s *Session) discover(ctx context.Context, hr hostRequest) (json.RawMessage, error) {
 	s.trunk.Start(hr.ForwardedCaps(), hr.Version)
 	s.trunk.WaitSettled(ctx)
 	ready := s.readyClients()
@@ -33,7 +33,7 @@ func (s *Server) discover(ctx context.Context, hr hostRequest) (json.RawMessage,
 // readyClients are the upstreams that are up now, or asleep with the
 // capabilities they declared when last up (cached), as the trunk's
 // description of itself takes them.
-func (s *Server) readyClients() []translate.Ready {
+func (s *Session) readyClients() []translate.Ready {
 	var ready []translate.Ready
 	for _, c := range s.trunk.clients() {
 		if c.Listed() {

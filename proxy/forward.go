@@ -36,7 +36,7 @@ func (t *Trunk) toHosts(server, method string, params json.RawMessage) {
 		}
 		return
 	}
-	var wants func(*Server) bool
+	var wants func(*Session) bool
 	switch method {
 	case "notifications/progress":
 		s, p, ok := t.hosts.progressOwner(params)
@@ -50,15 +50,15 @@ func (t *Trunk) toHosts(server, method string, params json.RawMessage) {
 		return
 	case "notifications/message":
 		level, _ := rawjson.StringField(params, "level")
-		wants = func(s *Server) bool { return s.wantsLog(server, level) }
+		wants = func(s *Session) bool { return s.wantsLog(server, level) }
 	case "notifications/resources/updated":
 		uri, _ := rawjson.StringField(params, "uri")
-		wants = func(s *Server) bool { return s.wantsUpdate(uri) }
+		wants = func(s *Session) bool { return s.wantsUpdate(uri) }
 	default:
 		// Anything else an upstream says is taken to concern the session
 		// that has a call on it, as its requests are.
 		caller := t.hosts.caller(server, "")
-		wants = func(s *Server) bool { return s == caller }
+		wants = func(s *Session) bool { return s == caller }
 	}
 	for _, s := range sessions {
 		if !wants(s) {
@@ -117,7 +117,7 @@ func (t *Trunk) forwardRequest(ctx context.Context, server, method string, param
 // askSession sends an upstream's request to the session whose request it
 // belongs to, when that is known (a multi-round-trip result names its
 // call), else where forwardRequest's rule says.
-func (t *Trunk) askSession(ctx context.Context, s *Server, server, method string, params json.RawMessage) (json.RawMessage, error) {
+func (t *Trunk) askSession(ctx context.Context, s *Session, server, method string, params json.RawMessage) (json.RawMessage, error) {
 	if s == nil {
 		return t.forwardRequest(ctx, server, method, params)
 	}

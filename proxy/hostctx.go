@@ -12,7 +12,7 @@ import (
 // goes.
 type hostRequest struct {
 	translate.HostRequest
-	session *Server
+	session *Session
 }
 
 type hostRequestKey struct{}

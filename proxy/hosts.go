@@ -34,42 +34,42 @@ type hostSet struct {
 	shared atomic.Bool // set before Start by Trunk.Share: more than one session may attach
 
 	mu   sync.Mutex
-	list atomic.Pointer[[]*Server] // attach order, oldest first; copied on change
+	list atomic.Pointer[[]*Session] // attach order, oldest first; copied on change
 
 	seq      atomic.Int64
 	progress sync.Map // the trunk's token (raw JSON) -> progressOwner
 
 	callsMu sync.Mutex
-	calls   map[string][]*Server // server -> sessions with a call in flight on it, oldest first
+	calls   map[string][]*Session // server -> sessions with a call in flight on it, oldest first
 }
 
 // progressOwner is the session a trunk progress token belongs to, and the
 // session's own token.
 type progressOwner struct {
-	session *Server
+	session *Session
 	token   json.RawMessage
 }
 
 func newHostSet() *hostSet {
-	h := &hostSet{calls: map[string][]*Server{}}
-	h.list.Store(&[]*Server{})
+	h := &hostSet{calls: map[string][]*Session{}}
+	h.list.Store(&[]*Session{})
 	return h
 }
 
 // all returns the attached sessions, oldest first. It takes no lock: it is
 // on the path of every notification.
-func (h *hostSet) all() []*Server { return *h.list.Load() }
+func (h *hostSet) all() []*Session { return *h.list.Load() }
 
-func (h *hostSet) add(s *Server) {
+func (h *hostSet) add(s *Session) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	next := append(slices.Clone(h.all()), s)
 	h.list.Store(&next)
 }
 
-func (h *hostSet) remove(s *Server) {
+func (h *hostSet) remove(s *Session) {
 	h.mu.Lock()
-	next := slices.DeleteFunc(slices.Clone(h.all()), func(o *Server) bool { return o == s })
+	next := slices.DeleteFunc(slices.Clone(h.all()), func(o *Session) bool { return o == s })
 	h.list.Store(&next)
 	h.mu.Unlock()
 	h.progress.Range(func(k, v any) bool {
@@ -83,7 +83,7 @@ func (h *hostSet) remove(s *Server) {
 // claimProgress replaces, in shared mode, the progress token of a
 // session's request with one unique to the trunk, until release. Without a
 // token, or with sharing off, params come back as they are.
-func (h *hostSet) claimProgress(s *Server, params json.RawMessage) (json.RawMessage, func()) {
+func (h *hostSet) claimProgress(s *Session, params json.RawMessage) (json.RawMessage, func()) {
 	noop := func() {}
 	if !h.shared.Load() {
 		return params, noop
@@ -105,7 +105,7 @@ func (h *hostSet) claimProgress(s *Server, params json.RawMessage) (json.RawMess
 // progressOwner finds the session of a trunk progress token in an
 // upstream's notifications/progress, and the params with the session's
 // own token back in.
-func (h *hostSet) progressOwner(params json.RawMessage) (*Server, json.RawMessage, bool) {
+func (h *hostSet) progressOwner(params json.RawMessage) (*Session, json.RawMessage, bool) {
 	start, end, found, err := rawjson.FieldSpan(params, "progressToken")
 	if err != nil || !found {
 		return nil, nil, false
@@ -128,7 +128,7 @@ func (h *hostSet) progressOwner(params json.RawMessage) (*Server, json.RawMessag
 
 // began records that s has a call in flight on server; the func ends it.
 // Only in shared mode, where there is someone to choose from.
-func (h *hostSet) began(s *Server, server string) func() {
+func (h *hostSet) began(s *Session, server string) func() {
 	if s == nil || !h.shared.Load() {
 		return func() {}
 	}
@@ -155,7 +155,7 @@ func (h *hostSet) began(s *Server, server string) func() {
 // declared the capability the request needs ("" for none), else the
 // oldest; with none, the only session that can be asked, when there is
 // exactly one. nil when it cannot be known.
-func (h *hostSet) caller(server, capability string) *Server {
+func (h *hostSet) caller(server, capability string) *Session {
 	h.callsMu.Lock()
 	if list := h.calls[server]; len(list) > 0 {
 		s := list[0]
@@ -169,7 +169,7 @@ func (h *hostSet) caller(server, capability string) *Server {
 		return s
 	}
 	h.callsMu.Unlock()
-	var only *Server
+	var only *Session
 	for _, s := range h.all() {
 		if s.perRequest {
 			continue
@@ -183,7 +183,7 @@ func (h *hostSet) caller(server, capability string) *Server {
 }
 
 // busyOn reports whether s has a call in flight on server.
-func (h *hostSet) busyOn(s *Server, server string) bool {
+func (h *hostSet) busyOn(s *Session, server string) bool {
 	h.callsMu.Lock()
 	defer h.callsMu.Unlock()
 	return slices.Contains(h.calls[server], s)

@@ -8,8 +8,8 @@ import (
 )
 
 // legacySession is a 2025-era session that declared caps.
-func legacySession(t *Trunk, caps ...string) *Server {
-	s := &Server{trunk: t}
+func legacySession(t *Trunk, caps ...string) *Session {
+	s := &Session{trunk: t}
 	hr := hostRequest{translate.HostRequest{Version: "2025-11-25", Caps: map[string]json.RawMessage{}}, s}
 	for _, c := range caps {
 		hr.Caps[c] = json.RawMessage(`{}`)
@@ -101,7 +101,7 @@ func TestWantsLog(t *testing.T) {
 	if s.wantsLog("x", "info") || !s.wantsLog("x", "error") || !s.wantsLog("x", "surprising") {
 		t.Error("at warning: want error and unknown levels, not info")
 	}
-	r := &Server{trunk: tr, perRequest: true}
+	r := &Session{trunk: tr, perRequest: true}
 	if r.wantsLog("x", "error") {
 		t.Error("a stateless request that named no level got a message")
 	}

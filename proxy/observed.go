@@ -53,7 +53,7 @@ func (t *Trunk) describe(method string, params json.RawMessage) (server, item st
 // transport is how the session's host reached the trunk: every session
 // but the stdio host's is one of the HTTP downstream, and has an id or
 // carries one stateless request (SessionOptions).
-func (s *Server) transport() config.Transport {
+func (s *Session) transport() config.Transport {
 	if s.id != "" || s.perRequest {
 		return config.TransportHTTP
 	}
@@ -62,7 +62,7 @@ func (s *Server) transport() config.Transport {
 
 // observe runs handle, a request of session s, under the trunk's
 // observers; with none it is handle.
-func (s *Server) observe(ctx context.Context, method, revision, client string, params json.RawMessage, handle func(context.Context) (json.RawMessage, error)) (json.RawMessage, error) {
+func (s *Session) observe(ctx context.Context, method, revision, client string, params json.RawMessage, handle func(context.Context) (json.RawMessage, error)) (json.RawMessage, error) {
 	t := s.trunk
 	if len(t.observers) == 0 {
 		return handle(ctx)

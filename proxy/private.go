@@ -35,13 +35,13 @@ type privateServers struct {
 
 // usesPrivate reports whether a request of s to a server of this spec goes
 // to s's own instance.
-func (t *Trunk) usesPrivate(s *Server, spec config.Spec) bool {
+func (t *Trunk) usesPrivate(s *Session, spec config.Spec) bool {
 	return s != nil && spec.PerSession() && t.hosts.shared.Load() && !s.perRequest
 }
 
 // privateClient returns s's own instance of the server, starting it
 // (once, whatever the number of requests waiting) if needed.
-func (t *Trunk) privateClient(ctx context.Context, s *Server, spec config.Spec) (*upstream.Client, error) {
+func (t *Trunk) privateClient(ctx context.Context, s *Session, spec config.Spec) (*upstream.Client, error) {
 	id, err := naming.ServerID(spec.Name)
 	if err != nil {
 		return nil, err
@@ -84,7 +84,7 @@ func (t *Trunk) privateClient(ctx context.Context, s *Server, spec config.Spec) 
 }
 
 // newPrivateHost makes the set of s's own instances.
-func (t *Trunk) newPrivateHost(s *Server) *upstream.Host {
+func (t *Trunk) newPrivateHost(s *Session) *upstream.Host {
 	hr := s.legacyHost()
 	return upstream.NewHost(&upstream.Options{
 		Logger:       s.logger,
@@ -107,7 +107,7 @@ func (t *Trunk) newPrivateHost(s *Server) *upstream.Host {
 
 // tellPrivate gives a new instance what its session asked of the servers
 // so far: the log level.
-func (t *Trunk) tellPrivate(ctx context.Context, s *Server, c *upstream.Client) {
+func (t *Trunk) tellPrivate(ctx context.Context, s *Session, c *upstream.Client) {
 	level := s.ownLevel()
 	if level == "" || !c.Init().Capabilities.Logging {
 		return
@@ -121,7 +121,7 @@ func (t *Trunk) tellPrivate(ctx context.Context, s *Server, c *upstream.Client) 
 }
 
 // closePrivate stops the session's own instances; none starts after it.
-func (s *Server) closePrivate() {
+func (s *Session) closePrivate() {
 	p := &s.private
 	p.mu.Lock()
 	p.closed = true
@@ -138,7 +138,7 @@ func (s *Server) closePrivate() {
 }
 
 // toSession delivers a notification of one of s's own instances to s.
-func (t *Trunk) toSession(s *Server, server, method string, params json.RawMessage) {
+func (t *Trunk) toSession(s *Session, server, method string, params json.RawMessage) {
 	switch method {
 	case "notifications/progress":
 		t.toHosts(server, method, params) // the token says whose: s's

@@ -206,7 +206,7 @@ func (t *Trunk) routeResource(ctx context.Context, method string, params json.Ra
 	}
 	if !read {
 		// Kept for servers that restart: they are subscribed again.
-		t.session.subscribed(server, raw, method == "resources/subscribe", conn)
+		t.toResync.subscribed(server, raw, method == "resources/subscribe", conn)
 		return res, nil
 	}
 	if cat.Unprefixed(server) {
@@ -273,13 +273,13 @@ func (t *Trunk) routeCompletion(ctx context.Context, params json.RawMessage) (js
 // starting, so it first waits for them as the first list request does: a
 // server that is not ready yet would never hear of the level.
 func (t *Trunk) setLevel(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
-	t.session.setLevel(params) // for servers that connect later or again
+	t.toResync.setLevel(params) // for servers that connect later or again
 	t.waitSettled(ctx)
 	for _, c := range t.clients() {
 		if state, _ := c.State(); state != upstream.StateReady || !c.Init().Capabilities.Logging {
 			continue
 		}
-		if !t.session.claimLevel(c) {
+		if !t.toResync.claimLevel(c) {
 			continue // resync told this connection the level already
 		}
 		if _, err := c.Call(ctx, "logging/setLevel", params); err != nil {

@@ -20,10 +20,11 @@ import (
 	"github.com/mcptrunk/mcptrunk/upstream"
 )
 
-// Server is the trunk's MCP server side: it speaks to one host over a
-// line-delimited stream (mcptrunk's stdin and stdout), answers the
+// Session is one host's connection to the trunk, the trunk's MCP server
+// side: it speaks to the host over a line-delimited stream (mcptrunk's
+// stdin and stdout, or a pipe of the HTTP downstream), answers the
 // handshake itself, and hands everything else to the Trunk.
-type Server struct {
+type Session struct {
 	// fixed at creation
 	trunk  *Trunk
 	conn   *jsonrpc.Conn
@@ -93,11 +94,11 @@ type SessionOptions struct {
 // Attach connects a host session, speaking line-delimited JSON-RPC on in
 // and out, to the trunk. Nothing is read before Run. The trunk serves any
 // number of sessions at once when Share was called; the stdio host is one.
-func (t *Trunk) Attach(in io.Reader, out io.Writer, opts *SessionOptions) *Server {
+func (t *Trunk) Attach(in io.Reader, out io.Writer, opts *SessionOptions) *Session {
 	if opts == nil {
 		opts = &SessionOptions{}
 	}
-	s := &Server{trunk: t, logger: t.logger, listens: translate.NewListens(), id: opts.ID, perRequest: opts.PerRequest}
+	s := &Session{trunk: t, logger: t.logger, listens: translate.NewListens(), id: opts.ID, perRequest: opts.PerRequest}
 	peer := "host"
 	if opts.ID != "" {
 		s.logger = t.logger.With("session", opts.ID)
@@ -116,7 +117,7 @@ func (t *Trunk) Attach(in io.Reader, out io.Writer, opts *SessionOptions) *Serve
 // it: it gets nothing more, its subscriptions are given up, and the trunk
 // and its upstreams go on for the other sessions. When ctx ends first the
 // trunk is shutting down: open listens are answered.
-func (s *Server) Run(ctx context.Context) error {
+func (s *Session) Run(ctx context.Context) error {
 	t := s.trunk
 	served := make(chan error, 1)
 	go func() { served <- s.conn.Serve() }()
@@ -142,13 +143,13 @@ func (s *Server) Run(ctx context.Context) error {
 }
 
 // ID is the session's id ("" for the stdio host).
-func (s *Server) ID() string { return s.id }
+func (s *Session) ID() string { return s.id }
 
 // HandleRequest answers the handshake and passes every other request on,
 // each with the facts of its host request (hostreq.go): from its own _meta
 // at the stateless revision, from initialize before it. The result is
 // shaped for the request's revision (revision.go).
-func (s *Server) HandleRequest(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+func (s *Session) HandleRequest(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	if method == "initialize" {
 		if protocol.IsStateless(rawjson.MetaString(params, protocol.MetaProtocolVersion)) {
 			return nil, translate.RemovedError(method) // an initialize at the stateless revision
@@ -172,7 +173,7 @@ func (s *Server) HandleRequest(ctx context.Context, method string, params json.R
 }
 
 // handle answers every request but initialize.
-func (s *Server) handle(ctx context.Context, meta translate.RequestMeta, method string, params json.RawMessage) (json.RawMessage, error) {
+func (s *Session) handle(ctx context.Context, meta translate.RequestMeta, method string, params json.RawMessage) (json.RawMessage, error) {
 	if protocol.IsStateless(meta.Version) {
 		return s.handleStateless(ctx, meta, method, params)
 	}
@@ -203,7 +204,7 @@ func (s *Server) handle(ctx context.Context, meta translate.RequestMeta, method 
 
 // handleStateless answers a request at the stateless revision. There is no
 // handshake: the first request may be any, so it starts the upstreams.
-func (s *Server) handleStateless(ctx context.Context, meta translate.RequestMeta, method string, params json.RawMessage) (json.RawMessage, error) {
+func (s *Session) handleStateless(ctx context.Context, meta translate.RequestMeta, method string, params json.RawMessage) (json.RawMessage, error) {
 	s.stateless.Store(true)
 	hr := hostRequest{translate.HostRequest{Version: meta.Version, Caps: meta.Caps}, s}
 	// An upstream at the stateless revision is told, in each request, what
@@ -233,13 +234,13 @@ func (s *Server) handleStateless(ctx context.Context, meta translate.RequestMeta
 }
 
 // legacyClient is the clientInfo name a 2025-era host gave ("" before).
-func (s *Server) legacyClient() string {
+func (s *Session) legacyClient() string {
 	name, _ := s.client.Load().(string)
 	return name
 }
 
 // legacyHost is the facts of a 2025-era host's requests.
-func (s *Server) legacyHost() hostRequest {
+func (s *Session) legacyHost() hostRequest {
 	if hr := s.legacy.Load(); hr != nil {
 		return *hr
 	}
@@ -248,7 +249,7 @@ func (s *Server) legacyHost() hostRequest {
 
 // startUpstreams starts the upstreams with the host's forwarded
 // capabilities unless they are started (the usual case, one channel check).
-func (s *Server) startUpstreams(hr hostRequest) {
+func (s *Session) startUpstreams(hr hostRequest) {
 	select {
 	case <-s.trunk.started:
 	default:
@@ -262,7 +263,7 @@ func (s *Server) startUpstreams(hr hostRequest) {
 // later or restarts too. That is for the servers at 2025-11-25, which
 // have no level per request; one at the stateless revision gets each
 // request's own (upstream.WithLogLevel in handleStateless).
-func (s *Server) applyLogLevel(ctx context.Context, level string) {
+func (s *Session) applyLogLevel(ctx context.Context, level string) {
 	if level == "" {
 		return
 	}
@@ -286,7 +287,7 @@ func (s *Server) applyLogLevel(ctx context.Context, level string) {
 }
 
 // HandleNotification reacts to the host's notifications.
-func (s *Server) HandleNotification(method string, params json.RawMessage) {
+func (s *Session) HandleNotification(method string, params json.RawMessage) {
 	switch method {
 	case "notifications/initialized":
 		s.initialized.Store(true)
@@ -302,11 +303,11 @@ func (s *Server) HandleNotification(method string, params json.RawMessage) {
 	}
 }
 
-// Notify and Call make the Server the trunk's Downstream.
+// Notify and Call make the Session the trunk's Downstream.
 // Notify queues (see package outbox); it never waits for the host. For a host at
 // the stateless revision, list changes and resource updates go to the
 // listens that asked for them (translate/listen.go).
-func (s *Server) Notify(method string, params json.RawMessage) error {
+func (s *Session) Notify(method string, params json.RawMessage) error {
 	if s.stateless.Load() {
 		if out, routed := s.listens.Route(method, params); routed {
 			var errs []error
@@ -323,7 +324,7 @@ func (s *Server) Notify(method string, params json.RawMessage) error {
 // that never sent initialize) is never sent a request: its revision has none from server to client. An
 // upstream's request during one of its calls reaches it inside the call's
 // input_required result (proxy/translate/mrtr_park.go); one outside any call is refused.
-func (s *Server) Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+func (s *Session) Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	if s.stateless.Load() && s.legacy.Load() == nil {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method %q: the host speaks %s, where a server can ask the client only inside the result of a call", method, protocol.Stateless)
 	}
@@ -335,7 +336,7 @@ func (s *Server) Call(ctx context.Context, method string, params json.RawMessage
 // trunk, and the host's notifications/progress for it are routed back to
 // server, with the upstream's token, until release is called (after the
 // host's answer: its progress comes before it).
-func (s *Server) routeProgress(server string, params json.RawMessage) (json.RawMessage, func()) {
+func (s *Session) routeProgress(server string, params json.RawMessage) (json.RawMessage, func()) {
 	theirs := progressToken(params)
 	if theirs == nil {
 		return params, func() {}
@@ -353,7 +354,7 @@ func (s *Server) routeProgress(server string, params json.RawMessage) (json.RawM
 // forwardProgress passes the host's progress for a forwarded request to the
 // upstream that sent the request, with that upstream's token. Progress for
 // anything else has nowhere to go.
-func (s *Server) forwardProgress(method string, params json.RawMessage) {
+func (s *Session) forwardProgress(method string, params json.RawMessage) {
 	start, end, found, err := rawjson.FieldSpan(params, "progressToken")
 	if err != nil || !found {
 		return
@@ -383,7 +384,7 @@ func (s *Server) forwardProgress(method string, params json.RawMessage) {
 
 // initialize answers at once and starts the upstreams with the part of the
 // host's capabilities that upstreams may use through the trunk.
-func (s *Server) initialize(params json.RawMessage) (json.RawMessage, error) {
+func (s *Session) initialize(params json.RawMessage) (json.RawMessage, error) {
 	var p struct {
 		ProtocolVersion string                     `json:"protocolVersion"`
 		Capabilities    map[string]json.RawMessage `json:"capabilities"`

@@ -39,7 +39,7 @@ func levelRank(level string) int {
 
 // handleShared answers, in shared mode, the requests of a 2025-era session
 // whose effect upstream is shared with every other session.
-func (s *Server) handleShared(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, bool, error) {
+func (s *Session) handleShared(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, bool, error) {
 	switch method {
 	case "logging/setLevel":
 		level, err := rawjson.StringField(params, "level")
@@ -72,7 +72,7 @@ func (s *Server) handleShared(ctx context.Context, method string, params json.Ra
 }
 
 // ownLevel is the level this session asked for ("" when none).
-func (s *Server) ownLevel() string {
+func (s *Session) ownLevel() string {
 	s.levelMu.Lock()
 	defer s.levelMu.Unlock()
 	return s.level
@@ -82,7 +82,7 @@ func (s *Server) ownLevel() string {
 // session. A session that asked for no level gets every message, as a
 // host alone does; a stateless request's session gets the messages of the
 // servers it has a call on, at the level it named, and only when it named one.
-func (s *Server) wantsLog(server, level string) bool {
+func (s *Session) wantsLog(server, level string) bool {
 	own := s.ownLevel()
 	if s.perRequest && (own == "" || !s.trunk.hosts.busyOn(s, server)) {
 		return false
@@ -92,7 +92,7 @@ func (s *Server) wantsLog(server, level string) bool {
 
 // wantsUpdate reports whether notifications/resources/updated for uri goes
 // to this session: a stateless host's listens decide in Notify.
-func (s *Server) wantsUpdate(uri string) bool {
+func (s *Session) wantsUpdate(uri string) bool {
 	if s.stateless.Load() {
 		return true
 	}
@@ -126,7 +126,7 @@ func (t *Trunk) applySharedLevel(ctx context.Context) error {
 
 // subscribe records a session's subscription and takes its share of the
 // upstream one. A server of the session's own is subscribed directly.
-func (s *Server) subscribe(ctx context.Context, uri string) error {
+func (s *Session) subscribe(ctx context.Context, uri string) error {
 	if s.trunk.perSessionURI(uri) {
 		_, err := s.trunk.Handle(ctx, "resources/subscribe", uriParams(uri))
 		return err
@@ -150,7 +150,7 @@ func (s *Server) subscribe(ctx context.Context, uri string) error {
 	return nil
 }
 
-func (s *Server) unsubscribe(ctx context.Context, uri string) error {
+func (s *Session) unsubscribe(ctx context.Context, uri string) error {
 	if s.trunk.perSessionURI(uri) {
 		_, err := s.trunk.Handle(ctx, "resources/unsubscribe", uriParams(uri))
 		return err
@@ -167,7 +167,7 @@ func (s *Server) unsubscribe(ctx context.Context, uri string) error {
 
 // releaseSubscriptions gives up every subscription of a session that
 // ended.
-func (s *Server) releaseSubscriptions() {
+func (s *Session) releaseSubscriptions() {
 	s.subsMu.Lock()
 	uris := make([]string, 0, len(s.subs))
 	for uri := range s.subs {
@@ -227,7 +227,7 @@ func (ss *subscriptions) release(t *Trunk, uri string, quiet bool) {
 const subscriptionRelease = 5 * time.Second
 
 // listenSession is a session as its listens see it (ListenSession).
-type listenSession struct{ s *Server }
+type listenSession struct{ s *Session }
 
 func (l listenSession) Acquire(ctx context.Context, uri string) error {
 	return l.s.trunk.subs.acquire(ctx, l.s.trunk, uri)

@@ -44,7 +44,7 @@ const DefaultPageSize = 1000
 
 // Trunk aggregates the configured upstreams: it starts them, keeps the
 // namespaced catalog, and routes requests to their owners. It does not know
-// how the host is connected; see Server for stdio.
+// how the host is connected; see Session for a host's connection.
 type Trunk struct {
 	// fixed at creation
 	logger    *slog.Logger
@@ -55,7 +55,7 @@ type Trunk struct {
 	stopped   chan struct{}   // closed by Close: stops the announcer
 	life      context.Context // ends at Close: work the trunk starts on its own
 	stopLife  context.CancelFunc
-	session   *session           // what upstreams must be told again after a restart
+	toResync  *resync            // what upstreams must be told again after a restart
 	hosts     *hostSet           // the host sessions attached (hosts.go)
 	subs      *subscriptions     // shares of upstream resource subscriptions (shared.go)
 	parked    *translate.Parking // stateless hosts' calls to legacy upstreams, between rounds
@@ -108,7 +108,7 @@ func New(cfg *config.Config, opts *Options) *Trunk {
 		restart:  opts.Restart,
 		kick:     make(chan struct{}, 1),
 		stopped:  make(chan struct{}),
-		session:  newSession(),
+		toResync: newResync(),
 		hosts:    newHostSet(),
 		subs:     newSubscriptions(),
 		started:  make(chan struct{}),

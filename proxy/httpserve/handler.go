@@ -3,8 +3,8 @@
 // 2025 revisions (Mcp-Session-Id from initialize, the GET stream,
 // resumption with Last-Event-ID, DELETE) and stateless 2026-07-28
 // requests (each its own exchange, its Mcp-* headers checked against its
-// body). Each session is a proxy.Server attached to the trunk; this
-// package only carries messages between HTTP exchanges and that Server,
+// body). Each session is a proxy.Session attached to the trunk; this
+// package only carries messages between HTTP exchanges and that Session,
 // and enforces the listener's rules (guard.go): the token, Origin and
 // Host checks, and the limits on bodies, sessions and requests in flight.
 package httpserve

@@ -12,7 +12,7 @@ import (
 	"github.com/mcptrunk/mcptrunk/proxy"
 )
 
-// A session is one host on the HTTP downstream: a proxy.Server attached to
+// A session is one host on the HTTP downstream: a proxy.Session attached to
 // the trunk, reading the messages POSTed to it through a pipe (one line
 // each) and writing through a router onto the HTTP streams. Sessions of
 // the 2025 revisions live from initialize until DELETE, idle expiry or
@@ -20,7 +20,7 @@ import (
 // it is answered (perRequest).
 type session struct {
 	id         string
-	server     *proxy.Server
+	server     *proxy.Session
 	router     *router
 	perRequest bool // answers one stateless request: its errors carry their HTTP status (errorStatus)
 

@@ -9,7 +9,7 @@ import (
 	"github.com/mcptrunk/mcptrunk/upstream"
 )
 
-// session remembers what the host asked of the upstreams that a server
+// resync remembers what the host asked of the upstreams that a server
 // which connects later, or again after a restart, must be asked too: the
 // log level and the resource subscriptions. Without it a restarted server
 // would fall silent on both without anyone noticing.
@@ -18,19 +18,19 @@ import (
 // known by the time its server became ready), so that a server is told each
 // thing once per connection: whether by the host's own request passed on,
 // or by resync when it connects, whichever comes first.
-type session struct {
+type resync struct {
 	mu        sync.Mutex
 	level     json.RawMessage                 // the last logging/setLevel params
 	levelTold map[string]time.Time            // server -> the connection that has level
 	subs      map[string]map[string]time.Time // server -> upstream URI -> the connection that has it
 }
 
-func newSession() *session {
-	return &session{levelTold: map[string]time.Time{}, subs: map[string]map[string]time.Time{}}
+func newResync() *resync {
+	return &resync{levelTold: map[string]time.Time{}, subs: map[string]map[string]time.Time{}}
 }
 
 // setLevel records a new level: no connection has it yet.
-func (s *session) setLevel(params json.RawMessage) {
+func (s *resync) setLevel(params json.RawMessage) {
 	s.mu.Lock()
 	s.level = params
 	clear(s.levelTold)
@@ -39,7 +39,7 @@ func (s *session) setLevel(params json.RawMessage) {
 
 // claimLevel reports whether c's current connection still needs the level,
 // and marks it told.
-func (s *session) claimLevel(c *upstream.Client) bool {
+func (s *resync) claimLevel(c *upstream.Client) bool {
 	st := c.Status()
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -52,7 +52,7 @@ func (s *session) claimLevel(c *upstream.Client) bool {
 
 // subscribed records a subscription (on) or its end. conn is the connection
 // the host's request went to, which has it now.
-func (s *session) subscribed(server, uri string, on bool, conn time.Time) {
+func (s *resync) subscribed(server, uri string, on bool, conn time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if on {
@@ -67,7 +67,7 @@ func (s *session) subscribed(server, uri string, on bool, conn time.Time) {
 
 // due returns what a ready server must be told on its current connection,
 // and marks it told. ok is false when there is nothing.
-func (s *session) due(c *upstream.Client) (level json.RawMessage, uris []string, ok bool) {
+func (s *resync) due(c *upstream.Client) (level json.RawMessage, uris []string, ok bool) {
 	st := c.Status()
 	if st.State != upstream.StateReady {
 		return nil, nil, false
@@ -91,7 +91,7 @@ func (s *session) due(c *upstream.Client) (level json.RawMessage, uris []string,
 // what the host asked for, each on a goroutine of the trunk's own.
 func (t *Trunk) resync() {
 	for _, c := range t.clients() {
-		level, uris, ok := t.session.due(c)
+		level, uris, ok := t.toResync.due(c)
 		if !ok {
 			continue
 		}
