@@ -3,5 +3,5 @@
 // policy, routes every request to the server that owns the name, rewrites
 // names and URIs in what passes through, forwards what upstreams send the
 // host, and runs the trunk's own tools. It reaches upstreams only through
-// upstream.Host.
+// upstream.Fleet.
 package proxy

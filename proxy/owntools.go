@@ -14,7 +14,7 @@ type ownTools struct{ t *Trunk }
 
 func (o ownTools) WaitSettled(ctx context.Context)             { o.t.WaitSettled(ctx) }
 func (o ownTools) Servers() []*upstream.Client                 { return o.t.clients() }
-func (o ownTools) Server(name string) (*upstream.Client, bool) { return o.t.Host().Client(name) }
+func (o ownTools) Server(name string) (*upstream.Client, bool) { return o.t.Fleet().Client(name) }
 func (o ownTools) Catalog() *catalog.Catalog                   { return o.t.snapshot() }
 func (o ownTools) Status() trunktools.StatusReport             { return o.t.statusReport() }
 

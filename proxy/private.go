@@ -28,7 +28,7 @@ import (
 // privateServers is one session's own instances.
 type privateServers struct {
 	mu     sync.Mutex
-	host   *upstream.Host
+	fleet  *upstream.Fleet
 	closed bool
 	starts singleflight.Group
 }
@@ -52,23 +52,23 @@ func (t *Trunk) privateClient(ctx context.Context, s *Session, spec config.Spec)
 		p.mu.Unlock()
 		return nil, jsonrpc.Errorf(jsonrpc.CodeUnavailable, "server %q: the session has ended", id)
 	}
-	if p.host == nil {
-		p.host = t.newPrivateHost(s)
+	if p.fleet == nil {
+		p.fleet = t.newPrivateFleet(s)
 	}
-	host := p.host
+	fleet := p.fleet
 	p.mu.Unlock()
-	if c, ok := host.Client(id); ok {
+	if c, ok := fleet.Client(id); ok {
 		return c, nil
 	}
 	v, err, _ := p.starts.Do(id, func() (any, error) {
-		if c, ok := host.Client(id); ok {
+		if c, ok := fleet.Client(id); ok {
 			return c, nil
 		}
 		s.logger.Info("starting the session's own instance", "server", id)
 		// Not the request's ctx: the instance outlives the request that
 		// started it, up to the session's end.
-		startErr := host.Add(context.WithoutCancel(ctx), spec)
-		c, ok := host.Client(id)
+		startErr := fleet.Add(context.WithoutCancel(ctx), spec)
+		c, ok := fleet.Client(id)
 		if !ok {
 			return nil, startErr
 		}
@@ -83,10 +83,10 @@ func (t *Trunk) privateClient(ctx context.Context, s *Session, spec config.Spec)
 	return v.(*upstream.Client), nil
 }
 
-// newPrivateHost makes the set of s's own instances.
-func (t *Trunk) newPrivateHost(s *Session) *upstream.Host {
+// newPrivateFleet makes the set of s's own instances.
+func (t *Trunk) newPrivateFleet(s *Session) *upstream.Fleet {
 	hr := s.legacyHost()
-	return upstream.NewHost(&upstream.Options{
+	return upstream.NewFleet(&upstream.Options{
 		Logger:       s.logger,
 		Concurrency:  1,
 		Version:      t.version,
@@ -125,14 +125,14 @@ func (s *Session) closePrivate() {
 	p := &s.private
 	p.mu.Lock()
 	p.closed = true
-	host := p.host
+	fleet := p.fleet
 	p.mu.Unlock()
-	if host == nil {
+	if fleet == nil {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := host.Close(ctx); err != nil {
+	if err := fleet.Close(ctx); err != nil {
 		s.logger.Warn("stopping the session's own servers", "error", err)
 	}
 }
@@ -162,6 +162,6 @@ func (t *Trunk) perSessionURI(uri string) bool {
 	if !ok {
 		return false
 	}
-	c, ok := t.Host().Client(server)
+	c, ok := t.Fleet().Client(server)
 	return ok && c.Spec().PerSession()
 }

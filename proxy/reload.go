@@ -35,7 +35,7 @@ func (t *Trunk) Reload(ctx context.Context, cfg *config.Config) error {
 	}
 	// Let the first start finish so every server is registered once.
 	select {
-	case <-t.host.Settled():
+	case <-t.fleet.Settled():
 	case <-ctx.Done():
 		return ctx.Err()
 	}
@@ -69,14 +69,14 @@ func (t *Trunk) Reload(ctx context.Context, cfg *config.Config) error {
 		wg.Go(func() {
 			id, _ := naming.ServerID(spec.Name)
 			t.logger.Info("config reload: stopping server", "server", id)
-			collect(t.host.Remove(ctx, id))
+			collect(t.fleet.Remove(ctx, id))
 		})
 	}
 	wg.Wait()
 	for _, spec := range add {
 		wg.Go(func() {
 			t.logger.Info("config reload: starting server", "server", spec.Name)
-			collect(t.host.Add(ctx, spec))
+			collect(t.fleet.Add(ctx, spec))
 		})
 	}
 	wg.Wait()
@@ -88,7 +88,7 @@ func (t *Trunk) Reload(ctx context.Context, cfg *config.Config) error {
 }
 
 // specsByID indexes specs by server id. A spec whose name is invalid is
-// left out: the Host refuses to start it anyway, with an error naming it.
+// left out: the Fleet refuses to start it anyway, with an error naming it.
 func specsByID(specs []config.Spec) map[string]config.Spec {
 	m := make(map[string]config.Spec, len(specs))
 	for _, s := range specs {

@@ -135,7 +135,7 @@ func (t *Trunk) routeNamed(ctx context.Context, method string, params json.RawMe
 // is started first (wake); woke says so, since its catalog may then differ
 // from the cached one the name was found in.
 func (t *Trunk) owner(ctx context.Context, server, kind, item string, params json.RawMessage) (_ *upstream.Client, woke bool, _ error) {
-	c, ok := t.Host().Client(server)
+	c, ok := t.Fleet().Client(server)
 	if !ok {
 		return nil, false, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "unknown %s %q: no server %q is configured", kind, item, server)
 	}
@@ -297,7 +297,7 @@ func (t *Trunk) waitSettled(ctx context.Context) {
 	select {
 	case <-t.started:
 		select {
-		case <-t.host.Settled():
+		case <-t.fleet.Settled():
 			return
 		default:
 		}

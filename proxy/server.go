@@ -373,7 +373,7 @@ func (s *Session) forwardProgress(method string, params json.RawMessage) {
 	if err != nil {
 		return
 	}
-	c, ok := s.trunk.Host().Client(route.server)
+	c, ok := s.trunk.Fleet().Client(route.server)
 	if !ok {
 		return
 	}

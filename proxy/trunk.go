@@ -63,7 +63,7 @@ type Trunk struct {
 
 	startOnce sync.Once
 	started   chan struct{} // closed once host is set
-	host      *upstream.Host
+	fleet     *upstream.Fleet
 	startedAt time.Time
 	workers   sync.WaitGroup // the StartAll and announcer goroutines
 
@@ -131,7 +131,7 @@ func New(cfg *config.Config, opts *Options) *Trunk {
 // Only the first call does anything.
 func (t *Trunk) Start(clientCaps json.RawMessage, hostRevision string) {
 	t.startOnce.Do(func() {
-		t.host = upstream.NewHost(&upstream.Options{
+		t.fleet = upstream.NewFleet(&upstream.Options{
 			Logger:       t.logger,
 			Concurrency:  t.cfg.Load().Trunk.Concurrency,
 			Version:      t.version,
@@ -153,7 +153,7 @@ func (t *Trunk) Start(clientCaps json.RawMessage, hostRevision string) {
 		}()
 		go func() {
 			defer t.workers.Done()
-			if err := t.host.StartAll(context.Background(), t.cfg.Load().Servers); err != nil {
+			if err := t.fleet.StartAll(context.Background(), t.cfg.Load().Servers); err != nil {
 				t.logger.Warn("some servers did not start", "error", err)
 			}
 			t.serverChanged("")
@@ -165,17 +165,17 @@ func (t *Trunk) Start(clientCaps json.RawMessage, hostRevision string) {
 	})
 }
 
-// Host returns the set of upstreams, waiting for Start to have been called.
-func (t *Trunk) Host() *upstream.Host {
+// Fleet returns the set of upstreams, waiting for Start to have been called.
+func (t *Trunk) Fleet() *upstream.Fleet {
 	<-t.started
-	return t.host
+	return t.fleet
 }
 
 // clients returns the upstreams, or none before Start.
 func (t *Trunk) clients() []*upstream.Client {
 	select {
 	case <-t.started:
-		return t.host.Clients()
+		return t.fleet.Clients()
 	default:
 		return nil
 	}
@@ -196,7 +196,7 @@ func (t *Trunk) WaitSettled(ctx context.Context) {
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
 	select {
-	case <-t.host.Settled():
+	case <-t.fleet.Settled():
 	case <-timer.C:
 		t.logger.Warn("answering before every server is up; late ones will follow with list_changed",
 			"startupWait", t.cfg.Load().Trunk.StartupWait.D())
@@ -239,7 +239,7 @@ func (t *Trunk) policy() catalog.Policy { return catalog.PolicyOf(t.cfg.Load().T
 // build makes a catalog from the servers as they are now, and reports each
 // filter pattern that matches nothing once.
 func (t *Trunk) build() *catalog.Catalog {
-	cat := t.buildFrom(t.host.Clients(), t.policy(), t.pins.Load(), t.logger)
+	cat := t.buildFrom(t.fleet.Clients(), t.policy(), t.pins.Load(), t.logger)
 	for _, msg := range cat.Unmatched {
 		if _, seen := t.reported.LoadOrStore(msg, true); !seen {
 			t.logger.Warn(msg)
@@ -311,7 +311,7 @@ func (t *Trunk) Close(ctx context.Context) error {
 		t.parked.CloseAll()
 		select {
 		case <-t.started:
-			err = t.host.Close(ctx)
+			err = t.fleet.Close(ctx)
 		default:
 		}
 		t.workers.Wait()

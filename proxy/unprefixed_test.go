@@ -57,7 +57,7 @@ func sleepingTrunk(t *testing.T, servers map[string]sleeper) *Trunk {
 			Tools:        sleeperItems("name", spec.Name, s.tools), Prompts: sleeperItems("name", spec.Name, s.prompts),
 			Resources: sleeperItems("uri", spec.Name, s.resources), Templates: sleeperItems("uriTemplate", spec.Name, s.templates),
 		}
-		// The key the Host looks the entry up by, for a trunk with no host
+		// The key the Fleet looks the entry up by, for a trunk with no host
 		// yet (no legacy revision preferred).
 		if err := store.Save(spec.Name, catalogcache.Key(spec, "preferLegacy=false"), e); err != nil {
 			t.Fatal(err)
@@ -66,8 +66,8 @@ func sleepingTrunk(t *testing.T, servers map[string]sleeper) *Trunk {
 	tr := New(cfg, nil)
 	tr.Start(nil, "")
 	t.Cleanup(func() { _ = tr.Close(context.Background()) })
-	<-tr.Host().Settled()
-	for _, c := range tr.Host().Clients() {
+	<-tr.Fleet().Settled()
+	for _, c := range tr.Fleet().Clients() {
 		if !c.Listed() {
 			state, err := c.State()
 			t.Fatalf("server %q is %s, not listed from its cache entry: %v", c.Name(), state, err)

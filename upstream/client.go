@@ -45,7 +45,7 @@ type Events struct {
 	Request func(ctx context.Context, server, method string, params json.RawMessage) (json.RawMessage, error)
 }
 
-// clientOptions are what a Host gives each of its clients.
+// clientOptions are what a Fleet gives each of its clients.
 type clientOptions struct {
 	logger       *slog.Logger
 	events       Events

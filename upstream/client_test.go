@@ -15,7 +15,7 @@ import (
 )
 
 // startReady starts one server and returns its Client, ready.
-func startReady(t *testing.T, h *harness, host *Host, spec config.Spec) *Client {
+func startReady(t *testing.T, h *harness, host *Fleet, spec config.Spec) *Client {
 	t.Helper()
 	if err := host.StartAll(ctxFor(t), []config.Spec{spec}); err != nil {
 		t.Fatal(err)

@@ -34,7 +34,7 @@ const slack = 5 * time.Second
 var tagCounter atomic.Int64
 
 // harness is one test's servers: a directory for their files, a tag that
-// marks their processes, a log, and a recorder of the Host's events. Tests
+// marks their processes, a log, and a recorder of the Fleet's events. Tests
 // that use it do not run in parallel: the leak check is per test.
 type harness struct {
 	t   *testing.T
@@ -88,9 +88,9 @@ func (h *harness) checkNoProcesses(when string) {
 	}
 }
 
-// host returns a Host with the harness's logger and events, closed when the
+// host returns a Fleet with the harness's logger and events, closed when the
 // test ends. opts may set anything else.
-func (h *harness) host(opts *Options) *Host {
+func (h *harness) host(opts *Options) *Fleet {
 	h.t.Helper()
 	if opts == nil {
 		opts = &Options{}
@@ -105,7 +105,7 @@ func (h *harness) host(opts *Options) *Host {
 	if opts.CacheDir == "" {
 		opts.CacheDir = h.cacheDir()
 	}
-	host := NewHost(opts)
+	host := NewFleet(opts)
 	h.rec.setHost(host)
 	h.t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), subprocWait)
@@ -229,10 +229,10 @@ func (h *harness) sharedLog() []string {
 	return strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
 }
 
-// eventRecorder keeps what a Host's events reported.
+// eventRecorder keeps what a Fleet's events reported.
 type eventRecorder struct {
 	mu      sync.Mutex
-	host    *Host
+	host    *Fleet
 	changes map[string][]changeEvent
 	notes   []noteEvent
 	reqs    []requestEvent
@@ -257,7 +257,7 @@ type requestEvent struct {
 
 func newEventRecorder() *eventRecorder { return &eventRecorder{changes: map[string][]changeEvent{}} }
 
-func (r *eventRecorder) setHost(h *Host) {
+func (r *eventRecorder) setHost(h *Fleet) {
 	r.mu.Lock()
 	r.host = h
 	r.mu.Unlock()

@@ -15,7 +15,7 @@ import (
 	"github.com/mcptrunk/mcptrunk/upstream/catalogcache"
 )
 
-// Options configure a Host. A nil *Options is valid.
+// Options configure a Fleet. A nil *Options is valid.
 type Options struct {
 	// Logger receives the servers' records; nil discards them.
 	Logger *slog.Logger
@@ -50,10 +50,10 @@ type Options struct {
 	RefreshCache bool
 }
 
-// Host is the set of upstream servers. It starts them with bounded
+// Fleet is the set of upstream servers. It starts them with bounded
 // concurrency, keeps each one's state and catalog, and shuts them all down
 // in order. It is safe for concurrent use.
-type Host struct {
+type Fleet struct {
 	// fixed at creation
 	opts    clientOptions
 	limit   int
@@ -68,8 +68,8 @@ type Host struct {
 	closed  bool
 }
 
-// NewHost returns an empty Host.
-func NewHost(opts *Options) *Host {
+// NewFleet returns an empty Host.
+func NewFleet(opts *Options) *Fleet {
 	if opts == nil {
 		opts = &Options{}
 	}
@@ -93,7 +93,7 @@ func NewHost(opts *Options) *Host {
 		cache = catalogcache.Open(dir)
 	}
 	life, stop := context.WithCancel(context.Background())
-	return &Host{
+	return &Fleet{
 		opts: clientOptions{
 			logger:       logger,
 			events:       opts.Events,
@@ -115,13 +115,13 @@ func NewHost(opts *Options) *Host {
 
 // Settled is closed when StartAll has returned and every server it started
 // has finished its first discovery or failed.
-func (h *Host) Settled() <-chan struct{} { return h.settled }
+func (h *Fleet) Settled() <-chan struct{} { return h.settled }
 
 // StartAll starts every spec, at most Concurrency at once, and returns when
 // each has connected and listed its tools, or failed. Disabled specs are
 // registered without starting. The error joins every failure; the servers
 // that did start are ready whatever it says. Call it once.
-func (h *Host) StartAll(ctx context.Context, specs []config.Spec) error {
+func (h *Fleet) StartAll(ctx context.Context, specs []config.Spec) error {
 	defer close(h.settled)
 	var (
 		g    errgroup.Group
@@ -162,7 +162,7 @@ func (h *Host) StartAll(ctx context.Context, specs []config.Spec) error {
 }
 
 // Add starts one more server and returns once it is ready or failed.
-func (h *Host) Add(ctx context.Context, spec config.Spec) error {
+func (h *Fleet) Add(ctx context.Context, spec config.Spec) error {
 	c, err := h.register(spec)
 	if err != nil {
 		return err
@@ -178,7 +178,7 @@ func (h *Host) Add(ctx context.Context, spec config.Spec) error {
 // that is not disabled it counts a start in h.starts (under the lock that
 // Close takes, so Close never waits on a count that is still rising); the
 // caller must start it and call h.starts.Done.
-func (h *Host) register(spec config.Spec) (*Client, error) {
+func (h *Fleet) register(spec config.Spec) (*Client, error) {
 	id, err := naming.ServerID(spec.Name)
 	if err != nil {
 		return nil, err
@@ -199,8 +199,8 @@ func (h *Host) register(spec config.Spec) (*Client, error) {
 	return c, nil
 }
 
-// startClient starts c with a context that also ends when the Host closes.
-func (h *Host) startClient(ctx context.Context, c *Client) error {
+// startClient starts c with a context that also ends when the Fleet closes.
+func (h *Fleet) startClient(ctx context.Context, c *Client) error {
 	if h.life.Err() != nil {
 		// Close came while this start waited for a slot: do not spawn a
 		// server only to kill it.
@@ -214,7 +214,7 @@ func (h *Host) startClient(ctx context.Context, c *Client) error {
 }
 
 // Remove shuts one server down and forgets it.
-func (h *Host) Remove(ctx context.Context, name string) error {
+func (h *Fleet) Remove(ctx context.Context, name string) error {
 	h.mu.Lock()
 	c, ok := h.clients[name]
 	delete(h.clients, name)
@@ -228,7 +228,7 @@ func (h *Host) Remove(ctx context.Context, name string) error {
 }
 
 // Client returns the server called name (its normalised identifier).
-func (h *Host) Client(name string) (*Client, bool) {
+func (h *Fleet) Client(name string) (*Client, bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	c, ok := h.clients[name]
@@ -236,7 +236,7 @@ func (h *Host) Client(name string) (*Client, bool) {
 }
 
 // Clients returns every registered server, sorted by name.
-func (h *Host) Clients() []*Client {
+func (h *Fleet) Clients() []*Client {
 	h.mu.Lock()
 	out := make([]*Client, 0, len(h.clients))
 	for _, c := range h.clients {
@@ -254,7 +254,7 @@ type Failure struct {
 }
 
 // Failures lists the servers in StateFailed, sorted by name.
-func (h *Host) Failures() []Failure {
+func (h *Fleet) Failures() []Failure {
 	var out []Failure
 	for _, c := range h.Clients() {
 		if state, err := c.State(); state == StateFailed {
@@ -268,7 +268,7 @@ func (h *Host) Failures() []Failure {
 // closes all servers at once (each: stdin closed, wait, SIGTERM, SIGKILL of
 // its process group) and waits for them. Idempotent and safe to call
 // concurrently; later calls wait for nothing.
-func (h *Host) Close(ctx context.Context) error {
+func (h *Fleet) Close(ctx context.Context) error {
 	h.mu.Lock()
 	if h.closed {
 		h.mu.Unlock()

@@ -397,7 +397,7 @@ func TestLazyCrashAndFailedWake(t *testing.T) {
 	}
 }
 
-// Closing a Host while its lazy server is being woken leaves no process
+// Closing a Fleet while its lazy server is being woken leaves no process
 // and no goroutine (the harness checks both).
 func TestLazyCloseWhileWaking(t *testing.T) {
 	h := newHarness(t)

@@ -61,7 +61,7 @@ func (w *wire) openListen(ctx context.Context, want listenFilter, onEnd func(*li
 	if err != nil {
 		return nil, listenFilter{}, err
 	}
-	// Not on behalf of one host request: the Host's capabilities.
+	// Not on behalf of one host request: the Fleet's capabilities.
 	params, err = rawjson.ReplaceReservedMeta(params, w.c.requestMeta(context.Background()))
 	if err != nil {
 		return nil, listenFilter{}, err

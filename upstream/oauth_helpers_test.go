@@ -95,11 +95,11 @@ func loggedAuthURL(t *testing.T, logs *testkit.Buffer, skip int) string {
 	return u
 }
 
-// oauthHost is a Host logging at debug level into a buffer; restart says
+// oauthHost is a Fleet logging at debug level into a buffer; restart says
 // whether it restarts servers (like serve, which also authorises in the
 // background) or not (like list, call and check).
 type oauthHost struct {
-	*Host
+	*Fleet
 	logs *testkit.Buffer
 
 	mu      sync.Mutex
@@ -121,7 +121,7 @@ func newOAuthHost(t *testing.T, restart bool) *oauthHost {
 	if restart {
 		opts.Restart = RestartPolicy{MaxAttempts: 2, Backoff: 20 * time.Millisecond, MaxBackoff: 40 * time.Millisecond, Stable: time.Minute}
 	}
-	h.Host = NewHost(opts)
+	h.Fleet = NewFleet(opts)
 	return h
 }
 
@@ -129,7 +129,7 @@ func newOAuthHost(t *testing.T, restart bool) *oauthHost {
 // start, and returns its Client once its first discovery has settled.
 func (h *oauthHost) startOne(t *testing.T, spec config.Spec) *Client {
 	t.Helper()
-	return startSettled(t, h.Host, spec)
+	return startSettled(t, h.Fleet, spec)
 }
 
 func (h *oauthHost) changed() int {

@@ -280,9 +280,9 @@ func remoteConfig(t *testing.T, name, typ, url, timeouts string) config.Spec {
 	return c.Servers[0]
 }
 
-// testHost is a Host with its log captured at debug level.
+// testHost is a Fleet with its log captured at debug level.
 type testHost struct {
-	*Host
+	*Fleet
 	logs *testkit.Buffer
 
 	mu       sync.Mutex
@@ -294,7 +294,7 @@ func newTestHost(t *testing.T, answer func(method string, params json.RawMessage
 	t.Helper()
 	th := &testHost{logs: &testkit.Buffer{}}
 	logger := slog.New(slog.NewTextHandler(th.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	th.Host = NewHost(&Options{
+	th.Fleet = NewFleet(&Options{
 		Logger:       logger,
 		Version:      "test",
 		Capabilities: []byte(`{"sampling":{}}`),
@@ -322,12 +322,12 @@ func newTestHost(t *testing.T, answer func(method string, params json.RawMessage
 // start, and returns its Client once its first discovery has settled.
 func (th *testHost) startOne(t *testing.T, spec config.Spec) *Client {
 	t.Helper()
-	return startSettled(t, th.Host, spec)
+	return startSettled(t, th.Fleet, spec)
 }
 
 // startSettled starts spec alone on h, fails the test if it does not start,
 // and returns its Client once its first discovery has settled.
-func startSettled(t *testing.T, h *Host, spec config.Spec) *Client {
+func startSettled(t *testing.T, h *Fleet, spec config.Spec) *Client {
 	t.Helper()
 	if err := h.StartAll(context.Background(), []config.Spec{spec}); err != nil {
 		t.Fatalf("StartAll: %v", err)

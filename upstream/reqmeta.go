@@ -12,7 +12,7 @@ import (
 // What a host request's observer (a tracer) needs of the requests sent
 // upstream on its behalf: to be told of each one, and to add _meta keys to
 // it (the W3C trace context). Both travel in the host request's ctx, so
-// that nothing in between (routing, the Host, wakes, timeouts) knows of
+// that nothing in between (routing, the Fleet, wakes, timeouts) knows of
 // them, and a request the trunk sends on its own (a ping, a re-list) has
 // neither.
 

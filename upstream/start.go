@@ -36,7 +36,7 @@ type Capabilities struct {
 // discovery (tools); phase B (prompts, resources, templates) continues in
 // the background and Settled closes when it is done. It then hands the
 // server to its supervisor, which notices when it goes away and restarts
-// it under the Host's RestartPolicy. A failed first attempt is returned,
+// it under the Fleet's RestartPolicy. A failed first attempt is returned,
 // and leaves the Client failed or, when a restart is due, restarting.
 //
 // A lazy server with a cached catalog is not started at all (lazy.go).
@@ -60,7 +60,7 @@ func (c *Client) start(ctx context.Context) error {
 	if err != nil {
 		if decided != nil {
 			// The failure is recorded (failed or restarting) before the
-			// caller hears of it: Host.Failures right after StartAll sees it.
+			// caller hears of it: Fleet.Failures right after StartAll sees it.
 			<-decided
 		}
 		c.settle()

@@ -22,7 +22,7 @@ func transportOf(c *Client) *stdio.Transport {
 
 // A server that ignores both stdin EOF and SIGTERM is killed with its
 // process group; Close is idempotent and safe to call from many goroutines
-// at once, on the Client and on the Host.
+// at once, on the Client and on the Fleet.
 func TestCloseEscalatesToKill(t *testing.T) {
 	needProcfs(t)
 	h := newHarness(t)

@@ -39,7 +39,7 @@ func (cc *checkCommand) run(ctx context.Context, env *environment) error {
 	var (
 		mu       sync.Mutex
 		printed  = map[string]upstream.State{}
-		host     *upstream.Host
+		host     *upstream.Fleet
 		finished bool // the table is being printed: no more progress lines
 	)
 	progress := func(server string) {
@@ -70,7 +70,7 @@ func (cc *checkCommand) run(ctx context.Context, env *environment) error {
 		fmt.Fprintln(env.stdout, line)
 	}
 	mu.Lock()
-	host = upstream.NewHost(&upstream.Options{
+	host = upstream.NewFleet(&upstream.Options{
 		Logger: logger, Concurrency: cfg.Trunk.Concurrency, Version: version(),
 		Events: upstream.Events{Changed: progress}, RefreshCache: cc.refresh,
 	})

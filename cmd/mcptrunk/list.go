@@ -60,7 +60,7 @@ func (c *listCommand) run(ctx context.Context, env *environment) error {
 
 func serverStatuses(t *proxy.Trunk) []upstream.Status {
 	var out []upstream.Status
-	for _, c := range t.Host().Clients() {
+	for _, c := range t.Fleet().Clients() {
 		out = append(out, c.Status())
 	}
 	return out

@@ -177,7 +177,7 @@ func selectServers(specs []config.Spec, names []string) ([]config.Spec, error) {
 // servers' tools its descriptions should not mention: those of the servers
 // connected, and for the others those pinned.
 func connectAndSnapshot(ctx context.Context, cfg *config.Config, specs []config.Spec, lock *pin.Lock, logger *slog.Logger) ([]pinned, map[string][]string, error) {
-	host := upstream.NewHost(&upstream.Options{Logger: logger, Concurrency: cfg.Trunk.Concurrency, Version: version()})
+	host := upstream.NewFleet(&upstream.Options{Logger: logger, Concurrency: cfg.Trunk.Concurrency, Version: version()})
 	defer host.Close(context.WithoutCancel(ctx))
 	_ = host.StartAll(ctx, specs) // each failure is in its client's state
 	var results []pinned

@@ -150,7 +150,7 @@ func (d *httpDownstream) serve(t *proxy.Trunk, m *metrics.Metrics) {
 		SessionIdle: d.cfg.SessionIdle.D(), Logger: d.logger,
 		Ready: func() bool {
 			select {
-			case <-t.Host().Settled():
+			case <-t.Fleet().Settled():
 				return true
 			default:
 				return false

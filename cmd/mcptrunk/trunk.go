@@ -22,7 +22,7 @@ func (e *environment) startTrunk(ctx context.Context) (*proxy.Trunk, error) {
 	t := proxy.New(cfg, &proxy.Options{Logger: logger, Version: version(), PageSize: -1})
 	t.Start(nil, "")
 	select {
-	case <-t.Host().Settled():
+	case <-t.Fleet().Settled():
 	case <-ctx.Done():
 	}
 	return t, nil

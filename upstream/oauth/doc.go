@@ -3,7 +3,7 @@
 // puts the stored token on a connection's requests and answers its 401s,
 // Authorize runs the flow (for "mcptrunk auth" and for a trunk's background
 // flow), and the store functions find, check and forget what is stored. It
-// knows nothing of the Host or Client.
+// knows nothing of the Fleet or Client.
 //
 // A remote server ("http" or "sse") without an Authorization
 // header in its config uses the tokens stored for its URL (store.go):
