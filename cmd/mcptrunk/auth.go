@@ -26,8 +26,6 @@ type authCommand struct {
 	logout    bool
 }
 
-const authUsage = "usage: mcptrunk auth [--timeout 5m] [--no-browser] [--logout] SERVER\n"
-
 func (c *authCommand) flags(fs *flagSet) {
 	fs.DurationVar(&c.timeout, "timeout", 5*time.Minute, "how long to wait for the authorisation in the browser")
 	fs.BoolVar(&c.noBrowser, "no-browser", false, "print the URL without opening a browser")
@@ -35,10 +33,6 @@ func (c *authCommand) flags(fs *flagSet) {
 }
 
 func (c *authCommand) run(ctx context.Context, env *environment) error {
-	if len(env.args) != 1 {
-		fmt.Fprint(env.stderr, authUsage)
-		return errUsage
-	}
 	if c.timeout <= 0 {
 		return errors.New("--timeout must be positive")
 	}

@@ -14,10 +14,6 @@ import (
 type callCommand struct{}
 
 func (callCommand) run(ctx context.Context, env *environment) error {
-	if len(env.args) < 1 || len(env.args) > 2 {
-		fmt.Fprint(env.stderr, "usage: mcptrunk call NAME [JSON-ARGUMENTS]\n")
-		return errUsage
-	}
 	name, args := env.args[0], json.RawMessage(`{}`)
 	if len(env.args) == 2 {
 		args = json.RawMessage(env.args[1])

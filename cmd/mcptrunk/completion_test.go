@@ -1,9 +1,8 @@
 package main
 
 import (
-	"go/ast"
-	"go/parser"
-	"go/token"
+	"bytes"
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,77 +11,105 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
-// TestCompletionKnowsEveryCommand keeps the completion table in step with
-// the dispatcher: the words run's switch accepts are exactly those the
-// table lists, so a new subcommand cannot be left out of completion.
-func TestCompletionKnowsEveryCommand(t *testing.T) {
-	f, err := parser.ParseFile(token.NewFileSet(), filepath.Join(moduleRoot, "cmd", "mcptrunk", "main.go"), nil, 0)
+// complete asks the command line, as a shell's script does, what to offer
+// for the last of words; it returns the candidates and the directive.
+func complete(t *testing.T, words ...string) ([]string, cobra.ShellCompDirective) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	args := append([]string{cobra.ShellCompRequestCmd}, words...)
+	if err := run(context.Background(), args, strings.NewReader(""), &out, &errOut); err != nil {
+		t.Fatalf("mcptrunk %s: %v\n%s", strings.Join(args, " "), err, errOut.String())
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	last := lines[len(lines)-1]
+	if !strings.HasPrefix(last, ":") {
+		t.Fatalf("mcptrunk %s: no directive in:\n%s", strings.Join(args, " "), out.String())
+	}
+	d, err := strconv.Atoi(last[1:])
 	if err != nil {
 		t.Fatal(err)
 	}
-	var dispatched []string
-	ast.Inspect(f, func(n ast.Node) bool {
-		fn, ok := n.(*ast.FuncDecl)
-		if !ok || fn.Name.Name != "run" {
-			return true
+	var got []string
+	for _, l := range lines[:len(lines)-1] {
+		got = append(got, strings.SplitN(l, "\t", 2)[0])
+	}
+	return got, cobra.ShellCompDirective(d)
+}
+
+// TestCompletionKnowsEveryCommand: completion offers every command of the
+// command line and every flag of each, so a new command or flag cannot be
+// left out of it (the scripts ask the binary; there is no list to update).
+func TestCompletionKnowsEveryCommand(t *testing.T) {
+	root := newRootCommand(&environment{global: &globalFlags{}})
+	commands, _ := complete(t, "")
+	for _, c := range root.Commands() {
+		if !c.IsAvailableCommand() && c.Name() != "help" {
+			continue
 		}
-		ast.Inspect(fn.Body, func(n ast.Node) bool {
-			sw, ok := n.(*ast.SwitchStmt)
-			if !ok {
-				return true
+		if !slices.Contains(commands, c.Name()) {
+			t.Errorf("completion does not offer the command %q (offers %q)", c.Name(), commands)
+		}
+		if c.Name() == "help" {
+			continue
+		}
+		flags, _ := complete(t, c.Name(), "--")
+		c.InheritedFlags().VisitAll(func(f *pflag.Flag) {
+			if !slices.Contains(flags, "--"+f.Name) {
+				t.Errorf("completion does not offer %s's flag --%s (offers %q)", c.Name(), f.Name, flags)
 			}
-			if id, ok := sw.Tag.(*ast.Ident); !ok || id.Name != "name" {
-				return true
-			}
-			for _, st := range sw.Body.List {
-				for _, e := range st.(*ast.CaseClause).List {
-					if lit, ok := e.(*ast.BasicLit); ok && lit.Kind == token.STRING {
-						s, _ := strconv.Unquote(lit.Value)
-						dispatched = append(dispatched, s)
-					}
-				}
-			}
-			return false
 		})
-		return false
-	})
-	if len(dispatched) == 0 {
-		t.Fatal(`found no "switch name" in run in main.go: update this test to read the dispatcher`)
-	}
-	var listed []string
-	for _, sc := range subcommands {
-		listed = append(listed, sc.name)
-	}
-	slices.Sort(dispatched)
-	slices.Sort(listed)
-	if !slices.Equal(dispatched, listed) {
-		t.Errorf("run dispatches %q, but the completion table (subcommands in completion.go) lists %q", dispatched, listed)
+		c.LocalFlags().VisitAll(func(f *pflag.Flag) {
+			if !slices.Contains(flags, "--"+f.Name) {
+				t.Errorf("completion does not offer %s's flag --%s (offers %q)", c.Name(), f.Name, flags)
+			}
+			if f.Usage == "" {
+				t.Errorf("%s --%s has no help text", c.Name(), f.Name)
+			}
+		})
 	}
 }
 
-// TestCompletionScripts: each shell's script, as the binary prints it, names
-// every subcommand and every flag of each, and the shell parses it (the
-// syntax check is skipped when the shell is not installed).
+// TestCompletionValues: flag values and arguments complete from what the
+// command line says they are: fixed words, files, or the config's servers.
+func TestCompletionValues(t *testing.T) {
+	cfg := writeConfig(t, map[string]server{"notes": notesServer(), "weather": weatherServer()}, nil)
+	for _, tt := range []struct {
+		words []string
+		want  []string
+		files bool // the shell completes file names
+	}{
+		{[]string{"list", "--log-level", ""}, []string{"debug", "info", "warn", "error"}, false},
+		{[]string{"install", "--scope", ""}, []string{"user", "project"}, false},
+		{[]string{"completion", ""}, completionShells, false},
+		{[]string{"check", "--config", ""}, nil, true},
+		{[]string{"serve", "--tls-cert", ""}, nil, true},
+		{[]string{"auth", "--timeout", ""}, nil, false},
+		{[]string{"pin", "--config", cfg, ""}, []string{"notes", "weather"}, false},
+		{[]string{"auth", "--config", cfg, ""}, nil, false}, // neither is remote
+	} {
+		got, d := complete(t, tt.words...)
+		if !slices.Equal(got, tt.want) || (d&cobra.ShellCompDirectiveNoFileComp == 0) != tt.files {
+			t.Errorf("mcptrunk %s: offers %q with directive %d (files: %v), want %q (files: %v)",
+				strings.Join(tt.words, " "), got, d, d&cobra.ShellCompDirectiveNoFileComp == 0, tt.want, tt.files)
+		}
+	}
+}
+
+// TestCompletionScripts: each shell's script, as the binary prints it,
+// asks the binary for completions and parses in its shell (the syntax
+// check is skipped when the shell is not installed).
 func TestCompletionScripts(t *testing.T) {
 	syntax := map[string][]string{"bash": {"-n"}, "zsh": {"-n"}, "fish": {"--no-execute"}}
 	for _, shell := range completionShells {
 		t.Run(shell, func(t *testing.T) {
 			script := completionScriptOf(t, shell)
-			for _, c := range completionModel() {
-				if !containsWord(script, c.Name) {
-					t.Errorf("the %s script does not name the command %q", shell, c.Name)
-				}
-				for _, f := range c.Flags {
-					want := "--" + f.Name
-					if shell == "fish" {
-						want = "-l " + f.Name
-					}
-					if !strings.Contains(script, want) {
-						t.Errorf("the %s script does not offer %s's flag %s", shell, c.Name, want)
-					}
-				}
+			if !strings.Contains(script, cobra.ShellCompRequestCmd) || !strings.Contains(script, "mcptrunk") {
+				t.Errorf("the %s script does not ask mcptrunk %s:\n%s", shell, cobra.ShellCompRequestCmd, script)
 			}
 			path := filepath.Join(t.TempDir(), "mcptrunk."+shell)
 			if err := os.WriteFile(path, []byte(script), 0o644); err != nil {
@@ -96,8 +123,8 @@ func TestCompletionScripts(t *testing.T) {
 			}
 		})
 	}
-	if _, _, code := runCLI(t, 30*time.Second, "completion", "powershell"); code != 2 {
-		t.Errorf("mcptrunk completion powershell: exit %d, want 2 (usage)", code)
+	if _, errOut, code := runCLI(t, 30*time.Second, "completion", "powershell"); code != 2 || !strings.Contains(errOut, `"powershell" is not one of bash, zsh, fish`) {
+		t.Errorf("mcptrunk completion powershell: exit %d, want 2 (usage) and the shells named in:\n%s", code, errOut)
 	}
 }
 
@@ -106,34 +133,60 @@ func TestCompletionScripts(t *testing.T) {
 func completionCases(dir string) []struct {
 	words []string
 	want  []string
+	files bool // offered by the shell's own file completion
 } {
-	all := make([]string, 0, len(subcommands))
-	for _, sc := range subcommands {
-		all = append(all, sc.name)
+	root := newRootCommand(&environment{global: &globalFlags{}})
+	var all []string
+	for _, c := range root.Commands() {
+		if c.IsAvailableCommand() || c.Name() == "help" {
+			all = append(all, c.Name())
+		}
 	}
 	return []struct {
 		words []string
 		want  []string
+		files bool
 	}{
-		{[]string{"pi"}, []string{"pin"}},
-		{[]string{""}, all},
-		{[]string{"--ver"}, []string{"--version"}},
-		{[]string{"pin", "--y"}, []string{"--yes"}},
-		{[]string{"auth", "--no"}, []string{"--no-browser"}},
-		{[]string{"list", "--log-level", "w"}, []string{"warn"}},
-		{[]string{"completion", "z"}, []string{"zsh"}},
-		{[]string{"check", "--config", filepath.Join(dir, "my")}, []string{filepath.Join(dir, "mytrunk.json")}},
-		{[]string{"--config", filepath.Join(dir, "my")}, []string{filepath.Join(dir, "mytrunk.json")}},
+		{[]string{"pi"}, []string{"pin"}, false},
+		{[]string{""}, all, false},
+		{[]string{"--ver"}, []string{"--version"}, false},
+		{[]string{"pin", "--y"}, []string{"--yes"}, false},
+		{[]string{"auth", "--no"}, []string{"--no-browser"}, false},
+		{[]string{"list", "--log-level", "w"}, []string{"warn"}, false},
+		{[]string{"completion", "z"}, []string{"zsh"}, false},
+		{[]string{"serve", "--st"}, []string{"--stdio"}, false},
+		{[]string{"check", "--config", filepath.Join(dir, "my")}, []string{filepath.Join(dir, "mytrunk.json")}, true},
+		{[]string{"--config", filepath.Join(dir, "my")}, []string{filepath.Join(dir, "mytrunk.json")}, true},
 	}
 }
 
+// completionEnv runs a shell with the mcptrunk under test first on PATH:
+// the scripts run "mcptrunk __complete ...".
+func completionEnv() []string {
+	return append(os.Environ(), "PATH="+binDir+string(os.PathListSeparator)+os.Getenv("PATH"))
+}
+
+// bashCompWords stands in for _get_comp_words_by_ref of the
+// bash-completion package, which cobra's bash script needs and a shell
+// started with --norc has not loaded.
+const bashCompWords = `_get_comp_words_by_ref() {
+  cur=${COMP_WORDS[COMP_CWORD]}; prev=${COMP_WORDS[COMP_CWORD-1]}
+  words=("${COMP_WORDS[@]}"); cword=$COMP_CWORD
+}
+`
+
 // TestCompletionBash runs the bash script's function as bash's completion
-// would, and checks what it offers.
+// would, and checks what it offers. File names are bash's own completion
+// (the script registers with -o default): the script must offer nothing
+// for them.
 func TestCompletionBash(t *testing.T) {
 	if _, err := exec.LookPath("bash"); err != nil {
 		t.Skip("bash is not installed")
 	}
 	script := completionScriptOf(t, "bash")
+	if !strings.Contains(script, "complete -o default -F __start_mcptrunk mcptrunk") {
+		t.Errorf("the bash script does not leave file names to bash (complete -o default):\n%s", script)
+	}
 	dir := completionDir(t)
 	for _, tt := range completionCases(dir) {
 		words := append([]string{"mcptrunk"}, tt.words...)
@@ -141,14 +194,21 @@ func TestCompletionBash(t *testing.T) {
 		for i, w := range words {
 			quoted[i] = "'" + w + "'"
 		}
-		src := script + "\nCOMP_WORDS=(" + strings.Join(quoted, " ") + ")\nCOMP_CWORD=" + strconv.Itoa(len(words)-1) +
-			"\n_mcptrunk\nprintf '%s\\n' \"${COMPREPLY[@]}\"\n"
-		out, err := exec.Command("bash", "--norc", "--noprofile", "-c", src).CombinedOutput()
-		if err != nil {
-			t.Fatalf("bash: %v\n%s", err, out)
+		src := bashCompWords + script + "\nCOMP_WORDS=(" + strings.Join(quoted, " ") + ")\nCOMP_CWORD=" + strconv.Itoa(len(words)-1) +
+			"\nCOMP_LINE='" + strings.Join(words, " ") + "'\nCOMP_POINT=${#COMP_LINE}\n__start_mcptrunk\nprintf '%s\\n' \"${COMPREPLY[@]}\"\n"
+		cmd := exec.Command("bash", "--norc", "--noprofile", "-c", src)
+		cmd.Env = completionEnv()
+		var out, errOut bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errOut
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("bash: %v\n%s%s", err, out.String(), errOut.String())
 		}
-		if got := strings.Fields(string(out)); !slices.Equal(got, tt.want) {
-			t.Errorf("bash offers %q for %q, want %q", got, strings.Join(words, " "), tt.want)
+		want := tt.want
+		if tt.files {
+			want = nil
+		}
+		if got := strings.Fields(out.String()); !slices.Equal(got, want) {
+			t.Errorf("bash offers %q for %q, want %q\n%s", got, strings.Join(words, " "), want, errOut.String())
 		}
 	}
 }
@@ -165,7 +225,9 @@ func TestCompletionFish(t *testing.T) {
 	dir := completionDir(t)
 	for _, tt := range completionCases(dir) {
 		line := "mcptrunk " + strings.Join(tt.words, " ")
-		out, err := exec.Command("fish", "--no-config", "-c", "source $argv[1]; complete -C $argv[2]", path, line).CombinedOutput()
+		cmd := exec.Command("fish", "--no-config", "-c", "source $argv[1]; complete -C $argv[2]", path, line)
+		cmd.Env = completionEnv()
+		out, err := cmd.CombinedOutput()
 		if err != nil {
 			t.Fatalf("fish: %v\n%s", err, out)
 		}
@@ -213,22 +275,4 @@ func completionDir(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return dir
-}
-
-// containsWord reports whether w occurs in s between non-word characters.
-func containsWord(s, w string) bool {
-	isWord := func(b byte) bool {
-		return b == '_' || b == '-' || '0' <= b && b <= '9' || 'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z'
-	}
-	for i := 0; ; {
-		j := strings.Index(s[i:], w)
-		if j < 0 {
-			return false
-		}
-		j += i
-		if (j == 0 || !isWord(s[j-1])) && (j+len(w) == len(s) || !isWord(s[j+len(w)])) {
-			return true
-		}
-		i = j + 1
-	}
 }

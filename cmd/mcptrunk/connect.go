@@ -31,9 +31,6 @@ type connectCommand struct {
 	protocolVersion string
 }
 
-const connectUsage = `usage: mcptrunk connect [--header "Name: value"]... [--sse | --type http|sse] [--name NAME] [--protocol-version VERSION] URL
-`
-
 func (c *connectCommand) flags(fs *flagSet) {
 	fs.Var(&c.headers, "header", "a `Name: value` header sent with every request (repeatable; ${VAR} is taken from the environment)")
 	fs.BoolVar(&c.sse, "sse", false, "the server speaks the legacy HTTP+SSE transport (as --type sse)")
@@ -42,14 +39,7 @@ func (c *connectCommand) flags(fs *flagSet) {
 	fs.StringVar(&c.protocolVersion, "protocol-version", "", "the MCP revision to speak to the server (default: negotiated)")
 }
 
-// interspersed: the flags may come after the URL.
-func (*connectCommand) interspersed() {}
-
 func (c *connectCommand) run(ctx context.Context, env *environment) error {
-	if len(env.args) != 1 {
-		fmt.Fprint(env.stderr, connectUsage)
-		return errUsage
-	}
 	logger, err := env.logger(slog.LevelInfo)
 	if err != nil {
 		return err

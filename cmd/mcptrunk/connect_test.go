@@ -170,7 +170,7 @@ func TestConnectBadFlags(t *testing.T) {
 		want string
 		code int
 	}{
-		{[]string{"connect"}, "usage: mcptrunk connect", 2},
+		{[]string{"connect"}, "connect needs URL", 2},
 		{[]string{"connect", "--header", "X-Key " + secret, "http://127.0.0.1:1/mcp"}, `--header #1: want "Name: value"`, 1},
 		{[]string{"connect", "--header", "A: " + secret, "--header", "a: " + secret, "http://127.0.0.1:1/mcp"}, `--header: "a" is given twice`, 1},
 		{[]string{"connect", "--header", "Bad Name: " + secret, "http://127.0.0.1:1/mcp"}, `headers: invalid header name "Bad Name"`, 1},

@@ -1,16 +1,17 @@
 package main
 
 import (
-	"flag"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
+
+	"github.com/spf13/pflag"
 
 	"github.com/mcptrunk/mcptrunk/internal/config"
 )
 
-type flagSet = flag.FlagSet
+// flagSet is where a command defines its flags (its flags method).
+type flagSet = pflag.FlagSet
 
 // globalFlags are accepted by every command.
 type globalFlags struct {
@@ -18,19 +19,28 @@ type globalFlags struct {
 	logLevel string
 }
 
-func newFlagSet(name string, stderr io.Writer) (*flagSet, *globalFlags) {
-	fs := flag.NewFlagSet("mcptrunk "+name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, usage) }
-	g := &globalFlags{}
-	fs.StringVar(&g.config, "config", "", "config file")
-	fs.StringVar(&g.logLevel, "log-level", "", "debug, info, warn or error")
-	return fs, g
+func (g *globalFlags) register(fs *flagSet) {
+	fs.StringVar(&g.config, "config", "", "the config `FILE` (default: $MCPTRUNK_CONFIG, ./mcptrunk.json, $XDG_CONFIG_HOME/mcptrunk/config.json)")
+	fs.StringVar(&g.logLevel, "log-level", "", "the `LEVEL` of the logs on stderr: debug, info, warn or error")
 }
 
+// Type names the value of a repeatable flag in help ("--header strings"
+// would say less than "--header Name: value", which the usage's backquotes
+// give; Type is what pflag shows when they are missing).
+func (*headerFlags) Type() string { return "header" }
+
+// Type: see headerFlags.Type.
+func (*stringsFlag) Type() string { return "strings" }
+
 // configPath finds the config the flags (or the environment) point at.
+// When there is none it says how to make one: from the servers the hosts
+// already have.
 func (e *environment) configPath() (string, error) {
-	return config.Resolve(e.global.config, os.Getenv, fileExists)
+	path, err := config.Resolve(e.global.config, os.Getenv, fileExists)
+	if err != nil {
+		return "", fmt.Errorf("%w; to make one from the servers your hosts have configured, run mcptrunk import --write (mcptrunk import alone shows what it would add), or name one with --config", err)
+	}
+	return path, nil
 }
 
 // loadConfig finds and parses the config.

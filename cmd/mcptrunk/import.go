@@ -33,9 +33,6 @@ func (c *importCommand) flags(fs *flagSet) {
 }
 
 func (c *importCommand) run(_ context.Context, env *environment) error {
-	if len(env.args) > 0 {
-		return fmt.Errorf("import takes no arguments (got %q); name a host or file with --from", env.args[0])
-	}
 	sys, err := hostEnv(c.project)
 	if err != nil {
 		return err

@@ -359,7 +359,7 @@ func TestImportRefuses(t *testing.T) {
 	if m, _ := filepath.Glob(cfg + ".bak-*"); len(m) != 0 {
 		t.Errorf("backups: %q", m)
 	}
-	h.expect(t, 1, []string{"import takes no arguments"}, "import", "stray")
+	h.expect(t, 2, []string{`import takes no arguments (got "stray"); name a host or file with --from`}, "import", "stray")
 	_, stderr, _ = h.run(t, "import", "--from", "/x/servers.json")
 	if !strings.Contains(stderr, "HOST:/x/servers.json") {
 		t.Errorf("an unknown file: %s", stderr)

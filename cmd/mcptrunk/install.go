@@ -31,9 +31,6 @@ func (c *installCommand) flags(fs *flagSet) {
 
 func (c *installCommand) run(_ context.Context, env *environment) error {
 	verb := map[bool]string{false: "install", true: "uninstall"}[c.undo]
-	if len(env.args) > 0 {
-		return fmt.Errorf("%s takes no arguments (got %q); name the host with --host", verb, env.args[0])
-	}
 	if c.host == "" {
 		return fmt.Errorf("%s: --host is required (one of: %s)", verb, strings.Join(hostcfg.HostIDs(), ", "))
 	}

@@ -2,21 +2,11 @@
 // or connects to every server in its config and re-exports their tools,
 // prompts, resources and templates under mcp__<server>__<name> names.
 //
-// Usage:
-//
-//	mcptrunk [serve] [--config PATH] [--log-level LEVEL]   the stdio MCP server
-//	mcptrunk connect URL [--header "Name: value"]...        one remote server on stdio under its own names (also: bridge)
-//	mcptrunk list [--json]                                  the namespaced catalog and each server's status
-//	mcptrunk call NAME [JSON]                               route one tool call and print the result
-//	mcptrunk check                                          validate the config and connect every server
-//	mcptrunk pin [SERVER...] [--yes] [--check]              review the servers' definitions and record them in the lockfile
-//	mcptrunk status [--open] [--listen ADDR]                start every server and serve the status page on loopback
-//	mcptrunk auth SERVER                                    authorise mcptrunk with a remote server (OAuth)
-//	mcptrunk import [--from HOST|FILE] [--write]            show (and with --write add) the servers the hosts have configured
-//	mcptrunk install --host HOST [--scope user|project]     move a host's servers into mcptrunk and give the host mcptrunk instead
-//	mcptrunk uninstall --host HOST [--scope user|project]   put the host's file back as it was before install
-//	mcptrunk version                                        the version, commit and toolchain it was built from
-//	mcptrunk completion bash|zsh|fish                       a shell completion script
+// Run with no command it serves MCP on stdin/stdout (mcptrunk serve); the
+// other commands (list, call, check, pin, status, auth, import, install,
+// uninstall, connect, version, completion) are described by
+// `mcptrunk --help` and `mcptrunk COMMAND --help`. The command line is
+// defined in cli.go.
 package main
 
 import (
@@ -24,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
@@ -33,16 +24,10 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()
-	var exit exitError
-	switch {
-	case errors.As(err, &exit):
-		os.Exit(int(exit))
-	case errors.Is(err, errUsage):
-		os.Exit(2)
-	case err != nil:
-		fmt.Fprintln(os.Stderr, "mcptrunk:", err)
-		os.Exit(1)
+	if msg := fatalMessage(err); msg != "" {
+		fmt.Fprintln(os.Stderr, "mcptrunk:", msg)
 	}
+	os.Exit(exitCode(err))
 }
 
 // exitError ends the program with a status and no further message: the
@@ -51,9 +36,54 @@ type exitError int
 
 func (e exitError) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
 
+// errUsage is what a usage error (an unknown command or flag, missing or
+// extra arguments) is: run has printed the message and where to find help.
 var errUsage = errors.New("usage")
 
-// command is one subcommand.
+// reportedError is an error the command has already logged: main exits 1
+// without printing it again.
+type reportedError struct{ error }
+
+func (e reportedError) Unwrap() error { return e.error }
+
+// fatal logs err, which ends the command, and returns it as reported: a
+// fatal error is said once, in the log's format (serve's stderr is the
+// host's log of it).
+func fatal(logger *slog.Logger, msg string, err error) error {
+	logger.Error(msg, "error", err)
+	return reportedError{err}
+}
+
+// exitCode is the process status for what run returned: 2 for a usage
+// error, the status of an exitError, 1 for any other error.
+func exitCode(err error) int {
+	var exit exitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &exit):
+		return int(exit)
+	case errors.Is(err, errUsage):
+		return 2
+	}
+	return 1
+}
+
+// fatalMessage is what main prints for err: nothing when it was printed
+// or logged already.
+func fatalMessage(err error) string {
+	var (
+		exit     exitError
+		reported reportedError
+	)
+	if err == nil || errors.As(err, &exit) || errors.Is(err, errUsage) || errors.As(err, &reported) {
+		return ""
+	}
+	return err.Error()
+}
+
+// command is one subcommand: what it does once its flags and arguments are
+// parsed. A command with flags has a flags(*flagSet) method too.
 type command interface {
 	run(ctx context.Context, env *environment) error
 }
@@ -69,103 +99,25 @@ type environment struct {
 // run parses args and runs the chosen subcommand. It is main without the
 // process: tests call it directly.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	name := "serve"
-	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
-		name, args = args[0], args[1:]
-	} else if len(args) > 0 && (args[0] == "--version" || args[0] == "-version") {
-		name, args = "version", args[1:] // what users try first
+	env := &environment{stdin: stdin, stdout: stdout, stderr: stderr, global: &globalFlags{}}
+	root := newRootCommand(env)
+	root.SetArgs(defaultToServe(root, args))
+	cmd, err := root.ExecuteContextC(ctx)
+	var failed commandError
+	if errors.As(err, &failed) {
+		return failed.error
 	}
-	var cmd command
-	switch name {
-	case "serve":
-		cmd = &serveCommand{}
-	case "connect", "bridge":
-		cmd = &connectCommand{}
-	case "list":
-		cmd = &listCommand{}
-	case "call":
-		cmd = &callCommand{}
-	case "check":
-		cmd = &checkCommand{}
-	case "pin":
-		cmd = &pinCommand{}
-	case "status":
-		cmd = &statusCommand{}
-	case "auth":
-		cmd = &authCommand{}
-	case "import":
-		cmd = &importCommand{}
-	case "install":
-		cmd = &installCommand{}
-	case "uninstall":
-		cmd = &installCommand{undo: true}
-	case "version":
-		cmd = &versionCommand{}
-	case "completion":
-		cmd = &completionCommand{}
-	case "help":
-		fmt.Fprint(stdout, usage)
-		return nil
-	default:
-		fmt.Fprintf(stderr, "mcptrunk: unknown command %q\n\n%s", name, usage)
-		return errUsage
-	}
-	env := &environment{stdin: stdin, stdout: stdout, stderr: stderr}
-	fs, g := newFlagSet(name, stderr)
-	if f, ok := cmd.(interface{ flags(*flagSet) }); ok {
-		f.flags(fs)
-	}
-	if err := fs.Parse(args); err != nil {
-		return errUsage
-	}
-	rest := fs.Args()
-	if _, ok := cmd.(interface{ interspersed() }); ok {
-		// Flags may come after positional arguments: parse on after each.
-		var positional []string
-		for len(rest) > 0 {
-			if n := len(args) - len(rest); n > 0 && args[n-1] == "--" {
-				positional = append(positional, rest...) // everything after "--"
-				break
-			}
-			positional = append(positional, rest[0])
-			args = rest[1:]
-			if err := fs.Parse(args); err != nil {
-				return errUsage
-			}
-			rest = fs.Args()
+	if err != nil {
+		msg := err.Error()
+		if msg[len(msg)-1] != '\n' {
+			msg += "\n"
 		}
-		rest = positional
+		fmt.Fprintf(stderr, "mcptrunk: %sRun '%s --help' for usage.\n", msg, cmd.CommandPath())
+		return fmt.Errorf("%w: %w", errUsage, err)
 	}
-	env.global, env.args = g, rest
-	return cmd.run(ctx, env)
+	return nil
 }
 
-const usage = `Usage:
-  mcptrunk [serve]          run the MCP server on stdin/stdout (for a host such as Claude Desktop);
-                            flags: --metrics ADDR (serve Prometheus metrics at http://ADDR/metrics, loopback only)
-  mcptrunk connect URL      serve one remote MCP server (streamable HTTP) on stdin/stdout under its own names,
-                            for a host that runs only stdio servers (also: bridge); flags: --header "Name: value"
-                            (repeatable, ${VAR} from the environment), --sse, --name NAME, --protocol-version VERSION
-  mcptrunk list [--json]    connect every server; print the namespaced catalog and each server's status
-  mcptrunk call NAME [JSON] route one tool call (arguments as a JSON object) and print the result
-  mcptrunk check            validate the config, connect every server, exit non-zero if any failed
-  mcptrunk pin [SERVER...]  show how the servers' definitions differ from the lockfile and record them;
-                            flags: --yes (record without asking), --check (write nothing; exit 1 on drift)
-  mcptrunk status [--open]  start every server and serve the live status page on loopback until interrupted;
-                            flags: --open (open it in the browser), --listen 127.0.0.1:0
-  mcptrunk auth SERVER      authorise mcptrunk with a remote server that uses OAuth (opens a browser);
-                            flags: --timeout 5m, --no-browser, --logout (remove the stored tokens)
-  mcptrunk import           show the servers the hosts have configured and what mcptrunk's config would gain;
-                            flags: --from HOST|FILE|HOST:FILE (default: every host), --project DIR, --write
-                            (add them; the config is backed up first). Hosts: claude-desktop, claude-code,
-                            cursor, vscode, windsurf, zed
-  mcptrunk install --host HOST    import HOST's servers, then give HOST one server, mcptrunk (its file is backed up);
-                            flags: --scope user|project, --project DIR
-  mcptrunk uninstall --host HOST  put HOST's file back as it was before install
-  mcptrunk version          print the version, the commit it was built from and the Go toolchain (also --version)
-  mcptrunk completion SHELL print a completion script for bash, zsh or fish
-
-Flags (every command):
-  --config PATH      config file (default: $MCPTRUNK_CONFIG, ./mcptrunk.json, $XDG_CONFIG_HOME/mcptrunk/config.json)
-  --log-level LEVEL  debug, info, warn or error (logs go to stderr)
-`
+// commandError is an error a command's run returned, as opposed to one of
+// parsing the command line.
+type commandError struct{ error }

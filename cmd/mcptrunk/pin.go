@@ -32,9 +32,6 @@ func (c *pinCommand) flags(fs *flagSet) {
 	fs.BoolVar(&c.check, "check", false, "only compare with the lockfile; exit 1 if anything differs")
 }
 
-// interspersed: flags may follow server names ("pin notes --yes").
-func (c *pinCommand) interspersed() {}
-
 // pinned is what pin found of one selected server.
 type pinned struct {
 	id      string // the server's identifier, its key in the lockfile

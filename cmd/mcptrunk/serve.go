@@ -37,20 +37,17 @@ func (c *serveCommand) run(ctx context.Context, env *environment) error {
 	}
 	path, err := env.configPath()
 	if err != nil {
-		logger.Error("cannot find the config", "error", err)
-		return err
+		return fatal(logger, "cannot find the config", err)
 	}
 	cfg, err := config.Load(path)
 	if err != nil {
-		logger.Error("cannot load the config", "error", err)
-		return err
+		return fatal(logger, "cannot load the config", err)
 	}
 	httpCfg := c.http.resolve(cfg.Trunk.HTTP)
 	var down *httpDownstream
 	if httpCfg.Listen != "" {
 		if down, err = listenHTTP(httpCfg, &c.http, logger); err != nil {
-			logger.Error("cannot serve HTTP", "error", err)
-			return err
+			return fatal(logger, "cannot serve HTTP", err)
 		}
 		defer func() {
 			if down.srv == nil { // failed before serving: serveShared never closed it
@@ -59,21 +56,18 @@ func (c *serveCommand) run(ctx context.Context, env *environment) error {
 		}()
 	} else if c.http.stdio || c.http.tokenFile != "" || c.http.tlsCert != "" || len(c.http.origins) > 0 {
 		err := errors.New("--stdio, --token-file, --tls-cert, --tls-key and --allow-origin go with --http (or trunk.http.listen)")
-		logger.Error("cannot serve", "error", err)
-		return err
+		return fatal(logger, "cannot serve", err)
 	}
 	// The HTTP listener serves /metrics too, so it needs the metrics.
 	metricsAddr := c.metricsListen(cfg)
 	obs, err := startObserve(ctx, metricsAddr, down != nil, os.Getenv, logger)
 	if err != nil {
-		logger.Error("cannot start the metrics", "error", err)
-		return err
+		return fatal(logger, "cannot start the metrics", err)
 	}
 	defer obs.close()
 	traces, err := startTraces(ctx, logger)
 	if err != nil {
-		logger.Error("cannot start the traces", "error", err)
-		return err
+		return fatal(logger, "cannot start the traces", err)
 	}
 	defer traces.close()
 	out := env.stdout
@@ -93,8 +87,7 @@ func (c *serveCommand) run(ctx context.Context, env *environment) error {
 		t.Share() // before anything starts: every session shares the upstreams
 	}
 	if err := obs.attach(t); err != nil {
-		logger.Error("cannot start the metrics", "error", err)
-		return err
+		return fatal(logger, "cannot start the metrics", err)
 	}
 	if down != nil {
 		down.serve(t, obs.metricsOrNil())

@@ -62,10 +62,6 @@ func readBuildDetails() buildDetails {
 type versionCommand struct{}
 
 func (versionCommand) run(_ context.Context, env *environment) error {
-	if len(env.args) != 0 {
-		fmt.Fprint(env.stderr, "usage: mcptrunk version\n")
-		return errUsage
-	}
 	_, err := fmt.Fprint(env.stdout, formatVersion(version(), readBuildDetails()))
 	return err
 }
