@@ -150,7 +150,7 @@ func (h *Handler) reply(w http.ResponseWriter, r *http.Request, s *session, st *
 	}
 	s.streams.Add(1)
 	defer s.streams.Add(-1)
-	if err := st.writeSSE(r.Context(), w, 0, s.done); err == nil {
+	if err := st.writeSSE(r.Context(), w, 0, s.done, false); err == nil {
 		s.router.forget(st)
 	}
 }
@@ -213,10 +213,11 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.touch()
-	st, from := (*stream)(nil), 0
+	st, from, resumed := (*stream)(nil), 0, false
 	if last := r.Header.Get("Last-Event-ID"); last != "" {
 		if sid, n, ok := parseEventID(last); ok {
 			st, from = s.router.find(sid), n
+			resumed = st != nil
 		}
 	}
 	if st == nil {
@@ -225,7 +226,7 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 	}
 	s.streams.Add(1)
 	defer s.streams.Add(-1)
-	err := st.writeSSE(r.Context(), w, from, s.done)
+	err := st.writeSSE(r.Context(), w, from, s.done, resumed)
 	switch {
 	case errors.Is(err, errStreamBusy):
 		http.Error(w, err.Error(), http.StatusConflict)

@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 )
 
 // events returns what a stream holds, as strings.
@@ -95,7 +96,7 @@ func TestStreamBound(t *testing.T) {
 		t.Fatalf("%d events kept from %d, want %d from 11", len(events(st)), st.first, keptEvents)
 	}
 	rec := httptest.NewRecorder()
-	if err := st.writeSSE(context.Background(), rec, 0, nil); err != nil {
+	if err := st.writeSSE(context.Background(), rec, 0, nil, false); err != nil {
 		t.Fatal(err)
 	}
 	body := rec.Body.String()
@@ -123,7 +124,7 @@ func TestStreamResume(t *testing.T) {
 		t.Fatalf("parseEventID(%q) = %q, %d, %v", st.eventID(2), sid, n, ok)
 	}
 	rec := httptest.NewRecorder()
-	if err := st.writeSSE(context.Background(), rec, n, nil); err != nil {
+	if err := st.writeSSE(context.Background(), rec, n, nil, true); err != nil {
 		t.Fatal(err)
 	}
 	if body := rec.Body.String(); strings.Contains(body, `{"a":2}`) || !strings.Contains(body, "id: s7_3\nevent: message\ndata: {\"a\":3}") || !strings.Contains(body, `"result"`) {
@@ -134,10 +135,62 @@ func TestStreamResume(t *testing.T) {
 			t.Errorf("parseEventID(%q) accepted", bad)
 		}
 	}
-	busy := newStream("b")
-	busy.attached = true
-	if err := busy.writeSSE(context.Background(), httptest.NewRecorder(), 0, nil); err != errStreamBusy {
+}
+
+// A second exchange on a stream being written is refused, unless it
+// resumes from an event id: then it takes the stream over, because the
+// client that resumes has lost the first connection even when the server
+// has not yet noticed (the first writer's ctx is still live here).
+func TestStreamTakeOver(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	st := newStream("s")
+	st.send([]byte(`{"a":1}`), false)
+	first := &flushSignal{ResponseRecorder: httptest.NewRecorder(), flushed: make(chan struct{}, 2)}
+	firstDone := make(chan error, 1)
+	go func() { firstDone <- st.writeSSE(context.Background(), first, 0, nil, false) }()
+	for range 2 { // the headers, then event 1: the first writer now waits for more
+		select {
+		case <-first.flushed:
+		case <-ctx.Done():
+			t.Fatal("the first writer wrote nothing")
+		}
+	}
+	if err := st.writeSSE(ctx, httptest.NewRecorder(), 0, nil, false); err != errStreamBusy {
 		t.Errorf("a second writer: %v, want errStreamBusy", err)
+	}
+
+	resumed := httptest.NewRecorder()
+	resumedDone := make(chan error, 1)
+	go func() { resumedDone <- st.writeSSE(ctx, resumed, 1, nil, true) }()
+	select {
+	case err := <-firstDone:
+		if err != errStreamTaken {
+			t.Errorf("the first writer: %v, want errStreamTaken", err)
+		}
+	case <-ctx.Done():
+		t.Fatal("the first writer still writes after the takeover")
+	}
+	st.send([]byte(`{"id":1,"result":{}}`), true)
+	if err := <-resumedDone; err != nil {
+		t.Fatalf("the resumption: %v", err)
+	}
+	if body := resumed.Body.String(); !strings.Contains(body, "id: s_2\nevent: message\ndata: {\"id\":1") {
+		t.Errorf("resumed after s_1:\n%s", body)
+	}
+}
+
+// flushSignal is a recorder that says when it was flushed.
+type flushSignal struct {
+	*httptest.ResponseRecorder
+	flushed chan struct{}
+}
+
+func (f *flushSignal) Flush() {
+	f.ResponseRecorder.Flush()
+	select {
+	case f.flushed <- struct{}{}:
+	default:
 	}
 }
 

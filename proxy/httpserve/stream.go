@@ -23,7 +23,7 @@ type stream struct {
 	first    int           // events dropped from the front (the bound)
 	final    bool          // the response is in: the stream ends once it is written
 	ended    bool          // closed without a response (the session ended)
-	attached bool          // an HTTP exchange is writing it now
+	attached *attachment   // the HTTP exchange writing it now, nil when none
 	sent     int           // messages written so far: where a new exchange without Last-Event-ID goes on
 	wake     chan struct{} // signals the writer that something changed
 }
@@ -110,22 +110,64 @@ func parseEventID(v string) (streamID string, n int, ok bool) {
 // stream that one already writes.
 var errStreamBusy = fmt.Errorf("the stream is already being read on another connection")
 
+// errStreamTaken ends an exchange whose stream a resumption took over.
+var errStreamTaken = fmt.Errorf("the stream was resumed on another connection")
+
+// An attachment is one exchange writing a stream: taken is closed to make
+// it stop, detached once it has.
+type attachment struct {
+	taken, detached chan struct{}
+}
+
+// attach makes the calling exchange the stream's writer. With takeOver (a
+// resumption: the client names the last event it got, so the connection
+// that was writing is gone from its side even if the server has not yet
+// noticed) the current writer is told to stop and awaited; without it, a
+// stream being written is busy.
+func (st *stream) attach(ctx context.Context, takeOver bool) (*attachment, error) {
+	st.mu.Lock()
+	for st.attached != nil {
+		if !takeOver {
+			st.mu.Unlock()
+			return nil, errStreamBusy
+		}
+		old := st.attached
+		select {
+		case <-old.taken:
+		default:
+			close(old.taken)
+		}
+		st.mu.Unlock()
+		select {
+		case <-old.detached:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		st.mu.Lock()
+	}
+	a := &attachment{taken: make(chan struct{}), detached: make(chan struct{})}
+	st.attached = a
+	st.mu.Unlock()
+	return a, nil
+}
+
+func (st *stream) detach(a *attachment) {
+	st.mu.Lock()
+	st.attached = nil
+	st.mu.Unlock()
+	close(a.detached)
+}
+
 // writeSSE writes the stream's messages after position from as server-sent
 // events until the stream ends or the client goes away (ctx). Only one
-// exchange writes a stream at a time.
-func (st *stream) writeSSE(ctx context.Context, w http.ResponseWriter, from int, done <-chan struct{}) error {
-	st.mu.Lock()
-	if st.attached {
-		st.mu.Unlock()
-		return errStreamBusy
+// exchange writes a stream at a time: takeOver (a resumption) replaces the
+// one writing it, otherwise the stream is busy (errStreamBusy).
+func (st *stream) writeSSE(ctx context.Context, w http.ResponseWriter, from int, done <-chan struct{}, takeOver bool) error {
+	a, err := st.attach(ctx, takeOver)
+	if err != nil {
+		return err
 	}
-	st.attached = true
-	st.mu.Unlock()
-	defer func() {
-		st.mu.Lock()
-		st.attached = false
-		st.mu.Unlock()
-	}()
+	defer st.detach(a)
 	flusher, _ := w.(http.Flusher)
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
@@ -168,6 +210,8 @@ func (st *stream) writeSSE(ctx context.Context, w http.ResponseWriter, from int,
 		case <-st.wake:
 		case <-ctx.Done():
 			return ctx.Err()
+		case <-a.taken:
+			return errStreamTaken
 		case <-done:
 			return nil
 		}
