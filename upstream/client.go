@@ -55,6 +55,7 @@ type clientOptions struct {
 	preferLegacy bool                // see Options.PreferLegacy
 	cache        *catalogcache.Store // nil: no cache directory (lazy servers start eagerly)
 	refresh      bool                // see Options.RefreshCache
+	dial         Dialer              // see Options.Dial
 }
 
 // Client is one upstream server: its connection, handshake, catalog and

@@ -48,6 +48,9 @@ type Options struct {
 	// RefreshCache starts every server, lazy ones too, and rewrites its
 	// cache entry (check --refresh).
 	RefreshCache bool
+	// Dial connects each server; nil picks the transport by the spec's
+	// type. Tests give servers that are not processes this way.
+	Dial Dialer
 }
 
 // Fleet is the set of upstream servers. It starts them with bounded
@@ -103,6 +106,7 @@ func NewFleet(opts *Options) *Fleet {
 			restart:      opts.Restart,
 			cache:        cache,
 			refresh:      opts.RefreshCache,
+			dial:         opts.Dial,
 		},
 		limit:   limit,
 		logger:  logger,

@@ -187,6 +187,9 @@ func (c *Client) startError(ctx context.Context, t transport, step string, timeo
 }
 
 func (c *Client) dial(h clientHandler) (transport, error) {
+	if c.opts.dial != nil {
+		return c.opts.dial(c.spec, h)
+	}
 	switch c.spec.Type {
 	case config.TransportStdio, "":
 		return stdio.Start(c.spec, h, c.logger)

@@ -3,13 +3,17 @@ package upstream
 import (
 	"context"
 	"encoding/json"
+
+	"github.com/mcptrunk/mcptrunk/internal/config"
+	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
 )
 
-// transport is how a Client reaches its server: the one seam between the
+// Transport is how a Client reaches its server: the one seam between the
 // protocol logic in Client and the way bytes travel (a subprocess's stdio,
-// streamable HTTP and SSE behind the same five methods). Params and
-// results are raw JSON so nothing is lost in transit.
-type transport interface {
+// streamable HTTP and SSE behind the same five methods, or whatever a
+// Dialer returns, such as a server in the same process in tests). Params
+// and results are raw JSON so nothing is lost in transit.
+type Transport interface {
 	// Call sends a request and waits for its response. A JSON-RPC error from
 	// the server comes back as *jsonrpc.Error, unchanged.
 	Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
@@ -23,3 +27,11 @@ type transport interface {
 	// idempotent and safe to call concurrently.
 	Close(ctx context.Context) error
 }
+
+// transport is the name the package's code uses for Transport.
+type transport = Transport
+
+// A Dialer connects a Client to spec's server, handing what the server
+// sends (requests, notifications) to h. Options.Dial replaces the default,
+// which picks the stdio, streamable HTTP or SSE transport by spec.Type.
+type Dialer func(spec config.Spec, h jsonrpc.Handler) (Transport, error)
