@@ -92,6 +92,7 @@ func (t *Trunk) newPrivateFleet(s *Session) *upstream.Fleet {
 		Version:      t.version,
 		Capabilities: hr.ForwardedCaps(),
 		Restart:      t.restart,
+		Dial:         t.dial,
 		PreferLegacy: !protocol.IsStateless(hr.Version),
 		Events: upstream.Events{
 			Changed: func(string) {}, // the catalog is the shared instance's

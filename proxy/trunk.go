@@ -35,6 +35,9 @@ type Options struct {
 	// Observers are told of every host request and its outcome (audit,
 	// metrics, traces); none costs nothing.
 	Observers []observe.Observer
+	// Dial connects the upstreams (upstream.Options.Dial); nil starts
+	// each as its config says. Tests give in-memory servers this way.
+	Dial upstream.Dialer
 }
 
 // DefaultPageSize is the most items one list page carries. Hosts that
@@ -51,6 +54,7 @@ type Trunk struct {
 	version   string
 	pageSize  int
 	restart   upstream.RestartPolicy
+	dial      upstream.Dialer // Options.Dial
 	kick      chan struct{}   // a server changed: rebuild the catalog
 	stopped   chan struct{}   // closed by Close: stops the announcer
 	life      context.Context // ends at Close: work the trunk starts on its own
@@ -106,6 +110,7 @@ func New(cfg *config.Config, opts *Options) *Trunk {
 		version:  opts.Version,
 		pageSize: pageSize,
 		restart:  opts.Restart,
+		dial:     opts.Dial,
 		kick:     make(chan struct{}, 1),
 		stopped:  make(chan struct{}),
 		toResync: newResync(),
@@ -137,6 +142,7 @@ func (t *Trunk) Start(clientCaps json.RawMessage, hostRevision string) {
 			Version:      t.version,
 			Capabilities: clientCaps,
 			Restart:      t.restart,
+			Dial:         t.dial,
 			PreferLegacy: hostRevision != "" && !protocol.IsStateless(hostRevision),
 			Events: upstream.Events{
 				Changed:      t.serverChanged,
