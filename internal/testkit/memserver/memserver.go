@@ -29,7 +29,8 @@ type Server struct {
 	// Capabilities is the capabilities object (default: tools, prompts and
 	// resources, each with listChanged).
 	Capabilities json.RawMessage
-	// Tools, Prompts, Resources and Templates are the lists, one page each.
+	// Tools, Prompts, Resources and Templates are the lists, one page each
+	// (SetTools changes the tools once connected).
 	Tools, Prompts, Resources, Templates []json.RawMessage
 	// Handle answers every other request (tools/call, prompts/get,
 	// resources/read, ...); nil answers "method not found". ctx ends when
@@ -74,6 +75,18 @@ func (s *Server) Received() []string {
 	return append([]string(nil), s.received...)
 }
 
+// SetTools replaces the tools and tells the client the list changed.
+func (s *Server) SetTools(tools ...json.RawMessage) error {
+	s.mu.Lock()
+	s.Tools = tools
+	conn := s.conn
+	s.mu.Unlock()
+	if conn == nil {
+		return nil
+	}
+	return conn.Notify("notifications/tools/list_changed", nil)
+}
+
 // Dials counts the connections made to the server.
 func (s *Server) Dials() int {
 	s.mu.Lock()
@@ -100,7 +113,10 @@ func (s *Server) HandleRequest(ctx context.Context, method string, params json.R
 	case "ping":
 		return json.RawMessage(`{}`), nil
 	case "tools/list":
-		return list("tools", s.Tools)
+		s.mu.Lock()
+		tools := s.Tools
+		s.mu.Unlock()
+		return list("tools", tools)
 	case "prompts/list":
 		return list("prompts", s.Prompts)
 	case "resources/list":
