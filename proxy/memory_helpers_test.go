@@ -1,0 +1,124 @@
+package proxy
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/mcptrunk/mcptrunk/internal/config"
+	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
+	"github.com/mcptrunk/mcptrunk/internal/testkit/memserver"
+	"github.com/mcptrunk/mcptrunk/upstream"
+)
+
+// memTrunk is a trunk whose servers are the in-memory ones of set (each
+// configured by name with the extra fields of its entry in specs, if
+// any), served to a host on pipes. No process runs: a test of routing,
+// translation or sessions takes milliseconds.
+func memTrunk(t *testing.T, set memserver.Set, specs map[string]map[string]any, opts *Options) (*Trunk, *memHost) {
+	t.Helper()
+	t.Setenv("XDG_CACHE_HOME", t.TempDir()) // the catalog cache
+	servers := map[string]any{}
+	for name := range set {
+		entry := map[string]any{"command": "in-memory", "protocolVersion": "2025-11-25"}
+		for k, v := range specs[name] {
+			entry[k] = v
+		}
+		servers[name] = entry
+	}
+	raw, _ := json.Marshal(map[string]any{"mcpServers": servers})
+	cfg, err := config.Parse(strings.NewReader(string(raw)), func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if opts == nil {
+		opts = &Options{}
+	}
+	opts.Dial = func(spec config.Spec, h jsonrpc.Handler) (upstream.Transport, error) { return set.Dial(spec, h) }
+	tr := New(cfg, opts)
+	return tr, &memHost{pipeHost: servePipes(t, tr)}
+}
+
+// memHost is the host's side of memTrunk: it sends requests and waits for
+// their answers, keeping every other line the trunk wrote meanwhile, and
+// answers the trunk's requests with answer.
+type memHost struct {
+	*pipeHost
+	nextID int
+	seen   []map[string]json.RawMessage                       // the notifications and requests the trunk sent, in order
+	answer func(method string, params json.RawMessage) string // a request's result; nil: an error
+}
+
+// initialize does the 2025-11-25 handshake with capabilities.
+func (h *memHost) initialize(capabilities string) {
+	h.t.Helper()
+	res, errObj := h.call("initialize", `{"protocolVersion":"2025-11-25","capabilities":`+capabilities+`,"clientInfo":{"name":"memhost","version":"1"}}`)
+	if res == nil {
+		h.t.Fatalf("initialize: %s", errObj)
+	}
+	h.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+}
+
+// call sends a request and returns its result, or its error object.
+func (h *memHost) call(method, params string) (result, errObj json.RawMessage) {
+	h.t.Helper()
+	h.nextID++
+	id := strconv.Itoa(h.nextID)
+	h.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"` + method + `","params":` + params + `}`)
+	for {
+		line := h.next("the answer to " + method)
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			h.t.Fatalf("the trunk wrote %q: %v", line, err)
+		}
+		if _, isMethod := m["method"]; !isMethod && string(m["id"]) == id {
+			return m["result"], m["error"]
+		}
+		h.seen = append(h.seen, m)
+		if m["id"] != nil && m["method"] != nil {
+			h.reply(m)
+		}
+	}
+}
+
+// reply answers a request of the trunk's.
+func (h *memHost) reply(m map[string]json.RawMessage) {
+	var method string
+	_ = json.Unmarshal(m["method"], &method)
+	if h.answer == nil {
+		h.send(`{"jsonrpc":"2.0","id":` + string(m["id"]) + `,"error":{"code":-32601,"message":"no"}}`)
+		return
+	}
+	h.send(`{"jsonrpc":"2.0","id":` + string(m["id"]) + `,"result":` + h.answer(method, m["params"]) + `}`)
+}
+
+// seenMethods lists the methods of what the trunk sent besides answers.
+func (h *memHost) seenMethods() []string {
+	var out []string
+	for _, m := range h.seen {
+		var method string
+		_ = json.Unmarshal(m["method"], &method)
+		out = append(out, method)
+	}
+	return out
+}
+
+// toolNames lists the exported tools.
+func (h *memHost) toolNames() []string {
+	h.t.Helper()
+	res, errObj := h.call("tools/list", `{}`)
+	var list struct {
+		Tools []struct {
+			Name string `json:"name"`
+		} `json:"tools"`
+	}
+	if err := json.Unmarshal(res, &list); err != nil {
+		h.t.Fatalf("tools/list: %s %s", res, errObj)
+	}
+	var names []string
+	for _, tool := range list.Tools {
+		names = append(names, tool.Name)
+	}
+	return names
+}
