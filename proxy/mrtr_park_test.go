@@ -1,15 +1,16 @@
 package proxy
 
 import (
+	"context"
 	"encoding/json"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/mcptrunk/mcptrunk/internal/config"
-	"github.com/mcptrunk/mcptrunk/internal/testkit"
 	"go.uber.org/goleak"
+
+	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
+	"github.com/mcptrunk/mcptrunk/internal/testkit/memserver"
 )
 
 // TestParkedExchangesLeaveNothing: a stateless host's calls to a legacy
@@ -18,23 +19,21 @@ import (
 // leave no exchange, no parked request and no goroutine behind.
 func TestParkedExchangesLeaveNothing(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	root, err := testkit.ModuleRoot()
-	if err != nil {
-		t.Fatal(err)
+	legacy := &memserver.Server{Tools: []json.RawMessage{memserver.Tool("test_elicitation", "asks the client")}}
+	legacy.Handle = func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+		if method != "tools/call" {
+			return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "no %s", method)
+		}
+		answer, err := legacy.Conn().Call(ctx, "elicitation/create", json.RawMessage(`{"message":"m","requestedSchema":{"type":"object","properties":{}}}`))
+		if err != nil {
+			return nil, err
+		}
+		return memserver.Text("elicited: " + string(answer)), nil
 	}
-	bin := filepath.Join(t.TempDir(), "conformance")
-	if err := testkit.GoBuild(root, "-o", bin, "github.com/modelcontextprotocol/go-sdk/conformance/everything-server"); err != nil {
-		t.Fatal(err)
-	}
-	cfgJSON, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
-		"legacy": map[string]any{"command": bin, "protocolVersion": "2025-11-25", "timeouts": map[string]string{"call": "2s"}},
-	}})
-	cfg, err := config.Parse(strings.NewReader(string(cfgJSON)), func(string) (string, bool) { return "", false })
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr := New(cfg, nil)
-	h := servePipes(t, tr)
+	tr, mh := memTrunk(t, memserver.Set{"legacy": legacy}, map[string]map[string]any{
+		"legacy": {"timeouts": map[string]string{"call": "2s"}},
+	}, nil)
+	h := mh.pipeHost
 	answer := h.answer
 	send := h.send
 	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}`
