@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -27,33 +26,15 @@ import (
 // subprocesses. A shell in front of each server tees what the trunk writes
 // to its stdin into a file, so a test reads the exact wire.
 
-var (
-	conformanceOnce sync.Once
-	conformanceBin  string
-	conformanceErr  error
-)
-
-// conformanceServer builds go-sdk's everything-server once per test binary.
+// conformanceServer is go-sdk's everything-server, built once per test
+// binary into the directory TestMain removes at the end.
 func conformanceServer(t *testing.T) string {
 	t.Helper()
-	conformanceOnce.Do(func() {
-		root, err := testkit.ModuleRoot()
-		if err != nil {
-			conformanceErr = err
-			return
-		}
-		dir, err := os.MkdirTemp("", "mcptrunk-conformance-")
-		if err != nil {
-			conformanceErr = err
-			return
-		}
-		conformanceBin = filepath.Join(dir, "everything-server")
-		conformanceErr = testkit.GoBuild(root, "-o", conformanceBin, "github.com/modelcontextprotocol/go-sdk/conformance/everything-server")
-	})
-	if conformanceErr != nil {
-		t.Fatalf("building the conformance server: %v", conformanceErr)
+	path, err := testkit.ConformanceServer(testTempDir)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return conformanceBin
+	return path
 }
 
 // modeTee is the test binary as a recorder in front of a server: it

@@ -74,8 +74,13 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	os.Setenv("XDG_CACHE_HOME", cache)
+	testTempDir = cache
 	goleak.VerifyTestMain(m, goleak.Cleanup(func(int) { os.RemoveAll(cache) }))
 }
+
+// testTempDir is a directory for the whole test binary, removed when it
+// ends (TestMain).
+var testTempDir string
 
 // The lists of the normal server, three pages each, exactly as sent. Odd
 // spacing, escapes, HTML characters and unknown fields must all survive.

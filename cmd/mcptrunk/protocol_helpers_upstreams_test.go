@@ -16,21 +16,11 @@ import (
 	"github.com/mcptrunk/mcptrunk/internal/testkit"
 )
 
-// buildConformance builds go-sdk's conformance everything-server (the
-// go-sdk version in go.mod) into binDir, once per run.
-var buildConformance = sync.OnceValues(func() (string, error) {
-	path := filepath.Join(binDir, "everything-server")
-	if err := testkit.GoBuild(moduleRoot, "-o", path, "github.com/modelcontextprotocol/go-sdk/conformance/everything-server"); err != nil {
-		return "", fmt.Errorf("building go-sdk's conformance everything-server: %w", err)
-	}
-	return path, nil
-})
-
 // conformanceBin returns the path of go-sdk's conformance everything-server,
-// built the first time it is asked for.
+// built into binDir the first time it is asked for.
 func conformanceBin(t testing.TB) string {
 	t.Helper()
-	path, err := buildConformance()
+	path, err := testkit.ConformanceServer(binDir)
 	if err != nil {
 		t.Fatal(err)
 	}
