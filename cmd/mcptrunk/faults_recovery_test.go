@@ -79,8 +79,13 @@ var fltRecoveryFaults = []fltFault{
 		reasons: []string{"exiting on purpose"},
 	},
 	{
+		// Hangs in its first two starts: the fault outlasts the first
+		// error by a start (2s) rather than by the first restart's backoff
+		// (250 ms), which a loaded machine can spend before the host has
+		// listed the tools and made its first call to the healthy server
+		// (the check that it answered during the fault then found none).
 		name:    "hang-in-initialize-at-trunk-start",
-		spec:    func(st string) server { return fltChaos(st, fltConnect2s, "-mode", "hang-init", "-crash-first", "1") },
+		spec:    func(st string) server { return fltChaos(st, fltConnect2s, "-mode", "hang-init", "-crash-first", "2") },
 		reasons: []string{"timeouts.connect"},
 	},
 }
