@@ -14,9 +14,10 @@ import (
 
 // memTrunk is a trunk whose servers are the in-memory ones of set (each
 // configured by name with the extra fields of its entry in specs, if
-// any), served to a host on pipes. No process runs: a test of routing,
-// translation or sessions takes milliseconds.
-func memTrunk(t *testing.T, set memserver.Set, specs map[string]map[string]any, opts *Options) (*Trunk, *memHost) {
+// any; trunkOpts is the config's "trunk" object), served to a host on
+// pipes. No process runs: a test of routing, translation or sessions
+// takes milliseconds.
+func memTrunk(t *testing.T, set memserver.Set, specs map[string]map[string]any, trunkOpts map[string]any, opts *Options) (*Trunk, *memHost) {
 	t.Helper()
 	t.Setenv("XDG_CACHE_HOME", t.TempDir()) // the catalog cache
 	servers := map[string]any{}
@@ -27,7 +28,11 @@ func memTrunk(t *testing.T, set memserver.Set, specs map[string]map[string]any, 
 		}
 		servers[name] = entry
 	}
-	raw, _ := json.Marshal(map[string]any{"mcpServers": servers})
+	doc := map[string]any{"mcpServers": servers}
+	if trunkOpts != nil {
+		doc["trunk"] = trunkOpts
+	}
+	raw, _ := json.Marshal(doc)
 	cfg, err := config.Parse(strings.NewReader(string(raw)), func(string) (string, bool) { return "", false })
 	if err != nil {
 		t.Fatal(err)

@@ -32,7 +32,7 @@ func TestParkedExchangesLeaveNothing(t *testing.T) {
 	}
 	tr, mh := memTrunk(t, memserver.Set{"legacy": legacy}, map[string]map[string]any{
 		"legacy": {"timeouts": map[string]string{"call": "2s"}},
-	}, nil)
+	}, nil, nil)
 	h := mh.pipeHost
 	answer := h.answer
 	send := h.send

@@ -40,7 +40,7 @@ func TestRouteInMemory(t *testing.T) {
 		}
 		return json.RawMessage(memResult), nil
 	}
-	_, h := memTrunk(t, memserver.Set{"a": a, "b": b}, nil, nil)
+	_, h := memTrunk(t, memserver.Set{"a": a, "b": b}, nil, nil, nil)
 	h.answer = func(method string, _ json.RawMessage) string {
 		return `{"role":"assistant","content":{"type":"text","text":"from the host"},"model":"m"}`
 	}
@@ -80,7 +80,7 @@ func TestRouteInMemory(t *testing.T) {
 // missing, and no server is called.
 func TestRouteUnknownInMemory(t *testing.T) {
 	a := &memserver.Server{Tools: []json.RawMessage{memserver.Tool("search", "")}}
-	_, h := memTrunk(t, memserver.Set{"a": a}, nil, nil)
+	_, h := memTrunk(t, memserver.Set{"a": a}, nil, nil, nil)
 	h.initialize(`{}`)
 	for name, want := range map[string]string{
 		"mcp__c__search": `\"c\"`,
@@ -101,7 +101,7 @@ func TestRouteUnknownInMemory(t *testing.T) {
 // the next list has the new tool.
 func TestListChangedInMemory(t *testing.T) {
 	a := &memserver.Server{Tools: []json.RawMessage{memserver.Tool("one", "")}}
-	_, h := memTrunk(t, memserver.Set{"a": a}, nil, nil)
+	_, h := memTrunk(t, memserver.Set{"a": a}, nil, nil, nil)
 	h.initialize(`{}`)
 	if names := h.toolNames(); !slices.Contains(names, "mcp__a__one") {
 		t.Fatalf("tools: %q", names)
