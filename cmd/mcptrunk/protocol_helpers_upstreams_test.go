@@ -17,7 +17,7 @@ import (
 )
 
 // conformanceBin returns the path of go-sdk's conformance everything-server,
-// built into binDir the first time it is asked for.
+// built into binDir by TestMain.
 func conformanceBin(t testing.TB) string {
 	t.Helper()
 	path, err := testkit.ConformanceServer(binDir)
