@@ -192,7 +192,7 @@ func (c *Client) dial(h clientHandler) (transport, error) {
 	}
 	switch c.spec.Type {
 	case config.TransportStdio, "":
-		return stdio.Start(c.spec, h, c.logger)
+		return stdio.Start(stdio.Command{Path: c.spec.Command, Args: c.spec.Args, Env: c.spec.Env, Dir: c.spec.Cwd}, h, c.logger)
 	case config.TransportHTTP:
 		return remote.StartStreamable(c.spec, c.id, h, c.logger, "mcptrunk/"+c.opts.version)
 	case config.TransportSSE:

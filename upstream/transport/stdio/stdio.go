@@ -12,7 +12,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
 	"github.com/mcptrunk/mcptrunk/internal/logkey"
 )
@@ -54,16 +53,25 @@ type Transport struct {
 	waitErr error // the process's exit status, once exited is closed
 }
 
-// Start starts spec's command in its own process group and connects to
-// it. The process is not tied to ctx: it lives until Close.
-func Start(spec config.Spec, h jsonrpc.Handler, logger *slog.Logger) (*Transport, error) {
-	cmd, err := command(spec.Command, spec.Args, mergeEnv(os.Environ(), spec.Env), spec.Cwd)
+// Command is the process of a stdio server: what the transport needs of
+// its config entry, and nothing else.
+type Command struct {
+	Path string            // the program (looked up in PATH when it has no directory)
+	Args []string          // its arguments
+	Env  map[string]string // merged over the trunk's own environment
+	Dir  string            // its working directory; "" is the trunk's
+}
+
+// Start starts c in its own process group and connects to it. The process
+// is not tied to a context: it lives until Close.
+func Start(c Command, h jsonrpc.Handler, logger *slog.Logger) (*Transport, error) {
+	cmd, err := command(c.Path, c.Args, mergeEnv(os.Environ(), c.Env), c.Dir)
 	if err != nil {
-		return nil, fmt.Errorf("starting %q: %w", spec.Command, err)
+		return nil, fmt.Errorf("starting %q: %w", c.Path, err)
 	}
 	group, err := newProcessGroup()
 	if err != nil {
-		return nil, fmt.Errorf("starting %q: %w", spec.Command, err)
+		return nil, fmt.Errorf("starting %q: %w", c.Path, err)
 	}
 
 	// Plain pipes rather than cmd.StdoutPipe: exec's pipes are closed by Wait,
@@ -90,7 +98,7 @@ func Start(spec config.Spec, h jsonrpc.Handler, logger *slog.Logger) (*Transport
 	if err := cmd.Start(); err != nil {
 		group.close()
 		closeAll(childIn, stdin, stdout, childOut, stderr, childErr)
-		return nil, fmt.Errorf("starting %q: %w", spec.Command, err)
+		return nil, fmt.Errorf("starting %q: %w", c.Path, err)
 	}
 	closeAll(childIn, childOut, childErr) // the child has its own copies
 	if err := group.add(cmd.Process); err != nil {
