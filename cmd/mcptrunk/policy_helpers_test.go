@@ -222,17 +222,3 @@ func polWaitStderr(ctx context.Context, c *rawConn, within time.Duration, subs .
 	}
 	return line, nil
 }
-
-// polMembersExcept returns an object's members, compacted, in order, minus
-// the named ones.
-func polMembersExcept(t testing.TB, raw []byte, skip ...string) []string {
-	t.Helper()
-	var out []string
-	for _, f := range objectFields(t, raw) {
-		if slices.Contains(skip, f.key) {
-			continue
-		}
-		out = append(out, f.key+"="+compact(t, f.value))
-	}
-	return out
-}
