@@ -128,19 +128,23 @@ func testMain(m *testing.M) int {
 	return code
 }
 
-// buildBinaries builds every command, and go-sdk's everything-server,
-// into dir. When the tests run with
+// buildBinaries builds every command, go-sdk's everything-server and the
+// probe server into dir. When the tests run with
 // -race, mcptrunk is rebuilt with -race too, and every test that reads its
 // stderr fails on a race report.
 func buildBinaries(dir string) error {
 	start := time.Now()
 	build := func(args ...string) error { return testkit.GoBuild(moduleRoot, args...) }
-	// go-sdk's everything-server, which many tests run, is built here
-	// beside the commands rather than by the first test that asks: a
-	// build inside a test's deadline failed it on a loaded machine.
+	// go-sdk's everything-server and the probe server, which tests run,
+	// are built here beside the commands rather than by the first test
+	// that asks: a build inside a test's deadline failed it on a loaded
+	// machine.
 	conformance := make(chan error, 1)
 	go func() {
 		_, err := testkit.ConformanceServer(dir)
+		if err == nil {
+			_, err = buildProbe()
+		}
 		conformance <- err
 	}()
 	// The commands the tests run, named rather than ./cmd/... so that a

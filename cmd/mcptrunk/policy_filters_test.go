@@ -83,6 +83,9 @@ func TestPolicyFilters(t *testing.T) {
 	for _, on := range []bool{false, true} {
 		t.Run(map[bool]string{false: "off", true: "on"}[on], func(t *testing.T) {
 			t.Parallel()
+			// Its own deadline: a parallel subtest may wait minutes for a
+			// slot (-parallel is GOMAXPROCS), past the parent's.
+			ctx := testCtx(t, 150*time.Second)
 			servers := map[string]server{"notes": notesServer(), "everything": polEverything(t, nil)}
 			if on {
 				servers = map[string]server{"notes": entry("notes", notesServer()), "everything": entry("everything", polEverything(t, nil))}

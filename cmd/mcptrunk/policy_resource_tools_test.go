@@ -39,6 +39,9 @@ func TestPolicyResourceTools(t *testing.T) {
 
 	t.Run("off", func(t *testing.T) {
 		t.Parallel()
+		// Its own deadline: a parallel subtest may wait minutes for a
+		// slot (-parallel is GOMAXPROCS), past the parent's.
+		ctx := testCtx(t, 150*time.Second)
 		trunk := startRawTrunk(t, ctx, writeConfig(t, servers, polTrunk(nil)))
 		tools := polTools(t, ctx, trunk)
 		for _, name := range []string{"mcp__trunk__list_resources", "mcp__trunk__read_resource"} {
@@ -51,6 +54,9 @@ func TestPolicyResourceTools(t *testing.T) {
 
 	t.Run("on", func(t *testing.T) {
 		t.Parallel()
+		// Its own deadline: a parallel subtest may wait minutes for a
+		// slot (-parallel is GOMAXPROCS), past the parent's.
+		ctx := testCtx(t, 150*time.Second)
 		tmp := t.TempDir()
 		trunk := polStartTrunk(t, ctx, writeConfig(t, servers, polTrunk(map[string]any{"resourceTools": true})), "TMPDIR="+tmp)
 		tools := polTools(t, ctx, trunk)

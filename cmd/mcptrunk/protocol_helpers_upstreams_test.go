@@ -119,7 +119,7 @@ func main() {
 }
 `
 
-// buildProbe builds probeSource into binDir, once per run.
+// buildProbe builds probeSource into binDir, once per run (TestMain).
 var buildProbe = sync.OnceValues(func() (string, error) {
 	dir := filepath.Join(binDir, "probe-src")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -137,8 +137,7 @@ var buildProbe = sync.OnceValues(func() (string, error) {
 	return path, nil
 })
 
-// probeBin returns the path of the probe server, built the first time it is
-// asked for.
+// probeBin returns the path of the probe server, built by TestMain.
 func probeBin(t testing.TB) string {
 	t.Helper()
 	path, err := buildProbe()
