@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 func TestWireFormat(t *testing.T) {
@@ -103,7 +104,11 @@ func TestLargeSingleLineResult(t *testing.T) {
 		return big, nil
 	}}
 	p := newPair(t, echo, hb, nil)
-	got, err := p.a.Call(testCtx(t), "big", big)
+	// 40 MB through the race detector: about 10 s alone at load 20 on 2
+	// cores, so waitLimit is too short here.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	got, err := p.a.Call(ctx, "big", big)
 	if err != nil {
 		t.Fatalf("Call: %v (handler saw %d bytes of %d)", err, gotParams.Load(), len(big))
 	}
