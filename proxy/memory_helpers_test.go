@@ -2,12 +2,15 @@ package proxy
 
 import (
 	"encoding/json"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
+	"github.com/mcptrunk/mcptrunk/internal/rawjson"
 	"github.com/mcptrunk/mcptrunk/internal/testkit/memserver"
 	"github.com/mcptrunk/mcptrunk/upstream"
 )
@@ -109,21 +112,24 @@ func (h *memHost) seenMethods() []string {
 	return out
 }
 
-// toolNames lists the exported tools.
-func (h *memHost) toolNames() []string {
+// tools lists the exported tools by name, each as sent.
+func (h *memHost) tools() map[string]json.RawMessage {
 	h.t.Helper()
 	res, errObj := h.call("tools/list", `{}`)
-	var list struct {
-		Tools []struct {
-			Name string `json:"name"`
-		} `json:"tools"`
-	}
+	var list struct{ Tools []json.RawMessage }
 	if err := json.Unmarshal(res, &list); err != nil {
 		h.t.Fatalf("tools/list: %s %s", res, errObj)
 	}
-	var names []string
+	out := map[string]json.RawMessage{}
 	for _, tool := range list.Tools {
-		names = append(names, tool.Name)
+		name, _ := rawjson.StringField(tool, "name")
+		out[name] = tool
 	}
-	return names
+	return out
+}
+
+// toolNames lists the exported tools' names, sorted.
+func (h *memHost) toolNames() []string {
+	h.t.Helper()
+	return slices.Sorted(maps.Keys(h.tools()))
 }

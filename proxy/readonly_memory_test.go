@@ -80,22 +80,6 @@ func membersExcept(t *testing.T, obj json.RawMessage, except ...string) []string
 	return out
 }
 
-// listedTools lists the exported tools by name, as sent.
-func listedTools(t *testing.T, h *memHost) map[string]json.RawMessage {
-	t.Helper()
-	res, errObj := h.call("tools/list", `{}`)
-	var list struct{ Tools []json.RawMessage }
-	if err := json.Unmarshal(res, &list); err != nil {
-		t.Fatalf("tools/list: %s %s", res, errObj)
-	}
-	out := map[string]json.RawMessage{}
-	for _, tool := range list.Tools {
-		name, _ := rawjson.StringField(tool, "name")
-		out[name] = tool
-	}
-	return out
-}
-
 // hintsReadOnly reads annotations.readOnlyHint on its own (not with the
 // trunk's reader).
 func hintsReadOnly(tool json.RawMessage) bool {
@@ -125,7 +109,7 @@ func TestReadOnlyToolsInMemory(t *testing.T) {
 			set := readOnlyServers()
 			_, h := memTrunk(t, set, specs, nil, &Options{Logger: slog.New(slog.NewTextHandler(io.Writer(log), nil))})
 			h.initialize(`{}`)
-			through := listedTools(t, h)
+			through := h.tools()
 			for server, tools := range readOnlyTools {
 				for _, d := range tools {
 					raw := json.RawMessage(d)
@@ -193,7 +177,7 @@ func TestReadOnlyModeInMemory(t *testing.T) {
 				}
 			}
 			slices.Sort(want)
-			got := listedTools(t, h)
+			got := h.tools()
 			var names []string
 			for name, tool := range got {
 				names = append(names, name)
