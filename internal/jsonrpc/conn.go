@@ -1,7 +1,6 @@
 package jsonrpc
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -39,6 +38,13 @@ type Options struct {
 	// message with -32700 or -32600, as a JSON-RPC server does (see
 	// invalid.go). The trunk sets it on the host's connection only.
 	AnswerInvalid bool
+	// ResyncBytes bounds how much of a line over the read limit
+	// (SetMaxReadBytes) is read looking for its end before the Conn ends
+	// as unable to find the next message (see lines.go); 0: no bound. A
+	// server's connection sets it (ResyncBytes), so that a server writing
+	// without end is restarted; the host's does not, so that the trunk
+	// never ends itself over what a host writes.
+	ResyncBytes int64
 }
 
 // Conn is one JSON-RPC peer over a line-delimited byte stream. It does not own
@@ -46,7 +52,7 @@ type Options struct {
 // once the reader reports EOF or an error.
 type Conn struct {
 	// fixed at creation
-	r       *bufio.Reader
+	lines   *lineReader
 	w       io.Writer
 	handler Handler
 	logger  *slog.Logger
@@ -55,8 +61,11 @@ type Conn struct {
 	garbage atomic.Int64
 	// answerInvalid: see Options.AnswerInvalid.
 	answerInvalid bool
-	// limit bounds what is written (see limit.go); nil: no bound.
-	limit atomic.Pointer[messageLimit]
+	resync        int64
+	// limit bounds what is written (see limit.go), readLimit what is read
+	// (lines.go); nil: no bound.
+	limit     atomic.Pointer[messageLimit]
+	readLimit atomic.Pointer[messageLimit]
 
 	handlers sync.WaitGroup  // one per handler goroutine (see handle)
 	idle     chan handlerJob // to a handler goroutine waiting for its next request
@@ -73,6 +82,7 @@ type Conn struct {
 type response struct {
 	result json.RawMessage
 	err    *Error
+	fail   error // no answer could be read (an *OverlongLineError)
 }
 
 type inflightRequest struct {
@@ -88,9 +98,9 @@ func NewConn(r io.Reader, w io.Writer, h Handler, opts *Options) *Conn {
 	if opts != nil && opts.Logger != nil {
 		logger = opts.Logger
 	}
-	return &Conn{
+	c := &Conn{
 		answerInvalid: opts != nil && opts.AnswerInvalid,
-		r:             bufio.NewReaderSize(r, 64<<10),
+		lines:         newLineReader(r),
 		w:             w,
 		handler:       h,
 		logger:        logger,
@@ -100,6 +110,10 @@ func NewConn(r io.Reader, w io.Writer, h Handler, opts *Options) *Conn {
 		pending:       make(map[int64]chan response),
 		inflight:      make(map[string]*inflightRequest),
 	}
+	if opts != nil {
+		c.resync = opts.ResyncBytes
+	}
+	return c
 }
 
 // Done is closed when the connection has ended.
@@ -124,7 +138,7 @@ func (c *Conn) Serve() error {
 	c.handlers.Wait()
 
 	endErr := ErrClosed
-	if !errors.Is(readErr, io.EOF) { // readLoop returns only on a read error
+	if !errors.Is(readErr, io.EOF) { // readLoop ends only with an error
 		endErr = fmt.Errorf("%w: %v", ErrClosed, readErr)
 	}
 	c.mu.Lock()
@@ -140,8 +154,16 @@ func (c *Conn) Serve() error {
 
 func (c *Conn) readLoop(base context.Context) error {
 	for {
-		line, err := c.r.ReadBytes('\n')
-		if len(bytes.TrimSpace(line)) > 0 {
+		l := c.readLimit.Load()
+		if l == nil {
+			l = &messageLimit{}
+		}
+		line, over, err := c.lines.next(l.bytes, c.resync)
+		if over != nil {
+			if end := c.overlongLine(over, l); end != nil {
+				return end
+			}
+		} else if len(bytes.TrimSpace(line)) > 0 {
 			c.dispatch(base, line)
 		}
 		if len(line) >= hugeMessage {
@@ -376,10 +398,7 @@ func (c *Conn) Call(ctx context.Context, method string, params json.RawMessage) 
 		// deliver took ch out of pending before sending on it: nothing
 		// else can send on it now, so it can serve another call.
 		responseChans.Put(ch)
-		if r.err != nil {
-			return nil, r.err
-		}
-		return r.result, nil
+		return r.answer()
 	case <-ctx.Done():
 		c.forget(id)
 		c.sendCancel(ctx, strconv.AppendInt(nil, id, 10))
@@ -388,14 +407,22 @@ func (c *Conn) Call(ctx context.Context, method string, params json.RawMessage) 
 		// A response may have raced the end of the connection.
 		select {
 		case r := <-ch:
-			if r.err != nil {
-				return nil, r.err
-			}
-			return r.result, nil
+			return r.answer()
 		default:
 		}
 		return nil, c.Err()
 	}
+}
+
+// answer is what Call returns for r.
+func (r response) answer() (json.RawMessage, error) {
+	switch {
+	case r.fail != nil:
+		return nil, r.fail
+	case r.err != nil:
+		return nil, r.err
+	}
+	return r.result, nil
 }
 
 // responseChans recycles the channels Call waits on, one per call.

@@ -21,10 +21,18 @@ func (e Envelope) IsRequest() bool { return e.Method != "" && len(e.ID) > 0 }
 // PeekEnvelope parses one message's envelope with the connection's own
 // parser (one pass, no copy of params or result), for the HTTP downstream,
 // which routes each message to the HTTP exchange it belongs to.
+//
+// A message with an id and neither a method, a result nor an error (a
+// request whose method is "", null or missing) is not a response: it is
+// an *Error with CodeInvalidRequest, to answer with the returned ID, as the
+// Conn answers it.
 func PeekEnvelope(line []byte) (Envelope, error) {
 	m, err := decodeMessage(line)
 	if err != nil {
 		return Envelope{}, err
+	}
+	if noMethod(&m) {
+		return Envelope{ID: m.ID}, noMethodError()
 	}
 	return Envelope{ID: m.ID, Method: m.Method, Params: m.Params}, nil
 }

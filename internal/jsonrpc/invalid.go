@@ -44,7 +44,22 @@ func checkEnvelope(m *message) *invalidMessage {
 		return &invalidMessage{id: nullID, err: &Error{Code: CodeInvalidRequest,
 			Message: "invalid request: neither a request, a notification nor a response (no method and no id)"}}
 	}
+	if noMethod(m) {
+		// Answered with its id, so the peer does not wait for it forever.
+		return &invalidMessage{id: m.ID, err: noMethodError()}
+	}
 	return nil
+}
+
+// noMethod reports a message with an id and neither a result nor an
+// error, so no response, and no method: a request whose method is "",
+// null or missing.
+func noMethod(m *message) bool {
+	return m.Method == "" && hasID(m.ID) && m.Error == nil && len(m.Result) == 0
+}
+
+func noMethodError() *Error {
+	return &Error{Code: CodeInvalidRequest, Message: "invalid request: method must be a non-empty string"}
 }
 
 // classifyUndecodable explains a line decodeMessage refused with err.
