@@ -87,13 +87,14 @@ func (t *Trunk) privateClient(ctx context.Context, s *Session, spec config.Spec)
 func (t *Trunk) newPrivateFleet(s *Session) *upstream.Fleet {
 	hr := s.legacyHost()
 	return upstream.NewFleet(&upstream.Options{
-		Logger:       s.logger,
-		Concurrency:  1,
-		Version:      t.version,
-		Capabilities: hr.ForwardedCaps(),
-		Restart:      t.restart,
-		Dial:         t.dial,
-		PreferLegacy: !protocol.IsStateless(hr.Version),
+		Logger:          s.logger,
+		Concurrency:     1,
+		MaxMessageBytes: t.cfg.Load().Trunk.MaxMessageBytes,
+		Version:         t.version,
+		Capabilities:    hr.ForwardedCaps(),
+		Restart:         t.restart,
+		Dial:            t.dial,
+		PreferLegacy:    !protocol.IsStateless(hr.Version),
 		Events: upstream.Events{
 			Changed: func(string) {}, // the catalog is the shared instance's
 			Notification: func(server, method string, params json.RawMessage) {

@@ -26,7 +26,7 @@ func (t *Trunk) Reload(ctx context.Context, cfg *config.Config) error {
 		t.serverChanged("")
 	}
 	for _, s := range t.hosts.all() {
-		s.conn.SetMaxMessageBytes(cfg.Trunk.MaxMessageBytes, catalog.LimitSetting)
+		s.setLimits(cfg.Trunk.MaxMessageBytes)
 	}
 	select {
 	case <-t.started:

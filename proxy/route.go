@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
@@ -316,8 +317,11 @@ func (t *Trunk) waitSettled(ctx context.Context) {
 func (t *Trunk) bounded(method string, params json.RawMessage) func(json.RawMessage, error) (json.RawMessage, error) {
 	return func(res json.RawMessage, err error) (json.RawMessage, error) {
 		limit := t.cfg.Load().Trunk.MaxMessageBytes
-		size := len(res) + catalog.ResponseOverhead
-		if err != nil || limit <= 0 || size <= limit {
+		size := int64(len(res) + catalog.ResponseOverhead)
+		var over *jsonrpc.OverlongLineError
+		if errors.As(err, &over) && !errors.Is(err, jsonrpc.ErrClosed) {
+			size, limit = over.Size, over.Limit // refused while reading it
+		} else if err != nil || limit <= 0 || size <= int64(limit) {
 			return res, err
 		}
 		what, _ := rawjson.StringField(params, "name")

@@ -105,7 +105,7 @@ func (t *Trunk) Attach(in io.Reader, out io.Writer, opts *SessionOptions) *Sessi
 		peer = "session"
 	}
 	s.conn = jsonrpc.NewConn(in, out, s, &jsonrpc.Options{Logger: s.logger.With("peer", peer), AnswerInvalid: true})
-	s.conn.SetMaxMessageBytes(t.cfg.Load().Trunk.MaxMessageBytes, catalog.LimitSetting)
+	s.setLimits(t.cfg.Load().Trunk.MaxMessageBytes)
 	s.stopOutbox = make(chan struct{})
 	s.out = outbox.New(s.conn, s.stopOutbox, func(method string, err error) { t.notifyFailed("", method, err) })
 	s.outboxDone.Go(s.out.Run)
@@ -413,4 +413,13 @@ func (s *Session) initialize(params json.RawMessage) (json.RawMessage, error) {
 		"capabilities":    translate.InitializeCapabilities(s.readyClients()),
 		"serverInfo":      map[string]string{"name": "mcptrunk", "version": s.trunk.version},
 	})
+}
+
+// setLimits bounds the host's connection both ways by
+// trunk.maxMessageBytes: nothing larger is written, and a longer line from
+// the host is answered -32600 and never forwarded, nor held whole while
+// read.
+func (s *Session) setLimits(n int) {
+	s.conn.SetMaxMessageBytes(n, catalog.LimitSetting)
+	s.conn.SetMaxReadBytes(n, catalog.LimitSetting)
 }

@@ -137,13 +137,14 @@ func New(cfg *config.Config, opts *Options) *Trunk {
 func (t *Trunk) Start(clientCaps json.RawMessage, hostRevision string) {
 	t.startOnce.Do(func() {
 		t.fleet = upstream.NewFleet(&upstream.Options{
-			Logger:       t.logger,
-			Concurrency:  t.cfg.Load().Trunk.Concurrency,
-			Version:      t.version,
-			Capabilities: clientCaps,
-			Restart:      t.restart,
-			Dial:         t.dial,
-			PreferLegacy: hostRevision != "" && !protocol.IsStateless(hostRevision),
+			Logger:          t.logger,
+			Concurrency:     t.cfg.Load().Trunk.Concurrency,
+			MaxMessageBytes: t.cfg.Load().Trunk.MaxMessageBytes,
+			Version:         t.version,
+			Capabilities:    clientCaps,
+			Restart:         t.restart,
+			Dial:            t.dial,
+			PreferLegacy:    hostRevision != "" && !protocol.IsStateless(hostRevision),
 			Events: upstream.Events{
 				Changed:      t.serverChanged,
 				Notification: t.forwardNotification,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"log/slog"
 	"sync"
@@ -56,6 +57,7 @@ type clientOptions struct {
 	cache        *catalogcache.Store // nil: no cache directory (lazy servers start eagerly)
 	refresh      bool                // see Options.RefreshCache
 	dial         Dialer              // see Options.Dial
+	maxMessage   int                 // see Options.MaxMessageBytes
 }
 
 // Client is one upstream server: its connection, handshake, catalog and
@@ -201,6 +203,10 @@ func (c *Client) callError(ctx context.Context, t transport, method string, time
 		return jsonrpc.Errorf(jsonrpc.CodeInternalError, "server %q: %s timed out after %s", c.id, method, timeout)
 	case errors.Is(err, context.Canceled):
 		return err
+	case overlongAnswer(err):
+		// Kept as the *jsonrpc.OverlongLineError, for the proxy to name the
+		// item and the setting.
+		return fmt.Errorf("server %q: %s: %w", c.id, method, err)
 	case errors.Is(err, jsonrpc.ErrClosed):
 		return jsonrpc.Errorf(jsonrpc.CodeUnavailable, "server %q is not available: %v", c.id, c.exitError(t))
 	case writeFailed(err):
@@ -212,6 +218,13 @@ func (c *Client) callError(ctx context.Context, t transport, method string, time
 		return jsonrpc.Errorf(jsonrpc.CodeUnavailable, "server %q is not available: %v", c.id, err)
 	}
 	return jsonrpc.Errorf(jsonrpc.CodeInternalError, "server %q: %s: %v", c.id, method, err)
+}
+
+// overlongAnswer reports an answer the server sent over the read limit
+// (not a connection that ended over a line without end).
+func overlongAnswer(err error) bool {
+	var over *jsonrpc.OverlongLineError
+	return errors.As(err, &over) && !errors.Is(err, jsonrpc.ErrClosed)
 }
 
 // writeFailed reports whether err is a failed write to the server's input,

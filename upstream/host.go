@@ -51,6 +51,9 @@ type Options struct {
 	// Dial connects each server; nil picks the transport by the spec's
 	// type. Tests give servers that are not processes this way.
 	Dial Dialer
+	// MaxMessageBytes is the longest message read from a server
+	// (trunk.maxMessageBytes; 0: no limit), enforced while reading.
+	MaxMessageBytes int
 }
 
 // Fleet is the set of upstream servers. It starts them with bounded
@@ -107,6 +110,7 @@ func NewFleet(opts *Options) *Fleet {
 			cache:        cache,
 			refresh:      opts.RefreshCache,
 			dial:         opts.Dial,
+			maxMessage:   opts.MaxMessageBytes,
 		},
 		limit:   limit,
 		logger:  logger,

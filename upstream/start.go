@@ -192,11 +192,11 @@ func (c *Client) dial(h clientHandler) (transport, error) {
 	}
 	switch c.spec.Type {
 	case config.TransportStdio, "":
-		return stdio.Start(stdio.Command{Path: c.spec.Command, Args: c.spec.Args, Env: c.spec.Env, Dir: c.spec.Cwd}, h, c.logger)
+		return stdio.Start(stdio.Command{Path: c.spec.Command, Args: c.spec.Args, Env: c.spec.Env, Dir: c.spec.Cwd}, h, c.logger, c.connOptions())
 	case config.TransportHTTP:
-		return remote.StartStreamable(c.spec, c.id, h, c.logger, "mcptrunk/"+c.opts.version)
+		return remote.StartStreamable(c.spec, c.id, h, c.logger, "mcptrunk/"+c.opts.version, c.connOptions())
 	case config.TransportSSE:
-		return remote.StartSSE(c.spec, c.id, h, c.logger, "mcptrunk/"+c.opts.version)
+		return remote.StartSSE(c.spec, c.id, h, c.logger, "mcptrunk/"+c.opts.version, c.connOptions())
 	default:
 		return nil, fmt.Errorf("transport %q is not supported yet", c.spec.Type)
 	}
@@ -373,4 +373,16 @@ func (h clientHandler) HandleRequest(ctx context.Context, method string, params 
 		return f(ctx, h.c.id, method, params)
 	}
 	return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method %q is not supported by mcptrunk", method)
+}
+
+// connOptions bounds what is read from the server by trunk.maxMessageBytes
+// (Options.MaxMessageBytes): one over-long line or event fails the call
+// it answers, or is logged, and a server that writes without end is
+// restarted (see internal/jsonrpc's lines.go), never the whole trunk.
+func (c *Client) connOptions() jsonrpc.Options {
+	n := c.opts.maxMessage
+	if n <= 0 {
+		return jsonrpc.Options{}
+	}
+	return jsonrpc.Options{MaxReadBytes: n, ReadLimitSetting: "trunk.maxMessageBytes", ResyncBytes: jsonrpc.ResyncBytes(n)}
 }

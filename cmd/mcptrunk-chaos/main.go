@@ -21,6 +21,8 @@
 //	huge_log          sends one notifications/message of {bytes} bytes, then answers
 //	notify_flood      sends {count} notifications/message as fast as it can, then answers
 //
+//	endless_line, log_flood, progress_flood, never_answer: the hostile tools (hostile.go)
+//
 //	redefine          sets ping_tool's description to {description} and announces
 //	                  notifications/tools/list_changed (the server declares tools.listChanged)
 //
@@ -403,6 +405,7 @@ func newServer(out io.Writer, crashOnCall bool) *server.MCPServer {
 		}
 		return mcp.NewToolResultText(fmt.Sprintf("sent %d notifications", n)), nil
 	})
+	addHostileTools(s, out)
 	return s
 }
 

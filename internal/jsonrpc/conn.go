@@ -45,6 +45,10 @@ type Options struct {
 	// without end is restarted; the host's does not, so that the trunk
 	// never ends itself over what a host writes.
 	ResyncBytes int64
+	// MaxReadBytes is the read limit to start with (see SetMaxReadBytes);
+	// ReadLimitSetting names the setting behind it.
+	MaxReadBytes     int
+	ReadLimitSetting string
 }
 
 // Conn is one JSON-RPC peer over a line-delimited byte stream. It does not own
@@ -52,7 +56,7 @@ type Options struct {
 // once the reader reports EOF or an error.
 type Conn struct {
 	// fixed at creation
-	lines   *lineReader
+	lines   *LineReader
 	w       io.Writer
 	handler Handler
 	logger  *slog.Logger
@@ -100,7 +104,7 @@ func NewConn(r io.Reader, w io.Writer, h Handler, opts *Options) *Conn {
 	}
 	c := &Conn{
 		answerInvalid: opts != nil && opts.AnswerInvalid,
-		lines:         newLineReader(r),
+		lines:         NewLineReader(r),
 		w:             w,
 		handler:       h,
 		logger:        logger,
@@ -112,6 +116,7 @@ func NewConn(r io.Reader, w io.Writer, h Handler, opts *Options) *Conn {
 	}
 	if opts != nil {
 		c.resync = opts.ResyncBytes
+		c.SetMaxReadBytes(opts.MaxReadBytes, opts.ReadLimitSetting)
 	}
 	return c
 }
@@ -139,7 +144,7 @@ func (c *Conn) Serve() error {
 
 	endErr := ErrClosed
 	if !errors.Is(readErr, io.EOF) { // readLoop ends only with an error
-		endErr = fmt.Errorf("%w: %v", ErrClosed, readErr)
+		endErr = fmt.Errorf("%w: %w", ErrClosed, readErr)
 	}
 	c.mu.Lock()
 	c.err = endErr
@@ -163,6 +168,7 @@ func (c *Conn) readLoop(base context.Context) error {
 			if end := c.overlongLine(over, l); end != nil {
 				return end
 			}
+			runtime.GC() // what was collected of it, up to the limit: see hugeMessage
 		} else if len(bytes.TrimSpace(line)) > 0 {
 			c.dispatch(base, line)
 		}

@@ -53,40 +53,64 @@ type overlong struct {
 	unending   bool // the resync bound was reached before the newline
 }
 
-// lineReader reads lines of at most a limit, bounded in memory whatever
-// the peer writes.
-type lineReader struct {
+// LineReader reads lines of at most a limit, bounded in memory whatever
+// the peer writes: the Conn's reader, and the event-stream reader of the
+// HTTP transports.
+type LineReader struct {
 	r    *bufio.Reader
 	tail ring
 }
 
-func newLineReader(r io.Reader) *lineReader {
-	return &lineReader{r: bufio.NewReaderSize(r, 64<<10)}
+// NewLineReader returns a LineReader reading r.
+func NewLineReader(r io.Reader) *LineReader {
+	return &LineReader{r: bufio.NewReaderSize(r, 64<<10)}
+}
+
+// Next returns the next line, newline included, or the length of a line
+// over limit bytes (read and discarded whole, never held), or the reader's
+// error after the last line. limit <= 0: no limit.
+func (lr *LineReader) Next(limit int) (line []byte, overSize int64, err error) {
+	line, over, err := lr.next(limit, 0)
+	if over != nil {
+		return nil, over.size, err
+	}
+	return line, 0, err
 }
 
 // next returns the next line (newline included, a fresh slice the caller
 // keeps), or, for a line over limit bytes (limit <= 0: no limit), what is
 // left of it. resync bounds how much of an over-long line is read looking
 // for its end (<= 0: no bound). err is the reader's, after the last line.
-func (lr *lineReader) next(limit int, resync int64) (line []byte, over *overlong, err error) {
+func (lr *LineReader) next(limit int, resync int64) (line []byte, over *overlong, err error) {
+	// A long line is collected as copies of bufio's fragments and joined
+	// once whole: what it leaves to the garbage collector is its own size,
+	// where growing one slice by appending would leave several times that.
+	var frags [][]byte
+	n := 0
 	for {
 		frag, err := lr.r.ReadSlice('\n')
-		if over == nil && (limit <= 0 || len(line)+len(frag) <= limit) {
-			if line == nil && err == nil {
+		if over == nil && (limit <= 0 || n+len(frag) <= limit) {
+			if frags == nil && err == nil {
 				return append(make([]byte, 0, len(frag)), frag...), nil, nil
 			}
-			line = append(line, frag...)
 			if errors.Is(err, bufio.ErrBufferFull) {
+				frags = append(frags, append(make([]byte, 0, len(frag)), frag...))
+				n += len(frag)
 				continue
 			}
-			return line, nil, err
+			line = make([]byte, 0, n+len(frag))
+			for _, f := range frags {
+				line = append(line, f...)
+			}
+			return append(line, frag...), nil, err
 		}
 		if over == nil {
-			over = &overlong{head: append([]byte(nil), line[:min(len(line), edgeBytes)]...), size: int64(len(line))}
-			if len(over.head) < edgeBytes {
-				over.head = append(over.head, frag[:min(len(frag), edgeBytes-len(over.head))]...)
+			first := frag
+			if len(frags) > 0 {
+				first = frags[0]
 			}
-			line = nil // the collected part goes to the garbage collector now
+			over = &overlong{head: append([]byte(nil), first[:min(len(first), edgeBytes)]...), size: int64(n)}
+			frags = nil // the collected part goes to the garbage collector now
 			lr.tail.reset()
 		}
 		over.size += int64(len(frag))

@@ -1,7 +1,6 @@
 package remote
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcptrunk/mcptrunk/internal/httpx"
+	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
 )
 
 // sseEvent is one dispatched server-sent event.
@@ -28,16 +28,27 @@ type sseEvent struct {
 // returns false, the stream ends (nil) or reading fails. An event whose
 // data is empty is still reported, for its id (a server primes a client for
 // resumption that way). An unfinished event at the end is discarded, as the
-// SSE specification says.
-func readSSE(r io.Reader, fn func(sseEvent) bool) error {
-	br := bufio.NewReaderSize(r, 32<<10)
+// SSE specification says. An event whose data is over limit bytes (<= 0:
+// no limit) ends the stream with an *eventTooLargeError, without the event
+// ever being held whole: the stream cannot be trusted to find the next
+// event, and the exchange ends (a request's with an error, the GET stream
+// to be opened again).
+func readSSE(r io.Reader, limit int, fn func(sseEvent) bool) error {
+	lr := jsonrpc.NewLineReader(r)
+	lineLimit := 0
+	if limit > 0 {
+		lineLimit = limit + len("data: \r\n") // the field's name and the line's end
+	}
 	var (
 		ev      sseEvent
 		data    []byte
 		hasData bool
 	)
 	for {
-		line, err := br.ReadBytes('\n')
+		line, over, err := lr.Next(lineLimit)
+		if over > 0 {
+			return &eventTooLargeError{size: over, limit: limit}
+		}
 		if err != nil {
 			if errors.Is(err, io.EOF) {
 				return nil
@@ -69,6 +80,9 @@ func readSSE(r io.Reader, fn func(sseEvent) bool) error {
 		case "event":
 			ev.name = string(value)
 		case "data":
+			if limit > 0 && len(data)+len(value) > limit {
+				return &eventTooLargeError{size: int64(len(data) + len(value)), limit: limit}
+			}
 			data = append(data, value...)
 			data = append(data, '\n')
 			hasData = true
@@ -102,10 +116,12 @@ func (c *sseCursor) note(ev sseEvent) {
 // readReply reads the messages in a reply body, JSON or an event stream,
 // and calls fn for each until fn returns false. cur, when not nil, tracks
 // the stream's event ids.
-func readReply(resp *http.Response, cur *sseCursor, fn func(msg []byte) bool) error {
+// A JSON body or an event over limit bytes (<= 0: no limit) is an
+// *eventTooLargeError, read no further than the limit.
+func readReply(resp *http.Response, limit int, cur *sseCursor, fn func(msg []byte) bool) error {
 	switch httpx.MediaType(resp) {
 	case "text/event-stream":
-		return readSSE(resp.Body, func(ev sseEvent) bool {
+		return readSSE(resp.Body, limit, func(ev sseEvent) bool {
 			if cur != nil {
 				cur.note(ev)
 			}
@@ -115,7 +131,7 @@ func readReply(resp *http.Response, cur *sseCursor, fn func(msg []byte) bool) er
 			return fn(ev.data)
 		})
 	case "application/json":
-		body, err := io.ReadAll(resp.Body)
+		body, err := readBounded(resp.Body, limit)
 		if err != nil {
 			return err
 		}
@@ -143,4 +159,28 @@ func readReply(resp *http.Response, cur *sseCursor, fn func(msg []byte) bool) er
 	default:
 		return &replyFormatError{fmt.Sprintf("unexpected content type %q in the reply", resp.Header.Get("Content-Type"))}
 	}
+}
+
+// eventTooLargeError is a message from the server over the trunk's read
+// limit (trunk.maxMessageBytes).
+type eventTooLargeError struct {
+	size  int64 // bytes read of it, at least limit+1
+	limit int
+}
+
+func (e *eventTooLargeError) Error() string {
+	return fmt.Sprintf("the server sent a message of %d bytes or more, over the %d bytes the trunk reads (trunk.maxMessageBytes)", e.size, e.limit)
+}
+
+// readBounded reads r whole, failing once it is over limit bytes (<= 0: no
+// limit) without reading further.
+func readBounded(r io.Reader, limit int) ([]byte, error) {
+	if limit <= 0 {
+		return io.ReadAll(r)
+	}
+	body, err := io.ReadAll(io.LimitReader(r, int64(limit)+1))
+	if err == nil && len(body) > limit {
+		return nil, &eventTooLargeError{size: int64(len(body)), limit: limit}
+	}
+	return body, err
 }

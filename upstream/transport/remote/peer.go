@@ -100,26 +100,27 @@ type frameSender interface {
 // lifecycle.
 type httpPeer struct {
 	// fixed at creation
-	name      string // the server's id, for messages
-	kind      string // "streamable HTTP" or "SSE", for messages
-	logger    *slog.Logger
-	client    *http.Client
-	transport *http.Transport
-	headers   http.Header // from the config, canonicalised
-	hostHdr   string      // a "Host" entry of the config's headers
-	secrets   []string    // header values, scrubbed from anything quoted
-	origin    *url.URL    // scheme and host of the configured URL
-	connectTO time.Duration
-	conn      *jsonrpc.Conn
-	auth      *oauth.Source // OAuth; nil when the config sets an Authorization header
-	pr        *io.PipeReader
-	pw        *io.PipeWriter
-	queue     *frameQueue
-	sender    frameSender
-	life      context.Context // ends at Close or when the connection fails
-	stop      context.CancelFunc
-	done      chan struct{} // closed when Conn has ended
-	workers   sync.WaitGroup
+	name       string // the server's id, for messages
+	kind       string // "streamable HTTP" or "SSE", for messages
+	logger     *slog.Logger
+	client     *http.Client
+	transport  *http.Transport
+	headers    http.Header // from the config, canonicalised
+	hostHdr    string      // a "Host" entry of the config's headers
+	secrets    []string    // header values, scrubbed from anything quoted
+	origin     *url.URL    // scheme and host of the configured URL
+	connectTO  time.Duration
+	maxMessage int // the longest message read from the server (0: no limit)
+	conn       *jsonrpc.Conn
+	auth       *oauth.Source // OAuth; nil when the config sets an Authorization header
+	pr         *io.PipeReader
+	pw         *io.PipeWriter
+	queue      *frameQueue
+	sender     frameSender
+	life       context.Context // ends at Close or when the connection fails
+	stop       context.CancelFunc
+	done       chan struct{} // closed when Conn has ended
+	workers    sync.WaitGroup
 
 	inMu      sync.Mutex // one line at a time into pw
 	closeOnce sync.Once
@@ -130,22 +131,25 @@ type httpPeer struct {
 	inflight map[string]context.CancelFunc // request POSTs, by normalised id
 }
 
-func newHTTPPeer(spec config.Spec, name, kind string, h jsonrpc.Handler, logger *slog.Logger, userAgent string) (*httpPeer, error) {
+// connOpts's read limit bounds each message the server sends (maxMessage);
+// the Conn itself reads what the event and body readers let through.
+func newHTTPPeer(spec config.Spec, name, kind string, h jsonrpc.Handler, logger *slog.Logger, userAgent string, connOpts jsonrpc.Options) (*httpPeer, error) {
 	u, err := url.Parse(spec.URL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		// Never quote the URL: it may carry a secret.
 		return nil, errors.New("url: must be an absolute http:// or https:// URL")
 	}
 	p := &httpPeer{
-		name:      name,
-		kind:      kind,
-		logger:    logger,
-		headers:   http.Header{},
-		origin:    &url.URL{Scheme: u.Scheme, Host: u.Host},
-		connectTO: spec.Timeouts.Connect.D(),
-		queue:     newFrameQueue(),
-		done:      make(chan struct{}),
-		inflight:  map[string]context.CancelFunc{},
+		name:       name,
+		kind:       kind,
+		logger:     logger,
+		headers:    http.Header{},
+		origin:     &url.URL{Scheme: u.Scheme, Host: u.Host},
+		connectTO:  spec.Timeouts.Connect.D(),
+		maxMessage: connOpts.MaxReadBytes,
+		queue:      newFrameQueue(),
+		done:       make(chan struct{}),
+		inflight:   map[string]context.CancelFunc{},
 	}
 	names := make([]string, 0, len(spec.Headers))
 	for k, v := range spec.Headers {

@@ -33,8 +33,8 @@ type SSE struct {
 	endpoint    string
 }
 
-func StartSSE(spec config.Spec, name string, h jsonrpc.Handler, logger *slog.Logger, userAgent string) (*SSE, error) {
-	p, err := newHTTPPeer(spec, name, kindSSE, h, logger, userAgent)
+func StartSSE(spec config.Spec, name string, h jsonrpc.Handler, logger *slog.Logger, userAgent string, connOpts jsonrpc.Options) (*SSE, error) {
+	p, err := newHTTPPeer(spec, name, kindSSE, h, logger, userAgent, connOpts)
 	if err != nil {
 		return nil, err
 	}
@@ -95,7 +95,7 @@ func (t *SSE) stream() {
 		return
 	}
 	var bad error
-	err = readSSE(resp.Body, func(ev sseEvent) bool {
+	err = readSSE(resp.Body, t.maxMessage, func(ev sseEvent) bool {
 		switch ev.name {
 		case "endpoint":
 			if bad = t.setEndpoint(strings.TrimSpace(string(ev.data))); bad != nil {
@@ -192,7 +192,7 @@ func (t *SSE) sendOther(ctx context.Context, f frame) error {
 	if resp.StatusCode == http.StatusOK {
 		// Some servers answer in the body as well as (or instead of) on the
 		// stream; Conn ignores a second response to the same id.
-		_ = readReply(resp, nil, func(msg []byte) bool { t.deliver(msg); return true })
+		_ = readReply(resp, t.maxMessage, nil, func(msg []byte) bool { t.deliver(msg); return true })
 	}
 	httpx.DrainClose(resp)
 	return nil

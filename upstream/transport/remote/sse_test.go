@@ -24,7 +24,7 @@ func TestReadSSE(t *testing.T) {
 		"\n" +
 		"data: unfinished"
 	var got []sseEvent
-	if err := readSSE(strings.NewReader(in), func(ev sseEvent) bool { got = append(got, ev); return true }); err != nil {
+	if err := readSSE(strings.NewReader(in), 0, func(ev sseEvent) bool { got = append(got, ev); return true }); err != nil {
 		t.Fatal(err)
 	}
 	want := []sseEvent{
@@ -38,7 +38,7 @@ func TestReadSSE(t *testing.T) {
 	}
 	// Stopping early.
 	n := 0
-	_ = readSSE(strings.NewReader(in), func(sseEvent) bool { n++; return false })
+	_ = readSSE(strings.NewReader(in), 0, func(sseEvent) bool { n++; return false })
 	if n != 1 {
 		t.Errorf("fn called %d times after asking to stop", n)
 	}

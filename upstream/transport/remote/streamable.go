@@ -51,8 +51,8 @@ type Streamable struct {
 	stateless    bool // the connection speaks the stateless revision (see stateless.go)
 }
 
-func StartStreamable(spec config.Spec, name string, h jsonrpc.Handler, logger *slog.Logger, userAgent string) (*Streamable, error) {
-	p, err := newHTTPPeer(spec, name, kindStreamable, h, logger, userAgent)
+func StartStreamable(spec config.Spec, name string, h jsonrpc.Handler, logger *slog.Logger, userAgent string, connOpts jsonrpc.Options) (*Streamable, error) {
+	p, err := newHTTPPeer(spec, name, kindStreamable, h, logger, userAgent, connOpts)
 	if err != nil {
 		return nil, err
 	}
@@ -238,7 +238,7 @@ func (t *Streamable) readRequestReply(ctx context.Context, f frame, resp *http.R
 		return true
 	}
 	var cur sseCursor
-	err := readReply(resp, &cur, handle)
+	err := readReply(resp, t.maxMessage, &cur, handle)
 	resp.Body.Close()
 	// At the stateless revision there is no GET to resume a stream with.
 	sse := httpx.MediaType(resp) == "text/event-stream" && !t.isStateless()
@@ -278,7 +278,7 @@ func (t *Streamable) resume(ctx context.Context, cur *sseCursor, handle func([]b
 		body := httpx.ReadLimited(resp.Body, errorBodyLimit)
 		return fmt.Errorf("resuming the reply stream: %w", t.statusError(resp, body, false))
 	}
-	return readReply(resp, cur, handle)
+	return readReply(resp, t.maxMessage, cur, handle)
 }
 
 // noteInit records the protocol version an initialize result negotiated.
@@ -314,7 +314,7 @@ func (t *Streamable) sendOther(ctx context.Context, f frame) error {
 		if resp.StatusCode == http.StatusOK {
 			// Not expected for a notification, but whatever it holds is the
 			// server's to say.
-			_ = readReply(resp, nil, func(msg []byte) bool { t.deliver(msg); return true })
+			_ = readReply(resp, t.maxMessage, nil, func(msg []byte) bool { t.deliver(msg); return true })
 		}
 		httpx.DrainClose(resp)
 		if f.method == "notifications/initialized" {
@@ -386,7 +386,7 @@ func (t *Streamable) listenLoop(ctx context.Context, session, protoVersion strin
 				t.logger.Debug("listening on the server's event stream")
 			}
 			opened, delay = true, ListenRetryMin
-			err := readReply(resp, &cur, func(msg []byte) bool { t.deliver(msg); return true })
+			err := readReply(resp, t.maxMessage, &cur, func(msg []byte) bool { t.deliver(msg); return true })
 			resp.Body.Close()
 			if ctx.Err() != nil {
 				return
@@ -500,7 +500,7 @@ func (t *Streamable) reinitialize(ctx context.Context) (map[string]json.RawMessa
 	var result json.RawMessage
 	var rpcErr *jsonrpc.Error
 	want := normID(json.RawMessage(id))
-	err = readReply(resp, nil, func(msg []byte) bool {
+	err = readReply(resp, t.maxMessage, nil, func(msg []byte) bool {
 		var env envelope
 		if json.Unmarshal(msg, &env) == nil && env.isResponse() && normID(env.ID) == want {
 			result, rpcErr = env.Result, env.Error

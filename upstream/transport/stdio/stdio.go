@@ -62,9 +62,10 @@ type Command struct {
 	Dir  string            // its working directory; "" is the trunk's
 }
 
-// Start starts c in its own process group and connects to it. The process
-// is not tied to a context: it lives until Close.
-func Start(c Command, h jsonrpc.Handler, logger *slog.Logger) (*Transport, error) {
+// Start starts c in its own process group and connects to it with a Conn
+// made with connOpts (its Logger is logger). The process is not tied to a
+// context: it lives until Close.
+func Start(c Command, h jsonrpc.Handler, logger *slog.Logger, connOpts jsonrpc.Options) (*Transport, error) {
 	cmd, err := command(c.Path, c.Args, mergeEnv(os.Environ(), c.Env), c.Dir)
 	if err != nil {
 		return nil, fmt.Errorf("starting %q: %w", c.Path, err)
@@ -119,12 +120,22 @@ func Start(c Command, h jsonrpc.Handler, logger *slog.Logger) (*Transport, error
 		done:    make(chan struct{}),
 		logger:  logger,
 	}
-	t.conn = jsonrpc.NewConn(stdout, stdin, h, &jsonrpc.Options{Logger: logger})
+	connOpts.Logger = logger
+	t.conn = jsonrpc.NewConn(stdout, stdin, h, &connOpts)
 	t.workers.Add(3)
 	go func() {
 		defer t.workers.Done()
 		if err := t.conn.Serve(); err != nil {
 			logger.Debug("reading from server ended", "error", err)
+			var over *jsonrpc.OverlongLineError
+			if errors.As(err, &over) {
+				// Its output will never come back to a message: stop it,
+				// for the supervisor to start it again.
+				logger.Warn("the server writes a line without end; stopping it", "bytes", over.Size, "limit", over.Limit)
+				if err := group.kill(); err != nil {
+					logger.Debug("killing server", "error", err)
+				}
+			}
 		}
 	}()
 	go func() {
@@ -190,6 +201,10 @@ func (t *Transport) Err() error {
 	msg := "process exited"
 	if err != nil {
 		msg = "process " + err.Error()
+	}
+	var over *jsonrpc.OverlongLineError
+	if errors.As(t.conn.Err(), &over) {
+		msg = over.Error() + "; " + msg
 	}
 	if tail := t.tail.String(); tail != "" {
 		msg += "; last stderr: " + tail
