@@ -90,6 +90,9 @@ func listenHTTP(cfg config.HTTP, f *httpFlags, logger *slog.Logger) (*httpDownst
 		if d.token, err = loadOrCreateToken(cfg.TokenFile, logger); err != nil {
 			return nil, err
 		}
+		if err := checkToken(cfg.TokenFile, d.token, d.loopback, logger); err != nil {
+			return nil, err
+		}
 	}
 	if !d.loopback && d.token == "" {
 		return nil, fmt.Errorf("--http %q is not a loopback address: anyone who can reach it could use every server; give --token-file (a missing file is created with a new token) or bind 127.0.0.1", cfg.Listen)

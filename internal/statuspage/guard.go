@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/mcptrunk/mcptrunk/internal/config"
+	"github.com/mcptrunk/mcptrunk/internal/httpx"
 )
 
 // Guard admits only requests a browser on this machine makes to a
@@ -41,7 +42,7 @@ func sameOrigin(origin, host string) bool {
 
 func hasToken(r *http.Request, token string) bool {
 	got := r.URL.Query().Get("token")
-	if bearer, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
+	if bearer, ok := httpx.BearerToken(r.Header); ok {
 		got = bearer
 	}
 	return subtle.ConstantTimeCompare([]byte(got), []byte(token)) == 1

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/mcptrunk/mcptrunk/internal/config"
+	"github.com/mcptrunk/mcptrunk/internal/httpx"
 
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
 	"github.com/mcptrunk/mcptrunk/internal/protocol"
@@ -51,7 +52,7 @@ func (h *Handler) guard(next http.Handler) http.Handler {
 }
 
 func (h *Handler) hasToken(r *http.Request) bool {
-	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	got, ok := httpx.BearerToken(r.Header) // the scheme in any case (RFC 7235)
 	if !ok && r.URL.Path != h.opts.Path && r.Method == http.MethodGet {
 		got = r.URL.Query().Get("token")
 	}
