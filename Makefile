@@ -61,7 +61,7 @@ cross:
 BENCHFLAGS ?=
 bench: build
 	$(GO) test -run=NONE -bench=. -benchmem -benchtime=200ms ./...
-	./$(BIN)/mcptrunk-bench -trunk $(BIN)/mcptrunk -notes $(BIN)/mcptrunk-notes $(BENCHFLAGS)
+	./$(BIN)/mcptrunk-bench -trunk $(BIN)/mcptrunk -notes $(BIN)/mcptrunk-notes -chaos $(BIN)/mcptrunk-chaos $(BENCHFLAGS)
 
 # Every fuzz target, each for FUZZTIME beyond its seed corpus (which
 # `make test` runs as ordinary tests). CI runs it briefly; run it longer by

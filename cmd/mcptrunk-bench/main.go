@@ -28,6 +28,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -62,7 +63,7 @@ func main() {
 
 // settings is what the flags set.
 type settings struct {
-	trunkBin, notesBin                    string
+	trunkBin, notesBin, chaosBin          string
 	rounds, calls, flyCalls, warmup       int
 	blobRounds, blobCalls1M, blobCalls20M int
 	listCalls, startupRounds              int
@@ -74,9 +75,11 @@ type settings struct {
 	only                                  map[string]bool
 	profile                               string
 	trunkArgs                             []string
+	soakTime                              time.Duration
+	soakFlood, soakFloodBytes             int
 }
 
-var workloads = []string{"calls", "blob", "catalog", "startup", "growth", "hol", "lazy", "shared"}
+var workloads = []string{"calls", "blob", "catalog", "startup", "growth", "hol", "lazy", "shared", "soak"}
 
 func parseFlags(args []string, stderr io.Writer) (*settings, error) {
 	fs := flag.NewFlagSet("mcptrunk-bench", flag.ContinueOnError)
@@ -84,6 +87,11 @@ func parseFlags(args []string, stderr io.Writer) (*settings, error) {
 	c := &settings{}
 	fs.StringVar(&c.trunkBin, "trunk", "bin/mcptrunk", "the mcptrunk binary")
 	fs.StringVar(&c.notesBin, "notes", "bin/mcptrunk-notes", "the mcptrunk-notes binary")
+	fs.StringVar(&c.chaosBin, "chaos", "bin/mcptrunk-chaos", "the mcptrunk-chaos binary (the soak's flooding server)")
+	soakOnly := fs.Bool("soak", false, "run only the soak workload (as -only soak)")
+	fs.DurationVar(&c.soakTime, "soak-time", 30*time.Second, "how long the soak's crowd and flood last")
+	fs.IntVar(&c.soakFlood, "soak-flood", 48, "log messages the soak's flooding server sends, spread over the first half of the soak")
+	fs.IntVar(&c.soakFloodBytes, "soak-flood-bytes", 1<<20, "each flood log message's size")
 	quick := fs.Bool("quick", false, "a short run (about 30 s on 2 cores): fewer rounds and calls; flags given explicitly still win")
 	fs.IntVar(&c.rounds, "rounds", 5, "interleaved direct/trunk rounds of the call and list workloads")
 	fs.IntVar(&c.calls, "calls", 2000, "sequential calls per round and side")
@@ -120,7 +128,7 @@ func parseFlags(args []string, stderr io.Writer) (*settings, error) {
 			"rounds": "3", "calls": "500", "inflight-calls": "1500", "warmup": "200",
 			"blob-rounds": "1", "blob-calls": "5", "big-calls": "1", "list-calls": "5",
 			"startup-rounds": "3", "growth-calls": "20000", "growth-warmup": "5000",
-			"hol-rounds": "1", "hol-time": "1s", "lazy-rounds": "1", "shared-rounds": "1",
+			"hol-rounds": "1", "hol-time": "1s", "lazy-rounds": "1", "shared-rounds": "1", "soak-time": "15s",
 		} {
 			if !set[name] {
 				_ = fs.Set(name, v)
@@ -138,7 +146,16 @@ func parseFlags(args []string, stderr io.Writer) (*settings, error) {
 	if c.growthCalls <= c.growthBase || c.growthWarmup <= c.growthBase {
 		return nil, errors.New("-growth-calls and -growth-warmup must be larger than -growth-base")
 	}
+	if c.soakTime <= 0 || c.soakFlood < 1 || c.soakFloodBytes < 1 {
+		return nil, errors.New("-soak-time, -soak-flood and -soak-flood-bytes must be positive")
+	}
+	if abs, err := filepath.Abs(c.chaosBin); err == nil {
+		c.chaosBin = abs
+	}
 	c.only = map[string]bool{}
+	if *soakOnly {
+		c.only["soak"] = true
+	}
 	for _, w := range strings.Split(*only, ",") {
 		if w = strings.TrimSpace(w); w == "" {
 			continue
@@ -204,6 +221,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		{"hol", b.holWorkload},
 		{"lazy", b.lazyWorkload},
 		{"shared", b.sharedWorkload},
+		{"soak", b.soakWorkload},
 	}
 	for _, s := range steps {
 		if !b.wants(s.name) {

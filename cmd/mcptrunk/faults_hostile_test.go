@@ -84,6 +84,9 @@ func TestFaultOverlongServerLine(t *testing.T) {
 	if text, err := h.call(ctx, "mcp__flaky__ping_tool", nil); err != nil || text != "pong" {
 		t.Errorf("the server after its over-long answer: %q, %v; want it serving on", text, err)
 	}
+	if _, err := waitStderrLine(ctx, h.stderr, 5*time.Second, "flaky", "over the size limit"); err != nil {
+		t.Errorf("the over-long line is not in the trunk's log with the server's name: %v", err)
+	}
 
 	_, err = h.call(ctx, "mcp__flaky__endless_line", nil)
 	if !fltNamesServer(err, "flaky", "mcp__flaky__endless_line") || !strings.Contains(fmt.Sprint(err), "resynchronised") {
