@@ -47,12 +47,12 @@ func (h *Handler) stateless(w http.ResponseWriter, r *http.Request, env jsonrpc.
 		rpcError(w, http.StatusServiceUnavailable, jsonrpc.CodeInternalError, "the trunk is shutting down")
 		return
 	}
-	s := h.startSession("", true)
+	s := h.startSession("", clientAddr(r), true)
 	defer func() {
-		s.close()
+		s.close("the request's exchange ended")
 		s.wait(context.Background())
 	}()
-	stop := context.AfterFunc(r.Context(), s.close)
+	stop := context.AfterFunc(r.Context(), func() { s.close("the client went away") })
 	defer stop()
 	st := s.newStream()
 	s.router.expect(env.ID, progressTokenOf(env.Params), st)
