@@ -41,6 +41,14 @@ type Options struct {
 	// MaxBodyBytes bounds a POSTed message (default 4 MiB); a larger one
 	// gets 413.
 	MaxBodyBytes int64
+	// IdleTimeout closes a keep-alive connection with no request for this
+	// long (default 1 minute).
+	IdleTimeout time.Duration
+	// MaxConns bounds the connections open at once (default 512), and
+	// MaxConnsPerClient those of one client address (default half of
+	// MaxConns; all of them on a loopback listener). See Listener.
+	MaxConns          int
+	MaxConnsPerClient int
 	// BodyTimeout bounds the reading of a POSTed body (default 30s): a
 	// client that sends it slowly gets 408 and its connection ends.
 	BodyTimeout time.Duration
@@ -85,6 +93,8 @@ const (
 	DefaultPath             = "/mcp"
 	DefaultMaxBodyBytes     = 4 << 20
 	DefaultBodyTimeout      = 30 * time.Second
+	DefaultIdleTimeout      = time.Minute
+	DefaultMaxConns         = 512
 	DefaultMaxSessions      = 64
 	DefaultSessionIdle      = 30 * time.Minute
 	DefaultHandshakeIdle    = 15 * time.Second
@@ -98,6 +108,18 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxBodyBytes <= 0 {
 		o.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if o.IdleTimeout <= 0 {
+		o.IdleTimeout = DefaultIdleTimeout
+	}
+	if o.MaxConns <= 0 {
+		o.MaxConns = DefaultMaxConns
+	}
+	if o.MaxConnsPerClient <= 0 {
+		o.MaxConnsPerClient = max(o.MaxConns/2, 1)
+		if o.LoopbackOnly {
+			o.MaxConnsPerClient = o.MaxConns
+		}
 	}
 	if o.BodyTimeout <= 0 {
 		o.BodyTimeout = DefaultBodyTimeout
