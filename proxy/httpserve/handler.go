@@ -75,7 +75,7 @@ type Options struct {
 	// hosts to read (default 256 MiB; budget.go).
 	MaxBufferedBytes int64
 	// MaxSessionBufferedBytes bounds what one session keeps (default a
-	// quarter of MaxBufferedBytes); one stream keeps at most a quarter of
+	// quarter of MaxBufferedBytes); one stream keeps at most half of
 	// it.
 	MaxSessionBufferedBytes int64
 	// Dropped counts notifications dropped for the budgets; nil counts

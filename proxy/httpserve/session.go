@@ -56,7 +56,7 @@ func newSessionID() string {
 func (h *Handler) startSession(id, client string, perRequest bool) *session {
 	pr, pw := io.Pipe()
 	s := &session{id: id, client: client, perRequest: perRequest, in: pw, out: pr, done: make(chan struct{}), ran: make(chan struct{})}
-	s.router = newRouter(routerConfig{session: id, streamBytes: h.opts.MaxSessionBufferedBytes / 4, sessionBytes: h.opts.MaxSessionBufferedBytes,
+	s.router = newRouter(routerConfig{session: id, streamBytes: h.opts.MaxSessionBufferedBytes / 2, sessionBytes: h.opts.MaxSessionBufferedBytes,
 		pool: h.pool, logger: h.logger, onDrop: h.countDropped, overflow: func(reason string) {
 			h.logger.Warn("session closed: "+reason, "session", id)
 			h.endSession(s, "the session was closed: "+reason)
