@@ -124,15 +124,9 @@ func invalidRequest(msg []byte) string {
 	return ""
 }
 
-// clientAddr is the host part of the client's address, for the limits per
-// client.
-func clientAddr(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
-	}
-	return host
-}
+// clientAddr is the client's address without its port, for the limits
+// per client.
+func clientAddr(r *http.Request) string { return hostPart(r.RemoteAddr) }
 
 // toSession passes a message to a session: a request's answer comes back
 // on this exchange; a notification or a response gets 202.

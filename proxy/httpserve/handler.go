@@ -115,24 +115,14 @@ func (o Options) withDefaults() Options {
 	if o.MaxConns <= 0 {
 		o.MaxConns = DefaultMaxConns
 	}
-	if o.MaxConnsPerClient <= 0 {
-		o.MaxConnsPerClient = max(o.MaxConns/2, 1)
-		if o.LoopbackOnly {
-			o.MaxConnsPerClient = o.MaxConns
-		}
-	}
+	o.MaxConnsPerClient = perClient(o.MaxConnsPerClient, o.MaxConns, o.LoopbackOnly)
 	if o.BodyTimeout <= 0 {
 		o.BodyTimeout = DefaultBodyTimeout
 	}
 	if o.MaxSessions <= 0 {
 		o.MaxSessions = DefaultMaxSessions
 	}
-	if o.MaxSessionsPerClient <= 0 {
-		o.MaxSessionsPerClient = max(o.MaxSessions/2, 1)
-		if o.LoopbackOnly {
-			o.MaxSessionsPerClient = o.MaxSessions
-		}
-	}
+	o.MaxSessionsPerClient = perClient(o.MaxSessionsPerClient, o.MaxSessions, o.LoopbackOnly)
 	if o.SessionIdle <= 0 {
 		o.SessionIdle = DefaultSessionIdle
 	}
@@ -154,6 +144,20 @@ func (o Options) withDefaults() Options {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	return o
+}
+
+// perClient is a limit per client address, n, or its default for a total
+// limit: half of it, so that one address cannot take it all while another
+// waits, or all of it on a loopback listener, where every host has the
+// same address.
+func perClient(n, total int, loopback bool) int {
+	switch {
+	case n > 0:
+		return n
+	case loopback:
+		return total
+	}
+	return max(total/2, 1)
 }
 
 // Handler is the HTTP downstream of one trunk. The trunk must have been

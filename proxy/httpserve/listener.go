@@ -51,7 +51,7 @@ func (l *limitListener) Accept() (net.Conn, error) {
 		if err != nil {
 			return nil, err
 		}
-		client := hostOf(c.RemoteAddr())
+		client := hostPart(c.RemoteAddr().String())
 		if l.admit(client) {
 			return &limitedConn{Conn: c, release: func() { l.release(client) }}, nil
 		}
@@ -90,11 +90,11 @@ func (l *limitListener) release(client string) {
 	}
 }
 
-// hostOf is an address without its port.
-func hostOf(a net.Addr) string {
-	host, _, err := net.SplitHostPort(a.String())
+// hostPart is an address without its port.
+func hostPart(addr string) string {
+	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
-		return a.String()
+		return addr
 	}
 	return host
 }
