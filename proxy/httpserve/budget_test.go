@@ -138,3 +138,27 @@ func TestPoolReclaimsFromTheLargest(t *testing.T) {
 		t.Errorf("after every session ended the pool uses %d bytes for %d sessions", used, len(p.members))
 	}
 }
+
+// Past knownLimit streams, the oldest answered ones are forgotten and
+// what they kept is let go; one still waiting for its answer stays.
+func TestForgottenStreamsReleaseTheirBytes(t *testing.T) {
+	r, _, _ := budgetRouter(nil, 1<<40, 1<<40)
+	waiting := newStream("w")
+	r.expect([]byte(`"w"`), nil, waiting)
+	for i := range 3 * knownLimit {
+		st := newStream(fmt.Sprint("s", i))
+		r.expect([]byte(fmt.Sprint(i)), nil, st)
+		_, _ = r.Write([]byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{}}`+"\n", i)))
+	}
+	var held int64
+	for _, st := range r.known {
+		_, b := st.size()
+		held += b
+	}
+	if len(r.known) > knownLimit || len(r.recent) > 2*knownLimit || r.heldBytes() != held {
+		t.Errorf("%d streams known, %d recent, %d bytes counted for %d kept", len(r.known), len(r.recent), r.heldBytes(), held)
+	}
+	if r.find("w") != waiting {
+		t.Error("the stream still waiting for its answer was forgotten")
+	}
+}

@@ -259,15 +259,16 @@ func (r *router) endAll(reason string) {
 }
 
 // rememberLocked keeps st findable by its id, forgetting the oldest
-// streams already answered past the bound.
+// streams already answered past the bound. recent is compacted only when
+// it has grown to twice the bound, so that its cost is shared.
 func (r *router) rememberLocked(st *stream) {
 	r.known[st.id] = st
 	r.recent = append(r.recent, st.id)
 	if len(r.known) <= knownLimit && len(r.recent) <= 2*knownLimit {
 		return
 	}
-	kept := make([]string, 0, knownLimit+1)
-	for i, id := range r.recent {
+	kept := r.recent[:0]
+	for _, id := range r.recent {
 		o := r.known[id]
 		switch {
 		case o == nil: // forgotten already
@@ -277,11 +278,8 @@ func (r *router) rememberLocked(st *stream) {
 		default:
 			kept = append(kept, id)
 		}
-		if len(r.known) <= knownLimit {
-			kept = append(kept, r.recent[i+1:]...)
-			break
-		}
 	}
+	clear(r.recent[len(kept):])
 	r.recent = kept
 }
 
