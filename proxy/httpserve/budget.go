@@ -172,9 +172,9 @@ func (r *router) shedLocked(need int64, written bool) {
 	}
 }
 
-// releaseLocked lets every message st keeps go.
-func (r *router) releaseLocked(st *stream) {
-	freed, lost := st.release()
+// releaseLocked lets the messages st keeps go (see stream.release).
+func (r *router) releaseLocked(st *stream, keepAnswers bool) {
+	freed, lost := st.release(keepAnswers)
 	r.chargeLocked(-freed)
 	if lost > 0 {
 		r.lostLocked(lost)

@@ -157,6 +157,7 @@ func (h *Handler) toSession(w http.ResponseWriter, r *http.Request, s *session, 
 		return
 	}
 	st := s.newStream()
+	st.listen = env.Method == protocol.MethodListen
 	if !s.router.expect(env.ID, progressTokenOf(env.Params), st) {
 		rpcError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "a request with this id is already in flight in the session")
 		return

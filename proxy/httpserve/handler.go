@@ -175,9 +175,10 @@ type Handler struct {
 	stopLife context.CancelFunc
 	running  sync.WaitGroup // sessions' Run goroutines, the janitor
 
-	mu       sync.Mutex
-	sessions map[string]*session
-	closed   bool
+	mu         sync.Mutex
+	sessions   map[string]*session
+	perRequest map[*session]struct{} // the stateless requests' sessions
+	closed     bool
 
 	statelessInFlight atomic.Int64 // stateless requests being answered
 }
@@ -194,7 +195,7 @@ func New(t *proxy.Trunk, opts Options) *Handler {
 func newHandler(t *proxy.Trunk, attach attachFunc, opts Options) *Handler {
 	opts = opts.withDefaults()
 	h := &Handler{trunk: t, attach: attach, opts: opts, logger: opts.Logger, pool: newPool(opts.MaxBufferedBytes),
-		root: http.NewServeMux(), routes: http.NewServeMux(), sessions: map[string]*session{}}
+		root: http.NewServeMux(), routes: http.NewServeMux(), sessions: map[string]*session{}, perRequest: map[*session]struct{}{}}
 	h.life, h.stopLife = context.WithCancel(context.Background())
 	h.root.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
 	h.root.HandleFunc("GET /readyz", h.readyz)
@@ -222,9 +223,11 @@ func (h *Handler) readyz(w http.ResponseWriter, _ *http.Request) {
 	_, _ = w.Write([]byte("ready\n"))
 }
 
-// Close ends every session (their open listens are answered, their
-// streams end) and waits for them. Call it before the http.Server's
-// Shutdown, which waits for the streams' exchanges.
+// Close ends every session (their requests in flight answered with an
+// error that says the trunk is shutting down, their open listens as the
+// trunk answers them, their streams ended) and waits for them. Call it
+// before the http.Server's Shutdown, which waits for the streams'
+// exchanges.
 func (h *Handler) Close() {
 	h.mu.Lock()
 	h.closed = true
@@ -233,7 +236,13 @@ func (h *Handler) Close() {
 		all = append(all, s)
 	}
 	clear(h.sessions)
+	for s := range h.perRequest {
+		s.router.answerAll(reasonShutdown)
+	}
 	h.mu.Unlock()
+	for _, s := range all {
+		s.router.answerAll(reasonShutdown)
+	}
 	h.stopLife()
 	for _, s := range all {
 		s.wait(context.Background()) // Run answers the listens, then returns

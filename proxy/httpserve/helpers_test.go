@@ -25,6 +25,8 @@ func testRouterConfig() routerConfig {
 
 // A fakeServer stands in for a session's proxy.Session: it answers every
 // request with an empty result, except what its respond says otherwise.
+// When its context ends it answers what it left unanswered with the error
+// "context canceled", as a proxy.Server's cancelled calls do.
 type fakeServer struct {
 	in      io.Reader
 	out     io.Writer
@@ -45,9 +47,13 @@ func (f *fakeServer) Run(ctx context.Context) error {
 			lines <- append([]byte(nil), sc.Bytes()...)
 		}
 	}()
+	var unanswered []string
 	for {
 		select {
 		case <-ctx.Done():
+			for _, id := range unanswered {
+				_, _ = io.WriteString(f.out, `{"jsonrpc":"2.0","id":`+id+`,"error":{"code":-32603,"message":"context canceled"}}`+"\n")
+			}
 			go func() { // until the session closes the pipe
 				for range lines {
 				}
@@ -63,6 +69,8 @@ func (f *fakeServer) Run(ctx context.Context) error {
 			}
 			if f.respond == nil || f.respond(f.out, env) {
 				_, _ = io.WriteString(f.out, `{"jsonrpc":"2.0","id":`+string(env.ID)+`,"result":{}}`+"\n")
+			} else {
+				unanswered = append(unanswered, string(env.ID))
 			}
 		}
 	}

@@ -240,21 +240,45 @@ func (r *router) endAll(reason string) {
 		r.mu.Unlock()
 		return
 	}
-	r.closed = true
 	for _, st := range r.known {
-		r.releaseLocked(st)
+		r.releaseLocked(st, true)
 	}
-	r.releaseLocked(r.get)
-	for key, st := range r.waiting {
-		st.add(event{msg: errorResponse(json.RawMessage(key), jsonrpc.CodeInternalError, "the request was not answered: "+reason)}, true)
-	}
-	clear(r.waiting)
-	r.order = nil
+	r.releaseLocked(r.get, true)
+	r.chargeLocked(-r.held) // the answers kept go with the exchanges writing them
+	r.closed = true
+	r.answerLocked(reason, true)
 	r.get.end(false)
 	r.mu.Unlock()
 	r.warn()
 	if r.cfg.pool != nil {
 		r.cfg.pool.leave(r)
+	}
+}
+
+// answerAll answers every request still waiting with an error naming
+// reason, but listens, which the trunk answers itself as it stops: at
+// shutdown, before the trunk's own cancellation answers them with less
+// telling errors (which are then dropped: nobody waits for them).
+func (r *router) answerAll(reason string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.closed {
+		r.answerLocked(reason, false)
+	}
+}
+
+// answerLocked answers the waiting requests (and listens too) for reason.
+func (r *router) answerLocked(reason string, listens bool) {
+	for key, st := range r.waiting {
+		if st.listen && !listens {
+			continue
+		}
+		delete(r.waiting, key)
+		r.closeLocked(st)
+		msg := errorResponse(json.RawMessage(key), jsonrpc.CodeInternalError, "the request was not answered: "+reason)
+		if added := st.add(event{msg: msg, seq: r.seq}, true); !r.closed {
+			r.chargeLocked(added)
+		}
 	}
 }
 
@@ -274,7 +298,7 @@ func (r *router) rememberLocked(st *stream) {
 		case o == nil: // forgotten already
 		case len(r.known) > knownLimit && o != r.get && !o.open:
 			delete(r.known, id)
-			r.releaseLocked(o)
+			r.releaseLocked(o, false)
 		default:
 			kept = append(kept, id)
 		}
@@ -296,6 +320,6 @@ func (r *router) forget(st *stream) {
 	defer r.mu.Unlock()
 	if st != r.get && r.known[st.id] == st && !st.open {
 		delete(r.known, st.id)
-		r.releaseLocked(st)
+		r.releaseLocked(st, false)
 	}
 }

@@ -17,8 +17,9 @@ import (
 // so that a client whose connection dropped can resume with Last-Event-ID
 // and miss nothing; the HTTP exchange that writes them may come and go.
 type stream struct {
-	id   string
-	open bool // waiting for its response; guarded by the router's mu
+	id     string
+	listen bool // the stream of a subscriptions/listen, which the trunk answers itself at shutdown; set before expect
+	open   bool // waiting for its response; guarded by the router's mu
 
 	mu        sync.Mutex
 	events    []event       // kept messages, in order; numbers may skip where some were dropped
@@ -136,18 +137,28 @@ func (st *stream) size() (n int, bytes int64) {
 	return len(st.events), st.bytes
 }
 
-// release lets every kept message go, returning the bytes they held;
-// unwritten notifications among them are counted in lost.
-func (st *stream) release() (freed int64, lost int) {
+// release lets the kept messages go, returning the bytes they held;
+// unwritten notifications among them are counted in lost. keepAnswers
+// keeps the answers and requests not yet written, for an exchange that
+// may still write them (the session is ending).
+func (st *stream) release(keepAnswers bool) (freed int64, lost int) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	kept := st.events[:0]
 	for _, e := range st.events {
-		if e.droppable && e.n > st.sent {
+		unwritten := e.n > st.sent
+		if keepAnswers && unwritten && !e.droppable {
+			kept = append(kept, e)
+			continue
+		}
+		if unwritten && e.droppable {
 			lost++
 		}
+		freed += int64(len(e.msg))
 	}
-	freed = st.bytes
-	st.events, st.bytes = nil, 0
+	clear(st.events[len(kept):])
+	st.events = kept
+	st.bytes -= freed
 	return freed, lost
 }
 
