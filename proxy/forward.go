@@ -70,6 +70,10 @@ func (t *Trunk) toHosts(server, method string, params json.RawMessage) {
 	}
 }
 
+// CountDropped counts n notifications a downstream of the trunk dropped
+// (the HTTP sessions' buffers past their budget) in droppedNotifications.
+func (t *Trunk) CountDropped(n int) { t.dropped.Add(int64(n)) }
+
 // notifyFailed logs a notification the host did not get. One over the
 // host's message limit is dropped on purpose, and said so at warning level:
 // the host would have lost its connection over it.

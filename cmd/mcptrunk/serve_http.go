@@ -151,6 +151,9 @@ func (d *httpDownstream) serve(t *proxy.Trunk, m *metrics.Metrics) {
 		Path: d.cfg.Path, Token: d.token, AllowedOrigins: d.cfg.AllowedOrigins, LoopbackOnly: d.loopback,
 		MaxBodyBytes: int64(d.cfg.MaxBodyBytes), MaxSessions: d.cfg.MaxSessions, MaxInFlight: d.cfg.MaxInFlight,
 		SessionIdle: d.cfg.SessionIdle.D(), Logger: d.logger,
+		MaxSessionsPerClient: d.cfg.MaxSessionsPerClient, HandshakeIdle: d.cfg.HandshakeTimeout.D(), BodyTimeout: d.cfg.BodyTimeout.D(),
+		IdleTimeout: d.cfg.IdleTimeout.D(), MaxConns: d.cfg.MaxConnections, MaxConnsPerClient: d.cfg.MaxConnectionsPerClient,
+		MaxBufferedBytes: int64(d.cfg.MaxBufferedBytes), MaxSessionBufferedBytes: int64(d.cfg.MaxSessionBufferedBytes),
 		Ready: func() bool {
 			select {
 			case <-t.Fleet().Settled():
@@ -164,8 +167,7 @@ func (d *httpDownstream) serve(t *proxy.Trunk, m *metrics.Metrics) {
 		d.handler.Handle("GET /metrics", m.Handler())
 	}
 	d.handler.Handle("/", statusPageHandler(t))
-	d.srv = &http.Server{Handler: d.handler, ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog: slog.NewLogLogger(d.logger.Handler(), slog.LevelDebug)}
+	d.srv = d.handler.Server(slog.NewLogLogger(d.logger.Handler(), slog.LevelDebug))
 	scheme := "http"
 	if d.flags.tlsCert != "" {
 		scheme = "https"
@@ -177,10 +179,10 @@ func (d *httpDownstream) serve(t *proxy.Trunk, m *metrics.Metrics) {
 	d.logger.Info("serving MCP over HTTP", "url", scheme+"://"+d.ln.Addr().String()+path, "token", d.token != "")
 	go func() {
 		if d.flags.tlsCert != "" {
-			d.done <- d.srv.ServeTLS(d.ln, d.flags.tlsCert, d.flags.tlsKey)
+			d.done <- d.srv.ServeTLS(d.handler.Listener(d.ln), d.flags.tlsCert, d.flags.tlsKey)
 			return
 		}
-		d.done <- d.srv.Serve(d.ln)
+		d.done <- d.srv.Serve(d.handler.Listener(d.ln))
 	}()
 }
 

@@ -22,12 +22,20 @@ type HTTP struct {
 	// AllowedOrigins are browser origins allowed besides the listener's own,
 	// with CORS; none by default.
 	AllowedOrigins []string `json:"allowedOrigins,omitempty"`
-	// MaxSessions, MaxInFlight (per session), MaxBodyBytes and SessionIdle
-	// are the limits; zero takes the defaults of proxy/httpserve.
-	MaxSessions  int      `json:"maxSessions,omitempty"`
-	MaxInFlight  int      `json:"maxInFlight,omitempty"`
-	MaxBodyBytes int      `json:"maxBodyBytes,omitempty"`
-	SessionIdle  Duration `json:"sessionIdleTimeout,omitzero"`
+	// The limits (docs/security.md); zero takes the defaults of
+	// proxy/httpserve.
+	MaxSessions             int      `json:"maxSessions,omitempty"`
+	MaxSessionsPerClient    int      `json:"maxSessionsPerClient,omitempty"`
+	MaxInFlight             int      `json:"maxInFlight,omitempty"`
+	MaxBodyBytes            int      `json:"maxBodyBytes,omitempty"`
+	MaxBufferedBytes        int      `json:"maxBufferedBytes,omitempty"`
+	MaxSessionBufferedBytes int      `json:"maxSessionBufferedBytes,omitempty"`
+	MaxConnections          int      `json:"maxConnections,omitempty"`
+	MaxConnectionsPerClient int      `json:"maxConnectionsPerClient,omitempty"`
+	SessionIdle             Duration `json:"sessionIdleTimeout,omitzero"`
+	HandshakeTimeout        Duration `json:"handshakeTimeout,omitzero"`
+	IdleTimeout             Duration `json:"idleTimeout,omitzero"`
+	BodyTimeout             Duration `json:"bodyTimeout,omitzero"`
 }
 
 type rawHTTP struct {
@@ -36,9 +44,17 @@ type rawHTTP struct {
 	TokenFile      json.RawMessage `json:"tokenFile"`
 	AllowedOrigins json.RawMessage `json:"allowedOrigins"`
 	MaxSessions    json.RawMessage `json:"maxSessions"`
+	MaxSessionsPC  json.RawMessage `json:"maxSessionsPerClient"`
 	MaxInFlight    json.RawMessage `json:"maxInFlight"`
 	MaxBodyBytes   json.RawMessage `json:"maxBodyBytes"`
+	MaxBuffered    json.RawMessage `json:"maxBufferedBytes"`
+	MaxSessionBuf  json.RawMessage `json:"maxSessionBufferedBytes"`
+	MaxConns       json.RawMessage `json:"maxConnections"`
+	MaxConnsPC     json.RawMessage `json:"maxConnectionsPerClient"`
 	SessionIdle    json.RawMessage `json:"sessionIdleTimeout"`
+	Handshake      json.RawMessage `json:"handshakeTimeout"`
+	IdleTimeout    json.RawMessage `json:"idleTimeout"`
+	BodyTimeout    json.RawMessage `json:"bodyTimeout"`
 }
 
 // httpOptions decodes and validates trunk.http.
@@ -75,7 +91,10 @@ func (p *fieldErrs) httpOptions(raw json.RawMessage, field string) HTTP {
 		raw  json.RawMessage
 		name string
 		dst  *int
-	}{{rh.MaxSessions, "maxSessions", &h.MaxSessions}, {rh.MaxInFlight, "maxInFlight", &h.MaxInFlight}, {rh.MaxBodyBytes, "maxBodyBytes", &h.MaxBodyBytes}} {
+	}{{rh.MaxSessions, "maxSessions", &h.MaxSessions}, {rh.MaxSessionsPC, "maxSessionsPerClient", &h.MaxSessionsPerClient},
+		{rh.MaxInFlight, "maxInFlight", &h.MaxInFlight}, {rh.MaxBodyBytes, "maxBodyBytes", &h.MaxBodyBytes},
+		{rh.MaxBuffered, "maxBufferedBytes", &h.MaxBufferedBytes}, {rh.MaxSessionBuf, "maxSessionBufferedBytes", &h.MaxSessionBufferedBytes},
+		{rh.MaxConns, "maxConnections", &h.MaxConnections}, {rh.MaxConnsPC, "maxConnectionsPerClient", &h.MaxConnectionsPerClient}} {
 		if v, ok := p.integer(n.raw, field+"."+n.name); ok {
 			if v < 0 {
 				p.addf(field+"."+n.name, "must not be negative, got %d", v)
@@ -84,5 +103,8 @@ func (p *fieldErrs) httpOptions(raw json.RawMessage, field string) HTTP {
 		}
 	}
 	h.SessionIdle = p.duration(rh.SessionIdle, field+".sessionIdleTimeout")
+	h.HandshakeTimeout = p.duration(rh.Handshake, field+".handshakeTimeout")
+	h.IdleTimeout = p.duration(rh.IdleTimeout, field+".idleTimeout")
+	h.BodyTimeout = p.duration(rh.BodyTimeout, field+".bodyTimeout")
 	return h
 }

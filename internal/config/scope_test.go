@@ -40,11 +40,14 @@ func TestConfigScope(t *testing.T) {
 
 // trunk.http: each field checked and named.
 func TestConfigHTTP(t *testing.T) {
-	c, err := parseString(t, `{"mcpServers":{},"trunk":{"http":{"listen":"127.0.0.1:8931","path":"/x","allowedOrigins":["https://app.example.com"],"maxSessions":3,"sessionIdleTimeout":"5m"}}}`, noEnv)
+	c, err := parseString(t, `{"mcpServers":{},"trunk":{"http":{"listen":"127.0.0.1:8931","path":"/x","allowedOrigins":["https://app.example.com"],"maxSessions":3,"sessionIdleTimeout":"5m",
+		"maxSessionsPerClient":2,"maxBufferedBytes":1000000,"maxSessionBufferedBytes":100000,"maxConnections":40,"maxConnectionsPerClient":10,"handshakeTimeout":"5s","idleTimeout":"20s","bodyTimeout":"3s"}}}`, noEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if h := c.Trunk.HTTP; h.Listen != "127.0.0.1:8931" || h.Path != "/x" || h.MaxSessions != 3 || h.SessionIdle.D().Minutes() != 5 || len(h.AllowedOrigins) != 1 {
+	if h := c.Trunk.HTTP; h.Listen != "127.0.0.1:8931" || h.Path != "/x" || h.MaxSessions != 3 || h.SessionIdle.D().Minutes() != 5 || len(h.AllowedOrigins) != 1 ||
+		h.MaxSessionsPerClient != 2 || h.MaxBufferedBytes != 1000000 || h.MaxSessionBufferedBytes != 100000 || h.MaxConnections != 40 || h.MaxConnectionsPerClient != 10 ||
+		h.HandshakeTimeout.D().Seconds() != 5 || h.IdleTimeout.D().Seconds() != 20 || h.BodyTimeout.D().Seconds() != 3 {
 		t.Errorf("trunk.http = %+v", h)
 	}
 	for _, tc := range []struct{ http, want string }{
@@ -53,6 +56,9 @@ func TestConfigHTTP(t *testing.T) {
 		{`{"allowedOrigins":["https://app.example.com/page"]}`, `trunk.http.allowedOrigins: must be origins`},
 		{`{"maxSessions":-1}`, `trunk.http.maxSessions: must not be negative`},
 		{`{"sessionIdleTimeout":"soon"}`, `trunk.http.sessionIdleTimeout`},
+		{`{"maxBufferedBytes":-1}`, `trunk.http.maxBufferedBytes: must not be negative`},
+		{`{"maxConnectionsPerClient":"many"}`, `trunk.http.maxConnectionsPerClient: want integer`},
+		{`{"bodyTimeout":"slow"}`, `trunk.http.bodyTimeout`},
 		{`{"listen":1}`, `trunk.http.listen: want string`},
 	} {
 		_, err := parseString(t, `{"mcpServers":{},"trunk":{"http":`+tc.http+`}}`, noEnv)

@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
 	"github.com/mcptrunk/mcptrunk/internal/protocol"
@@ -33,9 +35,9 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 	}
 	if env.Method == "initialize" && !protocol.IsStateless(r.Header.Get(protocol.HeaderProtocolVersion)) &&
 		!protocol.IsStateless(rawjson.MetaString(env.Params, protocol.MetaProtocolVersion)) {
-		s, ok := h.addSession()
-		if !ok {
-			rpcError(w, http.StatusServiceUnavailable, jsonrpc.CodeInternalError, fmt.Sprintf("too many sessions: mcptrunk serves at most %d at once", h.opts.MaxSessions))
+		s, refused := h.addSession(clientAddr(r))
+		if s == nil {
+			rpcError(w, http.StatusServiceUnavailable, jsonrpc.CodeInternalError, refused)
 			return
 		}
 		h.logger.Info("session opened", "session", s.id)
@@ -57,14 +59,22 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 	rpcError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "no "+protocol.HeaderSessionID+" header: send initialize first (or, at "+protocol.Stateless+", the revision's _meta)")
 }
 
-// readMessage reads the body, bounded, as one JSON-RPC message, compacted
-// to one line for the session's connection.
+// readMessage reads the body, bounded in size and time, as one JSON-RPC
+// message, compacted to one line for the session's connection.
 func (h *Handler) readMessage(w http.ResponseWriter, r *http.Request) ([]byte, jsonrpc.Envelope, bool) {
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Now().Add(h.opts.BodyTimeout)) // not with httptest's recorder
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.opts.MaxBodyBytes))
+	_ = rc.SetReadDeadline(time.Time{})
 	var tooLarge *http.MaxBytesError
+	var netErr net.Error
 	switch {
 	case errors.As(err, &tooLarge):
 		rpcError(w, http.StatusRequestEntityTooLarge, jsonrpc.CodeInvalidRequest, fmt.Sprintf("the message is larger than %d bytes, the most this trunk reads", h.opts.MaxBodyBytes))
+		return nil, jsonrpc.Envelope{}, false
+	case errors.As(err, &netErr) && netErr.Timeout():
+		w.Header().Set("Connection", "close")
+		rpcError(w, http.StatusRequestTimeout, jsonrpc.CodeInvalidRequest, fmt.Sprintf("the body did not arrive within %s (trunk.http.bodyTimeout)", h.opts.BodyTimeout))
 		return nil, jsonrpc.Envelope{}, false
 	case err != nil:
 		rpcError(w, http.StatusBadRequest, jsonrpc.CodeParseError, "reading the body failed")
@@ -85,8 +95,38 @@ func (h *Handler) readMessage(w http.ResponseWriter, r *http.Request) ([]byte, j
 		rpcError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "the body is not a JSON-RPC message")
 		return nil, jsonrpc.Envelope{}, false
 	}
+	if msg := invalidRequest(line.Bytes()); msg != "" {
+		rpcError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, msg)
+		return nil, jsonrpc.Envelope{}, false
+	}
 	return line.Bytes(), env, true
 }
+
+// invalidRequest says what makes a message with a method member an
+// invalid request (JSON-RPC 2.0, section 4): a method that is not a
+// non-empty string, an id that is neither a string nor a number. "" when
+// there is nothing wrong, or no method (a response).
+func invalidRequest(msg []byte) string {
+	start, _, found, err := rawjson.FieldSpan(msg, "method")
+	if err != nil || !found {
+		return ""
+	}
+	if method, err := rawjson.StringField(msg, "method"); msg[start] != '"' || err != nil || method == "" {
+		return "the request's method must be a non-empty string"
+	}
+	start, end, found, err := rawjson.FieldSpan(msg, "id")
+	if err != nil || !found {
+		return ""
+	}
+	if c := msg[start]; c != '"' && c != '-' && (c < '0' || c > '9') {
+		return "the request's id must be a string or a number, not " + string(msg[start:end])
+	}
+	return ""
+}
+
+// clientAddr is the client's address without its port, for the limits
+// per client.
+func clientAddr(r *http.Request) string { return hostPart(r.RemoteAddr) }
 
 // toSession passes a message to a session: a request's answer comes back
 // on this exchange; a notification or a response gets 202.
@@ -97,6 +137,11 @@ func (h *Handler) toSession(w http.ResponseWriter, r *http.Request, s *session, 
 		return
 	}
 	if !env.IsRequest() {
+		if env.Method == "notifications/cancelled" {
+			if start, end, found, err := rawjson.FieldSpan(env.Params, "requestId"); err == nil && found {
+				s.router.cancel(env.Params[start:end])
+			}
+		}
 		if err := s.deliver(line); err != nil {
 			rpcError(w, http.StatusNotFound, jsonrpc.CodeInvalidRequest, "the session has ended: initialize again")
 			return
@@ -104,11 +149,15 @@ func (h *Handler) toSession(w http.ResponseWriter, r *http.Request, s *session, 
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
+	if env.Method != "initialize" {
+		s.used.Store(true)
+	}
 	if s.router.inFlight() >= h.opts.MaxInFlight {
 		rpcError(w, http.StatusTooManyRequests, jsonrpc.CodeInternalError, fmt.Sprintf("too many requests in flight: a session may have %d waiting at once", h.opts.MaxInFlight))
 		return
 	}
 	st := s.newStream()
+	st.listen = env.Method == protocol.MethodListen
 	if !s.router.expect(env.ID, progressTokenOf(env.Params), st) {
 		rpcError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "a request with this id is already in flight in the session")
 		return
@@ -156,22 +205,21 @@ func (h *Handler) reply(w http.ResponseWriter, r *http.Request, s *session, st *
 }
 
 // replyJSONOnly answers a client that takes no event stream: what came
-// before the response is dropped, the response is the body.
+// before the response is dropped, the response is the body. A request the
+// host cancelled gets 204: no answer, as MCP says.
 func (h *Handler) replyJSONOnly(w http.ResponseWriter, r *http.Request, s *session, st *stream) {
 	for {
-		st.mu.Lock()
-		final, ended := st.final, st.ended
-		var last []byte
-		if final {
-			last = st.events[len(st.events)-1]
-		}
-		st.mu.Unlock()
+		response, final, ended, cancelled := st.outcome()
 		switch {
-		case final:
-			writeResponse(w, s, last)
+		case final && response != nil:
+			writeResponse(w, s, response)
 			s.router.forget(st)
 			return
-		case ended:
+		case cancelled:
+			w.WriteHeader(http.StatusNoContent)
+			s.router.forget(st)
+			return
+		case ended || final:
 			rpcError(w, http.StatusNotFound, jsonrpc.CodeInvalidRequest, "the session ended before the answer")
 			return
 		}
@@ -213,6 +261,7 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.touch()
+	s.used.Store(true)
 	st, from, resumed := (*stream)(nil), 0, false
 	if last := r.Header.Get("Last-Event-ID"); last != "" {
 		if sid, n, ok := parseEventID(last); ok {
@@ -221,7 +270,7 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if st == nil {
-		st = s.router.openGet("g")
+		st = s.router.openGet()
 		from = st.position()
 	}
 	s.streams.Add(1)
@@ -243,7 +292,7 @@ func (h *Handler) delete(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.logger.Info("session closed by the client", "session", s.id)
-	h.endSession(s)
+	h.endSession(s, "the session was closed by its client")
 	w.WriteHeader(http.StatusNoContent)
 }
 
@@ -271,11 +320,24 @@ func rpcError(w http.ResponseWriter, status, code int, message string) {
 
 // rpcErrorID is rpcError for the request with this id (null when nil).
 func rpcErrorID(w http.ResponseWriter, status int, id json.RawMessage, code int, message string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(errorResponse(id, code, message), '\n'))
+}
+
+// errorResponse is a JSON-RPC error response (id null when nil).
+func errorResponse(id json.RawMessage, code int, message string) []byte {
 	if len(id) == 0 {
 		id = json.RawMessage("null")
 	}
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": code, "message": message}})
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(append(body, '\n'))
+	type rpcErr struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	}
+	body, _ := json.Marshal(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   rpcErr          `json:"error"`
+	}{"2.0", id, rpcErr{code, message}})
+	return body
 }

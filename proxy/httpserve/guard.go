@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/mcptrunk/mcptrunk/internal/httpx"
@@ -24,8 +25,22 @@ import (
 //     compared in constant time, else 401 with WWW-Authenticate. A browser
 //     page (the status page) may carry it as ?token= instead, since an
 //     EventSource cannot set headers; never on the MCP endpoint.
+//
+// A request refused is answered before its body is read, and its
+// connection closed without reading it: net/http would otherwise read up
+// to 256 KB of the body, before and after the answer, to keep the
+// connection for a client that has not shown a token.
 func (h *Handler) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		admitted := false
+		if r.ContentLength != 0 {
+			w.Header().Set("Connection", "close") // removed below once admitted
+			defer func() {
+				if !admitted { // what is left of the body fails at once, and the connection ends
+					_ = http.NewResponseController(w).SetReadDeadline(time.Now())
+				}
+			}()
+		}
 		if h.opts.LoopbackOnly && !config.IsLoopbackHostPort(r.Host) {
 			http.Error(w, "forbidden: the Host header does not name this machine", http.StatusForbidden)
 			return
@@ -47,6 +62,8 @@ func (h *Handler) guard(next http.Handler) http.Handler {
 			}
 			return
 		}
+		w.Header().Del("Connection")
+		admitted = true
 		next.ServeHTTP(w, r)
 	})
 }

@@ -11,6 +11,8 @@ package httpserve
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -39,16 +41,46 @@ type Options struct {
 	// MaxBodyBytes bounds a POSTed message (default 4 MiB); a larger one
 	// gets 413.
 	MaxBodyBytes int64
+	// IdleTimeout closes a keep-alive connection with no request for this
+	// long (default 1 minute).
+	IdleTimeout time.Duration
+	// MaxConns bounds the connections open at once (default 512), and
+	// MaxConnsPerClient those of one client address (default half of
+	// MaxConns; all of them on a loopback listener). See Listener.
+	MaxConns          int
+	MaxConnsPerClient int
+	// BodyTimeout bounds the reading of a POSTed body (default 30s): a
+	// client that sends it slowly gets 408 and its connection ends.
+	BodyTimeout time.Duration
 	// MaxSessions bounds the 2025-era sessions open at once (default 64);
 	// an initialize past it gets 503.
 	MaxSessions int
+	// MaxSessionsPerClient bounds the sessions of one client address, so
+	// that one cannot take every slot while another waits (default half
+	// of MaxSessions; MaxSessions on a loopback listener, where every
+	// host has the same address).
+	MaxSessionsPerClient int
 	// SessionIdle ends a session with no request and no open stream for
 	// this long (default 30 minutes); its id then gets 404.
 	SessionIdle time.Duration
+	// HandshakeIdle is SessionIdle for a session not yet used: one whose
+	// host sent no request but initialize and opened no stream (default
+	// 15 seconds). Bare initialize requests cannot fill the table.
+	HandshakeIdle time.Duration
 	// MaxInFlight bounds a session's requests waiting for an answer
 	// (default 64); one more gets 429. Stateless requests share
 	// MaxSessions*MaxInFlight.
 	MaxInFlight int
+	// MaxBufferedBytes bounds what all sessions together keep for their
+	// hosts to read (default 256 MiB; budget.go).
+	MaxBufferedBytes int64
+	// MaxSessionBufferedBytes bounds what one session keeps (default a
+	// quarter of MaxBufferedBytes); one stream keeps at most half of
+	// it.
+	MaxSessionBufferedBytes int64
+	// Dropped counts notifications dropped for the budgets; nil counts
+	// them in the trunk's droppedNotifications.
+	Dropped func(n int)
 	// Ready reports whether the trunk finished its first startup
 	// (/readyz); nil is always ready.
 	Ready func() bool
@@ -58,11 +90,16 @@ type Options struct {
 
 // Defaults of Options.
 const (
-	DefaultPath         = "/mcp"
-	DefaultMaxBodyBytes = 4 << 20
-	DefaultMaxSessions  = 64
-	DefaultSessionIdle  = 30 * time.Minute
-	DefaultMaxInFlight  = 64
+	DefaultPath             = "/mcp"
+	DefaultMaxBodyBytes     = 4 << 20
+	DefaultBodyTimeout      = 30 * time.Second
+	DefaultIdleTimeout      = time.Minute
+	DefaultMaxConns         = 512
+	DefaultMaxSessions      = 64
+	DefaultSessionIdle      = 30 * time.Minute
+	DefaultHandshakeIdle    = 15 * time.Second
+	DefaultMaxInFlight      = 64
+	DefaultMaxBufferedBytes = 256 << 20
 )
 
 func (o Options) withDefaults() Options {
@@ -72,27 +109,65 @@ func (o Options) withDefaults() Options {
 	if o.MaxBodyBytes <= 0 {
 		o.MaxBodyBytes = DefaultMaxBodyBytes
 	}
+	if o.IdleTimeout <= 0 {
+		o.IdleTimeout = DefaultIdleTimeout
+	}
+	if o.MaxConns <= 0 {
+		o.MaxConns = DefaultMaxConns
+	}
+	o.MaxConnsPerClient = perClient(o.MaxConnsPerClient, o.MaxConns, o.LoopbackOnly)
+	if o.BodyTimeout <= 0 {
+		o.BodyTimeout = DefaultBodyTimeout
+	}
 	if o.MaxSessions <= 0 {
 		o.MaxSessions = DefaultMaxSessions
 	}
+	o.MaxSessionsPerClient = perClient(o.MaxSessionsPerClient, o.MaxSessions, o.LoopbackOnly)
 	if o.SessionIdle <= 0 {
 		o.SessionIdle = DefaultSessionIdle
 	}
+	if o.HandshakeIdle <= 0 {
+		o.HandshakeIdle = DefaultHandshakeIdle
+	}
+	o.HandshakeIdle = min(o.HandshakeIdle, o.SessionIdle)
 	if o.MaxInFlight <= 0 {
 		o.MaxInFlight = DefaultMaxInFlight
 	}
+	if o.MaxBufferedBytes <= 0 {
+		o.MaxBufferedBytes = DefaultMaxBufferedBytes
+	}
+	if o.MaxSessionBufferedBytes <= 0 {
+		o.MaxSessionBufferedBytes = o.MaxBufferedBytes / 4
+	}
+	o.MaxSessionBufferedBytes = min(o.MaxSessionBufferedBytes, o.MaxBufferedBytes)
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	return o
 }
 
+// perClient is a limit per client address, n, or its default for a total
+// limit: half of it, so that one address cannot take it all while another
+// waits, or all of it on a loopback listener, where every host has the
+// same address.
+func perClient(n, total int, loopback bool) int {
+	switch {
+	case n > 0:
+		return n
+	case loopback:
+		return total
+	}
+	return max(total/2, 1)
+}
+
 // Handler is the HTTP downstream of one trunk. The trunk must have been
 // told to Share before it started.
 type Handler struct {
 	trunk  *proxy.Trunk
+	attach attachFunc
 	opts   Options
 	logger *slog.Logger
+	pool   *pool          // the budget of every session together
 	root   *http.ServeMux // health checks, then everything behind the guard
 	routes *http.ServeMux // what the guard admits to: /mcp and Handle's
 
@@ -100,17 +175,27 @@ type Handler struct {
 	stopLife context.CancelFunc
 	running  sync.WaitGroup // sessions' Run goroutines, the janitor
 
-	mu       sync.Mutex
-	sessions map[string]*session
-	closed   bool
+	mu         sync.Mutex
+	sessions   map[string]*session
+	perRequest map[*session]struct{} // the stateless requests' sessions
+	closed     bool
 
 	statelessInFlight atomic.Int64 // stateless requests being answered
 }
 
 // New returns the handler for t.
 func New(t *proxy.Trunk, opts Options) *Handler {
+	if opts.Dropped == nil {
+		opts.Dropped = t.CountDropped
+	}
+	return newHandler(t, func(in io.Reader, out io.Writer, o *proxy.SessionOptions) runner { return t.Attach(in, out, o) }, opts)
+}
+
+// newHandler is New with the sessions attached by attach.
+func newHandler(t *proxy.Trunk, attach attachFunc, opts Options) *Handler {
 	opts = opts.withDefaults()
-	h := &Handler{trunk: t, opts: opts, logger: opts.Logger, root: http.NewServeMux(), routes: http.NewServeMux(), sessions: map[string]*session{}}
+	h := &Handler{trunk: t, attach: attach, opts: opts, logger: opts.Logger, pool: newPool(opts.MaxBufferedBytes),
+		root: http.NewServeMux(), routes: http.NewServeMux(), sessions: map[string]*session{}, perRequest: map[*session]struct{}{}}
 	h.life, h.stopLife = context.WithCancel(context.Background())
 	h.root.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
 	h.root.HandleFunc("GET /readyz", h.readyz)
@@ -138,9 +223,11 @@ func (h *Handler) readyz(w http.ResponseWriter, _ *http.Request) {
 	_, _ = w.Write([]byte("ready\n"))
 }
 
-// Close ends every session (their open listens are answered, their
-// streams end) and waits for them. Call it before the http.Server's
-// Shutdown, which waits for the streams' exchanges.
+// Close ends every session (their requests in flight answered with an
+// error that says the trunk is shutting down, their open listens as the
+// trunk answers them, their streams ended) and waits for them. Call it
+// before the http.Server's Shutdown, which waits for the streams'
+// exchanges.
 func (h *Handler) Close() {
 	h.mu.Lock()
 	h.closed = true
@@ -149,11 +236,17 @@ func (h *Handler) Close() {
 		all = append(all, s)
 	}
 	clear(h.sessions)
+	for s := range h.perRequest {
+		s.router.answerAll(reasonShutdown)
+	}
 	h.mu.Unlock()
+	for _, s := range all {
+		s.router.answerAll(reasonShutdown)
+	}
 	h.stopLife()
 	for _, s := range all {
 		s.wait(context.Background()) // Run answers the listens, then returns
-		s.close()
+		s.close(reasonShutdown)
 	}
 	h.running.Wait()
 }
@@ -165,33 +258,56 @@ func (h *Handler) session(id string) *session {
 	return h.sessions[id]
 }
 
-// addSession registers a new session unless the limit is reached or the
-// handler is closing.
-func (h *Handler) addSession() (*session, bool) {
+// reasonShutdown is why requests in flight at shutdown are not answered.
+const reasonShutdown = "mcptrunk is shutting down"
+
+// addSession registers a new session for a client, unless a limit is
+// reached (refused says which) or the handler is closing.
+func (h *Handler) addSession(client string) (s *session, refused string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.closed || len(h.sessions) >= h.opts.MaxSessions {
-		return nil, false
+	switch {
+	case h.closed:
+		return nil, reasonShutdown
+	case len(h.sessions) >= h.opts.MaxSessions:
+		return nil, fmt.Sprintf("too many sessions: mcptrunk serves at most %d at once (trunk.http.maxSessions)", h.opts.MaxSessions)
 	}
-	s := h.startSession(newSessionID(), false)
+	n := 0
+	for _, o := range h.sessions {
+		if o.client == client {
+			n++
+		}
+	}
+	if n >= h.opts.MaxSessionsPerClient {
+		return nil, fmt.Sprintf("too many sessions from this address: one client address may hold %d at once (trunk.http.maxSessionsPerClient)", h.opts.MaxSessionsPerClient)
+	}
+	s = h.startSession(newSessionID(), client, false)
 	h.sessions[s.id] = s
-	return s, true
+	return s, ""
 }
 
-// endSession removes and closes a session.
-func (h *Handler) endSession(s *session) {
+// endSession removes and closes a session for reason.
+func (h *Handler) endSession(s *session, reason string) {
 	h.mu.Lock()
 	if h.sessions[s.id] == s {
 		delete(h.sessions, s.id)
 	}
 	h.mu.Unlock()
-	s.close()
+	s.close(reason)
 }
 
-// janitor ends sessions left idle.
+// countDropped counts notifications dropped for the budgets.
+func (h *Handler) countDropped(n int) {
+	if h.opts.Dropped != nil {
+		h.opts.Dropped(n)
+	}
+}
+
+// janitor ends sessions left idle: SessionIdle, or HandshakeIdle for a
+// session never used.
 func (h *Handler) janitor() {
 	defer h.running.Done()
-	every := min(h.opts.SessionIdle/4, time.Minute)
+	every := min(h.opts.HandshakeIdle/4, time.Minute)
 	tick := time.NewTicker(max(every, 10*time.Millisecond))
 	defer tick.Stop()
 	for {
@@ -202,17 +318,25 @@ func (h *Handler) janitor() {
 			h.mu.Lock()
 			var idle []*session
 			for _, s := range h.sessions {
-				if s.idleFor(now) >= h.opts.SessionIdle {
+				if s.idleFor(now) >= h.idleLimit(s) {
 					idle = append(idle, s)
 				}
 			}
 			h.mu.Unlock()
 			for _, s := range idle {
-				h.logger.Info("session expired", "session", s.id, "idle", h.opts.SessionIdle)
-				h.endSession(s)
+				h.logger.Info("session expired", "session", s.id, "idle", h.idleLimit(s), "used", s.used.Load())
+				h.endSession(s, "the session expired")
 			}
 		}
 	}
+}
+
+// idleLimit is how long s may stay idle.
+func (h *Handler) idleLimit(s *session) time.Duration {
+	if s.used.Load() {
+		return h.opts.SessionIdle
+	}
+	return h.opts.HandshakeIdle
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }

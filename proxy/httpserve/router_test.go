@@ -15,7 +15,7 @@ func events(st *stream) []string {
 	defer st.mu.Unlock()
 	out := make([]string, len(st.events))
 	for i, e := range st.events {
-		out[i] = string(e)
+		out[i] = string(e.msg)
 	}
 	return out
 }
@@ -25,7 +25,7 @@ func events(st *stream) []string {
 // anything else on the GET stream, else the newest open POST stream, else
 // a backlog the GET stream starts with.
 func TestRouterRoutes(t *testing.T) {
-	r := newRouter()
+	r := newRouter(testRouterConfig())
 	// Before any stream: the backlog.
 	_, _ = r.Write([]byte(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info"}}` + "\n"))
 
@@ -56,7 +56,7 @@ func TestRouterRoutes(t *testing.T) {
 		t.Errorf("late progress: stream b has %q, want it as a general message", got)
 	}
 
-	get := r.openGet("g")
+	get := r.openGet()
 	if got := events(get); len(got) != 1 || !strings.Contains(got[0], "notifications/message") {
 		t.Errorf("the GET stream starts with %q, want the backlog", got)
 	}
@@ -64,7 +64,7 @@ func TestRouterRoutes(t *testing.T) {
 	if got := events(get); len(got) != 2 {
 		t.Errorf("with a GET stream open, a general message went elsewhere: GET has %q", got)
 	}
-	if r.openGet("g") != get {
+	if r.openGet() != get {
 		t.Error("a second openGet made another stream")
 	}
 	if r.inFlight() != 1 {
@@ -77,23 +77,33 @@ func TestRouterRoutes(t *testing.T) {
 	if r.find("a") != nil {
 		t.Error("a forgotten stream is still found")
 	}
-	r.endAll()
-	if !b.ended || !get.ended {
-		t.Error("endAll left a stream open")
+	r.endAll("the test is over")
+	if !get.ended {
+		t.Error("endAll left the GET stream open")
+	}
+	// What b's exchange has not written yet stays for it: the request to
+	// the host, then the error that ends it.
+	if got := events(b); !b.final || len(got) != 2 || !strings.Contains(got[0], "sampling/createMessage") ||
+		!strings.Contains(got[1], `"id":"two","error"`) || !strings.Contains(got[1], "not answered: the test is over") {
+		t.Errorf("a request in flight at endAll: %q final=%v, want its unwritten request and an error naming the reason", got, b.final)
 	}
 }
 
 // A stream keeps at most keptEvents messages; a reader that far behind
 // goes on from the oldest kept.
 func TestStreamBound(t *testing.T) {
+	r := newRouter(testRouterConfig())
 	st := newStream("s")
-	for range keptEvents + 10 {
-		st.send([]byte(`{}`), false)
+	if !r.expect([]byte(`1`), nil, st) {
+		t.Fatal("expect refused")
 	}
-	st.send([]byte(`{"id":1,"result":{}}`), true)
+	for range keptEvents + 10 {
+		_, _ = r.Write([]byte(`{"jsonrpc":"2.0","method":"notifications/message","params":{}}` + "\n"))
+	}
+	_, _ = r.Write([]byte(`{"jsonrpc":"2.0","id":1,"result":{}}` + "\n"))
 	st.send([]byte(`{"late":true}`), false)
-	if len(events(st)) != keptEvents || st.first != 11 {
-		t.Fatalf("%d events kept from %d, want %d from 11", len(events(st)), st.first, keptEvents)
+	if got := events(st); len(got) != keptEvents || st.events[0].n != 12 {
+		t.Fatalf("%d events kept from %d, want %d from 12", len(got), st.events[0].n, keptEvents)
 	}
 	rec := httptest.NewRecorder()
 	if err := st.writeSSE(context.Background(), rec, 0, nil, false); err != nil {
@@ -103,7 +113,7 @@ func TestStreamBound(t *testing.T) {
 	if n := strings.Count(body, "event: message"); n != keptEvents {
 		t.Errorf("wrote %d events, want the %d kept", n, keptEvents)
 	}
-	if !strings.Contains(body, "id: s_12\n") || !strings.HasSuffix(body, `data: {"id":1,"result":{}}`+"\n\n") || strings.Contains(body, "late") {
+	if !strings.Contains(body, "id: s_12\n") || !strings.HasSuffix(body, `data: {"jsonrpc":"2.0","id":1,"result":{}}`+"\n\n") || strings.Contains(body, "late") {
 		t.Errorf("events from the oldest kept (s_12) to the response, nothing after it:\n...%s", body[len(body)-200:])
 	}
 	if rec.Header().Get("Content-Type") != "text/event-stream" {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"io"
 	"sync"
 	"sync/atomic"
@@ -20,21 +21,29 @@ import (
 // it is answered (perRequest).
 type session struct {
 	id         string
-	server     *proxy.Session
+	client     string // the client's address (host only), for fairness
 	router     *router
 	perRequest bool // answers one stateless request: its errors carry their HTTP status (errorStatus)
 
 	inMu sync.Mutex
 	in   *io.PipeWriter
+	out  *io.PipeReader // the other end of in: closed first, so that a blocked deliver returns
 
-	lastUsed atomic.Int64 // unix nanoseconds of the last request
-	streams  atomic.Int32 // HTTP exchanges writing its streams now
-	seq      atomic.Int64 // names its streams
-
+	lastUsed  atomic.Int64 // unix nanoseconds of the last request
+	used      atomic.Bool  // the host sent a request besides initialize, or opened a stream
+	streams   atomic.Int32 // HTTP exchanges writing its streams now
+	seq       atomic.Int64 // names its streams
 	closeOnce sync.Once
 	done      chan struct{} // closed when the session ends
 	ran       chan struct{} // closed when its Run returned
 }
+
+// A runner is a session's connection to the trunk (a *proxy.Session).
+type runner interface{ Run(context.Context) error }
+
+// attachFunc attaches a session to the trunk: proxy.Trunk.Attach, or the
+// tests' own.
+type attachFunc func(in io.Reader, out io.Writer, opts *proxy.SessionOptions) runner
 
 // newSessionID is 128 random bits: nobody can guess another's session.
 func newSessionID() string {
@@ -44,18 +53,23 @@ func newSessionID() string {
 }
 
 // startSession attaches a session to the trunk and runs it until close.
-func (h *Handler) startSession(id string, perRequest bool) *session {
+func (h *Handler) startSession(id, client string, perRequest bool) *session {
 	pr, pw := io.Pipe()
-	s := &session{id: id, router: newRouter(), perRequest: perRequest, in: pw, done: make(chan struct{}), ran: make(chan struct{})}
+	s := &session{id: id, client: client, perRequest: perRequest, in: pw, out: pr, done: make(chan struct{}), ran: make(chan struct{})}
+	s.router = newRouter(routerConfig{session: id, streamBytes: h.opts.MaxSessionBufferedBytes / 2, sessionBytes: h.opts.MaxSessionBufferedBytes,
+		pool: h.pool, logger: h.logger, onDrop: h.countDropped, overflow: func(reason string) {
+			h.logger.Warn("session closed: "+reason, "session", id)
+			h.endSession(s, "the session was closed: "+reason)
+		}})
 	s.touch()
-	s.server = h.trunk.Attach(pr, s.router, &proxy.SessionOptions{ID: id, PerRequest: perRequest})
+	server := h.attach(pr, s.router, &proxy.SessionOptions{ID: id, PerRequest: perRequest})
 	h.running.Add(1)
 	go func() {
 		defer h.running.Done()
 		defer close(s.ran)
 		// The session ends when its input does (close); the trunk's own
 		// shutdown answers its listens through life.
-		if err := s.server.Run(h.life); err != nil {
+		if err := server.Run(h.life); err != nil {
 			h.logger.Debug("session ended", "session", id, "error", err)
 		}
 		_ = pr.Close()
@@ -73,6 +87,9 @@ func (s *session) idleFor(now time.Time) time.Duration {
 	return now.Sub(time.Unix(0, s.lastUsed.Load()))
 }
 
+// errSessionClosed is what a message to a closed session meets.
+var errSessionClosed = errors.New("the session has ended")
+
 // deliver passes one message (a line without its newline) to the
 // session's connection.
 func (s *session) deliver(line []byte) error {
@@ -85,15 +102,17 @@ func (s *session) deliver(line []byte) error {
 	return err
 }
 
-// close ends the session: its input ends, so the connection cancels what
-// it is handling, and its streams end.
-func (s *session) close() {
+// close ends the session for reason: its input ends, so the connection
+// cancels what it is handling; its requests still waiting are answered
+// with an error naming reason, and its streams end.
+func (s *session) close(reason string) {
 	s.closeOnce.Do(func() {
-		close(s.done)
+		_ = s.out.CloseWithError(errSessionClosed)
 		s.inMu.Lock()
 		_ = s.in.Close()
 		s.inMu.Unlock()
-		s.router.endAll()
+		s.router.endAll(reason)
+		close(s.done)
 	})
 }
 

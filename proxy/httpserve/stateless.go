@@ -41,20 +41,25 @@ func (h *Handler) stateless(w http.ResponseWriter, r *http.Request, env jsonrpc.
 	}
 	defer h.statelessInFlight.Add(-1)
 	h.mu.Lock()
-	closed := h.closed
-	h.mu.Unlock()
-	if closed {
-		rpcError(w, http.StatusServiceUnavailable, jsonrpc.CodeInternalError, "the trunk is shutting down")
+	if h.closed {
+		h.mu.Unlock()
+		rpcError(w, http.StatusServiceUnavailable, jsonrpc.CodeInternalError, reasonShutdown)
 		return
 	}
-	s := h.startSession("", true)
+	s := h.startSession("", clientAddr(r), true)
+	h.perRequest[s] = struct{}{}
+	h.mu.Unlock()
 	defer func() {
-		s.close()
+		h.mu.Lock()
+		delete(h.perRequest, s)
+		h.mu.Unlock()
+		s.close("the request's exchange ended")
 		s.wait(context.Background())
 	}()
-	stop := context.AfterFunc(r.Context(), s.close)
+	stop := context.AfterFunc(r.Context(), func() { s.close("the client went away") })
 	defer stop()
 	st := s.newStream()
+	st.listen = env.Method == protocol.MethodListen
 	s.router.expect(env.ID, progressTokenOf(env.Params), st)
 	if err := s.deliver(line); err != nil {
 		rpcError(w, http.StatusServiceUnavailable, jsonrpc.CodeInternalError, "the trunk is shutting down")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -12,23 +13,35 @@ import (
 // A stream is the sequence of messages the trunk sends on one HTTP
 // exchange: the reply to one POSTed request (its progress, log messages
 // and server requests, then its response), or a session's standalone GET
-// stream. Messages are kept, bounded, so that a client whose connection
-// dropped can resume with Last-Event-ID and miss nothing; the HTTP
-// exchange that writes them may come and go.
+// stream. Messages are kept, bounded (by the router's budget, budget.go),
+// so that a client whose connection dropped can resume with Last-Event-ID
+// and miss nothing; the HTTP exchange that writes them may come and go.
 type stream struct {
-	id string
+	id     string
+	listen bool // the stream of a subscriptions/listen, which the trunk answers itself at shutdown; set before expect
+	open   bool // waiting for its response; guarded by the router's mu
 
-	mu       sync.Mutex
-	events   [][]byte      // every message sent, in order; events[i] has id <id>_<first+i+1>
-	first    int           // events dropped from the front (the bound)
-	final    bool          // the response is in: the stream ends once it is written
-	ended    bool          // closed without a response (the session ended)
-	attached *attachment   // the HTTP exchange writing it now, nil when none
-	sent     int           // messages written so far: where a new exchange without Last-Event-ID goes on
-	wake     chan struct{} // signals the writer that something changed
+	mu        sync.Mutex
+	events    []event       // kept messages, in order; numbers may skip where some were dropped
+	last      int           // the number of the newest message ever added
+	bytes     int64         // what events hold
+	final     bool          // the response is in: the stream ends once it is written
+	ended     bool          // closed without a response (the session ended, or the request was cancelled)
+	cancelled bool          // ended because the host cancelled the request
+	attached  *attachment   // the HTTP exchange writing it now, nil when none
+	sent      int           // the newest number written so far: where a new exchange without Last-Event-ID goes on
+	wake      chan struct{} // signals the writer that something changed
 }
 
-// keptEvents bounds what a stream keeps for resumption.
+// An event is one kept message of a stream.
+type event struct {
+	n         int // its number in the stream, from 1: its id is <stream>_<n>
+	msg       []byte
+	seq       int64 // its arrival in the session: the oldest goes first
+	droppable bool  // a notification, which may be dropped; answers and requests may not
+}
+
+// keptEvents bounds the messages a stream keeps, whatever their size.
 const keptEvents = 512
 
 func newStream(id string) *stream {
@@ -42,28 +55,120 @@ func (st *stream) signal() {
 	}
 }
 
-// send appends a message; last marks the response, which ends the stream.
-func (st *stream) send(msg []byte, last bool) {
+// add appends a message; last marks the response, which ends the stream.
+// It returns the bytes the stream holds now more: 0 when it takes
+// nothing more (answered or ended).
+func (st *stream) add(e event, last bool) int64 {
 	st.mu.Lock()
 	if st.final || st.ended {
 		st.mu.Unlock()
-		return
+		return 0
 	}
-	st.events = append(st.events, msg)
-	if len(st.events) > keptEvents { // a reader this far behind has lost the oldest
-		drop := len(st.events) - keptEvents
-		st.events = st.events[drop:]
-		st.first += drop
-	}
+	st.last++
+	e.n = st.last
+	st.events = append(st.events, e)
+	st.bytes += int64(len(e.msg))
 	st.final = last
 	st.mu.Unlock()
 	st.signal()
+	return int64(len(e.msg))
 }
 
-// end closes the stream without a response.
-func (st *stream) end() {
+// send adds a message that arrived in the session as seq 0: for the tests
+// of the stream alone.
+func (st *stream) send(msg []byte, last bool) {
+	st.add(event{msg: msg, droppable: !last}, last)
+}
+
+// oldest is the arrival of the oldest message that may be dropped: one
+// already written (written), or else a notification not yet written.
+func (st *stream) oldest(written bool) (seq int64, ok bool) {
 	st.mu.Lock()
-	st.ended = true
+	defer st.mu.Unlock()
+	if i := st.victimLocked(written); i >= 0 {
+		return st.events[i].seq, true
+	}
+	return 0, false
+}
+
+func (st *stream) victimLocked(written bool) int {
+	for i, e := range st.events {
+		if e.n <= st.sent {
+			if written {
+				return i
+			}
+			continue
+		}
+		if written {
+			return -1 // what follows was not written either
+		}
+		if e.droppable {
+			return i
+		}
+	}
+	return -1
+}
+
+// dropOldest drops what oldest names. freed is its size; lost is true
+// when it was a notification the host never got.
+func (st *stream) dropOldest(written bool) (freed int64, lost bool) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	i := st.victimLocked(written)
+	if i < 0 {
+		return 0, false
+	}
+	e := st.events[i]
+	if i == 0 {
+		st.events[0] = event{} // let the message go now, not when the array does
+		st.events = st.events[1:]
+	} else {
+		st.events = append(st.events[:i], st.events[i+1:]...)
+		st.events[len(st.events):cap(st.events)][0] = event{}
+	}
+	st.bytes -= int64(len(e.msg))
+	return int64(len(e.msg)), e.n > st.sent
+}
+
+// size is what the stream keeps: messages and bytes.
+func (st *stream) size() (n int, bytes int64) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return len(st.events), st.bytes
+}
+
+// release lets the kept messages go, returning the bytes they held;
+// unwritten notifications among them are counted in lost. keepAnswers
+// keeps the answers and requests not yet written, for an exchange that
+// may still write them (the session is ending).
+func (st *stream) release(keepAnswers bool) (freed int64, lost int) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	kept := st.events[:0]
+	for _, e := range st.events {
+		unwritten := e.n > st.sent
+		if keepAnswers && unwritten && !e.droppable {
+			kept = append(kept, e)
+			continue
+		}
+		if unwritten && e.droppable {
+			lost++
+		}
+		freed += int64(len(e.msg))
+	}
+	clear(st.events[len(kept):])
+	st.events = kept
+	st.bytes -= freed
+	return freed, lost
+}
+
+// end closes the stream without a response; cancelled says the host
+// cancelled its request.
+func (st *stream) end(cancelled bool) {
+	st.mu.Lock()
+	if !st.final && !st.ended {
+		st.ended, st.cancelled = true, cancelled
+	}
 	st.mu.Unlock()
 	st.signal()
 }
@@ -74,13 +179,24 @@ func (st *stream) end() {
 func (st *stream) onlyResponse() (msg []byte, only, ok bool) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if len(st.events) == 0 && st.first == 0 && !st.ended {
+	if st.last == 0 && !st.ended {
 		return nil, false, false
 	}
-	if st.final && st.first == 0 && len(st.events) == 1 {
-		return st.events[0], true, true
+	if st.final && st.last == 1 && len(st.events) == 1 {
+		return st.events[0].msg, true, true
 	}
 	return nil, false, true
+}
+
+// outcome is how the stream ended so far: its response when it is in,
+// and whether it ended without one (and because of a cancellation).
+func (st *stream) outcome() (response []byte, final, ended, cancelled bool) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.final && len(st.events) > 0 {
+		response = st.events[len(st.events)-1].msg
+	}
+	return response, st.final, st.ended, st.cancelled
 }
 
 // position is where an exchange that names no Last-Event-ID goes on.
@@ -88,6 +204,12 @@ func (st *stream) position() int {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	return st.sent
+}
+
+// afterLocked is a copy of the kept events numbered after n.
+func (st *stream) afterLocked(n int) []event {
+	i := sort.Search(len(st.events), func(i int) bool { return st.events[i].n > n })
+	return append([]event(nil), st.events[i:]...)
 }
 
 // eventID names the n-th message (from 1) of the stream.
@@ -161,7 +283,9 @@ func (st *stream) detach(a *attachment) {
 // writeSSE writes the stream's messages after position from as server-sent
 // events until the stream ends or the client goes away (ctx). Only one
 // exchange writes a stream at a time: takeOver (a resumption) replaces the
-// one writing it, otherwise the stream is busy (errStreamBusy).
+// one writing it, otherwise the stream is busy (errStreamBusy). A message
+// dropped for the budget is skipped: the event ids that follow say how
+// many.
 func (st *stream) writeSSE(ctx context.Context, w http.ResponseWriter, from int, done <-chan struct{}, takeOver bool) error {
 	a, err := st.attach(ctx, takeOver)
 	if err != nil {
@@ -179,15 +303,12 @@ func (st *stream) writeSSE(ctx context.Context, w http.ResponseWriter, from int,
 	next := from
 	for {
 		st.mu.Lock()
-		if next < st.first {
-			next = st.first // dropped for the bound: what is left follows
-		}
-		pending := append([][]byte(nil), st.events[next-st.first:]...)
+		pending := st.afterLocked(next)
 		final, ended := st.final, st.ended
 		st.mu.Unlock()
-		for _, msg := range pending {
-			next++
-			if _, err := fmt.Fprintf(w, "id: %s\nevent: message\ndata: %s\n\n", st.eventID(next), msg); err != nil {
+		for _, e := range pending {
+			next = e.n
+			if _, err := fmt.Fprintf(w, "id: %s\nevent: message\ndata: %s\n\n", st.eventID(next), e.msg); err != nil {
 				return err
 			}
 			st.mu.Lock()
@@ -199,7 +320,7 @@ func (st *stream) writeSSE(ctx context.Context, w http.ResponseWriter, from int,
 		}
 		if final || ended {
 			st.mu.Lock()
-			caughtUp := next-st.first >= len(st.events)
+			caughtUp := len(st.afterLocked(next)) == 0
 			st.mu.Unlock()
 			if caughtUp {
 				return nil

@@ -1,0 +1,148 @@
+package httpserve
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/mcptrunk/mcptrunk/proxy"
+)
+
+// serveListener serves a handler of fake sessions through its own Server
+// and Listener, as serve --http does, until the test ends.
+func serveListener(t *testing.T, opts Options) (h *Handler, addr string) {
+	t.Helper()
+	leaks := goleak.IgnoreCurrent()
+	t.Cleanup(func() { goleak.VerifyNone(t, leaks) })
+	h = newHandler(nil, func(in io.Reader, out io.Writer, _ *proxy.SessionOptions) runner {
+		return &fakeServer{in: in, out: out}
+	}, opts)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := h.Server(nil)
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(h.Listener(ln)) }()
+	t.Cleanup(func() {
+		h.Close()
+		_ = srv.Close()
+		if err := <-served; !errors.Is(err, http.ErrServerClosed) {
+			t.Errorf("Serve: %v", err)
+		}
+	})
+	return h, ln.Addr().String()
+}
+
+// dialFrom opens a connection to addr from a loopback address of its own
+// (Linux routes all of 127.0.0.0/8 to lo).
+func dialFrom(t *testing.T, from, addr string) net.Conn {
+	t.Helper()
+	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}, Timeout: 10 * time.Second}
+	c, err := d.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// readResponse reads one HTTP response from c, within a deadline.
+func readResponse(t *testing.T, c net.Conn, br *bufio.Reader) (*http.Response, error) {
+	t.Helper()
+	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	resp, err := http.ReadResponse(br, nil)
+	if err == nil {
+		_, _ = io.Copy(io.Discard, resp.Body)
+		_ = resp.Body.Close()
+	}
+	return resp, err
+}
+
+// A request without the token is refused before its body is read: the
+// 401 comes while the body is still on its way, and the connection ends.
+func TestTokenCheckedBeforeTheBody(t *testing.T) {
+	_, addr := serveListener(t, Options{Token: strings.Repeat("t", 32)})
+	c := dialFrom(t, "127.0.0.1", addr)
+	_, _ = io.WriteString(c, "POST /mcp HTTP/1.1\r\nHost: "+addr+"\r\nContent-Type: application/json\r\nContent-Length: 200000\r\n\r\n{\"jsonrpc\":")
+	br := bufio.NewReader(c)
+	resp, err := readResponse(t, c, br)
+	if err != nil || resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("a request without a token, body pending: %v %v, want 401 at once", resp, err)
+	}
+	if _, err := br.ReadByte(); err != io.EOF {
+		t.Errorf("after the 401 the connection is still open (%v)", err)
+	}
+}
+
+// A body that does not arrive within BodyTimeout gets 408.
+func TestBodyReadDeadline(t *testing.T) {
+	_, addr := serveListener(t, Options{BodyTimeout: 200 * time.Millisecond})
+	c := dialFrom(t, "127.0.0.1", addr)
+	_, _ = io.WriteString(c, "POST /mcp HTTP/1.1\r\nHost: "+addr+"\r\nAccept: application/json\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"jsonrpc\":")
+	resp, err := readResponse(t, c, bufio.NewReader(c))
+	if err != nil || resp.StatusCode != http.StatusRequestTimeout {
+		t.Fatalf("a body that stalls: %v %v, want 408", resp, err)
+	}
+}
+
+// An idle keep-alive connection is closed after IdleTimeout.
+func TestIdleConnectionClosed(t *testing.T) {
+	_, addr := serveListener(t, Options{IdleTimeout: 200 * time.Millisecond})
+	c := dialFrom(t, "127.0.0.1", addr)
+	_, _ = io.WriteString(c, "GET /healthz HTTP/1.1\r\nHost: "+addr+"\r\n\r\n")
+	br := bufio.NewReader(c)
+	if resp, err := readResponse(t, c, br); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("/healthz: %v %v", resp, err)
+	}
+	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, err := br.ReadByte(); err != io.EOF {
+		t.Errorf("an idle connection: %v, want it closed by the trunk", err)
+	}
+}
+
+// Connections past MaxConnsPerClient from one address, or past MaxConns
+// in all, are closed at once; a closed one frees its place.
+func TestConnectionLimits(t *testing.T) {
+	_, addr := serveListener(t, Options{MaxConns: 3, MaxConnsPerClient: 2})
+	healthy := func(c net.Conn) error {
+		if _, err := io.WriteString(c, "GET /healthz HTTP/1.1\r\nHost: "+addr+"\r\n\r\n"); err != nil {
+			return err
+		}
+		resp, err := readResponse(t, c, bufio.NewReader(c))
+		if err == nil && resp.StatusCode != http.StatusOK {
+			err = errors.New(resp.Status)
+		}
+		return err
+	}
+	a1, a2 := dialFrom(t, "127.0.0.1", addr), dialFrom(t, "127.0.0.1", addr)
+	for _, c := range []net.Conn{a1, a2} {
+		if err := healthy(c); err != nil {
+			t.Fatalf("a connection within the limits: %v", err)
+		}
+	}
+	if err := healthy(dialFrom(t, "127.0.0.1", addr)); err == nil {
+		t.Error("a third connection from 127.0.0.1 (2 per client) was served")
+	}
+	b := dialFrom(t, "127.0.0.2", addr)
+	if err := healthy(b); err != nil {
+		t.Errorf("another address while 127.0.0.1 is at its limit: %v", err)
+	}
+	if err := healthy(dialFrom(t, "127.0.0.3", addr)); err == nil {
+		t.Error("a fourth connection (3 in all) was served")
+	}
+	_ = a1.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for healthy(dialFrom(t, "127.0.0.1", addr)) != nil { // the server notices a1's end when it reads
+		if time.Now().After(deadline) {
+			t.Fatal("a closed connection did not free its place")
+		}
+	}
+}
