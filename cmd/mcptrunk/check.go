@@ -32,7 +32,7 @@ func (cc *checkCommand) run(ctx context.Context, env *environment) error {
 		fmt.Fprintf(env.stdout, "config: invalid\n%v\n", err)
 		return exitError(1)
 	}
-	fmt.Fprintf(env.stdout, "config: ok, %d servers\n", len(cfg.Servers))
+	fmt.Fprintf(env.stdout, "config: ok, %s\n", plural(len(cfg.Servers), "server", "servers"))
 	fmt.Fprintf(env.stdout, "trunk.maxMessageBytes: %d (the largest message sent to the host)\n", cfg.Trunk.MaxMessageBytes)
 
 	start := time.Now()
@@ -42,6 +42,13 @@ func (cc *checkCommand) run(ctx context.Context, env *environment) error {
 		host     *upstream.Fleet
 		finished bool // the table is being printed: no more progress lines
 	)
+	// Which servers are still starting, on stderr: the lines below say
+	// what each one became.
+	starting := env.startProgress(func() *upstream.Fleet {
+		mu.Lock()
+		defer mu.Unlock()
+		return host
+	})
 	progress := func(server string) {
 		mu.Lock()
 		defer mu.Unlock()
@@ -67,7 +74,7 @@ func (cc *checkCommand) run(ctx context.Context, env *environment) error {
 		if err != nil {
 			line += ": " + firstLine(err.Error())
 		}
-		fmt.Fprintln(env.stdout, line)
+		starting.printAbove(env.stdout, line)
 	}
 	mu.Lock()
 	host = upstream.NewFleet(&upstream.Options{
@@ -77,6 +84,7 @@ func (cc *checkCommand) run(ctx context.Context, env *environment) error {
 	mu.Unlock()
 	defer host.Close(context.WithoutCancel(ctx))
 	startErr := host.StartAll(ctx, cfg.Servers)
+	starting.Stop()
 	mu.Lock()
 	finished = true
 	mu.Unlock()
@@ -95,7 +103,7 @@ func (cc *checkCommand) run(ctx context.Context, env *environment) error {
 		fmt.Fprintln(env.stdout, line)
 	}
 	if startErr != nil || len(host.Failures()) > 0 {
-		fmt.Fprintf(env.stdout, "\n%d of %d servers failed\n", len(host.Failures()), len(cfg.Servers))
+		fmt.Fprintf(env.stdout, "\n%d of %s failed\n", len(host.Failures()), plural(len(cfg.Servers), "server", "servers"))
 		return exitError(1)
 	}
 	return nil

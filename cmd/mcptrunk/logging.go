@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lmittmann/tint"
+	"golang.org/x/term"
 )
 
 // newLogger logs to w (stderr: stdout carries the protocol) through tint,
@@ -19,11 +20,12 @@ func newLogger(w io.Writer, level slog.Level) *slog.Logger {
 	}))
 }
 
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
+// isTerminal reports whether f is a terminal: stdin for the hint of a bare
+// mcptrunk, stderr for colours and the live progress line.
+func isTerminal(f any) bool {
+	if s, ok := f.(interface{ terminal() any }); ok {
+		f = s.terminal()
 	}
-	info, err := f.Stat()
-	return err == nil && info.Mode()&os.ModeCharDevice != 0
+	file, ok := f.(*os.File)
+	return ok && term.IsTerminal(int(file.Fd()))
 }

@@ -92,6 +92,7 @@ type command interface {
 type environment struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
+	screen         *screen // stderr, shared with the live progress line
 	global         *globalFlags
 	args           []string // the command's positional arguments
 }
@@ -99,7 +100,8 @@ type environment struct {
 // run parses args and runs the chosen subcommand. It is main without the
 // process: tests call it directly.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	env := &environment{stdin: stdin, stdout: stdout, stderr: stderr, global: &globalFlags{}}
+	scr := &screen{w: stderr}
+	env := &environment{stdin: stdin, stdout: stdout, stderr: scr, screen: scr, global: &globalFlags{}}
 	root := newRootCommand(env)
 	root.SetArgs(defaultToServe(root, args))
 	cmd, err := root.ExecuteContextC(ctx)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/mcptrunk/mcptrunk/internal/pin"
+	"github.com/mcptrunk/mcptrunk/internal/wording"
 	"github.com/mcptrunk/mcptrunk/naming"
 	"github.com/mcptrunk/mcptrunk/proxy/catalog"
 	"github.com/mcptrunk/mcptrunk/upstream"
@@ -90,7 +91,7 @@ func (c *pinCommand) run(ctx context.Context, env *environment) error {
 	}
 	fmt.Fprintln(env.stdout)
 	if failed > 0 {
-		fmt.Fprintf(env.stdout, "%d of %d servers failed to connect\n", failed, len(results))
+		fmt.Fprintf(env.stdout, "%d of %s failed to connect\n", failed, plural(len(results), "server", "servers"))
 	}
 	failure := func() error {
 		if failed > 0 {
@@ -309,9 +310,4 @@ func confirmed(ctx context.Context, r io.Reader) bool {
 	}
 }
 
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
-}
+func plural(n int, one, many string) string { return wording.Count(n, one, many) }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -58,6 +59,7 @@ func (c *serveCommand) run(ctx context.Context, env *environment) error {
 		err := errors.New("--stdio, --token-file, --tls-cert, --tls-key and --allow-origin go with --http (or trunk.http.listen)")
 		return fatal(logger, "cannot serve", err)
 	}
+	fmt.Fprint(env.stderr, serveHint(isTerminal(env.stdin), down == nil || c.http.stdio))
 	// The HTTP listener serves /metrics too, so it needs the metrics.
 	metricsAddr := c.metricsListen(cfg)
 	obs, err := startObserve(ctx, metricsAddr, down != nil, os.Getenv, logger)

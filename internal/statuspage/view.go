@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcptrunk/mcptrunk/internal/wording"
 	"github.com/mcptrunk/mcptrunk/upstream"
 )
 
@@ -66,7 +67,7 @@ func newView(s Snapshot, now time.Time, callRates map[string]float64) view {
 			parts = append(parts, fmt.Sprintf("%d %s", n, state))
 		}
 	}
-	v.Summary = fmt.Sprintf("%d servers", len(servers))
+	v.Summary = wording.Count(len(servers), "server", "servers")
 	if len(parts) > 0 {
 		v.Summary += ": " + strings.Join(parts, ", ")
 	}
@@ -94,14 +95,15 @@ func serverOf(st upstream.Status, pin PinCounts, rate float64, now time.Time) se
 		add("lazy starts", fmt.Sprint(st.LazyStarts))
 		add("idle stops", fmt.Sprint(st.IdleStops))
 	}
-	wide("catalog", fmt.Sprintf("%d tools, %d prompts, %d resources, %d templates", st.Tools, st.Prompts, st.Resources, st.Templates))
-	calls := fmt.Sprintf("%d (%d errors)", st.Calls, st.CallErrors)
+	wide("catalog", strings.Join([]string{wording.Count(st.Tools, "tool", "tools"), wording.Count(st.Prompts, "prompt", "prompts"),
+		wording.Count(st.Resources, "resource", "resources"), wording.Count(st.Templates, "template", "templates")}, ", "))
+	calls := fmt.Sprintf("%d (%s)", st.Calls, wording.Count(st.CallErrors, "error", "errors"))
 	if st.Calls > 0 {
 		calls += fmt.Sprintf(", mean %.1f ms", st.MeanCallMillis)
 	}
 	wide("calls", calls+fmt.Sprintf(", %.2f/s now", rate))
 	if pin != (PinCounts{}) {
-		wide("pinning", fmt.Sprintf("%d drifted, %d withheld, %d findings", pin.Drift, pin.Withheld, pin.Findings))
+		wide("pinning", fmt.Sprintf("%d drifted, %d withheld, %s", pin.Drift, pin.Withheld, wording.Count(pin.Findings, "finding", "findings")))
 	}
 	if st.Lazy {
 		lazy := "starts on demand"
