@@ -141,7 +141,10 @@ func (h *Fleet) StartAll(ctx context.Context, specs []config.Spec) error {
 	for _, spec := range specs {
 		c, err := h.register(spec)
 		if err != nil {
+			// Servers started earlier in this loop may be appending already.
+			mu.Lock()
 			errs = append(errs, err)
+			mu.Unlock()
 			continue
 		}
 		started = append(started, c)
