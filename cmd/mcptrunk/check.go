@@ -33,6 +33,10 @@ func (cc *checkCommand) run(ctx context.Context, env *environment) error {
 		return exitError(1)
 	}
 	fmt.Fprintf(env.stdout, "config: ok, %s\n", plural(len(cfg.Servers), "server", "servers"))
+	if err := cfg.Unusable(); err != nil {
+		// Those servers fail below; the others are checked all the same.
+		fmt.Fprintf(env.stdout, "entries that cannot be used (their servers fail, the others serve):\n%v\n", err)
+	}
 	fmt.Fprintf(env.stdout, "trunk.maxMessageBytes: %d (the largest message sent to the host)\n", cfg.Trunk.MaxMessageBytes)
 
 	start := time.Now()

@@ -111,6 +111,16 @@ func TestInstallServes(t *testing.T) {
 	h.expect(t, 0, []string{"mcp__notes__search"}, "list", "--config", h.configPath())
 }
 
+// TestInstallNamesUnusableServers: install says which servers will not
+// start until which variables are set, and the others serve.
+func TestInstallNamesUnusableServers(t *testing.T) {
+	h := newHostcliHome(t)
+	path := h.path(t, "claude-code", hostcfg.ScopeUser)
+	h.write(t, path, `{"mcpServers": {"notes": {"command": "`+notesBin+`"}, "gh": {"url": "https://api.example.invalid/mcp", "headers": {"Authorization": "Bearer ${MCPTRUNK_TEST_UNSET_TOKEN}"}}}}`)
+	h.expect(t, 0, []string{"+ gh", "+ notes", "These servers will not start", "  gh: " + unsetTokenWhy}, "install", "--host", "claude-code")
+	h.expect(t, 0, []string{"mcp__notes__search"}, "list", "--config", h.configPath())
+}
+
 // TestInstallRefuses: a host file that does not parse is left alone, as
 // is everything else.
 func TestInstallRefuses(t *testing.T) {

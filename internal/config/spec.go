@@ -125,6 +125,10 @@ type Spec struct {
 	// Scope is ScopeSession or "" (ScopeShared): whether host sessions
 	// share one instance of the server.
 	Scope string `json:"scope,omitempty"`
+	// Invalid is why the entry cannot be used, nil when it can: the server
+	// is then reported failed with it and never started (unless disabled),
+	// and the other fields are only what could be read.
+	Invalid *EntryError `json:"-"`
 }
 
 // Unprefixed reports whether the server's names and URIs are exported as
@@ -163,6 +167,10 @@ type OAuthOptions struct {
 // including Name and Disabled, is compared; order in slices matters). Nil
 // and empty maps or slices are equal.
 func (s Spec) Equal(o Spec) bool {
+	if (s.Invalid == nil) != (o.Invalid == nil) || s.Invalid != nil && s.Invalid.Error() != o.Invalid.Error() {
+		return false
+	}
+	s.Invalid, o.Invalid = nil, nil
 	return reflect.DeepEqual(s.normalized(), o.normalized())
 }
 
