@@ -33,6 +33,9 @@ func (cc *checkCommand) run(ctx context.Context, env *environment) error {
 		return exitError(1)
 	}
 	fmt.Fprintf(env.stdout, "config: ok, %s\n", plural(len(cfg.Servers), "server", "servers"))
+	for _, w := range cfg.Warnings {
+		fmt.Fprintf(env.stdout, "warning: %s\n", w)
+	}
 	if err := cfg.Unusable(); err != nil {
 		// Those servers fail below; the others are checked all the same.
 		fmt.Fprintf(env.stdout, "entries that cannot be used (their servers fail, the others serve):\n%v\n", err)

@@ -81,3 +81,17 @@ func exchangeLine(t *testing.T, stdin io.Writer, r *bufio.Reader, stderr *syncBu
 	}
 	return m
 }
+
+// TestCheckShowsUnknownKeys: check names a misspelt key with its file,
+// server and the key probably meant, and still passes.
+func TestCheckShowsUnknownKeys(t *testing.T) {
+	t.Parallel()
+	s := notesServer()
+	s["lazzy"] = true
+	cfg := writeConfig(t, map[string]server{"notes": s}, nil)
+	stdout, stderr, code := runCLI(t, 60*time.Second, "check", "--config", cfg)
+	want := `warning: ` + cfg + `: server "notes": unknown key "lazzy" (did you mean "lazy"?), ignored`
+	if code != 0 || !strings.Contains(stdout, want) {
+		t.Errorf("check exited %d, want 0 and a line %q:\n%s\n%s", code, want, stdout, stderr)
+	}
+}

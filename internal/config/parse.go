@@ -173,6 +173,7 @@ func Parse(r io.Reader, lookup func(string) (string, bool)) (*Config, error) {
 		}
 		return nil, errors.Join(errs...)
 	}
+	cfg.Warnings = unknownKeys(rc, data)
 	return cfg, nil
 }
 
@@ -204,6 +205,9 @@ func Load(path string) (*Config, error) {
 	cfg, err := Parse(f, os.LookupEnv)
 	if err != nil {
 		return nil, prefixPathErr(path, err)
+	}
+	for i, w := range cfg.Warnings {
+		cfg.Warnings[i] = path + ": " + w
 	}
 	// The lockfile lives beside the config unless the config says where.
 	switch lf := cfg.Trunk.LockFile; {

@@ -281,6 +281,11 @@ const MinMessageBytes = 64 << 10
 type Config struct {
 	Servers []Spec
 	Trunk   TrunkOptions
+	// Warnings are what in the file is probably a mistake but does not
+	// stop it from loading: keys mcptrunk does not know (and no host is
+	// known to use), each with the key it probably meant. Load starts each
+	// with the file's path. serve logs them; check shows them.
+	Warnings []string
 }
 
 // UsesOAuth reports whether mcptrunk uses OAuth for the server: a remote
