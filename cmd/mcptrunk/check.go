@@ -36,6 +36,9 @@ func (cc *checkCommand) run(ctx context.Context, env *environment) error {
 	for _, w := range cfg.Warnings {
 		fmt.Fprintf(env.stdout, "warning: %s\n", w)
 	}
+	for _, n := range cfg.Notes {
+		fmt.Fprintf(env.stdout, "note: %s\n", n)
+	}
 	if err := cfg.Unusable(); err != nil {
 		// Those servers fail below; the others are checked all the same.
 		fmt.Fprintf(env.stdout, "entries that cannot be used (their servers fail, the others serve):\n%v\n", err)

@@ -53,10 +53,13 @@ func (e *environment) loadConfig() (*config.Config, error) {
 }
 
 // logConfigWarnings logs what in the config is probably a mistake (keys
-// mcptrunk does not know), once per load.
+// mcptrunk does not know) and what was left out on purpose, once per load.
 func logConfigWarnings(logger *slog.Logger, cfg *config.Config) {
 	for _, w := range cfg.Warnings {
 		logger.Warn("config: " + w)
+	}
+	for _, n := range cfg.Notes {
+		logger.Info("config: " + n)
 	}
 }
 

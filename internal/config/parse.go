@@ -150,6 +150,10 @@ func Parse(r io.Reader, lookup func(string) (string, bool)) (*Config, error) {
 					errs = append(errs, errors.New(`server "": server name must not be empty`))
 					continue
 				}
+				if runsTrunk(byName[name]) {
+					cfg.Notes = append(cfg.Notes, selfNote(name))
+					continue
+				}
 				// A name is the server's identity in every exported name,
 				// so a bad one fails the load; a bad entry fails only its
 				// server (Spec.Invalid), and the others serve.
@@ -208,6 +212,13 @@ func Load(path string) (*Config, error) {
 	}
 	for i, w := range cfg.Warnings {
 		cfg.Warnings[i] = path + ": " + w
+	}
+	dir := filepath.Dir(path)
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	for i := range cfg.Servers {
+		resolvePaths(&cfg.Servers[i], dir)
 	}
 	// The lockfile lives beside the config unless the config says where.
 	switch lf := cfg.Trunk.LockFile; {

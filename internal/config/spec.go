@@ -286,6 +286,10 @@ type Config struct {
 	// known to use), each with the key it probably meant. Load starts each
 	// with the file's path. serve logs them; check shows them.
 	Warnings []string
+	// Notes say what Parse left out on purpose: an entry that runs
+	// mcptrunk itself (the one install gives a host, when --config is
+	// that host's file).
+	Notes []string
 }
 
 // UsesOAuth reports whether mcptrunk uses OAuth for the server: a remote
