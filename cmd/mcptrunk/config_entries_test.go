@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -93,5 +94,33 @@ func TestCheckShowsUnknownKeys(t *testing.T) {
 	want := `warning: ` + cfg + `: server "notes": unknown key "lazzy" (did you mean "lazy"?), ignored`
 	if code != 0 || !strings.Contains(stdout, want) {
 		t.Errorf("check exited %d, want 0 and a line %q:\n%s\n%s", code, want, stdout, stderr)
+	}
+}
+
+// TestUnknownToolMessages: a misspelt tool name gets the name it probably
+// meant, and the error blames a filter only when the config sets one that
+// leaves the tool out.
+func TestUnknownToolMessages(t *testing.T) {
+	t.Parallel()
+	filtered := notesServer()
+	filtered["tools"] = map[string][]string{"deny": {"add_note"}}
+	cfg := writeConfig(t, map[string]server{"notes": notesServer(), "kept": filtered}, nil)
+	stdin, r, stderr := startPipedTrunk(t, cfg, "error")
+	exchangeLine(t, stdin, r, stderr, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}`)
+	if _, err := io.WriteString(stdin, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	for i, tc := range []struct{ name, want, not string }{
+		{"mcp__notes__serach", `unknown tool "mcp__notes__serach": server "notes" exports no such tool (did you mean "mcp__notes__search"?)`, "filter"},
+		{"mcp__notse__search", `unknown tool "mcp__notse__search": no server "notse" is configured (did you mean "mcp__notes__search"?)`, "filter"},
+		{"mcp__notes__frobnicate", `unknown tool "mcp__notes__frobnicate": server "notes" exports no such tool`, "did you mean"},
+		{"mcp__kept__add_note", `unknown tool "mcp__kept__add_note": server "kept" has it, and its "tools" filter in the config leaves it out`, "did you mean"},
+	} {
+		m := exchangeLine(t, stdin, r, stderr, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":{}}}`, i+1, tc.name))
+		e, _ := m["error"].(map[string]any)
+		msg, _ := e["message"].(string)
+		if !strings.Contains(msg, tc.want) || strings.Contains(msg, tc.not) {
+			t.Errorf("%s: %q, want %q and no %q", tc.name, msg, tc.want, tc.not)
+		}
 	}
 }

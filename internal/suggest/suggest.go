@@ -11,14 +11,15 @@ import (
 // Closest returns the candidate nearest to word, or "" when none is near
 // enough to be a likely typo. Letter case does not count (toolsearch means
 // toolSearch). Near enough is at most a third of the word's length in
-// edits, and at least one edit: one slip in a short word, two or three in
-// a long name, never a different word that merely shares letters. Ties go
+// edits, at least one and at most three: one slip in a short word, two or
+// three in a long name, never a different word that merely shares letters
+// (mcp__notes__delete is no typo of mcp__notes__search). Ties go
 // to the earlier candidate, so the answer does not depend on map order
 // when the caller sorts.
 func Closest(word string, candidates []string) string {
 	best, bestDist := "", -1
 	lw := strings.ToLower(word)
-	limit := max(1, utf8.RuneCountInString(word)/3)
+	limit := min(3, max(1, utf8.RuneCountInString(word)/3))
 	for _, c := range candidates {
 		if c == word {
 			continue

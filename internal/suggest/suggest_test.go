@@ -34,4 +34,15 @@ func TestClosest(t *testing.T) {
 			t.Errorf("Closest(%q) = %q, want %q", c.word, got, c.want)
 		}
 	}
+	tools := []string{"mcp__notes__delete", "mcp__notes__search", "mcp__weather__search"}
+	for _, c := range []struct{ word, want string }{
+		{"mcp__notes__serach", "mcp__notes__search"},
+		{"mcp__notse__search", "mcp__notes__search"},
+		{"mcp__notes__find", ""},
+		{"mcp__notes__remove", ""},
+	} {
+		if got := Closest(c.word, tools); got != c.want {
+			t.Errorf("Closest(%q) = %q, want %q", c.word, got, c.want)
+		}
+	}
 }
