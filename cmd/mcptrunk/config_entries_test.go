@@ -84,7 +84,8 @@ func exchangeLine(t *testing.T, stdin io.Writer, r *bufio.Reader, stderr *syncBu
 }
 
 // TestCheckShowsUnknownKeys: check names a misspelt key with its file,
-// server and the key probably meant, and still passes.
+// server and the key probably meant, and still passes; check --strict
+// fails on it.
 func TestCheckShowsUnknownKeys(t *testing.T) {
 	t.Parallel()
 	s := notesServer()
@@ -94,6 +95,10 @@ func TestCheckShowsUnknownKeys(t *testing.T) {
 	want := `warning: ` + cfg + `: server "notes": unknown key "lazzy" (did you mean "lazy"?), ignored`
 	if code != 0 || !strings.Contains(stdout, want) {
 		t.Errorf("check exited %d, want 0 and a line %q:\n%s\n%s", code, want, stdout, stderr)
+	}
+	stdout, stderr, code = runCLI(t, 60*time.Second, "check", "--strict", "--config", cfg)
+	if code != 1 || !strings.Contains(stdout, want) || !strings.Contains(stdout, "1 config warnings, which --strict fails on") {
+		t.Errorf("check --strict exited %d, want 1 and the warning:\n%s\n%s", code, stdout, stderr)
 	}
 }
 

@@ -284,7 +284,8 @@ type Config struct {
 	// Warnings are what in the file is probably a mistake but does not
 	// stop it from loading: keys mcptrunk does not know (and no host is
 	// known to use), each with the key it probably meant. Load starts each
-	// with the file's path. serve logs them; check shows them.
+	// with the file's path. serve logs them; check shows them, and check
+	// --strict fails on them.
 	Warnings []string
 	// Notes say what Parse left out on purpose: an entry that runs
 	// mcptrunk itself (the one install gives a host, when --config is
