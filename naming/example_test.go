@@ -31,13 +31,13 @@ func Example() {
 }
 
 func ExampleServerID() {
-	for _, name := range []string{"my.srv", "a__b", "TRUNK", "a."} {
+	for _, name := range []string{"my.srv", "météo fr", "a__b", "天气"} {
 		id, err := naming.ServerID(name)
 		fmt.Printf("%q %v\n", id, err)
 	}
 	// Output:
 	// "my_srv" <nil>
-	// "" server "a__b": name may not contain "__"
-	// "" server "TRUNK": name "trunk" is reserved for the proxy's own tools
-	// "" server "a.": sanitized id "a_" ends with '_', so exported names would not split back unambiguously
+	// "meteo_fr" <nil>
+	// "" server "a__b": name may not contain "__": exported names are split there (mcp__<server>__<tool>); use "a_b"
+	// "" server "天气": a server's name is part of every tool name it exports (mcp__<server>__<tool>), where hosts accept only A-Z, a-z, 0-9, '_' and '-', and "天", "气" have no spelling in those; rename the entry, for instance to "u5929_u6c14"
 }

@@ -19,27 +19,41 @@ func TestServerID(t *testing.T) {
 		{"a-b_c", "a-b_c", ""},
 		{"_lead", "_lead", ""},
 		{"x1", "x1", ""},
-		{"caf\u00e9s", "caf_s", ""},
 		{"trunk2", "trunk2", ""},
 		{"trunk.x", "trunk_x", ""},
 		{"mytrunk", "mytrunk", ""},
+		// Letters with accents and ligatures are spelt in ASCII; a run of
+		// other characters is one '_', none at either end.
+		{"cafés", "cafes", ""},
+		{"météo fr", "meteo_fr", ""},
+		{"straße", "strasse", ""},
+		{"Ærø", "AEro", ""},
+		{"é", "e", ""},
+		{"été", "ete", ""}, // decomposed accents
+		{"ﬁle²", "file2", ""},
+		{"a.", "a", ""},
+		{"files ", "files", ""},
+		{" notes!", "notes", ""},
+		{"a. b", "a_b", ""},
+		{"a._b", "a_b", ""},
+		{"a_.b", "a_b", ""},
 
 		{"", "", "may not be empty"},
-		{"a__b", "", `may not contain "__"`},
+		{"a__b", "", `may not contain "__": exported names are split there (mcp__<server>__<tool>); use "a_b"`},
 		{"__", "", `may not contain "__"`},
-		{"trunk", "", "reserved"},
+		{"trunk", "", `reserved for the proxy's own tools (mcp__trunk__status); use another, such as "trunk-server"`},
 		{"TRUNK", "", "reserved"},
 		{"Trunk", "", "reserved"},
-		{"a.", "", "ends with '_'"},
-		{"a_", "", "ends with '_'"},
-		{"files ", "", "ends with '_'"},
-		{"trunk ", "", "ends with '_'"},
-		{"\u00e9", "", "ends with '_'"},
-		{"a. b", "", `contains "__"`},
-		{"a._b", "", `contains "__"`},
-		{"a_.b", "", `contains "__"`},
-		{"\u65e5\u672c", "", `contains "__"`},
-		{"a\u65e5\u672cb", "", `contains "__"`},
+		{"trunk ", "", "reserved"},
+		{"trünk", "", "reserved"},
+		{"a_", "", `may not end in '_': exported names are split at "__" (mcp__<server>__<tool>); use "a"`},
+		{"...", "", "is empty; use a name with letters or digits"},
+		// Letters without an ASCII spelling: refused, with a name to use.
+		{"天气", "", `"天", "气" have no spelling in those; rename the entry, for instance to "u5929_u6c14"`},
+		{"日本 api", "", `for instance to "u65e5_u672c_api"`},
+		{"погода", "", `for instance to "pogoda"`},
+		{"Київ", "", `for instance to "Kiyiv"`},
+		{"Αθήνα", "", `for instance to "Athina"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -71,8 +85,23 @@ func TestServerID(t *testing.T) {
 }
 
 func TestServerIDErrorMessage(t *testing.T) {
-	_, err := ServerID("a__b")
-	if err == nil || err.Error() != `server "a__b": name may not contain "__"` {
-		t.Fatalf("ServerID(%q) error = %v", "a__b", err)
+	_, err := ServerID("天气")
+	want := `server "天气": a server's name is part of every tool name it exports (mcp__<server>__<tool>), where hosts accept only A-Z, a-z, 0-9, '_' and '-', and "天", "气" have no spelling in those; rename the entry, for instance to "u5929_u6c14"`
+	if err == nil || err.Error() != want {
+		t.Fatalf("ServerID error = %v\nwant %s", err, want)
+	}
+}
+
+// TestServerIDSuggestionsAreAccepted: the name a refusal suggests is one
+// ServerID accepts.
+func TestServerIDSuggestionsAreAccepted(t *testing.T) {
+	for _, name := range []string{"a__b", "trunk", "a_", "天气", "погода 天", "x__天_", "__"} {
+		s := suggestFor(name)
+		if name == "trunk" {
+			s = name + "-server"
+		}
+		if _, err := ServerID(s); err != nil {
+			t.Errorf("%q: the suggestion %q is refused: %v", name, s, err)
+		}
 	}
 }

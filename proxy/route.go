@@ -112,7 +112,7 @@ func (t *Trunk) routeNamed(ctx context.Context, method string, params json.RawMe
 		if why, ok := cat.WithheldWhy(server, kind, name); ok {
 			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s", why)
 		}
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "unknown %s %q: server %q exports no such %s (see its tools filter and trunk.readOnly)", kind, name, server, kind)
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s", cat.NotExported(c, t.cfg.Load().Trunk.ReadOnly, kind, name))
 	}
 	forward, err := rawjson.ReplaceString(params, "name", raw)
 	if err != nil {
@@ -138,7 +138,7 @@ func (t *Trunk) routeNamed(ctx context.Context, method string, params json.RawMe
 func (t *Trunk) owner(ctx context.Context, server, kind, item string, params json.RawMessage) (_ *upstream.Client, woke bool, _ error) {
 	c, ok := t.Fleet().Client(server)
 	if !ok {
-		return nil, false, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "unknown %s %q: no server %q is configured", kind, item, server)
+		return nil, false, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "unknown %s %q: no server %q is configured%s", kind, item, server, t.snapshot().DidYouMean(kind, item))
 	}
 	if hr := hostRequestOf(ctx); t.usesPrivate(hr.session, c.Spec()) {
 		// The session's own instance ("scope": "session", private.go).

@@ -115,12 +115,22 @@ func newClient(id string, spec config.Spec, opts clientOptions) *Client {
 		since:   time.Now(),
 	}
 	c.cacheKey = specKey(spec, opts.preferLegacy)
-	if spec.Disabled {
+	switch {
+	case spec.Disabled:
 		c.state = StateDisabled
+		c.settle()
+	case spec.Invalid != nil:
+		// Its entry cannot be used (an unset variable, a bad field): failed
+		// from the start, named wherever failures are, never started.
+		c.state, c.err = StateFailed, spec.Invalid
 		c.settle()
 	}
 	return c
 }
+
+// startable reports whether a spec is started at all: not disabled, and
+// its entry usable.
+func startable(spec config.Spec) bool { return !spec.Disabled && spec.Invalid == nil }
 
 // Name is the server's identifier: its config name, normalised for use in
 // exported names and URIs.

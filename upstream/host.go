@@ -148,7 +148,13 @@ func (h *Fleet) StartAll(ctx context.Context, specs []config.Spec) error {
 			continue
 		}
 		started = append(started, c)
-		if spec.Disabled {
+		if spec.Invalid != nil && !spec.Disabled {
+			err := c.invalid()
+			mu.Lock()
+			errs = append(errs, err)
+			mu.Unlock()
+		}
+		if !startable(spec) {
 			continue
 		}
 		g.Go(func() error {
@@ -178,7 +184,10 @@ func (h *Fleet) Add(ctx context.Context, spec config.Spec) error {
 	if err != nil {
 		return err
 	}
-	if spec.Disabled {
+	if spec.Invalid != nil && !spec.Disabled {
+		return c.invalid()
+	}
+	if !startable(spec) {
 		return nil
 	}
 	defer h.starts.Done()
@@ -204,7 +213,7 @@ func (h *Fleet) register(spec config.Spec) (*Client, error) {
 	}
 	c := newClient(id, spec, h.opts)
 	h.clients[id] = c
-	if !spec.Disabled {
+	if startable(spec) {
 		h.starts.Add(1)
 	}
 	return c, nil

@@ -68,6 +68,14 @@ func (c *Client) start(ctx context.Context) error {
 	return err
 }
 
+// invalid logs and returns the failure of a server whose entry cannot be
+// used, as attempt does a failed start.
+func (c *Client) invalid() error {
+	err := fmt.Errorf("server %q: %w", c.id, c.spec.Invalid)
+	c.logger.Error("server failed to start", logkey.Error, err)
+	return err
+}
+
 // attempt is one try at connecting; a failure is logged and returned with
 // the server's name.
 func (c *Client) attempt(ctx context.Context) error {

@@ -97,6 +97,8 @@ func findRemoteServer(cfg *config.Config, name string) (config.Spec, string, err
 		}
 		if s.Name == name || id == name {
 			switch {
+			case s.Invalid != nil:
+				return s, id, fmt.Errorf("server %q: %w", id, s.Invalid)
 			case s.Type != config.TransportHTTP && s.Type != config.TransportSSE:
 				return s, id, fmt.Errorf("server %q is not a remote server: OAuth is for \"http\" and \"sse\" servers", id)
 			case !s.UsesOAuth():

@@ -19,18 +19,7 @@ func TestBadHostInput(t *testing.T) {
 	stdin, r, stderr := startPipedTrunk(t, cfg, "error")
 	exchange := func(line string) map[string]any {
 		t.Helper()
-		if _, err := io.WriteString(stdin, line+"\n"); err != nil {
-			t.Fatal(err)
-		}
-		out, err := r.ReadBytes('\n')
-		if err != nil {
-			t.Fatalf("no answer to %s: %v\n%s", line, err, stderr.String())
-		}
-		var m map[string]any
-		if err := json.Unmarshal(out, &m); err != nil {
-			t.Fatalf("answer to %s is not JSON: %q", line, out)
-		}
-		return m
+		return exchangeLine(t, stdin, r, stderr, line)
 	}
 	exchange(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bad","version":"0"}}}`)
 	if _, err := io.WriteString(stdin, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"); err != nil {

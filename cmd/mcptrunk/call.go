@@ -17,9 +17,8 @@ func (callCommand) run(ctx context.Context, env *environment) error {
 	name, args := env.args[0], json.RawMessage(`{}`)
 	if len(env.args) == 2 {
 		args = json.RawMessage(env.args[1])
-		var obj map[string]json.RawMessage
-		if err := json.Unmarshal(args, &obj); err != nil {
-			return fmt.Errorf("arguments for %s must be a JSON object: %w", name, err)
+		if err := argumentsObject(args); err != nil {
+			return fmt.Errorf("arguments for %s must be a JSON object (such as '{\"query\": \"x\"}'): %w", name, err)
 		}
 	}
 	params, err := json.Marshal(map[string]any{"name": name, "arguments": args})
@@ -54,4 +53,27 @@ func (callCommand) run(ctx context.Context, env *environment) error {
 		return exitError(1) // the tool reported an error: printed above
 	}
 	return nil
+}
+
+// argumentsObject checks that a tool's arguments are a JSON object, saying
+// what they are instead (never a Go type's name).
+func argumentsObject(args []byte) error {
+	var v any
+	if err := json.Unmarshal(args, &v); err != nil {
+		return fmt.Errorf("not valid JSON: %v", err)
+	}
+	kind := "null"
+	switch v.(type) {
+	case map[string]any:
+		return nil
+	case []any:
+		kind = "an array"
+	case string:
+		kind = "a string"
+	case float64:
+		kind = "a number"
+	case bool:
+		kind = "a boolean"
+	}
+	return fmt.Errorf("got %s", kind)
 }

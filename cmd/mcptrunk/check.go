@@ -15,11 +15,13 @@ import (
 // its progress, prints a status table, and fails when any server failed.
 // A lazy server with a cached catalog is not started (it shows as
 // sleeping, with the cache's age); --refresh starts every server once and
-// rewrites its cache entry.
-type checkCommand struct{ refresh bool }
+// rewrites its cache entry. --strict fails on the config's warnings too
+// (keys mcptrunk does not know), for CI.
+type checkCommand struct{ refresh, strict bool }
 
 func (c *checkCommand) flags(fs *flagSet) {
 	fs.BoolVar(&c.refresh, "refresh", false, "start every server, lazy ones too, and rewrite its cached catalog")
+	fs.BoolVar(&c.strict, "strict", false, "fail on the config's warnings too (keys mcptrunk does not know)")
 }
 
 func (cc *checkCommand) run(ctx context.Context, env *environment) error {
@@ -33,6 +35,16 @@ func (cc *checkCommand) run(ctx context.Context, env *environment) error {
 		return exitError(1)
 	}
 	fmt.Fprintf(env.stdout, "config: ok, %s\n", plural(len(cfg.Servers), "server", "servers"))
+	for _, w := range cfg.Warnings {
+		fmt.Fprintf(env.stdout, "warning: %s\n", w)
+	}
+	for _, n := range cfg.Notes {
+		fmt.Fprintf(env.stdout, "note: %s\n", n)
+	}
+	if err := cfg.Unusable(); err != nil {
+		// Those servers fail below; the others are checked all the same.
+		fmt.Fprintf(env.stdout, "entries that cannot be used (their servers fail, the others serve):\n%v\n", err)
+	}
 	fmt.Fprintf(env.stdout, "trunk.maxMessageBytes: %d (the largest message sent to the host)\n", cfg.Trunk.MaxMessageBytes)
 
 	start := time.Now()
@@ -104,6 +116,10 @@ func (cc *checkCommand) run(ctx context.Context, env *environment) error {
 	}
 	if startErr != nil || len(host.Failures()) > 0 {
 		fmt.Fprintf(env.stdout, "\n%d of %s failed\n", len(host.Failures()), plural(len(cfg.Servers), "server", "servers"))
+		return exitError(1)
+	}
+	if cc.strict && len(cfg.Warnings) > 0 {
+		fmt.Fprintf(env.stdout, "\n%d config warnings, which --strict fails on (see above)\n", len(cfg.Warnings))
 		return exitError(1)
 	}
 	return nil

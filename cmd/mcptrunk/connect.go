@@ -92,7 +92,7 @@ func (c *connectCommand) config(rawURL string, lookup func(string) (string, bool
 	if err != nil {
 		return nil, err
 	}
-	return config.Parse(bytes.NewReader(doc), lookup)
+	return config.ParseAll(bytes.NewReader(doc), lookup)
 }
 
 // serverNameFor derives a server name from a URL's host ("mcp.example.com"

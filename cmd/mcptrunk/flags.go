@@ -52,6 +52,17 @@ func (e *environment) loadConfig() (*config.Config, error) {
 	return config.Load(path)
 }
 
+// logConfigWarnings logs what in the config is probably a mistake (keys
+// mcptrunk does not know) and what was left out on purpose, once per load.
+func logConfigWarnings(logger *slog.Logger, cfg *config.Config) {
+	for _, w := range cfg.Warnings {
+		logger.Warn("config: " + w)
+	}
+	for _, n := range cfg.Notes {
+		logger.Info("config: " + n)
+	}
+}
+
 func fileExists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil

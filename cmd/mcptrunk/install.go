@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/mcptrunk/mcptrunk/internal/hostcfg"
 )
 
@@ -134,7 +136,31 @@ func install(env *environment, loc hostcfg.Location, sys hostcfg.Env) error {
 	}
 	fmt.Fprintf(env.stdout, "Its file as it was is in %s. Restart %s to use it; undo with \"mcptrunk uninstall --host %s\".\n",
 		backup, loc.Host.Name, loc.Host.ID)
+	printUnusable(env.stdout, cfgPath, loc.Host.Name)
 	return nil
+}
+
+// printUnusable says which servers of the config will not start, and why
+// (a variable not set here, most often), while the others serve. The
+// environment is this shell's: the host may start mcptrunk with another.
+func printUnusable(w io.Writer, cfgPath, hostName string) {
+	cfg, err := config.Load(cfgPath)
+	if err != nil {
+		return // the plan was validated; a file that fails now says so at serve
+	}
+	var lines []string
+	for _, s := range cfg.Servers {
+		if s.Invalid != nil && !s.Disabled {
+			for _, p := range s.Invalid.Problems {
+				lines = append(lines, fmt.Sprintf("  %s: %v", s.Name, p))
+			}
+		}
+	}
+	if len(lines) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nThese servers will not start until what follows is fixed (set the variable where %s starts mcptrunk, or in the config's env); the others serve meanwhile:\n%s\n",
+		hostName, strings.Join(lines, "\n"))
 }
 
 // uninstall puts the host's file back from the backup install kept, and

@@ -109,6 +109,19 @@ func TestInstallServes(t *testing.T) {
 	h.write(t, path, `{"mcpServers": {"notes": {"command": "`+notesBin+`"}}}`)
 	h.expect(t, 0, []string{"+ notes"}, "install", "--host", "claude-desktop")
 	h.expect(t, 0, []string{"mcp__notes__search"}, "list", "--config", h.configPath())
+	// The host's own file, as the README suggests: the entry that runs
+	// mcptrunk is skipped with a note, not refused as a reserved name.
+	h.expect(t, 0, []string{`note: server "trunk": skipped: it runs mcptrunk itself`, "config: ok, 0 servers"}, "check", "--config", path)
+}
+
+// TestInstallNamesUnusableServers: install says which servers will not
+// start until which variables are set, and the others serve.
+func TestInstallNamesUnusableServers(t *testing.T) {
+	h := newHostcliHome(t)
+	path := h.path(t, "claude-code", hostcfg.ScopeUser)
+	h.write(t, path, `{"mcpServers": {"notes": {"command": "`+notesBin+`"}, "gh": {"url": "https://api.example.invalid/mcp", "headers": {"Authorization": "Bearer ${MCPTRUNK_TEST_UNSET_TOKEN}"}}}}`)
+	h.expect(t, 0, []string{"+ gh", "+ notes", "These servers will not start", "  gh: " + unsetTokenWhy}, "install", "--host", "claude-code")
+	h.expect(t, 0, []string{"mcp__notes__search"}, "list", "--config", h.configPath())
 }
 
 // TestInstallRefuses: a host file that does not parse is left alone, as

@@ -99,8 +99,8 @@ func TestHotReload100(t *testing.T) {
 		}
 	}
 
-	// An edit that is not JSON, and one that is but is invalid: each is
-	// rejected with a log line saying why, and nothing changes.
+	// An edit that is not JSON, and one that is but is invalid as a whole:
+	// each is rejected with a log line saying why, and nothing changes.
 	rejected := 0
 	reject := func(data []byte, want ...string) {
 		t.Helper()
@@ -177,7 +177,13 @@ func TestHotReload100(t *testing.T) {
 		}
 		if i == reloads/2 {
 			reject([]byte(`{"mcpServers": {"stable": `), "mcptrunk.json")
-			reject(config(server{"command": chaosBin, "args": "-mode ok"}), `server \"extra\": args`)
+			// Invalid as a whole: a bad trunk option (a bad server entry
+			// would fail only that server).
+			badTrunk, err := json.Marshal(map[string]any{"mcpServers": map[string]server{"stable": notesServer()}, "trunk": map[string]any{"concurrency": -1}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			reject(badTrunk, "trunk.concurrency: must be >= 1")
 		}
 	}
 	elapsed := time.Since(start)

@@ -44,6 +44,7 @@ func (c *serveCommand) run(ctx context.Context, env *environment) error {
 	if err != nil {
 		return fatal(logger, "cannot load the config", err)
 	}
+	logConfigWarnings(logger, cfg)
 	httpCfg := c.http.resolve(cfg.Trunk.HTTP)
 	var down *httpDownstream
 	if httpCfg.Listen != "" {
@@ -110,6 +111,7 @@ func (c *serveCommand) run(ctx context.Context, env *environment) error {
 				return
 			}
 			logger.Info("config changed; reloading")
+			logConfigWarnings(logger, cfg)
 			audits.reloaded(cfg, logger)
 			metricsReloaded(metricsAddr, c.metricsListen(cfg), logger)
 			if err := t.Reload(watchCtx, cfg); err != nil {

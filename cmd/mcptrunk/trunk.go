@@ -20,6 +20,7 @@ func (e *environment) startTrunk(ctx context.Context) (*proxy.Trunk, error) {
 	if err != nil {
 		return nil, err
 	}
+	logConfigWarnings(logger, cfg)
 	t := proxy.New(cfg, &proxy.Options{Logger: logger, Version: version(), PageSize: -1})
 	t.Start(nil, "")
 	progress := e.startProgress(t.Fleet)

@@ -14,7 +14,7 @@ func noEnv(string) (string, bool) { return "", false }
 
 func parseString(t *testing.T, s string, lookup func(string) (string, bool)) (*Config, error) {
 	t.Helper()
-	return Parse(strings.NewReader(s), lookup)
+	return ParseAll(strings.NewReader(s), lookup)
 }
 
 func parseFile(t *testing.T, name string, lookup func(string) (string, bool)) (*Config, error) {
@@ -24,7 +24,7 @@ func parseFile(t *testing.T, name string, lookup func(string) (string, bool)) (*
 		t.Fatal(err)
 	}
 	defer f.Close()
-	return Parse(f, lookup)
+	return ParseAll(f, lookup)
 }
 
 func defaultTimeouts() Timeouts {

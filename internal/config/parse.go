@@ -90,6 +90,12 @@ var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
 // Parse reads a config from r, expands variables with lookup (os.LookupEnv
 // in production; nil means os.LookupEnv), fills defaults and validates.
 //
+// What concerns the whole file (its JSON, mcpServers' form, a server's
+// name, the trunk options) fails the parse. A server entry that cannot be
+// used (an unset variable, a field of the wrong type) does not: its Spec
+// comes back with Invalid set, and the trunk reports that server as failed
+// while the others serve. Config.Unusable lists those.
+//
 // All validation problems are reported at once, joined with errors.Join,
 // one per line, each naming the server and field. Error messages never
 // contain the values of variables, env entries or headers.
@@ -140,10 +146,21 @@ func Parse(r io.Reader, lookup func(string) (string, bool)) (*Config, error) {
 			names = sortedMapKeys(byName)
 			ids := map[string]string{}
 			for _, name := range names {
+				if name == "" {
+					errs = append(errs, errors.New(`server "": server name must not be empty`))
+					continue
+				}
+				if runsTrunk(byName[name]) {
+					cfg.Notes = append(cfg.Notes, selfNote(name))
+					continue
+				}
+				// A name is the server's identity in every exported name,
+				// so a bad one fails the load; a bad entry fails only its
+				// server (Spec.Invalid), and the others serve.
+				errs = append(errs, checkServerID(name, ids)...)
 				spec, serrs := parseServer(name, byName[name], lookup, trunk)
-				errs = append(errs, serrs...)
-				if name != "" { // parseServer reports the empty name
-					errs = append(errs, checkServerID(name, ids)...)
+				if len(serrs) > 0 {
+					spec.Invalid = &EntryError{Server: name, Problems: serrs}
 				}
 				cfg.Servers = append(cfg.Servers, spec)
 			}
@@ -152,7 +169,28 @@ func Parse(r io.Reader, lookup func(string) (string, bool)) (*Config, error) {
 	errs = append(errs, terrs...)
 	cfg.Trunk = trunk
 	if len(errs) > 0 {
+		// Every problem at once: the entries' too.
+		for _, s := range cfg.Servers {
+			if s.Invalid != nil {
+				errs = append(errs, s.Invalid.Lines()...)
+			}
+		}
 		return nil, errors.Join(errs...)
+	}
+	cfg.Warnings = unknownKeys(rc, data)
+	return cfg, nil
+}
+
+// ParseAll is Parse for a config that must be usable as a whole: an entry
+// that cannot be used is an error too. For a config made from flags
+// (mcptrunk connect), and for checking a file's form.
+func ParseAll(r io.Reader, lookup func(string) (string, bool)) (*Config, error) {
+	cfg, err := Parse(r, lookup)
+	if err != nil {
+		return nil, err
+	}
+	if err := cfg.Unusable(); err != nil {
+		return nil, err
 	}
 	return cfg, nil
 }
@@ -171,6 +209,16 @@ func Load(path string) (*Config, error) {
 	cfg, err := Parse(f, os.LookupEnv)
 	if err != nil {
 		return nil, prefixPathErr(path, err)
+	}
+	for i, w := range cfg.Warnings {
+		cfg.Warnings[i] = path + ": " + w
+	}
+	dir := filepath.Dir(path)
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	for i := range cfg.Servers {
+		resolvePaths(&cfg.Servers[i], dir)
 	}
 	// The lockfile lives beside the config unless the config says where.
 	switch lf := cfg.Trunk.LockFile; {
@@ -241,13 +289,11 @@ func Resolve(flagValue string, getenv func(string) string, exists func(string) b
 
 // parseServer decodes, expands and validates one mcpServers entry; trunk
 // gives the defaults of lazy and idleTimeout. The returned Spec is
-// meaningful only when no errors are returned.
+// meaningful only when no errors are returned; each error names the field
+// ("headers.Authorization: ..."), not the server.
 func parseServer(name string, raw json.RawMessage, lookup func(string) (string, bool), trunk TrunkOptions) (Spec, []error) {
-	p := &fieldErrs{prefix: fmt.Sprintf("server %q: ", name)}
+	p := &fieldErrs{}
 	s := Spec{Name: name}
-	if name == "" {
-		p.addf("", "server name must not be empty")
-	}
 	var rs rawServer
 	if rawKind(raw) != "object" || json.Unmarshal(raw, &rs) != nil {
 		p.addf("", "want object, got %s", rawKind(raw))

@@ -30,8 +30,8 @@ var schemaObjects = map[string]reflect.Type{
 }
 
 // schemaOnly are properties the schema has and the parser ignores on
-// purpose.
-var schemaOnly = map[string][]string{"": {"$schema"}}
+// purpose: the same lists the unknown-key warnings skip.
+var schemaOnly = map[string][]string{"": configKeys.extra, "/$defs/server": HostEntryKeys}
 
 // TestSchemaMatchesParser: every field the parser reads is in the schema,
 // and the schema has no field the parser does not read. A field added to
@@ -84,6 +84,42 @@ func TestSchemaMatchesParser(t *testing.T) {
 			}
 			return true
 		})
+	}
+}
+
+// TestKeySetsMatchSchema: the unknown-key warnings walk exactly the
+// objects the schema describes, each with the raw struct the schema test
+// holds it to, so a key the schema has is never warned about and one it
+// lacks always is.
+func TestKeySetsMatchSchema(t *testing.T) {
+	walked := map[reflect.Type]bool{}
+	var walk func(k *keySet)
+	walk = func(k *keySet) {
+		walked[k.raw] = true
+		for _, sub := range k.nested {
+			walk(sub)
+		}
+	}
+	walk(configKeys)
+	walk(serverKeys)
+	for pointer, typ := range schemaObjects {
+		if !walked[typ] {
+			t.Errorf("schema object %q (%s) is not checked for unknown keys", pointer, typ.Name())
+		}
+		delete(walked, typ)
+	}
+	for typ := range walked {
+		t.Errorf("%s is checked for unknown keys but is no schema object", typ.Name())
+	}
+	// Where the warnings are loose (the top level), the schema allows
+	// other keys; everywhere else it does not.
+	for pointer := range schemaObjects {
+		if pointer == "" {
+			continue
+		}
+		if ap, ok := schemaNode(t, pointer)["additionalProperties"].(bool); !ok || ap {
+			t.Errorf("schema object %q allows other keys; mcptrunk warns of them", pointer)
+		}
 	}
 }
 

@@ -125,6 +125,10 @@ type Spec struct {
 	// Scope is ScopeSession or "" (ScopeShared): whether host sessions
 	// share one instance of the server.
 	Scope string `json:"scope,omitempty"`
+	// Invalid is why the entry cannot be used, nil when it can: the server
+	// is then reported failed with it and never started (unless disabled),
+	// and the other fields are only what could be read.
+	Invalid *EntryError `json:"-"`
 }
 
 // Unprefixed reports whether the server's names and URIs are exported as
@@ -163,6 +167,10 @@ type OAuthOptions struct {
 // including Name and Disabled, is compared; order in slices matters). Nil
 // and empty maps or slices are equal.
 func (s Spec) Equal(o Spec) bool {
+	if (s.Invalid == nil) != (o.Invalid == nil) || s.Invalid != nil && s.Invalid.Error() != o.Invalid.Error() {
+		return false
+	}
+	s.Invalid, o.Invalid = nil, nil
 	return reflect.DeepEqual(s.normalized(), o.normalized())
 }
 
@@ -273,6 +281,16 @@ const MinMessageBytes = 64 << 10
 type Config struct {
 	Servers []Spec
 	Trunk   TrunkOptions
+	// Warnings are what in the file is probably a mistake but does not
+	// stop it from loading: keys mcptrunk does not know (and no host is
+	// known to use), each with the key it probably meant. Load starts each
+	// with the file's path. serve logs them; check shows them, and check
+	// --strict fails on them.
+	Warnings []string
+	// Notes say what Parse left out on purpose: an entry that runs
+	// mcptrunk itself (the one install gives a host, when --config is
+	// that host's file).
+	Notes []string
 }
 
 // UsesOAuth reports whether mcptrunk uses OAuth for the server: a remote

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"reflect"
 	"testing"
 	"time"
@@ -81,6 +82,15 @@ func TestSpecEqual(t *testing.T) {
 		{"oauth nil vs empty scopes", base(), func() Spec { s := base(); s.OAuth.Scopes = []string{}; return s }(), true},
 		{"namespace false", base(), func() Spec { s := base(); s.Namespace = new(false); return s }(), false},
 		{"namespace true is the default", base(), func() Spec { s := base(); s.Namespace = new(true); return s }(), true},
+		{"invalid", base(), func() Spec {
+			s := base()
+			s.Invalid = &EntryError{Server: "x", Problems: []error{errors.New("a")}}
+			return s
+		}(), false},
+		{"invalid differently", func() Spec { s := base(); s.Invalid = &EntryError{Problems: []error{errors.New("a")}}; return s }(),
+			func() Spec { s := base(); s.Invalid = &EntryError{Problems: []error{errors.New("b")}}; return s }(), false},
+		{"invalid alike", func() Spec { s := base(); s.Invalid = &EntryError{Problems: []error{errors.New("a")}}; return s }(),
+			func() Spec { s := base(); s.Invalid = &EntryError{Problems: []error{errors.New("a")}}; return s }(), true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -103,7 +113,7 @@ func TestSpecEqual(t *testing.T) {
 // TestSpecEqualCoversAllFields fails when a field is added to Spec without
 // thinking about Equal (every field must change the result).
 func TestSpecEqualCoversAllFields(t *testing.T) {
-	if n := reflect.TypeFor[Spec]().NumField(); n != 20 {
+	if n := reflect.TypeFor[Spec]().NumField(); n != 21 {
 		t.Fatalf("Spec has %d fields; update Spec.Equal's normalisation and this test", n)
 	}
 }

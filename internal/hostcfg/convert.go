@@ -323,7 +323,7 @@ func validate(name string, e *entry) error {
 	if err != nil {
 		return err
 	}
-	_, err = config.Parse(bytes.NewReader(b), placeholder)
+	_, err = config.ParseAll(bytes.NewReader(b), placeholder)
 	if err != nil {
 		return fmt.Errorf("%s", strings.TrimPrefix(err.Error(), fmt.Sprintf("server %q: ", name)))
 	}
@@ -349,7 +349,7 @@ func unsetVars(e *entry, getenv func(string) string) []string {
 		return "x", true
 	}
 	b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"x": e}})
-	_, _ = config.Parse(bytes.NewReader(b), look)
+	_, _ = config.ParseAll(bytes.NewReader(b), look)
 	sort.Strings(missing)
 	var out []string
 	for _, m := range missing {

@@ -78,7 +78,7 @@ func MergeServers(cfg []byte, add []Server) ([]byte, error) {
 // imported from a host may need a variable that only the host's
 // environment has, and the file is no less valid for it.
 func ValidateConfig(cfg []byte, lookupEnv func(string) (string, bool)) error {
-	_, err := config.Parse(bytes.NewReader(cfg), func(name string) (string, bool) {
+	_, err := config.ParseAll(bytes.NewReader(cfg), func(name string) (string, bool) {
 		if v, ok := lookupEnv(name); ok {
 			return v, true
 		}

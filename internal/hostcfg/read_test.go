@@ -116,7 +116,7 @@ func TestReadClaudeCode(t *testing.T) {
 		"events": {entry: `{"type":"sse","url":"https://events.example.com/sse"}`},
 		"helper": {problem: "headersHelper"},
 		"ws":     {problem: `"websocket" is a transport mcptrunk does not have`},
-		"trunk":  {problem: "reserved", self: true},
+		"trunk":  {entry: `{"command":"mcptrunk"}`, self: true}, // skipped as the trunk itself, whatever its name
 	})
 	checkServers(t, "claude-code local", readHost(t, "claude-code", ScopeLocal, file), map[string]want{
 		"local-db": {entry: `{"command":"db-mcp","args":["--dsn","${DSN}"]}`, notes: []string{"needs ${DSN}"}},
