@@ -232,6 +232,7 @@ func exportServer(pol Policy, server string, spec config.Spec, items upstream.Ca
 	if exp[ListTools], err = exportNamed(pol.Scheme, server, tools, pol.MaxLen); err != nil {
 		return exp, &exportError{"tools", err}
 	}
+	namespaceAppMetas(server, exp[ListTools])
 	if exp[ListPrompts], err = exportNamed(pol.Scheme, server, prompts, pol.MaxLen); err != nil {
 		return exp, &exportError{"prompts", err}
 	}
