@@ -6,6 +6,8 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"maps"
 	"os/exec"
 	"strings"
 	"testing"
@@ -76,6 +78,28 @@ func TestAppsExampleServers(t *testing.T) {
 		"basic2":  appServer(t, basicAppPkg),
 		"monitor": appServer(t, monitorAppPkg),
 	}, nil)
+	t.Run("list", func(t *testing.T) {
+		out, err := exec.CommandContext(ctx, trunkBin, "list", "--json", "--config", cfg).Output()
+		if err != nil {
+			t.Fatalf("mcptrunk list: %v", err)
+		}
+		var listed struct {
+			Servers []struct {
+				Server string
+				Apps   int
+			}
+		}
+		if err := json.Unmarshal(out, &listed); err != nil {
+			t.Fatal(err)
+		}
+		apps := map[string]int{}
+		for _, s := range listed.Servers {
+			apps[s.Server] = s.Apps
+		}
+		if want := map[string]int{"basic": 1, "basic2": 1, "monitor": 1}; !maps.Equal(apps, want) {
+			t.Errorf("list --json: apps per server %v, want %v", apps, want)
+		}
+	})
 	for _, rev := range []string{"2025-11-25", "2026-07-28"} {
 		t.Run(rev, func(t *testing.T) {
 			s := connectTrunkAt(t, ctx, cfg, rev)
