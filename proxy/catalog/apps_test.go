@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"log/slog"
+	"strings"
 	"testing"
 
 	"github.com/mcptrunk/mcptrunk/internal/config"
@@ -142,5 +143,37 @@ func TestBuildApps(t *testing.T) {
 	}
 	if _, _, err := cat.URIOwner("ui://mcp-app.html"); err == nil {
 		t.Errorf("URIOwner of a server's own ui:// URI: no error")
+	}
+}
+
+// AppTool: an exported name is itself, a name one namespaced server has is
+// that server's exported name, a name several have is an error naming
+// them, an unprefixed server's name is its own, an unknown name passes on.
+func TestAppTool(t *testing.T) {
+	tools := func(names ...string) upstream.Catalog { return upstream.Catalog{Tools: catItems("name", names...)} }
+	cat := Build(Input{
+		Servers: []Server{
+			{Name: "basic", Spec: config.Spec{Name: "basic"}, Items: tools("get-time", "refresh"), Listed: true, Settled: true},
+			{Name: "loose", Spec: config.Spec{Name: "loose", Namespace: new(bool)}, Items: tools("echo", "stats"), Listed: true, Settled: true},
+			{Name: "monitor", Spec: config.Spec{Name: "monitor"}, Items: tools("stats", "refresh", "poll"), Listed: true, Settled: true},
+		},
+		Policy: PolicyOf(config.TrunkOptions{Prefix: naming.Default.Prefix, MaxNameLength: 64}),
+		Logger: slog.New(slog.DiscardHandler),
+	})
+	for name, want := range map[string]string{
+		"get-time":                             naming.Default.Name("basic", "get-time"),
+		"poll":                                 naming.Default.Name("monitor", "poll"),
+		naming.Default.Name("monitor", "poll"): naming.Default.Name("monitor", "poll"),
+		"stats":                                "stats", // loose exports it as it is
+		"echo":                                 "echo",
+		"nosuch":                               "nosuch",
+	} {
+		if got, err := cat.AppTool(name); err != nil || got != want {
+			t.Errorf("AppTool(%q) = %q, %v; want %q", name, got, err, want)
+		}
+	}
+	_, err := cat.AppTool("refresh")
+	if err == nil || !strings.Contains(err.Error(), `"mcp__basic__refresh" (server "basic"), "mcp__monitor__refresh" (server "monitor")`) {
+		t.Errorf("AppTool(refresh) = %v, want an error naming both", err)
 	}
 }
