@@ -100,52 +100,67 @@ func TestAppsExampleServers(t *testing.T) {
 			t.Errorf("list --json: apps per server %v, want %v", apps, want)
 		}
 	})
+	httpTrunk := startSuiteTrunk(t, ctx, cfg)
 	for _, rev := range []string{"2025-11-25", "2026-07-28"} {
-		t.Run(rev, func(t *testing.T) {
-			s := connectTrunkAt(t, ctx, cfg, rev)
-			tools := map[string]*mcp.Tool{}
-			for tool, err := range s.Tools(ctx, nil) {
-				if err != nil {
-					t.Fatalf("tools/list: %v", err)
-				}
-				tools[tool.Name] = tool
-			}
-			for name, want := range map[string]struct{ uri, pkg string }{
-				"mcp__basic__get-time":          {"ui://basic/get-time/mcp-app.html", basicAppPkg},
-				"mcp__basic2__get-time":         {"ui://basic2/get-time/mcp-app.html", basicAppPkg},
-				"mcp__monitor__get-system-info": {"ui://monitor/system-monitor/mcp-app.html", monitorAppPkg},
-			} {
-				tool := tools[name]
-				if tool == nil {
-					t.Errorf("tools/list has no %s", name)
-					continue
-				}
-				ui := uiMeta(tool)
-				if ui["resourceUri"] != want.uri {
-					t.Errorf("%s: _meta.ui.resourceUri %v, want %s", name, ui["resourceUri"], want.uri)
-					continue
-				}
-				if flat, ok := tool.Meta["ui/resourceUri"]; ok && flat != want.uri {
-					t.Errorf("%s: _meta[ui/resourceUri] %v, want %s", name, flat, want.uri)
-				}
-				if html := appHTML(t, ctx, s.ClientSession, want.uri); html != direct[want.pkg] {
-					t.Errorf("%s: the app read through the trunk (%d bytes) differs from the server's own (%d bytes)", name, len(html), len(direct[want.pkg]))
-				}
-			}
-			if tools["mcp__monitor__poll-system-stats"] == nil {
-				t.Fatalf("tools/list has no mcp__monitor__poll-system-stats")
-			}
-			if v, _ := uiMeta(tools["mcp__monitor__poll-system-stats"])["visibility"].([]any); len(v) != 1 || v[0] != "app" {
-				t.Errorf("poll-system-stats: _meta.ui.visibility %v, want [app] as the server lists it", v)
-			}
-			res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "poll-system-stats"})
-			if err != nil || res.IsError {
-				t.Fatalf("the app's bare-name call of poll-system-stats: %v %+v", err, res)
-			}
-			_, err = s.CallTool(ctx, &mcp.CallToolParams{Name: "get-time"})
-			if err == nil || !strings.Contains(err.Error(), `"mcp__basic__get-time" (server "basic")`) || !strings.Contains(err.Error(), `"mcp__basic2__get-time" (server "basic2")`) {
-				t.Errorf("get-time, which basic and basic2 both have: %v, want an error naming both", err)
-			}
+		t.Run("stdio "+rev, func(t *testing.T) {
+			checkApps(t, ctx, connectTrunkAt(t, ctx, cfg, rev).ClientSession, direct)
 		})
+		t.Run("http "+rev, func(t *testing.T) {
+			client := mcp.NewClient(&mcp.Implementation{Name: "mcptrunk-e2e", Version: "0"}, nil)
+			cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: httpTrunk.url}, &mcp.ClientSessionOptions{ProtocolVersion: rev})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			checkApps(t, ctx, cs, direct)
+		})
+	}
+}
+
+// checkApps checks what one host sees of the three app servers; direct
+// is each package's app HTML as the server serves it.
+func checkApps(t *testing.T, ctx context.Context, s *mcp.ClientSession, direct map[string]string) {
+	tools := map[string]*mcp.Tool{}
+	for tool, err := range s.Tools(ctx, nil) {
+		if err != nil {
+			t.Fatalf("tools/list: %v", err)
+		}
+		tools[tool.Name] = tool
+	}
+	for name, want := range map[string]struct{ uri, pkg string }{
+		"mcp__basic__get-time":          {"ui://basic/get-time/mcp-app.html", basicAppPkg},
+		"mcp__basic2__get-time":         {"ui://basic2/get-time/mcp-app.html", basicAppPkg},
+		"mcp__monitor__get-system-info": {"ui://monitor/system-monitor/mcp-app.html", monitorAppPkg},
+	} {
+		tool := tools[name]
+		if tool == nil {
+			t.Errorf("tools/list has no %s", name)
+			continue
+		}
+		ui := uiMeta(tool)
+		if ui["resourceUri"] != want.uri {
+			t.Errorf("%s: _meta.ui.resourceUri %v, want %s", name, ui["resourceUri"], want.uri)
+			continue
+		}
+		if flat, ok := tool.Meta["ui/resourceUri"]; ok && flat != want.uri {
+			t.Errorf("%s: _meta[ui/resourceUri] %v, want %s", name, flat, want.uri)
+		}
+		if html := appHTML(t, ctx, s, want.uri); html != direct[want.pkg] {
+			t.Errorf("%s: the app read through the trunk (%d bytes) differs from the server's own (%d bytes)", name, len(html), len(direct[want.pkg]))
+		}
+	}
+	if tools["mcp__monitor__poll-system-stats"] == nil {
+		t.Fatalf("tools/list has no mcp__monitor__poll-system-stats")
+	}
+	if v, _ := uiMeta(tools["mcp__monitor__poll-system-stats"])["visibility"].([]any); len(v) != 1 || v[0] != "app" {
+		t.Errorf("poll-system-stats: _meta.ui.visibility %v, want [app] as the server lists it", v)
+	}
+	res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "poll-system-stats"})
+	if err != nil || res.IsError {
+		t.Fatalf("the app's bare-name call of poll-system-stats: %v %+v", err, res)
+	}
+	_, err = s.CallTool(ctx, &mcp.CallToolParams{Name: "get-time"})
+	if err == nil || !strings.Contains(err.Error(), `"mcp__basic__get-time" (server "basic")`) || !strings.Contains(err.Error(), `"mcp__basic2__get-time" (server "basic2")`) {
+		t.Errorf("get-time, which basic and basic2 both have: %v, want an error naming both", err)
 	}
 }
