@@ -29,16 +29,9 @@ func appServer(t *testing.T, pkg string) server {
 // appHTML reads uri and returns its one content, checking it is an app.
 func appHTML(t *testing.T, ctx context.Context, s *mcp.ClientSession, uri string) string {
 	t.Helper()
-	res, err := s.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
-	if err != nil {
-		t.Fatalf("resources/read %s: %v", uri, err)
-	}
-	if len(res.Contents) != 1 {
-		t.Fatalf("resources/read %s: %d contents, want 1", uri, len(res.Contents))
-	}
-	c := res.Contents[0]
-	if c.URI != uri || c.MIMEType != "text/html;profile=mcp-app" || c.Text == "" {
-		t.Fatalf("resources/read %s: uri %q, type %q, %d bytes of text", uri, c.URI, c.MIMEType, len(c.Text))
+	c := readOne(t, ctx, &sdkSession{ClientSession: s}, uri)
+	if c.MIMEType != "text/html;profile=mcp-app" || c.Text == "" {
+		t.Fatalf("resources/read %s: type %q, %d bytes of text, want an app", uri, c.MIMEType, len(c.Text))
 	}
 	return c.Text
 }
