@@ -42,7 +42,7 @@ func uiMeta(tool *mcp.Tool) map[string]any {
 	return ui
 }
 
-// Two copies of server-basic-vanillajs (identical ui:// URIs) and
+// Two copies of server-basic-vanillajs (identical ui:// URIs; one lazy) and
 // server-system-monitor behind one trunk, at both revisions: each tool
 // names its own server's app, which reads back byte for byte as the server
 // serves it directly; the app-only tool is listed with its visibility; the
@@ -66,9 +66,11 @@ func TestAppsExampleServers(t *testing.T) {
 			t.Fatalf("%s: no tool names an app", pkg)
 		}
 	}
+	lazy := appServer(t, basicAppPkg)
+	lazy["lazy"] = true // asleep: its app is read, and its tools called, by waking it
 	cfg := writeConfig(t, map[string]server{
 		"basic":   appServer(t, basicAppPkg),
-		"basic2":  appServer(t, basicAppPkg),
+		"basic2":  lazy,
 		"monitor": appServer(t, monitorAppPkg),
 	}, nil)
 	t.Run("list", func(t *testing.T) {
