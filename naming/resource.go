@@ -5,8 +5,17 @@ import "strings"
 // schemePrefix is what every namespaced resource URI starts with.
 const schemePrefix = URIScheme + "://"
 
+// uiPrefix starts the URIs of MCP Apps (the io.modelcontextprotocol/ui
+// extension). Hosts render only ui:// resources as apps, so these keep
+// their scheme and are namespaced inside it: "ui://<server>/<rest>" for a
+// server's "ui://<rest>". The server's name takes the authority and the
+// original authority becomes the first path segment, which is reversible
+// because server names never hold a "/".
+const uiPrefix = "ui://"
+
 // ResourceURI returns the namespaced form of an upstream resource URI or URI
-// template: "mcptrunk://" + server + "/" + uri.
+// template: "mcptrunk://" + server + "/" + uri, or for a ui:// URI
+// "ui://" + server + "/" + the rest after "ui://".
 //
 // The original is kept verbatim, without escaping, so that a template like
 // "demo://r/{id}" becomes "mcptrunk://srv/demo://r/{id}", the host's
@@ -15,22 +24,40 @@ const schemePrefix = URIScheme + "://"
 // host expands templates textually. An empty uri yields a URI that
 // SplitResourceURI rejects; upstream URIs are never empty.
 func ResourceURI(server, uri string) string {
+	if hasPrefixFold(uri, uiPrefix) && len(uri) > len(uiPrefix) {
+		return uri[:len(uiPrefix)] + server + "/" + uri[len(uiPrefix):]
+	}
 	return schemePrefix + server + "/" + uri
 }
+
+// IsUIURI reports whether uri is an MCP App's ui:// URI.
+func IsUIURI(uri string) bool { return hasPrefixFold(uri, uiPrefix) }
 
 // SplitResourceURI is the inverse of ResourceURI: it returns
 // (server, originalURI, true) for "mcptrunk://<server>/<rest>" where server
 // is non-empty and matches [A-Za-z0-9_-]+ and rest is non-empty.
 // Everything after the first "/" following the server is returned verbatim.
+// "ui://<server>/<rest>" splits likewise into (server, "ui://<rest>").
 // The scheme match is case-insensitive, as URI schemes are; the server part
-// is returned as written.
+// and a ui:// scheme are returned as written.
 func SplitResourceURI(u string) (server, uri string, ok bool) {
-	if len(u) < len(schemePrefix) || !strings.EqualFold(u[:len(schemePrefix)], schemePrefix) {
+	prefix := schemePrefix
+	if hasPrefixFold(u, uiPrefix) {
+		prefix = uiPrefix
+	}
+	if !hasPrefixFold(u, prefix) {
 		return "", "", false
 	}
-	server, uri, found := strings.Cut(u[len(schemePrefix):], "/")
+	server, uri, found := strings.Cut(u[len(prefix):], "/")
 	if !found || !isLegal(server) || uri == "" {
 		return "", "", false
 	}
+	if prefix == uiPrefix {
+		uri = u[:len(uiPrefix)] + uri
+	}
 	return server, uri, true
+}
+
+func hasPrefixFold(s, prefix string) bool {
+	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
 }

@@ -14,6 +14,11 @@ func TestResourceURI(t *testing.T) {
 		{"w", "https://example.com/a?b=c#d", "mcptrunk://w/https://example.com/a?b=c#d"},
 		{"s", "x y/%20\u00e9", "mcptrunk://s/x y/%20\u00e9"}, // verbatim, no escaping
 		{"s", "/abs", "mcptrunk://s//abs"},
+		{"basic", "ui://get-time/mcp-app.html", "ui://basic/get-time/mcp-app.html"}, // apps keep their scheme
+		{"b", "ui://mcp-app.html", "ui://b/mcp-app.html"},
+		{"b", "UI://x/{id}", "UI://b/x/{id}"}, // scheme as written, templates too
+		{"b", "ui:///x", "ui://b//x"},
+		{"b", "ui://", "mcptrunk://b/ui://"}, // nothing to namespace inside
 	}
 	for _, tt := range tests {
 		if got := ResourceURI(tt.server, tt.uri); got != tt.want {
@@ -51,6 +56,14 @@ func TestSplitResourceURI(t *testing.T) {
 		{"mcptrunkx://srv/x", "", "", false},   // longer scheme
 		{"xmcptrunk://srv/x", "", "", false},   // prefix not at start
 		{"file:///tmp/x", "", "", false},
+		{"ui://basic/get-time/mcp-app.html", "basic", "ui://get-time/mcp-app.html", true},
+		{"ui://b/mcp-app.html", "b", "ui://mcp-app.html", true},
+		{"UI://b/x/42", "b", "UI://x/42", true},
+		{"ui://b//x", "b", "ui:///x", true},
+		{"mcptrunk://b/ui://", "b", "ui://", true},
+		{"ui://mcp-app.html", "", "", false}, // an upstream's own, not the trunk's
+		{"ui://b/", "", "", false},
+		{"ui://s.v/x", "", "", false},
 	}
 	for _, tt := range tests {
 		server, uri, ok := SplitResourceURI(tt.in)
@@ -63,7 +76,7 @@ func TestSplitResourceURI(t *testing.T) {
 
 func TestResourceURIRoundTrip(t *testing.T) {
 	for _, server := range []string{"srv", "Files", "_a", "a-b", "trunk"} {
-		for _, uri := range []string{"demo://r/{id}", "file:///tmp/x", "/", "x", "mcptrunk://inner/y", "a?b#c", "\u65e5\u672c", "%zz", " "} {
+		for _, uri := range []string{"demo://r/{id}", "file:///tmp/x", "/", "x", "mcptrunk://inner/y", "a?b#c", "\u65e5\u672c", "%zz", " ", "ui://a/b.html", "ui://x", "ui:///p", "ui://"} {
 			s, u, ok := SplitResourceURI(ResourceURI(server, uri))
 			if !ok || s != server || u != uri {
 				t.Errorf("round trip (%q, %q) = (%q, %q, %v)", server, uri, s, u, ok)

@@ -82,6 +82,11 @@ func (t *Trunk) routeNamed(ctx context.Context, method string, params json.RawMe
 	if kind == "prompt" {
 		l, routes = catalog.ListPrompts, cat.Prompts
 	}
+	if kind == "tool" {
+		if name, err = cat.AppTool(name); err != nil {
+			return nil, err
+		}
+	}
 	server, ok := cat.NameOwner(l, name)
 	if !ok {
 		return nil, cat.UnknownName(kind, name)

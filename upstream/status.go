@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/mcptrunk/mcptrunk/internal/config"
+	"github.com/mcptrunk/mcptrunk/naming"
 )
 
 // callStats counts the requests a Client forwarded.
@@ -40,6 +41,7 @@ type Status struct {
 	Prompts        int             `json:"prompts"`
 	Resources      int             `json:"resources"`
 	Templates      int             `json:"resourceTemplates"`
+	Apps           int             `json:"apps,omitempty"` // its ui:// resources: the MCP Apps it ships
 	Calls          int64           `json:"calls"`
 	CallErrors     int64           `json:"callErrors"`
 	MeanCallMillis float64         `json:"meanCallMillis"`
@@ -76,6 +78,7 @@ func (c *Client) Status() Status {
 		Prompts:         len(c.catalog.Prompts),
 		Resources:       len(c.catalog.Resources),
 		Templates:       len(c.catalog.Templates),
+		Apps:            countApps(c.catalog.Resources),
 	}
 	if c.err != nil {
 		s.Error = c.err.Error()
@@ -108,4 +111,15 @@ func (c *Client) Status() Status {
 		s.MeanCallMillis = float64(c.stats.nanos.Load()) / float64(s.Calls) / 1e6
 	}
 	return s
+}
+
+// countApps counts the resources that are MCP Apps (ui:// URIs).
+func countApps(resources []Item) int {
+	n := 0
+	for _, r := range resources {
+		if naming.IsUIURI(r.Key) {
+			n++
+		}
+	}
+	return n
 }

@@ -66,13 +66,14 @@ func serverStatuses(t *proxy.Trunk) []upstream.Status {
 	return out
 }
 
-// printStatusTable prints one line per server. CACHED is the age of its
+// printStatusTable prints one line per server. APPS counts its MCP Apps
+// (ui:// resources), CACHED is the age of its
 // catalog in the cache, USED the time since its last request ("-": none).
 func printStatusTable(w io.Writer, statuses []upstream.Status) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SERVER\tSTATE\tTOOLS\tPROMPTS\tRESOURCES\tTEMPLATES\tCACHED\tUSED\tERROR")
+	fmt.Fprintln(tw, "SERVER\tSTATE\tTOOLS\tPROMPTS\tRESOURCES\tTEMPLATES\tAPPS\tCACHED\tUSED\tERROR")
 	for _, s := range statuses {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\n", s.Server, s.State, s.Tools, s.Prompts, s.Resources, s.Templates,
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\n", s.Server, s.State, s.Tools, s.Prompts, s.Resources, s.Templates, s.Apps,
 			ago(s.CachedAt), ago(s.LastUse), firstLine(s.Error))
 	}
 	tw.Flush()

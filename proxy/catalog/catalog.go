@@ -73,6 +73,10 @@ type Catalog struct {
 	unprefixedIndex *unprefixedIndex
 	Conflicts       []Conflict
 
+	// bare maps the upstream name of each namespaced server's exported
+	// tool to its entries, for the bare-name calls of MCP Apps (appcalls.go).
+	bare map[string][]Entry
+
 	// withheld is what pinning keeps from the host, per server: a request
 	// for it is refused with the reason (see pinning.go).
 	Withheld map[string]withheldItems
@@ -179,6 +183,9 @@ func Build(in Input) *Catalog {
 		}
 		cat.Lists[ListPrompts] = append(cat.Lists[ListPrompts], exp[ListPrompts]...)
 		cat.Tools[server] = routes(tools)
+		if !spec.Unprefixed() {
+			cat.addBare(tools)
+		}
 		cat.Prompts[server] = routes(exp[ListPrompts])
 		cat.Lists[ListResources] = append(cat.Lists[ListResources], exp[ListResources]...)
 		cat.Lists[ListTemplates] = append(cat.Lists[ListTemplates], exp[ListTemplates]...)
@@ -232,6 +239,7 @@ func exportServer(pol Policy, server string, spec config.Spec, items upstream.Ca
 	if exp[ListTools], err = exportNamed(pol.Scheme, server, tools, pol.MaxLen); err != nil {
 		return exp, &exportError{"tools", err}
 	}
+	namespaceAppMetas(server, exp[ListTools])
 	if exp[ListPrompts], err = exportNamed(pol.Scheme, server, prompts, pol.MaxLen); err != nil {
 		return exp, &exportError{"prompts", err}
 	}

@@ -22,8 +22,10 @@ func mayHaveURI(res json.RawMessage) bool {
 	return bytes.Contains(res, uriKey) || bytes.Contains(res, []byte(`\u`))
 }
 
-// NamespaceToolResult rewrites the URIs in a tools/call result's content.
+// NamespaceToolResult rewrites the URIs in a tools/call result's content
+// and the app URI of its _meta.
 func NamespaceToolResult(server string, res json.RawMessage) json.RawMessage {
+	res = namespaceAppMeta(server, res)
 	if !mayHaveURI(res) {
 		return res
 	}
@@ -84,11 +86,16 @@ func namespaceContent(server string, item json.RawMessage) json.RawMessage {
 
 // namespaceURIField rewrites obj's top-level "uri".
 func namespaceURIField(server string, obj json.RawMessage) json.RawMessage {
-	uri, err := rawjson.StringField(obj, "uri")
+	return namespaceStringField(server, obj, "uri")
+}
+
+// namespaceStringField rewrites the URI in obj's top-level string field.
+func namespaceStringField(server string, obj json.RawMessage, field string) json.RawMessage {
+	uri, err := rawjson.StringField(obj, field)
 	if err != nil || uri == "" {
 		return obj
 	}
-	out, err := rawjson.ReplaceString(obj, "uri", naming.ResourceURI(server, uri))
+	out, err := rawjson.ReplaceString(obj, field, naming.ResourceURI(server, uri))
 	if err != nil {
 		return obj
 	}
