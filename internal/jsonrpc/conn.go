@@ -53,6 +53,9 @@ type Conn struct {
 	done    chan struct{}
 	nextID  atomic.Int64
 	garbage atomic.Int64
+	// firstGarbage is the first line that was not JSON-RPC, clipped (see
+	// FirstInvalidLine).
+	firstGarbage atomic.Pointer[string]
 	// answerInvalid: see Options.AnswerInvalid.
 	answerInvalid bool
 	// limit bounds what is written (see limit.go); nil: no bound.
@@ -189,7 +192,22 @@ func (c *Conn) reportGarbage(line []byte, err error) {
 	if len(line) > show {
 		line = line[:show]
 	}
+	if n == 1 {
+		first := string(bytes.TrimSpace(line))
+		c.firstGarbage.Store(&first)
+	}
 	c.logger.Warn("ignoring a line that is not JSON-RPC", "line", string(bytes.TrimSpace(line)), "error", err, "count", n)
+}
+
+// FirstInvalidLine returns the first line the peer sent that was not
+// JSON-RPC (its first 120 bytes), or "" when there was none: a server
+// that writes its own text to stdout never answers, and this line is what
+// tells its user why.
+func (c *Conn) FirstInvalidLine() string {
+	if p := c.firstGarbage.Load(); p != nil {
+		return *p
+	}
+	return ""
 }
 
 func (c *Conn) deliver(m message) {
