@@ -122,11 +122,11 @@ func buildCatalog(clients []*upstream.Client, pol policy, pins *pinner, logger *
 			continue
 		}
 		server, spec, items := c.Name(), c.Spec(), c.Catalog()
-		items, withheld := pins.admit(server, items, others[server])
+		settled := isClosed(c.Settled())
+		items, withheld := pins.admit(server, items, others[server], settled)
 		if withheld != nil {
 			cat.withheld[server] = withheld
 		}
-		settled := isClosed(c.Settled())
 		exp, err := exportServer(pol, server, spec, items, logger)
 		if err != nil {
 			logger.Error("cannot export the server's "+err.list, "server", server, "error", err.err)
