@@ -32,9 +32,9 @@ func (callCommand) run(ctx context.Context, env *environment) error {
 	if err != nil {
 		return err
 	}
-	t, err := env.startTrunkOf(ctx, func(cfg *config.Config) []config.Spec {
+	t, err := env.startTrunkOf(ctx, oneShot{pick: func(cfg *config.Config) []config.Spec {
 		return callServers(cfg, name, func(s config.Spec) ([]string, bool) { return upstream.CachedTools("", s, false) })
-	})
+	}})
 	if err != nil {
 		return err
 	}

@@ -40,3 +40,31 @@ func TestPinCheckAfterServeHTTP(t *testing.T) {
 
 	pincliExpect(t, 0, []string{`server "everything": matches the lockfile`}, "--check", "--config", cfg)
 }
+
+// TestListAsHost: list --as-host shows the tools a host that can sample,
+// elicit and give roots is offered, which plain list (a host that
+// declares nothing) does not see.
+func TestListAsHost(t *testing.T) {
+	t.Parallel()
+	everything := server{"command": npmNode(t), "args": []string{npmScript(t, everythingPkg), "stdio"}, "timeouts": slowTimeouts}
+	cfg := writeConfig(t, map[string]server{"everything": everything}, nil)
+	capable := []string{"mcp__everything__trigger-sampling-request", "mcp__everything__trigger-elicitation-request", "mcp__everything__get-roots-list"}
+	stdout, stderr, code := runCLI(t, 2*time.Minute, "list", "--config", cfg)
+	if code != 0 || !strings.Contains(stdout, "mcp__everything__echo") {
+		t.Fatalf("list: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	for _, name := range capable {
+		if strings.Contains(stdout, name) {
+			t.Errorf("plain list shows %s", name)
+		}
+	}
+	stdout, stderr, code = runCLI(t, 2*time.Minute, "list", "--as-host", "--config", cfg)
+	if code != 0 {
+		t.Fatalf("list --as-host: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	for _, name := range capable {
+		if !strings.Contains(stdout, name) {
+			t.Errorf("list --as-host lacks %s:\n%s", name, stdout)
+		}
+	}
+}
