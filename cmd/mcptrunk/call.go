@@ -32,7 +32,7 @@ func (callCommand) run(ctx context.Context, env *environment) error {
 	if err != nil {
 		return err
 	}
-	t, err := env.startTrunkOf(ctx, oneShot{pick: func(cfg *config.Config) []config.Spec {
+	t, err := env.startTrunk(ctx, oneShot{pick: func(cfg *config.Config) []config.Spec {
 		return callServers(cfg, name, func(s config.Spec) ([]string, bool) { return upstream.CachedTools("", s, false) })
 	}})
 	if err != nil {

@@ -42,7 +42,7 @@ func (c *listCommand) run(ctx context.Context, env *environment) error {
 	if c.asHost {
 		o.caps = capableHost
 	}
-	t, err := env.startTrunkOf(ctx, o)
+	t, err := env.startTrunk(ctx, o)
 	if err != nil {
 		return err
 	}

@@ -9,14 +9,7 @@ import (
 	"github.com/mcptrunk/mcptrunk/proxy"
 )
 
-// startTrunk loads the config and starts every server with no host behind
-// the trunk (so upstreams are told of no client capabilities), then waits
-// until all have started or failed. The caller closes the trunk.
-func (e *environment) startTrunk(ctx context.Context) (*proxy.Trunk, error) {
-	return e.startTrunkOf(ctx, oneShot{})
-}
-
-// oneShot says how startTrunkOf starts a one-shot command's trunk.
+// oneShot says how startTrunk starts a one-shot command's trunk.
 type oneShot struct {
 	// pick returns the servers of the config to start (nil: all); the
 	// others are not part of the trunk, and never started.
@@ -26,8 +19,11 @@ type oneShot struct {
 	caps json.RawMessage
 }
 
-// startTrunkOf is startTrunk as o says.
-func (e *environment) startTrunkOf(ctx context.Context, o oneShot) (*proxy.Trunk, error) {
+// startTrunk loads the config and starts its servers with no host behind
+// the trunk, as o says (by default every server, told of no client
+// capabilities), then waits until all have started or failed. The caller
+// closes the trunk.
+func (e *environment) startTrunk(ctx context.Context, o oneShot) (*proxy.Trunk, error) {
 	logger, err := e.logger(slog.LevelWarn)
 	if err != nil {
 		return nil, err
