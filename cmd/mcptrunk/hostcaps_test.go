@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -66,5 +67,30 @@ func TestListAsHost(t *testing.T) {
 		if !strings.Contains(stdout, name) {
 			t.Errorf("list --as-host lacks %s:\n%s", name, stdout)
 		}
+	}
+}
+
+// TestPinFirstSightWholeCatalog: serve records a server seen for the first
+// time once it has listed everything, not when its tools are in and its
+// resources still being listed.
+func TestPinFirstSightWholeCatalog(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t, 90*time.Second)
+	dir := t.TempDir()
+	s := connectTrunk(t, ctx, pinConfig(t, dir, "warn", map[string]string{"CHAOS_LIST_DELAY": "2s"}, nil))
+	defer s.Close()
+	lock := filepath.Join(dir, "mcptrunk.lock.json")
+	var data []byte
+	if err := eventually(ctx, 20*time.Millisecond, func() error {
+		var err error
+		if data, err = os.ReadFile(lock); err != nil || !strings.Contains(string(data), `"chaos"`) {
+			return fmt.Errorf("the lockfile does not hold the chaos server yet: %v", err)
+		}
+		return nil
+	}); err != nil {
+		t.Fatalf("%v\n%s", err, tail(s.stderr.String(), 2000))
+	}
+	if !strings.Contains(string(data), `"chaos://state"`) {
+		t.Errorf("the chaos server was recorded without its resources:\n%s", data)
 	}
 }
