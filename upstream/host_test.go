@@ -507,8 +507,8 @@ func TestHostAddRemove(t *testing.T) {
 
 // TestStartFailureQuotesStdout: a server that writes text that is not
 // JSON-RPC to stdout and never answers fails with that line in its error
-// (clipped, the values of its environment blanked out), not only "no
-// answer".
+// (clipped, the values of its environment blanked out, in the log too),
+// not only "no answer".
 func TestStartFailureQuotesStdout(t *testing.T) {
 	h := newHarness(t)
 	host := h.host(nil)
@@ -523,5 +523,8 @@ func TestStartFailureQuotesStdout(t *testing.T) {
 	want := `server "chatty": initialize: no answer within 400ms (timeouts.connect); it wrote a line that is not JSON-RPC: "hello not json (key [redacted])"`
 	if got := failures[0].Err.Error(); got != want {
 		t.Errorf("the error is\n\t%s\nwant\n\t%s", got, want)
+	}
+	if log := h.log.String(); strings.Contains(log, secret) || !strings.Contains(log, "hello not json (key [redacted])") {
+		t.Errorf("the log quotes the line without its secret blanked, or not at all:\n%s", log)
 	}
 }

@@ -39,6 +39,10 @@ type Options struct {
 	// message with -32700 or -32600, as a JSON-RPC server does (see
 	// invalid.go). The trunk sets it on the host's connection only.
 	AnswerInvalid bool
+	// Redact, when set, blanks what must not be logged or kept from a
+	// line that is not JSON-RPC (the secrets a server was given) before
+	// it is logged or kept for FirstInvalidLine.
+	Redact func(string) string
 }
 
 // Conn is one JSON-RPC peer over a line-delimited byte stream. It does not own
@@ -58,6 +62,7 @@ type Conn struct {
 	firstGarbage atomic.Pointer[string]
 	// answerInvalid: see Options.AnswerInvalid.
 	answerInvalid bool
+	redact        func(string) string // see Options.Redact; nil: none
 	// limit bounds what is written (see limit.go); nil: no bound.
 	limit atomic.Pointer[messageLimit]
 
@@ -91,8 +96,13 @@ func NewConn(r io.Reader, w io.Writer, h Handler, opts *Options) *Conn {
 	if opts != nil && opts.Logger != nil {
 		logger = opts.Logger
 	}
+	var redact func(string) string
+	if opts != nil {
+		redact = opts.Redact
+	}
 	return &Conn{
 		answerInvalid: opts != nil && opts.AnswerInvalid,
+		redact:        redact,
 		r:             bufio.NewReaderSize(r, 64<<10),
 		w:             w,
 		handler:       h,
@@ -188,19 +198,22 @@ func (c *Conn) reportGarbage(line []byte, err error) {
 	if n > 5 && n%1000 != 0 {
 		return
 	}
+	text := string(bytes.TrimSpace(line))
+	if c.redact != nil {
+		text = c.redact(text) // whole, before a cut could split a secret
+	}
 	const show = 120
-	if len(line) > show {
-		line = line[:show]
+	if len(text) > show {
+		text = text[:show]
 	}
 	if n == 1 {
-		first := string(bytes.TrimSpace(line))
-		c.firstGarbage.Store(&first)
+		c.firstGarbage.Store(&text)
 	}
-	c.logger.Warn("ignoring a line that is not JSON-RPC", "line", string(bytes.TrimSpace(line)), "error", err, "count", n)
+	c.logger.Warn("ignoring a line that is not JSON-RPC", "line", text, "error", err, "count", n)
 }
 
 // FirstInvalidLine returns the first line the peer sent that was not
-// JSON-RPC (its first 120 bytes), or "" when there was none: a server
+// JSON-RPC (redacted, then its first 120 bytes), or "" when there was none: a server
 // that writes its own text to stdout never answers, and this line is what
 // tells its user why.
 func (c *Conn) FirstInvalidLine() string {

@@ -9,18 +9,26 @@ import (
 
 // FirstInvalidLine returns the first line the server wrote to stdout that
 // was not JSON-RPC, fit for an error message (clipped, control characters
-// blanked, the values of the server's environment blanked out, as they may
-// be credentials), or "" when there was none. A server that prints a
-// banner or its own logs to stdout is the usual reason it never answers.
+// blanked, the values of the server's environment blanked out by the
+// Conn's Redact, as they may be credentials), or "" when there was none. A
+// server that prints a banner or its own logs to stdout is the usual
+// reason it never answers.
 func (t *Transport) FirstInvalidLine() string {
 	line := t.conn.FirstInvalidLine()
 	if line == "" {
 		return ""
 	}
-	for _, s := range t.secrets {
-		line = strings.ReplaceAll(line, s, "[redacted]")
-	}
 	return httpx.Clip(line)
+}
+
+// redact blanks the secrets out of text the server wrote.
+func redact(secrets []string) func(string) string {
+	return func(text string) string {
+		for _, s := range secrets {
+			text = strings.ReplaceAll(text, s, "[redacted]")
+		}
+		return text
+	}
 }
 
 // envSecrets returns the values of env worth blanking out of what the

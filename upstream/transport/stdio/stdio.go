@@ -46,7 +46,6 @@ type Transport struct {
 	done    chan struct{} // closed when the connection and the process are both gone
 	workers sync.WaitGroup
 	logger  *slog.Logger
-	secrets []string // never quoted from the server's output (see FirstInvalidLine)
 
 	closeOnce sync.Once
 	closeErr  error
@@ -111,9 +110,8 @@ func Start(spec config.Spec, h jsonrpc.Handler, logger *slog.Logger) (*Transport
 		drained: make(chan struct{}),
 		done:    make(chan struct{}),
 		logger:  logger,
-		secrets: envSecrets(spec.Env),
 	}
-	t.conn = jsonrpc.NewConn(stdout, stdin, h, &jsonrpc.Options{Logger: logger})
+	t.conn = jsonrpc.NewConn(stdout, stdin, h, &jsonrpc.Options{Logger: logger, Redact: redact(envSecrets(spec.Env))})
 	t.workers.Add(3)
 	go func() {
 		defer t.workers.Done()
