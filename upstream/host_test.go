@@ -504,3 +504,27 @@ func TestHostAddRemove(t *testing.T) {
 		t.Error("Add after Close started the server")
 	}
 }
+
+// TestStartFailureQuotesStdout: a server that writes text that is not
+// JSON-RPC to stdout and never answers fails with that line in its error
+// (clipped, the values of its environment blanked out, in the log too),
+// not only "no answer".
+func TestStartFailureQuotesStdout(t *testing.T) {
+	h := newHarness(t)
+	host := h.host(nil)
+	const secret = "s3cr3t-t0ken-value"
+	chatty := h.spec("chatty", modeHang, envBanner, "hello not json (key $API_KEY)", "API_KEY", secret)
+	chatty.Timeouts.Connect = config.Duration(400 * time.Millisecond)
+	_ = host.StartAll(ctxFor(t), []config.Spec{chatty})
+	failures := host.Failures()
+	if len(failures) != 1 {
+		t.Fatalf("failures: %+v", failures)
+	}
+	want := `server "chatty": initialize: no answer within 400ms (timeouts.connect); it wrote a line that is not JSON-RPC: "hello not json (key [redacted])"`
+	if got := failures[0].Err.Error(); got != want {
+		t.Errorf("the error is\n\t%s\nwant\n\t%s", got, want)
+	}
+	if log := h.log.String(); strings.Contains(log, secret) || !strings.Contains(log, "hello not json (key [redacted])") {
+		t.Errorf("the log quotes the line without its secret blanked, or not at all:\n%s", log)
+	}
+}

@@ -174,12 +174,39 @@ func (c *Client) connect(ctx context.Context) error {
 }
 
 // startError turns a failed startup step into an error that says which
-// step, which timeout, and how the process ended if it did.
+// step, which timeout, how the process ended if it did, and the first
+// line it wrote that was not JSON-RPC if it wrote one (most often why it
+// never answered: a banner or a log line on stdout).
 func (c *Client) startError(ctx context.Context, t transport, step string, timeout time.Duration, timeoutName string, err error) error {
 	var rpcErr *jsonrpc.Error
-	switch {
-	case errors.As(err, &rpcErr):
+	if errors.As(err, &rpcErr) {
 		return fmt.Errorf("%s: server answered with an error: %w", step, err)
+	}
+	err = c.startCause(ctx, t, step, timeout, timeoutName, err)
+	if l, ok := t.(invalidLiner); ok {
+		if line := l.FirstInvalidLine(); line != "" {
+			return fmt.Errorf("%w; it wrote a line that is not JSON-RPC: %q", err, line)
+		}
+	}
+	return err
+}
+
+// invalidLiner is a transport that keeps the first line its server wrote
+// that was not JSON-RPC (stdio).
+type invalidLiner interface{ FirstInvalidLine() string }
+
+// FirstInvalidLine is the transport's, "" for a transport that keeps none.
+func (w *wire) FirstInvalidLine() string {
+	if l, ok := w.transport.(invalidLiner); ok {
+		return l.FirstInvalidLine()
+	}
+	return ""
+}
+
+// startCause says why a startup step failed other than by the server's
+// error answer.
+func (c *Client) startCause(ctx context.Context, t transport, step string, timeout time.Duration, timeoutName string, err error) error {
+	switch {
 	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil:
 		return fmt.Errorf("%s: no answer within %v (timeouts.%s)", step, timeout, timeoutName)
 	case errors.Is(err, jsonrpc.ErrClosed):

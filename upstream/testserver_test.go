@@ -35,6 +35,7 @@ const (
 	envDelay  = "MCPTRUNK_TEST_DELAY"  // a duration to wait before answering initialize
 	envHoldB  = "MCPTRUNK_TEST_HOLDB"  // set: answer the first page of prompts/list only once the test releases it
 	envStderr = "MCPTRUNK_TEST_SPAM"   // exit mode: stderr lines to write before the last words
+	envBanner = "MCPTRUNK_TEST_BANNER" // a line to write to stdout first ($VARs expanded), as a server printing its own text there
 )
 
 // Server modes.
@@ -175,6 +176,9 @@ func runTestServer(mode string) int {
 		s.log = f
 	}
 
+	if banner := os.Getenv(envBanner); banner != "" {
+		fmt.Println(os.ExpandEnv(banner))
+	}
 	switch mode {
 	case modeSleep:
 		time.Sleep(5 * time.Minute)

@@ -38,6 +38,8 @@
 //	CHAOS_NO_HANG           when set (non-empty), the hang tool is not offered
 //	CHAOS_PING_ARG          when set to a name, ping_tool takes an optional string
 //	                        argument of that name (its input schema changes)
+//	CHAOS_LIST_DELAY        a duration resources/list waits before its answer: a
+//	                        server that lists its tools well before the rest
 //
 // Making the fault stop: with -state-file PATH every start of the process
 // reads a counter from PATH (missing: 0), writes it back plus one, and so
@@ -298,10 +300,13 @@ func newServer(out io.Writer, crashOnCall bool) *server.MCPServer {
 	// Logging and a subscribable resource, with every such request named on
 	// stderr: what a restarted server is asked again can be seen.
 	hooks := &server.Hooks{}
+	listDelay, _ := time.ParseDuration(os.Getenv("CHAOS_LIST_DELAY"))
 	hooks.AddBeforeAny(func(_ context.Context, _ any, method mcp.MCPMethod, _ any) {
 		switch method {
 		case mcp.MethodSetLogLevel, mcp.MethodResourcesSubscribe, mcp.MethodResourcesUnsubscribe:
 			fmt.Fprintf(os.Stderr, "chaos: request %s\n", method)
+		case mcp.MethodResourcesList:
+			time.Sleep(listDelay)
 		}
 	})
 	// tools.listChanged: AddTool, as redefine calls it, then announces

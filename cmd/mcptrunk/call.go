@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
+	"github.com/mcptrunk/mcptrunk/upstream"
 )
 
 // callCommand routes one tool call and prints the result as the upstream
@@ -25,7 +27,9 @@ func (callCommand) run(ctx context.Context, env *environment) error {
 	if err != nil {
 		return err
 	}
-	t, err := env.startTrunk(ctx)
+	t, err := env.startTrunk(ctx, oneShot{pick: func(cfg *config.Config) []config.Spec {
+		return callServers(cfg, name, func(s config.Spec) ([]string, bool) { return upstream.CachedTools("", s, false) })
+	}})
 	if err != nil {
 		return err
 	}

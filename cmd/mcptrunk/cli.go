@@ -46,7 +46,8 @@ var subcommands = []subcommand{
 			"server's status and the catalog a host gets: tools, prompts, resources and resource templates.",
 		args: noArgs(""), new: func() command { return &listCommand{} }},
 	{use: "call NAME [JSON]", short: "Route one tool call and print the result",
-		long: "Start the servers, call the tool NAME (its namespaced name, as list prints it) with JSON, a JSON\n" +
+		long: "Start the server NAME belongs to (only that one), call the tool NAME (its namespaced name, as list\n" +
+			"prints it) with JSON, a JSON" +
 			"object of arguments ({} when left out), and print the result. The status is 1 when the call fails or\n" +
 			"the tool reports an error.",
 		example: `  mcptrunk call mcp__weather__search '{"city":"os"}'`,

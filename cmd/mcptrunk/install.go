@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/mcptrunk/mcptrunk/internal/hostcfg"
@@ -163,9 +164,11 @@ func printUnusable(w io.Writer, cfgPath, hostName string) {
 		hostName, strings.Join(lines, "\n"))
 }
 
-// uninstall puts the host's file back from the backup install kept, and
-// removes the backup. The servers install added to mcptrunk's config stay
-// there.
+// uninstall puts the host's file back from the backup install kept,
+// merged with what the host's file gained since (hostcfg.UninstallEdit),
+// and removes the backup, or keeps it under a new name when it holds
+// entries the file no longer does. The servers install added to
+// mcptrunk's config stay there.
 func uninstall(env *environment, loc hostcfg.Location) error {
 	backup := hostcfg.BackupPath(loc.Path)
 	saved, err := os.ReadFile(backup)
@@ -175,28 +178,40 @@ func uninstall(env *environment, loc hostcfg.Location) error {
 		return err
 	}
 	current, err := os.ReadFile(loc.Path)
-	exact := true
+	u := hostcfg.Uninstalled{Data: saved, Exact: true}
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		current = saved
 	case err != nil:
 		return err
 	default:
-		if current, exact, err = hostcfg.UninstallEdit(loc, current, saved); err != nil {
+		if u, err = hostcfg.UninstallEdit(loc, current, saved); err != nil {
 			return err
 		}
 	}
-	if err := hostcfg.WriteAtomic(loc.Path, current, 0o600); err != nil {
+	if err := hostcfg.WriteAtomic(loc.Path, u.Data, 0o600); err != nil {
 		return err
 	}
-	if err := os.Remove(backup); err != nil {
+	kept := ""
+	if len(u.Changed) > 0 {
+		if kept, err = hostcfg.KeepBackup(loc.Path, time.Now()); err != nil {
+			return fmt.Errorf("keeping the backup of %s's file: %w", loc.Host.Name, err)
+		}
+	} else if err := os.Remove(backup); err != nil {
 		return err
 	}
-	if exact {
+	if u.Exact {
 		fmt.Fprintf(env.stdout, "Restored %s as it was before install.\n", loc.Path)
 	} else {
-		fmt.Fprintf(env.stdout, "Restored the %q of %s from before install; %s changed its other settings since, which were kept.\n",
+		fmt.Fprintf(env.stdout, "Restored the %q of %s from before install, merged with what %s changed since, which was kept.\n",
 			loc.Host.Key, loc.Path, loc.Host.Name)
+	}
+	if len(u.Added) > 0 {
+		fmt.Fprintf(env.stdout, "Kept %s added since install: %s.\n", plural(len(u.Added), "server", "servers"), strings.Join(u.Added, ", "))
+	}
+	if len(u.Changed) > 0 {
+		// The entries from before install are in the backup kept.
+		fmt.Fprintf(env.stdout, "Kept the current entry of %s, changed since install; the file from before install, with the earlier entry, is kept in %s.\n",
+			strings.Join(u.Changed, ", "), kept)
 	}
 	fmt.Fprintf(env.stdout, "Restart %s to use it. The servers install moved stay in mcptrunk's config.\n", loc.Host.Name)
 	return nil

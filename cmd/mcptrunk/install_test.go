@@ -156,3 +156,38 @@ func TestInstallRefuses(t *testing.T) {
 		t.Errorf("no file: exit %d\n%s", code, stderr)
 	}
 }
+
+// TestUninstallKeepsAdded: a server the user adds to the host's file
+// after install is still there after uninstall, and said so; a kept
+// entry changed since keeps its change, and the file from before install
+// is kept in a backup that uninstall names.
+func TestUninstallKeepsAdded(t *testing.T) {
+	h := newHostcliHome(t)
+	path := h.path(t, "claude-desktop", hostcfg.ScopeUser)
+	h.write(t, path, "{\n  \"mcpServers\": {\n    \"notes\": {\"command\": \""+notesBin+"\"},\n    \"odd\": {\"command\": \"o\", \"headersHelper\": \"/bin/a\"}\n  }\n}\n")
+	h.expect(t, 0, []string{"+ notes"}, "install", "--host", "claude-desktop")
+	installed, _ := os.ReadFile(path)
+	edited := strings.Replace(string(installed), `"/bin/a"`, `"/bin/b"`, 1)
+	edited = strings.Replace(edited, "\n  }\n}", ",\n    \"weather\": {\"command\": \"w\"}\n  }\n}", 1)
+	if edited == string(installed) || !strings.Contains(edited, "/bin/b") {
+		t.Fatalf("the edit did not apply to\n%s", installed)
+	}
+	h.write(t, path, edited)
+
+	stdout := h.expect(t, 0, []string{"Kept 1 server added since install: weather.", "Kept the current entry of odd"}, "uninstall", "--host", "claude-desktop")
+	after, _ := os.ReadFile(path)
+	want := "{\n  \"mcpServers\": {\n    \"notes\": {\"command\": \"" + notesBin + "\"},\n    \"odd\": {\"command\": \"o\", \"headersHelper\": \"/bin/b\"},\n    \"weather\": {\"command\": \"w\"}\n  }\n}\n"
+	if string(after) != want {
+		t.Errorf("after uninstall:\n%s\nwant\n%s", after, want)
+	}
+	old, _ := filepath.Glob(path + ".mcptrunk-backup.*")
+	if len(old) != 1 || !strings.Contains(stdout, old[0]) {
+		t.Fatalf("backups %q, not named in\n%s", old, stdout)
+	}
+	if b, _ := os.ReadFile(old[0]); !strings.Contains(string(b), "/bin/a") {
+		t.Errorf("the kept backup lacks the earlier entry:\n%s", b)
+	}
+	if _, err := os.Stat(path + ".mcptrunk-backup"); !os.IsNotExist(err) {
+		t.Errorf("the backup is still where install looks for it: %v", err)
+	}
+}

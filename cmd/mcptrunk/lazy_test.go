@@ -234,7 +234,7 @@ func TestLazyCheck(t *testing.T) {
 		t.Fatalf("cache files %v", files)
 	}
 	out := run()
-	if !strings.Contains(out, "sleeping (lazy: listed from its catalog cache of") || !containsAll(out, "CACHED", "USED") {
+	if !strings.Contains(out, "sleeping (lazy: listed from its catalog cache of") || !containsAll(out, "CATALOG", "USED", "cached ") {
 		t.Errorf("check with a warm cache:\n%s", out)
 	}
 	before, _ := os.Stat(files[0])

@@ -14,11 +14,20 @@ import (
 )
 
 // listCommand prints the namespaced catalog and each server's status.
-type listCommand struct{ json bool }
+type listCommand struct {
+	json   bool
+	asHost bool
+}
 
 func (c *listCommand) flags(fs *flagSet) {
 	fs.BoolVar(&c.json, "json", false, "print JSON instead of a table")
+	fs.BoolVar(&c.asHost, "as-host", false, "connect the servers as a host that can sample, elicit and give roots: some servers offer such hosts more tools")
 }
+
+// capableHost are the capabilities list --as-host declares: all the trunk
+// passes on to servers (sampling, elicitation, roots), as the most
+// capable host does.
+var capableHost = json.RawMessage(`{"elicitation":{},"roots":{},"sampling":{}}`)
 
 // listSections are the catalog's lists, in the order printed.
 var listSections = []struct{ title, method, field string }{
@@ -29,7 +38,11 @@ var listSections = []struct{ title, method, field string }{
 }
 
 func (c *listCommand) run(ctx context.Context, env *environment) error {
-	t, err := env.startTrunk(ctx)
+	var o oneShot
+	if c.asHost {
+		o.caps = capableHost
+	}
+	t, err := env.startTrunk(ctx, o)
 	if err != nil {
 		return err
 	}
@@ -67,16 +80,31 @@ func serverStatuses(t *proxy.Trunk) []upstream.Status {
 }
 
 // printStatusTable prints one line per server. APPS counts its MCP Apps
-// (ui:// resources), CACHED is the age of its
-// catalog in the cache, USED the time since its last request ("-": none).
+// (ui:// resources), CATALOG says where the counts come from, USED the
+// time since its last request ("-": none).
 func printStatusTable(w io.Writer, statuses []upstream.Status) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SERVER\tSTATE\tTOOLS\tPROMPTS\tRESOURCES\tTEMPLATES\tAPPS\tCACHED\tUSED\tERROR")
+	fmt.Fprintln(tw, "SERVER\tSTATE\tTOOLS\tPROMPTS\tRESOURCES\tTEMPLATES\tAPPS\tCATALOG\tUSED\tERROR")
 	for _, s := range statuses {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\n", s.Server, s.State, s.Tools, s.Prompts, s.Resources, s.Templates, s.Apps,
-			ago(s.CachedAt), ago(s.LastUse), firstLine(s.Error))
+			catalogSource(s), ago(s.LastUse), firstLine(s.Error))
 	}
 	tw.Flush()
+}
+
+// catalogSource says where a server's catalog comes from: "live" when the
+// server is running and listed it itself (however old the cache entry it
+// matches: a server that just started is not listed from the cache),
+// "cached <age>" when a sleeping server is listed from the catalog cache,
+// "-" when it has none.
+func catalogSource(s upstream.Status) string {
+	switch {
+	case s.State == upstream.StateReady:
+		return "live"
+	case s.State == upstream.StateSleeping && !s.CachedAt.IsZero():
+		return "cached " + ago(s.CachedAt)
+	}
+	return "-"
 }
 
 // ago says how long ago t was, coarsely ("-" for the zero time).

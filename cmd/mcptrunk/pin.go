@@ -174,8 +174,15 @@ func selectServers(specs []config.Spec, names []string) ([]config.Spec, error) {
 // one with the lockfile. It also returns, per server, the names of other
 // servers' tools its descriptions should not mention: those of the servers
 // connected, and for the others those pinned.
+//
+// The servers are told what serve --http tells them (sharedCapabilities,
+// a 2025 revision first): many offer some tools only to a host that can
+// sample or elicit, and what is pinned is what hosts are offered, the
+// same as serve records on first sight. (Tools offered only to a host that
+// declares roots are not: a shared trunk never declares a host's roots.)
 func connectAndSnapshot(ctx context.Context, cfg *config.Config, specs []config.Spec, lock *pin.Lock, logger *slog.Logger) ([]pinned, map[string][]string, error) {
-	host := upstream.NewFleet(&upstream.Options{Logger: logger, Concurrency: cfg.Trunk.Concurrency, Version: version()})
+	host := upstream.NewFleet(&upstream.Options{Logger: logger, Concurrency: cfg.Trunk.Concurrency, Version: version(),
+		Capabilities: sharedCapabilities, PreferLegacy: true})
 	defer host.Close(context.WithoutCancel(ctx))
 	_ = host.StartAll(ctx, specs) // each failure is in its client's state
 	var results []pinned

@@ -1,7 +1,6 @@
 package hostcfg
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 )
@@ -67,44 +66,4 @@ func serverSpans(loc Location, p []byte) ([]span, error) {
 		return nil, err
 	}
 	return memberSpans(p, s.valueStart, s.valueEnd)
-}
-
-// UninstallEdit returns what Uninstall writes back to a host file: backup
-// itself (exact says so) when the file differs from it only in its servers
-// member, as Install left it; otherwise, when the host has changed other
-// settings since, the current file with only its servers member set back
-// to the backup's, so those changes stay.
-func UninstallEdit(loc Location, current, backup []byte) (out []byte, exact bool, err error) {
-	pc, err := plain(loc.Host, current)
-	if err == nil {
-		_, err = objectMembers(pc)
-	}
-	if err != nil {
-		return nil, false, &ParseError{Host: loc.Host, Path: loc.Path, Err: err}
-	}
-	pb, err := plain(loc.Host, backup)
-	if err == nil {
-		_, err = objectMembers(pb)
-	}
-	if err != nil {
-		return nil, false, &ParseError{Host: loc.Host, Path: BackupPath(loc.Path), Err: err}
-	}
-	var value func(string) []byte
-	if start, end, err := topObject(pb); err == nil {
-		spans, _ := memberSpans(pb, start, end)
-		for _, s := range spans {
-			if s.key == loc.Host.Key {
-				v := backup[s.valueStart:s.valueEnd]
-				value = func(string) []byte { return v }
-			}
-		}
-	}
-	out, err = setMember(current, pc, loc.Host.Key, value)
-	if err != nil {
-		return nil, false, err
-	}
-	if bytes.Equal(out, backup) {
-		return backup, true, nil
-	}
-	return out, false, nil
 }

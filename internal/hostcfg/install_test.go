@@ -70,9 +70,9 @@ func TestInstallRoundTrip(t *testing.T) {
 		if strings.Contains(c.file, "// mine") && !strings.Contains(string(out), "// mine") {
 			t.Errorf("%s: a comment outside the servers was lost:\n%s", c.id, out)
 		}
-		back, exact, err := UninstallEdit(loc, out, []byte(c.file))
-		if err != nil || !exact || string(back) != c.file {
-			t.Errorf("%s: uninstall: exact %v, %v\n got %q\nwant %q", c.id, exact, err, back, c.file)
+		u, err := UninstallEdit(loc, out, []byte(c.file))
+		if err != nil || !u.Exact || string(u.Data) != c.file || u.Added != nil || u.Changed != nil {
+			t.Errorf("%s: uninstall: %+v, %v\n got %q\nwant %q", c.id, u, err, u.Data, c.file)
 		}
 	}
 }
@@ -87,18 +87,18 @@ func TestUninstallKeepsLaterChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	later := bytes.Replace(installed, []byte(`"numStartups": 1`), []byte(`"numStartups": 2`), 1)
-	back, exact, err := UninstallEdit(loc, later, []byte(orig))
+	u, err := UninstallEdit(loc, later, []byte(orig))
 	want := strings.Replace(orig, `"numStartups": 1`, `"numStartups": 2`, 1)
-	if err != nil || exact || string(back) != want {
-		t.Errorf("exact %v, %v\n got %s\nwant %s", exact, err, back, want)
+	if err != nil || u.Exact || string(u.Data) != want {
+		t.Errorf("exact %v, %v\n got %s\nwant %s", u.Exact, err, u.Data, want)
 	}
 	// A backup without servers: they are removed again.
 	orig = "{\n  \"numStartups\": 1\n}\n"
 	installed, _ = InstallEdit(loc, []byte(orig), SelfName, "/bin/mcptrunk", selfArgs, nil)
 	later = bytes.Replace(installed, []byte(`"numStartups": 1`), []byte(`"numStartups": 2`), 1)
-	back, exact, err = UninstallEdit(loc, later, []byte(orig))
-	if err != nil || exact || string(back) != "{\n  \"numStartups\": 2\n}\n" {
-		t.Errorf("exact %v, %v: %q", exact, err, back)
+	u, err = UninstallEdit(loc, later, []byte(orig))
+	if err != nil || u.Exact || string(u.Data) != "{\n  \"numStartups\": 2\n}\n" {
+		t.Errorf("exact %v, %v: %q", u.Exact, err, u.Data)
 	}
 }
 
@@ -113,7 +113,7 @@ func TestInstallRefuses(t *testing.T) {
 	if _, err := InstallEdit(location(t, "claude-code", ScopeLocal), []byte(`{}`), SelfName, "/bin/mcptrunk", selfArgs, nil); err == nil || !strings.Contains(err.Error(), "local-scope") {
 		t.Errorf("local scope: %v", err)
 	}
-	if _, _, err := UninstallEdit(location(t, "zed", ScopeUser), []byte(`{"a": /* open`), []byte(`{}`)); err == nil {
+	if _, err := UninstallEdit(location(t, "zed", ScopeUser), []byte(`{"a": /* open`), []byte(`{}`)); err == nil {
 		t.Error("uninstall over a file that does not parse: no error")
 	}
 }
@@ -140,5 +140,73 @@ func TestMergeServers(t *testing.T) {
 	names, err := ConfigServers([]byte(`{"mcpServers": {"a": {"command": "x"}, "b": {"url": "u"}}}`))
 	if err != nil || len(names) != 2 || !SameEntry(names["a"], json.RawMessage(`{ "command" : "x" }`)) || SameEntry(names["a"], names["b"]) {
 		t.Errorf("ConfigServers: %v, %v", names, err)
+	}
+}
+
+// TestUninstallMerges: what the host's file gained while mcptrunk was
+// installed stays after uninstall: servers added (even one running
+// another mcptrunk), a kept server's new entry; the entry install added
+// goes, and the servers install moved come back.
+func TestUninstallMerges(t *testing.T) {
+	cases := []struct {
+		id, orig    string
+		keep        []string
+		edit        func(installed string) string // what the user did since
+		want        string
+		added, chgd string
+	}{{
+		id:   "claude-desktop",
+		orig: "{\n  \"mcpServers\": {\n    \"a\": {\"command\": \"a\"},\n    \"b\": {\"command\": \"b\", \"headersHelper\": 1}\n  },\n  \"z\": 1\n}\n",
+		keep: []string{"b"},
+		edit: func(s string) string {
+			s = strings.Replace(s, `"headersHelper": 1`, `"headersHelper": 2`, 1)
+			return strings.Replace(s, "\n  },\n  \"z\": 1", ",\n    \"weather\": {\n      \"command\": \"w\"\n    },\n    \"work\": {\"command\": \"/opt/mcptrunk\"}\n  },\n  \"z\": 2", 1)
+		},
+		want:  "{\n  \"mcpServers\": {\n    \"a\": {\"command\": \"a\"},\n    \"b\": {\"command\": \"b\", \"headersHelper\": 2},\n    \"weather\": {\n      \"command\": \"w\"\n    },\n    \"work\": {\"command\": \"/opt/mcptrunk\"}\n  },\n  \"z\": 2\n}\n",
+		added: "weather,work", chgd: "b",
+	}, {
+		id:   "claude-code",
+		orig: "{\n  \"numStartups\": 1\n}\n",
+		edit: func(s string) string {
+			return strings.Replace(s, "\n  }\n}", ",\n    \"x\": {\"command\": \"x\"}\n  }\n}", 1)
+		},
+		want:  "{\n  \"numStartups\": 1,\n  \"mcpServers\": {\n    \"x\": {\"command\": \"x\"}\n  }\n}\n",
+		added: "x",
+	}, {
+		id:    "cursor",
+		orig:  `{"mcpServers":{"a":{"command":"a"}}}`,
+		edit:  func(s string) string { return strings.Replace(s, `]}`, `]},"n":{"command":"n"}`, 1) },
+		want:  `{"mcpServers":{"a":{"command":"a"},"n":{"command":"n"}}}`,
+		added: "n",
+	}, {
+		id:    "windsurf",
+		orig:  `{"mcpServers": null}`,
+		edit:  func(s string) string { return strings.Replace(s, `]}`, `]},"n":{"command":"n"}`, 1) },
+		want:  `{"mcpServers": {"n":{"command":"n"}}}`,
+		added: "n",
+	}, {
+		id:   "zed",
+		orig: "{\n  \"context_servers\": {\n    \"e\": {\"source\": \"extension\"}, // mine\n  },\n}\n",
+		keep: []string{"e"},
+		edit: func(s string) string {
+			return strings.Replace(s, "\n  },\n}", ",\n    \"n\": {\"command\": \"n\"}\n  },\n}", 1)
+		},
+		want:  "{\n  \"context_servers\": {\n    \"e\": {\"source\": \"extension\"},\n    \"n\": {\"command\": \"n\"}, // mine\n  },\n}\n",
+		added: "n",
+	}}
+	for _, c := range cases {
+		loc := location(t, c.id, ScopeUser)
+		installed, err := InstallEdit(loc, []byte(c.orig), SelfName, "/bin/mcptrunk", selfArgs, c.keep)
+		if err != nil {
+			t.Fatalf("%s: %v", c.id, err)
+		}
+		current := c.edit(string(installed))
+		if current == string(installed) {
+			t.Fatalf("%s: the edit changed nothing in\n%s", c.id, installed)
+		}
+		u, err := UninstallEdit(loc, []byte(current), []byte(c.orig))
+		if err != nil || u.Exact || string(u.Data) != c.want || strings.Join(u.Added, ",") != c.added || strings.Join(u.Changed, ",") != c.chgd {
+			t.Errorf("%s: %v: added %q, changed %q\n got %q\nwant %q\nfrom %q", c.id, err, u.Added, u.Changed, u.Data, c.want, current)
+		}
 	}
 }

@@ -49,6 +49,10 @@ type Options struct {
 	// ReadLimitSetting names the setting behind it.
 	MaxReadBytes     int
 	ReadLimitSetting string
+	// Redact, when set, blanks what must not be logged or kept from a
+	// line that is not JSON-RPC (the secrets a server was given) before
+	// it is logged or kept for FirstInvalidLine.
+	Redact func(string) string
 }
 
 // Conn is one JSON-RPC peer over a line-delimited byte stream. It does not own
@@ -63,8 +67,12 @@ type Conn struct {
 	done    chan struct{}
 	nextID  atomic.Int64
 	garbage atomic.Int64
+	// firstGarbage is the first line that was not JSON-RPC, clipped (see
+	// FirstInvalidLine).
+	firstGarbage atomic.Pointer[string]
 	// answerInvalid: see Options.AnswerInvalid.
 	answerInvalid bool
+	redact        func(string) string // see Options.Redact; nil: none
 	resync        int64
 	// limit bounds what is written (see limit.go), readLimit what is read
 	// (lines.go); nil: no bound.
@@ -102,8 +110,13 @@ func NewConn(r io.Reader, w io.Writer, h Handler, opts *Options) *Conn {
 	if opts != nil && opts.Logger != nil {
 		logger = opts.Logger
 	}
+	var redact func(string) string
+	if opts != nil {
+		redact = opts.Redact
+	}
 	c := &Conn{
 		answerInvalid: opts != nil && opts.AnswerInvalid,
+		redact:        redact,
 		lines:         NewLineReader(r),
 		w:             w,
 		handler:       h,
@@ -213,11 +226,29 @@ func (c *Conn) reportGarbage(line []byte, err error) {
 	if n > 5 && n%1000 != 0 {
 		return
 	}
-	const show = 120
-	if len(line) > show {
-		line = line[:show]
+	text := string(bytes.TrimSpace(line))
+	if c.redact != nil {
+		text = c.redact(text) // whole, before a cut could split a secret
 	}
-	c.logger.Warn("ignoring a line that is not JSON-RPC", "line", string(bytes.TrimSpace(line)), "error", err, "count", n)
+	const show = 120
+	if len(text) > show {
+		text = text[:show]
+	}
+	if n == 1 {
+		c.firstGarbage.Store(&text)
+	}
+	c.logger.Warn("ignoring a line that is not JSON-RPC", "line", text, "error", err, "count", n)
+}
+
+// FirstInvalidLine returns the first line the peer sent that was not
+// JSON-RPC (redacted, then its first 120 bytes), or "" when there was none: a server
+// that writes its own text to stdout never answers, and this line is what
+// tells its user why.
+func (c *Conn) FirstInvalidLine() string {
+	if p := c.firstGarbage.Load(); p != nil {
+		return *p
+	}
+	return ""
 }
 
 func (c *Conn) deliver(m message) {

@@ -219,3 +219,39 @@ func TestResponseWithUnknownIDIsIgnored(t *testing.T) {
 		t.Errorf("a non-numeric response id was not logged:\n%s", logBuf.String())
 	}
 }
+
+// TestFirstInvalidLine: the Conn keeps the first line that was not
+// JSON-RPC, clipped, for a failure message to quote; later ones do not
+// replace it.
+func TestFirstInvalidLine(t *testing.T) {
+	leakCheck(t)
+	p := newRawPeer(t, (&methodLog{}).handler(), nil)
+	if got := p.c.FirstInvalidLine(); got != "" {
+		t.Errorf("before any line: %q", got)
+	}
+	p.send("  hello not json  ")
+	p.send(`{"not":"json-rpc"}`)
+	p.send(strings.Repeat("x", 500))
+	// The lines are read in order: once the answer to a call is in, so are they.
+	call := goCall(p.c, testCtx(t), "q", nil)
+	req := p.readRequest("q")
+	p.send(`{"jsonrpc":"2.0","id":` + string(req.ID) + `,"result":1}`)
+	if r := waitCall(t, call); r.err != nil {
+		t.Fatal(r.err)
+	}
+	if got := p.c.FirstInvalidLine(); got != "hello not json" {
+		t.Errorf("FirstInvalidLine = %q, want %q", got, "hello not json")
+	}
+
+	q := newRawPeer(t, (&methodLog{}).handler(), nil)
+	q.send(strings.Repeat("y", 500))
+	call = goCall(q.c, testCtx(t), "q", nil)
+	req = q.readRequest("q")
+	q.send(`{"jsonrpc":"2.0","id":` + string(req.ID) + `,"result":1}`)
+	if r := waitCall(t, call); r.err != nil {
+		t.Fatal(r.err)
+	}
+	if got := q.c.FirstInvalidLine(); got != strings.Repeat("y", 120) {
+		t.Errorf("a long line: %q, want its first 120 bytes", got)
+	}
+}

@@ -24,7 +24,8 @@ func snapshot(state upstream.State, errText string) Snapshot {
 			{Server: "notes", State: upstream.StateReady, Transport: "stdio", Since: time.Now().Add(-time.Minute), UptimeSeconds: 60,
 				Protocol: "2026-07-28", Tools: 3, Templates: 1, Calls: 10, CallErrors: 1, MeanCallMillis: 2.5, ServerInfo: []byte(`{"name":"notes","version":"1.0"}`)},
 			{Server: "chaos", State: state, Transport: "stdio", Since: time.Now(), Restarts: 2, Error: errText},
-			{Server: "lazy", State: upstream.StateSleeping, Transport: "stdio", Since: time.Now(), Lazy: true, LazyStarts: 5, IdleStops: 4},
+			{Server: "lazy", State: upstream.StateSleeping, Transport: "stdio", Since: time.Now(), Lazy: true, LazyStarts: 5, IdleStops: 4, CachedAt: time.Now().Add(-31 * time.Second)},
+			{Server: "woken", State: upstream.StateReady, Transport: "stdio", Since: time.Now(), Lazy: true, LazyStarts: 1, CachedAt: time.Now().Add(-31 * time.Second)},
 		},
 		MaxMessageBytes: 1 << 20, DroppedNotifications: 4, ParkedCalls: 1, Sessions: 3, PinMode: "warn",
 		Pins: map[string]PinCounts{"chaos": {Drift: 1}}, Version: "test",
@@ -67,6 +68,14 @@ func TestPageShowsEveryServerEscaped(t *testing.T) {
 		if !strings.Contains(lazy, want) {
 			t.Errorf("the lazy server's card lacks %q:\n%s", want, lazy)
 		}
+	}
+	if !strings.Contains(lazy, "catalog cached 31s ago") {
+		t.Errorf("the sleeping server's card lacks its cache's age:\n%s", lazy)
+	}
+	_, woken, _ := strings.Cut(body, `id="server-woken"`)
+	woken, _, _ = strings.Cut(woken, "</article>")
+	if !strings.Contains(woken, "catalog live") || strings.Contains(woken, "31s") {
+		t.Errorf("the card of a lazy server that just started shows its cache's age:\n%s", woken)
 	}
 	if strings.Contains(body, "lazy starts</dt><dd>0") {
 		t.Error("a server that is not lazy shows lazy starts")

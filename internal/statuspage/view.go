@@ -110,7 +110,12 @@ func serverOf(st upstream.Status, pin PinCounts, rate float64, now time.Time) se
 		if st.IdleTimeout != "" {
 			lazy += ", idle stop after " + st.IdleTimeout
 		}
-		if !st.CachedAt.IsZero() {
+		switch {
+		case st.State == upstream.StateReady:
+			// Listed by the running server, however old the cache
+			// entry it matches.
+			lazy += ", catalog live"
+		case !st.CachedAt.IsZero():
 			lazy += ", catalog cached " + durationText(now.Sub(st.CachedAt)) + " ago"
 		}
 		if !st.LastUse.IsZero() {

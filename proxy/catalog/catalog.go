@@ -161,7 +161,7 @@ func Build(in Input) *Catalog {
 			continue
 		}
 		server, spec, items := s.Name, s.Spec, s.Items
-		items, withheld := pins.admit(server, items, others[server])
+		items, withheld := pins.admit(server, items, others[server], s.Settled)
 		if withheld != nil {
 			cat.Withheld[server] = withheld
 		}

@@ -137,8 +137,11 @@ func (w withheldItems) add(kind pin.Kind, key, why string) {
 
 // admit holds one server's catalog against the lockfile and returns what
 // may be exported, and what is withheld and why. others are the names of
-// other servers' tools, for the shadowing finding.
-func (p *Pinner) admit(server string, cat upstream.Catalog, others []string) (upstream.Catalog, withheldItems) {
+// other servers' tools, for the shadowing finding. complete says the
+// server has listed everything it offers: only then is a server seen for
+// the first time recorded (a server is ready once it has listed its tools,
+// before its prompts and resources).
+func (p *Pinner) admit(server string, cat upstream.Catalog, others []string, complete bool) (upstream.Catalog, withheldItems) {
 	if p.Off() {
 		return cat, nil
 	}
@@ -151,7 +154,7 @@ func (p *Pinner) admit(server string, cat upstream.Catalog, others []string) (up
 	}
 	withheld := withheldItems{}
 	var st pinState
-	pinned := p.judge(server, now, withheld, &st)
+	pinned := p.judge(server, now, withheld, &st, complete)
 	p.inspect(server, now, pinned, others, withheld, &st)
 	for kind, m := range withheld {
 		for key, why := range m {
@@ -176,7 +179,7 @@ func (p *Pinner) admit(server string, cat upstream.Catalog, others []string) (up
 // judge compares what a server exports now with the lockfile: drift goes in
 // st, what enforce mode keeps from the host in withheld. It returns what is
 // pinned of the server (nil when nothing, or when the lockfile is unusable).
-func (p *Pinner) judge(server string, now pin.Server, withheld withheldItems, st *pinState) pin.Server {
+func (p *Pinner) judge(server string, now pin.Server, withheld withheldItems, st *pinState, complete bool) pin.Server {
 	enforce := p.mode == config.PinEnforce
 	lock, err := p.current()
 	switch {
@@ -192,7 +195,7 @@ func (p *Pinner) judge(server string, now pin.Server, withheld withheldItems, st
 	}
 	pinned, known := lock.Servers[server]
 	if !known && !enforce {
-		if p.record && len(now) > 0 {
+		if p.record && complete && len(now) > 0 {
 			p.recordFirstSight(server, now)
 		}
 		return nil
@@ -356,7 +359,7 @@ func PinLines(o config.TrunkOptions, servers []Server, logger *slog.Logger) []st
 	others := otherTools(servers, naming.Scheme{Prefix: o.Prefix})
 	for _, s := range servers {
 		if s.Listed {
-			p.admit(s.Name, s.Items, others[s.Name])
+			p.admit(s.Name, s.Items, others[s.Name], true)
 		}
 	}
 	r := p.Report()

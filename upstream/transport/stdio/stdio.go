@@ -121,6 +121,7 @@ func Start(c Command, h jsonrpc.Handler, logger *slog.Logger, connOpts jsonrpc.O
 		logger:  logger,
 	}
 	connOpts.Logger = logger
+	connOpts.Redact = redact(envSecrets(c.Env))
 	t.conn = jsonrpc.NewConn(stdout, stdin, h, &connOpts)
 	t.workers.Add(3)
 	go func() {

@@ -1,0 +1,36 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcptrunk/mcptrunk/upstream"
+)
+
+// TestStatusTableCatalog: a server that is running is listed live, even
+// when its catalog matches a cache entry written long before it started;
+// only a sleeping server is listed from the cache, with the entry's age.
+func TestStatusTableCatalog(t *testing.T) {
+	old := time.Now().Add(-31 * time.Second)
+	var out bytes.Buffer
+	printStatusTable(&out, []upstream.Status{
+		{Server: "woken", State: upstream.StateReady, Lazy: true, CachedAt: old},
+		{Server: "asleep", State: upstream.StateSleeping, Lazy: true, CachedAt: old},
+		{Server: "broken", State: upstream.StateFailed, CachedAt: old},
+	})
+	lines := strings.Split(out.String(), "\n")
+	if !strings.Contains(lines[0], "CATALOG") {
+		t.Errorf("header: %q", lines[0])
+	}
+	for i, want := range []string{"live", "cached 31s ago", "-"} {
+		fields := strings.Fields(lines[i+1])
+		if len(fields) < 7 || fields[6] != strings.Fields(want)[0] || !strings.Contains(lines[i+1], want) {
+			t.Errorf("line %q: want its catalog %q", lines[i+1], want)
+		}
+		if i != 1 && strings.Contains(lines[i+1], "31s") {
+			t.Errorf("line %q shows the cache's age for a catalog not from the cache", lines[i+1])
+		}
+	}
+}
