@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcptrunk/mcptrunk/internal/wording"
 	"github.com/mcptrunk/mcptrunk/proxy"
 	"github.com/mcptrunk/mcptrunk/upstream"
 )
@@ -119,7 +120,7 @@ func (cc *checkCommand) run(ctx context.Context, env *environment) error {
 		return exitError(1)
 	}
 	if cc.strict && len(cfg.Warnings) > 0 {
-		fmt.Fprintf(env.stdout, "\n%d config warnings, which --strict fails on (see above)\n", len(cfg.Warnings))
+		fmt.Fprintf(env.stdout, "\n%s, which --strict fails on (see above)\n", wording.Count(len(cfg.Warnings), "config warning", "config warnings"))
 		return exitError(1)
 	}
 	return nil

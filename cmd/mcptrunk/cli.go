@@ -47,7 +47,7 @@ var subcommands = []subcommand{
 		args: noArgs(""), new: func() command { return &listCommand{} }},
 	{use: "call NAME [JSON]", short: "Route one tool call and print the result",
 		long: "Start the server NAME belongs to (only that one), call the tool NAME (its namespaced name, as list\n" +
-			"prints it) with JSON, a JSON" +
+			"prints it) with JSON, a JSON " +
 			"object of arguments ({} when left out), and print the result. The status is 1 when the call fails or\n" +
 			"the tool reports an error.",
 		example: `  mcptrunk call mcp__weather__search '{"city":"os"}'`,

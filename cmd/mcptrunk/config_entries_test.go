@@ -97,7 +97,7 @@ func TestCheckShowsUnknownKeys(t *testing.T) {
 		t.Errorf("check exited %d, want 0 and a line %q:\n%s\n%s", code, want, stdout, stderr)
 	}
 	stdout, stderr, code = runCLI(t, 60*time.Second, "check", "--strict", "--config", cfg)
-	if code != 1 || !strings.Contains(stdout, want) || !strings.Contains(stdout, "1 config warnings, which --strict fails on") {
+	if code != 1 || !strings.Contains(stdout, want) || !strings.Contains(stdout, "1 config warning, which --strict fails on") {
 		t.Errorf("check --strict exited %d, want 1 and the warning:\n%s\n%s", code, stdout, stderr)
 	}
 }
