@@ -90,3 +90,25 @@ func TestLoadResolvesRelativePaths(t *testing.T) {
 		}
 	}
 }
+
+// TestDemoConfigNamesTheBuiltBinaries: make demo runs the demo config from
+// the module root, and its relative commands resolve against the config's
+// own directory, so they must lead to the bin/ that make build fills.
+func TestDemoConfigNamesTheBuiltBinaries(t *testing.T) {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := Load(filepath.Join(root, "testdata", "demo", "mcptrunk.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Servers) == 0 {
+		t.Fatal("the demo config has no servers")
+	}
+	for _, s := range cfg.Servers {
+		if want := filepath.Join(root, "bin", "mcptrunk-"+s.Name); s.Command != want {
+			t.Errorf("server %q runs %s, want %s (what make build writes)", s.Name, s.Command, want)
+		}
+	}
+}
