@@ -147,6 +147,7 @@ var sharedCapabilities = []byte(`{"elicitation":{},"sampling":{}}`)
 // status page and /metrics.
 func (d *httpDownstream) serve(t *proxy.Trunk, m *metrics.Metrics) {
 	t.Start(sharedCapabilities, protocol.Legacy)
+	limitMemory(int64(d.cfg.MaxBufferedBytes), d.logger)
 	d.handler = httpserve.New(t, httpserve.Options{
 		Path: d.cfg.Path, Token: d.token, AllowedOrigins: d.cfg.AllowedOrigins, LoopbackOnly: d.loopback,
 		MaxBodyBytes: int64(d.cfg.MaxBodyBytes), MaxSessions: d.cfg.MaxSessions, MaxInFlight: d.cfg.MaxInFlight,

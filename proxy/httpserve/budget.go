@@ -28,6 +28,8 @@ type pool struct {
 
 	mu      sync.Mutex // serialises reclaims; guards members
 	members map[*router]struct{}
+
+	memory releaser // gives the memory back once big holders have left
 }
 
 func newPool(limit int64) *pool {
@@ -44,6 +46,7 @@ func (p *pool) leave(r *router) {
 	p.mu.Lock()
 	delete(p.members, r)
 	p.mu.Unlock()
+	p.memory.left(p.used.Load())
 }
 
 // reclaim brings the pool back under its limit: the sessions holding the
@@ -84,8 +87,11 @@ func (p *pool) reclaim() {
 // chargeLocked counts n more bytes kept (n < 0: fewer).
 func (r *router) chargeLocked(n int64) {
 	r.held += n
-	if r.cfg.pool != nil {
-		r.cfg.pool.used.Add(n)
+	if p := r.cfg.pool; p != nil {
+		used := p.used.Add(n)
+		if n > 0 {
+			p.memory.held(used)
+		}
 	}
 }
 
