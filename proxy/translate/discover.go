@@ -20,8 +20,14 @@ type Ready struct {
 }
 
 // ownInstructions is what the trunk says of itself in server/discover.
-const ownInstructions = "mcptrunk aggregates several MCP servers: tools and prompts are named mcp__<server>__<name>, " +
-	"resources mcptrunk://<server>/<uri>; mcp__trunk__status reports every server's state."
+// Hosts put it before the model, which then calls tools by the names its
+// host offers: many hosts put a prefix of their own in front of a server's
+// tool names (Claude Code offers mcp__<its name for the trunk>__<ours>),
+// and the trunk's prefix is configurable. So it names tools only by how
+// their names end, which is true in every host.
+const ownInstructions = "mcptrunk aggregates several MCP servers: each tool and prompt is offered under a name " +
+	"ending in <server>__<name> (your host may show a prefix of its own in front), each resource as " +
+	"mcptrunk://<server>/<uri>. The tool whose name ends in trunk__status reports every server's state."
 
 // Bounds on the instructions of server/discover: each upstream's and the
 // whole text. A server's instructions are its own business; they must not

@@ -38,3 +38,18 @@ func TestDescribedFromReadyServers(t *testing.T) {
 		t.Errorf("instructions %q", text)
 	}
 }
+
+// The trunk's own instructions never name a tool by a full name: a host
+// that prefixes the trunk's tools would offer no tool of that name (the
+// model that follows them gets "no such tool").
+func TestInstructionsNameNoFullToolName(t *testing.T) {
+	text := DiscoveredInstructions(nil)
+	for _, full := range []string{"mcp__trunk__status", "mcp__trunk__wait_for_servers", "mcp__<server>__<name>"} {
+		if strings.Contains(text, full) {
+			t.Errorf("the instructions name %s, which a prefixing host does not offer:\n%s", full, text)
+		}
+	}
+	if !strings.Contains(text, "trunk__status") {
+		t.Errorf("the instructions do not point to the status tool:\n%s", text)
+	}
+}
