@@ -419,7 +419,7 @@ func TestListChangedDuringDiscovery(t *testing.T) {
 // Close while StartAll still waits for a server that never answers (with a
 // long connect timeout) returns promptly, ends StartAll, and leaves no
 // process behind, including of a server that was still queued.
-func TestHostCloseDuringStartAll(t *testing.T) {
+func TestFleetCloseDuringStartAll(t *testing.T) {
 	h := newHarness(t)
 	host := h.host(&Options{Concurrency: 1})
 	hang := h.spec("hangs", modeHang)
@@ -465,7 +465,7 @@ func TestHostCloseDuringStartAll(t *testing.T) {
 	}
 }
 
-func TestHostAddRemove(t *testing.T) {
+func TestFleetAddRemove(t *testing.T) {
 	h := newHarness(t)
 	host := h.host(nil)
 	ctx := ctxFor(t)
