@@ -89,12 +89,17 @@ func TestParkedExchangesLeaveNothing(t *testing.T) {
 
 func waitParked(t *testing.T, tr *Trunk, want int) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for tr.parked.Count() != want {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d exchanges still open, want %d", tr.parked.Count(), want)
+	deadline := time.After(30 * time.Second)
+	for {
+		n, changed := tr.parked.Watch()
+		if n == want {
+			return
 		}
-		time.Sleep(20 * time.Millisecond)
+		select {
+		case <-changed:
+		case <-deadline:
+			t.Fatalf("%d exchanges still open, want %d", n, want)
+		}
 	}
 }
 

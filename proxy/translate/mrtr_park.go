@@ -32,12 +32,22 @@ type Parking struct {
 	seq      uint64
 	byID     map[uint64]*Exchange
 	inFlight map[string][]*Exchange // server -> exchanges whose upstream call runs, oldest first
+	// changed is closed, and replaced, whenever an exchange opens or
+	// ends (see Watch).
+	changed chan struct{}
 }
 
 // NewParking returns the parking of one trunk: upstream calls run on
 // goroutines that spawn starts, and end at the latest when life does.
 func NewParking(life context.Context, spawn func(func())) *Parking {
-	return &Parking{signer: newStateSigner(), life: life, spawn: spawn, byID: map[uint64]*Exchange{}, inFlight: map[string][]*Exchange{}}
+	return &Parking{signer: newStateSigner(), life: life, spawn: spawn, byID: map[uint64]*Exchange{}, inFlight: map[string][]*Exchange{},
+		changed: make(chan struct{})}
+}
+
+// changedLocked wakes whoever watches the count (see Watch).
+func (p *Parking) changedLocked() {
+	close(p.changed)
+	p.changed = make(chan struct{})
 }
 
 // Parked is one host call to park: what the host asked, of which server,
@@ -153,6 +163,7 @@ func (p *Parking) start(ctx context.Context, pc Parked, target string, params js
 	}
 	p.byID[ex.id] = ex
 	p.inFlight[ex.server] = append(p.inFlight[ex.server], ex)
+	p.changedLocked()
 	p.mu.Unlock()
 	p.spawn(func() {
 		defer stop()
@@ -261,7 +272,10 @@ func (p *Parking) await(ctx context.Context, ex *Exchange) (json.RawMessage, err
 // runs, and every request still parked is answered with why.
 func (p *Parking) end(ex *Exchange, why error) {
 	p.mu.Lock()
-	delete(p.byID, ex.id)
+	if _, open := p.byID[ex.id]; open {
+		delete(p.byID, ex.id)
+		p.changedLocked()
+	}
 	p.mu.Unlock()
 	ex.mu.Lock()
 	if ex.ended {
@@ -304,6 +318,14 @@ func (p *Parking) Count() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return len(p.byID)
+}
+
+// Watch is how many exchanges are open, and a channel closed when that
+// may have changed: a caller waits for a count without polling.
+func (p *Parking) Watch() (int, <-chan struct{}) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.byID), p.changed
 }
 
 // Current is the exchange an upstream's request during a call belongs to.
