@@ -137,6 +137,9 @@ func install(env *environment, loc hostcfg.Location, sys hostcfg.Env) error {
 	}
 	fmt.Fprintf(env.stdout, "Its file as it was is in %s. Restart %s to use it; undo with \"mcptrunk uninstall --host %s\".\n",
 		backup, loc.Host.Name, loc.Host.ID)
+	for _, a := range hostcfg.InstallAdvice(loc, out, name) {
+		fmt.Fprintf(env.stdout, "Note: %s.\n", a)
+	}
 	printUnusable(env.stdout, cfgPath, loc.Host.Name)
 	return nil
 }

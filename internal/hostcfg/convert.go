@@ -45,6 +45,7 @@ type entry struct {
 	Headers  map[string]string `json:"headers,omitempty"`
 	OAuth    *oauthEntry       `json:"oauth,omitempty"`
 	Tools    *filterEntry      `json:"tools,omitempty"`
+	Timeouts *timeoutsEntry    `json:"timeouts,omitempty"`
 	Disabled bool              `json:"disabled,omitempty"`
 }
 
@@ -56,7 +57,12 @@ type oauthEntry struct {
 }
 
 type filterEntry struct {
-	Deny []string `json:"deny,omitempty"`
+	Allow []string `json:"allow,omitempty"`
+	Deny  []string `json:"deny,omitempty"`
+}
+
+type timeoutsEntry struct {
+	Call string `json:"call,omitempty"`
 }
 
 // ignored are fields of the hosts' entries that mean nothing to mcptrunk
@@ -176,8 +182,10 @@ func convert(loc Location, name string, raw json.RawMessage, c varContext) Serve
 	if raw, ok := v.take("headers"); ok {
 		v.e.Headers = v.strMap("headers", raw)
 	}
+	v.geminiTransport()
 	v.transport()
 	v.extras()
+	v.geminiExtras()
 	if raw, ok := v.take("disabled"); ok {
 		v.e.Disabled = v.boolean("disabled", raw)
 	}
@@ -256,7 +264,7 @@ func (v *converter) transport() {
 				v.fail(`one of "command" or "url" is required`)
 			}
 		}
-		if v.e.URL != "" {
+		if v.e.URL != "" && v.e.Type == "" {
 			v.e.Type = "http"
 		}
 		return
@@ -287,7 +295,7 @@ func (v *converter) extras() {
 	}
 	if raw, ok := v.take("disabledTools"); ok { // Windsurf
 		if deny := v.strs("disabledTools", raw); len(deny) > 0 {
-			v.e.Tools = &filterEntry{Deny: deny}
+			v.tools().Deny = deny
 		}
 	}
 	if raw, ok := v.take("auth"); ok { // Cursor's static OAuth client

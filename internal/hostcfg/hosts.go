@@ -28,6 +28,7 @@ var Hosts = []*Host{
 	{ID: "vscode", Name: "VS Code", Key: "servers", vars: vscodeVars, entry: typedEntry},
 	{ID: "windsurf", Name: "Windsurf", Key: "mcpServers", vars: windsurfVars, entry: commandEntry},
 	{ID: "zed", Name: "Zed", Key: "context_servers", vars: literalVars, entry: commandEntry},
+	{ID: "gemini", Name: "Gemini CLI", Key: "mcpServers", vars: geminiVars, entry: commandEntry},
 }
 
 // selfEntry is the entry that starts mcptrunk, its fields in the order the
@@ -58,6 +59,8 @@ func HostByID(id string) (*Host, error) {
 		norm = "claude-code"
 	case "code", "vs-code", "visual-studio-code":
 		norm = "vscode"
+	case "gemini-cli", "geminicli":
+		norm = "gemini"
 	}
 	for _, h := range Hosts {
 		if h.ID == norm {
@@ -198,6 +201,12 @@ func Locations(host *Host, e Env) []Location {
 		if e.Project != "" {
 			out = append(out, project(e.join(e.Project, ".zed", "settings.json")))
 		}
+	case "gemini":
+		// ~/.gemini on every OS (%USERPROFILE%\.gemini on Windows).
+		out = append(out, user(e.join(e.Home, ".gemini", "settings.json")))
+		if e.Project != "" {
+			out = append(out, project(e.join(e.Project, ".gemini", "settings.json")))
+		}
 	}
 	return out
 }
@@ -221,6 +230,8 @@ func GuessHost(p string) *Host {
 		id = "windsurf"
 	case base == "settings.json" && (dir == "zed" || dir == "Zed" || dir == ".zed"):
 		id = "zed"
+	case base == "settings.json" && dir == ".gemini":
+		id = "gemini"
 	}
 	h, _ := HostByID(id)
 	return h

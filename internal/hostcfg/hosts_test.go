@@ -24,6 +24,7 @@ func TestLocations(t *testing.T) {
 			"vscode":         {"user /home/u/.config/Code/User/mcp.json", "project /src/p/.vscode/mcp.json"},
 			"windsurf":       {"user /home/u/.codeium/windsurf/mcp_config.json"},
 			"zed":            {"user /home/u/.config/zed/settings.json", "project /src/p/.zed/settings.json"},
+			"gemini":         {"user /home/u/.gemini/settings.json", "project /src/p/.gemini/settings.json"},
 		},
 		"linux-xdg": {
 			"claude-desktop": {"user /xdg/Claude/claude_desktop_config.json"},
@@ -32,6 +33,7 @@ func TestLocations(t *testing.T) {
 			"vscode":         {"user /xdg/Code/User/mcp.json", "project /src/p/.vscode/mcp.json"},
 			"windsurf":       {"user /home/u/.codeium/windsurf/mcp_config.json"},
 			"zed":            {"user /xdg/zed/settings.json", "project /src/p/.zed/settings.json"},
+			"gemini":         {"user /home/u/.gemini/settings.json", "project /src/p/.gemini/settings.json"},
 		},
 		"darwin": {
 			"claude-desktop": {"user /Users/u/Library/Application Support/Claude/claude_desktop_config.json"},
@@ -40,6 +42,7 @@ func TestLocations(t *testing.T) {
 			"vscode":         {"user /Users/u/Library/Application Support/Code/User/mcp.json", "project /src/p/.vscode/mcp.json"},
 			"windsurf":       {"user /Users/u/.codeium/windsurf/mcp_config.json"},
 			"zed":            {"user /Users/u/.config/zed/settings.json", "project /src/p/.zed/settings.json"},
+			"gemini":         {"user /Users/u/.gemini/settings.json", "project /src/p/.gemini/settings.json"},
 		},
 		"windows": {
 			"claude-desktop": {`user C:\Users\u\AppData\Roaming\Claude\claude_desktop_config.json`},
@@ -48,6 +51,7 @@ func TestLocations(t *testing.T) {
 			"vscode":         {`user C:\Users\u\AppData\Roaming\Code\User\mcp.json`, `project C:\src\p\.vscode\mcp.json`},
 			"windsurf":       {`user C:\Users\u\.codeium\windsurf\mcp_config.json`},
 			"zed":            {`user C:\Users\u\AppData\Roaming\Zed\settings.json`, `project C:\src\p\.zed\settings.json`},
+			"gemini":         {`user C:\Users\u\.gemini\settings.json`, `project C:\src\p\.gemini\settings.json`},
 		},
 		"windows-noappdata": {
 			"claude-desktop": {`user C:\Users\u\AppData\Roaming\Claude\claude_desktop_config.json`},
@@ -56,6 +60,7 @@ func TestLocations(t *testing.T) {
 			"vscode":         {`user C:\Users\u\AppData\Roaming\Code\User\mcp.json`},
 			"windsurf":       {`user C:\Users\u\.codeium\windsurf\mcp_config.json`},
 			"zed":            {`user C:\Users\u\AppData\Roaming\Zed\settings.json`},
+			"gemini":         {`user C:\Users\u\.gemini\settings.json`},
 		},
 	}
 	for name, e := range envs {

@@ -32,6 +32,7 @@ func TestInstallRoundTrip(t *testing.T) {
 		{"cursor", "{}", nil},
 		{"vscode", "{\n  // mine\n  \"inputs\": [],\n  \"servers\": {\n    \"p\": {\"command\": \"x\", \"env\": {\"K\": \"${input:k}\"}}, // keep me\n  },\n}\n", []string{"p"}},
 		{"windsurf", "{\"mcpServers\": null}", nil},
+		{"gemini", "{\n  // Gemini CLI\n  \"theme\": \"Dracula\",\n  \"mcpServers\": {\n    \"gh\": {\"command\": \"npx\", \"env\": {\"T\": \"$TOKEN\"}, \"trust\": true},\n    \"web\": {\"httpUrl\": \"https://g.example.com/mcp\", \"timeout\": 5000}\n  },\n  \"mcp\": {\"allowed\": [\"gh\"]}\n}\n", []string{"web"}},
 		{"zed", "// settings\n{\n  \"theme\": \"x\", // trailing\n  \"context_servers\": {\n    /* ext */ \"e\": {\"source\": \"extension\", \"settings\": {}},\n  },\n  \"vim_mode\": true,\n}\n", []string{"e"}},
 	}
 	for _, c := range cases {

@@ -40,8 +40,11 @@ func plain(host *Host, data []byte) ([]byte, error) {
 }
 
 // jsonc: Zed, VS Code and Cursor (a fork of VS Code) read their settings as
-// JSON with comments and trailing commas.
-func (h *Host) jsonc() bool { return h.ID == "zed" || h.ID == "vscode" || h.ID == "cursor" }
+// JSON with comments and trailing commas; Gemini CLI strips comments from
+// its settings.json before parsing it.
+func (h *Host) jsonc() bool {
+	return h.ID == "zed" || h.ID == "vscode" || h.ID == "cursor" || h.ID == "gemini"
+}
 
 // objectMembers decodes a JSON object's members in order, refusing a key
 // defined twice (the hosts would each pick a different one).
