@@ -73,7 +73,7 @@ var subcommands = []subcommand{
 		args: argsBetween(1, 1, "SERVER"), new: func() command { return &authCommand{} }, complete: completeServers(true)},
 	{use: "import", short: "Show the hosts' servers and add them to mcptrunk's config",
 		long: "Show the MCP servers the hosts have configured (Claude Desktop, Claude Code, Cursor, VS Code,\n" +
-			"Windsurf, Zed, Gemini CLI) and what mcptrunk's config would gain; with --write add them (the config is backed\n" +
+			"Windsurf, Zed, Gemini CLI, Codex) and what mcptrunk's config would gain; with --write add them (the config is backed\n" +
 			"up first). A name mcptrunk's config already has keeps its entry.",
 		args: noArgs("name a host or file with --from"), new: func() command { return &importCommand{} }},
 	{use: "install", short: "Move a host's servers into mcptrunk and give the host mcptrunk",

@@ -17,7 +17,7 @@ import (
 )
 
 // importCommand reads the MCP servers the hosts (Claude Desktop, Claude
-// Code, Cursor, VS Code, Windsurf, Zed, Gemini CLI) have configured and shows what
+// Code, Cursor, VS Code, Windsurf, Zed, Gemini CLI, Codex) have configured and shows what
 // mcptrunk's config would gain; with --write it adds them. Nothing already
 // in mcptrunk's config is changed: a name that is taken keeps its entry.
 type importCommand struct {

@@ -62,7 +62,8 @@ type filterEntry struct {
 }
 
 type timeoutsEntry struct {
-	Call string `json:"call,omitempty"`
+	Connect string `json:"connect,omitempty"`
+	Call    string `json:"call,omitempty"`
 }
 
 // ignored are fields of the hosts' entries that mean nothing to mcptrunk
@@ -186,6 +187,7 @@ func convert(loc Location, name string, raw json.RawMessage, c varContext) Serve
 	v.transport()
 	v.extras()
 	v.geminiExtras()
+	v.codexExtras()
 	if raw, ok := v.take("disabled"); ok {
 		v.e.Disabled = v.boolean("disabled", raw)
 	}

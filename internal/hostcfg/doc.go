@@ -1,5 +1,5 @@
 // Package hostcfg knows the MCP hosts' own config files: which hosts there
-// are (Claude Desktop, Claude Code, Cursor, VS Code, Windsurf, Zed, Gemini CLI), where
+// are (Claude Desktop, Claude Code, Cursor, VS Code, Windsurf, Zed, Gemini CLI, Codex), where
 // each keeps its servers on macOS, Windows and Linux, how to read their
 // entries and turn them into mcptrunk's (each field and ${VAR} form mapped,
 // or a reason why it cannot be), how to add them to mcptrunk's config, and

@@ -29,6 +29,7 @@ var Hosts = []*Host{
 	{ID: "windsurf", Name: "Windsurf", Key: "mcpServers", vars: windsurfVars, entry: commandEntry},
 	{ID: "zed", Name: "Zed", Key: "context_servers", vars: literalVars, entry: commandEntry},
 	{ID: "gemini", Name: "Gemini CLI", Key: "mcpServers", vars: geminiVars, entry: commandEntry},
+	{ID: "codex", Name: "Codex", Key: "mcp_servers", vars: mcptrunkVars, entry: commandEntry},
 }
 
 // selfEntry is the entry that starts mcptrunk, its fields in the order the
@@ -61,6 +62,8 @@ func HostByID(id string) (*Host, error) {
 		norm = "vscode"
 	case "gemini-cli", "geminicli":
 		norm = "gemini"
+	case "codex-cli", "openai-codex":
+		norm = "codex"
 	}
 	for _, h := range Hosts {
 		if h.ID == norm {
@@ -201,6 +204,13 @@ func Locations(host *Host, e Env) []Location {
 		if e.Project != "" {
 			out = append(out, project(e.join(e.Project, ".zed", "settings.json")))
 		}
+	case "codex":
+		// CODEX_HOME moves Codex's files, config.toml too.
+		dir := e.join(e.Home, ".codex")
+		if d := e.getenv("CODEX_HOME"); d != "" {
+			dir = d
+		}
+		out = append(out, user(e.join(dir, "config.toml")))
 	case "gemini":
 		// ~/.gemini on every OS (%USERPROFILE%\.gemini on Windows).
 		out = append(out, user(e.join(e.Home, ".gemini", "settings.json")))
@@ -232,6 +242,8 @@ func GuessHost(p string) *Host {
 		id = "zed"
 	case base == "settings.json" && dir == ".gemini":
 		id = "gemini"
+	case base == "config.toml" && dir == ".codex":
+		id = "codex"
 	}
 	h, _ := HostByID(id)
 	return h

@@ -10,7 +10,7 @@ func TestLocations(t *testing.T) {
 	envs := map[string]Env{
 		"linux": {GOOS: "linux", Home: "/home/u", Project: "/src/p", Getenv: func(string) string { return "" }},
 		"linux-xdg": {GOOS: "linux", Home: "/home/u", Project: "/src/p", Getenv: func(k string) string {
-			return map[string]string{"XDG_CONFIG_HOME": "/xdg", "CLAUDE_CONFIG_DIR": "/cc"}[k]
+			return map[string]string{"XDG_CONFIG_HOME": "/xdg", "CLAUDE_CONFIG_DIR": "/cc", "CODEX_HOME": "/codex-home"}[k]
 		}},
 		"darwin":            {GOOS: "darwin", Home: "/Users/u", Project: "/src/p"},
 		"windows":           {GOOS: "windows", Home: `C:\Users\u`, Project: `C:\src\p`, Getenv: func(k string) string { return map[string]string{"APPDATA": `C:\Users\u\AppData\Roaming`}[k] }},
@@ -25,6 +25,7 @@ func TestLocations(t *testing.T) {
 			"windsurf":       {"user /home/u/.codeium/windsurf/mcp_config.json"},
 			"zed":            {"user /home/u/.config/zed/settings.json", "project /src/p/.zed/settings.json"},
 			"gemini":         {"user /home/u/.gemini/settings.json", "project /src/p/.gemini/settings.json"},
+			"codex":          {"user /home/u/.codex/config.toml"},
 		},
 		"linux-xdg": {
 			"claude-desktop": {"user /xdg/Claude/claude_desktop_config.json"},
@@ -34,6 +35,7 @@ func TestLocations(t *testing.T) {
 			"windsurf":       {"user /home/u/.codeium/windsurf/mcp_config.json"},
 			"zed":            {"user /xdg/zed/settings.json", "project /src/p/.zed/settings.json"},
 			"gemini":         {"user /home/u/.gemini/settings.json", "project /src/p/.gemini/settings.json"},
+			"codex":          {"user /codex-home/config.toml"},
 		},
 		"darwin": {
 			"claude-desktop": {"user /Users/u/Library/Application Support/Claude/claude_desktop_config.json"},
@@ -43,6 +45,7 @@ func TestLocations(t *testing.T) {
 			"windsurf":       {"user /Users/u/.codeium/windsurf/mcp_config.json"},
 			"zed":            {"user /Users/u/.config/zed/settings.json", "project /src/p/.zed/settings.json"},
 			"gemini":         {"user /Users/u/.gemini/settings.json", "project /src/p/.gemini/settings.json"},
+			"codex":          {"user /Users/u/.codex/config.toml"},
 		},
 		"windows": {
 			"claude-desktop": {`user C:\Users\u\AppData\Roaming\Claude\claude_desktop_config.json`},
@@ -52,6 +55,7 @@ func TestLocations(t *testing.T) {
 			"windsurf":       {`user C:\Users\u\.codeium\windsurf\mcp_config.json`},
 			"zed":            {`user C:\Users\u\AppData\Roaming\Zed\settings.json`, `project C:\src\p\.zed\settings.json`},
 			"gemini":         {`user C:\Users\u\.gemini\settings.json`, `project C:\src\p\.gemini\settings.json`},
+			"codex":          {`user C:\Users\u\.codex\config.toml`},
 		},
 		"windows-noappdata": {
 			"claude-desktop": {`user C:\Users\u\AppData\Roaming\Claude\claude_desktop_config.json`},
@@ -61,6 +65,7 @@ func TestLocations(t *testing.T) {
 			"windsurf":       {`user C:\Users\u\.codeium\windsurf\mcp_config.json`},
 			"zed":            {`user C:\Users\u\AppData\Roaming\Zed\settings.json`},
 			"gemini":         {`user C:\Users\u\.gemini\settings.json`},
+			"codex":          {`user C:\Users\u\.codex\config.toml`},
 		},
 	}
 	for name, e := range envs {

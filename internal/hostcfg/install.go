@@ -34,6 +34,9 @@ func InstallEdit(loc Location, data []byte, name, command string, args []string,
 	if err := Installable(loc); err != nil {
 		return nil, err
 	}
+	if loc.Host.toml() {
+		return codexInstallEdit(loc, data, name, command, args, keep)
+	}
 	p, err := plain(loc.Host, data)
 	if err == nil {
 		_, err = serversOf(loc, p) // refuse what does not parse, servers included

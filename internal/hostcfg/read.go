@@ -39,6 +39,9 @@ func plain(host *Host, data []byte) ([]byte, error) {
 	return data, nil
 }
 
+// toml: Codex's config is TOML (codex.go), every other host's JSON.
+func (h *Host) toml() bool { return h.ID == "codex" }
+
 // jsonc: Zed, VS Code and Cursor (a fork of VS Code) read their settings as
 // JSON with comments and trailing commas; Gemini CLI strips comments from
 // its settings.json before parsing it.
@@ -162,6 +165,9 @@ func isNull(v json.RawMessage) bool { return string(bytes.TrimSpace(v)) == "null
 // and the environment the entries' variables refer to. A file that cannot be parsed is a
 // *ParseError; a file without servers gives none.
 func Read(loc Location, data []byte, e Env) ([]Server, error) {
+	if loc.Host.toml() {
+		return readCodex(loc, data, varContext{goos: e.GOOS, home: e.Home, project: loc.Project, getenv: e.getenv})
+	}
 	p, err := plain(loc.Host, data)
 	if err == nil {
 		var ms []member

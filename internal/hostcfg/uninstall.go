@@ -34,6 +34,9 @@ type Uninstalled struct {
 // the host changed since, stays as it is now. With nothing gained, the
 // result is the backup byte for byte (Exact).
 func UninstallEdit(loc Location, current, backup []byte) (Uninstalled, error) {
+	if loc.Host.toml() {
+		return codexUninstallEdit(loc, current, backup)
+	}
 	pc, err := plain(loc.Host, current)
 	if err == nil {
 		_, err = objectMembers(pc)
