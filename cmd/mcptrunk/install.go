@@ -120,7 +120,7 @@ func install(env *environment, loc hostcfg.Location, sys hostcfg.Env) error {
 			}
 		}
 	}
-	out, err := hostcfg.InstallEdit(loc, data, name, self, []string{"serve", "--config", cfgPath}, keep)
+	out, err := hostcfg.InstallEdit(loc, data, name, self, installArgs(loc.Host, name, cfgPath), keep)
 	if err != nil {
 		return err
 	}
@@ -131,7 +131,7 @@ func install(env *environment, loc hostcfg.Location, sys hostcfg.Env) error {
 		os.Remove(backup) // the file is as it was: nothing to uninstall
 		return err
 	}
-	fmt.Fprintf(env.stdout, "\n%s now starts mcptrunk (%q in %s): %s serve --config %s\n", loc.Host.Name, name, loc.Path, self, cfgPath)
+	fmt.Fprintf(env.stdout, "\n%s now starts mcptrunk (%q in %s): %s %s\n", loc.Host.Name, name, loc.Path, self, strings.Join(installArgs(loc.Host, name, cfgPath), " "))
 	if len(keep) > 0 {
 		fmt.Fprintf(env.stdout, "Left in %s's file, beside it: %s.\n", loc.Host.Name, strings.Join(keep, ", "))
 	}
@@ -218,4 +218,15 @@ func uninstall(env *environment, loc hostcfg.Location) error {
 	}
 	fmt.Fprintf(env.stdout, "Restart %s to use it. The servers install moved stay in mcptrunk's config.\n", loc.Host.Name)
 	return nil
+}
+
+// installArgs are the arguments of the entry install gives a host: serve
+// the config, and, for a host that puts a prefix before the trunk's tool
+// names, that prefix, so that names fit the host's model (fitHostPrefix).
+func installArgs(host *hostcfg.Host, name, cfgPath string) []string {
+	args := []string{"serve", "--config", cfgPath}
+	if p := host.ToolPrefix(name); p != "" {
+		args = append(args, "--host-prefix", p)
+	}
+	return args
 }

@@ -65,7 +65,7 @@ func TestInstallRoundTrip(t *testing.T) {
 			if want := append([]string{"trunk"}, c.kept...); strings.Join(names, ",") != strings.Join(want, ",") {
 				t.Errorf("the host has %q, want %q:\n%s", names, want, installed)
 			}
-			args, _ := json.Marshal([]string{"serve", "--config", cfg})
+			args, _ := json.Marshal(installArgs(hh, "trunk", cfg))
 			var compact bytes.Buffer
 			plain, _ := hostcfg.StripJSONC(installed)
 			_ = json.Compact(&compact, plain)

@@ -20,11 +20,13 @@ import (
 // file changes or on SIGHUP.
 type serveCommand struct {
 	metricsAddr string // --metrics: where to serve /metrics
+	hostPrefix  string // --host-prefix: what the host puts before every name (see fitHostPrefix)
 	http        httpFlags
 }
 
 func (c *serveCommand) flags(fs *flagSet) {
 	fs.StringVar(&c.metricsAddr, "metrics", "", "serve Prometheus metrics at http://`ADDR`/metrics (a loopback address, such as 127.0.0.1:9464)")
+	fs.StringVar(&c.hostPrefix, "host-prefix", "", "the `PREFIX` the launching host puts before each of the trunk's tool names (Claude Code: mcp__<its name for the trunk>__); names are shortened so that prefix and name fit in 64 characters. install sets it")
 	c.http.register(fs)
 }
 
@@ -45,6 +47,7 @@ func (c *serveCommand) run(ctx context.Context, env *environment) error {
 		return fatal(logger, "cannot load the config", err)
 	}
 	logConfigWarnings(logger, cfg)
+	fitHostPrefix(cfg, c.hostPrefix, logger)
 	httpCfg := c.http.resolve(cfg.Trunk.HTTP)
 	var down *httpDownstream
 	if httpCfg.Listen != "" {
@@ -112,6 +115,7 @@ func (c *serveCommand) run(ctx context.Context, env *environment) error {
 			}
 			logger.Info("config changed; reloading")
 			logConfigWarnings(logger, cfg)
+			fitHostPrefix(cfg, c.hostPrefix, logger)
 			audits.reloaded(cfg, logger)
 			metricsReloaded(metricsAddr, c.metricsListen(cfg), logger)
 			if err := t.Reload(watchCtx, cfg); err != nil {

@@ -17,19 +17,37 @@ type Host struct {
 	vars dialect
 	// entry is the entry Install writes for mcptrunk itself.
 	entry func(command string, args []string) selfEntry
+	// prefix is what the host puts before the tool names of a server it
+	// calls name, as its model is offered them ("" when it puts nothing,
+	// or when that is not known).
+	prefix func(name string) string
 }
+
+// ToolPrefix is what the host puts before each tool name of the server
+// it knows as name, as its model is offered them: Claude Code and Codex
+// offer mcp__<name>__<tool>, Gemini CLI mcp_<name>_<tool>. "" when the
+// host adds nothing, or when that is not known.
+func (h *Host) ToolPrefix(name string) string {
+	if h.prefix == nil {
+		return ""
+	}
+	return h.prefix(name)
+}
+
+func doubleUnderscorePrefix(name string) string { return "mcp__" + name + "__" }
+func singleUnderscorePrefix(name string) string { return "mcp_" + name + "_" }
 
 // Hosts, in the order import reads them: when two hosts have a server of
 // the same name, the first one read is kept.
 var Hosts = []*Host{
 	{ID: "claude-desktop", Name: "Claude Desktop", Key: "mcpServers", vars: literalVars, entry: commandEntry},
-	{ID: "claude-code", Name: "Claude Code", Key: "mcpServers", vars: mcptrunkVars, entry: typedEntry},
+	{ID: "claude-code", Name: "Claude Code", Key: "mcpServers", vars: mcptrunkVars, entry: typedEntry, prefix: doubleUnderscorePrefix},
 	{ID: "cursor", Name: "Cursor", Key: "mcpServers", vars: cursorVars, entry: commandEntry},
 	{ID: "vscode", Name: "VS Code", Key: "servers", vars: vscodeVars, entry: typedEntry},
 	{ID: "windsurf", Name: "Windsurf", Key: "mcpServers", vars: windsurfVars, entry: commandEntry},
 	{ID: "zed", Name: "Zed", Key: "context_servers", vars: literalVars, entry: commandEntry},
-	{ID: "gemini", Name: "Gemini CLI", Key: "mcpServers", vars: geminiVars, entry: commandEntry},
-	{ID: "codex", Name: "Codex", Key: "mcp_servers", vars: mcptrunkVars, entry: commandEntry},
+	{ID: "gemini", Name: "Gemini CLI", Key: "mcpServers", vars: geminiVars, entry: commandEntry, prefix: singleUnderscorePrefix},
+	{ID: "codex", Name: "Codex", Key: "mcp_servers", vars: mcptrunkVars, entry: commandEntry, prefix: doubleUnderscorePrefix},
 }
 
 // selfEntry is the entry that starts mcptrunk, its fields in the order the
