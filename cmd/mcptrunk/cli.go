@@ -85,6 +85,20 @@ var subcommands = []subcommand{
 		long:    "Put the host's file back as it was before install.",
 		example: "  mcptrunk uninstall --host claude-desktop",
 		args:    noArgs("name the host with --host"), new: func() command { return &installCommand{undo: true} }},
+	{use: "search QUERY", short: "Find servers in the MCP registry",
+		long: "List the servers of the MCP registry (the official one, or --registry) whose name or description\n" +
+			"matches QUERY: each one's name, version, how it runs (npm, pypi, oci, nuget packages, or remote\n" +
+			"streamable-http and sse) and its status in the registry (active, deprecated, deleted).",
+		example: "  mcptrunk search github",
+		args:    argsBetween(1, 1, "QUERY"), new: func() command { return &searchCommand{} }},
+	{use: "add NAME[@VERSION]", short: "Add a server from the MCP registry to mcptrunk's config",
+		long: "Add the server NAME of the MCP registry (its latest version, or VERSION) to mcptrunk's config,\n" +
+			"pinned to that version: an npm package runs with npx, pypi with uvx, oci with docker, nuget with\n" +
+			"dnx, a remote server by its URL. What the user must give (environment variables, headers, URL\n" +
+			"parts) becomes ${VAR} references, listed with whether each is set; values are never written.\n" +
+			"The config is backed up first. With trunk.pin the server's definitions are recorded on first use.",
+		example: "  mcptrunk add io.github.example/weather --dry-run\n  mcptrunk add io.github.example/weather@1.4.2 --name weather",
+		args:    argsBetween(1, 1, "NAME"), new: func() command { return &addCommand{} }},
 	{use: "connect URL", aliases: []string{"bridge"}, short: "Serve one remote MCP server on stdin/stdout under its own names",
 		long: "Serve the remote MCP server at URL (streamable HTTP, or legacy HTTP+SSE) on stdin/stdout under its\n" +
 			"own names, for a host that runs only stdio servers. The server gets everything the trunk gives any\n" +

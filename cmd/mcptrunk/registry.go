@@ -1,0 +1,182 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/mcptrunk/mcptrunk/internal/hostcfg"
+	"github.com/mcptrunk/mcptrunk/internal/registry"
+	"github.com/mcptrunk/mcptrunk/naming"
+)
+
+// searchCommand lists the registry's servers that match a query.
+type searchCommand struct {
+	registry string
+	limit    int
+}
+
+func (c *searchCommand) flags(fs *flagSet) {
+	fs.StringVar(&c.registry, "registry", registry.Official, "the registry's `URL` (its /v0.1 read API)")
+	fs.IntVar(&c.limit, "limit", 30, "show at most `N` servers")
+}
+
+func (c *searchCommand) run(ctx context.Context, env *environment) error {
+	client := &registry.Client{Base: c.registry}
+	var found []registry.Entry
+	cursor := ""
+	for len(found) < c.limit {
+		page, err := client.Search(ctx, env.args[0], min(c.limit-len(found), 100), cursor)
+		if err != nil {
+			return err
+		}
+		found = append(found, page.Servers...)
+		if cursor = page.Meta.NextCursor; cursor == "" || len(page.Servers) == 0 {
+			break
+		}
+	}
+	if len(found) == 0 {
+		fmt.Fprintf(env.stdout, "No server of %s matches %q.\n", c.registry, env.args[0])
+		return nil
+	}
+	printFound(env.stdout, found)
+	if cursor != "" {
+		fmt.Fprintf(env.stdout, "\nMore match; show more with --limit, or narrow the search.\n")
+	}
+	fmt.Fprintf(env.stdout, "\nAdd one with: mcptrunk add NAME[@VERSION]\n")
+	return nil
+}
+
+// printFound prints one line per server: deprecated and deleted ones
+// say so.
+func printFound(w io.Writer, found []registry.Entry) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tVERSION\tRUNS\tSTATUS\tDESCRIPTION")
+	for _, e := range found {
+		s := e.Server
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.Name, s.Version, runs(s), e.Status(), firstLine(s.Description))
+	}
+	tw.Flush()
+}
+
+// runs says how a server would run: its packages' types and its remotes'.
+func runs(s registry.Server) string {
+	var kinds []string
+	for _, p := range s.Packages {
+		kinds = append(kinds, p.RegistryType)
+	}
+	for _, r := range s.Remotes {
+		kinds = append(kinds, r.Type)
+	}
+	if len(kinds) == 0 {
+		return "-"
+	}
+	return strings.Join(kinds, ",")
+}
+
+// addCommand adds a server of the registry to mcptrunk's config.
+type addCommand struct {
+	registry string
+	name     string
+	dryRun   bool
+}
+
+func (c *addCommand) flags(fs *flagSet) {
+	fs.StringVar(&c.registry, "registry", registry.Official, "the registry's `URL` (its /v0.1 read API)")
+	fs.StringVar(&c.name, "name", "", "the server's `NAME` in mcptrunk's config (default: the last part of its registry name)")
+	fs.BoolVar(&c.dryRun, "dry-run", false, "show the entry, and write nothing")
+}
+
+func (c *addCommand) run(ctx context.Context, env *environment) error {
+	ref := env.args[0]
+	name, version := ref, ""
+	if i := strings.LastIndex(ref, "@"); i > 0 { // registry names hold no @
+		name, version = ref[:i], ref[i+1:]
+	}
+	entry, err := (&registry.Client{Base: c.registry}).Get(ctx, name, version)
+	if err != nil {
+		return err
+	}
+	switch entry.Status() {
+	case "deleted":
+		return fmt.Errorf("%s %s was deleted from the registry; it is not added", name, entry.Server.Version)
+	case "deprecated":
+		fmt.Fprintf(env.stderr, "Note: %s is deprecated in the registry.\n", name)
+	}
+	plan, err := registry.PlanEntry(entry.Server)
+	if err != nil {
+		return err
+	}
+	id := c.name
+	if id == "" {
+		id = path.Base(name)
+	}
+	if id, err = naming.ServerID(id); err != nil {
+		return fmt.Errorf("--name: %w", err)
+	}
+	raw, _ := json.Marshal(plan.Entry)
+
+	sys, err := hostEnv("")
+	if err != nil {
+		return err
+	}
+	cfgPath, err := env.writableConfigPath(sys)
+	if err != nil {
+		return err
+	}
+	cfg, err := os.ReadFile(cfgPath)
+	if err != nil && !os.IsNotExist(err) {
+		return err
+	}
+	existing, err := hostcfg.ConfigServers(cfg)
+	if err != nil {
+		return fmt.Errorf("%s: %w", cfgPath, err)
+	}
+	if _, taken := existing[id]; taken {
+		return fmt.Errorf("%s already has a server named %q: choose another with --name", cfgPath, id)
+	}
+	fmt.Fprintf(env.stdout, "%s %s (%s) as %q:\n  %s\n", name, entry.Server.Version, plan.Via, id, raw)
+	printVariables(env.stdout, plan.Variables)
+	if c.dryRun {
+		fmt.Fprintf(env.stdout, "\nNothing written (--dry-run). Without it the entry is added to %s.\n", cfgPath)
+		return nil
+	}
+	p := &importPlan{cfgPath: cfgPath, cfg: cfg, add: []hostcfg.Server{{Name: id, Entry: raw}}}
+	if err := p.writeConfig(env.stdout); err != nil {
+		return err
+	}
+	fmt.Fprintf(env.stdout, "Try it: mcptrunk list --config %s\n", cfgPath)
+	return nil
+}
+
+// printVariables says which variables the entry refers to: the config
+// holds ${NAME}, the value is the user's to set where mcptrunk runs.
+func printVariables(w io.Writer, vars []registry.Variable) {
+	if len(vars) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "It reads these variables from the environment mcptrunk runs in (the config names them, never their values):")
+	for _, v := range vars {
+		need := "optional"
+		if v.Required {
+			need = "required"
+		}
+		if v.Secret {
+			need += ", secret"
+		}
+		state := "not set here"
+		if _, ok := os.LookupEnv(v.Name); ok {
+			state = "set here"
+		}
+		desc := ""
+		if v.Description != "" {
+			desc = ": " + firstLine(v.Description)
+		}
+		fmt.Fprintf(w, "  %s (%s, %s)%s\n", v.Name, need, state, desc)
+	}
+}
