@@ -22,7 +22,7 @@ func snapshot(state upstream.State, errText string) Snapshot {
 	return Snapshot{
 		Servers: []upstream.Status{
 			{Server: "notes", State: upstream.StateReady, Transport: "stdio", Since: time.Now().Add(-time.Minute), UptimeSeconds: 60,
-				Protocol: "2026-07-28", Tools: 3, Templates: 1, Calls: 10, CallErrors: 1, MeanCallMillis: 2.5, ServerInfo: []byte(`{"name":"notes","version":"1.0"}`)},
+				Protocol: "2026-07-28", Tools: 3, Templates: 1, Resources: 2, Apps: 2, Calls: 10, CallErrors: 1, MeanCallMillis: 2.5, ServerInfo: []byte(`{"name":"notes","version":"1.0"}`)},
 			{Server: "chaos", State: state, Transport: "stdio", Since: time.Now(), Restarts: 2, Error: errText},
 			{Server: "lazy", State: upstream.StateSleeping, Transport: "stdio", Since: time.Now(), Lazy: true, LazyStarts: 5, IdleStops: 4, CachedAt: time.Now().Add(-31 * time.Second)},
 			{Server: "woken", State: upstream.StateReady, Transport: "stdio", Since: time.Now(), Lazy: true, LazyStarts: 1, CachedAt: time.Now().Add(-31 * time.Second)},
@@ -53,11 +53,14 @@ func TestPageShowsEveryServerEscaped(t *testing.T) {
 	body := w.Body.String()
 	for _, want := range []string{`id="server-notes"`, `data-state="ready"`, `id="server-chaos"`, `data-state="restarting"`,
 		"2026-07-28", "notes 1.0", "1 MiB", "dropped notifications", "warn: 1 drifted", "mean 2.5 ms",
-		"3 tools, 0 prompts, 0 resources, 1 template<", "10 (1 error)",
+		"3 tools, 0 prompts, 2 resources, 1 template, 2 MCP Apps<", `class="badge apps"`, "10 (1 error)",
 		"&lt;script&gt;alert(1)&lt;/script&gt;", "<pre>chaos: exiting on purpose</pre>", `name="viewport"`} {
 		if !strings.Contains(body, want) {
 			t.Errorf("the page lacks %q:\n%s", want, body)
 		}
+	}
+	if n := strings.Count(body, `class="badge apps"`); n != 1 {
+		t.Errorf("%d apps badges, want 1: only notes ships apps", n)
 	}
 	if strings.Contains(body, "<script>alert") {
 		t.Error("a server's error reached the page unescaped")

@@ -31,8 +31,11 @@ type field struct {
 
 type serverView struct {
 	Name, State, Class string
-	Fields             []field
-	Error, StderrTail  string
+	// Apps is the number of MCP Apps (ui:// resources) the server ships,
+	// shown as a badge beside its state.
+	Apps              int
+	Fields            []field
+	Error, StderrTail string
 }
 
 // stderrMarker is how the stdio transport appends the last lines a server
@@ -75,7 +78,7 @@ func newView(s Snapshot, now time.Time, callRates map[string]float64) view {
 }
 
 func serverOf(st upstream.Status, pin PinCounts, rate float64, now time.Time) serverView {
-	sv := serverView{Name: st.Server, State: string(st.State), Class: stateClass(st.State)}
+	sv := serverView{Name: st.Server, State: string(st.State), Class: stateClass(st.State), Apps: st.Apps}
 	add := func(label, value string) { sv.Fields = append(sv.Fields, field{label, value, false}) }
 	wide := func(label, value string) { sv.Fields = append(sv.Fields, field{label, value, true}) }
 	add("transport", string(st.Transport))
@@ -95,8 +98,12 @@ func serverOf(st upstream.Status, pin PinCounts, rate float64, now time.Time) se
 		add("lazy starts", fmt.Sprint(st.LazyStarts))
 		add("idle stops", fmt.Sprint(st.IdleStops))
 	}
-	wide("catalog", strings.Join([]string{wording.Count(st.Tools, "tool", "tools"), wording.Count(st.Prompts, "prompt", "prompts"),
-		wording.Count(st.Resources, "resource", "resources"), wording.Count(st.Templates, "template", "templates")}, ", "))
+	catalog := []string{wording.Count(st.Tools, "tool", "tools"), wording.Count(st.Prompts, "prompt", "prompts"),
+		wording.Count(st.Resources, "resource", "resources"), wording.Count(st.Templates, "template", "templates")}
+	if st.Apps > 0 {
+		catalog = append(catalog, wording.Count(st.Apps, "MCP App", "MCP Apps"))
+	}
+	wide("catalog", strings.Join(catalog, ", "))
 	calls := fmt.Sprintf("%d (%s)", st.Calls, wording.Count(st.CallErrors, "error", "errors"))
 	if st.Calls > 0 {
 		calls += fmt.Sprintf(", mean %.1f ms", st.MeanCallMillis)
