@@ -170,20 +170,7 @@ func codexInstallEdit(loc Location, data []byte, name, command string, args []st
 		quoted[i] = tomlString(a)
 	}
 	self := fmt.Sprintf("[mcp_servers.%s]\ncommand = %s\nargs = [%s]\n", tomlKey(name), tomlString(command), strings.Join(quoted, ", "))
-	var out []byte
-	at, pos := -1, 0
-	for _, t := range tables {
-		o := t.owner()
-		if o == "" || slices.Contains(keep, o) && o != name {
-			continue
-		}
-		out = append(out, data[pos:t.start]...)
-		if at < 0 {
-			at = len(out)
-		}
-		pos = t.end
-	}
-	out = append(out, data[pos:]...)
+	out, at := cutTables(data, tables, func(o string) bool { return o != "" && (o == name || !slices.Contains(keep, o)) })
 	if at < 0 {
 		if len(out) > 0 && !bytes.HasSuffix(out, []byte("\n")) {
 			out = append(out, '\n')
@@ -236,7 +223,8 @@ func codexUninstallEdit(loc Location, current, backup []byte) (Uninstalled, erro
 					keep = append(keep, s.name)
 				}
 			}
-			if again, err := codexInstallEdit(loc, backup, name, installedCommand(cur, name), installedArgs(cur, name), keep); err == nil && bytes.Equal(again, current) {
+			command, args := installedEntry(cur, name)
+			if again, err := codexInstallEdit(loc, backup, name, command, args, keep); err == nil && bytes.Equal(again, current) {
 				return Uninstalled{Data: backup, Exact: true}, nil
 			}
 		}
@@ -249,19 +237,7 @@ func codexUninstallEdit(loc Location, current, backup []byte) (Uninstalled, erro
 			restored = append(restored, backup[t.start:t.end]...)
 		}
 	}
-	var out []byte
-	at, pos := -1, 0
-	for _, t := range curTables {
-		if !installed[t.owner()] {
-			continue
-		}
-		out = append(out, current[pos:t.start]...)
-		if at < 0 {
-			at = len(out)
-		}
-		pos = t.end
-	}
-	out = append(out, current[pos:]...)
+	out, at := cutTables(current, curTables, func(o string) bool { return installed[o] })
 	if at < 0 {
 		at = len(out)
 	}
@@ -282,23 +258,33 @@ func sameCodexServer(a, b codexServer) bool {
 	return SameEntry(a.entry, b.entry)
 }
 
-// installedCommand and installedArgs are what the installed entry name runs.
-func installedCommand(servers []codexServer, name string) string {
-	var e struct{ Command string }
+// installedEntry is what the installed entry name runs.
+func installedEntry(servers []codexServer, name string) (command string, args []string) {
+	var e struct {
+		Command string
+		Args    []string
+	}
 	for _, s := range servers {
 		if s.name == name {
 			_ = json.Unmarshal(s.entry, &e)
 		}
 	}
-	return e.Command
+	return e.Command, e.Args
 }
 
-func installedArgs(servers []codexServer, name string) []string {
-	var e struct{ Args []string }
-	for _, s := range servers {
-		if s.name == name {
-			_ = json.Unmarshal(s.entry, &e)
+// cutTables is data without the tables whose owner drop says go, and
+// where the first of them was in the result (-1: none went).
+func cutTables(data []byte, tables []tomlTable, drop func(owner string) bool) (out []byte, at int) {
+	at, pos := -1, 0
+	for _, t := range tables {
+		if !drop(t.owner()) {
+			continue
 		}
+		out = append(out, data[pos:t.start]...)
+		if at < 0 {
+			at = len(out)
+		}
+		pos = t.end
 	}
-	return e.Args
+	return append(out, data[pos:]...), at
 }
