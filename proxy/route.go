@@ -215,6 +215,11 @@ func (t *Trunk) routeResource(ctx context.Context, method string, params json.Ra
 		t.toResync.subscribed(server, raw, method == "resources/subscribe", conn)
 		return res, nil
 	}
+	if naming.IsUIURI(raw) {
+		if err := t.pins.Load().CheckApp(server, raw, res); err != nil {
+			return nil, err
+		}
+	}
 	if cat.Unprefixed(server) {
 		return res, nil
 	}

@@ -206,11 +206,14 @@ func connectAndSnapshot(ctx context.Context, cfg *config.Config, specs []config.
 		r := pinned{id: id, state: state, err: err}
 		if state == upstream.StateReady {
 			now, err := pin.Snapshot(catalog.PinDefs(c.Catalog()))
+			if err == nil {
+				err = snapshotApps(ctx, c, now)
+			}
 			if err != nil {
 				r.state, r.err = upstream.StateFailed, fmt.Errorf("a definition cannot be read: %w", err)
 			} else {
 				r.now = now
-				r.changes = pin.Compare(r.id, lock.Servers[r.id], now)
+				r.changes = pin.CompareWithApps(r.id, lock.Servers[r.id], now)
 				tools[r.id] = now.Keys(pin.Tools)
 			}
 		}
@@ -318,3 +321,27 @@ func confirmed(ctx context.Context, r io.Reader) bool {
 }
 
 func plural(n int, one, many string) string { return wording.Count(n, one, many) }
+
+// snapshotApps reads each MCP App of the server (its ui:// resources) and
+// adds what is pinned of it to now: the hash of the HTML it reads as.
+func snapshotApps(ctx context.Context, c *upstream.Client, now pin.Server) error {
+	for _, r := range c.Catalog().Resources {
+		if !naming.IsUIURI(r.Key) {
+			continue
+		}
+		params, _ := json.Marshal(map[string]string{"uri": r.Key})
+		res, err := c.Call(ctx, "resources/read", params)
+		if err != nil {
+			return fmt.Errorf("app %s: %w", r.Key, err)
+		}
+		e, err := pin.AppEntry(r.Key, res)
+		if err != nil {
+			return err
+		}
+		if now[pin.Apps] == nil {
+			now[pin.Apps] = map[string]pin.Entry{}
+		}
+		now[pin.Apps][r.Key] = e
+	}
+	return nil
+}

@@ -30,6 +30,8 @@ func (k Kind) Singular() string {
 		return "prompt"
 	case Resources:
 		return "resource"
+	case Apps:
+		return "app"
 	}
 	return "template"
 }
@@ -75,4 +77,38 @@ func Canonical(kind Kind, raw json.RawMessage) (json.RawMessage, string, error) 
 	canon := bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 	sum := sha256.Sum256(canon)
 	return canon, hex.EncodeToString(sum[:]), nil
+}
+
+// Apps are the MCP Apps of a server (its ui:// resources), pinned by the
+// HTML they read as: the lockfile key is the server's own URI. Not one of
+// Kinds: apps are no list of the catalog, they are checked when read.
+const Apps Kind = "apps"
+
+// AppEntry is the lockfile entry of an app whose resources/read result is
+// result (as the server sent it): the hash of its contents (each one's
+// mimeType, text and blob, in order), and a definition that says what was
+// hashed without holding the HTML.
+func AppEntry(uri string, result json.RawMessage) (Entry, error) {
+	var read struct {
+		Contents []struct {
+			MimeType string `json:"mimeType,omitempty"`
+			Text     string `json:"text,omitempty"`
+			Blob     string `json:"blob,omitempty"`
+		} `json:"contents"`
+	}
+	if err := json.Unmarshal(result, &read); err != nil {
+		return Entry{}, fmt.Errorf("app %s: %w", uri, err)
+	}
+	contents, _ := json.Marshal(read.Contents)
+	sum := sha256.Sum256(contents)
+	size := 0
+	mime := ""
+	for _, c := range read.Contents {
+		size += len(c.Text) + len(c.Blob)
+		if mime == "" {
+			mime = c.MimeType
+		}
+	}
+	def, _ := json.Marshal(map[string]any{"uri": uri, "mimeType": mime, "bytes": size})
+	return Entry{SHA256: hex.EncodeToString(sum[:]), Definition: def}, nil
 }

@@ -3,6 +3,7 @@ package pin
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 )
 
@@ -50,11 +51,22 @@ type Change struct {
 	Old, New json.RawMessage // canonical definitions; nil where there is none
 }
 
-// Compare lists how now differs from pinned (nil: the server was never
-// pinned, and everything is new), sorted by kind and key.
+// Compare lists how now's lists differ from pinned (nil: the server was
+// never pinned, and everything is new), sorted by kind and key. Apps are
+// left out: serve holds them when they are read (CompareWithApps).
 func Compare(server string, pinned, now Server) []Change {
+	return compare(server, pinned, now, Kinds)
+}
+
+// CompareWithApps is Compare of the lists and of the apps, for now a
+// snapshot that read every app (mcptrunk pin).
+func CompareWithApps(server string, pinned, now Server) []Change {
+	return compare(server, pinned, now, append(slices.Clone(Kinds), Apps))
+}
+
+func compare(server string, pinned, now Server, kinds []Kind) []Change {
 	var out []Change
-	for _, kind := range Kinds {
+	for _, kind := range kinds {
 		for key, e := range now[kind] {
 			old, ok := pinned[kind][key]
 			switch {
