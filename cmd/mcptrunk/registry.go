@@ -27,6 +27,9 @@ func (c *searchCommand) flags(fs *flagSet) {
 }
 
 func (c *searchCommand) run(ctx context.Context, env *environment) error {
+	if c.limit < 1 {
+		return fmt.Errorf("--limit %d: want 1 or more", c.limit)
+	}
 	client := &registry.Client{Base: c.registry}
 	var found []registry.Entry
 	cursor := ""
