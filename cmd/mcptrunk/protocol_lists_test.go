@@ -53,20 +53,28 @@ func TestProtocolListChanged(t *testing.T) {
 	ctx := testCtx(t, 120*time.Second)
 	argv := everythingArgv(t)
 	// everything starts a second late, so the host has listed before its
-	// burst; startupWait is short so that first list does not wait for it.
+	// burst; startupWait is short so that first list does not wait for it,
+	// and long enough for the conformance server, a Go binary, on a loaded
+	// machine: arriving after the first list, it would add list_changed of
+	// its own to those counted here.
 	evSrv, evTap := tapped(t, append([]string{"sh", "-c", `sleep 1; exec "$0" "$@"`}, argv...)...)
 	evSrv["timeouts"] = slowTimeouts
 	cfSrv, cfTap := tapped(t, conformanceBin(t))
-	cfg := writeConfig(t, map[string]server{"everything": evSrv, "conformance": cfSrv}, map[string]any{"startupWait": "100ms"})
+	cfg := writeConfig(t, map[string]server{"everything": evSrv, "conformance": cfSrv}, map[string]any{"startupWait": "800ms"})
 	const caps = `{"roots":{"listChanged":true},"sampling":{},"elicitation":{}}`
 	c, _ := rawInit(t, ctx, cfg, "2025-11-25", caps)
 	listChanged := func(list string) int { return len(rawNotes(c, "notifications/"+list+"/list_changed")) }
 
 	first := keysOf(t, c.list(ctx, "tools/list", "tools"), "name")
+	conformance := false
 	for _, n := range first {
 		if strings.HasPrefix(n, "mcp__everything__") {
 			t.Fatalf("setup: everything was listed before it started: %q", first)
 		}
+		conformance = conformance || strings.HasPrefix(n, "mcp__conformance__")
+	}
+	if !conformance {
+		t.Fatalf("setup: the conformance server was not up within startupWait, so its arrival would be counted: %q", first)
 	}
 	if n := listChanged("tools"); n != 0 {
 		t.Errorf("%d tools/list_changed before anything changed", n)
