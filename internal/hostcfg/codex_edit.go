@@ -12,8 +12,9 @@ import (
 // [mcp_servers.NAME] tables (with their sub-tables, such as
 // [mcp_servers.NAME.env]) and touch no other byte.
 
-// tomlTable is one table of a TOML file: its header line to the next
-// header (comments and blank lines before that header included).
+// tomlTable is one table of a TOML file: the comment lines right above its
+// header (they speak of it), the header, and every line up to the next
+// table's comments or header.
 type tomlTable struct {
 	start, end int
 	path       []string
@@ -32,6 +33,7 @@ func (t tomlTable) owner() string {
 func tomlTables(data []byte) []tomlTable {
 	var out []tomlTable
 	inString := ""
+	comments := -1 // where the run of comment lines above this line began
 	for pos := 0; pos < len(data); {
 		end := bytes.IndexByte(data[pos:], '\n')
 		if end < 0 {
@@ -44,12 +46,23 @@ func tomlTables(data []byte) []tomlTable {
 			if strings.Count(line, inString)%2 == 1 {
 				inString = ""
 			}
+			comments = -1
 		} else if path, ok := tomlHeader(line); ok {
-			if n := len(out); n > 0 {
-				out[n-1].end = pos
+			start := pos
+			if comments >= 0 {
+				start = comments
 			}
-			out = append(out, tomlTable{start: pos, end: len(data), path: path})
+			if n := len(out); n > 0 {
+				out[n-1].end = start
+			}
+			out = append(out, tomlTable{start: start, end: len(data), path: path})
+			comments = -1
+		} else if strings.HasPrefix(strings.TrimSpace(line), "#") {
+			if comments < 0 {
+				comments = pos
+			}
 		} else {
+			comments = -1
 			for _, q := range []string{`"""`, `'''`} {
 				if strings.Count(line, q)%2 == 1 {
 					inString = q

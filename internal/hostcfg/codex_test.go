@@ -160,3 +160,21 @@ func TestTOMLHeader(t *testing.T) {
 		}
 	}
 }
+
+// TestCodexCommentsStayWithTheirTable: a comment right above a table's
+// header speaks of that table. Install keeps the comments over tables it
+// leaves (a profile after a moved server), moves those over the servers it
+// takes out, and uninstall gives the file back byte for byte.
+func TestCodexCommentsStayWithTheirTable(t *testing.T) {
+	loc := location(t, "codex", ScopeUser)
+	file := "model = \"o3\"\n\n# a: the moved server\n[mcp_servers.a]\ncommand = \"a\"\n\n# the fast profile\n# (two lines)\n[profiles.fast]\nmodel = \"o4-mini\"\n"
+	want := "model = \"o3\"\n\n[mcp_servers.trunk]\ncommand = \"/bin/mcptrunk\"\nargs = [\"serve\", \"--config\", \"/cfg/mcptrunk.json\"]\n\n# the fast profile\n# (two lines)\n[profiles.fast]\nmodel = \"o4-mini\"\n"
+	out, err := InstallEdit(loc, []byte(file), SelfName, "/bin/mcptrunk", selfArgs, nil)
+	if err != nil || string(out) != want {
+		t.Fatalf("install: %v\n got %q\nwant %q", err, out, want)
+	}
+	u, err := UninstallEdit(loc, out, []byte(file))
+	if err != nil || !u.Exact || string(u.Data) != file {
+		t.Errorf("uninstall: exact %v, %v\n got %q\nwant %q", u.Exact, err, u.Data, file)
+	}
+}
