@@ -258,6 +258,10 @@ func codexUninstallEdit(loc Location, current, backup []byte) (Uninstalled, erro
 		// the blank line install put before an entry it appended
 		out, at = out[:len(out)-1], at-1
 	}
+	if len(restored) > 0 && at < len(out) && !bytes.HasSuffix(restored, []byte("\n\n")) && out[at] != '\n' {
+		// the blank line that parted the installed entry from what follows
+		restored = append(restored, '\n')
+	}
 	u.Data = slices.Concat(out[:at], restored, out[at:])
 	u.Exact = bytes.Equal(u.Data, backup)
 	return u, nil

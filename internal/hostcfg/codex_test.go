@@ -178,3 +178,20 @@ func TestCodexCommentsStayWithTheirTable(t *testing.T) {
 		t.Errorf("uninstall: exact %v, %v\n got %q\nwant %q", u.Exact, err, u.Data, file)
 	}
 }
+
+// TestCodexUninstallPartsTables: the servers put back and one added since
+// stay parted by a blank line, as the user wrote them.
+func TestCodexUninstallPartsTables(t *testing.T) {
+	loc := location(t, "codex", ScopeUser)
+	orig := "model = \"o3\"\n\n[mcp_servers.a]\ncommand = \"a\"\n"
+	installed, err := InstallEdit(loc, []byte(orig), SelfName, "/bin/mcptrunk", selfArgs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	later := string(installed) + "\n[mcp_servers.b]\ncommand = \"b\"\n"
+	u, err := UninstallEdit(loc, []byte(later), []byte(orig))
+	want := orig + "\n[mcp_servers.b]\ncommand = \"b\"\n"
+	if err != nil || string(u.Data) != want || strings.Join(u.Added, ",") != "b" {
+		t.Errorf("%v, added %q\n got %q\nwant %q", err, u.Added, u.Data, want)
+	}
+}
