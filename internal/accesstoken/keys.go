@@ -1,0 +1,134 @@
+package accesstoken
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-jose/go-jose/v4"
+)
+
+// RefetchEvery bounds how often an unknown key id may make the key set be
+// fetched again.
+const RefetchEvery = time.Minute
+
+// keySet holds the issuer's signing keys, fetched lazily and refreshed when
+// a token names a key it does not hold.
+type keySet struct {
+	issuer string
+	client *http.Client
+	now    func() time.Time
+
+	mu      sync.Mutex
+	jwksURI string
+	keys    jose.JSONWebKeySet
+	fetched time.Time // zero until the first successful fetch
+	tried   time.Time // the last attempt, successful or not
+}
+
+// key returns the key named kid, fetching the set when it is not known
+// yet and the last attempt is old enough.
+func (s *keySet) key(ctx context.Context, kid string) (*jose.JSONWebKey, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if k := s.find(kid); k != nil {
+		return k, nil
+	}
+	if !s.tried.IsZero() && s.now().Sub(s.tried) < RefetchEvery {
+		return nil, fmt.Errorf("no key %q in the issuer's key set", kid)
+	}
+	s.tried = s.now()
+	if err := s.refresh(ctx); err != nil {
+		return nil, err
+	}
+	if k := s.find(kid); k != nil {
+		return k, nil
+	}
+	return nil, fmt.Errorf("no key %q in the issuer's key set", kid)
+}
+
+func (s *keySet) find(kid string) *jose.JSONWebKey {
+	for i := range s.keys.Keys {
+		k := &s.keys.Keys[i]
+		if k.KeyID == kid && (k.Use == "" || k.Use == "sig") {
+			return k
+		}
+	}
+	return nil
+}
+
+func (s *keySet) refresh(ctx context.Context) error {
+	if s.jwksURI == "" {
+		uri, err := s.discover(ctx)
+		if err != nil {
+			return err
+		}
+		s.jwksURI = uri
+	}
+	var set jose.JSONWebKeySet
+	if err := s.getJSON(ctx, s.jwksURI, &set); err != nil {
+		return fmt.Errorf("the issuer's key set: %w", err)
+	}
+	s.keys, s.fetched = set, s.now()
+	return nil
+}
+
+// discover reads the issuer's metadata: OpenID Connect discovery first,
+// then RFC 8414's well-known path (inserted before the issuer's path). The
+// metadata must name the same issuer (RFC 8414 section 3.3), else a
+// document served elsewhere could redirect the trunk to other keys.
+func (s *keySet) discover(ctx context.Context) (string, error) {
+	var errs []error
+	for _, u := range metadataURLs(s.issuer) {
+		var md struct {
+			Issuer  string `json:"issuer"`
+			JWKSURI string `json:"jwks_uri"`
+		}
+		if err := s.getJSON(ctx, u, &md); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if md.Issuer != s.issuer {
+			return "", fmt.Errorf("%s names issuer %q, not %q", u, md.Issuer, s.issuer)
+		}
+		if md.JWKSURI == "" {
+			return "", fmt.Errorf("%s has no jwks_uri", u)
+		}
+		return md.JWKSURI, nil
+	}
+	return "", fmt.Errorf("the issuer's metadata: %w", errors.Join(errs...))
+}
+
+func metadataURLs(issuer string) []string {
+	trimmed := strings.TrimSuffix(issuer, "/")
+	oidc := trimmed + "/.well-known/openid-configuration"
+	scheme, rest, _ := strings.Cut(trimmed, "://")
+	host, path, _ := strings.Cut(rest, "/")
+	if path != "" {
+		path = "/" + path
+	}
+	return []string{oidc, scheme + "://" + host + "/.well-known/oauth-authorization-server" + path}
+}
+
+func (s *keySet) getJSON(ctx context.Context, url string, v any) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := s.client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	return json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(v)
+}

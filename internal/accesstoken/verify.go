@@ -1,0 +1,132 @@
+package accesstoken
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/go-jose/go-jose/v4"
+	"github.com/go-jose/go-jose/v4/jwt"
+)
+
+// Leeway is the clock skew allowed on exp, nbf and iat.
+const Leeway = 30 * time.Second
+
+// Config says whose tokens the trunk accepts and for what.
+type Config struct {
+	Issuer   string   // the authorization server's issuer identifier
+	Resource string   // the trunk's own URL: tokens must carry it in aud
+	Scopes   []string // every token must grant all of these
+	// SubjectClaim names the claim that identifies the caller in logs,
+	// traces and policy; "sub" when empty.
+	SubjectClaim string
+	Client       *http.Client     // http.DefaultClient when nil
+	Now          func() time.Time // time.Now when nil
+}
+
+// Identity is what a valid token says about its bearer.
+type Identity struct {
+	Subject string
+	Scopes  []string
+	Claims  map[string]any // every claim, for policy
+}
+
+// ErrInvalid is a token that is not one the trunk accepts (401); ErrScope
+// a valid token that lacks a required scope (403).
+var (
+	ErrInvalid = errors.New("invalid_token")
+	ErrScope   = errors.New("insufficient_scope")
+)
+
+// Verifier checks access tokens against one issuer.
+type Verifier struct {
+	cfg  Config
+	keys *keySet
+}
+
+// New returns a verifier; the issuer is not contacted until a token comes.
+func New(cfg Config) *Verifier {
+	if cfg.SubjectClaim == "" {
+		cfg.SubjectClaim = "sub"
+	}
+	if cfg.Client == nil {
+		cfg.Client = http.DefaultClient
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Verifier{cfg: cfg, keys: &keySet{issuer: cfg.Issuer, client: cfg.Client, now: cfg.Now}}
+}
+
+// algorithms are the signatures accepted: RFC 9068 requires RS256 and
+// ES256 is its common alternative; "none" and HMAC never are.
+var algorithms = []jose.SignatureAlgorithm{jose.RS256, jose.ES256}
+
+// Verify checks a raw token: type at+jwt, signature by one of the
+// issuer's keys, iss, aud naming the trunk, exp and nbf with Leeway, and
+// the required scopes. Errors wrap ErrInvalid or ErrScope.
+func (v *Verifier) Verify(ctx context.Context, raw string) (*Identity, error) {
+	tok, err := jwt.ParseSigned(raw, algorithms)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	if len(tok.Headers) != 1 {
+		return nil, fmt.Errorf("%w: one signature expected", ErrInvalid)
+	}
+	h := tok.Headers[0]
+	if typ, _ := h.ExtraHeaders[jose.HeaderType].(string); !isAccessTokenType(typ) {
+		return nil, fmt.Errorf("%w: typ %q is not at+jwt (RFC 9068)", ErrInvalid, typ)
+	}
+	key, err := v.keys.key(ctx, h.KeyID)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	var std jwt.Claims
+	var all map[string]any
+	if err := tok.Claims(key.Key, &std, &all); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	want := jwt.Expected{Issuer: v.cfg.Issuer, AnyAudience: jwt.Audience{v.cfg.Resource}, Time: v.cfg.Now()}
+	if err := std.ValidateWithLeeway(want, Leeway); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	if std.Expiry == nil {
+		return nil, fmt.Errorf("%w: no exp", ErrInvalid)
+	}
+	sub, _ := all[v.cfg.SubjectClaim].(string)
+	if sub == "" {
+		return nil, fmt.Errorf("%w: no %s claim", ErrInvalid, v.cfg.SubjectClaim)
+	}
+	id := &Identity{Subject: sub, Scopes: scopes(all), Claims: all}
+	for _, s := range v.cfg.Scopes {
+		if !slices.Contains(id.Scopes, s) {
+			return id, fmt.Errorf("%w: scope %q is required", ErrScope, s)
+		}
+	}
+	return id, nil
+}
+
+func isAccessTokenType(typ string) bool {
+	typ = strings.ToLower(typ)
+	return typ == "at+jwt" || typ == "application/at+jwt"
+}
+
+// scopes reads RFC 9068's space-separated "scope", or the "scp" list some
+// servers send instead.
+func scopes(claims map[string]any) []string {
+	if s, ok := claims["scope"].(string); ok {
+		return strings.Fields(s)
+	}
+	list, _ := claims["scp"].([]any)
+	var out []string
+	for _, s := range list {
+		if str, ok := s.(string); ok {
+			out = append(out, str)
+		}
+	}
+	return out
+}

@@ -1,0 +1,113 @@
+package accesstoken_test
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-jose/go-jose/v4"
+
+	"github.com/mcptrunk/mcptrunk/internal/accesstoken"
+	"github.com/mcptrunk/mcptrunk/internal/accesstoken/testissuer"
+)
+
+const resource = "https://trunk.example/mcp"
+
+func verifier(iss *testissuer.Issuer, scopes ...string) *accesstoken.Verifier {
+	return accesstoken.New(accesstoken.Config{Issuer: iss.URL, Resource: resource, Scopes: scopes, SubjectClaim: "email"})
+}
+
+func TestVerifyAcceptsTokenForTheTrunk(t *testing.T) {
+	iss := testissuer.New(t)
+	v := verifier(iss, "mcp")
+	id, err := v.Verify(context.Background(), iss.Token(t, "u1", resource, map[string]any{"email": "ann@example.com", "scope": "openid mcp"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id.Subject != "ann@example.com" || strings.Join(id.Scopes, " ") != "openid mcp" {
+		t.Fatalf("identity = %+v", id)
+	}
+}
+
+func TestVerifyRefuses(t *testing.T) {
+	iss := testissuer.New(t)
+	v := verifier(iss, "mcp")
+	ok := map[string]any{"email": "ann@example.com", "scope": "mcp"}
+	forger, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plainJWT, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.RS256, Key: forger}, (&jose.SignerOptions{}).WithType("JWT").WithHeader("kid", "k1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name  string
+		token string
+		want  error
+	}{
+		{"another audience", iss.Token(t, "u1", "https://other.example/mcp", ok), accesstoken.ErrInvalid},
+		{"expired", testissuer.Sign(t, iss.CurrentSigner(), iss.Claims("u1", resource, -2*accesstoken.Leeway), ok), accesstoken.ErrInvalid},
+		{"forged signature", testissuer.Sign(t, testissuer.Signer(t, jose.RS256, forger, "k1"), iss.Claims("u1", resource, time.Hour), ok), accesstoken.ErrInvalid},
+		{"not an access token", testissuer.Sign(t, plainJWT, iss.Claims("u1", resource, time.Hour), ok), accesstoken.ErrInvalid},
+		{"no subject", iss.Token(t, "u1", resource, map[string]any{"scope": "mcp"}), accesstoken.ErrInvalid},
+		{"missing scope", iss.Token(t, "u1", resource, map[string]any{"email": "ann@example.com", "scope": "openid"}), accesstoken.ErrScope},
+		{"garbage", "not.a.token", accesstoken.ErrInvalid},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := v.Verify(context.Background(), c.token)
+			if !errors.Is(err, c.want) {
+				t.Fatalf("err = %v, want %v", err, c.want)
+			}
+		})
+	}
+}
+
+func TestVerifyFollowsKeyRotationRateLimited(t *testing.T) {
+	iss := testissuer.New(t)
+	now := time.Now()
+	v := accesstoken.New(accesstoken.Config{Issuer: iss.URL, Resource: resource, SubjectClaim: "email", Now: func() time.Time { return now }})
+	ctx := context.Background()
+	claims := map[string]any{"email": "ann@example.com"}
+	if _, err := v.Verify(ctx, iss.Token(t, "u1", resource, claims)); err != nil {
+		t.Fatal(err)
+	}
+	iss.Rotate(t, jose.ES256)
+	now = now.Add(accesstoken.RefetchEvery)
+	if _, err := v.Verify(ctx, iss.Token(t, "u1", resource, claims)); err != nil {
+		t.Fatalf("after rotation: %v", err)
+	}
+	if n := iss.KeyFetch.Load(); n != 2 {
+		t.Fatalf("key set fetched %d times, want 2", n)
+	}
+	if _, err := v.Verify(ctx, iss.Token(t, "u1", resource, claims)); err != nil {
+		t.Fatalf("again: %v", err)
+	}
+	// An unknown kid right after a fetch does not reach the issuer again.
+	forger, _ := rsa.GenerateKey(rand.Reader, 2048)
+	forged := testissuer.Sign(t, testissuer.Signer(t, jose.RS256, forger, "nope"), iss.Claims("u1", resource, time.Hour), claims)
+	for range 3 {
+		if _, err := v.Verify(ctx, forged); !errors.Is(err, accesstoken.ErrInvalid) {
+			t.Fatalf("forged kid: %v", err)
+		}
+	}
+	if n := iss.KeyFetch.Load(); n != 2 {
+		t.Fatalf("key set fetched %d times after unknown kids, want 2", n)
+	}
+}
+
+func TestChallengeAndMetadataURL(t *testing.T) {
+	iss := testissuer.New(t)
+	v := verifier(iss, "mcp")
+	if got, want := v.MetadataURL(), "https://trunk.example/.well-known/oauth-protected-resource/mcp"; got != want {
+		t.Fatalf("MetadataURL = %s, want %s", got, want)
+	}
+	if c := v.Challenge(accesstoken.ErrScope); !strings.Contains(c, `error="insufficient_scope", scope="mcp"`) || !strings.HasPrefix(c, `Bearer resource_metadata="https://trunk.example/`) {
+		t.Fatalf("Challenge = %s", c)
+	}
+}
