@@ -22,6 +22,9 @@ type HTTP struct {
 	// AllowedOrigins are browser origins allowed besides the listener's own,
 	// with CORS; none by default.
 	AllowedOrigins []string `json:"allowedOrigins,omitempty"`
+	// Auth, when set, admits hosts by the access tokens of an OAuth
+	// authorization server (httpauth.go); a static token still works.
+	Auth *HTTPAuth `json:"auth,omitempty"`
 	// The limits (docs/security.md); zero takes the defaults of
 	// proxy/httpserve.
 	MaxSessions             int      `json:"maxSessions,omitempty"`
@@ -43,6 +46,7 @@ type rawHTTP struct {
 	Path           json.RawMessage `json:"path"`
 	TokenFile      json.RawMessage `json:"tokenFile"`
 	AllowedOrigins json.RawMessage `json:"allowedOrigins"`
+	Auth           json.RawMessage `json:"auth"`
 	MaxSessions    json.RawMessage `json:"maxSessions"`
 	MaxSessionsPC  json.RawMessage `json:"maxSessionsPerClient"`
 	MaxInFlight    json.RawMessage `json:"maxInFlight"`
@@ -58,7 +62,7 @@ type rawHTTP struct {
 }
 
 // httpOptions decodes and validates trunk.http.
-func (p *fieldErrs) httpOptions(raw json.RawMessage, field string) HTTP {
+func (p *fieldErrs) httpOptions(raw json.RawMessage, field string, lookup func(string) (string, bool)) HTTP {
 	var rh rawHTTP
 	if !p.object(raw, field, &rh) {
 		return HTTP{}
@@ -106,5 +110,6 @@ func (p *fieldErrs) httpOptions(raw json.RawMessage, field string) HTTP {
 	h.HandshakeTimeout = p.duration(rh.Handshake, field+".handshakeTimeout")
 	h.IdleTimeout = p.duration(rh.IdleTimeout, field+".idleTimeout")
 	h.BodyTimeout = p.duration(rh.BodyTimeout, field+".bodyTimeout")
+	h.Auth = p.httpAuth(rh.Auth, field+".auth", lookup)
 	return h
 }

@@ -40,7 +40,7 @@ var configKeys = &keySet{
 			raw: reflect.TypeFor[rawTrunk](),
 			nested: map[string]*keySet{
 				"audit":   {raw: reflect.TypeFor[rawAudit]()},
-				"http":    {raw: reflect.TypeFor[rawHTTP]()},
+				"http":    {raw: reflect.TypeFor[rawHTTP](), nested: map[string]*keySet{"auth": {raw: reflect.TypeFor[rawHTTPAuth]()}}},
 				"metrics": {raw: reflect.TypeFor[rawMetrics]()},
 			},
 		},

@@ -127,7 +127,7 @@ func Parse(r io.Reader, lookup func(string) (string, bool)) (*Config, error) {
 	cfg := &Config{}
 	// The trunk options first: a server's lazy and idleTimeout default to
 	// the trunk's.
-	trunk, terrs := parseTrunk(rc.Trunk)
+	trunk, terrs := parseTrunk(rc.Trunk, lookup)
 	if k := rawKind(rc.MCPServers); k != "" && k != "null" {
 		if k != "object" {
 			errs = append(errs, fmt.Errorf("mcpServers: want object, got %s", k))

@@ -26,7 +26,8 @@ var schemaObjects = map[string]reflect.Type{
 	"/$defs/trunk":                      reflect.TypeFor[rawTrunk](),
 	"/$defs/trunk/properties/audit":     reflect.TypeFor[rawAudit](),
 	"/$defs/trunk/properties/http":      reflect.TypeFor[rawHTTP](),
-	"/$defs/trunk/properties/metrics":   reflect.TypeFor[rawMetrics](),
+	"/$defs/trunk/properties/http/properties/auth": reflect.TypeFor[rawHTTPAuth](),
+	"/$defs/trunk/properties/metrics":              reflect.TypeFor[rawMetrics](),
 }
 
 // schemaOnly are properties the schema has and the parser ignores on

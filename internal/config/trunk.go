@@ -7,8 +7,8 @@ import (
 )
 
 // parseTrunk decodes, defaults and validates the "trunk" options. A zero
-// (or absent) value means the default.
-func parseTrunk(raw json.RawMessage) (TrunkOptions, []error) {
+// (or absent) value means the default; lookup expands trunk.http.auth.
+func parseTrunk(raw json.RawMessage, lookup func(string) (string, bool)) (TrunkOptions, []error) {
 	p := &fieldErrs{}
 	var t TrunkOptions
 	var rt rawTrunk
@@ -82,7 +82,7 @@ func parseTrunk(raw json.RawMessage) (TrunkOptions, []error) {
 		t.LockFile = lf
 	}
 	t.Audit = p.audit(rt.Audit, "trunk.audit")
-	t.HTTP = p.httpOptions(rt.HTTP, "trunk.http")
+	t.HTTP = p.httpOptions(rt.HTTP, "trunk.http", lookup)
 	t.Metrics = p.metricsOptions(rt.Metrics, "trunk.metrics")
 	return t, p.errs
 }
