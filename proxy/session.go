@@ -84,6 +84,10 @@ func (t *Trunk) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 type SessionOptions struct {
 	// ID is the session's id on the HTTP downstream, told to observers.
 	ID string
+	// Subject names the caller an access token proved (HTTP with
+	// trunk.http.auth); it goes into the session's log lines, never the
+	// token.
+	Subject string
 	// PerRequest marks a session that carries one stateless request over
 	// HTTP: only what concerns that request reaches it (its progress, log
 	// messages of the servers it has a call on, its listen's
@@ -103,6 +107,9 @@ func (t *Trunk) Attach(in io.Reader, out io.Writer, opts *SessionOptions) *Sessi
 	if opts.ID != "" {
 		s.logger = t.logger.With("session", opts.ID)
 		peer = "session"
+	}
+	if opts.Subject != "" {
+		s.logger = s.logger.With("subject", opts.Subject)
 	}
 	s.conn = jsonrpc.NewConn(in, out, s, &jsonrpc.Options{Logger: s.logger.With("peer", peer), AnswerInvalid: true})
 	s.setLimits(t.cfg.Load().Trunk.MaxMessageBytes)

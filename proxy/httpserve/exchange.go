@@ -25,7 +25,7 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if id := r.Header.Get(protocol.HeaderSessionID); id != "" {
-		s := h.session(id)
+		s := h.sessionOf(r)
 		if s == nil {
 			rpcError(w, http.StatusNotFound, jsonrpc.CodeInvalidRequest, "unknown or expired session: initialize again")
 			return
@@ -35,7 +35,7 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 	}
 	if env.Method == "initialize" && !protocol.IsStateless(r.Header.Get(protocol.HeaderProtocolVersion)) &&
 		!protocol.IsStateless(rawjson.MetaString(env.Params, protocol.MetaProtocolVersion)) {
-		s, refused := h.addSession(clientAddr(r))
+		s, refused := h.addSession(clientAddr(r), subjectOf(r))
 		if s == nil {
 			rpcError(w, http.StatusServiceUnavailable, jsonrpc.CodeInternalError, refused)
 			return
@@ -251,7 +251,7 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "no standalone stream without a session: the stateless revision has none", http.StatusMethodNotAllowed)
 		return
 	}
-	s := h.session(id)
+	s := h.sessionOf(r)
 	if s == nil {
 		rpcError(w, http.StatusNotFound, jsonrpc.CodeInvalidRequest, "unknown or expired session: initialize again")
 		return
@@ -286,7 +286,7 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 
 // delete ends a session at the client's request.
 func (h *Handler) delete(w http.ResponseWriter, r *http.Request) {
-	s := h.session(r.Header.Get(protocol.HeaderSessionID))
+	s := h.sessionOf(r)
 	if s == nil {
 		rpcError(w, http.StatusNotFound, jsonrpc.CodeInvalidRequest, "unknown or expired session")
 		return

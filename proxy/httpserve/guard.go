@@ -11,7 +11,6 @@ import (
 	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/mcptrunk/mcptrunk/internal/httpx"
 
-	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
 	"github.com/mcptrunk/mcptrunk/internal/protocol"
 )
 
@@ -24,7 +23,8 @@ import (
 //   - the token, when one is set: "Authorization: Bearer <token>",
 //     compared in constant time, else 401 with WWW-Authenticate. A browser
 //     page (the status page) may carry it as ?token= instead, since an
-//     EventSource cannot set headers; never on the MCP endpoint.
+//     EventSource cannot set headers; never on the MCP endpoint. With
+//     Options.Auth, an access token of the team's issuer (auth.go).
 //
 // A request refused is answered before its body is read, and its
 // connection closed without reading it: net/http would otherwise read up
@@ -53,13 +53,7 @@ func (h *Handler) guard(next http.Handler) http.Handler {
 		if origin != "" && slices.Contains(h.opts.AllowedOrigins, origin) {
 			cors(w, origin)
 		}
-		if h.opts.Token != "" && r.Method != http.MethodOptions && !h.hasToken(r) {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="mcptrunk"`)
-			if r.URL.Path == h.opts.Path {
-				rpcError(w, http.StatusUnauthorized, jsonrpc.CodeInvalidRequest, "a bearer token is required: send Authorization: Bearer <token>")
-			} else {
-				http.Error(w, "a bearer token is required", http.StatusUnauthorized)
-			}
+		if r = h.authenticate(w, r); r == nil {
 			return
 		}
 		w.Header().Del("Connection")

@@ -20,6 +20,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcptrunk/mcptrunk/internal/accesstoken"
 	"github.com/mcptrunk/mcptrunk/proxy"
 )
 
@@ -30,6 +31,10 @@ type Options struct {
 	// Token, when set, must come with every request but the health
 	// checks as "Authorization: Bearer <token>".
 	Token string
+	// Auth, when set, admits requests by the access tokens of an OAuth
+	// authorization server besides Token, binds each session to the
+	// token's subject, and serves the protected resource metadata.
+	Auth *accesstoken.Verifier
 	// AllowedOrigins are the browser origins (scheme://host[:port]) that
 	// may send requests besides the listener's own; they also get CORS
 	// headers. Any other Origin is refused with 403.
@@ -200,6 +205,7 @@ func newHandler(t *proxy.Trunk, attach attachFunc, opts Options) *Handler {
 	h.root.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
 	h.root.HandleFunc("GET /readyz", h.readyz)
 	h.root.Handle("/", h.guard(h.routes))
+	h.serveResourceMetadata()
 	h.routes.HandleFunc("POST "+opts.Path, h.post)
 	h.routes.HandleFunc("GET "+opts.Path, h.get)
 	h.routes.HandleFunc("DELETE "+opts.Path, h.delete)
@@ -263,7 +269,7 @@ const reasonShutdown = "mcptrunk is shutting down"
 
 // addSession registers a new session for a client, unless a limit is
 // reached (refused says which) or the handler is closing.
-func (h *Handler) addSession(client string) (s *session, refused string) {
+func (h *Handler) addSession(client, subject string) (s *session, refused string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	switch {
@@ -281,7 +287,7 @@ func (h *Handler) addSession(client string) (s *session, refused string) {
 	if n >= h.opts.MaxSessionsPerClient {
 		return nil, fmt.Sprintf("too many sessions from this address: one client address may hold %d at once (trunk.http.maxSessionsPerClient)", h.opts.MaxSessionsPerClient)
 	}
-	s = h.startSession(newSessionID(), client, false)
+	s = h.startSession(newSessionID(), client, subject, false)
 	h.sessions[s.id] = s
 	return s, ""
 }

@@ -1,0 +1,134 @@
+package httpserve
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-jose/go-jose/v4"
+
+	"github.com/mcptrunk/mcptrunk/internal/accesstoken"
+	"github.com/mcptrunk/mcptrunk/internal/accesstoken/testissuer"
+)
+
+const initializeBody = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+
+// authHandler is a test handler admitting the access tokens of iss for
+// resource, with "mcp" required, beside the static token "laptop".
+func authHandler(t *testing.T, iss *testissuer.Issuer, resource string) *testHandler {
+	v := accesstoken.New(accesstoken.Config{Issuer: iss.URL, Resource: resource, Scopes: []string{"mcp"}})
+	return newTestHandler(t, Options{Auth: v, Token: "laptop-token-laptop-token-laptop"}, nil)
+}
+
+// send posts body with a bearer token and session, returning the answer.
+func send(t *testing.T, th *testHandler, token, session, body string) *http.Response {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, th.url, strings.NewReader(body))
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Content-Type", "application/json")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	if session != "" {
+		req.Header.Set("Mcp-Session-Id", session)
+	}
+	resp, err := th.client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	_ = resp.Body.Close()
+	return resp
+}
+
+// Every kind of bad token gets its status and a challenge that points at
+// the protected resource metadata; good ones and the static token pass.
+func TestAccessTokens(t *testing.T) {
+	iss := testissuer.New(t)
+	th := authHandler(t, iss, "http://trunk.test/mcp")
+	aud := "http://trunk.test/mcp"
+	scoped := map[string]any{"scope": "mcp"}
+	forger, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, token string
+		status      int
+		errorParam  string
+	}{
+		{"valid", iss.Token(t, "ann", aud, scoped), http.StatusOK, ""},
+		{"static token", "laptop-token-laptop-token-laptop", http.StatusOK, ""},
+		{"none", "", http.StatusUnauthorized, ""},
+		{"another audience", iss.Token(t, "ann", "http://other.test/mcp", scoped), http.StatusUnauthorized, "invalid_token"},
+		{"expired", testissuer.Sign(t, iss.CurrentSigner(), iss.Claims("ann", aud, -time.Hour), scoped), http.StatusUnauthorized, "invalid_token"},
+		{"forged", testissuer.Sign(t, testissuer.Signer(t, jose.RS256, forger, "k1"), iss.Claims("ann", aud, time.Hour), scoped), http.StatusUnauthorized, "invalid_token"},
+		{"no scope", iss.Token(t, "ann", aud, nil), http.StatusForbidden, "insufficient_scope"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			resp := send(t, th, tc.token, "", initializeBody)
+			if resp.StatusCode != tc.status {
+				t.Fatalf("HTTP %d, want %d", resp.StatusCode, tc.status)
+			}
+			if tc.status == http.StatusOK {
+				return
+			}
+			c := resp.Header.Get("WWW-Authenticate")
+			if !strings.HasPrefix(c, `Bearer resource_metadata="http://trunk.test/.well-known/oauth-protected-resource/mcp"`) ||
+				(tc.errorParam != "" && !strings.Contains(c, `error="`+tc.errorParam+`"`)) {
+				t.Fatalf("WWW-Authenticate: %s", c)
+			}
+		})
+	}
+}
+
+// The metadata is served without a token at both well-known paths.
+func TestProtectedResourceMetadata(t *testing.T) {
+	iss := testissuer.New(t)
+	th := authHandler(t, iss, "http://trunk.test/mcp")
+	base := strings.TrimSuffix(th.url, DefaultPath)
+	for _, p := range []string{"/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp"} {
+		resp, err := th.client.Get(base + p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc struct {
+			Resource string   `json:"resource"`
+			Servers  []string `json:"authorization_servers"`
+		}
+		err = json.NewDecoder(resp.Body).Decode(&doc)
+		_ = resp.Body.Close()
+		if err != nil || resp.StatusCode != http.StatusOK || doc.Resource != "http://trunk.test/mcp" || len(doc.Servers) != 1 || doc.Servers[0] != iss.URL {
+			t.Fatalf("GET %s: HTTP %d %+v %v", p, resp.StatusCode, doc, err)
+		}
+	}
+}
+
+// A session belongs to the subject that opened it: another user who
+// learned its id gets the same 404 as for an unknown one.
+func TestSessionBoundToSubject(t *testing.T) {
+	iss := testissuer.New(t)
+	aud := "http://trunk.test/mcp"
+	th := authHandler(t, iss, aud)
+	ann, bob := iss.Token(t, "ann", aud, map[string]any{"scope": "mcp"}), iss.Token(t, "bob", aud, map[string]any{"scope": "mcp"})
+	resp := send(t, th, ann, "", initializeBody)
+	sid := resp.Header.Get("Mcp-Session-Id")
+	if resp.StatusCode != http.StatusOK || sid == "" {
+		t.Fatalf("initialize: HTTP %d, session %q", resp.StatusCode, sid)
+	}
+	list := `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
+	if resp := send(t, th, ann, sid, list); resp.StatusCode != http.StatusOK {
+		t.Fatalf("ann in her session: HTTP %d", resp.StatusCode)
+	}
+	if resp := send(t, th, bob, sid, list); resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("bob in ann's session: HTTP %d, want 404", resp.StatusCode)
+	}
+}
