@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcptrunk/mcptrunk/internal/accesstoken"
 	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/mcptrunk/mcptrunk/internal/metrics"
 	"github.com/mcptrunk/mcptrunk/internal/protocol"
@@ -67,6 +68,7 @@ type httpDownstream struct {
 	flags    *httpFlags
 	ln       net.Listener
 	token    string
+	auth     *accesstoken.Verifier // trunk.http.auth: a team's access tokens
 	loopback bool
 	handler  *httpserve.Handler
 	srv      *http.Server
@@ -76,7 +78,8 @@ type httpDownstream struct {
 
 // listenHTTP checks the HTTP settings and binds the address before any
 // server starts: a bad address or a missing token fails the command at
-// once. A non-loopback address refuses to start without a token.
+// once. A non-loopback address refuses to start without a token or
+// trunk.http.auth.
 func listenHTTP(cfg config.HTTP, f *httpFlags, logger *slog.Logger) (*httpDownstream, error) {
 	host, _, err := net.SplitHostPort(cfg.Listen)
 	if err != nil {
@@ -94,8 +97,11 @@ func listenHTTP(cfg config.HTTP, f *httpFlags, logger *slog.Logger) (*httpDownst
 			return nil, err
 		}
 	}
-	if !d.loopback && d.token == "" {
-		return nil, fmt.Errorf("--http %q is not a loopback address: anyone who can reach it could use every server; give --token-file (a missing file is created with a new token) or bind 127.0.0.1", cfg.Listen)
+	if a := cfg.Auth; a != nil {
+		d.auth = accesstoken.New(accesstoken.Config{Issuer: a.Issuer, Resource: a.Resource, Scopes: a.Scopes, SubjectClaim: a.SubjectClaim})
+	}
+	if !d.loopback && d.token == "" && d.auth == nil {
+		return nil, fmt.Errorf("--http %q is not a loopback address: anyone who can reach it could use every server; give --token-file (a missing file is created with a new token), set trunk.http.auth, or bind 127.0.0.1", cfg.Listen)
 	}
 	if d.ln, err = net.Listen("tcp", cfg.Listen); err != nil {
 		return nil, fmt.Errorf("--http: %w", err)
@@ -149,7 +155,7 @@ func (d *httpDownstream) serve(t *proxy.Trunk, m *metrics.Metrics) {
 	t.Start(sharedCapabilities, protocol.Legacy)
 	limitMemory(int64(d.cfg.MaxBufferedBytes), d.logger)
 	d.handler = httpserve.New(t, httpserve.Options{
-		Path: d.cfg.Path, Token: d.token, AllowedOrigins: d.cfg.AllowedOrigins, LoopbackOnly: d.loopback,
+		Path: d.cfg.Path, Token: d.token, Auth: d.auth, AllowedOrigins: d.cfg.AllowedOrigins, LoopbackOnly: d.loopback,
 		MaxBodyBytes: int64(d.cfg.MaxBodyBytes), MaxSessions: d.cfg.MaxSessions, MaxInFlight: d.cfg.MaxInFlight,
 		SessionIdle: d.cfg.SessionIdle.D(), Logger: d.logger,
 		MaxSessionsPerClient: d.cfg.MaxSessionsPerClient, HandshakeIdle: d.cfg.HandshakeTimeout.D(), BodyTimeout: d.cfg.BodyTimeout.D(),
@@ -177,7 +183,7 @@ func (d *httpDownstream) serve(t *proxy.Trunk, m *metrics.Metrics) {
 	if path == "" {
 		path = httpserve.DefaultPath
 	}
-	d.logger.Info("serving MCP over HTTP", "url", scheme+"://"+d.ln.Addr().String()+path, "token", d.token != "")
+	d.logger.Info("serving MCP over HTTP", "url", scheme+"://"+d.ln.Addr().String()+path, "token", d.token != "", "issuer", authIssuer(d.cfg.Auth))
 	go func() {
 		if d.flags.tlsCert != "" {
 			d.done <- d.srv.ServeTLS(d.handler.Listener(d.ln), d.flags.tlsCert, d.flags.tlsKey)
@@ -203,4 +209,13 @@ func (d *httpDownstream) close() error {
 		err = errors.Join(err, serr)
 	}
 	return err
+}
+
+// authIssuer names the issuer whose tokens the listener admits, for the
+// startup line; "" without trunk.http.auth.
+func authIssuer(a *config.HTTPAuth) string {
+	if a == nil {
+		return ""
+	}
+	return a.Issuer
 }
