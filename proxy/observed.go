@@ -69,7 +69,7 @@ func (s *Session) observe(ctx context.Context, method, revision, client string, 
 	}
 	server, item := t.describe(method, params)
 	r := observe.Request{Method: method, Server: server, Item: item, Revision: revision, Client: client,
-		Transport: s.transport(), Session: s.id, ID: jsonrpc.RequestID(ctx), Params: params}
+		Transport: s.transport(), Session: s.id, Subject: s.subject, ID: jsonrpc.RequestID(ctx), Params: params}
 	start := time.Now()
 	ctx, end := t.observers.Begin(ctx, r)
 	note := &outcomeNote{}

@@ -32,6 +32,7 @@ type Session struct {
 	logger *slog.Logger
 
 	id         string // the HTTP session id; "" for stdio
+	subject    string // the caller an access token proved (SessionOptions.Subject)
 	perRequest bool   // one stateless HTTP request (SessionOptions.PerRequest)
 	stopOutbox chan struct{}
 	outboxDone sync.WaitGroup
@@ -102,7 +103,7 @@ func (t *Trunk) Attach(in io.Reader, out io.Writer, opts *SessionOptions) *Sessi
 	if opts == nil {
 		opts = &SessionOptions{}
 	}
-	s := &Session{trunk: t, logger: t.logger, listens: translate.NewListens(), id: opts.ID, perRequest: opts.PerRequest}
+	s := &Session{trunk: t, logger: t.logger, listens: translate.NewListens(), id: opts.ID, subject: opts.Subject, perRequest: opts.PerRequest}
 	peer := "host"
 	if opts.ID != "" {
 		s.logger = t.logger.With("session", opts.ID)

@@ -2,6 +2,8 @@ package main
 
 import (
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -23,14 +25,16 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 // serve --http with trunk.http.auth: a host with an access token of the
 // configured issuer (a test issuer: discovery and JWKS over httptest,
 // tokens signed with go-jose) uses the trunk; a token for another
-// audience gets 401 with a challenge that points at the metadata.
+// audience gets 401 with a challenge that points at the metadata. The
+// audit line of a call names its caller.
 func TestHTTPAccessTokens(t *testing.T) {
 	t.Parallel()
 	ctx := testCtx(t, time.Minute)
 	iss := testissuer.New(t)
 	const resource = "http://trunk.test/mcp"
 	cfg := writeConfig(t, map[string]server{"notes": notesServer()},
-		map[string]any{"http": map[string]any{"auth": map[string]any{"issuer": iss.URL, "resource": resource, "scopes": []string{"mcp"}}}})
+		map[string]any{"http": map[string]any{"auth": map[string]any{"issuer": iss.URL, "resource": resource, "scopes": []string{"mcp"}}},
+			"audit": map[string]any{"file": "audit.jsonl"}})
 	trunk := startSuiteTrunk(t, ctx, cfg)
 
 	token := iss.Token(t, "ann", resource, map[string]any{"scope": "mcp"})
@@ -52,6 +56,15 @@ func TestHTTPAccessTokens(t *testing.T) {
 	if c := reply.header.Get("WWW-Authenticate"); reply.status != http.StatusUnauthorized ||
 		!strings.Contains(c, `resource_metadata="http://trunk.test/.well-known/oauth-protected-resource/mcp"`) {
 		t.Fatalf("a token for another audience: HTTP %d, WWW-Authenticate %q", reply.status, c)
+	}
+	// The call's audit line names its caller; it is written after the
+	// answer, so wait for it.
+	var audit []byte
+	if !waitFor(ctx, 20*time.Second, func() bool {
+		audit, _ = os.ReadFile(filepath.Join(filepath.Dir(cfg), "audit.jsonl"))
+		return strings.Contains(string(audit), `"subject":"ann"`)
+	}) || strings.Contains(string(audit), token) {
+		t.Errorf("audit log: %s", audit)
 	}
 	if strings.Contains(trunk.stderr.String(), other) || strings.Contains(trunk.stderr.String(), token) {
 		t.Error("a token reached the log")

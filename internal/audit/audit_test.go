@@ -34,7 +34,7 @@ func TestLines(t *testing.T) {
 	request(l, call("mcp__notes__plain"), observe.Outcome{Err: errors.New("boom")})
 	request(l, observe.Request{Method: "prompts/get", Server: "notes", Item: "mcp__notes__greet", Params: json.RawMessage(`{"name":"mcp__notes__greet"}`)},
 		observe.Outcome{Result: json.RawMessage(`{"messages":[],"isError":true}`)})
-	request(l, observe.Request{Method: "resources/read", Server: "notes", Item: "mcptrunk://notes/note://1", Transport: config.TransportHTTP, Session: "http-7", Params: json.RawMessage(`{"uri":"mcptrunk://notes/note://1"}`)},
+	request(l, observe.Request{Method: "resources/read", Server: "notes", Item: "mcptrunk://notes/note://1", Transport: config.TransportHTTP, Session: "http-7", Subject: "ann@example.com", Params: json.RawMessage(`{"uri":"mcptrunk://notes/note://1"}`)},
 		observe.Outcome{Result: json.RawMessage(`{"contents":[]}`)})
 	request(l, observe.Request{Method: "resources/read", Server: "notes", Item: "mcptrunk://notes/note://2", Transport: config.TransportHTTP, Params: json.RawMessage(`{"uri":"mcptrunk://notes/note://2"}`)},
 		observe.Outcome{Result: json.RawMessage(`{"contents":[]}`)})
@@ -90,6 +90,9 @@ func TestLines(t *testing.T) {
 	}
 	if got := lines[len(lines)-2]["session"]; got != "http-7" {
 		t.Errorf("the session of a request over HTTP: %v", got)
+	}
+	if got := lines[len(lines)-2]["subject"]; got != "ann@example.com" {
+		t.Errorf("the subject of a request with an access token: %v", got)
 	}
 	if got, ok := lines[len(lines)-1]["session"]; !ok || got != "" {
 		t.Errorf("the session of a stateless request over HTTP: %v (present %v), want none", got, ok)

@@ -43,6 +43,7 @@ const maxErrorLen = 1024
 type line struct {
 	Time       string          `json:"time"`
 	Session    string          `json:"session"`
+	Subject    string          `json:"subject,omitempty"`
 	Client     string          `json:"client,omitempty"`
 	Revision   string          `json:"revision,omitempty"`
 	Method     string          `json:"method"`
@@ -62,6 +63,7 @@ func (l *Log) line(start time.Time, r observe.Request, out observe.Outcome) []by
 	rec := line{
 		Time:       start.UTC().Format(time.RFC3339Nano),
 		Session:    l.session(r),
+		Subject:    r.Subject,
 		Client:     r.Client,
 		Revision:   r.Revision,
 		Method:     r.Method,

@@ -29,6 +29,9 @@ func (o *observer) Begin(ctx context.Context, r observe.Request) (context.Contex
 	if id := requestID(r.ID); id != "" {
 		attrs = append(attrs, semconv.JSONRPCRequestID(id))
 	}
+	if r.Subject != "" {
+		attrs = append(attrs, attribute.String("enduser.id", r.Subject))
+	}
 	if r.Session != "" {
 		attrs = append(attrs, semconv.McpSessionID(r.Session))
 	}

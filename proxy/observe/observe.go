@@ -42,6 +42,9 @@ type Request struct {
 	// the stdio host, and for a stateless request over HTTP, which has no
 	// session.
 	Session string
+	// Subject names the caller an access token proved (serve --http with
+	// trunk.http.auth); empty otherwise. Never the token.
+	Subject string
 	// ID is the request's JSON-RPC id as the host wrote it (a JSON string
 	// or number). An observer must not keep or change it.
 	ID json.RawMessage
