@@ -20,7 +20,7 @@ import (
 // any; trunkOpts is the config's "trunk" object), served to a host on
 // pipes. No process runs: a test of routing, translation or sessions
 // takes milliseconds.
-func memTrunk(t *testing.T, set memserver.Set, specs map[string]map[string]any, trunkOpts map[string]any, opts *Options) (*Trunk, *memHost) {
+func memTrunk(t testing.TB, set memserver.Set, specs map[string]map[string]any, trunkOpts map[string]any, opts *Options) (*Trunk, *memHost) {
 	t.Helper()
 	t.Setenv("XDG_CACHE_HOME", t.TempDir()) // the catalog cache
 	servers := map[string]any{}

@@ -13,7 +13,7 @@ import (
 // pipeHost is a host on the other end of Trunk.Serve over pipes, for tests
 // that need the exact lines the trunk writes.
 type pipeHost struct {
-	t      *testing.T
+	t      testing.TB
 	in     *io.PipeWriter
 	lines  chan string // every line the trunk wrote, in order; closed at EOF
 	served chan error  // Serve's return
@@ -21,7 +21,7 @@ type pipeHost struct {
 }
 
 // servePipes runs tr.Serve on pipes until the test ends.
-func servePipes(t *testing.T, tr *Trunk) *pipeHost {
+func servePipes(t testing.TB, tr *Trunk) *pipeHost {
 	return runPipes(t, tr.Serve)
 }
 
@@ -35,7 +35,7 @@ func attachPipes(t *testing.T, tr *Trunk, opts *SessionOptions) *pipeHost {
 }
 
 // runPipes runs serve on pipes until the test ends.
-func runPipes(t *testing.T, serve func(context.Context, io.Reader, io.Writer) error) *pipeHost {
+func runPipes(t testing.TB, serve func(context.Context, io.Reader, io.Writer) error) *pipeHost {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
