@@ -13,22 +13,34 @@ const (
 	largePayload = 64 << 10
 )
 
-var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
+// bufPool holds *[]byte (a slice in an interface would be boxed, one
+// allocation per Put). boxPool keeps the emptied *[]byte boxes between a
+// getBuf and the putBuf that refills one: getBuf hands out the slice alone,
+// so without it every putBuf would allocate a new box, one allocation per
+// message written.
+var (
+	bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
+	boxPool = sync.Pool{New: func() any { return new([]byte) }}
+)
 
 func getBuf(payload int) []byte {
 	if payload+frameOverhead > maxPooled {
 		return make([]byte, 0, payload+frameOverhead)
 	}
-	b := *bufPool.Get().(*[]byte)
-	return b[:0]
+	box := bufPool.Get().(*[]byte)
+	b := (*box)[:0]
+	*box = nil
+	boxPool.Put(box)
+	return b
 }
 
 func putBuf(b []byte) {
 	if cap(b) > maxPooled {
 		return
 	}
-	b = b[:0]
-	bufPool.Put(&b)
+	box := boxPool.Get().(*[]byte)
+	*box = b[:0]
+	bufPool.Put(box)
 }
 
 // hugeMessage is the size from which reading a message is followed by a
