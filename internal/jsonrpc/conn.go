@@ -98,6 +98,7 @@ type response struct {
 }
 
 type inflightRequest struct {
+	id        json.RawMessage // as the peer wrote it (RequestID)
 	cancel    context.CancelFunc
 	cancelled bool          // the peer cancelled it: send no response
 	answered  chan struct{} // closed once its response is written (or skipped)
@@ -272,9 +273,8 @@ func (c *Conn) deliver(m message) {
 }
 
 func (c *Conn) startHandler(base context.Context, m message) {
-	req := &inflightRequest{answered: make(chan struct{})}
-	ctx, cancel := context.WithCancel(context.WithValue(context.WithValue(base, requestIDKey{}, m.ID), answeredKey{}, req.answered))
-	req.cancel = cancel
+	req := &inflightRequest{id: m.ID, answered: make(chan struct{})}
+	ctx, cancel := handlerContext(base, req)
 	key := string(m.ID)
 	c.mu.Lock()
 	c.inflight[key] = req
@@ -288,6 +288,15 @@ func (c *Conn) startHandler(base context.Context, m message) {
 	}
 	c.handlers.Add(1)
 	go c.handle(j)
+}
+
+// handlerContext is the ctx a handler of req runs with: cancelled when the
+// peer cancels req, and carrying req for RequestID and Answered in a single
+// value (each context value is an allocation on every request).
+func handlerContext(base context.Context, req *inflightRequest) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(context.WithValue(base, inflightKey{}, req))
+	req.cancel = cancel
+	return ctx, cancel
 }
 
 // handlerJob is one request from the peer for a handler goroutine.

@@ -5,7 +5,15 @@ import (
 	"encoding/json"
 )
 
-type requestIDKey struct{}
+// inflightKey carries the *inflightRequest a handler's ctx belongs to: one
+// context value for both RequestID and Answered, a pointer so that storing
+// it costs no allocation beyond the context's own.
+type inflightKey struct{}
+
+func inflightOf(ctx context.Context) *inflightRequest {
+	req, _ := ctx.Value(inflightKey{}).(*inflightRequest)
+	return req
+}
 
 // RequestID returns the id of the peer's request that ctx was handed to
 // HandleRequest for, exactly as the peer wrote it (a JSON string or number),
@@ -13,11 +21,11 @@ type requestIDKey struct{}
 // to: the stateless revision's subscriptions/listen stamps its id on every
 // notification of the stream it opens.
 func RequestID(ctx context.Context) json.RawMessage {
-	id, _ := ctx.Value(requestIDKey{}).(json.RawMessage)
-	return id
+	if req := inflightOf(ctx); req != nil {
+		return req.id
+	}
+	return nil
 }
-
-type answeredKey struct{}
 
 // Answered returns a channel closed once the response to the peer's request
 // that ctx was handed to HandleRequest for has been written (or, for a
@@ -25,6 +33,8 @@ type answeredKey struct{}
 // that is answered at shutdown (an open listen) lets the shutdown wait for
 // its answer to be out before the connection's writer goes.
 func Answered(ctx context.Context) <-chan struct{} {
-	ch, _ := ctx.Value(answeredKey{}).(chan struct{})
-	return ch
+	if req := inflightOf(ctx); req != nil {
+		return req.answered
+	}
+	return nil
 }

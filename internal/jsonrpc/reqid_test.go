@@ -37,3 +37,25 @@ func TestRequestIDInHandler(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// A handler's context costs three allocations (its one value, the
+// cancellable context and its cancel func): the request's id and its
+// answered channel once were two values, the id boxed on its own.
+func TestHandlerContextAllocations(t *testing.T) {
+	req := &inflightRequest{id: json.RawMessage(`7`), answered: make(chan struct{})}
+	n := testing.AllocsPerRun(100, func() {
+		_, cancel := handlerContext(context.Background(), req)
+		cancel()
+	})
+	if n > 3 {
+		t.Errorf("handlerContext: %v allocations, want <= 3", n)
+	}
+	ctx, cancel := handlerContext(context.Background(), req)
+	defer cancel()
+	if string(RequestID(ctx)) != "7" || Answered(ctx) != req.answered {
+		t.Errorf("RequestID %s, Answered %v", RequestID(ctx), Answered(ctx))
+	}
+	if RequestID(context.Background()) != nil || Answered(context.Background()) != nil {
+		t.Error("a context of no request has an id or an answered channel")
+	}
+}
