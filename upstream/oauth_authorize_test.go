@@ -33,7 +33,7 @@ func TestOAuthAuthorize(t *testing.T) {
 		f := newOAuthFixture(t)
 		f.set(func() { f.noPKCEMetadata = true })
 		setupOAuthEnv(t)
-		_, err := oauth.Authorize(context.Background(), oauthSpec(t, "remote", f.mcpURL), oauth.AuthorizeOptions{
+		_, err := oauth.Authorize(context.Background(), OAuthServer(oauthSpec(t, "remote", f.mcpURL)), oauth.AuthorizeOptions{
 			Prompt: func(string) { t.Error("the flow went on without PKCE") },
 		})
 		if err == nil || !strings.Contains(err.Error(), "PKCE") {
@@ -46,7 +46,7 @@ func TestOAuthAuthorize(t *testing.T) {
 		setupOAuthEnv(t)
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
-		_, err := oauth.Authorize(ctx, oauthSpec(t, "remote", f.mcpURL), oauth.AuthorizeOptions{
+		_, err := oauth.Authorize(ctx, OAuthServer(oauthSpec(t, "remote", f.mcpURL)), oauth.AuthorizeOptions{
 			Prompt: func(u string) {
 				pu, _ := url.Parse(u)
 				redirect := pu.Query().Get("redirect_uri")
@@ -71,10 +71,10 @@ func TestOAuthAuthorize(t *testing.T) {
 	})
 	t.Run("not for static tokens or stdio", func(t *testing.T) {
 		spec := remoteConfig(t, "remote", "http", "http://127.0.0.1:1/mcp", "")
-		if _, err := oauth.Authorize(context.Background(), spec, oauth.AuthorizeOptions{}); err == nil || !strings.Contains(err.Error(), "Authorization header") {
+		if _, err := oauth.Authorize(context.Background(), OAuthServer(spec), oauth.AuthorizeOptions{}); err == nil || !strings.Contains(err.Error(), "Authorization header") {
 			t.Errorf("static token: %v", err)
 		}
-		if _, err := oauth.Authorize(context.Background(), config.Spec{Name: "x", Type: config.TransportStdio, Command: "x"}, oauth.AuthorizeOptions{}); err == nil || !strings.Contains(err.Error(), "not a remote server") {
+		if _, err := oauth.Authorize(context.Background(), OAuthServer(config.Spec{Name: "x", Type: config.TransportStdio, Command: "x"}), oauth.AuthorizeOptions{}); err == nil || !strings.Contains(err.Error(), "not a remote server") {
 			t.Errorf("stdio: %v", err)
 		}
 	})
@@ -85,7 +85,7 @@ func TestOAuthAuthorizeServerWithoutOAuth(t *testing.T) {
 	checkLeaks(t)
 	setupOAuthEnv(t)
 	r := startRemote(t, "http")
-	_, err := oauth.Authorize(context.Background(), oauthSpec(t, "plain", r.url), oauth.AuthorizeOptions{
+	_, err := oauth.Authorize(context.Background(), OAuthServer(oauthSpec(t, "plain", r.url)), oauth.AuthorizeOptions{
 		Prompt: func(string) { t.Error("the flow went on") },
 	})
 	if err == nil || !strings.Contains(err.Error(), "does not seem to use OAuth") {

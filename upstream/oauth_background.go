@@ -117,7 +117,7 @@ func (c *Client) backgroundAuth(need *oauth.AuthRequiredError, open bool) {
 	flowCtx, cancel := context.WithTimeout(c.life, backgroundAuthTimeout)
 	flowDone := make(chan error, 1)
 	go func() {
-		_, err := oauth.Authorize(flowCtx, c.spec, oauth.AuthorizeOptions{
+		_, err := oauth.Authorize(flowCtx, OAuthServer(c.spec), oauth.AuthorizeOptions{
 			Logger: c.opts.logger, Cause: need, OpenBrowser: open,
 			Prompt: func(authURL string) {
 				c.logger.Warn(`server needs authorisation: open this URL in a browser (or run "mcptrunk auth `+c.id+`")`, "url", authURL)
@@ -149,7 +149,7 @@ func (c *Client) backgroundAuth(need *oauth.AuthRequiredError, open bool) {
 			}
 			c.logger.Warn(`authorising the server did not complete; run "mcptrunk auth `+c.id+`"`, logkey.Error, err)
 		case <-tick.C:
-			if oauth.HasToken(c.spec) {
+			if oauth.HasToken(OAuthServer(c.spec)) {
 				c.logger.Info("a token was stored for the server; connecting again")
 				c.resumeAfterAuth()
 				return

@@ -164,7 +164,7 @@ func authorizeDirectly(t *testing.T, spec config.Spec) oauth.AuthResult {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	res, err := oauth.Authorize(ctx, spec, oauth.AuthorizeOptions{Prompt: func(u string) { visit(t, u) }})
+	res, err := oauth.Authorize(ctx, OAuthServer(spec), oauth.AuthorizeOptions{Prompt: func(u string) { visit(t, u) }})
 	if err != nil {
 		t.Fatalf("oauth.Authorize: %v", err)
 	}
@@ -185,7 +185,7 @@ func (r *storedToken) usable() bool { return r != nil && r.AccessToken != "" }
 // storedRecord reads the token file of spec's server (nil when none).
 func storedRecord(t *testing.T, spec config.Spec) *storedToken {
 	t.Helper()
-	file, err := oauth.TokenFile(spec)
+	file, err := oauth.TokenFile(OAuthServer(spec))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -229,9 +229,9 @@ func (c *Client) dial(h clientHandler) (transport, error) {
 	case config.TransportStdio, "":
 		return stdio.Start(stdio.Command{Path: c.spec.Command, Args: c.spec.Args, Env: c.spec.Env, Dir: c.spec.Cwd}, h, c.logger, c.connOptions())
 	case config.TransportHTTP:
-		return remote.StartStreamable(c.spec, c.id, h, c.logger, "mcptrunk/"+c.opts.version, c.connOptions())
+		return remote.StartStreamable(remoteEndpoint(c.spec, c.id, c.opts.version), h, c.logger, c.connOptions())
 	case config.TransportSSE:
-		return remote.StartSSE(c.spec, c.id, h, c.logger, "mcptrunk/"+c.opts.version, c.connOptions())
+		return remote.StartSSE(remoteEndpoint(c.spec, c.id, c.opts.version), h, c.logger, c.connOptions())
 	default:
 		return nil, fmt.Errorf("transport %q is not supported yet", c.spec.Type)
 	}

@@ -49,7 +49,7 @@ func (c *authCommand) run(ctx context.Context, env *environment) error {
 		return err
 	}
 	if c.logout {
-		removed, err := oauth.ForgetAuthorization(spec)
+		removed, err := oauth.ForgetAuthorization(upstream.OAuthServer(spec))
 		if err != nil {
 			return fmt.Errorf("server %q: %w", id, err)
 		}
@@ -63,7 +63,7 @@ func (c *authCommand) run(ctx context.Context, env *environment) error {
 
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
-	res, err := oauth.Authorize(ctx, spec, oauth.AuthorizeOptions{
+	res, err := oauth.Authorize(ctx, upstream.OAuthServer(spec), oauth.AuthorizeOptions{
 		Logger:      logger,
 		OpenBrowser: !c.noBrowser && os.Getenv(upstream.NoBrowserEnv) == "",
 		Prompt: func(authURL string) {

@@ -13,7 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/mcptrunk/mcptrunk/internal/httpx"
 )
 
@@ -231,7 +230,7 @@ func isLoopbackHost(h string) bool {
 
 // discover finds the authorization server for spec's server, from the
 // Bearer challenge of its 401 when there is one.
-func discover(ctx context.Context, hc *http.Client, spec config.Spec, bearer *challenge) (*discovery, error) {
+func discover(ctx context.Context, hc *http.Client, spec Server, bearer *challenge) (*discovery, error) {
 	target := canonicalResource(spec.URL)
 	u, err := url.Parse(spec.URL)
 	if err != nil {
@@ -323,7 +322,7 @@ func resourceCovers(res, target string) bool {
 // fetchResourceMetadata GETs a protected resource metadata document. The
 // server's configured headers (other than Authorization, which an OAuth
 // server has not) go with it when it is on the server's origin.
-func fetchResourceMetadata(ctx context.Context, hc *http.Client, spec config.Spec, target string) (*resourceMetadata, error) {
+func fetchResourceMetadata(ctx context.Context, hc *http.Client, spec Server, target string) (*resourceMetadata, error) {
 	var prm resourceMetadata
 	if err := getJSON(ctx, hc, target, sameOriginHeaders(spec, target), &prm); err != nil {
 		return nil, err
@@ -333,7 +332,7 @@ func fetchResourceMetadata(ctx context.Context, hc *http.Client, spec config.Spe
 
 // sameOriginHeaders returns spec's headers when target is on the server's
 // origin: a gateway in front of the server may need them.
-func sameOriginHeaders(spec config.Spec, target string) map[string]string {
+func sameOriginHeaders(spec Server, target string) map[string]string {
 	u, err1 := url.Parse(spec.URL)
 	t, err2 := url.Parse(target)
 	if err1 != nil || err2 != nil || !strings.EqualFold(u.Scheme, t.Scheme) || !strings.EqualFold(u.Host, t.Host) {

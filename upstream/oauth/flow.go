@@ -18,7 +18,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/mcptrunk/mcptrunk/internal/httpx"
 	"github.com/mcptrunk/mcptrunk/internal/logkey"
 	"github.com/mcptrunk/mcptrunk/internal/protocol"
@@ -63,9 +62,9 @@ type AuthResult struct {
 // the tokens: it finds the authorization server, registers mcptrunk with
 // it when needed, hands the authorization URL to opts.Prompt, waits for the
 // browser's redirect to 127.0.0.1 (until ctx ends), and exchanges the code.
-func Authorize(ctx context.Context, spec config.Spec, opts AuthorizeOptions) (AuthResult, error) {
-	if !spec.UsesOAuth() {
-		if spec.Type != config.TransportHTTP && spec.Type != config.TransportSSE {
+func Authorize(ctx context.Context, spec Server, opts AuthorizeOptions) (AuthResult, error) {
+	if !spec.usesOAuth() {
+		if spec.URL == "" {
 			return AuthResult{}, fmt.Errorf("server %q is not a remote server: OAuth is for \"http\" and \"sse\" servers", spec.Name)
 		}
 		return AuthResult{}, fmt.Errorf("server %q has an Authorization header in its config, which turns OAuth off", spec.Name)
@@ -105,12 +104,12 @@ func Authorize(ctx context.Context, spec config.Spec, opts AuthorizeOptions) (Au
 // probe makes one unauthenticated request to the server for its 401 and
 // returns the Bearer challenge in it (nil when there is none), and the
 // status (0 when the request failed).
-func probe(ctx context.Context, hc *http.Client, spec config.Spec, logger *slog.Logger) (*challenge, int) {
+func probe(ctx context.Context, hc *http.Client, spec Server, logger *slog.Logger) (*challenge, int) {
 	ctx, cancel := context.WithTimeout(ctx, authHTTPTimeout)
 	defer cancel()
 	var req *http.Request
 	var err error
-	if spec.Type == config.TransportSSE {
+	if spec.SSE {
 		req, err = http.NewRequestWithContext(ctx, http.MethodGet, spec.URL, nil)
 		if err == nil {
 			req.Header.Set("Accept", "text/event-stream")
@@ -138,7 +137,7 @@ func probe(ctx context.Context, hc *http.Client, spec config.Spec, logger *slog.
 		return bearerChallenge(parseChallenges(resp.Header.Values("WWW-Authenticate"))), resp.StatusCode
 	}
 	logger.Debug("the server did not ask for authorisation; trying its well-known metadata", "status", resp.StatusCode)
-	if sid := resp.Header.Get(protocol.HeaderSessionID); sid != "" && spec.Type != config.TransportSSE {
+	if sid := resp.Header.Get(protocol.HeaderSessionID); sid != "" && !spec.SSE {
 		// The probe opened a session: end it.
 		if del, err := http.NewRequestWithContext(ctx, http.MethodDelete, spec.URL, nil); err == nil {
 			httpx.SetHeaders(del, spec.Headers)
@@ -152,7 +151,7 @@ func probe(ctx context.Context, hc *http.Client, spec config.Spec, logger *slog.
 }
 
 type flowParams struct {
-	spec        config.Spec
+	spec        Server
 	server      string // id, for messages
 	bearer      *challenge
 	logger      *slog.Logger
@@ -182,7 +181,7 @@ func runFlow(ctx context.Context, hc *http.Client, fp flowParams) (*tokenRecord,
 		return nil, err
 	}
 	redirect := fmt.Sprintf("http://127.0.0.1:%d/callback", ln.Addr().(*net.TCPAddr).Port)
-	scopes := spec.OAuth.Scopes
+	scopes := spec.Scopes
 	if len(scopes) == 0 {
 		scopes = d.scopes
 	}
@@ -262,8 +261,8 @@ func runFlow(ctx context.Context, hc *http.Client, fp flowParams) (*tokenRecord,
 // listenCallback listens on 127.0.0.1 for the redirect: on the configured
 // port, else on the port of a stored registration (so it can be used
 // again) when that is free, else on any free port.
-func listenCallback(spec config.Spec, stored *tokenRecord, issuer string) (net.Listener, error) {
-	if p := spec.OAuth.CallbackPort; p > 0 {
+func listenCallback(spec Server, stored *tokenRecord, issuer string) (net.Listener, error) {
+	if p := spec.CallbackPort; p > 0 {
 		ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p)))
 		if err != nil {
 			return nil, fmt.Errorf("listening for the authorization redirect on 127.0.0.1:%d (oauth.callbackPort): %w "+
@@ -288,7 +287,7 @@ func listenCallback(spec config.Spec, stored *tokenRecord, issuer string) (net.L
 // clientRegistration returns the record to build on: the client from the
 // config, a stored dynamic registration for this issuer and redirect URI,
 // or a new dynamic registration.
-func clientRegistration(ctx context.Context, hc *http.Client, spec config.Spec, d *discovery, stored *tokenRecord,
+func clientRegistration(ctx context.Context, hc *http.Client, spec Server, d *discovery, stored *tokenRecord,
 	redirect string, scopes []string, logger *slog.Logger) (tokenRecord, error) {
 	rec := tokenRecord{
 		Server:        canonicalResource(spec.URL),
@@ -297,8 +296,8 @@ func clientRegistration(ctx context.Context, hc *http.Client, spec config.Spec, 
 		Resource:      d.resource,
 		RedirectURI:   redirect,
 	}
-	if spec.OAuth.ClientID != "" {
-		rec.ClientID, rec.ClientSecret = spec.OAuth.ClientID, spec.OAuth.ClientSecret
+	if spec.ClientID != "" {
+		rec.ClientID, rec.ClientSecret = spec.ClientID, spec.ClientSecret
 		rec.TokenAuthMethod = "none"
 		if rec.ClientSecret != "" {
 			rec.TokenAuthMethod = "client_secret_basic"

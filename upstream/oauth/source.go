@@ -10,7 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/mcptrunk/mcptrunk/internal/logkey"
 )
 
@@ -52,7 +51,6 @@ func keyLock(key string) *sync.Mutex {
 // server that does not use OAuth.
 type Source struct {
 	server string // the server's id
-	spec   config.Spec
 	key    string // the store key: the server's canonical URL
 	store  *tokenStore
 	logger *slog.Logger
@@ -65,13 +63,12 @@ type Source struct {
 	bearer *challenge   // of the last 401, for the background flow
 }
 
-func NewSource(spec config.Spec, name string, logger *slog.Logger, tr http.RoundTripper) *Source {
-	if !spec.UsesOAuth() {
+func NewSource(spec Server, name string, logger *slog.Logger, tr http.RoundTripper) *Source {
+	if !spec.usesOAuth() {
 		return nil
 	}
 	return &Source{
 		server: name,
-		spec:   spec,
 		key:    canonicalResource(spec.URL),
 		store:  defaultTokenStore(),
 		logger: logger,

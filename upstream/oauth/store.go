@@ -14,8 +14,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/mcptrunk/mcptrunk/internal/config"
 )
 
 // Token storage. Each server URL has a file of its own, named by a hash of
@@ -267,19 +265,19 @@ func canonicalResource(raw string) string {
 
 // ForgetAuthorization removes what is stored for spec's server (tokens and
 // client registration). It reports whether anything was stored.
-func ForgetAuthorization(spec config.Spec) (bool, error) {
+func ForgetAuthorization(spec Server) (bool, error) {
 	return defaultTokenStore().remove(canonicalResource(spec.URL))
 }
 
 // HasToken reports whether an access token is stored for spec's server: a
 // trunk waiting for authorisation watches for one stored by "mcptrunk auth".
-func HasToken(spec config.Spec) bool {
+func HasToken(spec Server) bool {
 	rec, _ := defaultTokenStore().load(canonicalResource(spec.URL))
 	return rec.usable()
 }
 
 // TokenFile is the file that holds what is stored for spec's server (it
 // need not exist).
-func TokenFile(spec config.Spec) (string, error) {
+func TokenFile(spec Server) (string, error) {
 	return defaultTokenStore().path(canonicalResource(spec.URL))
 }

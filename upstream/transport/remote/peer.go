@@ -15,7 +15,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
 	"github.com/mcptrunk/mcptrunk/internal/logkey"
 	"github.com/mcptrunk/mcptrunk/upstream/oauth"
@@ -133,26 +132,26 @@ type httpPeer struct {
 
 // connOpts's read limit bounds each message the server sends (maxMessage);
 // the Conn itself reads what the event and body readers let through.
-func newHTTPPeer(spec config.Spec, name, kind string, h jsonrpc.Handler, logger *slog.Logger, userAgent string, connOpts jsonrpc.Options) (*httpPeer, error) {
-	u, err := url.Parse(spec.URL)
+func newHTTPPeer(e Endpoint, kind string, h jsonrpc.Handler, logger *slog.Logger, connOpts jsonrpc.Options) (*httpPeer, error) {
+	u, err := url.Parse(e.URL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		// Never quote the URL: it may carry a secret.
 		return nil, errors.New("url: must be an absolute http:// or https:// URL")
 	}
 	p := &httpPeer{
-		name:       name,
+		name:       e.ID,
 		kind:       kind,
 		logger:     logger,
 		headers:    http.Header{},
 		origin:     &url.URL{Scheme: u.Scheme, Host: u.Host},
-		connectTO:  spec.Timeouts.Connect.D(),
+		connectTO:  e.ConnectTimeout,
 		maxMessage: connOpts.MaxReadBytes,
 		queue:      newFrameQueue(),
 		done:       make(chan struct{}),
 		inflight:   map[string]context.CancelFunc{},
 	}
-	names := make([]string, 0, len(spec.Headers))
-	for k, v := range spec.Headers {
+	names := make([]string, 0, len(e.Headers))
+	for k, v := range e.Headers {
 		names = append(names, k)
 		if strings.EqualFold(k, "Host") {
 			p.hostHdr = v
@@ -163,7 +162,7 @@ func newHTTPPeer(spec config.Spec, name, kind string, h jsonrpc.Handler, logger 
 	}
 	sort.Strings(names)
 	if p.headers.Get("User-Agent") == "" {
-		p.headers.Set("User-Agent", strings.TrimSuffix(userAgent, "/"))
+		p.headers.Set("User-Agent", strings.TrimSuffix(e.UserAgent, "/"))
 	}
 
 	base, _ := http.DefaultTransport.(*http.Transport)
@@ -188,7 +187,7 @@ func newHTTPPeer(spec config.Spec, name, kind string, h jsonrpc.Handler, logger 
 		},
 	}
 
-	p.auth = oauth.NewSource(spec, name, logger, p.transport)
+	p.auth = oauth.NewSource(e.OAuth, e.ID, logger, p.transport)
 
 	p.life, p.stop = context.WithCancel(context.Background())
 	p.pr, p.pw = io.Pipe()

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/mcptrunk/mcptrunk/internal/httpx"
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
 )
@@ -33,12 +32,12 @@ type SSE struct {
 	endpoint    string
 }
 
-func StartSSE(spec config.Spec, name string, h jsonrpc.Handler, logger *slog.Logger, userAgent string, connOpts jsonrpc.Options) (*SSE, error) {
-	p, err := newHTTPPeer(spec, name, kindSSE, h, logger, userAgent, connOpts)
+func StartSSE(e Endpoint, h jsonrpc.Handler, logger *slog.Logger, connOpts jsonrpc.Options) (*SSE, error) {
+	p, err := newHTTPPeer(e, kindSSE, h, logger, connOpts)
 	if err != nil {
 		return nil, err
 	}
-	u, _ := url.Parse(spec.URL) // validated by newHTTPPeer
+	u, _ := url.Parse(e.URL) // validated by newHTTPPeer
 	t := &SSE{httpPeer: p, streamURL: u, endpointSet: make(chan struct{})}
 	p.start(t)
 	p.workers.Add(1)

@@ -11,7 +11,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/mcptrunk/mcptrunk/internal/httpx"
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
 	"github.com/mcptrunk/mcptrunk/internal/logkey"
@@ -51,12 +50,12 @@ type Streamable struct {
 	stateless    bool // the connection speaks the stateless revision (see stateless.go)
 }
 
-func StartStreamable(spec config.Spec, name string, h jsonrpc.Handler, logger *slog.Logger, userAgent string, connOpts jsonrpc.Options) (*Streamable, error) {
-	p, err := newHTTPPeer(spec, name, kindStreamable, h, logger, userAgent, connOpts)
+func StartStreamable(e Endpoint, h jsonrpc.Handler, logger *slog.Logger, connOpts jsonrpc.Options) (*Streamable, error) {
+	p, err := newHTTPPeer(e, kindStreamable, h, logger, connOpts)
 	if err != nil {
 		return nil, err
 	}
-	t := &Streamable{httpPeer: p, url: spec.URL}
+	t := &Streamable{httpPeer: p, url: e.URL}
 	p.start(t)
 	return t, nil
 }
