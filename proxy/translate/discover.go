@@ -53,6 +53,9 @@ func InitializeCapabilities(ready []Ready) map[string]any {
 	if ext := DeclaredExtensions(ready); ext != nil {
 		caps[extensions.Key] = ext
 	}
+	if tasks := declaredTasks(ready); tasks != nil {
+		caps[extensions.TasksKey] = tasks
+	}
 	return caps
 }
 
@@ -88,6 +91,9 @@ func DiscoveredCapabilities(ready []Ready) map[string]any {
 	if ext := DeclaredExtensions(ready); ext != nil {
 		out[extensions.Key] = ext
 	}
+	if tasks := declaredTasks(ready); tasks != nil {
+		out[extensions.TasksKey] = tasks
+	}
 	return out
 }
 
@@ -99,6 +105,16 @@ func DeclaredExtensions(ready []Ready) json.RawMessage {
 		declared = append(declared, extensions.OfRaw(c.Init.RawCapabilities))
 	}
 	return extensions.Union(declared)
+}
+
+// declaredTasks is the tasks capability the trunk declares to a host: that
+// of the ready servers that declare one (nil: none does).
+func declaredTasks(ready []Ready) json.RawMessage {
+	caps := make([]json.RawMessage, 0, len(ready))
+	for _, c := range ready {
+		caps = append(caps, c.Init.RawCapabilities)
+	}
+	return extensions.Tasks(caps)
 }
 
 // DiscoveredInstructions are the trunk's own line, then each ready server's

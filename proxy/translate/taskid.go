@@ -1,0 +1,80 @@
+package translate
+
+import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"strings"
+)
+
+// TaskIDs makes and opens the task ids the trunk hands a host for the
+// tasks its servers create. An id carries everything needed to route it
+// (the server and the server's own task id), so any trunk holding the key
+// can answer tasks/get, tasks/result or tasks/cancel for it with no table
+// of tasks: a task outlives nothing in the process but the key. An HMAC
+// under that key covers the server, the upstream id and the session the
+// task was created in, so a host can neither forge an id (point one at a
+// server or a task of its choosing) nor use one issued to another session.
+type TaskIDs struct{ key [32]byte }
+
+// NewTaskIDs returns ids signed with a key of this process.
+func NewTaskIDs() *TaskIDs {
+	t := &TaskIDs{}
+	_, _ = rand.Read(t.key[:]) // crypto/rand never fails on supported platforms
+	return t
+}
+
+// taskPrefix marks the trunk's task ids, so an error can tell a host that
+// an id is not one the trunk issued.
+const taskPrefix = "mcptrunk-task1."
+
+// ErrBadTaskID is the answer for an id the trunk did not issue to this
+// session.
+var ErrBadTaskID = errors.New("taskId is not one mcptrunk issued to this session")
+
+// Issue returns the id the host gets for upstream task id of server,
+// created in session ("" where the revision has no sessions).
+func (t *TaskIDs) Issue(session, server, id string) string {
+	payload := server + "\x00" + id
+	enc := base64.RawURLEncoding
+	return taskPrefix + enc.EncodeToString([]byte(payload)) + "." + enc.EncodeToString(t.mac(session, payload))
+}
+
+// Open returns the server and upstream task id an issued id names, or
+// ErrBadTaskID when the id was not issued by this key to session.
+func (t *TaskIDs) Open(session, taskID string) (server, id string, err error) {
+	rest, ok := strings.CutPrefix(taskID, taskPrefix)
+	if !ok {
+		return "", "", ErrBadTaskID
+	}
+	p, m, ok := strings.Cut(rest, ".")
+	if !ok {
+		return "", "", ErrBadTaskID
+	}
+	enc := base64.RawURLEncoding
+	payload, err1 := enc.DecodeString(p)
+	got, err2 := enc.DecodeString(m)
+	if err1 != nil || err2 != nil || !hmac.Equal(got, t.mac(session, string(payload))) {
+		return "", "", ErrBadTaskID
+	}
+	server, id, ok = strings.Cut(string(payload), "\x00")
+	if !ok {
+		return "", "", ErrBadTaskID
+	}
+	return server, id, nil
+}
+
+// mac signs payload for session. The session is length-prefixed so that no
+// choice of session and payload can collide with another pair.
+func (t *TaskIDs) mac(session, payload string) []byte {
+	h := hmac.New(sha256.New, t.key[:])
+	var n [4]byte
+	n[0], n[1], n[2], n[3] = byte(len(session)>>24), byte(len(session)>>16), byte(len(session)>>8), byte(len(session))
+	h.Write([]byte("task\x00"))
+	h.Write(n[:])
+	h.Write([]byte(session))
+	h.Write([]byte(payload))
+	return h.Sum(nil)
+}

@@ -1,0 +1,43 @@
+package translate
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestTaskIDsRoundTrip(t *testing.T) {
+	ids := NewTaskIDs()
+	id := ids.Issue("s1", "everything", "abc-123\x00weird")
+	server, up, err := ids.Open("s1", id)
+	if err != nil || server != "everything" || up != "abc-123\x00weird" {
+		t.Fatalf("Open = %q, %q, %v", server, up, err)
+	}
+	if strings.Contains(id, "s1") {
+		t.Errorf("the id %q carries the session", id)
+	}
+}
+
+func TestTaskIDsRefused(t *testing.T) {
+	ids := NewTaskIDs()
+	id := ids.Issue("s1", "everything", "abc")
+	other := NewTaskIDs().Issue("s1", "everything", "abc")
+	p, m, _ := strings.Cut(strings.TrimPrefix(id, taskPrefix), ".")
+	forged := taskPrefix + "ZXZpbABhYmM" + "." + m // "evil\x00abc" with the MAC of another payload
+	cases := map[string]struct{ session, id string }{
+		"other session": {"s2", id},
+		"no session":    {"", id},
+		"other key":     {"s1", other},
+		"forged server": {"s1", forged},
+		"no prefix":     {"s1", strings.TrimPrefix(id, taskPrefix)},
+		"no mac":        {"s1", taskPrefix + p},
+		"upstream id":   {"s1", "abc"},
+		"bad base64":    {"s1", taskPrefix + "!!." + m},
+		"truncated mac": {"s1", id[:len(id)-2]},
+	}
+	for name, c := range cases {
+		if _, _, err := ids.Open(c.session, c.id); !errors.Is(err, ErrBadTaskID) {
+			t.Errorf("%s: Open = %v, want ErrBadTaskID", name, err)
+		}
+	}
+}
