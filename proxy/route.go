@@ -39,6 +39,8 @@ func (t *Trunk) Handle(ctx context.Context, method string, params json.RawMessag
 		return t.routeResource(ctx, method, params, false)
 	case "completion/complete":
 		return t.routeCompletion(ctx, params)
+	case "tasks/get", "tasks/cancel", "tasks/result", "tasks/list":
+		return t.handleTasks(ctx, method, params)
 	case "logging/setLevel":
 		return t.setLevel(ctx, params)
 	case "ping":
@@ -126,6 +128,9 @@ func (t *Trunk) routeNamed(ctx context.Context, method string, params json.RawMe
 	res, err := t.callUpstream(ctx, c, method, forward)
 	if err != nil {
 		return nil, err
+	}
+	if kind == "tool" {
+		res = taskCreated(res, t.issueTaskID(ctx, server))
 	}
 	switch {
 	case cat.Unprefixed(server):

@@ -63,6 +63,7 @@ type Trunk struct {
 	hosts     *hostSet           // the host sessions attached (hosts.go)
 	subs      *subscriptions     // shares of upstream resource subscriptions (shared.go)
 	parked    *translate.Parking // stateless hosts' calls to legacy upstreams, between rounds
+	taskIDs   *translate.TaskIDs // the ids of the servers' tasks as hosts get them (tasks.go)
 	observers observe.Observers
 
 	startOnce sync.Once
@@ -120,6 +121,7 @@ func New(cfg *config.Config, opts *Options) *Trunk {
 	}
 	t.life, t.stopLife = context.WithCancel(context.Background())
 	t.parked = translate.NewParking(t.life, t.workers.Go)
+	t.taskIDs = translate.NewTaskIDs()
 	t.cat.Store(&catalog.Catalog{Scheme: catalog.PolicyOf(cfg.Trunk).Scheme}) // names split with the right prefix even before the first build
 	t.cfg.Store(cfg)
 	t.record = opts.RecordPins

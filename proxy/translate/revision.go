@@ -185,14 +185,19 @@ var statelessOnly = []string{protocol.FieldResultType, "ttlMs", "cacheScope"}
 
 // LegacyResult shapes a result for a host at a 2025-era revision: an
 // upstream that speaks the stateless revision sends members and reserved
-// _meta keys that revision does not have; they are dropped. The byte checks
+// _meta keys that revision does not have; they are dropped, but for the
+// related task of 2025-11-25's tasks (which the trunk rewrites, tasks.go). The byte checks
 // come first, so a result without any (the usual case) is returned as it
 // came, without a scan. A result that is not an object passes as it did
 // before the trunk spoke the stateless revision.
 func LegacyResult(res json.RawMessage) json.RawMessage {
 	out := res
 	if rawjson.HasReservedMeta(out) {
-		stripped, err := rawjson.ReplaceReservedMeta(out, nil)
+		var keep map[string]json.RawMessage // the reserved keys 2025-11-25 defines
+		if related := rawjson.MetaValue(out, RelatedTaskKey); related != nil {
+			keep = map[string]json.RawMessage{RelatedTaskKey: related}
+		}
+		stripped, err := rawjson.ReplaceReservedMeta(out, keep)
 		if err != nil {
 			return res
 		}

@@ -64,11 +64,12 @@ func TestStatelessResult(t *testing.T) {
 
 func TestLegacyResult(t *testing.T) {
 	for in, want := range map[string]string{
-		`{"content":[{"type":"text","text":"\"ttlMs\""}]}`:                                    `{"content":[{"type":"text","text":"\"ttlMs\""}]}`,
-		`{"tools":[],"resultType":"complete","ttlMs":0,"cacheScope":"public"}`:                `{"tools":[]}`,
-		`{"content":[],"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"up"},"own":1}}`: `{"content":[],"_meta":{"own":1}}`,
-		`{"_meta":{"io.modelcontextprotocol/serverInfo":{}},"resultType":"complete"}`:         `{}`,
-		`"not an object, \"resultType\""`:                                                     `"not an object, \"resultType\""`,
+		`{"content":[{"type":"text","text":"\"ttlMs\""}]}`:                                                          `{"content":[{"type":"text","text":"\"ttlMs\""}]}`,
+		`{"tools":[],"resultType":"complete","ttlMs":0,"cacheScope":"public"}`:                                      `{"tools":[]}`,
+		`{"content":[],"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"up"},"own":1}}`:                       `{"content":[],"_meta":{"own":1}}`,
+		`{"_meta":{"io.modelcontextprotocol/serverInfo":{}},"resultType":"complete"}`:                               `{}`,
+		`"not an object, \"resultType\""`:                                                                           `"not an object, \"resultType\""`,
+		`{"_meta":{"io.modelcontextprotocol/related-task":{"taskId":"t"},"io.modelcontextprotocol/serverInfo":{}}}`: `{"_meta":{"io.modelcontextprotocol/related-task":{"taskId":"t"}}}`,
 	} {
 		if got := LegacyResult(json.RawMessage(in)); string(got) != want {
 			t.Errorf("%s:\n got %s\nwant %s", in, got, want)

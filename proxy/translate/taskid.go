@@ -26,6 +26,10 @@ func NewTaskIDs() *TaskIDs {
 	return t
 }
 
+// RelatedTaskKey is the reserved _meta key by which a 2025-11-25 message
+// names the task it belongs to ({"taskId": ...}).
+const RelatedTaskKey = "io.modelcontextprotocol/related-task"
+
 // taskPrefix marks the trunk's task ids, so an error can tell a host that
 // an id is not one the trunk issued.
 const taskPrefix = "mcptrunk-task1."

@@ -1,0 +1,120 @@
+package proxy
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
+	"github.com/mcptrunk/mcptrunk/internal/rawjson"
+	"github.com/mcptrunk/mcptrunk/internal/testkit/memserver"
+)
+
+// taskServer is a 2025-11-25 server with tasks: a tools/call with a task
+// member creates task "up-1", which tasks/get, tasks/result, tasks/list and
+// tasks/cancel know. It records the task ids it was asked about.
+func taskServer() (*memserver.Server, func() []string) {
+	var (
+		mu    sync.Mutex
+		asked []string
+	)
+	s := &memserver.Server{
+		Capabilities: json.RawMessage(`{"tools":{},"tasks":{"list":{},"cancel":{},"requests":{"tools":{"call":{}}}}}`),
+		Tools:        []json.RawMessage{memserver.Tool("research", "long")},
+	}
+	const task = `{"taskId":"up-1","status":"working","createdAt":"2026-01-01T00:00:00Z","lastUpdatedAt":"2026-01-01T00:00:00Z","ttl":60000,"pollInterval":10}`
+	s.Handle = func(_ context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+		if id, err := rawjson.StringField(params, "taskId"); err == nil && id != "" {
+			mu.Lock()
+			asked = append(asked, method+" "+id)
+			mu.Unlock()
+		}
+		switch method {
+		case "tools/call":
+			if !rawjson.HasField(params, "task") {
+				return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "this tool needs a task")
+			}
+			return json.RawMessage(`{"task":` + task + `}`), nil
+		case "tasks/get", "tasks/cancel":
+			return json.RawMessage(task), nil
+		case "tasks/list":
+			return json.RawMessage(`{"tasks":[` + task + `]}`), nil
+		case "tasks/result":
+			return json.RawMessage(`{"content":[{"type":"text","text":"done"}],"_meta":{"io.modelcontextprotocol/related-task":{"taskId":"up-1"}}}`), nil
+		}
+		return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "no %s", method)
+	}
+	return s, func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]string(nil), asked...)
+	}
+}
+
+// A task a server creates reaches the host under the trunk's id, and every
+// tasks method with that id reaches the server with its own; an id the
+// trunk did not issue, or issued to another session, is refused without
+// reaching any server.
+func TestTasksPassthrough(t *testing.T) {
+	s, asked := taskServer()
+	tr, h := memTrunk(t, memserver.Set{"slow": s, "plain": &memserver.Server{}}, nil, nil, nil)
+	h.initialize(`{}`)
+	h.tools() // the servers are up
+
+	res, errObj := h.call("tools/call", `{"name":"mcp__slow__research","arguments":{},"task":{"ttl":60000}}`)
+	var created struct{ Task struct{ TaskID, Status string } }
+	if err := json.Unmarshal(res, &created); err != nil || created.Task.Status != "working" {
+		t.Fatalf("tools/call with a task: %s %s", res, errObj)
+	}
+	id := created.Task.TaskID
+	if !strings.HasPrefix(id, "mcptrunk-task1.") {
+		t.Fatalf("the host got task id %q, not the trunk's", id)
+	}
+	quoted, _ := json.Marshal(id)
+	for _, m := range []string{"tasks/get", "tasks/cancel"} {
+		res, errObj := h.call(m, `{"taskId":`+string(quoted)+`}`)
+		if got, _ := rawjson.StringField(res, "taskId"); got != id {
+			t.Errorf("%s: %s %s, want the task under id %s", m, res, errObj, id)
+		}
+	}
+	res, errObj = h.call("tasks/result", `{"taskId":`+string(quoted)+`}`)
+	if !strings.Contains(string(res), `"done"`) || !strings.Contains(string(res), string(quoted)) || strings.Contains(string(res), "up-1") {
+		t.Errorf("tasks/result: %s %s, want the result related to %s", res, errObj, id)
+	}
+	res, errObj = h.call("tasks/list", `{}`)
+	var list struct{ Tasks []struct{ TaskID string } }
+	if err := json.Unmarshal(res, &list); err != nil || len(list.Tasks) != 1 || list.Tasks[0].TaskID != id {
+		t.Errorf("tasks/list: %s %s, want the one task under %s", res, errObj, id)
+	}
+	want := []string{"tasks/get up-1", "tasks/cancel up-1", "tasks/result up-1"}
+	if got := asked(); strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("the server was asked %q, want %q", got, want)
+	}
+
+	other, _ := json.Marshal(tr.taskIDs.Issue("another-session", "slow", "up-1"))
+	for name, bad := range map[string]string{
+		"another session's": string(other),
+		"the server's own":  `"up-1"`,
+		"forged":            `"mcptrunk-task1.c2xvdwB1cC0x.AAAA"`,
+	} {
+		if res, errObj := h.call("tasks/get", `{"taskId":`+bad+`}`); res != nil || !strings.Contains(string(errObj), "-32602") {
+			t.Errorf("%s id: %s %s, want -32602", name, res, errObj)
+		}
+	}
+	if got := asked(); len(got) != len(want) {
+		t.Errorf("a refused id reached the server: %q", got)
+	}
+}
+
+// With no server offering tasks, the tasks methods do not exist.
+func TestTasksNoneOffered(t *testing.T) {
+	_, h := memTrunk(t, memserver.Set{"plain": &memserver.Server{}}, nil, nil, nil)
+	h.initialize(`{}`)
+	for _, m := range []string{"tasks/list", "tasks/get"} {
+		if res, errObj := h.call(m, `{"taskId":"x"}`); res != nil || !strings.Contains(string(errObj), "-32601") {
+			t.Errorf("%s: %s %s, want -32601", m, res, errObj)
+		}
+	}
+}
