@@ -20,6 +20,10 @@ func (t *Trunk) forwardNotification(server, method string, params json.RawMessag
 	if len(t.hosts.all()) == 0 {
 		return
 	}
+	if method == taskStatusMethod {
+		t.taskStatus(server, params)
+		return
+	}
 	t.toHosts(server, method, t.exportNotification(server, method, params))
 }
 

@@ -39,6 +39,8 @@ type hostSet struct {
 	seq      atomic.Int64
 	progress sync.Map // the trunk's token (raw JSON) -> progressOwner
 
+	tasks sync.Map // taskKey of a server's task -> the *Session that created it (tasks_status.go)
+
 	callsMu sync.Mutex
 	calls   map[string][]*Session // server -> sessions with a call in flight on it, oldest first
 }
@@ -78,6 +80,7 @@ func (h *hostSet) remove(s *Session) {
 		}
 		return true
 	})
+	h.forgetTasks(s)
 }
 
 // claimProgress replaces, in shared mode, the progress token of a

@@ -130,7 +130,7 @@ func (t *Trunk) routeNamed(ctx context.Context, method string, params json.RawMe
 		return nil, err
 	}
 	if kind == "tool" {
-		res = taskCreated(res, t.issueTaskID(ctx, server))
+		res = t.taskCreated(ctx, server, res)
 	}
 	switch {
 	case cat.Unprefixed(server):

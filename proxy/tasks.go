@@ -139,13 +139,19 @@ func relateTask(msg json.RawMessage, issue func(string) string) json.RawMessage 
 }
 
 // taskCreated rewrites a tools/call result that is a CreateTaskResult (a
-// `task` member: the host asked for a task) to carry the trunk's id.
-func taskCreated(res json.RawMessage, issue func(string) string) json.RawMessage {
+// `task` member: the host asked for a task) to carry the trunk's id, and
+// records the session that owns the task for its status notifications.
+func (t *Trunk) taskCreated(ctx context.Context, server string, res json.RawMessage) json.RawMessage {
 	start, end, found, err := rawjson.FieldSpan(res, "task")
 	if err != nil || !found {
 		return res
 	}
-	out, err := rawjson.ReplaceField(res, "task", rewriteTaskID(res[start:end], issue))
+	task := res[start:end]
+	if id, _ := rawjson.StringField(task, "taskId"); id != "" {
+		t.hosts.ownTask(server, id, hostRequestOf(ctx).session)
+	}
+	issue := t.issueTaskID(ctx, server)
+	out, err := rawjson.ReplaceField(res, "task", rewriteTaskID(task, issue))
 	if err != nil {
 		return res
 	}

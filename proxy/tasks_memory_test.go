@@ -37,7 +37,13 @@ func taskServer() (*memserver.Server, func() []string) {
 				return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "this tool needs a task")
 			}
 			return json.RawMessage(`{"task":` + task + `}`), nil
-		case "tasks/get", "tasks/cancel":
+		case "tasks/get":
+			// The status changes as the host polls: the server says so too.
+			if err := s.Conn().Notify("notifications/tasks/status", json.RawMessage(task)); err != nil {
+				return nil, err
+			}
+			return json.RawMessage(task), nil
+		case "tasks/cancel":
 			return json.RawMessage(task), nil
 		case "tasks/list":
 			return json.RawMessage(`{"tasks":[` + task + `]}`), nil
@@ -64,7 +70,9 @@ func TestTasksPassthrough(t *testing.T) {
 	h.tools() // the servers are up
 
 	res, errObj := h.call("tools/call", `{"name":"mcp__slow__research","arguments":{},"task":{"ttl":60000}}`)
-	var created struct{ Task struct{ TaskID, Status string } }
+	var created struct {
+		Task struct{ TaskID, Status string }
+	}
 	if err := json.Unmarshal(res, &created); err != nil || created.Task.Status != "working" {
 		t.Fatalf("tools/call with a task: %s %s", res, errObj)
 	}
@@ -78,6 +86,10 @@ func TestTasksPassthrough(t *testing.T) {
 		if got, _ := rawjson.StringField(res, "taskId"); got != id {
 			t.Errorf("%s: %s %s, want the task under id %s", m, res, errObj, id)
 		}
+	}
+	status := h.waitFor("notifications/tasks/status")
+	if got, _ := rawjson.StringField(status, "taskId"); got != id {
+		t.Errorf("the status notification: %s, want it under id %s", status, id)
 	}
 	res, errObj = h.call("tasks/result", `{"taskId":`+string(quoted)+`}`)
 	if !strings.Contains(string(res), `"done"`) || !strings.Contains(string(res), string(quoted)) || strings.Contains(string(res), "up-1") {
@@ -116,5 +128,24 @@ func TestTasksNoneOffered(t *testing.T) {
 		if res, errObj := h.call(m, `{"taskId":"x"}`); res != nil || !strings.Contains(string(errObj), "-32601") {
 			t.Errorf("%s: %s %s, want -32601", m, res, errObj)
 		}
+	}
+}
+
+// waitFor returns the params of the first notification of method the trunk
+// sent, reading the host's lines until it comes.
+func (h *memHost) waitFor(method string) json.RawMessage {
+	h.t.Helper()
+	for {
+		for _, m := range h.seen {
+			var got string
+			if json.Unmarshal(m["method"], &got) == nil && got == method {
+				return m["params"]
+			}
+		}
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(h.next(method)), &m); err != nil {
+			h.t.Fatalf("%s: %v", method, err)
+		}
+		h.seen = append(h.seen, m)
 	}
 }
