@@ -128,7 +128,7 @@ var everythingPlan = diffPlan{
 	skip: map[string]string{
 		"gzip-file-as-resource":             "downloads from the internet",
 		"toggle-simulated-logging":          "keeps logging every 5s and keeps the server alive after stdin EOF",
-		"simulate-research-query":           "task-mode only (execution.taskSupport required); mcptrunk does not offer tasks",
+		"simulate-research-query":           "task-mode only (execution.taskSupport required): TestTasksEverything calls it as a task",
 		"trigger-url-elicitation":           "sends the user to a web page",
 		"trigger-sampling-request-async":    "needs the client's tasks capability",
 		"trigger-elicitation-request-async": "needs the client's tasks capability",
