@@ -125,7 +125,13 @@ func (t *Trunk) routeNamed(ctx context.Context, method string, params json.RawMe
 	if err != nil {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s: %v", method, err)
 	}
-	res, err := t.callUpstream(ctx, c, method, forward)
+	call := t.callUpstream
+	if kind == "tool" && drivesTask(c, raw, forward) {
+		call = func(ctx context.Context, c *upstream.Client, _ string, forward json.RawMessage) (json.RawMessage, error) {
+			return t.driveTask(ctx, c, forward)
+		}
+	}
+	res, err := call(ctx, c, method, forward)
 	if err != nil {
 		return nil, err
 	}

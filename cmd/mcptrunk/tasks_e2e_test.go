@@ -55,3 +55,19 @@ func TestTasksEverything(t *testing.T) {
 		t.Errorf("a forged task id: %s %v, want -32602", r.Result, r.Err)
 	}
 }
+
+// TestTasksEverythingDriven: a host that declares no tasks calls
+// simulate-research-query as a plain tool; the trunk runs the task and
+// answers with the report.
+func TestTasksEverythingDriven(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t, 2*time.Minute)
+	everything := server{"command": npmNode(t), "args": []string{npmScript(t, everythingPkg), "stdio"}, "timeouts": slowTimeouts}
+	cfg := writeConfig(t, map[string]server{"everything": everything}, nil)
+	c, _ := rawInit(t, ctx, cfg, "2025-11-25", `{}`)
+	c.result(ctx, "tools/list", `{}`)
+	res := c.result(ctx, "tools/call", `{"name":"mcp__everything__simulate-research-query","arguments":{"topic":"trunks"}}`)
+	if !strings.Contains(string(res), "Research Report: trunks") || strings.Contains(string(res), `"task"`) {
+		t.Errorf("tools/call: %s, want the report", res)
+	}
+}
