@@ -1,10 +1,6 @@
 package translate
 
 import (
-	"crypto/hmac"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/base64"
 	"errors"
 	"strings"
 )
@@ -17,14 +13,10 @@ import (
 // under that key covers the server, the upstream id and the session the
 // task was created in, so a host can neither forge an id (point one at a
 // server or a task of its choosing) nor use one issued to another session.
-type TaskIDs struct{ key [32]byte }
+type TaskIDs struct{ key sealKey }
 
 // NewTaskIDs returns ids signed with a key of this process.
-func NewTaskIDs() *TaskIDs {
-	t := &TaskIDs{}
-	_, _ = rand.Read(t.key[:]) // crypto/rand never fails on supported platforms
-	return t
-}
+func NewTaskIDs() *TaskIDs { return &TaskIDs{key: newSealKey()} }
 
 // RelatedTaskKey is the reserved _meta key by which a 2025-11-25 message
 // names the task it belongs to ({"taskId": ...}).
@@ -41,26 +33,14 @@ var ErrBadTaskID = errors.New("taskId is not one mcptrunk issued to this session
 // Issue returns the id the host gets for upstream task id of server,
 // created in session ("" where the revision has no sessions).
 func (t *TaskIDs) Issue(session, server, id string) string {
-	payload := server + "\x00" + id
-	enc := base64.RawURLEncoding
-	return taskPrefix + enc.EncodeToString([]byte(payload)) + "." + enc.EncodeToString(t.mac(session, payload))
+	return t.key.seal(taskPrefix, []byte(server+"\x00"+id), session)
 }
 
 // Open returns the server and upstream task id an issued id names, or
 // ErrBadTaskID when the id was not issued by this key to session.
 func (t *TaskIDs) Open(session, taskID string) (server, id string, err error) {
-	rest, ok := strings.CutPrefix(taskID, taskPrefix)
+	payload, ok := t.key.open(taskPrefix, taskID, session)
 	if !ok {
-		return "", "", ErrBadTaskID
-	}
-	p, m, ok := strings.Cut(rest, ".")
-	if !ok {
-		return "", "", ErrBadTaskID
-	}
-	enc := base64.RawURLEncoding
-	payload, err1 := enc.DecodeString(p)
-	got, err2 := enc.DecodeString(m)
-	if err1 != nil || err2 != nil || !hmac.Equal(got, t.mac(session, string(payload))) {
 		return "", "", ErrBadTaskID
 	}
 	server, id, ok = strings.Cut(string(payload), "\x00")
@@ -68,17 +48,4 @@ func (t *TaskIDs) Open(session, taskID string) (server, id string, err error) {
 		return "", "", ErrBadTaskID
 	}
 	return server, id, nil
-}
-
-// mac signs payload for session. The session is length-prefixed so that no
-// choice of session and payload can collide with another pair.
-func (t *TaskIDs) mac(session, payload string) []byte {
-	h := hmac.New(sha256.New, t.key[:])
-	var n [4]byte
-	n[0], n[1], n[2], n[3] = byte(len(session)>>24), byte(len(session)>>16), byte(len(session)>>8), byte(len(session))
-	h.Write([]byte("task\x00"))
-	h.Write(n[:])
-	h.Write([]byte(session))
-	h.Write([]byte(payload))
-	return h.Sum(nil)
 }
