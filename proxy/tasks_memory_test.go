@@ -3,6 +3,8 @@ package proxy
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -147,5 +149,41 @@ func (h *memHost) waitFor(method string) json.RawMessage {
 			h.t.Fatalf("%s: %v", method, err)
 		}
 		h.seen = append(h.seen, m)
+	}
+}
+
+// Two sessions share the server: a task id of one is refused in the other,
+// and the task's status reaches only the session that created it.
+func TestTasksSessionBound(t *testing.T) {
+	s, asked := taskServer()
+	tr, a := memTrunk(t, memserver.Set{"slow": s}, nil, nil, nil)
+	tr.Share()
+	b := &memHost{pipeHost: runPipes(t, func(ctx context.Context, in io.Reader, out io.Writer) error {
+		return tr.Attach(in, out, &SessionOptions{ID: "b"}).Run(ctx)
+	})}
+	a.initialize(`{}`)
+	b.initialize(`{}`)
+	a.tools()
+	res, errObj := a.call("tools/call", `{"name":"mcp__slow__research","arguments":{},"task":{}}`)
+	var created struct{ Task struct{ TaskID string } }
+	if err := json.Unmarshal(res, &created); err != nil || created.Task.TaskID == "" {
+		t.Fatalf("tools/call with a task: %s %s", res, errObj)
+	}
+	byID := `{"taskId":` + strconv.Quote(created.Task.TaskID) + `}`
+	if res, errObj := b.call("tasks/get", byID); res != nil || !strings.Contains(string(errObj), "-32602") {
+		t.Errorf("another session's task id: %s %s, want -32602", res, errObj)
+	}
+	if got := asked(); len(got) != 0 {
+		t.Errorf("the refused id reached the server: %q", got)
+	}
+	if res, errObj := a.call("tasks/get", byID); res == nil {
+		t.Fatalf("tasks/get in the creating session: %s", errObj)
+	}
+	a.waitFor("notifications/tasks/status")
+	b.call("ping", `{}`) // b has read everything the trunk wrote it before
+	for _, m := range b.seenMethods() {
+		if m == "notifications/tasks/status" {
+			t.Errorf("the other session got the task's status")
+		}
 	}
 }
