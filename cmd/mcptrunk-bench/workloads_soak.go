@@ -94,9 +94,11 @@ func (b *bench) soakWorkload(ctx context.Context) error {
 	if err := <-floodErr; err != nil {
 		b.progress("soak: the flood: %v", err)
 	}
-	dropped := s.droppedNotifications(ctx, host)
 	hwm, _ := procStatus(pid, "VmHWM")
+	// The trunk counts what a session still held for its host when the
+	// session ends: read the count once the crowd has gone.
 	s.close()
+	dropped := s.droppedNotifications(ctx, host)
 	_ = host.Close()
 	settledKB := s.settle(ctx, pid)
 
@@ -109,7 +111,7 @@ func (b *bench) soakWorkload(ctx context.Context) error {
 	b.add(row{workload: "soak: trunk RSS before / peak / settled", trunk: fmtKB(baseKB["VmRSS"]) + " / " + fmtKB(max(peakKB.Load(), hwm["VmHWM"])) + " / " + fmtKB(settledKB),
 		note: "peak: the largest of the 100 ms samples and VmHWM; settled: 5 s after every session was closed"})
 	b.add(row{workload: "soak: log messages sent to sessions / arrived / counted dropped", trunk: fmt.Sprintf("%d / %d / %d", sent, arrived, dropped),
-		note: fmt.Sprintf("%d sent by the server x %d sessions; sent - arrived = %d, of which the trunk counted %d as dropped (droppedNotifications); the rest was held for sessions that never read, or lost uncounted",
+		note: fmt.Sprintf("%d sent by the server x %d sessions; sent - arrived = %d, of which the trunk counted %d as dropped (droppedNotifications, read after the other sessions ended, so what they still held counts); any rest was lost uncounted",
 			s.floodSent.Load(), soakSessions, sent-arrived, dropped)})
 	b.add(row{workload: "soak: invalid requests answered / sent", trunk: fmt.Sprintf("%d / %d", s.badAnswered.Load(), s.badSent.Load()),
 		note: "ids null, {} and true, and method \"\", each on its own POST with a 2 s deadline"})

@@ -8,9 +8,11 @@ import (
 	"github.com/mcptrunk/mcptrunk/proxy/httpserve"
 )
 
-// memoryOverhead is what a shared trunk needs beyond what it keeps for
-// hosts (maxBufferedBytes): its catalog, the messages in flight and the
-// runtime. docs/security.md states it with the soak's figures.
+// memoryOverhead is what a shared trunk's Go runtime needs beyond what it
+// keeps for hosts (maxBufferedBytes): its catalog, the messages in flight
+// and the runtime's own. docs/security.md states the overhead to plan for
+// (this plus what RSS holds beyond the runtime's memory) with the soak's
+// figures.
 const memoryOverhead = 128 << 20
 
 // limitMemory sets the Go runtime's soft memory limit of a shared trunk to
