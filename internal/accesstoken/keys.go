@@ -12,23 +12,32 @@ import (
 	"time"
 
 	"github.com/go-jose/go-jose/v4"
+	"golang.org/x/sync/singleflight"
 )
 
 // RefetchEvery bounds how often an unknown key id may make the key set be
 // fetched again.
 const RefetchEvery = time.Minute
 
+// fetchTimeout bounds one fetch of the issuer's metadata and keys: the
+// fetch belongs to no one request (callers share it), so it has a
+// deadline of its own.
+const fetchTimeout = 10 * time.Second
+
 // keySet holds the issuer's signing keys, fetched lazily and refreshed when
-// a token names a key it does not hold.
+// a token names a key it does not hold. A fetch runs outside the lock and
+// once for all the tokens waiting on it, so a slow or unreachable issuer
+// delays only the tokens signed by a key not held yet, never those whose
+// key is.
 type keySet struct {
-	issuer string
-	client *http.Client
-	now    func() time.Time
+	issuer  string
+	client  *http.Client
+	now     func() time.Time
+	fetches singleflight.Group
 
 	mu      sync.Mutex
 	jwksURI string
 	keys    jose.JSONWebKeySet
-	fetched time.Time // zero until the first successful fetch
 	tried   time.Time // the last attempt, successful or not
 }
 
@@ -36,23 +45,32 @@ type keySet struct {
 // yet and the last attempt is old enough.
 func (s *keySet) key(ctx context.Context, kid string) (*jose.JSONWebKey, error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if k := s.find(kid); k != nil {
+	k := s.find(kid)
+	due := s.tried.IsZero() || s.now().Sub(s.tried) >= RefetchEvery
+	s.mu.Unlock()
+	if k != nil {
 		return k, nil
 	}
-	if !s.tried.IsZero() && s.now().Sub(s.tried) < RefetchEvery {
+	if !due {
 		return nil, fmt.Errorf("no key %q in the issuer's key set", kid)
 	}
-	s.tried = s.now()
-	if err := s.refresh(ctx); err != nil {
-		return nil, err
+	select {
+	case r := <-s.fetches.DoChan("keys", func() (any, error) { return nil, s.refresh() }):
+		if r.Err != nil {
+			return nil, r.Err
+		}
+	case <-ctx.Done():
+		return nil, ctx.Err()
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if k := s.find(kid); k != nil {
 		return k, nil
 	}
 	return nil, fmt.Errorf("no key %q in the issuer's key set", kid)
 }
 
+// find is the signing key named kid; s.mu is held.
 func (s *keySet) find(kid string) *jose.JSONWebKey {
 	for i := range s.keys.Keys {
 		k := &s.keys.Keys[i]
@@ -63,19 +81,28 @@ func (s *keySet) find(kid string) *jose.JSONWebKey {
 	return nil
 }
 
-func (s *keySet) refresh(ctx context.Context) error {
-	if s.jwksURI == "" {
-		uri, err := s.discover(ctx)
-		if err != nil {
+// refresh fetches the key set (the metadata first, once), holding s.mu
+// only to read and store.
+func (s *keySet) refresh() error {
+	ctx, cancel := context.WithTimeout(context.Background(), fetchTimeout)
+	defer cancel()
+	s.mu.Lock()
+	s.tried = s.now()
+	uri := s.jwksURI
+	s.mu.Unlock()
+	if uri == "" {
+		var err error
+		if uri, err = s.discover(ctx); err != nil {
 			return err
 		}
-		s.jwksURI = uri
 	}
 	var set jose.JSONWebKeySet
-	if err := s.getJSON(ctx, s.jwksURI, &set); err != nil {
+	if err := s.getJSON(ctx, uri, &set); err != nil {
 		return fmt.Errorf("the issuer's key set: %w", err)
 	}
-	s.keys, s.fetched = set, s.now()
+	s.mu.Lock()
+	s.jwksURI, s.keys = uri, set
+	s.mu.Unlock()
 	return nil
 }
 

@@ -111,3 +111,48 @@ func TestChallengeAndMetadataURL(t *testing.T) {
 		t.Fatalf("Challenge = %s", c)
 	}
 }
+
+// TestSlowIssuerHoldsUpOnlyUnknownKeys: while a fetch of the key set
+// stalls (a token signed by a key not held yet), a token whose key is held
+// is checked at once, and the stalled check ends with its own request.
+func TestSlowIssuerHoldsUpOnlyUnknownKeys(t *testing.T) {
+	iss := testissuer.New(t)
+	now := time.Now()
+	v := accesstoken.New(accesstoken.Config{Issuer: iss.URL, Resource: resource, SubjectClaim: "email", Now: func() time.Time { return now }})
+	claims := map[string]any{"email": "ann@example.com"}
+	known := iss.Token(t, "u1", resource, claims)
+	if _, err := v.Verify(context.Background(), known); err != nil {
+		t.Fatal(err)
+	}
+	stalled, release := make(chan struct{}), make(chan struct{})
+	hold := func() { close(stalled); <-release }
+	iss.Hold.Store(&hold)
+	defer close(release)
+	iss.Rotate(t, jose.ES256)
+	now = now.Add(accesstoken.RefetchEvery)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	unknownDone := make(chan error, 1)
+	go func() {
+		_, err := v.Verify(ctx, iss.Token(t, "u1", resource, claims))
+		unknownDone <- err
+	}()
+	<-stalled
+	knownDone := make(chan error, 1)
+	go func() {
+		_, err := v.Verify(context.Background(), known)
+		knownDone <- err
+	}()
+	select {
+	case err := <-knownDone:
+		if err != nil {
+			t.Errorf("the token of a held key: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("a token whose key is held waited for the stalled fetch")
+	}
+	cancel()
+	if err := <-unknownDone; err == nil {
+		t.Error("the token of an unfetched key passed while the issuer stalled")
+	}
+}

@@ -26,6 +26,9 @@ import (
 type Issuer struct {
 	URL       string
 	KeyFetch  atomic.Int32 // how many times the key set was served
+	// Hold, when set, runs before the key set is served: a test stalls
+	// the issuer with it.
+	Hold atomic.Pointer[func()]
 	mu        sync.Mutex
 	published []jose.JSONWebKey
 	signer    jose.Signer
@@ -41,6 +44,9 @@ func New(t testing.TB) *Issuer {
 	})
 	mux.HandleFunc("/jwks", func(w http.ResponseWriter, _ *http.Request) {
 		iss.KeyFetch.Add(1)
+		if hold := iss.Hold.Load(); hold != nil {
+			(*hold)()
+		}
 		iss.mu.Lock()
 		defer iss.mu.Unlock()
 		_ = json.NewEncoder(w).Encode(jose.JSONWebKeySet{Keys: iss.published})
