@@ -24,11 +24,11 @@ import (
 
 // Issuer serves discovery and keys until the test ends.
 type Issuer struct {
-	URL       string
-	KeyFetch  atomic.Int32 // how many times the key set was served
+	URL      string
+	KeyFetch atomic.Int32 // how many times the key set was served
 	// Hold, when set, runs before the key set is served: a test stalls
 	// the issuer with it.
-	Hold atomic.Pointer[func()]
+	Hold      atomic.Pointer[func()]
 	mu        sync.Mutex
 	published []jose.JSONWebKey
 	signer    jose.Signer
