@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/mcptrunk/mcptrunk/internal/config"
+	"github.com/mcptrunk/mcptrunk/proxy/extensions"
 )
 
 // envExtServer, set, makes the test binary a server (see TestMain) that
@@ -157,5 +158,31 @@ func TestExtensionsLegacy(t *testing.T) {
 	h.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"mcp__a__caps"}}`)
 	if got := toolText(t, h.answer("2")); !strings.Contains(got, `"extensions":`+uiExt) {
 		t.Errorf("the server was told %s, want the host's extensions %s", got, uiExt)
+	}
+}
+
+// The 2026-07-28 tasks extension, which the trunk does not route, is
+// declared neither way: a host is not told a server offers it (its
+// tasks/get would find no route) and a server is not told the host takes
+// it (the task it made of a call would reach no one); every other
+// extension of both declarations passes as before.
+func TestExtensionsWithheld(t *testing.T) {
+	tasksExt := `"` + extensions.TasksExtension + `":{}`
+	h := serveExt(t, map[string]string{"a": `{` + tasksExt + `,"x.example/other":{"v":1}}`, "c": ""})
+	caps := `{"extensions":{"io.modelcontextprotocol/ui":{},` + tasksExt + `}}`
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":` + caps + `}`
+	h.send(`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{` + meta + `}}`)
+	var disc struct {
+		Capabilities map[string]json.RawMessage `json:"capabilities"`
+	}
+	if a := h.answer("1"); json.Unmarshal(a["result"], &disc) != nil {
+		t.Fatalf("server/discover: %s %s", a["result"], a["error"])
+	}
+	if got, want := string(disc.Capabilities["extensions"]), `{"x.example/other":{"v":1}}`; got != want {
+		t.Errorf("declared extensions %s, want %s", got, want)
+	}
+	h.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"mcp__c__caps",` + meta + `}}`)
+	if got := toolText(t, h.answer("2")); !strings.Contains(got, `"extensions":{"io.modelcontextprotocol/ui":{}}`) {
+		t.Errorf("the server was told %s, want the host's extensions without the tasks extension", got)
 	}
 }

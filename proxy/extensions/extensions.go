@@ -53,13 +53,16 @@ func OfRaw(caps json.RawMessage) map[string]json.RawMessage {
 
 // Union is the `extensions` member the trunk declares to a host, given
 // what each ready server declares (in the servers' name order): every
-// extension at least one of them declares, with its settings merged
+// extension at least one of them declares and the trunk carries, with its settings merged
 // (merges) or else the first server's. Nil when none declares any: the
 // trunk then declares no member at all.
 func Union(servers []map[string]json.RawMessage) json.RawMessage {
 	settings := map[string][]json.RawMessage{}
 	for _, ext := range servers {
 		for id, s := range ext {
+			if !Carried(id) {
+				continue
+			}
 			settings[id] = append(settings[id], s)
 		}
 	}

@@ -61,3 +61,25 @@ func TestUnion(t *testing.T) {
 		t.Errorf("merged: Union = %s, want %s", got, want)
 	}
 }
+
+// An extension the trunk withholds is left out both ways, and a member
+// without one passes byte for byte.
+func TestWithheld(t *testing.T) {
+	if Carried(TasksExtension) || !Carried("io.modelcontextprotocol/ui") {
+		t.Errorf("Carried: tasks %v, ui %v", Carried(TasksExtension), Carried("io.modelcontextprotocol/ui"))
+	}
+	got := string(Union([]map[string]json.RawMessage{Declared(json.RawMessage(`{"` + TasksExtension + `":{},"x":{}}`))}))
+	if got != `{"x":{}}` {
+		t.Errorf("Union = %s, want the tasks extension left out", got)
+	}
+	for member, want := range map[string]string{
+		`{ "a" : {"v": 1} }`:                        `{ "a" : {"v": 1} }`,
+		`{"a":{},"` + TasksExtension + `":{"x":1}}`: `{"a":{}}`,
+		`{"` + TasksExtension + `":{}}`:             `{}`,
+		`"not an object"`:                           `"not an object"`,
+	} {
+		if got := string(Forwarded(json.RawMessage(member))); got != want {
+			t.Errorf("Forwarded(%s) = %s, want %s", member, got, want)
+		}
+	}
+}

@@ -43,6 +43,9 @@ func (hr HostRequest) ForwardedCaps() json.RawMessage {
 		if !ok || !json.Valid(v) {
 			continue
 		}
+		if k == extensions.Key {
+			v = extensions.Forwarded(v)
+		}
 		if len(out) > 1 {
 			out = append(out, ',')
 		}
@@ -60,6 +63,6 @@ func (hr HostRequest) Extensions() map[string]json.RawMessage { return extension
 
 // forwardedCapabilities are the client capabilities the trunk passes on,
 // in the order they are written. The host's extensions reach servers as it
-// declared them: an extension is between the host and the server that
-// offers it (package extensions).
+// declared them, but for those the trunk withholds (extensions.Forwarded):
+// an extension is between the host and the server that offers it.
 var forwardedCapabilities = []string{"elicitation", extensions.Key, "roots", "sampling"}
