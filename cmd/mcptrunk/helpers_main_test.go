@@ -63,6 +63,7 @@ func TestMain(m *testing.M) {
 
 func testMain(m *testing.M) int {
 	flag.Parse()
+	widenParallel()
 	root, err := testkit.ModuleRoot()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e:", err)

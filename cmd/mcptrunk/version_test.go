@@ -41,8 +41,11 @@ func TestVersion(t *testing.T) {
 
 // TestVersionStamped builds mcptrunk as `make dist` does (the version
 // stamped with -X, VCS stamps on) and checks that it reports both: the
-// release it is, and the commit it was built from.
+// release it is, and the commit it was built from. The build is a fresh
+// one (other flags than the suite's binaries), most of a minute on a cold
+// cache, so it runs beside the other tests rather than before them.
 func TestVersionStamped(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("no git: the go command cannot stamp VCS information")
 	}
