@@ -10,6 +10,7 @@ import (
 	"github.com/mcptrunk/mcptrunk/naming"
 	"github.com/mcptrunk/mcptrunk/proxy/catalog"
 	"github.com/mcptrunk/mcptrunk/proxy/outbox"
+	"github.com/mcptrunk/mcptrunk/proxy/tasks"
 	"github.com/mcptrunk/mcptrunk/proxy/translate"
 )
 
@@ -20,7 +21,7 @@ func (t *Trunk) forwardNotification(server, method string, params json.RawMessag
 	if len(t.hosts.all()) == 0 {
 		return
 	}
-	if method == taskStatusMethod {
+	if method == tasks.StatusMethod {
 		t.taskStatus(server, params)
 		return
 	}
@@ -43,7 +44,7 @@ func (t *Trunk) toHosts(server, method string, params json.RawMessage) {
 	var wants func(*Session) bool
 	switch method {
 	case "notifications/progress":
-		s, p, ok := t.hosts.progressOwner(params)
+		s, p, ok := t.hosts.progress.Owner(params)
 		if !ok {
 			t.logger.Debug("progress for no request in flight", "server", server)
 			return

@@ -1,14 +1,13 @@
 package proxy
 
 import (
-	"bytes"
 	"encoding/json"
 	"slices"
-	"strconv"
 	"sync"
 	"sync/atomic"
 
-	"github.com/mcptrunk/mcptrunk/internal/rawjson"
+	"github.com/mcptrunk/mcptrunk/proxy/relay"
+	"github.com/mcptrunk/mcptrunk/proxy/tasks"
 )
 
 // hostSet is every host session attached to the trunk: the stdio host, and
@@ -18,7 +17,7 @@ import (
 //   - progress for a host's request goes to that session only: in shared
 //     mode every request's progressToken is replaced on the way up with one
 //     unique to the trunk (two hosts may pick the same token), and replaced
-//     back on the way down (claimProgress, progressOwner);
+//     back on the way down (claimProgress, progress.Owner);
 //   - log messages go to every session whose level admits them (wantsLog);
 //   - resources/updated to the sessions subscribed to the URI;
 //   - list_changed to every session;
@@ -36,24 +35,13 @@ type hostSet struct {
 	mu   sync.Mutex
 	list atomic.Pointer[[]*Session] // attach order, oldest first; copied on change
 
-	seq      atomic.Int64
-	progress sync.Map // the trunk's token (raw JSON) -> progressOwner
-
-	tasks sync.Map // taskKey of a server's task -> the *Session that created it (tasks_status.go)
-
-	callsMu sync.Mutex
-	calls   map[string][]*Session // server -> sessions with a call in flight on it, oldest first
-}
-
-// progressOwner is the session a trunk progress token belongs to, and the
-// session's own token.
-type progressOwner struct {
-	session *Session
-	token   json.RawMessage
+	progress relay.Progress[*Session] // the trunk's progress tokens, in shared mode
+	calls    relay.InFlight[*Session] // sessions with a call in flight, by server, in shared mode
+	tasks    tasks.Owners[*Session]   // the session that created each task, for its status notifications
 }
 
 func newHostSet() *hostSet {
-	h := &hostSet{calls: map[string][]*Session{}}
+	h := &hostSet{}
 	h.list.Store(&[]*Session{})
 	return h
 }
@@ -74,59 +62,18 @@ func (h *hostSet) remove(s *Session) {
 	next := slices.DeleteFunc(slices.Clone(h.all()), func(o *Session) bool { return o == s })
 	h.list.Store(&next)
 	h.mu.Unlock()
-	h.progress.Range(func(k, v any) bool {
-		if v.(progressOwner).session == s {
-			h.progress.Delete(k)
-		}
-		return true
-	})
-	h.forgetTasks(s)
+	h.progress.Forget(s)
+	h.tasks.Forget(s)
 }
 
 // claimProgress replaces, in shared mode, the progress token of a
 // session's request with one unique to the trunk, until release. Without a
 // token, or with sharing off, params come back as they are.
 func (h *hostSet) claimProgress(s *Session, params json.RawMessage) (json.RawMessage, func()) {
-	noop := func() {}
 	if !h.shared.Load() {
-		return params, noop
+		return params, func() {}
 	}
-	token := progressToken(params)
-	if token == nil {
-		return params, noop
-	}
-	mine := json.RawMessage(strconv.Quote("mcptrunk-p" + strconv.FormatInt(h.seq.Add(1), 10)))
-	out, err := replaceProgressToken(params, mine)
-	if err != nil {
-		return params, noop
-	}
-	key := string(mine)
-	h.progress.Store(key, progressOwner{session: s, token: append(json.RawMessage(nil), token...)})
-	return out, func() { h.progress.Delete(key) }
-}
-
-// progressOwner finds the session of a trunk progress token in an
-// upstream's notifications/progress, and the params with the session's
-// own token back in.
-func (h *hostSet) progressOwner(params json.RawMessage) (*Session, json.RawMessage, bool) {
-	start, end, found, err := rawjson.FieldSpan(params, "progressToken")
-	if err != nil || !found {
-		return nil, nil, false
-	}
-	var key bytes.Buffer
-	if json.Compact(&key, params[start:end]) != nil {
-		return nil, nil, false
-	}
-	v, ok := h.progress.Load(key.String())
-	if !ok {
-		return nil, nil, false
-	}
-	owner := v.(progressOwner)
-	out, err := rawjson.ReplaceField(params, "progressToken", owner.token)
-	if err != nil {
-		return nil, nil, false
-	}
-	return owner.session, out, true
+	return h.progress.Claim(s, params)
 }
 
 // began records that s has a call in flight on server; the func ends it.
@@ -135,22 +82,7 @@ func (h *hostSet) began(s *Session, server string) func() {
 	if s == nil || !h.shared.Load() {
 		return func() {}
 	}
-	h.callsMu.Lock()
-	h.calls[server] = append(h.calls[server], s)
-	h.callsMu.Unlock()
-	return func() {
-		h.callsMu.Lock()
-		defer h.callsMu.Unlock()
-		list := h.calls[server]
-		if i := slices.Index(list, s); i >= 0 {
-			list = slices.Delete(list, i, i+1)
-		}
-		if len(list) == 0 {
-			delete(h.calls, server)
-		} else {
-			h.calls[server] = list
-		}
-	}
+	return h.calls.Began(s, server)
 }
 
 // caller is the session a 2025 server's request is taken to come from: of
@@ -159,19 +91,14 @@ func (h *hostSet) began(s *Session, server string) func() {
 // oldest; with none, the only session that can be asked, when there is
 // exactly one. nil when it cannot be known.
 func (h *hostSet) caller(server, capability string) *Session {
-	h.callsMu.Lock()
-	if list := h.calls[server]; len(list) > 0 {
-		s := list[0]
+	if list := h.calls.On(server); len(list) > 0 {
 		for _, c := range list {
 			if capability == "" || c.legacyHost().Can(capability) {
-				s = c
-				break
+				return c
 			}
 		}
-		h.callsMu.Unlock()
-		return s
+		return list[0]
 	}
-	h.callsMu.Unlock()
 	var only *Session
 	for _, s := range h.all() {
 		if s.perRequest {
@@ -186,21 +113,4 @@ func (h *hostSet) caller(server, capability string) *Session {
 }
 
 // busyOn reports whether s has a call in flight on server.
-func (h *hostSet) busyOn(s *Session, server string) bool {
-	h.callsMu.Lock()
-	defer h.callsMu.Unlock()
-	return slices.Contains(h.calls[server], s)
-}
-
-// replaceProgressToken sets params._meta.progressToken.
-func replaceProgressToken(params, token json.RawMessage) (json.RawMessage, error) {
-	start, end, _, err := rawjson.FieldSpan(params, "_meta")
-	if err != nil {
-		return nil, err
-	}
-	meta, err := rawjson.ReplaceField(params[start:end], "progressToken", token)
-	if err != nil {
-		return nil, err
-	}
-	return rawjson.ReplaceField(params, "_meta", meta)
-}
+func (h *hostSet) busyOn(s *Session, server string) bool { return h.calls.Busy(s, server) }

@@ -48,8 +48,8 @@ func TestHostSetCaller(t *testing.T) {
 		t.Errorf("after a's call ended: %p, want b", got)
 	}
 	endB()
-	if len(tr.hosts.calls) != 0 {
-		t.Errorf("calls left: %v", tr.hosts.calls)
+	if n := tr.hosts.calls.Servers(); n != 0 {
+		t.Errorf("calls left on %d servers", n)
 	}
 }
 
@@ -71,17 +71,17 @@ func TestHostSetProgress(t *testing.T) {
 		t.Fatalf("tokens %s and %s: want two of the trunk's own", tokA, tokB)
 	}
 	note := json.RawMessage(`{"progressToken":` + string(tokB) + `,"progress":1}`)
-	s, back, ok := tr.hosts.progressOwner(note)
+	s, back, ok := tr.hosts.progress.Owner(note)
 	if !ok || s != b || string(back) != `{"progressToken":"same","progress":1}` {
 		t.Errorf("progressOwner: %p %s %v, want b with its own token", s, back, ok)
 	}
 	releaseB()
-	if _, _, ok := tr.hosts.progressOwner(note); ok {
+	if _, _, ok := tr.hosts.progress.Owner(note); ok {
 		t.Error("a released token still routes")
 	}
 	tr.hosts.add(a)
 	tr.hosts.remove(a) // forgets a's routes too
-	if _, _, ok := tr.hosts.progressOwner(json.RawMessage(`{"progressToken":` + string(tokA) + `}`)); ok {
+	if _, _, ok := tr.hosts.progress.Owner(json.RawMessage(`{"progressToken":` + string(tokA) + `}`)); ok {
 		t.Error("a removed session's token still routes")
 	}
 	releaseA()

@@ -223,7 +223,7 @@ func (t *Trunk) routeResource(ctx context.Context, method string, params json.Ra
 	}
 	if !read {
 		// Kept for servers that restart: they are subscribed again.
-		t.toResync.subscribed(server, raw, method == "resources/subscribe", conn)
+		t.toResync.Subscribed(server, raw, method == "resources/subscribe", conn)
 		return res, nil
 	}
 	if naming.IsUIURI(raw) {
@@ -245,36 +245,11 @@ func (t *Trunk) routeCompletion(ctx context.Context, params json.RawMessage) (js
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "completion/complete: params need a ref")
 	}
 	ref := params[start:end]
-	kind, _ := rawjson.StringField(ref, "type")
-	var (
-		server, field, value string
-		ok                   bool
-	)
-	switch kind {
-	case "ref/prompt":
-		name, _ := rawjson.StringField(ref, "name")
-		t.waitSettled(ctx)
-		cat := t.snapshot()
-		server, ok = cat.NameOwner(catalog.ListPrompts, name)
-		if ok {
-			value, ok = cat.Prompts[server][name]
-		}
-		if !ok {
-			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "completion/complete: unknown prompt %q", name)
-		}
-		field = "name"
-	case "ref/resource":
-		uri, _ := rawjson.StringField(ref, "uri")
-		t.waitSettled(ctx)
-		var err error
-		if server, value, err = t.snapshot().RefOwner(uri); err != nil {
-			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "completion/complete: unknown resource %q", uri)
-		}
-		field = "uri"
-	default:
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "completion/complete: unknown ref type %q", kind)
-	}
 	t.waitSettled(ctx)
+	server, field, value, err := t.snapshot().CompletionTarget(ref)
+	if err != nil {
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "completion/complete: %v", err)
+	}
 	c, _, err := t.owner(ctx, server, "completion reference", value, params)
 	if err != nil {
 		return nil, err
@@ -295,13 +270,13 @@ func (t *Trunk) routeCompletion(ctx context.Context, params json.RawMessage) (js
 // starting, so it first waits for them as the first list request does: a
 // server that is not ready yet would never hear of the level.
 func (t *Trunk) setLevel(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
-	t.toResync.setLevel(params) // for servers that connect later or again
+	t.toResync.SetLevel(params) // for servers that connect later or again
 	t.waitSettled(ctx)
 	for _, c := range t.clients() {
 		if state, _ := c.State(); state != upstream.StateReady || !c.Init().Capabilities.Logging {
 			continue
 		}
-		if !t.toResync.claimLevel(c) {
+		if !t.toResync.ClaimLevel(resyncConn(c)) {
 			continue // resync told this connection the level already
 		}
 		if _, err := c.Call(ctx, "logging/setLevel", params); err != nil {

@@ -1,13 +1,11 @@
 package proxy
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
-	"strconv"
 	"sync"
 	"sync/atomic"
 
@@ -16,8 +14,9 @@ import (
 	"github.com/mcptrunk/mcptrunk/internal/rawjson"
 	"github.com/mcptrunk/mcptrunk/proxy/catalog"
 	"github.com/mcptrunk/mcptrunk/proxy/outbox"
+	"github.com/mcptrunk/mcptrunk/proxy/relay"
 	"github.com/mcptrunk/mcptrunk/proxy/translate"
-	"github.com/mcptrunk/mcptrunk/upstream"
+	"github.com/mcptrunk/mcptrunk/upstream/outgoing"
 )
 
 // Session is one host's connection to the trunk, the trunk's MCP server
@@ -58,14 +57,7 @@ type Session struct {
 	// makes up (two upstreams may well pick the same token), and the host's
 	// notifications/progress for it go back to the upstream that asked,
 	// with its own token. See routeProgress.
-	progressSeq    atomic.Int64
-	progressRoutes sync.Map // the trunk's token (raw JSON) -> progressRoute
-}
-
-// progressRoute is where the host's progress for one forwarded request goes.
-type progressRoute struct {
-	server string
-	token  json.RawMessage // the upstream's own token, as it sent it
+	progress relay.Progress[string] // the trunk's tokens on servers' requests -> the server
 }
 
 // Supported protocol revisions, newest first. A host asking for another
@@ -218,8 +210,8 @@ func (s *Session) handleStateless(ctx context.Context, meta translate.RequestMet
 	// An upstream at the stateless revision is told, in each request, what
 	// this very request's host can be asked and the log level it asked for
 	// (none when it named none), exactly: upstream.Client sets the _meta.
-	ctx = upstream.WithHostCapabilities(withHostRequest(ctx, hr), hr.ForwardedCaps())
-	ctx = upstream.WithLogLevel(ctx, meta.LogLevel)
+	ctx = outgoing.WithHostCapabilities(withHostRequest(ctx, hr), hr.ForwardedCaps())
+	ctx = outgoing.WithLogLevel(ctx, meta.LogLevel)
 	if err := translate.RemovedError(method); err != nil {
 		return nil, err
 	}
@@ -270,7 +262,7 @@ func (s *Session) startUpstreams(hr hostRequest) {
 // 2025-era host: every server that logs is told, and one that connects
 // later or restarts too. That is for the servers at 2025-11-25, which
 // have no level per request; one at the stateless revision gets each
-// request's own (upstream.WithLogLevel in handleStateless).
+// request's own (outgoing.WithLogLevel in handleStateless).
 func (s *Session) applyLogLevel(ctx context.Context, level string) {
 	if level == "" {
 		return
@@ -345,48 +337,24 @@ func (s *Session) Call(ctx context.Context, method string, params json.RawMessag
 // server, with the upstream's token, until release is called (after the
 // host's answer: its progress comes before it).
 func (s *Session) routeProgress(server string, params json.RawMessage) (json.RawMessage, func()) {
-	theirs := progressToken(params)
-	if theirs == nil {
-		return params, func() {}
-	}
-	token := json.RawMessage(strconv.Quote("mcptrunk-" + strconv.FormatInt(s.progressSeq.Add(1), 10)))
-	out, err := replaceProgressToken(params, token)
-	if err != nil {
-		return params, func() {}
-	}
-	key := string(token)
-	s.progressRoutes.Store(key, progressRoute{server: server, token: append(json.RawMessage(nil), theirs...)})
-	return out, func() { s.progressRoutes.Delete(key) }
+	return s.progress.Claim(server, params)
 }
 
 // forwardProgress passes the host's progress for a forwarded request to the
 // upstream that sent the request, with that upstream's token. Progress for
 // anything else has nowhere to go.
 func (s *Session) forwardProgress(method string, params json.RawMessage) {
-	start, end, found, err := rawjson.FieldSpan(params, "progressToken")
-	if err != nil || !found {
-		return
-	}
-	var compacted bytes.Buffer
-	if json.Compact(&compacted, params[start:end]) != nil {
-		return
-	}
-	v, ok := s.progressRoutes.Load(compacted.String())
+	server, out, ok := s.progress.Owner(params)
 	if !ok {
-		s.logger.Debug("progress from the host for no forwarded request", "token", compacted.String())
+		s.logger.Debug("progress from the host for no forwarded request")
 		return
 	}
-	route := v.(progressRoute)
-	out, err := rawjson.ReplaceField(params, "progressToken", route.token)
-	if err != nil {
-		return
-	}
-	c, ok := s.trunk.Fleet().Client(route.server)
+	c, ok := s.trunk.Fleet().Client(server)
 	if !ok {
 		return
 	}
 	if err := c.Notify(method, out); err != nil {
-		s.logger.Debug("passing the host's progress on failed", "server", route.server, "error", err)
+		s.logger.Debug("passing the host's progress on failed", "server", server, "error", err)
 	}
 }
 

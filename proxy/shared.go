@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
@@ -141,7 +140,7 @@ func (s *Session) subscribe(ctx context.Context, uri string) error {
 	}
 	s.subs[uri] = true
 	s.subsMu.Unlock()
-	if err := s.trunk.subs.acquire(ctx, s.trunk, uri); err != nil {
+	if err := s.trunk.acquireSubscription(ctx, uri); err != nil {
 		s.subsMu.Lock()
 		delete(s.subs, uri)
 		s.subsMu.Unlock()
@@ -160,7 +159,7 @@ func (s *Session) unsubscribe(ctx context.Context, uri string) error {
 	delete(s.subs, uri)
 	s.subsMu.Unlock()
 	if had {
-		s.trunk.subs.release(s.trunk, uri, false)
+		s.trunk.releaseSubscription(uri, false)
 	}
 	return nil
 }
@@ -176,51 +175,33 @@ func (s *Session) releaseSubscriptions() {
 	s.subs = nil
 	s.subsMu.Unlock()
 	for _, uri := range uris {
-		s.trunk.subs.release(s.trunk, uri, false)
+		s.trunk.releaseSubscription(uri, false)
 	}
 }
 
-// subscriptions counts the shares of each upstream resource subscription:
-// the listens of stateless hosts and the subscriptions of 2025-era
-// sessions on one URI are one subscription upstream, ended with the last.
-type subscriptions struct {
-	mu   sync.Mutex     // serialises subscribing and unsubscribing upstream
-	refs map[string]int // namespaced URI -> shares
+// acquireSubscription subscribes upstream to a namespaced URI unless a
+// share of it is held (relay.Shares).
+func (t *Trunk) acquireSubscription(ctx context.Context, uri string) error {
+	return t.subs.Acquire(uri, func() error {
+		_, err := t.Handle(ctx, "resources/subscribe", uriParams(uri))
+		return err
+	})
 }
 
-func newSubscriptions() *subscriptions { return &subscriptions{refs: map[string]int{}} }
-
-// acquire subscribes upstream to a namespaced URI unless a share is held.
-func (ss *subscriptions) acquire(ctx context.Context, t *Trunk, uri string) error {
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	if ss.refs[uri] == 0 {
-		if _, err := t.Handle(ctx, "resources/subscribe", uriParams(uri)); err != nil {
-			return err
+// releaseSubscription gives up one share, and the upstream subscription
+// with the last, unless quiet: while the trunk shuts down there is nothing
+// to end, the upstreams are closing.
+func (t *Trunk) releaseSubscription(uri string, quiet bool) {
+	t.subs.Release(uri, func() {
+		if quiet || t.life.Err() != nil {
+			return
 		}
-	}
-	ss.refs[uri]++
-	return nil
-}
-
-// release gives up one share, and the upstream subscription with the
-// last, unless quiet: while the trunk shuts down there is nothing to end,
-// the upstreams are closing.
-func (ss *subscriptions) release(t *Trunk, uri string, quiet bool) {
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	if ss.refs[uri]--; ss.refs[uri] > 0 {
-		return
-	}
-	delete(ss.refs, uri)
-	if quiet || t.life.Err() != nil {
-		return
-	}
-	ctx, cancel := context.WithTimeout(withHostRequest(context.Background(), hostRequest{HostRequest: translate.HostRequest{Version: protocol.Stateless}}), subscriptionRelease)
-	defer cancel()
-	if _, err := t.Handle(ctx, "resources/unsubscribe", uriParams(uri)); err != nil {
-		t.logger.Debug("ending a resource subscription failed", "uri", uri, "error", err)
-	}
+		ctx, cancel := context.WithTimeout(withHostRequest(context.Background(), hostRequest{HostRequest: translate.HostRequest{Version: protocol.Stateless}}), subscriptionRelease)
+		defer cancel()
+		if _, err := t.Handle(ctx, "resources/unsubscribe", uriParams(uri)); err != nil {
+			t.logger.Debug("ending a resource subscription failed", "uri", uri, "error", err)
+		}
+	})
 }
 
 // subscriptionRelease bounds the upstream unsubscribe when a share ends.
@@ -230,11 +211,11 @@ const subscriptionRelease = 5 * time.Second
 type listenSession struct{ s *Session }
 
 func (l listenSession) Acquire(ctx context.Context, uri string) error {
-	return l.s.trunk.subs.acquire(ctx, l.s.trunk, uri)
+	return l.s.trunk.acquireSubscription(ctx, uri)
 }
 
 func (l listenSession) Release(uri string, shutdown bool) {
-	l.s.trunk.subs.release(l.s.trunk, uri, shutdown)
+	l.s.trunk.releaseSubscription(uri, shutdown)
 }
 
 func (l listenSession) CheckSize(size int) error { return l.s.conn.CheckSize(size) }

@@ -3,22 +3,19 @@ package proxy
 import (
 	"context"
 	"encoding/json"
-	"errors"
 
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
 	"github.com/mcptrunk/mcptrunk/internal/rawjson"
 	"github.com/mcptrunk/mcptrunk/proxy/catalog"
+	"github.com/mcptrunk/mcptrunk/proxy/tasks"
 	"github.com/mcptrunk/mcptrunk/proxy/translate"
 	"github.com/mcptrunk/mcptrunk/upstream"
 )
 
-// Tasks at 2025-11-25 (the core `tasks` capability): a host calls a tool
-// with a `task` member, the server answers with a task, and the host then
-// polls, fetches the result of, lists or cancels it by id. The trunk keeps
-// no table of tasks: the id a host gets is translate.TaskIDs', which names
-// the server and the server's own id under a MAC bound to the session, so
-// tasks/get, tasks/result and tasks/cancel route by the id alone, and a host
-// can reach only the tasks created in its own session.
+// The trunk's side of tasks (proxy/tasks holds the rest): the tasks methods
+// a host calls route by the id alone (translate.TaskIDs), a task-required
+// tool is run as a task for a host that did not ask for one, and a status
+// notification reaches the session that created the task.
 
 // taskSession is the session a task id is bound to: the HTTP session's
 // id, "" on stdio (one host per process).
@@ -48,7 +45,7 @@ func (t *Trunk) handleTasks(ctx context.Context, method string, params json.RawM
 // anyOffersTasks reports whether a server the trunk knows declared tasks.
 func (t *Trunk) anyOffersTasks() bool {
 	for _, c := range t.clients() {
-		if offersTasks(c.Init().RawCapabilities, "") {
+		if tasks.Offers(c.Init().RawCapabilities, "") {
 			return true
 		}
 	}
@@ -81,13 +78,13 @@ func (t *Trunk) routeTask(ctx context.Context, method string, params json.RawMes
 	}
 	issue := t.issueTaskID(ctx, server)
 	if method == "tasks/result" {
-		res = relateTask(res, issue)
+		res = tasks.Relate(res, issue)
 		if !t.snapshot().Unprefixed(server) {
 			res = catalog.NamespaceToolResult(server, res)
 		}
 		return res, nil
 	}
-	return rewriteTaskID(res, issue), nil
+	return tasks.RewriteID(res, issue), nil
 }
 
 // issueTaskID returns the function that turns server's task ids into the
@@ -97,65 +94,15 @@ func (t *Trunk) issueTaskID(ctx context.Context, server string) func(string) str
 	return func(id string) string { return t.taskIDs.Issue(session, server, id) }
 }
 
-// rewriteTaskID replaces the taskId member of a task object (tasks/get's
-// and tasks/cancel's results, an entry of tasks/list, the task of a
-// CreateTaskResult) by issue's id for it. An object without one is kept.
-func rewriteTaskID(task json.RawMessage, issue func(string) string) json.RawMessage {
-	id, err := rawjson.StringField(task, "taskId")
-	if err != nil || id == "" {
-		return task
-	}
-	out, err := rawjson.ReplaceString(task, "taskId", issue(id))
-	if err != nil {
-		return task
-	}
-	return out
-}
-
-// relateTask rewrites the task id a message's related-task _meta names.
-func relateTask(msg json.RawMessage, issue func(string) string) json.RawMessage {
-	related := rawjson.MetaValue(msg, translate.RelatedTaskKey)
-	if related == nil {
-		return msg
-	}
-	start, end, found, err := rawjson.FieldSpan(msg, "_meta")
-	if err != nil || !found {
-		return msg
-	}
-	meta, err := rawjson.Object(msg[start:end])
-	if err != nil {
-		return msg
-	}
-	meta[translate.RelatedTaskKey] = rewriteTaskID(related, issue)
-	b, err := json.Marshal(meta)
-	if err != nil {
-		return msg
-	}
-	out, err := rawjson.ReplaceField(msg, "_meta", b)
-	if err != nil {
-		return msg
-	}
-	return out
-}
-
-// taskCreated rewrites a tools/call result that is a CreateTaskResult (a
-// `task` member: the host asked for a task) to carry the trunk's id, and
-// records the session that owns the task for its status notifications.
+// taskCreated rewrites a tools/call result that is a task to carry the
+// trunk's id, and records the session that owns the task for its status
+// notifications.
 func (t *Trunk) taskCreated(ctx context.Context, server string, res json.RawMessage) json.RawMessage {
-	start, end, found, err := rawjson.FieldSpan(res, "task")
-	if err != nil || !found {
-		return res
+	out, id := tasks.Created(res, t.issueTaskID(ctx, server))
+	if s := hostRequestOf(ctx).session; id != "" && s != nil {
+		t.hosts.tasks.Own(server, id, s)
 	}
-	task := res[start:end]
-	if id, _ := rawjson.StringField(task, "taskId"); id != "" {
-		t.hosts.ownTask(server, id, hostRequestOf(ctx).session)
-	}
-	issue := t.issueTaskID(ctx, server)
-	out, err := rawjson.ReplaceField(res, "task", rewriteTaskID(task, issue))
-	if err != nil {
-		return res
-	}
-	return relateTask(out, issue)
+	return out
 }
 
 // listTasks answers tasks/list with the tasks of every ready server that
@@ -164,65 +111,77 @@ func (t *Trunk) taskCreated(ctx context.Context, server string, res json.RawMess
 func (t *Trunk) listTasks(ctx context.Context) (json.RawMessage, error) {
 	all := []json.RawMessage{}
 	for _, c := range t.clients() {
-		if state, _ := c.State(); state != upstream.StateReady || !offersTasks(c.Init().RawCapabilities, "list") {
+		if state, _ := c.State(); state != upstream.StateReady || !tasks.Offers(c.Init().RawCapabilities, "list") {
 			continue
 		}
 		issue := t.issueTaskID(ctx, c.Name())
-		tasks, err := listServerTasks(ctx, c)
+		listed, err := tasks.List(ctx, c)
 		if err != nil {
 			t.logger.Warn("listing a server's tasks failed", "server", c.Name(), "error", err)
 			continue
 		}
-		for _, task := range tasks {
-			all = append(all, rewriteTaskID(task, issue))
+		for _, task := range listed {
+			all = append(all, tasks.RewriteID(task, issue))
 		}
 	}
 	return json.Marshal(map[string]any{"tasks": all})
 }
 
-// maxTaskPages bounds the pages of one server's tasks/list.
-const maxTaskPages = 100
-
-func listServerTasks(ctx context.Context, c *upstream.Client) ([]json.RawMessage, error) {
-	var (
-		out    []json.RawMessage
-		cursor string
-	)
-	for range maxTaskPages {
-		params := json.RawMessage(`{}`)
-		if cursor != "" {
-			params, _ = json.Marshal(map[string]string{"cursor": cursor})
-		}
-		res, err := c.Call(ctx, "tasks/list", params)
-		if err != nil {
-			return out, err
-		}
-		var page struct {
-			Tasks      []json.RawMessage `json:"tasks"`
-			NextCursor string            `json:"nextCursor"`
-		}
-		if err := json.Unmarshal(res, &page); err != nil {
-			return out, errors.New("tasks/list: the result is not a list of tasks")
-		}
-		out = append(out, page.Tasks...)
-		if cursor = page.NextCursor; cursor == "" {
-			break
-		}
-	}
-	return out, nil
-}
-
-// offersTasks reports whether a server's capabilities declare the core
-// tasks capability, and with what ("" for the capability itself, or one of
-// its members: "list", "cancel").
-func offersTasks(caps json.RawMessage, what string) bool {
-	m, err := rawjson.Object(caps)
-	if err != nil || m["tasks"] == nil {
+// drivesTask reports whether the trunk must run a call of server's tool
+// raw as a task for the host: the tool requires one, the host did not ask
+// for one, and the server offers tasks.
+func drivesTask(c *upstream.Client, raw string, params json.RawMessage) bool {
+	if rawjson.HasField(params, "task") || !tasks.Offers(c.Init().RawCapabilities, "") {
 		return false
 	}
-	if what == "" {
-		return true
+	for _, tool := range c.Catalog().Tools {
+		if tool.Key == raw {
+			return tasks.Required(tool.Raw)
+		}
 	}
-	tasks, err := rawjson.Object(m["tasks"])
-	return err == nil && tasks[what] != nil
+	return false
+}
+
+// driveTask runs a call of c's tool as a task for a host that did not ask
+// for one (tasks.Drive), bounded by the server's timeouts.call.
+func (t *Trunk) driveTask(ctx context.Context, c *upstream.Client, forward json.RawMessage) (json.RawMessage, error) {
+	if d := c.Spec().Timeouts.Call.D(); d > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, d)
+		defer cancel()
+	}
+	t.logger.Debug("running a task for a host that does not speak tasks", "server", c.Name())
+	d := tasks.Drive{
+		Server: c.Name(),
+		Create: func(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
+			return t.callUpstream(ctx, c, "tools/call", params)
+		},
+		Conn: c,
+		Abandoned: func(err error) {
+			t.logger.Warn("a task the trunk gave up on is still running", "server", c.Name(), "error", err)
+		},
+	}
+	return d.Run(ctx, t.life, forward)
+}
+
+// taskStatus delivers a server's notifications/tasks/status to the session
+// that created the task, with the id that session knows it by; a task no
+// attached session created is not announced to anyone.
+func (t *Trunk) taskStatus(server string, params json.RawMessage) {
+	id, _ := rawjson.StringField(params, "taskId")
+	s, ok := t.hosts.tasks.Owner(server, id)
+	if !ok {
+		t.logger.Debug("status of a task no session created", "server", server)
+		return
+	}
+	if status, _ := rawjson.StringField(params, "status"); tasks.Terminal(status) {
+		t.hosts.tasks.Ended(server, id)
+	}
+	out, err := rawjson.ReplaceString(params, "taskId", t.taskIDs.Issue(s.id, server, id))
+	if err != nil {
+		return
+	}
+	if err := s.Notify(tasks.StatusMethod, out); err != nil {
+		t.notifyFailed(server, tasks.StatusMethod, err)
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/mcptrunk/mcptrunk/internal/protocol"
 	"github.com/mcptrunk/mcptrunk/proxy/catalog"
 	"github.com/mcptrunk/mcptrunk/proxy/observe"
+	"github.com/mcptrunk/mcptrunk/proxy/relay"
 	"github.com/mcptrunk/mcptrunk/proxy/translate"
 	"github.com/mcptrunk/mcptrunk/upstream"
 )
@@ -59,9 +60,9 @@ type Trunk struct {
 	stopped   chan struct{}   // closed by Close: stops the announcer
 	life      context.Context // ends at Close: work the trunk starts on its own
 	stopLife  context.CancelFunc
-	toResync  *resync            // what upstreams must be told again after a restart
+	toResync  *relay.Resync      // what upstreams must be told again after a restart
 	hosts     *hostSet           // the host sessions attached (hosts.go)
-	subs      *subscriptions     // shares of upstream resource subscriptions (shared.go)
+	subs      relay.Shares       // shares of upstream resource subscriptions (shared.go)
 	parked    *translate.Parking // stateless hosts' calls to legacy upstreams, between rounds
 	taskIDs   *translate.TaskIDs // the ids of the servers' tasks as hosts get them (tasks.go)
 	observers observe.Observers
@@ -114,9 +115,8 @@ func New(cfg *config.Config, opts *Options) *Trunk {
 		dial:     opts.Dial,
 		kick:     make(chan struct{}, 1),
 		stopped:  make(chan struct{}),
-		toResync: newResync(),
+		toResync: relay.NewResync(),
 		hosts:    newHostSet(),
-		subs:     newSubscriptions(),
 		started:  make(chan struct{}),
 	}
 	t.life, t.stopLife = context.WithCancel(context.Background())

@@ -7,11 +7,10 @@ import (
 )
 
 // CachedTools returns the names of the tools spec's server listed when its
-// catalog was last cached for a Host of the same PreferLegacy, and whether
-// the cache held a usable entry: a way to tell which server owns a name
-// without starting any (mcptrunk call). dir "" is catalogcache.DefaultDir.
-// The entry may be stale; a caller that finds no owner in the cache starts
-// the servers to be sure.
+// catalog was last cached by a Fleet of the same PreferLegacy, and whether
+// the cache held a usable entry: which server owns a name, known without
+// starting any (mcptrunk call). dir "" is catalogcache.DefaultDir. The entry
+// may be stale: finding no owner, a caller starts the servers to be sure.
 func CachedTools(dir string, spec config.Spec, preferLegacy bool) ([]string, bool) {
 	if dir == "" {
 		var err error

@@ -204,7 +204,7 @@ func (c *Client) Notify(method string, params json.RawMessage) error {
 	return t.Notify(method, params)
 }
 
-func (c *Client) callError(ctx context.Context, t transport, method string, timeout time.Duration, err error) error {
+func (c *Client) callError(ctx context.Context, t Transport, method string, timeout time.Duration, err error) error {
 	var rpcErr *jsonrpc.Error
 	switch {
 	case errors.As(err, &rpcErr):
@@ -246,7 +246,7 @@ func writeFailed(err error) bool {
 
 // exitError waits briefly for a transport that is going away to say how it
 // ended (exit status, last stderr lines).
-func (c *Client) exitError(t transport) error {
+func (c *Client) exitError(t Transport) error {
 	select {
 	case <-t.Done():
 	case <-time.After(stdio.OutputGrace + time.Second):

@@ -74,7 +74,7 @@ type Fleet struct {
 	closed  bool
 }
 
-// NewFleet returns an empty Host.
+// NewFleet returns an empty Fleet.
 func NewFleet(opts *Options) *Fleet {
 	if opts == nil {
 		opts = &Options{}

@@ -84,7 +84,7 @@ func (w *wire) openListen(ctx context.Context, want listenFilter, onEnd func(*li
 		w.streams.Add(1)
 		started = w.c.goWorker(func() {
 			defer w.streams.Done()
-			_, s.err = w.transport.Call(sctx, protocol.MethodListen, params)
+			_, s.err = w.Transport.Call(sctx, protocol.MethodListen, params)
 			close(s.done)
 			if onEnd != nil {
 				onEnd(s)

@@ -9,23 +9,24 @@ import (
 
 	"github.com/mcptrunk/mcptrunk/internal/protocol"
 	"github.com/mcptrunk/mcptrunk/internal/rawjson"
+	"github.com/mcptrunk/mcptrunk/upstream/outgoing"
 )
 
-// recordingObserver is a RequestObserver that sets a traceparent of its
+// recordingObserver is a outgoing.Observer that sets a traceparent of its
 // own on each request and remembers what it was told.
 type recordingObserver struct {
 	mu   sync.Mutex
-	seen []OutgoingRequest
+	seen []outgoing.Request
 	ends []error
 }
 
 const trunkTraceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-1111111111111111-01"
 
-func (o *recordingObserver) observe(ctx context.Context, r OutgoingRequest) (context.Context, func(json.RawMessage, error)) {
+func (o *recordingObserver) observe(ctx context.Context, r outgoing.Request) (context.Context, func(json.RawMessage, error)) {
 	o.mu.Lock()
 	o.seen = append(o.seen, r)
 	o.mu.Unlock()
-	ctx = WithRequestMeta(ctx, map[string]json.RawMessage{"traceparent": json.RawMessage(`"` + trunkTraceparent + `"`)})
+	ctx = outgoing.WithMeta(ctx, map[string]json.RawMessage{"traceparent": json.RawMessage(`"` + trunkTraceparent + `"`)})
 	return ctx, func(res json.RawMessage, err error) {
 		o.mu.Lock()
 		defer o.mu.Unlock()
@@ -71,7 +72,7 @@ func TestRequestMetaLegacy(t *testing.T) {
 	h := newHarness(t)
 	c := startReady(t, h, h.host(nil), h.spec("legacy", modeNormal))
 	o := &recordingObserver{}
-	ctx := WithRequestObserver(ctxFor(t), o.observe)
+	ctx := outgoing.WithObserver(ctxFor(t), o.observe)
 	if _, err := c.Call(ctx, "tools/call", json.RawMessage(strings.Replace(hostParams, "%q", `"echo"`, 1))); err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +94,7 @@ func TestRequestMetaStateless(t *testing.T) {
 	c := startReady(t, h, h.host(nil), h.teeSpec("conf", bin))
 	<-c.Settled()
 	o := &recordingObserver{}
-	ctx := WithRequestObserver(ctxFor(t), o.observe)
+	ctx := outgoing.WithObserver(ctxFor(t), o.observe)
 	if _, err := c.Call(ctx, "tools/call", json.RawMessage(strings.Replace(hostParams, "%q", `"test_simple_text"`, 1))); err != nil {
 		t.Fatal(err)
 	}

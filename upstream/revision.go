@@ -12,6 +12,7 @@ import (
 	"github.com/mcptrunk/mcptrunk/internal/logkey"
 	"github.com/mcptrunk/mcptrunk/internal/protocol"
 	"github.com/mcptrunk/mcptrunk/internal/rawjson"
+	"github.com/mcptrunk/mcptrunk/upstream/outgoing"
 )
 
 // Which revision a connection speaks is settled at every connect, because a
@@ -28,37 +29,6 @@ var discoverProbeMax = 5 * time.Second
 // Stateless reports whether the connection speaks the stateless revision
 // (server/discover, per-request _meta, no session).
 func (r InitResult) Stateless() bool { return protocol.IsStateless(r.ProtocolVersion) }
-
-// hostCapsKey carries the client capabilities of the host request being
-// served, for the _meta of the request sent upstream.
-type hostCapsKey struct{}
-
-// WithHostCapabilities returns ctx carrying the client capabilities of the
-// host request it serves. A stateless server is told, in each request, what
-// its client can be asked during it; the trunk can be asked what the host
-// that sent this very request can do, which may be less (or more) than the
-// capabilities the upstreams were started with.
-func WithHostCapabilities(ctx context.Context, caps json.RawMessage) context.Context {
-	return context.WithValue(ctx, hostCapsKey{}, caps)
-}
-
-// logLevelKey carries the log level of the host request being served.
-type logLevelKey struct{}
-
-// WithLogLevel returns ctx carrying the log level of the host request it
-// serves, for a stateless server: that request then asks for exactly this
-// level ("" asks for no log messages), whatever logging/setLevel set. A
-// stateless host names its level in each request, and a server logs only
-// for requests that ask, so the trunk must not ask on a request's behalf
-// for more than its host did.
-func WithLogLevel(ctx context.Context, level string) context.Context {
-	return context.WithValue(ctx, logLevelKey{}, level)
-}
-
-func hostCapabilities(ctx context.Context) json.RawMessage {
-	caps, _ := ctx.Value(hostCapsKey{}).(json.RawMessage)
-	return caps
-}
 
 // versionSetter is implemented by a transport that behaves differently at
 // the stateless revision (streamable HTTP: no session, no standalone
@@ -142,7 +112,7 @@ func (e *notStatelessError) Error() string {
 // discover runs server/discover and, when the server speaks the stateless
 // revision, makes the connection stateless.
 func (c *Client) discover(ctx context.Context, w *wire) (InitResult, error) {
-	if vs, ok := w.transport.(versionSetter); ok {
+	if vs, ok := w.Transport.(versionSetter); ok {
 		// The discover request itself goes with the stateless headers.
 		vs.SetProtocolVersion(protocol.Stateless)
 	}
@@ -150,7 +120,7 @@ func (c *Client) discover(ctx context.Context, w *wire) (InitResult, error) {
 	if err != nil {
 		return InitResult{}, err
 	}
-	raw, err := w.transport.Call(ctx, protocol.MethodDiscover, params)
+	raw, err := w.Transport.Call(ctx, protocol.MethodDiscover, params)
 	if err != nil {
 		return InitResult{}, err
 	}
@@ -185,7 +155,7 @@ func parseDiscover(raw json.RawMessage) (InitResult, []string, error) {
 
 // initialize runs the legacy handshake at version.
 func (c *Client) initialize(ctx context.Context, w *wire, version string) (InitResult, error) {
-	if vs, ok := w.transport.(versionSetter); ok {
+	if vs, ok := w.Transport.(versionSetter); ok {
 		vs.SetProtocolVersion("")
 	}
 	caps := c.opts.capabilities
@@ -200,7 +170,7 @@ func (c *Client) initialize(ctx context.Context, w *wire, version string) (InitR
 	if err != nil {
 		return InitResult{}, err
 	}
-	raw, err := w.transport.Call(ctx, "initialize", params)
+	raw, err := w.Transport.Call(ctx, "initialize", params)
 	if err != nil {
 		return InitResult{}, err
 	}
@@ -208,7 +178,7 @@ func (c *Client) initialize(ctx context.Context, w *wire, version string) (InitR
 	if err != nil {
 		return InitResult{}, err
 	}
-	if err := w.transport.Notify("notifications/initialized", nil); err != nil {
+	if err := w.Transport.Notify("notifications/initialized", nil); err != nil {
 		return InitResult{}, err
 	}
 	return init, nil
@@ -225,7 +195,7 @@ func (c *Client) clientInfo() json.RawMessage {
 // revision, what the client can be asked (the host's, for a request on its
 // behalf), who the client is, and the log level the host asked for.
 func (c *Client) requestMeta(ctx context.Context) map[string]json.RawMessage {
-	caps := hostCapabilities(ctx)
+	caps := outgoing.HostCapabilities(ctx)
 	if len(caps) == 0 {
 		caps = c.opts.capabilities
 	}
@@ -237,7 +207,7 @@ func (c *Client) requestMeta(ctx context.Context) map[string]json.RawMessage {
 		protocol.MetaClientCapabilities: caps,
 		protocol.MetaClientInfo:         c.clientInfo(),
 	}
-	if level, ok := ctx.Value(logLevelKey{}).(string); ok {
+	if level, ok := outgoing.LogLevel(ctx); ok {
 		if level != "" {
 			b, _ := json.Marshal(level)
 			meta[protocol.MetaLogLevel] = b

@@ -94,7 +94,7 @@ func (c *Client) connect(ctx context.Context) error {
 		t.end()
 		return err
 	}
-	t.transport = raw
+	t.Transport = raw
 	c.mu.Lock()
 	if c.state == StateClosed {
 		c.mu.Unlock()
@@ -177,7 +177,7 @@ func (c *Client) connect(ctx context.Context) error {
 // step, which timeout, how the process ended if it did, and the first
 // line it wrote that was not JSON-RPC if it wrote one (most often why it
 // never answered: a banner or a log line on stdout).
-func (c *Client) startError(ctx context.Context, t transport, step string, timeout time.Duration, timeoutName string, err error) error {
+func (c *Client) startError(ctx context.Context, t Transport, step string, timeout time.Duration, timeoutName string, err error) error {
 	var rpcErr *jsonrpc.Error
 	if errors.As(err, &rpcErr) {
 		return fmt.Errorf("%s: server answered with an error: %w", step, err)
@@ -197,7 +197,7 @@ type invalidLiner interface{ FirstInvalidLine() string }
 
 // FirstInvalidLine is the transport's, "" for a transport that keeps none.
 func (w *wire) FirstInvalidLine() string {
-	if l, ok := w.transport.(invalidLiner); ok {
+	if l, ok := w.Transport.(invalidLiner); ok {
 		return l.FirstInvalidLine()
 	}
 	return ""
@@ -205,7 +205,7 @@ func (w *wire) FirstInvalidLine() string {
 
 // startCause says why a startup step failed other than by the server's
 // error answer.
-func (c *Client) startCause(ctx context.Context, t transport, step string, timeout time.Duration, timeoutName string, err error) error {
+func (c *Client) startCause(ctx context.Context, t Transport, step string, timeout time.Duration, timeoutName string, err error) error {
 	switch {
 	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil:
 		return fmt.Errorf("%s: no answer within %v (timeouts.%s)", step, timeout, timeoutName)
@@ -221,7 +221,7 @@ func (c *Client) startCause(ctx context.Context, t transport, step string, timeo
 	return fmt.Errorf("%s: %w", step, err)
 }
 
-func (c *Client) dial(h clientHandler) (transport, error) {
+func (c *Client) dial(h clientHandler) (Transport, error) {
 	if c.opts.dial != nil {
 		return c.opts.dial(c.spec, h)
 	}
@@ -261,7 +261,7 @@ func parseInit(raw json.RawMessage) (InitResult, error) {
 }
 
 // list reads every page of one list.
-func (c *Client) list(ctx context.Context, t transport, s surface) ([]Item, error) {
+func (c *Client) list(ctx context.Context, t Transport, s surface) ([]Item, error) {
 	var items []Item
 	seen := map[string]bool{}
 	var params json.RawMessage

@@ -17,7 +17,7 @@ import (
 func transportOf(c *Client) *stdio.Transport {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.t.transport.(*stdio.Transport)
+	return c.t.Transport.(*stdio.Transport)
 }
 
 // A server that ignores both stdin EOF and SIGTERM is killed with its

@@ -164,7 +164,7 @@ func (c *Client) awaitLoss() error {
 // ping reports whether the server answered a ping in time. Any answer,
 // even an error, proves it is alive. At the stateless revision, which has
 // no ping, the wire sends server/discover instead.
-func (c *Client) ping(t transport) bool {
+func (c *Client) ping(t Transport) bool {
 	ctx, cancel := context.WithTimeout(c.life, pingTimeout)
 	defer cancel()
 	_, err := t.Call(ctx, "ping", nil)

@@ -28,9 +28,6 @@ type Transport interface {
 	Close(ctx context.Context) error
 }
 
-// transport is the name the package's code uses for Transport.
-type transport = Transport
-
 // A Dialer connects a Client to spec's server, handing what the server
 // sends (requests, notifications) to h. Options.Dial replaces the default,
 // which picks the stdio, streamable HTTP or SSE transport by spec.Type.

@@ -24,7 +24,7 @@ import (
 // subscription becomes a subscriptions/listen stream the wire holds open,
 // and ping becomes server/discover.
 type wire struct {
-	transport
+	Transport
 	c         *Client
 	stateless atomic.Bool
 	life      context.Context // ends when the connection is closed or the Client closes
@@ -67,11 +67,11 @@ func (w *wire) Close(ctx context.Context) error {
 	case <-ctx.Done():
 	case <-time.After(closeStreamsMax):
 	}
-	return w.transport.Close(ctx)
+	return w.Transport.Close(ctx)
 }
 
 // Call sends a request with the _meta its revision wants, telling ctx's
-// RequestObserver (reqmeta.go) of it.
+// outgoing.Observer (reqmeta.go) of it.
 func (w *wire) Call(ctx context.Context, method string, params json.RawMessage) (res json.RawMessage, err error) {
 	if octx, end := w.observe(ctx, method, params); end != nil {
 		ctx = octx
@@ -82,7 +82,7 @@ func (w *wire) Call(ctx context.Context, method string, params json.RawMessage) 
 		if err != nil {
 			return nil, err
 		}
-		return w.transport.Call(ctx, method, params)
+		return w.Transport.Call(ctx, method, params)
 	}
 	switch method {
 	case "ping":
@@ -109,7 +109,7 @@ func (w *wire) stampedCall(ctx context.Context, method string, params json.RawMe
 	if err != nil {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "server %q: %s: params: %v", w.c.id, method, err)
 	}
-	return w.transport.Call(ctx, method, params)
+	return w.Transport.Call(ctx, method, params)
 }
 
 // Notify sends a notification without reserved _meta keys; one the
@@ -122,7 +122,7 @@ func (w *wire) Notify(method string, params json.RawMessage) error {
 	if err != nil {
 		return err
 	}
-	return w.transport.Notify(method, params)
+	return w.Transport.Notify(method, params)
 }
 
 // stripMeta drops the reserved _meta keys another hop set.

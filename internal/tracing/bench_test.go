@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/mcptrunk/mcptrunk/proxy/observe"
-	"github.com/mcptrunk/mcptrunk/upstream"
+	"github.com/mcptrunk/mcptrunk/upstream/outgoing"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 )
@@ -22,12 +22,12 @@ func BenchmarkObserver(b *testing.B) {
 	o := &observer{provider: provider, tracer: provider.Tracer("bench")}
 	r := observe.Request{Method: "tools/call", Server: "notes", Item: "mcp__notes__echo", Revision: "2025-11-25", ID: json.RawMessage(`7`),
 		Params: json.RawMessage(`{"name":"mcp__notes__echo","arguments":{"text":"hi"}}`)}
-	up := upstream.OutgoingRequest{Server: "notes", Method: "tools/call", Params: json.RawMessage(`{"name":"echo","arguments":{"text":"hi"}}`), Revision: "2025-11-25", Transport: "stdio"}
+	up := outgoing.Request{Server: "notes", Method: "tools/call", Params: json.RawMessage(`{"name":"echo","arguments":{"text":"hi"}}`), Revision: "2025-11-25", Transport: "stdio"}
 	result := json.RawMessage(`{"content":[{"type":"text","text":"hi"}]}`)
 	b.ReportAllocs()
 	for b.Loop() {
 		ctx, end := o.Begin(context.Background(), r)
-		_, uend := upstream.RequestObserverFrom(ctx)(ctx, up)
+		_, uend := outgoing.ObserverFrom(ctx)(ctx, up)
 		uend(result, nil)
 		end(observe.Outcome{Result: result})
 	}

@@ -38,7 +38,7 @@ func (metaReader) Set(string, string) {}
 func (metaReader) Keys() []string { return []string{keyTraceparent, keyTracestate} }
 
 // metaWriter collects what Inject writes, as the _meta values
-// upstream.WithRequestMeta takes.
+// outgoing.WithMeta takes.
 type metaWriter map[string]json.RawMessage
 
 func (m metaWriter) Get(string) string { return "" }

@@ -1,7 +1,7 @@
 // Package tracing exports OpenTelemetry traces of the trunk's work: a
 // server span for each host request (an observe.Observer) and a client span
 // for each request sent upstream on its behalf (an
-// upstream.RequestObserver the host span's ctx carries), with the W3C
+// outgoing.Observer the host span's ctx carries), with the W3C
 // trace context read from the host request's params._meta and written to
 // the upstream request's (and, over HTTP, its traceparent header), so one
 // trace runs host -> trunk -> server.

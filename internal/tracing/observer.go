@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/mcptrunk/mcptrunk/proxy/observe"
-	"github.com/mcptrunk/mcptrunk/upstream"
+	"github.com/mcptrunk/mcptrunk/upstream/outgoing"
 	"go.opentelemetry.io/otel/attribute"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 	"go.opentelemetry.io/otel/trace"
@@ -37,7 +37,7 @@ func (o *observer) Begin(ctx context.Context, r observe.Request) (context.Contex
 	}
 	ctx, span := o.tracer.Start(ctx, spanName(r.Method, target),
 		trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
-	ctx = upstream.WithRequestObserver(ctx, o.upstreamRequest)
+	ctx = outgoing.WithObserver(ctx, o.upstreamRequest)
 	return ctx, func(out observe.Outcome) {
 		if out.Continues != nil {
 			// A retry of a parked call: its upstream call's span is in
@@ -54,7 +54,7 @@ func (o *observer) Begin(ctx context.Context, r observe.Request) (context.Contex
 // hands its trace context on in the request's _meta, replacing any the
 // host sent: the server's span is the child of the trunk's, not of the
 // host's.
-func (o *observer) upstreamRequest(ctx context.Context, r upstream.OutgoingRequest) (context.Context, func(json.RawMessage, error)) {
+func (o *observer) upstreamRequest(ctx context.Context, r outgoing.Request) (context.Context, func(json.RawMessage, error)) {
 	target, attrs := requestAttrs(r.Method, paramsName(r.Method, r.Params), r.Revision)
 	attrs = append(attrs, attrServer.String(r.Server))
 	if t := networkTransport(r.Transport); t.Valid() {
@@ -65,7 +65,7 @@ func (o *observer) upstreamRequest(ctx context.Context, r upstream.OutgoingReque
 	meta := metaWriter{}
 	o.prop.Inject(ctx, meta)
 	if len(meta) > 0 {
-		ctx = upstream.WithRequestMeta(ctx, meta)
+		ctx = outgoing.WithMeta(ctx, meta)
 	}
 	return ctx, func(result json.RawMessage, err error) { endSpan(span, r.Method, result, err, false) }
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
 	"github.com/mcptrunk/mcptrunk/proxy/observe"
-	"github.com/mcptrunk/mcptrunk/upstream"
+	"github.com/mcptrunk/mcptrunk/upstream/outgoing"
 	"go.opentelemetry.io/otel/codes"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
@@ -72,12 +72,12 @@ func recorded(t *testing.T, r observe.Request, out observe.Outcome, upstreamErr 
 	defer func() { _ = provider.Shutdown(context.Background()) }()
 	o := &observer{provider: provider, tracer: provider.Tracer("test")}
 	ctx, end := o.Begin(context.Background(), r)
-	obs := upstream.RequestObserverFrom(ctx)
+	obs := outgoing.ObserverFrom(ctx)
 	if obs == nil {
 		t.Fatal("the host request's ctx carries no RequestObserver")
 	}
-	uctx, uend := obs(ctx, upstream.OutgoingRequest{Server: "notes", Method: r.Method, Params: json.RawMessage(`{"name":"echo"}`), Revision: "2025-11-25", Transport: "http"})
-	meta, _ = json.Marshal(upstream.RequestMetaFrom(uctx))
+	uctx, uend := obs(ctx, outgoing.Request{Server: "notes", Method: r.Method, Params: json.RawMessage(`{"name":"echo"}`), Revision: "2025-11-25", Transport: "http"})
+	meta, _ = json.Marshal(outgoing.MetaFrom(uctx))
 	uend(out.Result, upstreamErr)
 	end(out)
 	spans := rec.Ended()

@@ -1,0 +1,42 @@
+package tasks
+
+import "sync"
+
+// A server's status notification names its own task id and arrives on the
+// one connection the trunk holds to that server, which many sessions may
+// share. Owners remembers which session created each task (while that
+// session is attached and the task has not ended) so the notification
+// reaches that session only. It is the one per-process record of tasks: a
+// notification arrives on this process's connection, so no other replica
+// could deliver it anyway.
+type Owners[S comparable] struct {
+	m sync.Map // key(server, id) -> S
+}
+
+func key(server, id string) string { return server + "\x00" + id }
+
+// Own records that s created server's task id.
+func (o *Owners[S]) Own(server, id string, s S) { o.m.Store(key(server, id), s) }
+
+// Owner returns the session that created server's task id.
+func (o *Owners[S]) Owner(server, id string) (S, bool) {
+	v, ok := o.m.Load(key(server, id))
+	if !ok {
+		var zero S
+		return zero, false
+	}
+	return v.(S), true
+}
+
+// Ended forgets server's task id: its status was final.
+func (o *Owners[S]) Ended(server, id string) { o.m.Delete(key(server, id)) }
+
+// Forget drops the tasks of a session that went.
+func (o *Owners[S]) Forget(s S) {
+	o.m.Range(func(k, v any) bool {
+		if v.(S) == s {
+			o.m.Delete(k)
+		}
+		return true
+	})
+}

@@ -1,0 +1,102 @@
+package tasks
+
+import (
+	"encoding/json"
+
+	"github.com/mcptrunk/mcptrunk/internal/rawjson"
+	"github.com/mcptrunk/mcptrunk/proxy/translate"
+)
+
+// StatusMethod is the notification by which a server tells its client a
+// task's status changed.
+const StatusMethod = "notifications/tasks/status"
+
+// Offers reports whether a server's capabilities declare the core tasks
+// capability, and with what ("" for the capability itself, or one of its
+// members: "list", "cancel").
+func Offers(caps json.RawMessage, what string) bool {
+	m, err := rawjson.Object(caps)
+	if err != nil || m["tasks"] == nil {
+		return false
+	}
+	if what == "" {
+		return true
+	}
+	tasks, err := rawjson.Object(m["tasks"])
+	return err == nil && tasks[what] != nil
+}
+
+// Required reports whether a tool (its definition as the server listed it)
+// can only be called as a task: execution.taskSupport is "required".
+func Required(tool json.RawMessage) bool {
+	start, end, found, err := rawjson.FieldSpan(tool, "execution")
+	if err != nil || !found {
+		return false
+	}
+	support, _ := rawjson.StringField(tool[start:end], "taskSupport")
+	return support == "required"
+}
+
+// Terminal reports whether a task status is final: no notification
+// follows it.
+func Terminal(status string) bool {
+	return status == "completed" || status == "failed" || status == "cancelled"
+}
+
+// RewriteID replaces the taskId member of a task object (tasks/get's and
+// tasks/cancel's results, an entry of tasks/list, the task of a
+// CreateTaskResult) by issue's id for it. An object without one is kept.
+func RewriteID(task json.RawMessage, issue func(string) string) json.RawMessage {
+	id, err := rawjson.StringField(task, "taskId")
+	if err != nil || id == "" {
+		return task
+	}
+	out, err := rawjson.ReplaceString(task, "taskId", issue(id))
+	if err != nil {
+		return task
+	}
+	return out
+}
+
+// Relate rewrites the task id a message's related-task _meta names.
+func Relate(msg json.RawMessage, issue func(string) string) json.RawMessage {
+	related := rawjson.MetaValue(msg, translate.RelatedTaskKey)
+	if related == nil {
+		return msg
+	}
+	start, end, found, err := rawjson.FieldSpan(msg, "_meta")
+	if err != nil || !found {
+		return msg
+	}
+	meta, err := rawjson.Object(msg[start:end])
+	if err != nil {
+		return msg
+	}
+	meta[translate.RelatedTaskKey] = RewriteID(related, issue)
+	b, err := json.Marshal(meta)
+	if err != nil {
+		return msg
+	}
+	out, err := rawjson.ReplaceField(msg, "_meta", b)
+	if err != nil {
+		return msg
+	}
+	return out
+}
+
+// Created rewrites a tools/call result that is a CreateTaskResult (it has a
+// `task` member: the call asked for a task) to carry issue's id, and
+// returns the server's own id of the task ("" when the result is no task).
+func Created(res json.RawMessage, issue func(string) string) (json.RawMessage, string) {
+	start, end, found, err := rawjson.FieldSpan(res, "task")
+	if err != nil || !found {
+		return res, ""
+	}
+	task := res[start:end]
+	id, _ := rawjson.StringField(task, "taskId")
+	out, err := rawjson.ReplaceField(res, "task", RewriteID(task, issue))
+	if err != nil {
+		return res, id
+	}
+	return Relate(out, issue), id
+}
