@@ -12,10 +12,12 @@ import (
 	"time"
 )
 
-// The reference server of the MCP project (@modelcontextprotocol/server-
-// everything, a TypeScript SDK server) in its streamableHttp or sse mode,
-// bound to 127.0.0.1 on a port of its own choosing: the remote server the
-// tests of the HTTP transports and of mcptrunk connect talk to.
+// A node MCP server from npm serving HTTP, bound to 127.0.0.1 on a port of
+// its own choosing: above all the reference server of the MCP project
+// (@modelcontextprotocol/server-everything, a TypeScript SDK server) in its
+// streamableHttp or sse mode, the remote server the tests of the HTTP
+// transports and of mcptrunk connect talk to; also the example app servers
+// a browser reaches directly.
 
 // everythingLoopback is preloaded into node: it makes every listen bind
 // 127.0.0.1 (the server binds all interfaces otherwise) and reports the
@@ -38,7 +40,10 @@ net.Server.prototype.listen = function (...args) {
 `
 
 // Everything is one running server-everything process.
-type Everything struct {
+type Everything = NodeServer
+
+// NodeServer is one running node server.
+type NodeServer struct {
 	// Port is the port it listens on, on 127.0.0.1.
 	Port string
 	// Out is what it printed (stdout and stderr).
@@ -57,12 +62,19 @@ func EverythingIndex(modules string) string {
 // on port ("0": any free one), and waits until it listens. dir is where
 // the loopback preload is written (a test's temporary directory).
 func StartEverything(node, index, mode, port, dir string) (*Everything, error) {
+	return StartNodeServer(node, []string{index, mode}, port, dir)
+}
+
+// StartNodeServer starts node with args (the script first) and PORT=port
+// ("0": any free one), bound to 127.0.0.1, and waits until it listens. dir
+// is where the loopback preload is written (a test's temporary directory).
+func StartNodeServer(node string, args []string, port, dir string) (*NodeServer, error) {
 	preload := filepath.Join(dir, "loopback.cjs")
 	if err := os.WriteFile(preload, []byte(everythingLoopback), 0o644); err != nil {
 		return nil, err
 	}
-	s := &Everything{Out: &Buffer{}}
-	s.cmd = exec.Command(node, "--require", preload, index, mode)
+	s := &NodeServer{Out: &Buffer{}}
+	s.cmd = exec.Command(node, append([]string{"--require", preload}, args...)...)
 	s.cmd.Env = append(os.Environ(), "PORT="+port)
 	s.cmd.Stdout = s.Out
 	stderr, err := s.cmd.StderrPipe()
@@ -70,7 +82,7 @@ func StartEverything(node, index, mode, port, dir string) (*Everything, error) {
 		return nil, err
 	}
 	if err := s.cmd.Start(); err != nil {
-		return nil, fmt.Errorf("starting server-everything: %w", err)
+		return nil, fmt.Errorf("starting %s: %w", filepath.Base(args[0]), err)
 	}
 	ports := make(chan string, 1)
 	s.wg.Add(1)
@@ -100,12 +112,12 @@ func StartEverything(node, index, mode, port, dir string) (*Everything, error) {
 		return s, nil
 	case <-time.After(30 * time.Second):
 		s.Stop()
-		return nil, fmt.Errorf("server-everything %s did not start listening on 127.0.0.1:\n%s", mode, s.Out)
+		return nil, fmt.Errorf("%s did not start listening on 127.0.0.1:\n%s", args, s.Out)
 	}
 }
 
 // Stop kills the server and waits for it.
-func (s *Everything) Stop() {
+func (s *NodeServer) Stop() {
 	_ = s.cmd.Process.Kill()
 	s.wg.Wait()
 	_ = s.cmd.Wait()
