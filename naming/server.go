@@ -2,6 +2,7 @@ package naming
 
 import (
 	"fmt"
+	"net/url"
 	"strings"
 	"unicode"
 
@@ -169,4 +170,27 @@ func checkID(id string) error {
 		return fmt.Errorf("ends with '_'")
 	}
 	return nil
+}
+
+// ServerNameForURL derives a server name from a URL's host ("mcp.example.com"
+// -> "mcp_example_com") that ServerID accepts; "remote" when the
+// host gives nothing usable (config.Parse then reports the URL itself).
+func ServerNameForURL(rawURL string) string {
+	const fallback = "remote"
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return fallback
+	}
+	var b strings.Builder
+	for _, part := range strings.FieldsFunc(Sanitize(u.Hostname()), func(r rune) bool { return r == '_' }) {
+		if b.Len() > 0 {
+			b.WriteByte('_')
+		}
+		b.WriteString(part)
+	}
+	name := b.String()
+	if _, err := ServerID(name); err != nil {
+		return fallback
+	}
+	return name
 }

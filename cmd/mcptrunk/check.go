@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcptrunk/mcptrunk/internal/textview"
 	"github.com/mcptrunk/mcptrunk/internal/wording"
 	"github.com/mcptrunk/mcptrunk/proxy"
 	"github.com/mcptrunk/mcptrunk/upstream"
@@ -82,12 +83,12 @@ func (cc *checkCommand) run(ctx context.Context, env *environment) error {
 			line += " (MCP " + p + ")" // which revision auto mode settled on
 		}
 		if st := c.Status(); state == upstream.StateSleeping && !st.CachedAt.IsZero() {
-			line += " (lazy: listed from its catalog cache of " + ago(st.CachedAt) + ")"
+			line += " (lazy: listed from its catalog cache of " + textview.Ago(st.CachedAt) + ")"
 		}
 		if err != nil {
-			line += ": " + firstLine(err.Error())
+			line += ": " + textview.FirstLine(err.Error())
 		}
-		starting.printAbove(env.stdout, line)
+		starting.PrintAbove(env.stdout, line)
 	}
 	mu.Lock()
 	host = upstream.NewFleet(&upstream.Options{
@@ -107,7 +108,7 @@ func (cc *checkCommand) run(ctx context.Context, env *environment) error {
 	for _, c := range host.Clients() {
 		statuses = append(statuses, c.Status())
 	}
-	printStatusTable(env.stdout, statuses)
+	textview.StatusTable(env.stdout, statuses)
 	fmt.Fprintln(env.stdout)
 	for _, line := range proxy.PinLines(cfg.Trunk, host.Clients(), logger) {
 		fmt.Fprintln(env.stdout, line)

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"os"
 	"strings"
 
@@ -75,7 +74,7 @@ func (c *connectCommand) config(rawURL string, lookup func(string) (string, bool
 	}
 	name := c.name
 	if name == "" {
-		name = serverNameFor(rawURL)
+		name = naming.ServerNameForURL(rawURL)
 	}
 	entry := map[string]any{"type": transport, "url": rawURL, "namespace": false}
 	if len(c.headers) > 0 {
@@ -93,29 +92,6 @@ func (c *connectCommand) config(rawURL string, lookup func(string) (string, bool
 		return nil, err
 	}
 	return config.ParseAll(bytes.NewReader(doc), lookup)
-}
-
-// serverNameFor derives a server name from a URL's host ("mcp.example.com"
-// -> "mcp_example_com") that naming.ServerID accepts; "remote" when the
-// host gives nothing usable (config.Parse then reports the URL itself).
-func serverNameFor(rawURL string) string {
-	const fallback = "remote"
-	u, err := url.Parse(rawURL)
-	if err != nil {
-		return fallback
-	}
-	var b strings.Builder
-	for _, part := range strings.FieldsFunc(naming.Sanitize(u.Hostname()), func(r rune) bool { return r == '_' }) {
-		if b.Len() > 0 {
-			b.WriteByte('_')
-		}
-		b.WriteString(part)
-	}
-	name := b.String()
-	if _, err := naming.ServerID(name); err != nil {
-		return fallback
-	}
-	return name
 }
 
 // headerFlags are the --header flags, in order: each "Name: value".

@@ -189,20 +189,3 @@ func TestConnectBadFlags(t *testing.T) {
 		}
 	}
 }
-
-func TestServerNameFor(t *testing.T) {
-	for url, want := range map[string]string{
-		"https://mcp.example.com/mcp":     "mcp_example_com",
-		"http://127.0.0.1:8080/mcp":       "127_0_0_1",
-		"https://api.github-copilot.dev/": "api_github-copilot_dev",
-		"https://user:pw@x..y/mcp":        "x_y",
-		"https://trunk/mcp":               "remote",
-		"https://TRUNK/mcp":               "remote",
-		"not a url\x7f":                   "remote",
-		"https:///mcp":                    "remote",
-	} {
-		if got := serverNameFor(url); got != want {
-			t.Errorf("serverNameFor(%q) = %q, want %q", url, got, want)
-		}
-	}
-}

@@ -365,26 +365,3 @@ func TestImportRefuses(t *testing.T) {
 		t.Errorf("an unknown file: %s", stderr)
 	}
 }
-
-// TestImportWriteRestoresOnInvalid: a result that does not validate puts
-// the config back as it was, and says why.
-func TestImportWriteRestoresOnInvalid(t *testing.T) {
-	dir := t.TempDir()
-	cfg := filepath.Join(dir, "mcptrunk.json")
-	orig := []byte(`{"mcpServers": {"a": {"command": "a"}}}`)
-	if err := os.WriteFile(cfg, orig, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	plan := &importPlan{cfgPath: cfg, cfg: orig, add: []hostcfg.Server{{Name: "b", Entry: json.RawMessage(`{"command": 5}`)}}}
-	var out bytes.Buffer
-	err := plan.writeConfig(&out)
-	if err == nil || !strings.Contains(err.Error(), "does not validate") || !strings.Contains(err.Error(), `server "b": command`) {
-		t.Errorf("error: %v", err)
-	}
-	if b, _ := os.ReadFile(cfg); !bytes.Equal(b, orig) {
-		t.Errorf("the config was not put back: %s", b)
-	}
-	if m, _ := filepath.Glob(cfg + ".bak-*"); len(m) != 1 {
-		t.Errorf("backups: %q", m)
-	}
-}

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -96,13 +97,13 @@ func install(env *environment, loc hostcfg.Location, sys hostcfg.Env) error {
 		return err
 	}
 
-	plan, err := planImport(cfgPath, []hostcfg.Location{loc}, sys, true)
+	plan, err := hostcfg.PlanImport(cfgPath, []hostcfg.Location{loc}, sys, true)
 	if err != nil {
 		return err
 	}
-	plan.print(env.stdout)
-	if len(plan.add) > 0 {
-		if err := plan.writeConfig(env.stdout); err != nil {
+	plan.Print(env.stdout)
+	if len(plan.Add) > 0 {
+		if err := plan.WriteConfig(env.stdout); err != nil {
 			return err
 		}
 	}
@@ -110,15 +111,10 @@ func install(env *environment, loc hostcfg.Location, sys hostcfg.Env) error {
 	// and those whose name another entry holds in mcptrunk's config. No
 	// server is lost; only those mcptrunk now runs, and older entries
 	// that run mcptrunk, leave the host's file.
-	var keep []string
+	keep := plan.NotTaken()
 	name := hostcfg.SelfName
-	for _, s := range plan.files[0].servers {
-		if s.outcome == outRefused || s.outcome == outClash {
-			keep = append(keep, s.Name)
-			if s.Name == name {
-				name = "mcptrunk"
-			}
-		}
+	if slices.Contains(keep, name) {
+		name = "mcptrunk"
 	}
 	out, err := hostcfg.InstallEdit(loc, data, name, self, installArgs(loc.Host, name, cfgPath), keep)
 	if err != nil {

@@ -23,8 +23,8 @@ func newLogger(w io.Writer, level slog.Level) *slog.Logger {
 // isTerminal reports whether f is a terminal: stdin for the hint of a bare
 // mcptrunk, stderr for colours and the live progress line.
 func isTerminal(f any) bool {
-	if s, ok := f.(interface{ terminal() any }); ok {
-		f = s.terminal()
+	if s, ok := f.(interface{ Terminal() any }); ok {
+		f = s.Terminal()
 	}
 	file, ok := f.(*os.File)
 	return ok && term.IsTerminal(int(file.Fd()))

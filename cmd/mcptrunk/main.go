@@ -18,6 +18,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/mcptrunk/mcptrunk/internal/liveline"
 )
 
 func main() {
@@ -92,7 +94,7 @@ type command interface {
 type environment struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
-	screen         *screen // stderr, shared with the live progress line
+	screen         *liveline.Screen // stderr, shared with the live progress line
 	global         *globalFlags
 	args           []string // the command's positional arguments
 }
@@ -100,7 +102,7 @@ type environment struct {
 // run parses args and runs the chosen subcommand. It is main without the
 // process: tests call it directly.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	scr := &screen{w: stderr}
+	scr := &liveline.Screen{W: stderr}
 	env := &environment{stdin: stdin, stdout: stdout, stderr: scr, screen: scr, global: &globalFlags{}}
 	root := newRootCommand(env)
 	root.SetArgs(defaultToServe(root, args))

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/mcptrunk/mcptrunk/internal/pin"
+	"github.com/mcptrunk/mcptrunk/internal/textview"
 	"github.com/mcptrunk/mcptrunk/internal/wording"
 	"github.com/mcptrunk/mcptrunk/naming"
 	"github.com/mcptrunk/mcptrunk/proxy/catalog"
@@ -81,12 +82,12 @@ func (c *pinCommand) run(ctx context.Context, env *environment) error {
 			failed++
 			why := string(r.state)
 			if r.err != nil {
-				why = strings.TrimPrefix(firstLine(r.err.Error()), fmt.Sprintf("server %q: ", r.id))
+				why = strings.TrimPrefix(textview.FirstLine(r.err.Error()), fmt.Sprintf("server %q: ", r.id))
 			}
 			fmt.Fprintf(env.stdout, "\nserver %q: failed to connect: %s\n  its entries in the lockfile are kept\n", r.id, why)
 		default:
 			drift += len(r.changes)
-			printServerDrift(env.stdout, r, others[r.id])
+			textview.Drift(env.stdout, r.id, r.changes, r.now, others[r.id])
 		}
 	}
 	fmt.Fprintln(env.stdout)
@@ -245,63 +246,6 @@ func othersTools(tools map[string][]string, scheme naming.Scheme, servers []conf
 		}
 		return scheme.Name(server, key)
 	})
-}
-
-// printServerDrift prints one ready server's changes, with diffs, and the
-// findings in what it exports now.
-func printServerDrift(w io.Writer, r pinned, others []string) {
-	counts := map[pin.Status]int{}
-	for _, ch := range r.changes {
-		counts[ch.Status]++
-	}
-	if len(r.changes) == 0 {
-		fmt.Fprintf(w, "\nserver %q: matches the lockfile\n", r.id)
-	} else {
-		fmt.Fprintf(w, "\nserver %q: %d new, %d changed, %d removed\n", r.id, counts[pin.New], counts[pin.Changed], counts[pin.Removed])
-	}
-	for _, ch := range r.changes {
-		fmt.Fprintf(w, "  %s %s %q\n", ch.Status, ch.Kind.Singular(), ch.Key)
-		switch ch.Status {
-		case pin.New:
-			printText(w, ch.New)
-		case pin.Changed:
-			for _, d := range pin.DiffDefinitions(ch.Kind, ch.Old, ch.New) {
-				if d.Lines == nil {
-					fmt.Fprintf(w, "    %s: %s\n", d.Field, indentLines(d.Words, "      "))
-					continue
-				}
-				fmt.Fprintf(w, "    %s:\n", d.Field)
-				for _, line := range d.Lines {
-					fmt.Fprintf(w, "      %s\n", line)
-				}
-			}
-		}
-	}
-	for _, kind := range pin.Kinds {
-		for _, key := range r.now.Keys(kind) {
-			for _, f := range pin.Inspect(kind, key, r.now[kind][key].Definition, others) {
-				fmt.Fprintf(w, "  finding: %s %q: %s\n", kind.Singular(), key, f.Problem)
-			}
-		}
-	}
-}
-
-// printText prints a new definition's title and description.
-func printText(w io.Writer, def json.RawMessage) {
-	const indent = "    "
-	var d struct{ Title, Description string }
-	_ = json.Unmarshal(def, &d)
-	if d.Title != "" {
-		fmt.Fprintf(w, "%stitle: %s\n", indent, indentLines(d.Title, indent+"  "))
-	}
-	if d.Description != "" {
-		fmt.Fprintf(w, "%sdescription: %s\n", indent, indentLines(d.Description, indent+"  "))
-	}
-}
-
-// indentLines indents every line of s but the first.
-func indentLines(s, indent string) string {
-	return strings.ReplaceAll(s, "\n", "\n"+indent)
 }
 
 // confirmed reads one line and reports whether it is "y" or "yes". An

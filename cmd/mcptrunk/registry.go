@@ -4,14 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"path"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/mcptrunk/mcptrunk/internal/hostcfg"
 	"github.com/mcptrunk/mcptrunk/internal/registry"
+	"github.com/mcptrunk/mcptrunk/internal/textview"
 	"github.com/mcptrunk/mcptrunk/naming"
 )
 
@@ -47,39 +46,12 @@ func (c *searchCommand) run(ctx context.Context, env *environment) error {
 		fmt.Fprintf(env.stdout, "No server of %s matches %q.\n", c.registry, env.args[0])
 		return nil
 	}
-	printFound(env.stdout, found)
+	textview.Found(env.stdout, found)
 	if cursor != "" {
 		fmt.Fprintf(env.stdout, "\nMore match; show more with --limit, or narrow the search.\n")
 	}
 	fmt.Fprintf(env.stdout, "\nAdd one with: mcptrunk add NAME[@VERSION]\n")
 	return nil
-}
-
-// printFound prints one line per server: deprecated and deleted ones
-// say so.
-func printFound(w io.Writer, found []registry.Entry) {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tVERSION\tRUNS\tSTATUS\tDESCRIPTION")
-	for _, e := range found {
-		s := e.Server
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.Name, s.Version, runs(s), e.Status(), firstLine(s.Description))
-	}
-	tw.Flush()
-}
-
-// runs says how a server would run: its packages' types and its remotes'.
-func runs(s registry.Server) string {
-	var kinds []string
-	for _, p := range s.Packages {
-		kinds = append(kinds, p.RegistryType)
-	}
-	for _, r := range s.Remotes {
-		kinds = append(kinds, r.Type)
-	}
-	if len(kinds) == 0 {
-		return "-"
-	}
-	return strings.Join(kinds, ",")
 }
 
 // addCommand adds a server of the registry to mcptrunk's config.
@@ -144,42 +116,14 @@ func (c *addCommand) run(ctx context.Context, env *environment) error {
 		return fmt.Errorf("%s already has a server named %q: choose another with --name", cfgPath, id)
 	}
 	fmt.Fprintf(env.stdout, "%s %s (%s) as %q:\n  %s\n", name, entry.Server.Version, plan.Via, id, raw)
-	printVariables(env.stdout, plan.Variables)
+	textview.Variables(env.stdout, plan.Variables)
 	if c.dryRun {
 		fmt.Fprintf(env.stdout, "\nNothing written (--dry-run). Without it the entry is added to %s.\n", cfgPath)
 		return nil
 	}
-	p := &importPlan{cfgPath: cfgPath, cfg: cfg, add: []hostcfg.Server{{Name: id, Entry: raw}}}
-	if err := p.writeConfig(env.stdout); err != nil {
+	if err := hostcfg.AddPlan(cfgPath, cfg, []hostcfg.Server{{Name: id, Entry: raw}}).WriteConfig(env.stdout); err != nil {
 		return err
 	}
 	fmt.Fprintf(env.stdout, "Try it: mcptrunk list --config %s\n", cfgPath)
 	return nil
-}
-
-// printVariables says which variables the entry refers to: the config
-// holds ${NAME}, the value is the user's to set where mcptrunk runs.
-func printVariables(w io.Writer, vars []registry.Variable) {
-	if len(vars) == 0 {
-		return
-	}
-	fmt.Fprintln(w, "It reads these variables from the environment mcptrunk runs in (the config names them, never their values):")
-	for _, v := range vars {
-		need := "optional"
-		if v.Required {
-			need = "required"
-		}
-		if v.Secret {
-			need += ", secret"
-		}
-		state := "not set here"
-		if _, ok := os.LookupEnv(v.Name); ok {
-			state = "set here"
-		}
-		desc := ""
-		if v.Description != "" {
-			desc = ": " + firstLine(v.Description)
-		}
-		fmt.Fprintf(w, "  %s (%s, %s)%s\n", v.Name, need, state, desc)
-	}
 }

@@ -2,14 +2,11 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"strings"
 	"time"
 
@@ -88,9 +85,9 @@ func listenHTTP(cfg config.HTTP, f *httpFlags, logger *slog.Logger) (*httpDownst
 	if (f.tlsCert == "") != (f.tlsKey == "") {
 		return nil, errors.New("--tls-cert and --tls-key go together")
 	}
-	d := &httpDownstream{cfg: cfg, flags: f, loopback: host != "" && isLoopbackHost(strings.Trim(host, "[]")), logger: logger, done: make(chan error, 1)}
+	d := &httpDownstream{cfg: cfg, flags: f, loopback: host != "" && config.IsLoopbackHost(strings.Trim(host, "[]")), logger: logger, done: make(chan error, 1)}
 	if cfg.TokenFile != "" {
-		if d.token, err = loadOrCreateToken(cfg.TokenFile, logger); err != nil {
+		if d.token, err = httpserve.LoadOrCreateToken(cfg.TokenFile, logger); err != nil {
 			return nil, err
 		}
 		if err := checkToken(cfg.TokenFile, d.token, d.loopback, logger); err != nil {
@@ -107,39 +104,6 @@ func listenHTTP(cfg config.HTTP, f *httpFlags, logger *slog.Logger) (*httpDownst
 		return nil, fmt.Errorf("--http: %w", err)
 	}
 	return d, nil
-}
-
-// loadOrCreateToken reads the token file, or creates it (0600) with a new
-// random token, printed once on stderr so the user can give it to hosts.
-func loadOrCreateToken(path string, logger *slog.Logger) (string, error) {
-	data, err := os.ReadFile(path)
-	if err == nil {
-		token := strings.TrimSpace(string(data))
-		if token == "" {
-			return "", fmt.Errorf("token file %s is empty", path)
-		}
-		return token, nil
-	}
-	if !errors.Is(err, os.ErrNotExist) {
-		return "", fmt.Errorf("reading the token file: %w", err)
-	}
-	var b [32]byte
-	_, _ = rand.Read(b[:])
-	token := hex.EncodeToString(b[:])
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return "", fmt.Errorf("creating the token file: %w", err)
-	}
-	_, werr := f.WriteString(token + "\n")
-	if err := errors.Join(werr, f.Close()); err != nil {
-		return "", fmt.Errorf("writing the token file: %w", err)
-	}
-	logger.Info("created a bearer token for the HTTP listener; hosts send it as Authorization: Bearer <token>", "file", path)
-	if st, err := os.Stderr.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
-		// Printed once, to a person at a terminal; never into a log file.
-		fmt.Fprintf(os.Stderr, "mcptrunk: the new token (also in %s): %s\n", path, token)
-	}
-	return token, nil
 }
 
 // sharedCapabilities are what the shared upstreams are told the hosts can

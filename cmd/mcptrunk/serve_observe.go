@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/mcptrunk/mcptrunk/internal/metrics"
+	"github.com/mcptrunk/mcptrunk/internal/statuspage"
 	"github.com/mcptrunk/mcptrunk/proxy"
 	"github.com/mcptrunk/mcptrunk/proxy/observe"
 )
@@ -18,7 +19,7 @@ import (
 // asks for either, and a nil one adds nothing, not even an observer.
 type serveObserve struct {
 	metrics  *metrics.Metrics
-	listener *observeListener // nil without --metrics
+	listener *statuspage.Listener // nil without --metrics
 	logger   *slog.Logger
 }
 
@@ -31,10 +32,11 @@ func startObserve(ctx context.Context, addr string, always bool, getenv func(str
 	}
 	o := &serveObserve{logger: logger}
 	if addr != "" {
-		l, err := listenObserve(addr, logger)
+		l, err := statuspage.Listen("--metrics", addr, logger)
 		if err != nil {
 			return nil, err
 		}
+		logger.Info("metrics listening", "addr", l.Addr())
 		o.listener = l
 	}
 	m, err := metrics.New(ctx, metrics.Options{Version: version(), Getenv: getenv})
@@ -90,7 +92,7 @@ func (o *serveObserve) attach(t *proxy.Trunk) error {
 		return err
 	}
 	if o.listener != nil {
-		o.listener.serve(observeMux(t, o.metrics))
+		o.listener.Serve(observeMux(t, o.metrics), "")
 	}
 	return nil
 }

@@ -2,17 +2,12 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"time"
 
 	"github.com/mcptrunk/mcptrunk/internal/browser"
-	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/mcptrunk/mcptrunk/internal/statuspage"
 	"github.com/mcptrunk/mcptrunk/proxy"
 	"github.com/mcptrunk/mcptrunk/upstream"
@@ -38,16 +33,13 @@ func (c *statusCommand) run(ctx context.Context, env *environment) error {
 	if err != nil {
 		return err
 	}
-	if err := loopbackAddr(c.listen); err != nil {
-		return err
-	}
 	cfg, err := env.loadConfig()
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", c.listen)
+	ln, err := statuspage.Listen("--listen", c.listen, logger)
 	if err != nil {
-		return fmt.Errorf("--listen: %w", err)
+		return err
 	}
 	// Servers that go away are restarted, as under serve: watching that
 	// happen is much of what the page is for.
@@ -55,15 +47,9 @@ func (c *statusCommand) run(ctx context.Context, env *environment) error {
 	defer t.Close(context.WithoutCancel(ctx))
 	t.Start(nil, "")
 
-	token := newPageToken()
-	srv := &http.Server{
-		Handler:           statuspage.Guard(statusPageHandler(t), token),
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelDebug),
-	}
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
-	url := "http://" + ln.Addr().String() + "/?token=" + token
+	token := statuspage.NewToken()
+	ln.Serve(statusPageHandler(t), token)
+	url := "http://" + ln.Addr() + "/?token=" + token
 	fmt.Fprintf(env.stdout, "status page: %s\n", url)
 	if c.open {
 		if err := browser.Open(url); err != nil {
@@ -72,18 +58,12 @@ func (c *statusCommand) run(ctx context.Context, env *environment) error {
 	}
 	select {
 	case <-ctx.Done():
-	case err = <-served:
+	case err = <-ln.Done():
 		return fmt.Errorf("status page: %w", err)
 	}
 	shutdown, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 	defer cancel()
-	if err := srv.Shutdown(shutdown); err != nil {
-		srv.Close()
-	}
-	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	return nil
+	return ln.Close(shutdown)
 }
 
 // statusPageHandler is the status page reading t: what `status` serves,
@@ -100,24 +80,4 @@ func statusPageHandler(t *proxy.Trunk) http.Handler {
 			ParkedCalls: s.ParkedCalls, Sessions: s.Sessions, PinMode: s.PinMode, Pins: pins, Version: version(),
 		}
 	}, nil)
-}
-
-// loopbackAddr refuses a --listen address off this machine: the page
-// shows every server's errors and stderr, which are for its user only.
-func loopbackAddr(addr string) error {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return fmt.Errorf("--listen %q: want HOST:PORT, such as 127.0.0.1:0", addr)
-	}
-	if !config.IsLoopbackHost(host) {
-		return fmt.Errorf("--listen %q: only a loopback address (127.0.0.1, [::1] or localhost) is allowed", addr)
-	}
-	return nil
-}
-
-// newPageToken is a fresh random token for one run's page.
-func newPageToken() string {
-	b := make([]byte, 16)
-	rand.Read(b)
-	return hex.EncodeToString(b)
 }

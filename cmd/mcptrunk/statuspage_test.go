@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/mcptrunk/mcptrunk/internal/config"
+	"github.com/mcptrunk/mcptrunk/internal/statuspage"
 	"github.com/mcptrunk/mcptrunk/proxy"
 )
 
@@ -222,7 +223,7 @@ func TestMetricsListenerServesStatusPage(t *testing.T) {
 	tr := proxy.New(cfg, nil)
 	defer tr.Close(context.Background())
 	tr.Start(nil, "")
-	srv := httptest.NewServer(localOnly(observeMux(tr, nil)))
+	srv := httptest.NewServer(statuspage.Guard(observeMux(tr, nil), ""))
 	defer srv.Close()
 	ctx := testCtx(t, 30*time.Second)
 	if !waitFor(ctx, 20*time.Second, func() bool { return strings.Contains(httpGet(t, ctx, srv.URL+"/"), `data-state="ready"`) }) {

@@ -20,11 +20,11 @@ import (
 func Guard(next http.Handler, token string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !config.IsLoopbackHostPort(r.Host) {
-			http.Error(w, "the status page answers only on a loopback address", http.StatusForbidden)
+			http.Error(w, "forbidden: this listener answers only on a loopback address", http.StatusForbidden)
 			return
 		}
 		if o := r.Header.Get("Origin"); o != "" && !sameOrigin(o, r.Host) {
-			http.Error(w, "cross-origin requests are refused", http.StatusForbidden)
+			http.Error(w, "forbidden: cross-origin requests are refused", http.StatusForbidden)
 			return
 		}
 		if token != "" && !hasToken(r, token) {

@@ -1,4 +1,4 @@
-package main
+package textview
 
 import (
 	"bytes"
@@ -16,7 +16,7 @@ import (
 func TestStatusTableCatalog(t *testing.T) {
 	old := time.Now().Add(-31 * time.Second)
 	var out bytes.Buffer
-	printStatusTable(&out, []upstream.Status{
+	StatusTable(&out, []upstream.Status{
 		{Server: "woken", State: upstream.StateReady, Lazy: true, CachedAt: old},
 		{Server: "asleep", State: upstream.StateSleeping, Lazy: true, CachedAt: old},
 		{Server: "broken", State: upstream.StateFailed, CachedAt: old},

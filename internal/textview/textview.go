@@ -1,0 +1,222 @@
+// Package textview is what mcptrunk's commands print for a person: the
+// table of servers, lists of items, a server's drift from the lockfile,
+// registry entries, and the small wording they share (how long ago, a
+// first line). The commands keep their flags, wiring and exit codes.
+package textview
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/mcptrunk/mcptrunk/internal/pin"
+	"github.com/mcptrunk/mcptrunk/internal/registry"
+	"github.com/mcptrunk/mcptrunk/upstream"
+)
+
+// StatusTable prints one line per server. APPS counts its MCP Apps
+// (ui:// resources), CATALOG says where the counts come from, USED the
+// time since its last request ("-": none).
+func StatusTable(w io.Writer, statuses []upstream.Status) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SERVER\tSTATE\tTOOLS\tPROMPTS\tRESOURCES\tTEMPLATES\tAPPS\tCATALOG\tUSED\tERROR")
+	for _, s := range statuses {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\n", s.Server, s.State, s.Tools, s.Prompts, s.Resources, s.Templates, s.Apps,
+			catalogSource(s), Ago(s.LastUse), FirstLine(s.Error))
+	}
+	tw.Flush()
+}
+
+// catalogSource says where a server's catalog comes from: "live" when the
+// server is running and listed it itself (however old the cache entry it
+// matches: a server that just started is not listed from the cache),
+// "cached <age>" when a sleeping server is listed from the catalog cache,
+// "-" when it has none.
+func catalogSource(s upstream.Status) string {
+	switch {
+	case s.State == upstream.StateReady:
+		return "live"
+	case s.State == upstream.StateSleeping && !s.CachedAt.IsZero():
+		return "cached " + Ago(s.CachedAt)
+	}
+	return "-"
+}
+
+// ago says how long ago t was, coarsely ("-" for the zero time).
+func Ago(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	d := time.Since(t)
+	switch {
+	case d < time.Minute:
+		return d.Round(time.Second).String() + " ago"
+	case d < time.Hour:
+		return strings.TrimSuffix(d.Round(time.Minute).String(), "0s") + " ago"
+	case d < 48*time.Hour:
+		return strings.TrimSuffix(d.Round(time.Hour).String(), "0m0s") + " ago"
+	}
+	return fmt.Sprintf("%dd ago", int(d.Hours()/24))
+}
+
+// Items prints one list: each item's exported name or URI and a short
+// description.
+func Items(w io.Writer, title string, items []json.RawMessage) {
+	fmt.Fprintf(w, "\n%s (%d)\n", title, len(items))
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for _, raw := range items {
+		var it struct {
+			Name, Title, Description, URI, URITemplate string
+		}
+		_ = json.Unmarshal(raw, &it)
+		id := it.Name
+		if it.URI != "" {
+			id = it.URI
+		} else if it.URITemplate != "" {
+			id = it.URITemplate
+		}
+		about := it.Title
+		if about == "" {
+			about = it.Description
+		}
+		fmt.Fprintf(tw, "  %s\t%s\n", id, truncate(FirstLine(about), 70))
+	}
+	tw.Flush()
+}
+
+// FirstLine is s up to its first newline.
+func FirstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
+
+// truncate cuts s to n runes, the last an ellipsis.
+func truncate(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
+
+// JSON writes v indented, without escaping HTML.
+func JSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// Found prints one line per server: deprecated and deleted ones
+// say so.
+func Found(w io.Writer, found []registry.Entry) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tVERSION\tRUNS\tSTATUS\tDESCRIPTION")
+	for _, e := range found {
+		s := e.Server
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.Name, s.Version, runs(s), e.Status(), FirstLine(s.Description))
+	}
+	tw.Flush()
+}
+
+// runs says how a server would run: its packages' types and its remotes'.
+func runs(s registry.Server) string {
+	var kinds []string
+	for _, p := range s.Packages {
+		kinds = append(kinds, p.RegistryType)
+	}
+	for _, r := range s.Remotes {
+		kinds = append(kinds, r.Type)
+	}
+	if len(kinds) == 0 {
+		return "-"
+	}
+	return strings.Join(kinds, ",")
+}
+
+// Variables says which variables the entry refers to: the config
+// holds ${NAME}, the value is the user's to set where mcptrunk runs.
+func Variables(w io.Writer, vars []registry.Variable) {
+	if len(vars) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "It reads these variables from the environment mcptrunk runs in (the config names them, never their values):")
+	for _, v := range vars {
+		need := "optional"
+		if v.Required {
+			need = "required"
+		}
+		if v.Secret {
+			need += ", secret"
+		}
+		state := "not set here"
+		if _, ok := os.LookupEnv(v.Name); ok {
+			state = "set here"
+		}
+		desc := ""
+		if v.Description != "" {
+			desc = ": " + FirstLine(v.Description)
+		}
+		fmt.Fprintf(w, "  %s (%s, %s)%s\n", v.Name, need, state, desc)
+	}
+}
+
+// Drift prints one ready server's changes against the lockfile, with
+// diffs, and the findings in what it exports now.
+func Drift(w io.Writer, server string, changes []pin.Change, now pin.Server, others []string) {
+	counts := map[pin.Status]int{}
+	for _, ch := range changes {
+		counts[ch.Status]++
+	}
+	if len(changes) == 0 {
+		fmt.Fprintf(w, "\nserver %q: matches the lockfile\n", server)
+	} else {
+		fmt.Fprintf(w, "\nserver %q: %d new, %d changed, %d removed\n", server, counts[pin.New], counts[pin.Changed], counts[pin.Removed])
+	}
+	for _, ch := range changes {
+		fmt.Fprintf(w, "  %s %s %q\n", ch.Status, ch.Kind.Singular(), ch.Key)
+		switch ch.Status {
+		case pin.New:
+			printText(w, ch.New)
+		case pin.Changed:
+			for _, d := range pin.DiffDefinitions(ch.Kind, ch.Old, ch.New) {
+				if d.Lines == nil {
+					fmt.Fprintf(w, "    %s: %s\n", d.Field, indentLines(d.Words, "      "))
+					continue
+				}
+				fmt.Fprintf(w, "    %s:\n", d.Field)
+				for _, line := range d.Lines {
+					fmt.Fprintf(w, "      %s\n", line)
+				}
+			}
+		}
+	}
+	for _, kind := range pin.Kinds {
+		for _, key := range now.Keys(kind) {
+			for _, f := range pin.Inspect(kind, key, now[kind][key].Definition, others) {
+				fmt.Fprintf(w, "  finding: %s %q: %s\n", kind.Singular(), key, f.Problem)
+			}
+		}
+	}
+}
+
+// printText prints a new definition's title and description.
+func printText(w io.Writer, def json.RawMessage) {
+	const indent = "    "
+	var d struct{ Title, Description string }
+	_ = json.Unmarshal(def, &d)
+	if d.Title != "" {
+		fmt.Fprintf(w, "%stitle: %s\n", indent, indentLines(d.Title, indent+"  "))
+	}
+	if d.Description != "" {
+		fmt.Fprintf(w, "%sdescription: %s\n", indent, indentLines(d.Description, indent+"  "))
+	}
+}
+
+// indentLines indents every line of s but the first.
+func indentLines(s, indent string) string {
+	return strings.ReplaceAll(s, "\n", "\n"+indent)
+}
