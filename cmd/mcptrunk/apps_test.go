@@ -49,6 +49,7 @@ func uiMeta(tool *mcp.Tool) map[string]any {
 // app's bare-name call of it routes; a bare name two servers share is
 // refused naming both.
 func TestAppsExampleServers(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	direct := map[string]string{}

@@ -27,6 +27,7 @@ import (
 )
 
 func TestDeployHAProxy(t *testing.T) {
+	t.Parallel()
 	bin := needHAProxy(t)
 	ctx := testCtx(t, 2*time.Minute)
 	tag := newTag(t)

@@ -5,7 +5,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -154,34 +153,54 @@ func runCLI(t testing.TB, timeout time.Duration, args ...string) (stdout, stderr
 // runCLIInput is runCLI with stdin, for commands that ask a question.
 func runCLIInput(t testing.TB, timeout time.Duration, stdin string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
-	tag := newTag(t)
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	cmd := trunkCmd(tag, args...)
-	var out bytes.Buffer
-	errOut := &syncBuffer{}
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = strings.NewReader(stdin), &out, errOut
-	if err := cmd.Start(); err != nil {
+	return startCLI(t, stdin, args...).wait(t, timeout)
+}
+
+// cliRun is an mcptrunk subcommand started by startCLI: several may run at
+// once, each waited for on the test's goroutine.
+type cliRun struct {
+	args   []string
+	tag    string
+	cmd    *exec.Cmd
+	out    bytes.Buffer
+	errOut *syncBuffer
+	done   chan error
+}
+
+// startCLI starts an mcptrunk subcommand with stdin.
+func startCLI(t testing.TB, stdin string, args ...string) *cliRun {
+	t.Helper()
+	r := &cliRun{args: args, tag: newTag(t), errOut: &syncBuffer{}, done: make(chan error, 1)}
+	r.cmd = trunkCmd(r.tag, args...)
+	r.cmd.Stdin, r.cmd.Stdout, r.cmd.Stderr = strings.NewReader(stdin), &r.out, r.errOut
+	if err := r.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	go func() { r.done <- r.cmd.Wait() }()
+	return r
+}
+
+// wait waits for the run to end, within timeout of now, and returns its
+// stdout, stderr and exit status.
+func (r *cliRun) wait(t testing.TB, timeout time.Duration) (stdout, stderr string, code int) {
+	t.Helper()
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
 	var err error
 	select {
-	case err = <-done:
-	case <-ctx.Done():
-		_ = cmd.Process.Kill()
-		<-done
-		t.Fatalf("mcptrunk %s did not finish within %s\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), timeout, out.String(), errOut.String())
+	case err = <-r.done:
+	case <-timer.C:
+		_ = r.cmd.Process.Kill()
+		<-r.done
+		t.Fatalf("mcptrunk %s did not finish within %s\nstdout:\n%s\nstderr:\n%s", strings.Join(r.args, " "), timeout, r.out.String(), r.errOut.String())
 	}
-	code = 0
 	var exit *exec.ExitError
 	if errors.As(err, &exit) {
 		code = exit.ExitCode()
 	} else if err != nil {
-		t.Fatalf("mcptrunk %s: %v", strings.Join(args, " "), err)
+		t.Fatalf("mcptrunk %s: %v", strings.Join(r.args, " "), err)
 	}
-	checkNoRace(t, errOut)
-	assertNoProcesses(t, tag, 5*time.Second)
-	return out.String(), errOut.String(), code
+	checkNoRace(t, r.errOut)
+	assertNoProcesses(t, r.tag, 5*time.Second)
+	return r.out.String(), r.errOut.String(), code
 }

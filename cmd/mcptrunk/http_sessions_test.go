@@ -26,6 +26,7 @@ import (
 // known exactly). Sessions mix go-sdk clients at both revisions and raw
 // stateless HTTP clients.
 func TestHTTPSharedSessions(t *testing.T) {
+	t.Parallel()
 	for _, n := range []int{2, 20} {
 		t.Run(fmt.Sprintf("%d sessions", n), func(t *testing.T) {
 			t.Parallel()

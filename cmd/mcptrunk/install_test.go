@@ -16,6 +16,7 @@ import (
 // mcptrunk's config, keeps what mcptrunk cannot run, its other settings
 // stay, and uninstall gives back the file byte for byte.
 func TestInstallRoundTrip(t *testing.T) {
+	t.Parallel()
 	trunk, err := filepath.EvalSymlinks(trunkBin)
 	if err != nil {
 		t.Fatal(err)

@@ -198,18 +198,18 @@ func TestPinSelectedServers(t *testing.T) {
 		t.Error("pin of an unknown server wrote the lockfile")
 	}
 
-	t.Run("at once", func(t *testing.T) {
-		for _, name := range []string{"one", "two"} {
-			t.Run(name, func(t *testing.T) {
-				t.Parallel()
-				out := pincliExpect(t, 0, []string{`server "` + name + `": `, "Recorded"}, name, "--yes", "--config", cfg)
-				other := map[string]string{"one": "two", "two": "one"}[name]
-				if strings.Contains(out, `server "`+other+`"`) {
-					t.Errorf("pin %s reported server %s:\n%s", name, other, out)
-				}
-			})
+	// Two runs at once, one server each: both end up in the lockfile.
+	runs := map[string]*cliRun{}
+	for _, name := range []string{"one", "two"} {
+		runs[name] = startCLI(t, "", "pin", name, "--yes", "--config", cfg)
+	}
+	for name, r := range runs {
+		out, stderr, code := r.wait(t, pincliTimeout)
+		other := map[string]string{"one": "two", "two": "one"}[name]
+		if code != 0 || !strings.Contains(out, `server "`+name+`": `) || !strings.Contains(out, "Recorded") || strings.Contains(out, `server "`+other+`"`) {
+			t.Errorf("pin %s at once with pin %s: exit %d\nstdout:\n%s\nstderr:\n%s", name, other, code, out, stderr)
 		}
-	})
+	}
 	lock, _ := pincliRead(t, lockPath)
 	if len(lock.Servers["one"]["tools"]) == 0 || lock.Servers["two"]["tools"]["second"].SHA256 == "" {
 		t.Fatalf("after two runs at once the lockfile does not have both servers: %+v", lock.Servers)

@@ -177,3 +177,29 @@ func TestAppTool(t *testing.T) {
 		t.Errorf("AppTool(refresh) = %v, want an error naming both", err)
 	}
 }
+
+// TestBuildAppsUnprefixed: a server with "namespace": false exports its app
+// under the server's own ui:// URI, in the tool's _meta and the resource
+// list alike, and that URI routes back to it beside a namespaced one's.
+func TestBuildAppsUnprefixed(t *testing.T) {
+	app := upstream.Catalog{
+		Tools:     []upstream.Item{{Key: "get-time", Raw: []byte(`{"name":"get-time","_meta":{"ui":{"resourceUri":"ui://mcp-app.html"}}}`)}},
+		Resources: []upstream.Item{{Key: "ui://mcp-app.html", Raw: []byte(`{"uri":"ui://mcp-app.html","name":"app","mimeType":"text/html;profile=mcp-app"}`)}},
+	}
+	cat := Build(Input{
+		Servers: []Server{
+			{Name: "plain", Spec: config.Spec{Name: "plain", Namespace: new(bool)}, Items: app, Listed: true, Settled: true},
+			{Name: "boxed", Spec: config.Spec{Name: "boxed"}, Items: upstream.Catalog{Resources: app.Resources}, Listed: true, Settled: true},
+		},
+		Policy: PolicyOf(config.TrunkOptions{Prefix: naming.Default.Prefix, MaxNameLength: 64}),
+		Logger: slog.New(slog.DiscardHandler),
+	})
+	if got := cat.Lists[ListTools]; len(got) != 1 || string(got[0].Item) != string(app.Tools[0].Raw) {
+		t.Errorf("tools %v: want the unprefixed server's tool as it listed it", got)
+	}
+	for uri, want := range map[string]string{"ui://mcp-app.html": "plain", "ui://boxed/mcp-app.html": "boxed"} {
+		if server, raw, err := cat.URIOwner(uri); err != nil || server != want || raw != "ui://mcp-app.html" {
+			t.Errorf("URIOwner(%q) = %q, %q, %v; want %s's ui://mcp-app.html", uri, server, raw, err, want)
+		}
+	}
+}
