@@ -39,6 +39,11 @@ type Options struct {
 	// Dial connects the upstreams (upstream.Options.Dial); nil starts
 	// each as its config says. Tests give in-memory servers this way.
 	Dial upstream.Dialer
+	// SigningKey is the secret the tokens the trunk hands hosts (task ids,
+	// request states) are signed under, shared by the replicas of one
+	// deployment (trunk.http.signingKeyFile) so that each opens the others';
+	// nil signs with a key of this process.
+	SigningKey []byte
 }
 
 // DefaultPageSize is the most items one list page carries. Hosts that
@@ -120,8 +125,8 @@ func New(cfg *config.Config, opts *Options) *Trunk {
 		started:  make(chan struct{}),
 	}
 	t.life, t.stopLife = context.WithCancel(context.Background())
-	t.parked = translate.NewParking(t.life, t.workers.Go)
-	t.taskIDs = translate.NewTaskIDs()
+	t.parked = translate.NewParking(t.life, t.workers.Go, opts.SigningKey)
+	t.taskIDs = translate.NewTaskIDs(opts.SigningKey)
 	t.cat.Store(&catalog.Catalog{Scheme: catalog.PolicyOf(cfg.Trunk).Scheme}) // names split with the right prefix even before the first build
 	t.cfg.Store(cfg)
 	t.record = opts.RecordPins

@@ -44,16 +44,16 @@ func TestDeployHAProxyConfigs(t *testing.T) {
 }
 
 // TestDeployContainerConfig: deploy/mcptrunk.json loads, and serves on the
-// port, path and token file that deploy/Dockerfile, mcptrunk.yaml and
-// haproxy.cfg assume.
+// port, path, token file and signing key that deploy/Dockerfile,
+// mcptrunk.yaml, kustomization.yaml and haproxy.cfg assume.
 func TestDeployContainerConfig(t *testing.T) {
 	cfg, err := config.Load(filepath.Join(moduleRoot, "deploy", "mcptrunk.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	h := cfg.Trunk.HTTP
-	if h.Listen != "0.0.0.0:8080" || h.Path != "/mcp" || h.TokenFile != "/run/secrets/mcptrunk/token" {
-		t.Errorf("deploy/mcptrunk.json trunk.http = %+v; the manifests expect 0.0.0.0:8080, /mcp and /run/secrets/mcptrunk/token", h)
+	if h.Listen != "0.0.0.0:8080" || h.Path != "/mcp" || h.TokenFile != "/run/secrets/mcptrunk/token" || h.SigningKeyFile != "/run/secrets/mcptrunk/signing.key" {
+		t.Errorf("deploy/mcptrunk.json trunk.http = %+v; the manifests expect 0.0.0.0:8080, /mcp, and the token and signing key in /run/secrets/mcptrunk", h)
 	}
 	if len(cfg.Servers) == 0 {
 		t.Error("deploy/mcptrunk.json names no server")

@@ -85,9 +85,14 @@ func (c *serveCommand) run(ctx context.Context, env *environment) error {
 	logger.Info("mcptrunk starting", "servers", len(cfg.Servers), "config", path, "version", version())
 	audits := startAudit(cfg.Trunk.Audit, logger)
 	defer audits.close()
+	var signingKey []byte
+	if down != nil {
+		signingKey = down.key
+	}
 	t := proxy.New(cfg, &proxy.Options{
 		Logger: logger, Version: version(), Restart: upstream.DefaultRestartPolicy, RecordPins: true,
-		Observers: slices.Concat(obs.observers(), traces.observers(), audits.observers()),
+		Observers:  slices.Concat(obs.observers(), traces.observers(), audits.observers()),
+		SigningKey: signingKey,
 	})
 	if down != nil {
 		t.Share() // before anything starts: every session shares the upstreams

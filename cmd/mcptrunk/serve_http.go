@@ -65,6 +65,7 @@ type httpDownstream struct {
 	flags    *httpFlags
 	ln       net.Listener
 	token    string
+	key      []byte                // trunk.http.signingKeyFile: shared by the replicas
 	auth     *accesstoken.Verifier // trunk.http.auth: a team's access tokens
 	loopback bool
 	handler  *httpserve.Handler
@@ -91,6 +92,11 @@ func listenHTTP(cfg config.HTTP, f *httpFlags, logger *slog.Logger) (*httpDownst
 			return nil, err
 		}
 		if err := checkToken(cfg.TokenFile, d.token, d.loopback, logger); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.SigningKeyFile != "" {
+		if d.key, err = httpserve.LoadSigningKey(cfg.SigningKeyFile); err != nil {
 			return nil, err
 		}
 	}

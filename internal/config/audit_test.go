@@ -67,3 +67,26 @@ func TestLoadAuditFile(t *testing.T) {
 		}
 	}
 }
+
+// trunk.http.signingKeyFile is a path like tokenFile: relative to the
+// config's directory; a value of another type is an error naming it.
+func TestLoadSigningKeyFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "mcptrunk.json")
+	if err := os.WriteFile(path, []byte(`{"mcpServers": {}, "trunk": {"http": {"signingKeyFile": "secrets/signing.key"}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(dir, "secrets", "signing.key"); c.Trunk.HTTP.SigningKeyFile != want {
+		t.Errorf("signingKeyFile loaded as %q, want %q", c.Trunk.HTTP.SigningKeyFile, want)
+	}
+	if err := os.WriteFile(path, []byte(`{"mcpServers": {}, "trunk": {"http": {"signingKeyFile": 5}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(path); err == nil || !strings.Contains(err.Error(), "trunk.http.signingKeyFile") {
+		t.Errorf("a number for signingKeyFile: %v, want an error naming it", err)
+	}
+}

@@ -19,6 +19,12 @@ type HTTP struct {
 	// config's directory. A file that does not exist is created with a new
 	// random token (0600) and the token printed once.
 	TokenFile string `json:"tokenFile,omitempty"`
+	// SigningKeyFile holds the secret the trunk signs the tokens it hands
+	// hosts under (task ids, request states), shared by the replicas of one
+	// deployment so that each opens the others'; relative to the config's
+	// directory. Never created: replicas with keys of their own would not
+	// share them. Without it each process signs with a key of its own.
+	SigningKeyFile string `json:"signingKeyFile,omitempty"`
 	// AllowedOrigins are browser origins allowed besides the listener's own,
 	// with CORS; none by default.
 	AllowedOrigins []string `json:"allowedOrigins,omitempty"`
@@ -45,6 +51,7 @@ type rawHTTP struct {
 	Listen         json.RawMessage `json:"listen"`
 	Path           json.RawMessage `json:"path"`
 	TokenFile      json.RawMessage `json:"tokenFile"`
+	SigningKey     json.RawMessage `json:"signingKeyFile"`
 	AllowedOrigins json.RawMessage `json:"allowedOrigins"`
 	Auth           json.RawMessage `json:"auth"`
 	MaxSessions    json.RawMessage `json:"maxSessions"`
@@ -82,6 +89,9 @@ func (p *fieldErrs) httpOptions(raw json.RawMessage, field string, lookup func(s
 	}
 	if s, ok := p.str(rh.TokenFile, field+".tokenFile"); ok {
 		h.TokenFile = s
+	}
+	if s, ok := p.str(rh.SigningKey, field+".signingKeyFile"); ok {
+		h.SigningKeyFile = s
 	}
 	if origins, ok := p.strs(rh.AllowedOrigins, field+".allowedOrigins"); ok {
 		for _, o := range origins {

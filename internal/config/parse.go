@@ -230,6 +230,9 @@ func Load(path string) (*Config, error) {
 	if tf := cfg.Trunk.HTTP.TokenFile; tf != "" && !filepath.IsAbs(tf) {
 		cfg.Trunk.HTTP.TokenFile = filepath.Join(filepath.Dir(path), tf)
 	}
+	if kf := cfg.Trunk.HTTP.SigningKeyFile; kf != "" && !filepath.IsAbs(kf) {
+		cfg.Trunk.HTTP.SigningKeyFile = filepath.Join(filepath.Dir(path), kf)
+	}
 	if af := cfg.Trunk.Audit.File; af != "" && !filepath.IsAbs(af) {
 		cfg.Trunk.Audit.File = filepath.Join(filepath.Dir(path), af)
 	}

@@ -43,3 +43,22 @@ func LoadOrCreateToken(path string, logger *slog.Logger) (string, error) {
 	}
 	return token, nil
 }
+
+// MinSigningKey is the shortest secret LoadSigningKey accepts: 32 bytes,
+// as many as the HMAC-SHA256 key derived from it.
+const MinSigningKey = 32
+
+// LoadSigningKey reads the secret of trunk.http.signingKeyFile: the file's
+// content without the spaces and newlines around it. A missing, empty or
+// short file is an error naming the file, never its content.
+func LoadSigningKey(path string) ([]byte, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("trunk.http.signingKeyFile: %w", err)
+	}
+	key := []byte(strings.TrimSpace(string(data)))
+	if len(key) < MinSigningKey {
+		return nil, fmt.Errorf("trunk.http.signingKeyFile %s holds %d bytes, fewer than %d: make one with `openssl rand -hex 32 > %s`", path, len(key), MinSigningKey, path)
+	}
+	return key, nil
+}

@@ -39,8 +39,8 @@ type Parking struct {
 
 // NewParking returns the parking of one trunk: upstream calls run on
 // goroutines that spawn starts, and end at the latest when life does.
-func NewParking(life context.Context, spawn func(func())) *Parking {
-	return &Parking{signer: newStateSigner(), life: life, spawn: spawn, byID: map[uint64]*Exchange{}, inFlight: map[string][]*Exchange{},
+func NewParking(life context.Context, spawn func(func()), secret []byte) *Parking {
+	return &Parking{signer: newStateSigner(secret), life: life, spawn: spawn, byID: map[uint64]*Exchange{}, inFlight: map[string][]*Exchange{},
 		changed: make(chan struct{})}
 }
 

@@ -7,13 +7,13 @@ import (
 )
 
 func TestStateSignerRefusesForgeries(t *testing.T) {
-	s := newStateSigner()
+	s := newStateSigner(nil)
 	state := s.sign(42, 3)
 	id, round, err := s.verify(state)
 	if err != nil || id != 42 || round != 3 {
 		t.Fatalf("verify(sign(42, 3)) = %d, %d, %v", id, round, err)
 	}
-	other := newStateSigner().sign(42, 3) // another trunk's key
+	other := newStateSigner(nil).sign(42, 3) // another trunk's key
 	payload, mac, _ := strings.Cut(strings.TrimPrefix(state, statePrefix), ".")
 	otherPayload, _, _ := strings.Cut(strings.TrimPrefix(s.sign(43, 3), statePrefix), ".")
 	flipped := []byte(mac)
@@ -66,5 +66,35 @@ func TestRetryParams(t *testing.T) {
 	got, err = retryParams(json.RawMessage(`{"name":"t","requestState":"old"}`), map[string]json.RawMessage{}, nil)
 	if err != nil || strings.Contains(string(got), "requestState") {
 		t.Errorf("no state from the server: %s, %v", got, err)
+	}
+}
+
+// Replicas that share a signing key: each opens the others' task ids, and
+// tells another replica's request state (whose call waits there) from a
+// forged one; a replica with another key refuses both as forged.
+func TestSharedSigningKey(t *testing.T) {
+	secret := []byte("a secret the replicas of one deployment share")
+	a, b := NewTaskIDs(secret), NewTaskIDs(secret)
+	id := a.Issue("", "remote", "t-1")
+	if server, up, err := b.Open("", id); err != nil || server != "remote" || up != "t-1" {
+		t.Errorf("a replica with the same key opens %q as %q %q %v", id, server, up, err)
+	}
+	if _, _, err := NewTaskIDs([]byte("another deployment's secret")).Open("", id); err != ErrBadTaskID {
+		t.Errorf("a replica with another key: %v, want ErrBadTaskID", err)
+	}
+	if _, _, err := NewTaskIDs(nil).Open("", id); err != ErrBadTaskID {
+		t.Errorf("a trunk with a key of its own: %v, want ErrBadTaskID", err)
+	}
+
+	sa, sb := newStateSigner(secret), newStateSigner(secret)
+	state := sa.sign(7, 1)
+	if id, round, err := sa.verify(state); err != nil || id != 7 || round != 1 {
+		t.Errorf("the issuing replica verifies %d %d %v", id, round, err)
+	}
+	if _, _, err := sb.verify(state); err != errOtherReplica {
+		t.Errorf("another replica with the key: %v, want errOtherReplica", err)
+	}
+	if _, _, err := newStateSigner([]byte("another deployment's secret")).verify(state); err != errBadState {
+		t.Errorf("a replica with another key: %v, want errBadState", err)
 	}
 }

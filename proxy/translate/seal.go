@@ -11,14 +11,24 @@ import (
 
 // sealKey makes and opens the tokens the trunk hands a host and must later
 // trust again (a requestState, a task id): prefix, the payload in base64url,
-// and an HMAC-SHA256 under a key that lives only in this process. The MAC
+// and an HMAC-SHA256 under a key that lives only in this process, or that
+// the replicas of one deployment share (trunk.http.signingKeyFile). The MAC
 // covers the prefix (a token of one kind is never taken for another), what
 // the token is bound to (not carried in it: a session) and the payload.
 type sealKey struct{ key [32]byte }
 
-func newSealKey() sealKey {
+// newSealKey returns the key for purpose: derived from secret, so that
+// every trunk given the same secret makes and opens the same tokens, or
+// random when secret is empty. Each purpose gets a key of its own.
+func newSealKey(secret []byte, purpose string) sealKey {
 	var k sealKey
-	_, _ = rand.Read(k.key[:]) // crypto/rand never fails on supported platforms
+	if len(secret) == 0 {
+		_, _ = rand.Read(k.key[:]) // crypto/rand never fails on supported platforms
+		return k
+	}
+	h := hmac.New(sha256.New, secret)
+	h.Write([]byte("mcptrunk seal key: " + purpose))
+	copy(k.key[:], h.Sum(nil))
 	return k
 }
 

@@ -15,8 +15,10 @@ import (
 // server or a task of its choosing) nor use one issued to another session.
 type TaskIDs struct{ key sealKey }
 
-// NewTaskIDs returns ids signed with a key of this process.
-func NewTaskIDs() *TaskIDs { return &TaskIDs{key: newSealKey()} }
+// NewTaskIDs returns ids signed with a key derived from secret, which the
+// replicas of a deployment share so that any of them opens the ids of all,
+// or with a key of this process when secret is empty.
+func NewTaskIDs(secret []byte) *TaskIDs { return &TaskIDs{key: newSealKey(secret, "task ids")} }
 
 // RelatedTaskKey is the reserved _meta key by which a 2025-11-25 message
 // names the task it belongs to ({"taskId": ...}).

@@ -7,7 +7,7 @@ import (
 )
 
 func TestTaskIDsRoundTrip(t *testing.T) {
-	ids := NewTaskIDs()
+	ids := NewTaskIDs(nil)
 	id := ids.Issue("s1", "everything", "abc-123\x00weird")
 	server, up, err := ids.Open("s1", id)
 	if err != nil || server != "everything" || up != "abc-123\x00weird" {
@@ -19,9 +19,9 @@ func TestTaskIDsRoundTrip(t *testing.T) {
 }
 
 func TestTaskIDsRefused(t *testing.T) {
-	ids := NewTaskIDs()
+	ids := NewTaskIDs(nil)
 	id := ids.Issue("s1", "everything", "abc")
-	other := NewTaskIDs().Issue("s1", "everything", "abc")
+	other := NewTaskIDs(nil).Issue("s1", "everything", "abc")
 	p, m, _ := strings.Cut(strings.TrimPrefix(id, taskPrefix), ".")
 	forged := taskPrefix + "ZXZpbABhYmM" + "." + m // "evil\x00abc" with the MAC of another payload
 	cases := map[string]struct{ session, id string }{
