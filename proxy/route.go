@@ -30,11 +30,11 @@ func (t *Trunk) Handle(ctx context.Context, method string, params json.RawMessag
 	case "resources/templates/list":
 		return t.list(ctx, catalog.ListTemplates, params)
 	case "tools/call":
-		return t.bounded(method, params)(t.routeNamed(ctx, method, params, "tool"))
+		return t.bounded(method, params).of(t.routeNamed(ctx, method, params, "tool"))
 	case "prompts/get":
-		return t.bounded(method, params)(t.routeNamed(ctx, method, params, "prompt"))
+		return t.bounded(method, params).of(t.routeNamed(ctx, method, params, "prompt"))
 	case "resources/read":
-		return t.bounded(method, params)(t.routeResource(ctx, method, params, true))
+		return t.bounded(method, params).of(t.routeResource(ctx, method, params, true))
 	case "resources/subscribe", "resources/unsubscribe":
 		return t.routeResource(ctx, method, params, false)
 	case "completion/complete":
@@ -310,29 +310,45 @@ func (t *Trunk) waitSettled(ctx context.Context) {
 // is a tool error, which the model reads; otherwise a JSON-RPC error. (The
 // host's Conn enforces the limit on every message it writes, exactly; this
 // check comes first so that the error can say which server and item.)
-func (t *Trunk) bounded(method string, params json.RawMessage) func(json.RawMessage, error) (json.RawMessage, error) {
-	return func(res json.RawMessage, err error) (json.RawMessage, error) {
-		limit := t.cfg.Load().Trunk.MaxMessageBytes
-		size := int64(len(res) + catalog.ResponseOverhead)
+func (t *Trunk) bounded(method string, params json.RawMessage) sizeCheck {
+	return sizeCheck{t, method, params}
+}
+
+// sizeCheck is bounded's check of one request's result: a value, so the
+// check costs no allocation on every call.
+type sizeCheck struct {
+	t      *Trunk
+	method string
+	params json.RawMessage
+}
+
+// of checks the result of the request.
+func (c sizeCheck) of(res json.RawMessage, err error) (json.RawMessage, error) {
+	t, method, params := c.t, c.method, c.params
+	limit := t.cfg.Load().Trunk.MaxMessageBytes
+	size := int64(len(res) + catalog.ResponseOverhead)
+	if err != nil {
+		// Only an error costs the errors.As (its target escapes).
 		var over *jsonrpc.OverlongLineError
-		if errors.As(err, &over) && !errors.Is(err, jsonrpc.ErrClosed) {
-			size, limit = over.Size, over.Limit // refused while reading it
-		} else if err != nil || limit <= 0 || size <= int64(limit) {
+		if !errors.As(err, &over) || errors.Is(err, jsonrpc.ErrClosed) {
 			return res, err
 		}
-		what, _ := rawjson.StringField(params, "name")
-		if what == "" {
-			what, _ = rawjson.StringField(params, "uri")
-		}
-		server := t.snapshot().ServerOf(method, what)
-		msg := fmt.Sprintf("the result of %s %q from server %q is %d bytes, more than %s (%d), the most the host is known to read in one message; raise it in the config if the host reads more",
-			method, what, server, size, catalog.LimitSetting, limit)
-		t.logger.Warn("refusing an oversized result", "server", server, "method", method, "item", what, "bytes", size, "limit", limit)
-		if method == "tools/call" {
-			return trunktools.ToolError("%s", msg)
-		}
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "%s", msg)
+		size, limit = over.Size, over.Limit // refused while reading it
+	} else if limit <= 0 || size <= int64(limit) {
+		return res, err
 	}
+	what, _ := rawjson.StringField(params, "name")
+	if what == "" {
+		what, _ = rawjson.StringField(params, "uri")
+	}
+	server := t.snapshot().ServerOf(method, what)
+	msg := fmt.Sprintf("the result of %s %q from server %q is %d bytes, more than %s (%d), the most the host is known to read in one message; raise it in the config if the host reads more",
+		method, what, server, size, catalog.LimitSetting, limit)
+	t.logger.Warn("refusing an oversized result", "server", server, "method", method, "item", what, "bytes", size, "limit", limit)
+	if method == "tools/call" {
+		return trunktools.ToolError("%s", msg)
+	}
+	return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "%s", msg)
 }
 
 // ToolHeaderParams returns, for an exported tool, the arguments its input

@@ -37,7 +37,7 @@ func (t *Trunk) handleTasks(ctx context.Context, method string, params json.RawM
 	case "tasks/list":
 		return t.listTasks(ctx)
 	case "tasks/result":
-		return t.bounded(method, params)(t.routeTask(ctx, method, params))
+		return t.bounded(method, params).of(t.routeTask(ctx, method, params))
 	}
 	return t.routeTask(ctx, method, params)
 }
@@ -98,6 +98,9 @@ func (t *Trunk) issueTaskID(ctx context.Context, server string) func(string) str
 // trunk's id, and records the session that owns the task for its status
 // notifications.
 func (t *Trunk) taskCreated(ctx context.Context, server string, res json.RawMessage) json.RawMessage {
+	if !rawjson.HasField(res, "task") {
+		return res // the usual answer: no task, and no closure to make
+	}
 	out, id := tasks.Created(res, t.issueTaskID(ctx, server))
 	if s := hostRequestOf(ctx).session; id != "" && s != nil {
 		t.hosts.tasks.Own(server, id, s)

@@ -178,13 +178,8 @@ func (c *Client) Call(ctx context.Context, method string, params json.RawMessage
 	}
 	defer c.release()
 	timeout := c.spec.Timeouts.Call.D()
-	if timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, timeout)
-		defer cancel()
-	}
 	began := time.Now()
-	res, err := t.Call(ctx, method, params)
+	res, err := t.CallWithin(ctx, timeout, method, params)
 	c.stats.record(time.Since(began), err != nil)
 	if err == nil {
 		c.track(t, method, params)
@@ -209,7 +204,7 @@ func (c *Client) callError(ctx context.Context, t Transport, method string, time
 	switch {
 	case errors.As(err, &rpcErr):
 		return err
-	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil:
+	case errors.Is(err, context.DeadlineExceeded) && (ctx.Err() != nil || timeout > 0):
 		return jsonrpc.Errorf(jsonrpc.CodeInternalError, "server %q: %s timed out after %s", c.id, method, timeout)
 	case errors.Is(err, context.Canceled):
 		return err

@@ -73,6 +73,28 @@ func (w *wire) Close(ctx context.Context) error {
 // Call sends a request with the _meta its revision wants, telling ctx's
 // outgoing.Observer (reqmeta.go) of it.
 func (w *wire) Call(ctx context.Context, method string, params json.RawMessage) (res json.RawMessage, err error) {
+	return w.CallWithin(ctx, 0, method, params)
+}
+
+// timedCaller is a transport that bounds a call without a context of its
+// own (jsonrpc.Conn.CallWithin: the stdio and in-memory ones), which saves
+// the seven allocations of context.WithTimeout on every call.
+type timedCaller interface {
+	CallWithin(ctx context.Context, d time.Duration, method string, params json.RawMessage) (json.RawMessage, error)
+}
+
+// CallWithin is Call bounded by d (none when d <= 0); the error when d
+// passes first is context.DeadlineExceeded.
+func (w *wire) CallWithin(ctx context.Context, d time.Duration, method string, params json.RawMessage) (res json.RawMessage, err error) {
+	tc, timed := w.Transport.(timedCaller)
+	if d > 0 && (!timed || (w.stateless.Load() && statelessStandIn[method])) {
+		// A transport without it, or a method the wire answers otherwise:
+		// the bound is the context's.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, d)
+		defer cancel()
+		d = 0
+	}
 	if octx, end := w.observe(ctx, method, params); end != nil {
 		ctx = octx
 		defer func() { end(res, err) }()
@@ -81,6 +103,9 @@ func (w *wire) Call(ctx context.Context, method string, params json.RawMessage) 
 		params, err := w.legacyParams(ctx, params)
 		if err != nil {
 			return nil, err
+		}
+		if d > 0 {
+			return tc.CallWithin(ctx, d, method, params)
 		}
 		return w.Transport.Call(ctx, method, params)
 	}
@@ -101,15 +126,35 @@ func (w *wire) Call(ctx context.Context, method string, params json.RawMessage) 
 	if protocol.RemovedInStateless[method] {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "server %q: %s does not exist at revision %s", w.c.id, method, protocol.Stateless)
 	}
+	if d > 0 {
+		params, err := w.stamp(ctx, method, params)
+		if err != nil {
+			return nil, err
+		}
+		return tc.CallWithin(ctx, d, method, params)
+	}
 	return w.stampedCall(ctx, method, params)
 }
 
+// statelessStandIn are the methods the wire answers otherwise at the
+// stateless revision (see CallWithin's switch).
+var statelessStandIn = map[string]bool{"ping": true, "logging/setLevel": true, "resources/subscribe": true, "resources/unsubscribe": true}
+
 func (w *wire) stampedCall(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	params, err := w.stamp(ctx, method, params)
+	if err != nil {
+		return nil, err
+	}
+	return w.Transport.Call(ctx, method, params)
+}
+
+// stamp sets the stateless revision's reserved _meta of a request.
+func (w *wire) stamp(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	params, err := rawjson.ReplaceReservedMeta(params, w.c.requestMeta(ctx))
 	if err != nil {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "server %q: %s: params: %v", w.c.id, method, err)
 	}
-	return w.Transport.Call(ctx, method, params)
+	return params, nil
 }
 
 // Notify sends a notification without reserved _meta keys; one the

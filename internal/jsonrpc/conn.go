@@ -421,6 +421,31 @@ func (c *Conn) peerCancelled(params json.RawMessage) {
 // returned. A JSON-RPC error from the peer is returned as an *Error, exactly
 // as the peer sent it.
 func (c *Conn) Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	return c.call(ctx, 0, method, params)
+}
+
+// ErrTimedOut is CallWithin's error when its bound passes first. It is
+// context.DeadlineExceeded, as a call under context.WithTimeout would end.
+var ErrTimedOut = fmt.Errorf("call timed out: %w", context.DeadlineExceeded)
+
+// CallWithin is Call bounded by d (none when d <= 0) without a context of
+// its own: context.WithTimeout costs a context, a timer and their cancel
+// on every call (seven allocations), where this takes a timer from a pool.
+// When d passes first, the request is cancelled at the peer ("timed out")
+// and the error is ErrTimedOut.
+func (c *Conn) CallWithin(ctx context.Context, d time.Duration, method string, params json.RawMessage) (json.RawMessage, error) {
+	return c.call(ctx, d, method, params)
+}
+
+// timers recycles CallWithin's timers, stopped. Since Go 1.23 a stopped
+// timer delivers nothing stale, so a Reset one fires only for its new call.
+var timers = sync.Pool{New: func() any {
+	t := time.NewTimer(time.Hour)
+	t.Stop()
+	return t
+}}
+
+func (c *Conn) call(ctx context.Context, d time.Duration, method string, params json.RawMessage) (json.RawMessage, error) {
 	id := c.nextID.Add(1)
 	ch := responseChans.Get().(chan response)
 	c.mu.Lock()
@@ -439,6 +464,16 @@ func (c *Conn) Call(ctx context.Context, method string, params json.RawMessage) 
 		return nil, fmt.Errorf("sending %s: %w", method, err)
 	}
 
+	var bound <-chan time.Time // nil, which never fires, without d
+	if d > 0 {
+		t := timers.Get().(*time.Timer)
+		t.Reset(d)
+		defer func() {
+			t.Stop()
+			timers.Put(t)
+		}()
+		bound = t.C
+	}
 	select {
 	case r := <-ch:
 		// deliver took ch out of pending before sending on it: nothing
@@ -447,8 +482,12 @@ func (c *Conn) Call(ctx context.Context, method string, params json.RawMessage) 
 		return r.answer()
 	case <-ctx.Done():
 		c.forget(id)
-		c.sendCancel(ctx, strconv.AppendInt(nil, id, 10))
+		c.sendCancel(ctx, strconv.AppendInt(nil, id, 10), "")
 		return nil, ctx.Err()
+	case <-bound:
+		c.forget(id)
+		c.sendCancel(ctx, strconv.AppendInt(nil, id, 10), "timed out")
+		return nil, ErrTimedOut
 	case <-c.done:
 		// A response may have raced the end of the connection.
 		select {
@@ -482,10 +521,13 @@ func (c *Conn) forget(id int64) {
 	c.mu.Unlock()
 }
 
-func (c *Conn) sendCancel(ctx context.Context, id []byte) {
-	reason := "cancelled"
-	if errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
+func (c *Conn) sendCancel(ctx context.Context, id []byte, reason string) {
+	switch {
+	case reason != "":
+	case errors.Is(context.Cause(ctx), context.DeadlineExceeded):
 		reason = "timed out"
+	default:
+		reason = "cancelled"
 	}
 	params, _ := json.Marshal(struct {
 		RequestID json.RawMessage `json:"requestId"`

@@ -190,6 +190,30 @@ func TestCallerDeadlineSaysTimedOut(t *testing.T) {
 	assertBlockCancelled(t, p, "timed out")
 }
 
+// CallWithin's own bound ends the call as a context deadline would: the
+// peer is told it timed out, the error is context.DeadlineExceeded, and the
+// timer, back in its pool, never ends a later call early.
+func TestCallWithinTimesOut(t *testing.T) {
+	leakCheck(t)
+	blk := newBlocker()
+	p := newPair(t, echo, blk.handler(), nil)
+
+	res, err := p.a.CallWithin(context.Background(), 100*time.Millisecond, "block", nil)
+	if !errors.Is(err, ErrTimedOut) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("CallWithin = %s, %v; want ErrTimedOut", res, err)
+	}
+	if err := blk.waitEnded(t); !errors.Is(err, context.Canceled) {
+		t.Errorf("peer handler ctx ended with %v, want context.Canceled", err)
+	}
+	for i := range 50 { // each takes a timer from the pool
+		if got, err := p.a.CallWithin(testCtx(t), time.Minute, "ping", json.RawMessage(`1`)); err != nil || string(got) != `1` {
+			t.Fatalf("CallWithin #%d afterwards = %s, %v", i, got, err)
+		}
+	}
+	p.close()
+	assertBlockCancelled(t, p, "timed out")
+}
+
 func TestCallWithDoneContext(t *testing.T) {
 	leakCheck(t)
 	p := newPair(t, echo, echo, nil)

@@ -15,15 +15,16 @@ const StatusMethod = "notifications/tasks/status"
 // capability, and with what ("" for the capability itself, or one of its
 // members: "list", "cancel").
 func Offers(caps json.RawMessage, what string) bool {
-	m, err := rawjson.Object(caps)
-	if err != nil || m["tasks"] == nil {
+	// Read as spans, not decoded: it runs on every tools/call.
+	start, end, found, err := rawjson.FieldSpan(caps, "tasks")
+	if err != nil || !found || string(caps[start:end]) == "null" {
 		return false
 	}
 	if what == "" {
 		return true
 	}
-	tasks, err := rawjson.Object(m["tasks"])
-	return err == nil && tasks[what] != nil
+	s, e, found, err := rawjson.FieldSpan(caps[start:end], what)
+	return err == nil && found && string(caps[start:end][s:e]) != "null"
 }
 
 // Required reports whether a tool (its definition as the server listed it)

@@ -21,6 +21,8 @@ func TestOffers(t *testing.T) {
 		{`{"tasks":{"list":{},"cancel":{}}}`, "list", true},
 		{`{"tasks":{"list":{}}}`, "cancel", false},
 		{`not json`, "", false},
+		{`{"tasks":null}`, "", false},
+		{`{"tasks":{"list":null}}`, "list", false},
 	} {
 		if got := Offers(json.RawMessage(tc.caps), tc.what); got != tc.want {
 			t.Errorf("Offers(%s, %q) = %v, want %v", tc.caps, tc.what, got, tc.want)

@@ -182,6 +182,12 @@ func (t *Transport) Call(ctx context.Context, method string, params json.RawMess
 	return t.conn.Call(ctx, method, params)
 }
 
+// CallWithin is Call bounded by d without a context of its own
+// (jsonrpc.Conn.CallWithin).
+func (t *Transport) CallWithin(ctx context.Context, d time.Duration, method string, params json.RawMessage) (json.RawMessage, error) {
+	return t.conn.CallWithin(ctx, d, method, params)
+}
+
 func (t *Transport) Notify(method string, params json.RawMessage) error {
 	return t.conn.Notify(method, params)
 }
