@@ -42,6 +42,13 @@ func main() {
 		}
 		return
 	}
+	if len(os.Args) > 1 && os.Args[1] == byteRelayCommand {
+		if err := byteRelay(os.Args[2:], os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "mcptrunk-bench byte-relay:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if len(os.Args) > 1 && os.Args[1] == serveTrunkCommand {
 		if err := serveTrunk(os.Args[2:], os.Stdin, os.Stdout, os.Stderr); err != nil {
 			fmt.Fprintln(os.Stderr, "mcptrunk-bench serve-trunk:", err)

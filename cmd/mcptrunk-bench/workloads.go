@@ -111,13 +111,17 @@ func inFlight(ctx context.Context, e *endpoint, k, n int) (float64, error) {
 	return float64(n) / elapsed.Seconds(), nil
 }
 
-// pair is the same measurement on both sides.
-type pair[T any] struct{ direct, trunk []T }
+// pair is the same measurement on both sides (and, where a workload has
+// one, through the byte relay).
+type pair[T any] struct{ direct, trunk, relay []T }
 
 func (p *pair[T]) add(side string, v ...T) {
-	if side == "direct" {
+	switch side {
+	case "direct":
 		p.direct = append(p.direct, v...)
-	} else {
+	case "relay":
+		p.relay = append(p.relay, v...)
+	default:
 		p.trunk = append(p.trunk, v...)
 	}
 }
@@ -125,11 +129,14 @@ func (p *pair[T]) add(side string, v ...T) {
 // interleave runs f for both sides in each of rounds rounds, alternating
 // which side goes first, so that drifts in machine load hit both equally.
 func interleave(rounds int, d, t *endpoint, f func(round int, e *endpoint) error) error {
+	return rotate(rounds, []*endpoint{d, t}, f)
+}
+
+// rotate runs f for every side in each of rounds rounds, each round
+// starting one side later, so that drifts in machine load hit all alike.
+func rotate(rounds int, sides []*endpoint, f func(round int, e *endpoint) error) error {
 	for r := range rounds {
-		order := []*endpoint{d, t}
-		if r%2 == 1 {
-			order = []*endpoint{t, d}
-		}
+		order := append(slices.Clone(sides[r%len(sides):]), sides[:r%len(sides)]...)
 		for _, e := range order {
 			if err := f(r, e); err != nil {
 				return err
@@ -155,8 +162,14 @@ func (b *bench) callsWorkload(ctx context.Context) error {
 		return err
 	}
 	defer t.Close()
+	rl, err := b.l.relay(ctx)
+	if err != nil {
+		return err
+	}
+	defer rl.Close()
+	sides := []*endpoint{d, t, rl}
 	b.progress("protocol negotiated: direct %s, trunk %s", d.cs.InitializeResult().ProtocolVersion, t.cs.InitializeResult().ProtocolVersion)
-	for _, e := range []*endpoint{d, t} { // warm up both
+	for _, e := range sides { // warm up all three
 		if _, _, err := sequential(ctx, e, b.cfg.warmup); err != nil {
 			return err
 		}
@@ -165,8 +178,8 @@ func (b *bench) callsWorkload(ctx context.Context) error {
 		}
 	}
 
-	cpu0 := [2]time.Duration{}
-	for i, e := range []*endpoint{d, t} {
+	cpu0 := [3]time.Duration{}
+	for i, e := range sides {
 		if cpu0[i], err = procCPU(e.pid); err != nil {
 			return err
 		}
@@ -180,7 +193,7 @@ func (b *bench) callsWorkload(ctx context.Context) error {
 		ks       = []int{16, 64}
 		calls    = b.cfg.calls
 	)
-	err = interleave(b.cfg.rounds, d, t, func(_ int, e *endpoint) error {
+	err = rotate(b.cfg.rounds, sides, func(_ int, e *endpoint) error {
 		l, elapsed, err := sequential(ctx, e, calls)
 		if err != nil {
 			return err
@@ -208,8 +221,8 @@ func (b *bench) callsWorkload(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	var cpu [2]time.Duration
-	for i, e := range []*endpoint{d, t} {
+	var cpu [3]time.Duration
+	for i, e := range sides {
 		c, err := procCPU(e.pid)
 		if err != nil {
 			return err
@@ -238,6 +251,22 @@ func (b *bench) callsWorkload(ctx context.Context) error {
 		}
 		b.add(r)
 	}
+	slices.Sort(lat.relay)
+	rp50, rp99 := percentile(lat.relay, 50), percentile(lat.relay, 99)
+	rs := median(seqR.relay)
+	b.add(row{workload: "vs a byte relay: sequential echo, p50 latency, relay in the direct column", direct: fmtDur(rp50), trunk: fmtDur(tp50), ratio: ratio(tp50, rp50),
+		note: fmtDelta(tp50-rp50) + " per call over the thinnest stdio hop (a process that copies bytes both ways, nothing parsed); p99 relay " + fmtDur(rp99) + ", trunk " + fmtDur(tp99)})
+	b.add(row{workload: "vs a byte relay: sequential echo, throughput, relay in the direct column", direct: fmtRate(rs), trunk: fmtRate(ts), ratio: ratio(ts, rs),
+		target: ">= 0.95x", met: yesNo(ts >= 0.95*rs)})
+	for _, k := range ks {
+		rr, tr := median(flyR[k].relay), median(flyR[k].trunk)
+		r := row{workload: fmt.Sprintf("vs a byte relay: %d calls in flight, throughput, relay in the direct column", k), direct: fmtRate(rr), trunk: fmtRate(tr), ratio: ratio(tr, rr)}
+		if k == 16 {
+			r.target, r.met = ">= 0.95x", yesNo(tr >= 0.95*rr)
+		}
+		b.add(r)
+	}
+	b.add(row{workload: "vs a byte relay: CPU per echo call, relay in the direct column", direct: fmtDur(cpu[2]), trunk: fmtDur(cpu[1]), ratio: ratio(cpu[1], cpu[2])})
 	b.add(row{workload: "reference: one bare stdio hop (round trip through a Go process that only echoes), p50", trunk: fmtDur(median(hops)),
 		note: "the least any process in the path adds: the trunk adds one such round trip to each call, on top of its own work; " +
 			"measured once a round, the client busy 50 µs between round trips as between calls; p50 of each round " + fmtDurs(hops)})
