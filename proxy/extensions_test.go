@@ -161,12 +161,10 @@ func TestExtensionsLegacy(t *testing.T) {
 	}
 }
 
-// The 2026-07-28 tasks extension, which the trunk does not route, is
-// declared neither way: a host is not told a server offers it (its
-// tasks/get would find no route) and a server is not told the host takes
-// it (the task it made of a call would reach no one); every other
-// extension of both declarations passes as before.
-func TestExtensionsWithheld(t *testing.T) {
+// The 2026-07-28 tasks extension is carried as any other: declared to a host
+// when a server declares it, and passed on to the servers as the host
+// declared it (proxy/tasks.go routes its tasks).
+func TestExtensionsTasksCarried(t *testing.T) {
 	tasksExt := `"` + extensions.TasksExtension + `":{}`
 	h := serveExt(t, map[string]string{"a": `{` + tasksExt + `,"x.example/other":{"v":1}}`, "c": ""})
 	caps := `{"extensions":{"io.modelcontextprotocol/ui":{},` + tasksExt + `}}`
@@ -178,11 +176,11 @@ func TestExtensionsWithheld(t *testing.T) {
 	if a := h.answer("1"); json.Unmarshal(a["result"], &disc) != nil {
 		t.Fatalf("server/discover: %s %s", a["result"], a["error"])
 	}
-	if got, want := string(disc.Capabilities["extensions"]), `{"x.example/other":{"v":1}}`; got != want {
-		t.Errorf("declared extensions %s, want %s", got, want)
+	if got := string(disc.Capabilities["extensions"]); !strings.Contains(got, tasksExt) || !strings.Contains(got, `"x.example/other":{"v":1}`) {
+		t.Errorf("declared extensions %s, want the tasks extension and the other", got)
 	}
 	h.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"mcp__c__caps",` + meta + `}}`)
-	if got := toolText(t, h.answer("2")); !strings.Contains(got, `"extensions":{"io.modelcontextprotocol/ui":{}}`) {
-		t.Errorf("the server was told %s, want the host's extensions without the tasks extension", got)
+	if got := toolText(t, h.answer("2")); !strings.Contains(got, `"extensions":{"io.modelcontextprotocol/ui":{},`+tasksExt+`}`) {
+		t.Errorf("the server was told %s, want the host's extensions as declared", got)
 	}
 }

@@ -39,7 +39,7 @@ func (t *Trunk) Handle(ctx context.Context, method string, params json.RawMessag
 		return t.routeResource(ctx, method, params, false)
 	case "completion/complete":
 		return t.routeCompletion(ctx, params)
-	case "tasks/get", "tasks/cancel", "tasks/result", "tasks/list":
+	case "tasks/get", "tasks/cancel", "tasks/result", "tasks/list", "tasks/update":
 		return t.handleTasks(ctx, method, params)
 	case "logging/setLevel":
 		return t.setLevel(ctx, params)

@@ -18,9 +18,11 @@ import (
 // notification reaches the session that created the task.
 
 // taskSession is the session a task id is bound to: the HTTP session's
-// id, "" on stdio (one host per process).
+// id; "" on stdio (one host per process) and for a stateless request, whose
+// session ends with its answer (any request may follow the task, on any
+// replica that shares the signing key).
 func taskSession(ctx context.Context) string {
-	if s := hostRequestOf(ctx).session; s != nil {
+	if s := hostRequestOf(ctx).session; s != nil && !s.perRequest {
 		return s.id
 	}
 	return ""
@@ -35,26 +37,29 @@ func (t *Trunk) handleTasks(ctx context.Context, method string, params json.RawM
 	}
 	switch method {
 	case "tasks/list":
-		return t.listTasks(ctx)
+		return t.listTasks(ctx) // 2025-11-25 only: the extension has no list
 	case "tasks/result":
 		return t.bounded(method, params).of(t.routeTask(ctx, method, params))
 	}
 	return t.routeTask(ctx, method, params)
 }
 
-// anyOffersTasks reports whether a server the trunk knows declared tasks.
+// anyOffersTasks reports whether a server the trunk knows declared tasks:
+// the 2025-11-25 capability or the 2026-07-28 extension.
 func (t *Trunk) anyOffersTasks() bool {
 	for _, c := range t.clients() {
-		if tasks.Offers(c.Init().RawCapabilities, "") {
+		if caps := c.Init().RawCapabilities; tasks.Offers(caps, "") || tasks.DeclaresExtension(caps) {
 			return true
 		}
 	}
 	return false
 }
 
-// routeTask forwards tasks/get, tasks/result and tasks/cancel to the
-// server the host's task id names, with the server's own id, and gives the
-// answer back with the trunk's id in it.
+// routeTask forwards tasks/get, tasks/result, tasks/cancel and (at
+// 2026-07-28) tasks/update to the server the host's task id names, with the
+// server's own id, and gives the answer back with the trunk's id in it and,
+// where a result is inlined (tasks/get of a finished 2026-07-28 task), its
+// names and URIs exported as a tools/call result's are.
 func (t *Trunk) routeTask(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	taskID, err := translate.RequiredString(method, params, "taskId", "the task's id")
 	if err != nil {
@@ -77,14 +82,19 @@ func (t *Trunk) routeTask(ctx context.Context, method string, params json.RawMes
 		return nil, err
 	}
 	issue := t.issueTaskID(ctx, server)
+	unprefixed := t.snapshot().Unprefixed(server)
 	if method == "tasks/result" {
 		res = tasks.Relate(res, issue)
-		if !t.snapshot().Unprefixed(server) {
+		if !unprefixed {
 			res = catalog.NamespaceToolResult(server, res)
 		}
 		return res, nil
 	}
-	return tasks.RewriteID(res, issue), nil
+	res = tasks.RewriteID(res, issue)
+	if method == "tasks/get" && !unprefixed {
+		res = tasks.Inlined(res, func(inner json.RawMessage) json.RawMessage { return catalog.NamespaceToolResult(server, inner) })
+	}
+	return res, nil
 }
 
 // issueTaskID returns the function that turns server's task ids into the
@@ -98,6 +108,11 @@ func (t *Trunk) issueTaskID(ctx context.Context, server string) func(string) str
 // trunk's id, and records the session that owns the task for its status
 // notifications.
 func (t *Trunk) taskCreated(ctx context.Context, server string, res json.RawMessage) json.RawMessage {
+	if tasks.IsCreated(res) {
+		// 2026-07-28: the task is the result, its id at the top; its status
+		// is what tasks/get says (no notification names it).
+		return tasks.RewriteID(res, t.issueTaskID(ctx, server))
+	}
 	if !rawjson.HasField(res, "task") {
 		return res // the usual answer: no task, and no closure to make
 	}

@@ -7,12 +7,13 @@ import (
 )
 
 // PrincipalName is what the Mcp-Name header mirrors at the stateless
-// revision: the name of the tool or prompt, the URI of the resource. ok is
-// false for a method that has none.
+// revision: the name of the tool or prompt, the URI of the resource, the id
+// of the task. ok is false for a method that has none.
 func PrincipalName(method string, params json.RawMessage) (string, bool) {
 	var p struct {
-		Name *string `json:"name"`
-		URI  *string `json:"uri"`
+		Name   *string `json:"name"`
+		URI    *string `json:"uri"`
+		TaskID *string `json:"taskId"`
 	}
 	switch method {
 	case "tools/call", "prompts/get":
@@ -22,6 +23,12 @@ func PrincipalName(method string, params json.RawMessage) (string, bool) {
 	case "resources/read":
 		if json.Unmarshal(params, &p) == nil && p.URI != nil {
 			return *p.URI, true
+		}
+	case "tasks/get", "tasks/update", "tasks/cancel":
+		// The tasks extension's binding (SEP-2663): a balancer routes
+		// every request of a task by it.
+		if json.Unmarshal(params, &p) == nil && p.TaskID != nil {
+			return *p.TaskID, true
 		}
 	}
 	return "", false

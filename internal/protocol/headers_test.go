@@ -30,6 +30,10 @@ func TestPrincipalName(t *testing.T) {
 		{"tools/call", `{"name":"search","arguments":{"name":"x"}}`, "search", true},
 		{"prompts/get", `{"name":"plan"}`, "plan", true},
 		{"resources/read", `{"uri":"file:///a","name":"n"}`, "file:///a", true},
+		{"tasks/get", `{"taskId":"t-1"}`, "t-1", true},
+		{"tasks/update", `{"taskId":"t-1","inputResponses":{}}`, "t-1", true},
+		{"tasks/cancel", `{"taskId":"t-1"}`, "t-1", true},
+		{"tasks/list", `{"taskId":"t-1"}`, "", false},
 		{"tools/list", `{"name":"x"}`, "", false},
 		{"tools/call", `{}`, "", false},
 	} {

@@ -63,20 +63,24 @@ func TestUnion(t *testing.T) {
 }
 
 // An extension the trunk withholds is left out both ways, and a member
-// without one passes byte for byte.
+// without one passes byte for byte. None is withheld today; the test
+// withholds one of its own.
 func TestWithheld(t *testing.T) {
-	if Carried(TasksExtension) || !Carried("io.modelcontextprotocol/ui") {
-		t.Errorf("Carried: tasks %v, ui %v", Carried(TasksExtension), Carried("io.modelcontextprotocol/ui"))
+	const held = "example.com/held"
+	withheld[held] = "for the test"
+	defer delete(withheld, held)
+	if Carried(held) || !Carried("io.modelcontextprotocol/ui") || !Carried(TasksExtension) {
+		t.Errorf("Carried: held %v, ui %v, tasks %v", Carried(held), Carried("io.modelcontextprotocol/ui"), Carried(TasksExtension))
 	}
-	got := string(Union([]map[string]json.RawMessage{Declared(json.RawMessage(`{"` + TasksExtension + `":{},"x":{}}`))}))
+	got := string(Union([]map[string]json.RawMessage{Declared(json.RawMessage(`{"` + held + `":{},"x":{}}`))}))
 	if got != `{"x":{}}` {
-		t.Errorf("Union = %s, want the tasks extension left out", got)
+		t.Errorf("Union = %s, want the withheld extension left out", got)
 	}
 	for member, want := range map[string]string{
-		`{ "a" : {"v": 1} }`:                        `{ "a" : {"v": 1} }`,
-		`{"a":{},"` + TasksExtension + `":{"x":1}}`: `{"a":{}}`,
-		`{"` + TasksExtension + `":{}}`:             `{}`,
-		`"not an object"`:                           `"not an object"`,
+		`{ "a" : {"v": 1} }`:              `{ "a" : {"v": 1} }`,
+		`{"a":{},"` + held + `":{"x":1}}`: `{"a":{}}`,
+		`{"` + held + `":{}}`:             `{}`,
+		`"not an object"`:                 `"not an object"`,
 	} {
 		if got := string(Forwarded(json.RawMessage(member))); got != want {
 			t.Errorf("Forwarded(%s) = %s, want %s", member, got, want)

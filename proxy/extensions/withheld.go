@@ -10,17 +10,14 @@ import (
 // TasksExtension is the identifier of the 2026-07-28 tasks extension.
 const TasksExtension = "io.modelcontextprotocol/tasks"
 
-// withheld are the extensions the trunk cannot carry yet, by identifier,
-// each with why. Declaring one either way would be a promise the trunk
-// breaks: a host told a server offers 2026-07-28 tasks would get -32601
-// for its tasks/get (the trunk routes no task of that extension), and a
-// server told the host accepts them would answer tools/call with a task
-// the host can never reach. So such an extension is neither declared to
-// hosts nor passed on to servers; without it a server answers tools/call
-// with its result, as to any client that did not declare the extension.
-var withheld = map[string]string{
-	TasksExtension: "2026-07-28 tasks are not routed by the trunk",
-}
+// withheld are the extensions the trunk cannot carry, by identifier, each
+// with why. Declaring one either way would be a promise the trunk breaks: a
+// host told a server offers it would find no route for its requests, and a
+// server told the host takes it could answer with what nobody can reach. So
+// such an extension is neither declared to hosts nor passed on to servers.
+// None is withheld today: the tasks extension, the last, is routed
+// (proxy/tasks.go).
+var withheld = map[string]string{}
 
 // Carried reports whether the trunk declares and forwards the extension id.
 func Carried(id string) bool { _, no := withheld[id]; return !no }

@@ -7,6 +7,34 @@ import (
 	"github.com/mcptrunk/mcptrunk/proxy/translate"
 )
 
+// Extension is the identifier of the 2026-07-28 tasks extension (SEP-2663):
+// a server that declares it may answer a tools/call from a client that
+// declared it too with a flat CreateTaskResult (resultType "task", the
+// task's taskId and status at the top level), which the client then
+// follows with tasks/get (the status, and the result inlined once done),
+// tasks/update (answers to the task's input requests) and tasks/cancel.
+const Extension = "io.modelcontextprotocol/tasks"
+
+// ResultTypeTask is the resultType of a CreateTaskResult.
+const ResultTypeTask = "task"
+
+// DeclaresExtension reports whether capabilities declare the tasks
+// extension under extensions.
+func DeclaresExtension(caps json.RawMessage) bool {
+	start, end, found, err := rawjson.FieldSpan(caps, "extensions")
+	if err != nil || !found {
+		return false
+	}
+	return rawjson.HasField(caps[start:end], Extension)
+}
+
+// IsCreated reports whether a tools/call result is a 2026-07-28
+// CreateTaskResult.
+func IsCreated(res json.RawMessage) bool {
+	rt, err := rawjson.StringField(res, "resultType")
+	return err == nil && rt == ResultTypeTask
+}
+
 // StatusMethod is the notification by which a server tells its client a
 // task's status changed.
 const StatusMethod = "notifications/tasks/status"
@@ -100,4 +128,19 @@ func Created(res json.RawMessage, issue func(string) string) (json.RawMessage, s
 		return res, id
 	}
 	return Relate(out, issue), id
+}
+
+// Inlined rewrites the result a 2026-07-28 tasks/get inlines (a finished
+// task's tool result, under "result") with rewrite; a task without one is
+// kept.
+func Inlined(task json.RawMessage, rewrite func(json.RawMessage) json.RawMessage) json.RawMessage {
+	start, end, found, err := rawjson.FieldSpan(task, "result")
+	if err != nil || !found {
+		return task
+	}
+	out, err := rawjson.ReplaceField(task, "result", rewrite(task[start:end]))
+	if err != nil {
+		return task
+	}
+	return out
 }

@@ -23,8 +23,10 @@ type Server struct {
 	// Name is the serverInfo name (default "memserver").
 	Name string
 	// Revision is the protocolVersion answered to initialize (default
-	// protocol.Legacy). The server answers server/discover with "method not
-	// found", so a client falls back to initialize.
+	// protocol.Legacy), and the server answers server/discover with "method
+	// not found", so a client falls back to initialize. At protocol.Stateless
+	// it answers server/discover instead, and initialize with "method not
+	// found": a 2026-07-28 server.
 	Revision string
 	// Capabilities is the capabilities object (default: tools, prompts and
 	// resources, each with listChanged).
@@ -107,9 +109,17 @@ func (s *Server) HandleNotification(method string, _ json.RawMessage) { s.note(m
 // the rest to Handle.
 func (s *Server) HandleRequest(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	s.note(method)
+	stateless := s.Revision == protocol.Stateless
 	switch method {
 	case "initialize":
+		if stateless {
+			return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method %q not found", method)
+		}
 		return s.initResult()
+	case protocol.MethodDiscover:
+		if stateless {
+			return s.discoverResult()
+		}
 	case "ping":
 		return json.RawMessage(`{}`), nil
 	case "tools/list":
@@ -131,21 +141,34 @@ func (s *Server) HandleRequest(ctx context.Context, method string, params json.R
 }
 
 func (s *Server) initResult() (json.RawMessage, error) {
-	rev, name, caps := s.Revision, s.Name, s.Capabilities
+	name, caps := s.info()
+	rev := s.Revision
 	if rev == "" {
 		rev = protocol.Legacy
 	}
+	return json.Marshal(map[string]any{"protocolVersion": rev, "capabilities": caps, "serverInfo": name})
+}
+
+// discoverResult is the 2026-07-28 server/discover answer.
+func (s *Server) discoverResult() (json.RawMessage, error) {
+	info, caps := s.info()
+	return json.Marshal(map[string]any{
+		"supportedVersions": []string{protocol.Stateless},
+		"capabilities":      caps,
+		"_meta":             map[string]any{protocol.MetaServerInfo: info},
+	})
+}
+
+// info is the server's name and version, and its capabilities.
+func (s *Server) info() (map[string]string, json.RawMessage) {
+	name, caps := s.Name, s.Capabilities
 	if name == "" {
 		name = "memserver"
 	}
 	if caps == nil {
 		caps = json.RawMessage(`{"tools":{"listChanged":true},"prompts":{"listChanged":true},"resources":{"listChanged":true,"subscribe":true}}`)
 	}
-	return json.Marshal(map[string]any{
-		"protocolVersion": rev,
-		"capabilities":    caps,
-		"serverInfo":      map[string]string{"name": name, "version": "1.0.0"},
-	})
+	return map[string]string{"name": name, "version": "1.0.0"}, caps
 }
 
 // list is one page holding items byte for byte (json.Marshal would
