@@ -17,13 +17,20 @@ import (
 // tool is run as a task for a host that did not ask for one, and a status
 // notification reaches the session that created the task.
 
-// taskSession is the session a task id is bound to: the HTTP session's
-// id; "" on stdio (one host per process) and for a stateless request, whose
-// session ends with its answer (any request may follow the task, on any
-// replica that shares the signing key).
+// taskSession is what a task id is bound to: the HTTP session's id; for a
+// stateless request, whose session ends with its answer, the caller's
+// subject when trunk.http.auth names one (any request of that caller may
+// follow the task, on any replica that shares the signing key), else
+// nothing; "" on stdio (one host per process).
 func taskSession(ctx context.Context) string {
-	if s := hostRequestOf(ctx).session; s != nil && !s.perRequest {
+	s := hostRequestOf(ctx).session
+	switch {
+	case s == nil:
+		return ""
+	case !s.perRequest:
 		return s.id
+	case s.subject != "":
+		return "subject:" + s.subject
 	}
 	return ""
 }

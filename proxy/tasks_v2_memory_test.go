@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"strings"
 	"sync"
 	"testing"
@@ -131,5 +132,31 @@ func TestTasksExtensionRouting(t *testing.T) {
 	res, _ = h.call("tools/call", `{"name":"mcp__v2__slow","arguments":{},`+statelessMeta(`{}`)+`}`)
 	if tasks.IsCreated(res) || !strings.Contains(string(res), "ran at once") {
 		t.Errorf("tools/call from a host without the extension: %s, want the result at once", res)
+	}
+}
+
+// A stateless request's task id is bound to its caller's subject (the
+// access token's, under trunk.http.auth): a later request of the same
+// subject, in a session of its own, follows the task; another subject's is
+// refused as if the id were forged.
+func TestTasksExtensionSubjectBound(t *testing.T) {
+	srv, _ := taskServerV2()
+	tr, _ := memTrunk(t, memserver.Set{"v2": srv}, map[string]map[string]any{"v2": {"protocolVersion": "2026-07-28"}}, nil, nil)
+	request := func(subject string) *memHost {
+		return &memHost{pipeHost: runPipes(t, func(ctx context.Context, in io.Reader, out io.Writer) error {
+			return tr.Attach(in, out, &SessionOptions{PerRequest: true, Subject: subject}).Run(ctx)
+		})}
+	}
+	withTasks := statelessMeta(`{"extensions":{"` + tasks.Extension + `":{}}}`)
+	res, errObj := request("alice").call("tools/call", `{"name":"mcp__v2__slow","arguments":{},`+withTasks+`}`)
+	id, _ := rawjson.StringField(res, "taskId")
+	if id == "" {
+		t.Fatalf("tools/call: %s %s", res, errObj)
+	}
+	if res, errObj := request("alice").call("tasks/get", `{"taskId":"`+id+`",`+withTasks+`}`); !strings.Contains(string(res), `"status"`) {
+		t.Errorf("alice's next request: %s %s, want her task", res, errObj)
+	}
+	if _, errObj := request("bob").call("tasks/get", `{"taskId":"`+id+`",`+withTasks+`}`); !strings.Contains(string(errObj), "not one mcptrunk issued") {
+		t.Errorf("bob's request for alice's task: %s, want it refused", errObj)
 	}
 }
