@@ -42,6 +42,13 @@ func main() {
 		}
 		return
 	}
+	if len(os.Args) > 1 && os.Args[1] == reverseProxyCommand {
+		if err := reverseProxy(os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "mcptrunk-bench reverse-proxy:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if len(os.Args) > 1 && os.Args[1] == byteRelayCommand {
 		if err := byteRelay(os.Args[2:], os.Stdin, os.Stdout); err != nil {
 			fmt.Fprintln(os.Stderr, "mcptrunk-bench byte-relay:", err)
@@ -86,7 +93,7 @@ type settings struct {
 	soakFlood, soakFloodBytes             int
 }
 
-var workloads = []string{"calls", "blob", "catalog", "startup", "growth", "hol", "lazy", "shared", "soak"}
+var workloads = []string{"calls", "http", "blob", "catalog", "startup", "growth", "hol", "lazy", "shared", "soak"}
 
 func parseFlags(args []string, stderr io.Writer) (*settings, error) {
 	fs := flag.NewFlagSet("mcptrunk-bench", flag.ContinueOnError)
@@ -211,6 +218,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		run  func(context.Context) error
 	}{
 		{"calls", b.callsWorkload},
+		{"http", b.httpWorkload},
 		{"blob", func(ctx context.Context) error {
 			if err := b.blobWorkload(ctx, 1<<20, cfg.blobCalls1M); err != nil {
 				return err

@@ -28,6 +28,7 @@ type endpoint struct {
 	cs    *mcp.ClientSession
 	pid   int    // the process measured: notes (direct) or mcptrunk (trunk)
 	echo  string // "echo" or "mcp__notes__echo"
+	fixed bool   // echo is a tool without arguments whose answer is fixed (not an echo)
 	blob  string
 	close func() error
 }
