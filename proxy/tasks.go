@@ -132,8 +132,19 @@ func (t *Trunk) taskCreated(ctx context.Context, server string, res json.RawMess
 
 // listTasks answers tasks/list with the tasks of every ready server that
 // lists its tasks, each id rewritten. The servers' pages are read to the
-// end, so the host gets one page: a host's own tasks are few.
+// end, so the host gets one page: a host's own tasks are few. When sessions
+// share the servers (serve --http), a session is shown only the tasks it
+// created: a server lists the tasks of its one client, every session's.
 func (t *Trunk) listTasks(ctx context.Context) (json.RawMessage, error) {
+	session := hostRequestOf(ctx).session
+	mine := func(server string, task json.RawMessage) bool {
+		if !t.hosts.shared.Load() || session == nil {
+			return true
+		}
+		id, _ := rawjson.StringField(task, "taskId")
+		owner, ok := t.hosts.tasks.Owner(server, id)
+		return ok && owner == session
+	}
 	all := []json.RawMessage{}
 	for _, c := range t.clients() {
 		if state, _ := c.State(); state != upstream.StateReady || !tasks.Offers(c.Init().RawCapabilities, "list") {
@@ -146,7 +157,9 @@ func (t *Trunk) listTasks(ctx context.Context) (json.RawMessage, error) {
 			continue
 		}
 		for _, task := range listed {
-			all = append(all, tasks.RewriteID(task, issue))
+			if mine(c.Name(), task) {
+				all = append(all, tasks.RewriteID(task, issue))
+			}
 		}
 	}
 	return json.Marshal(map[string]any{"tasks": all})
@@ -198,9 +211,6 @@ func (t *Trunk) taskStatus(server string, params json.RawMessage) {
 	if !ok {
 		t.logger.Debug("status of a task no session created", "server", server)
 		return
-	}
-	if status, _ := rawjson.StringField(params, "status"); tasks.Terminal(status) {
-		t.hosts.tasks.Ended(server, id)
 	}
 	out, err := rawjson.ReplaceString(params, "taskId", t.taskIDs.Issue(s.id, server, id))
 	if err != nil {

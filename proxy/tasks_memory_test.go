@@ -187,3 +187,35 @@ func TestTasksSessionBound(t *testing.T) {
 		}
 	}
 }
+
+// When sessions share the server, tasks/list shows a session only the
+// tasks it created, though the server lists every session's: here the
+// server's one task is a's, so b's list is empty.
+func TestTasksListSessionBound(t *testing.T) {
+	s, _ := taskServer()
+	tr, a := memTrunk(t, memserver.Set{"slow": s}, nil, nil, nil)
+	tr.Share()
+	b := &memHost{pipeHost: runPipes(t, func(ctx context.Context, in io.Reader, out io.Writer) error {
+		return tr.Attach(in, out, &SessionOptions{ID: "b"}).Run(ctx)
+	})}
+	a.initialize(`{}`)
+	b.initialize(`{}`)
+	a.tools()
+	if res, errObj := a.call("tools/call", `{"name":"mcp__slow__research","arguments":{},"task":{}}`); res == nil {
+		t.Fatalf("tools/call with a task: %s", errObj)
+	}
+	count := func(h *memHost) int {
+		res, errObj := h.call("tasks/list", `{}`)
+		var list struct{ Tasks []json.RawMessage }
+		if err := json.Unmarshal(res, &list); err != nil {
+			t.Fatalf("tasks/list: %s %s", res, errObj)
+		}
+		return len(list.Tasks)
+	}
+	if n := count(a); n != 1 {
+		t.Errorf("the creating session lists %d tasks, want its one", n)
+	}
+	if n := count(b); n != 0 {
+		t.Errorf("the other session lists %d tasks, want none", n)
+	}
+}

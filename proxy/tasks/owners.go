@@ -4,11 +4,12 @@ import "sync"
 
 // A server's status notification names its own task id and arrives on the
 // one connection the trunk holds to that server, which many sessions may
-// share. Owners remembers which session created each task (while that
-// session is attached and the task has not ended) so the notification
-// reaches that session only. It is the one per-process record of tasks: a
-// notification arrives on this process's connection, so no other replica
-// could deliver it anyway.
+// share; likewise its tasks/list lists every session's tasks. Owners
+// remembers which session created each task, while that session is
+// attached, so the notification reaches that session only and a session's
+// list shows its own tasks. It is the one per-process record of tasks: a
+// notification arrives on this process's connection, and a 2025-era session
+// lives on one replica, so no other replica could use it anyway.
 type Owners[S comparable] struct {
 	m sync.Map // key(server, id) -> S
 }
@@ -27,9 +28,6 @@ func (o *Owners[S]) Owner(server, id string) (S, bool) {
 	}
 	return v.(S), true
 }
-
-// Ended forgets server's task id: its status was final.
-func (o *Owners[S]) Ended(server, id string) { o.m.Delete(key(server, id)) }
 
 // Forget drops the tasks of a session that went.
 func (o *Owners[S]) Forget(s S) {

@@ -66,12 +66,6 @@ func Required(tool json.RawMessage) bool {
 	return support == "required"
 }
 
-// Terminal reports whether a task status is final: no notification
-// follows it.
-func Terminal(status string) bool {
-	return status == "completed" || status == "failed" || status == "cancelled"
-}
-
 // RewriteID replaces the taskId member of a task object (tasks/get's and
 // tasks/cancel's results, an entry of tasks/list, the task of a
 // CreateTaskResult) by issue's id for it. An object without one is kept.

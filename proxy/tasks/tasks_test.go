@@ -43,14 +43,6 @@ func TestRequired(t *testing.T) {
 	}
 }
 
-func TestTerminal(t *testing.T) {
-	for status, want := range map[string]bool{"working": false, "input_required": false, "completed": true, "failed": true, "cancelled": true} {
-		if got := Terminal(status); got != want {
-			t.Errorf("Terminal(%q) = %v, want %v", status, got, want)
-		}
-	}
-}
-
 func issue(id string) string { return "T-" + id }
 
 func TestRewriteAndCreated(t *testing.T) {
@@ -118,10 +110,6 @@ func TestOwners(t *testing.T) {
 	o.Own("a", "2", 10)
 	if s, ok := o.Owner("b", "1"); !ok || s != 20 {
 		t.Errorf("Owner(b, 1) = %v, %v", s, ok)
-	}
-	o.Ended("b", "1")
-	if _, ok := o.Owner("b", "1"); ok {
-		t.Error("an ended task still has an owner")
 	}
 	o.Forget(10)
 	if _, ok := o.Owner("a", "2"); ok {
