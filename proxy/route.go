@@ -126,9 +126,11 @@ func (t *Trunk) routeNamed(ctx context.Context, method string, params json.RawMe
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s: %v", method, err)
 	}
 	call := t.callUpstream
-	if kind == "tool" && drivesTask(c, raw, forward) {
-		call = func(ctx context.Context, c *upstream.Client, _ string, forward json.RawMessage) (json.RawMessage, error) {
-			return t.driveTask(ctx, c, forward)
+	if kind == "tool" {
+		if how := drivesTask(ctx, c, raw, forward); how != driveNone {
+			call = func(ctx context.Context, c *upstream.Client, _ string, forward json.RawMessage) (json.RawMessage, error) {
+				return t.driveTask(ctx, c, how, forward)
+			}
 		}
 	}
 	res, err := call(ctx, c, method, forward)

@@ -10,6 +10,7 @@ import (
 	"github.com/mcptrunk/mcptrunk/proxy/tasks"
 	"github.com/mcptrunk/mcptrunk/proxy/translate"
 	"github.com/mcptrunk/mcptrunk/upstream"
+	"github.com/mcptrunk/mcptrunk/upstream/outgoing"
 )
 
 // The trunk's side of tasks (proxy/tasks holds the rest): the tasks methods
@@ -165,30 +166,59 @@ func (t *Trunk) listTasks(ctx context.Context) (json.RawMessage, error) {
 	return json.Marshal(map[string]any{"tasks": all})
 }
 
-// drivesTask reports whether the trunk must run a call of server's tool
-// raw as a task for the host: the tool requires one, the host did not ask
-// for one, and the server offers tasks.
-func drivesTask(c *upstream.Client, raw string, params json.RawMessage) bool {
-	if rawjson.HasField(params, "task") || !tasks.Offers(c.Init().RawCapabilities, "") {
-		return false
+// taskDrive is how the trunk runs a call of a task-only tool for a host
+// that did not ask for a task.
+type taskDrive int
+
+const (
+	driveNone      taskDrive = iota // the host's call goes as it is
+	driveLegacy                     // as a 2025-11-25 task (tasks.Drive)
+	driveExtension                  // as a 2026-07-28 task (tasks.Follow)
+)
+
+// drivesTask says how the trunk must run a call of server's tool raw: as a
+// task of the server's kind when the tool requires one, the server offers
+// tasks, and the host did not ask for one (no `task` member; the extension
+// not declared on the request).
+func drivesTask(ctx context.Context, c *upstream.Client, raw string, params json.RawMessage) taskDrive {
+	caps := c.Init().RawCapabilities
+	legacy, extension := tasks.Offers(caps, ""), tasks.DeclaresExtension(caps)
+	switch {
+	case !legacy && !extension, rawjson.HasField(params, "task"):
+		return driveNone
+	case extension && rawjson.HasField(hostRequestOf(ctx).Caps["extensions"], tasks.Extension):
+		return driveNone // the host follows the task itself
 	}
 	for _, tool := range c.Catalog().Tools {
-		if tool.Key == raw {
-			return tasks.Required(tool.Raw)
+		if tool.Key != raw || !tasks.Required(tool.Raw) {
+			continue
 		}
+		if extension {
+			return driveExtension
+		}
+		return driveLegacy
 	}
-	return false
+	return driveNone
 }
 
 // driveTask runs a call of c's tool as a task for a host that did not ask
 // for one (tasks.Drive), bounded by the server's timeouts.call.
-func (t *Trunk) driveTask(ctx context.Context, c *upstream.Client, forward json.RawMessage) (json.RawMessage, error) {
+func (t *Trunk) driveTask(ctx context.Context, c *upstream.Client, how taskDrive, forward json.RawMessage) (json.RawMessage, error) {
 	if d := c.Spec().Timeouts.Call.D(); d > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, d)
 		defer cancel()
 	}
 	t.logger.Debug("running a task for a host that does not speak tasks", "server", c.Name())
+	if how == driveExtension {
+		// The server is told the host takes the extension, for this call.
+		ctx = outgoing.WithHostCapabilities(ctx, withTasksExtension(hostRequestOf(ctx).ForwardedCaps()))
+		created, err := t.callUpstream(ctx, c, "tools/call", forward)
+		if err != nil || !tasks.IsCreated(created) {
+			return created, err // the server ran it at once after all
+		}
+		return tasks.Follow(ctx, t.life, c, c.Name(), created)
+	}
 	d := tasks.Drive{
 		Server: c.Name(),
 		Create: func(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
@@ -200,6 +230,24 @@ func (t *Trunk) driveTask(ctx context.Context, c *upstream.Client, forward json.
 		},
 	}
 	return d.Run(ctx, t.life, forward)
+}
+
+// withTasksExtension is client capabilities caps with the tasks extension
+// declared besides the others.
+func withTasksExtension(caps json.RawMessage) json.RawMessage {
+	ext := json.RawMessage(`{}`)
+	if start, end, found, err := rawjson.FieldSpan(caps, "extensions"); err == nil && found {
+		ext = caps[start:end]
+	}
+	ext, err := rawjson.ReplaceField(ext, tasks.Extension, json.RawMessage(`{}`))
+	if err != nil {
+		return caps
+	}
+	out, err := rawjson.ReplaceField(caps, "extensions", ext)
+	if err != nil {
+		return caps
+	}
+	return out
 }
 
 // taskStatus delivers a server's notifications/tasks/status to the session

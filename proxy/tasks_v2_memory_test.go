@@ -160,3 +160,55 @@ func TestTasksExtensionSubjectBound(t *testing.T) {
 		t.Errorf("bob's request for alice's task: %s, want it refused", errObj)
 	}
 }
+
+// A 2026-07-28 server's task-only tool, called by hosts that do not declare
+// the extension (a stateless host, a 2025-era host): the trunk declares it
+// on the call, follows the task with tasks/get and answers with the result
+// the finished task inlines, its URIs exported.
+func TestTasksExtensionDrivenForHost(t *testing.T) {
+	var (
+		mu    sync.Mutex
+		polls int
+		calls []string
+	)
+	srv := &memserver.Server{
+		Revision:     protocol.Stateless,
+		Capabilities: json.RawMessage(`{"tools":{},"extensions":{"` + tasks.Extension + `":{}}}`),
+		Tools:        []json.RawMessage{json.RawMessage(`{"name":"must","inputSchema":{"type":"object"},"execution":{"taskSupport":"required"}}`)},
+	}
+	srv.Handle = func(_ context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		calls = append(calls, method)
+		switch method {
+		case "tools/call":
+			if !tasks.DeclaresExtension(rawjson.MetaValue(params, protocol.MetaClientCapabilities)) {
+				return nil, jsonrpc.Errorf(-32021, "this tool needs the tasks extension")
+			}
+			polls = 0
+			return json.RawMessage(`{"resultType":"task","taskId":"srv-9","status":"working","pollIntervalMs":1}`), nil
+		case "tasks/get":
+			if polls++; polls < 2 {
+				return json.RawMessage(`{"resultType":"complete","taskId":"srv-9","status":"working","pollIntervalMs":1}`), nil
+			}
+			return json.RawMessage(`{"resultType":"complete","taskId":"srv-9","status":"completed","result":{"content":[{"type":"resource_link","uri":"file:///r.txt","name":"r"}]}}`), nil
+		}
+		return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "no %s", method)
+	}
+	_, h := memTrunk(t, memserver.Set{"v2": srv}, map[string]map[string]any{"v2": {"protocolVersion": "2026-07-28"}}, nil, nil)
+	const want = `"uri":"mcptrunk://v2/file:///r.txt"`
+	res, errObj := h.call("tools/call", `{"name":"mcp__v2__must","arguments":{},`+statelessMeta(`{}`)+`}`)
+	if !strings.Contains(string(res), want) || tasks.IsCreated(res) {
+		t.Errorf("a stateless host without the extension: %s %s; want the task's result", res, errObj)
+	}
+	h.initialize(`{}`)
+	res, errObj = h.call("tools/call", `{"name":"mcp__v2__must","arguments":{}}`)
+	if !strings.Contains(string(res), want) {
+		t.Errorf("a 2025-11-25 host: %s %s; want the task's result", res, errObj)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if got := strings.Join(calls, " "); got != "tools/call tasks/get tasks/get tools/call tasks/get tasks/get" {
+		t.Errorf("the server was asked %q", got)
+	}
+}

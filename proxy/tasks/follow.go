@@ -1,0 +1,106 @@
+package tasks
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
+	"github.com/mcptrunk/mcptrunk/internal/rawjson"
+)
+
+// A 2026-07-28 server whose tool requires a task makes one only for a
+// client that declares the extension; a host that does not (a 2025-era
+// host, most hosts) would get an error. So the trunk declares it on the
+// host's behalf for that call and follows the task to its end itself:
+// tasks/get at the server's suggested interval until the task is
+// completed, failed or cancelled, and the host's call answered with the
+// result the last tasks/get inlines.
+
+// Poll interval bounds: the server's pollIntervalMs within them, the
+// default when it suggests none.
+const (
+	minPoll     = 20 * time.Millisecond
+	maxPoll     = 5 * time.Second
+	defaultPoll = 500 * time.Millisecond
+)
+
+// Follow polls server's task id (a CreateTaskResult's) with tasks/get over
+// c until it ends, and returns the tool result a completed task inlines; a
+// failed task is its inlined error, a cancelled one an error saying so, and
+// one that waits for input the host cannot give is cancelled with an error
+// saying why. When ctx ends first the task is cancelled at the server
+// within CancelWait of life, and the error is ctx's.
+func Follow(ctx, life context.Context, c Caller, server string, created json.RawMessage) (json.RawMessage, error) {
+	id, _ := rawjson.StringField(created, "taskId")
+	if id == "" {
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "server %q created a task without an id", server)
+	}
+	byID, _ := json.Marshal(map[string]string{"taskId": id})
+	cancel := func() {
+		cctx, stop := context.WithTimeout(life, CancelWait)
+		defer stop()
+		_, _ = c.Call(cctx, "tasks/cancel", byID)
+	}
+	task := created
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	defer timer.Stop()
+	for {
+		status, _ := rawjson.StringField(task, "status")
+		switch status {
+		case "completed":
+			start, end, found, err := rawjson.FieldSpan(task, "result")
+			if err != nil || !found {
+				return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "server %q: task %s completed without a result", server, id)
+			}
+			return task[start:end], nil
+		case "failed":
+			return nil, taskError(server, id, task)
+		case "cancelled":
+			return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "server %q cancelled task %s", server, id)
+		case "input_required":
+			cancel()
+			return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "server %q: task %s asks for input, which mcptrunk cannot get from a host that does not speak tasks; the task was cancelled", server, id)
+		}
+		timer.Reset(interval(task))
+		select {
+		case <-timer.C:
+		case <-ctx.Done():
+			cancel()
+			return nil, ctx.Err()
+		}
+		next, err := c.Call(ctx, "tasks/get", byID)
+		if err != nil {
+			if ctx.Err() != nil {
+				cancel()
+			}
+			return nil, err
+		}
+		task = next
+	}
+}
+
+// interval is the server's suggested pollIntervalMs, within bounds.
+func interval(task json.RawMessage) time.Duration {
+	var t struct {
+		PollIntervalMs *float64 `json:"pollIntervalMs"`
+	}
+	if json.Unmarshal(task, &t) != nil || t.PollIntervalMs == nil {
+		return defaultPoll
+	}
+	return min(max(time.Duration(*t.PollIntervalMs)*time.Millisecond, minPoll), maxPoll)
+}
+
+// taskError is a failed task's inlined error, kept as the server's
+// JSON-RPC error when it has that shape.
+func taskError(server, id string, task json.RawMessage) error {
+	var t struct {
+		Error *jsonrpc.Error `json:"error"`
+	}
+	if json.Unmarshal(task, &t) == nil && t.Error != nil && t.Error.Message != "" {
+		return t.Error
+	}
+	return fmt.Errorf("server %q: task %s failed", server, id)
+}
