@@ -32,12 +32,17 @@ func noteContinues(ctx, first context.Context) {
 // describe fills in what a request names: the exported name's or URI's
 // server, as the catalog routes it (a name that names no server still has
 // its item).
-func (t *Trunk) describe(method string, params json.RawMessage) (server, item string) {
+func (t *Trunk) describe(s *Session, method string, params json.RawMessage) (server, item string) {
 	switch method {
 	case "tools/call", "prompts/get":
 		item, _ = rawjson.StringField(params, "name")
 	case "resources/read", "resources/subscribe", "resources/unsubscribe":
 		item, _ = rawjson.StringField(params, "uri")
+	case "tasks/get", "tasks/result", "tasks/cancel", "tasks/update":
+		// The task's id names its server to the session it was issued to.
+		item, _ = rawjson.StringField(params, "taskId")
+		server, _, _ = t.taskIDs.Open(taskBinding(s), item)
+		return server, item
 	default:
 		return "", ""
 	}
@@ -67,7 +72,7 @@ func (s *Session) observe(ctx context.Context, method, revision, client string, 
 	if len(t.observers) == 0 {
 		return handle(ctx)
 	}
-	server, item := t.describe(method, params)
+	server, item := t.describe(s, method, params)
 	r := observe.Request{Method: method, Server: server, Item: item, Revision: revision, Client: client,
 		Transport: s.transport(), Session: s.id, Subject: s.subject, ID: jsonrpc.RequestID(ctx), Params: params}
 	start := time.Now()

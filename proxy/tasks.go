@@ -23,8 +23,10 @@ import (
 // subject when trunk.http.auth names one (any request of that caller may
 // follow the task, on any replica that shares the signing key), else
 // nothing; "" on stdio (one host per process).
-func taskSession(ctx context.Context) string {
-	s := hostRequestOf(ctx).session
+func taskSession(ctx context.Context) string { return taskBinding(hostRequestOf(ctx).session) }
+
+// taskBinding is what the task ids of session s are bound to (taskSession).
+func taskBinding(s *Session) string {
 	switch {
 	case s == nil:
 		return ""

@@ -12,6 +12,7 @@ import (
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
 	"github.com/mcptrunk/mcptrunk/internal/rawjson"
 	"github.com/mcptrunk/mcptrunk/internal/testkit/memserver"
+	"github.com/mcptrunk/mcptrunk/proxy/observe"
 )
 
 // taskServer is a 2025-11-25 server with tasks: a tools/call with a task
@@ -217,5 +218,34 @@ func TestTasksListSessionBound(t *testing.T) {
 	}
 	if n := count(b); n != 0 {
 		t.Errorf("the other session lists %d tasks, want none", n)
+	}
+}
+
+// Observers (the audit log among them) learn which server a tasks request
+// concerns from the task id, as for a named item; an id the trunk did not
+// issue names none.
+func TestTasksObserved(t *testing.T) {
+	s, _ := taskServer()
+	o := &recordingObserver{}
+	_, h := memTrunk(t, memserver.Set{"slow": s}, nil, nil, &Options{Observers: []observe.Observer{o}})
+	h.initialize(`{}`)
+	h.tools()
+	res, errObj := h.call("tools/call", `{"name":"mcp__slow__research","arguments":{},"task":{}}`)
+	var created struct{ Task struct{ TaskID string } }
+	if err := json.Unmarshal(res, &created); err != nil || created.Task.TaskID == "" {
+		t.Fatalf("tools/call with a task: %s %s", res, errObj)
+	}
+	h.call("tasks/cancel", `{"taskId":`+strconv.Quote(created.Task.TaskID)+`}`)
+	h.call("tasks/cancel", `{"taskId":"forged"}`)
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var cancels []string
+	for _, line := range o.seen {
+		if f := strings.Split(line, "|"); f[3] == "tasks/cancel" {
+			cancels = append(cancels, f[4]+" "+f[5][:min(len(f[5]), 15)])
+		}
+	}
+	if want := []string{"slow mcptrunk-task1.", " forged"}; strings.Join(cancels, ",") != strings.Join(want, ",") {
+		t.Errorf("observed tasks/cancel as %q, want %q (server, then the id's start)", cancels, want)
 	}
 }

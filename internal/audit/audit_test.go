@@ -179,3 +179,17 @@ func TestFileMode(t *testing.T) {
 		t.Errorf("mode %v, want 0600", st.Mode().Perm())
 	}
 }
+
+// The log records what acts through a server, a task's settling included,
+// and not the lists, pings or a task's polls.
+func TestAuditedMethods(t *testing.T) {
+	for method, want := range map[string]bool{
+		"tools/call": true, "prompts/get": true, "resources/read": true,
+		"tasks/result": true, "tasks/update": true, "tasks/cancel": true,
+		"tasks/get": false, "tasks/list": false, "tools/list": false, "ping": false, "initialize": false,
+	} {
+		if got := audited(method); got != want {
+			t.Errorf("audited(%q) = %v, want %v", method, got, want)
+		}
+	}
+}
