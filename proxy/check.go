@@ -27,12 +27,12 @@ func isClosed(ch <-chan struct{}) bool {
 	case <-ch:
 		return true
 	default:
-		return false
 	}
+	return false
 }
 
 // buildFrom builds the catalog of clients with the trunk's own items.
-func (t *Trunk) buildFrom(clients []*upstream.Client, pol catalog.Policy, pins *catalog.Pinner, logger *slog.Logger) *catalog.Catalog {
+func buildFrom(clients []*upstream.Client, pol catalog.Policy, pins *catalog.Pinner, logger *slog.Logger) *catalog.Catalog {
 	own, ownRes := trunktools.Entries(pol)
 	return catalog.Build(catalog.Input{Servers: catalogServers(clients), Policy: pol, Pins: pins, OwnTools: own, OwnResources: ownRes, Logger: logger})
 }
@@ -41,9 +41,7 @@ func (t *Trunk) buildFrom(clients []*upstream.Client, pol catalog.Policy, pins *
 // and describes each item it withholds for a name two servers claim, one
 // line each, for mcptrunk check. None when no server is unprefixed.
 func ConflictLines(o config.TrunkOptions, clients []*upstream.Client) []string {
-	pol := catalog.PolicyOf(o)
-	own, ownRes := trunktools.Entries(pol)
-	cat := catalog.Build(catalog.Input{Servers: catalogServers(clients), Policy: pol, OwnTools: own, OwnResources: ownRes, Logger: slog.New(slog.DiscardHandler)})
+	cat := buildFrom(clients, catalog.PolicyOf(o), nil, slog.New(slog.DiscardHandler))
 	lines := make([]string, 0, len(cat.Conflicts))
 	for _, c := range cat.Conflicts {
 		lines = append(lines, "names: "+c.String())

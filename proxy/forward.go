@@ -7,7 +7,6 @@ import (
 
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
 	"github.com/mcptrunk/mcptrunk/internal/rawjson"
-	"github.com/mcptrunk/mcptrunk/naming"
 	"github.com/mcptrunk/mcptrunk/proxy/catalog"
 	"github.com/mcptrunk/mcptrunk/proxy/outbox"
 	"github.com/mcptrunk/mcptrunk/proxy/tasks"
@@ -135,32 +134,8 @@ func (t *Trunk) askSession(ctx context.Context, s *Session, server, method strin
 	return s.Call(ctx, method, params)
 }
 
-// exportNotification rewrites what an upstream's notification names it by:
-// a log message's logger becomes the server (or server/logger), an updated
-// resource's URI its namespaced form. An unprefixed server's pass as they
-// are: its URIs are the host's already, and the host knows its logger.
+// exportNotification is a server's notification as hosts get it
+// (catalog.ExportNotification).
 func (t *Trunk) exportNotification(server, method string, params json.RawMessage) json.RawMessage {
-	switch method {
-	case "notifications/message":
-		if t.snapshot().Unprefixed(server) {
-			return params
-		}
-		logger := server
-		if inner, _ := rawjson.StringField(params, "logger"); inner != "" {
-			logger = server + "/" + inner
-		}
-		if p, err := rawjson.ReplaceString(params, "logger", logger); err == nil {
-			return p
-		}
-	case "notifications/resources/updated":
-		if t.snapshot().Unprefixed(server) {
-			return params
-		}
-		if uri, _ := rawjson.StringField(params, "uri"); uri != "" {
-			if p, err := rawjson.ReplaceString(params, "uri", naming.ResourceURI(server, uri)); err == nil {
-				return p
-			}
-		}
-	}
-	return params
+	return catalog.ExportNotification(server, method, params, t.snapshot().Unprefixed(server))
 }

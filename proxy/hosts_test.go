@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/mcptrunk/mcptrunk/internal/rawjson"
 	"github.com/mcptrunk/mcptrunk/proxy/translate"
 )
 
@@ -66,7 +67,7 @@ func TestHostSetProgress(t *testing.T) {
 	tr.hosts.shared.Store(true)
 	outA, releaseA := tr.hosts.claimProgress(a, params)
 	outB, releaseB := tr.hosts.claimProgress(b, params)
-	tokA, tokB := progressToken(outA), progressToken(outB)
+	tokA, tokB := rawjson.MetaValue(outA, "progressToken"), rawjson.MetaValue(outB, "progressToken")
 	if string(tokA) == `"same"` || string(tokA) == string(tokB) {
 		t.Fatalf("tokens %s and %s: want two of the trunk's own", tokA, tokB)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/mcptrunk/mcptrunk/internal/rawjson"
 	"github.com/mcptrunk/mcptrunk/naming"
 	"github.com/mcptrunk/mcptrunk/proxy/catalog"
+	"github.com/mcptrunk/mcptrunk/proxy/tasks"
 	"github.com/mcptrunk/mcptrunk/proxy/translate"
 	"github.com/mcptrunk/mcptrunk/proxy/trunktools"
 	"github.com/mcptrunk/mcptrunk/upstream"
@@ -127,7 +128,7 @@ func (t *Trunk) routeNamed(ctx context.Context, method string, params json.RawMe
 	}
 	call := t.callUpstream
 	if kind == "tool" {
-		if how := drivesTask(ctx, c, raw, forward); how != driveNone {
+		if how := drivesTask(ctx, c, raw, forward); how != tasks.Direct {
 			call = func(ctx context.Context, c *upstream.Client, _ string, forward json.RawMessage) (json.RawMessage, error) {
 				return t.driveTask(ctx, c, how, forward)
 			}

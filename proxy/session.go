@@ -60,10 +60,6 @@ type Session struct {
 	progress relay.Progress[string] // the trunk's tokens on servers' requests -> the server
 }
 
-// Supported protocol revisions, newest first. A host asking for another
-// gets the newest, as the spec prescribes.
-var protocolVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
-
 // Serve runs the trunk as an MCP server on in and out until in ends (the
 // host closed stdin) or ctx ends, then shuts every upstream down. Nothing
 // but protocol messages is written to out.
@@ -361,31 +357,18 @@ func (s *Session) forwardProgress(method string, params json.RawMessage) {
 // initialize answers at once and starts the upstreams with the part of the
 // host's capabilities that upstreams may use through the trunk.
 func (s *Session) initialize(params json.RawMessage) (json.RawMessage, error) {
-	var p struct {
-		ProtocolVersion string                     `json:"protocolVersion"`
-		Capabilities    map[string]json.RawMessage `json:"capabilities"`
-		ClientInfo      struct {
-			Name    string `json:"name"`
-			Version string `json:"version"`
-		} `json:"clientInfo"`
+	host, err := translate.ReadInitialize(params)
+	if err != nil {
+		return nil, err
 	}
-	if err := json.Unmarshal(params, &p); err != nil {
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "initialize: %v", err)
-	}
-	version := protocolVersions[0]
-	for _, v := range protocolVersions {
-		if v == p.ProtocolVersion {
-			version = v
-		}
-	}
-	s.logger.Info("host connected", "client", p.ClientInfo.Name, "clientVersion", p.ClientInfo.Version, "protocol", version)
-	hr := hostRequest{translate.HostRequest{Version: version, Caps: p.Capabilities}, s}
+	s.logger.Info("host connected", "client", host.ClientName, "clientVersion", host.ClientVersion, "protocol", host.Version)
+	hr := hostRequest{host.HostRequest, s}
 	s.legacy.Store(&hr)
-	s.client.Store(p.ClientInfo.Name)
+	s.client.Store(host.ClientName)
 	s.trunk.Start(hr.ForwardedCaps(), hr.Version)
 
 	return json.Marshal(map[string]any{
-		"protocolVersion": version,
+		"protocolVersion": host.Version,
 		"capabilities":    translate.InitializeCapabilities(s.readyClients()),
 		"serverInfo":      map[string]string{"name": "mcptrunk", "version": s.trunk.version},
 	})

@@ -3,7 +3,6 @@ package proxy
 import (
 	"context"
 	"encoding/json"
-	"slices"
 	"strings"
 	"time"
 
@@ -24,26 +23,14 @@ import (
 // downstream). Call it before Start and before any session attaches.
 func (t *Trunk) Share() { t.hosts.shared.Store(true) }
 
-// logLevels are MCP's log levels, most verbose first (RFC 5424's order).
-var logLevels = []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
-
-// levelRank is a level's place in logLevels; an unknown level ranks as the
-// most severe, so a message with a level nobody knows is not withheld.
-func levelRank(level string) int {
-	if i := slices.Index(logLevels, level); i >= 0 {
-		return i
-	}
-	return len(logLevels)
-}
-
 // handleShared answers, in shared mode, the requests of a 2025-era session
 // whose effect upstream is shared with every other session.
 func (s *Session) handleShared(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, bool, error) {
 	switch method {
 	case "logging/setLevel":
 		level, err := rawjson.StringField(params, "level")
-		if err != nil || levelRank(level) == len(logLevels) {
-			return nil, true, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "logging/setLevel: params.level must be one of %s", strings.Join(logLevels, ", "))
+		if err != nil || !protocol.KnownLevel(level) {
+			return nil, true, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "logging/setLevel: params.level must be one of %s", strings.Join(protocol.LogLevels, ", "))
 		}
 		s.levelMu.Lock()
 		s.level = level
@@ -86,7 +73,7 @@ func (s *Session) wantsLog(server, level string) bool {
 	if s.perRequest && (own == "" || !s.trunk.hosts.busyOn(s, server)) {
 		return false
 	}
-	return own == "" || levelRank(level) >= levelRank(own)
+	return own == "" || protocol.LevelRank(level) >= protocol.LevelRank(own)
 }
 
 // wantsUpdate reports whether notifications/resources/updated for uri goes
@@ -108,7 +95,7 @@ func (t *Trunk) applySharedLevel(ctx context.Context) error {
 	defer t.levelMu.Unlock()
 	most := ""
 	for _, s := range t.hosts.all() {
-		if l := s.ownLevel(); l != "" && (most == "" || levelRank(l) < levelRank(most)) {
+		if l := s.ownLevel(); l != "" && (most == "" || protocol.LevelRank(l) < protocol.LevelRank(most)) {
 			most = l
 		}
 	}

@@ -18,14 +18,11 @@ import (
 // tool is run as a task for a host that did not ask for one, and a status
 // notification reaches the session that created the task.
 
-// taskSession is what a task id is bound to: the HTTP session's id; for a
-// stateless request, whose session ends with its answer, the caller's
-// subject when trunk.http.auth names one (any request of that caller may
-// follow the task, on any replica that shares the signing key), else
+// taskBinding is what the task ids of session s are bound to: the HTTP
+// session's id; for a stateless request, whose session ends with its
+// answer, the caller's subject under trunk.http.auth (any request of that
+// caller may follow the task, on any replica sharing the signing key), else
 // nothing; "" on stdio (one host per process).
-func taskSession(ctx context.Context) string { return taskBinding(hostRequestOf(ctx).session) }
-
-// taskBinding is what the task ids of session s are bound to (taskSession).
 func taskBinding(s *Session) string {
 	switch {
 	case s == nil:
@@ -75,7 +72,7 @@ func (t *Trunk) routeTask(ctx context.Context, method string, params json.RawMes
 	if err != nil {
 		return nil, err
 	}
-	server, upID, err := t.taskIDs.Open(taskSession(ctx), taskID)
+	server, upID, err := t.taskIDs.Open(taskBinding(hostRequestOf(ctx).session), taskID)
 	if err != nil {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s: %v", method, err)
 	}
@@ -110,7 +107,7 @@ func (t *Trunk) routeTask(ctx context.Context, method string, params json.RawMes
 // issueTaskID returns the function that turns server's task ids into the
 // ids the host of ctx gets.
 func (t *Trunk) issueTaskID(ctx context.Context, server string) func(string) string {
-	session := taskSession(ctx)
+	session := taskBinding(hostRequestOf(ctx).session)
 	return func(id string) string { return t.taskIDs.Issue(session, server, id) }
 }
 
@@ -168,53 +165,33 @@ func (t *Trunk) listTasks(ctx context.Context) (json.RawMessage, error) {
 	return json.Marshal(map[string]any{"tasks": all})
 }
 
-// taskDrive is how the trunk runs a call of a task-only tool for a host
-// that did not ask for a task.
-type taskDrive int
-
-const (
-	driveNone      taskDrive = iota // the host's call goes as it is
-	driveLegacy                     // as a 2025-11-25 task (tasks.Drive)
-	driveExtension                  // as a 2026-07-28 task (tasks.Follow)
-)
-
-// drivesTask says how the trunk must run a call of server's tool raw: as a
-// task of the server's kind when the tool requires one, the server offers
-// tasks, and the host did not ask for one (no `task` member; the extension
-// not declared on the request).
-func drivesTask(ctx context.Context, c *upstream.Client, raw string, params json.RawMessage) taskDrive {
+// drivesTask says how the trunk must run a call of server's tool raw for
+// the host (tasks.ModeFor).
+func drivesTask(ctx context.Context, c *upstream.Client, raw string, params json.RawMessage) tasks.Mode {
 	caps := c.Init().RawCapabilities
-	legacy, extension := tasks.Offers(caps, ""), tasks.DeclaresExtension(caps)
-	switch {
-	case !legacy && !extension, rawjson.HasField(params, "task"):
-		return driveNone
-	case extension && rawjson.HasField(hostRequestOf(ctx).Caps["extensions"], tasks.Extension):
-		return driveNone // the host follows the task itself
+	if !tasks.Offers(caps, "") && !tasks.DeclaresExtension(caps) {
+		return tasks.Direct // the usual case, without a look at the tools
 	}
 	for _, tool := range c.Catalog().Tools {
-		if tool.Key != raw || !tasks.Required(tool.Raw) {
-			continue
+		if tool.Key == raw {
+			return tasks.ModeFor(caps, hostRequestOf(ctx).Caps["extensions"], params, tool.Raw)
 		}
-		if extension {
-			return driveExtension
-		}
-		return driveLegacy
 	}
-	return driveNone
+	return tasks.Direct
 }
 
 // driveTask runs a call of c's tool as a task for a host that did not ask
 // for one (tasks.Drive), bounded by the server's timeouts.call.
-func (t *Trunk) driveTask(ctx context.Context, c *upstream.Client, how taskDrive, forward json.RawMessage) (json.RawMessage, error) {
+func (t *Trunk) driveTask(ctx context.Context, c *upstream.Client, how tasks.Mode, forward json.RawMessage) (json.RawMessage, error) {
 	if d := c.Spec().Timeouts.Call.D(); d > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, d)
 		defer cancel()
 	}
 	t.logger.Debug("running a task for a host that does not speak tasks", "server", c.Name())
-	if how == driveExtension {
+	if how == tasks.AsExtensionTask {
 		// The server is told the host takes the extension, for this call.
-		ctx = outgoing.WithHostCapabilities(ctx, withTasksExtension(hostRequestOf(ctx).ForwardedCaps()))
+		ctx = outgoing.WithHostCapabilities(ctx, tasks.WithExtension(hostRequestOf(ctx).ForwardedCaps()))
 		created, err := t.callUpstream(ctx, c, "tools/call", forward)
 		if err != nil || !tasks.IsCreated(created) {
 			return created, err // the server ran it at once after all
@@ -232,24 +209,6 @@ func (t *Trunk) driveTask(ctx context.Context, c *upstream.Client, how taskDrive
 		},
 	}
 	return d.Run(ctx, t.life, forward)
-}
-
-// withTasksExtension is client capabilities caps with the tasks extension
-// declared besides the others.
-func withTasksExtension(caps json.RawMessage) json.RawMessage {
-	ext := json.RawMessage(`{}`)
-	if start, end, found, err := rawjson.FieldSpan(caps, "extensions"); err == nil && found {
-		ext = caps[start:end]
-	}
-	ext, err := rawjson.ReplaceField(ext, tasks.Extension, json.RawMessage(`{}`))
-	if err != nil {
-		return caps
-	}
-	out, err := rawjson.ReplaceField(caps, "extensions", ext)
-	if err != nil {
-		return caps
-	}
-	return out
 }
 
 // taskStatus delivers a server's notifications/tasks/status to the session

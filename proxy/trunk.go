@@ -253,7 +253,7 @@ func (t *Trunk) policy() catalog.Policy { return catalog.PolicyOf(t.cfg.Load().T
 // build makes a catalog from the servers as they are now, and reports each
 // filter pattern that matches nothing once.
 func (t *Trunk) build() *catalog.Catalog {
-	cat := t.buildFrom(t.fleet.Clients(), t.policy(), t.pins.Load(), t.logger)
+	cat := buildFrom(t.fleet.Clients(), t.policy(), t.pins.Load(), t.logger)
 	for _, msg := range cat.Unmatched {
 		if _, seen := t.reported.LoadOrStore(msg, true); !seen {
 			t.logger.Warn(msg)
@@ -285,17 +285,7 @@ func (t *Trunk) announce() {
 		t.resync()
 		cat := t.snapshot()
 		t.announceMu.Lock()
-		var methods []string
-		for l := catalog.List(0); l < catalog.ListCount; l++ {
-			if t.seen[l] == nil || catalog.EqualList(t.seen[l], cat, l) {
-				continue
-			}
-			t.seen[l] = cat
-			m := catalog.Specs[l].Changed
-			if len(methods) == 0 || methods[len(methods)-1] != m {
-				methods = append(methods, m)
-			}
-		}
+		methods := catalog.Changed(&t.seen, cat)
 		t.announceMu.Unlock()
 		for _, s := range t.hosts.all() {
 			for _, m := range methods {

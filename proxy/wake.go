@@ -19,7 +19,7 @@ const wakeProgressEvery = time.Second
 // token hears notifications/progress while the server starts, so that it
 // neither times out in silence nor shows a call that seems hung.
 func (t *Trunk) wake(ctx context.Context, c *upstream.Client, params json.RawMessage) error {
-	token := progressToken(params)
+	token := rawjson.MetaValue(params, "progressToken")
 	if token == nil || len(t.hosts.all()) == 0 {
 		return c.Wake(ctx)
 	}
@@ -45,9 +45,4 @@ func (t *Trunk) wake(ctx context.Context, c *upstream.Client, params json.RawMes
 		case <-tick.C:
 		}
 	}
-}
-
-// progressToken is params._meta.progressToken, raw, or nil.
-func progressToken(params json.RawMessage) json.RawMessage {
-	return rawjson.MetaValue(params, "progressToken")
 }

@@ -112,49 +112,18 @@ func (c *Client) startBackgroundAuth(need *oauth.AuthRequiredError) {
 }
 
 // backgroundAuth runs the flow and watches the store until a token is
-// stored, then connects the server again.
+// stored (oauth.AwaitToken), then connects the server again.
 func (c *Client) backgroundAuth(need *oauth.AuthRequiredError, open bool) {
-	flowCtx, cancel := context.WithTimeout(c.life, backgroundAuthTimeout)
-	flowDone := make(chan error, 1)
-	go func() {
-		_, err := oauth.Authorize(flowCtx, OAuthServer(c.spec), oauth.AuthorizeOptions{
-			Logger: c.opts.logger, Cause: need, OpenBrowser: open,
-			Prompt: func(authURL string) {
-				c.logger.Warn(`server needs authorisation: open this URL in a browser (or run "mcptrunk auth `+c.id+`")`, "url", authURL)
-			},
-		})
-		flowDone <- err
-	}()
-	pending := flowDone
-	defer func() {
-		cancel()
-		if pending != nil {
-			<-pending
-		}
-	}()
-	tick := time.NewTicker(authStorePoll)
-	defer tick.Stop()
-	for {
-		select {
-		case <-c.life.Done():
-			return
-		case err := <-pending:
-			pending = nil
-			if err == nil {
-				c.resumeAfterAuth()
-				return
-			}
-			if c.life.Err() != nil {
-				return
-			}
-			c.logger.Warn(`authorising the server did not complete; run "mcptrunk auth `+c.id+`"`, logkey.Error, err)
-		case <-tick.C:
-			if oauth.HasToken(OAuthServer(c.spec)) {
-				c.logger.Info("a token was stored for the server; connecting again")
-				c.resumeAfterAuth()
-				return
-			}
-		}
+	opts := oauth.AuthorizeOptions{Logger: c.opts.logger, Cause: need, OpenBrowser: open,
+		Prompt: func(authURL string) {
+			c.logger.Warn(`server needs authorisation: open this URL in a browser (or run "mcptrunk auth `+c.id+`")`, "url", authURL)
+		}}
+	stored := oauth.AwaitToken(c.life, OAuthServer(c.spec), opts, backgroundAuthTimeout, authStorePoll, func(err error) {
+		c.logger.Warn(`authorising the server did not complete; run "mcptrunk auth `+c.id+`"`, logkey.Error, err)
+	})
+	if stored {
+		c.logger.Info("a token is stored for the server; connecting again")
+		c.resumeAfterAuth()
 	}
 }
 

@@ -86,8 +86,7 @@ type timedCaller interface {
 // CallWithin is Call bounded by d (none when d <= 0); the error when d
 // passes first is context.DeadlineExceeded.
 func (w *wire) CallWithin(ctx context.Context, d time.Duration, method string, params json.RawMessage) (res json.RawMessage, err error) {
-	tc, timed := w.Transport.(timedCaller)
-	if d > 0 && (!timed || (w.stateless.Load() && statelessStandIn[method])) {
+	if _, timed := w.Transport.(timedCaller); d > 0 && (!timed || (w.stateless.Load() && statelessStandIn[method])) {
 		// A transport without it, or a method the wire answers otherwise:
 		// the bound is the context's.
 		var cancel context.CancelFunc
@@ -104,15 +103,12 @@ func (w *wire) CallWithin(ctx context.Context, d time.Duration, method string, p
 		if err != nil {
 			return nil, err
 		}
-		if d > 0 {
-			return tc.CallWithin(ctx, d, method, params)
-		}
-		return w.Transport.Call(ctx, method, params)
+		return w.send(ctx, d, method, params)
 	}
 	switch method {
 	case "ping":
 		// Removed at this revision; a discover proves the server answers.
-		if _, err := w.stampedCall(ctx, protocol.MethodDiscover, json.RawMessage(`{}`)); err != nil {
+		if _, err := w.stampedCall(ctx, 0, protocol.MethodDiscover, json.RawMessage(`{}`)); err != nil {
 			return nil, err
 		}
 		return json.RawMessage(`{}`), nil
@@ -126,35 +122,29 @@ func (w *wire) CallWithin(ctx context.Context, d time.Duration, method string, p
 	if protocol.RemovedInStateless[method] {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "server %q: %s does not exist at revision %s", w.c.id, method, protocol.Stateless)
 	}
-	if d > 0 {
-		params, err := w.stamp(ctx, method, params)
-		if err != nil {
-			return nil, err
-		}
-		return tc.CallWithin(ctx, d, method, params)
-	}
-	return w.stampedCall(ctx, method, params)
+	return w.stampedCall(ctx, d, method, params)
 }
 
 // statelessStandIn are the methods the wire answers otherwise at the
 // stateless revision (see CallWithin's switch).
 var statelessStandIn = map[string]bool{"ping": true, "logging/setLevel": true, "resources/subscribe": true, "resources/unsubscribe": true}
 
-func (w *wire) stampedCall(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-	params, err := w.stamp(ctx, method, params)
-	if err != nil {
-		return nil, err
-	}
-	return w.Transport.Call(ctx, method, params)
-}
-
-// stamp sets the stateless revision's reserved _meta of a request.
-func (w *wire) stamp(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+// stampedCall sends a request with the stateless revision's reserved _meta.
+func (w *wire) stampedCall(ctx context.Context, d time.Duration, method string, params json.RawMessage) (json.RawMessage, error) {
 	params, err := rawjson.ReplaceReservedMeta(params, w.c.requestMeta(ctx))
 	if err != nil {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "server %q: %s: params: %v", w.c.id, method, err)
 	}
-	return params, nil
+	return w.send(ctx, d, method, params)
+}
+
+// send hands a request to the transport, bounded by d when d > 0 (CallWithin
+// has made sure the transport is a timedCaller then).
+func (w *wire) send(ctx context.Context, d time.Duration, method string, params json.RawMessage) (json.RawMessage, error) {
+	if d > 0 {
+		return w.Transport.(timedCaller).CallWithin(ctx, d, method, params)
+	}
+	return w.Transport.Call(ctx, method, params)
 }
 
 // Notify sends a notification without reserved _meta keys; one the

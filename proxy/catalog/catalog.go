@@ -388,3 +388,21 @@ func dropOversized(entries []Entry, list string, budget int, logger *slog.Logger
 	}
 	return out
 }
+
+// Changed returns the list_changed notifications cat calls for, given the
+// catalog each list was last served or announced from (nil: never served,
+// nothing to announce), and records cat in seen for each list that changed.
+// Resources and templates share one notification, sent once.
+func Changed(seen *[ListCount]*Catalog, cat *Catalog) []string {
+	var methods []string
+	for l := List(0); l < ListCount; l++ {
+		if seen[l] == nil || EqualList(seen[l], cat, l) {
+			continue
+		}
+		seen[l] = cat
+		if m := Specs[l].Changed; len(methods) == 0 || methods[len(methods)-1] != m {
+			methods = append(methods, m)
+		}
+	}
+	return methods
+}

@@ -1,0 +1,56 @@
+package tasks
+
+import (
+	"encoding/json"
+
+	"github.com/mcptrunk/mcptrunk/internal/rawjson"
+)
+
+// Mode is how the trunk runs a host's call of a tool.
+type Mode int
+
+const (
+	// Direct: the call goes as the host made it.
+	Direct Mode = iota
+	// AsLegacyTask: as a 2025-11-25 task the trunk drives (Drive).
+	AsLegacyTask
+	// AsExtensionTask: as a 2026-07-28 task the trunk follows (Follow).
+	AsExtensionTask
+)
+
+// ModeFor says how the trunk must run a call (params) of a tool (its
+// definition) of a server whose capabilities are serverCaps, for a host
+// whose request declares the extensions hostExtensions: as a task of the
+// server's kind when the tool requires one, the server offers tasks and the
+// host did not ask for one (no `task` member, the extension not declared).
+func ModeFor(serverCaps, hostExtensions, params, tool json.RawMessage) Mode {
+	legacy, extension := Offers(serverCaps, ""), DeclaresExtension(serverCaps)
+	switch {
+	case !legacy && !extension, !Required(tool), rawjson.HasField(params, "task"):
+		return Direct
+	case extension && rawjson.HasField(hostExtensions, Extension):
+		return Direct // the host follows the task itself
+	case extension:
+		return AsExtensionTask
+	}
+	return AsLegacyTask
+}
+
+// WithExtension is client capabilities caps with the tasks extension
+// declared besides their others: what a server is told of a host the trunk
+// follows a task for.
+func WithExtension(caps json.RawMessage) json.RawMessage {
+	ext := json.RawMessage(`{}`)
+	if start, end, found, err := rawjson.FieldSpan(caps, "extensions"); err == nil && found {
+		ext = caps[start:end]
+	}
+	ext, err := rawjson.ReplaceField(ext, Extension, json.RawMessage(`{}`))
+	if err != nil {
+		return caps
+	}
+	out, err := rawjson.ReplaceField(caps, "extensions", ext)
+	if err != nil {
+		return caps
+	}
+	return out
+}
