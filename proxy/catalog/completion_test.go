@@ -45,3 +45,22 @@ func TestCompletionTarget(t *testing.T) {
 		}
 	}
 }
+
+// A server's log message is told by its server in the logger, an updated
+// resource by its exported URI; an unprefixed server's pass as they are.
+func TestExportNotification(t *testing.T) {
+	for _, c := range []struct {
+		method, params, want string
+		unprefixed           bool
+	}{
+		{"notifications/message", `{"level":"info","logger":"db","data":1}`, `{"level":"info","logger":"notes/db","data":1}`, false},
+		{"notifications/message", `{"level":"info","data":1}`, `{"level":"info","data":1,"logger":"notes"}`, false},
+		{"notifications/resources/updated", `{"uri":"file:///a"}`, `{"uri":"` + naming.ResourceURI("notes", "file:///a") + `"}`, false},
+		{"notifications/resources/updated", `{"uri":"file:///a"}`, `{"uri":"file:///a"}`, true},
+		{"notifications/progress", `{"progressToken":1}`, `{"progressToken":1}`, false},
+	} {
+		if got := string(ExportNotification("notes", c.method, json.RawMessage(c.params), c.unprefixed)); got != c.want {
+			t.Errorf("%s %s: %s, want %s", c.method, c.params, got, c.want)
+		}
+	}
+}

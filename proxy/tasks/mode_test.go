@@ -1,0 +1,53 @@
+package tasks
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+func TestModeFor(t *testing.T) {
+	const (
+		legacyCaps = `{"tools":{},"tasks":{"requests":{"tools":{"call":{}}}}}`
+		extCaps    = `{"tools":{},"extensions":{"` + Extension + `":{}}}`
+		required   = `{"name":"t","execution":{"taskSupport":"required"}}`
+		optional   = `{"name":"t","execution":{"taskSupport":"optional"}}`
+		hostExt    = `{"` + Extension + `":{}}`
+	)
+	for _, c := range []struct {
+		name, caps, host, params, tool string
+		want                           Mode
+	}{
+		{"no tasks at the server", `{"tools":{}}`, ``, `{}`, required, Direct},
+		{"a tool that does not require one", legacyCaps, ``, `{}`, optional, Direct},
+		{"the host asked for a task", legacyCaps, ``, `{"task":{}}`, required, Direct},
+		{"a 2025 server's task-only tool", legacyCaps, ``, `{}`, required, AsLegacyTask},
+		{"a 2026 server's, the host without the extension", extCaps, `{"x":{}}`, `{}`, required, AsExtensionTask},
+		{"a 2026 server's, the host with it", extCaps, hostExt, `{}`, required, Direct},
+	} {
+		if got := ModeFor(json.RawMessage(c.caps), json.RawMessage(c.host), json.RawMessage(c.params), json.RawMessage(c.tool)); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+func TestWithExtension(t *testing.T) {
+	for in, want := range map[string]string{
+		`{}`: `{"extensions":{"` + Extension + `":{}}}`,
+		`{"sampling":{},"extensions":{"io.modelcontextprotocol/ui":{"v":1}}}`: `{"sampling":{},"extensions":{"io.modelcontextprotocol/ui":{"v":1},"` + Extension + `":{}}}`,
+	} {
+		got := WithExtension(json.RawMessage(in))
+		if !DeclaresExtension(got) {
+			t.Errorf("WithExtension(%s) = %s: the extension is not declared", in, got)
+		}
+		var a, b any
+		if json.Unmarshal(got, &a) != nil || json.Unmarshal([]byte(want), &b) != nil || !jsonEqual(a, b) {
+			t.Errorf("WithExtension(%s) = %s, want %s", in, got, want)
+		}
+	}
+}
+
+func jsonEqual(a, b any) bool {
+	x, _ := json.Marshal(a)
+	y, _ := json.Marshal(b)
+	return string(x) == string(y)
+}
