@@ -94,6 +94,8 @@ func TestResync(t *testing.T) {
 }
 
 func TestShares(t *testing.T) {
+	var fresh Shares
+	fresh.Release("u", func() {}) // nothing held: no panic, the thing given up as before
 	var s Shares
 	var took, gave int
 	take := func() error { took++; return nil }

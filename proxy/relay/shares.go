@@ -33,6 +33,9 @@ func (s *Shares) Acquire(key string, first func() error) error {
 func (s *Shares) Release(key string, last func()) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.refs == nil {
+		s.refs = map[string]int{} // a release before any acquire: nothing held
+	}
 	if s.refs[key]--; s.refs[key] > 0 {
 		return
 	}
