@@ -74,7 +74,7 @@ func recorded(t *testing.T, r observe.Request, out observe.Outcome, upstreamErr 
 	ctx, end := o.Begin(context.Background(), r)
 	obs := outgoing.ObserverFrom(ctx)
 	if obs == nil {
-		t.Fatal("the host request's ctx carries no RequestObserver")
+		t.Fatal("the host request's ctx carries no outgoing.Observer")
 	}
 	uctx, uend := obs(ctx, outgoing.Request{Server: "notes", Method: r.Method, Params: json.RawMessage(`{"name":"echo"}`), Revision: "2025-11-25", Transport: "http"})
 	meta, _ = json.Marshal(outgoing.MetaFrom(uctx))
