@@ -29,7 +29,7 @@ func appServer(t *testing.T, pkg string) server {
 // appHTML reads uri and returns its one content, checking it is an app.
 func appHTML(t *testing.T, ctx context.Context, s *mcp.ClientSession, uri string) string {
 	t.Helper()
-	c := readOne(t, ctx, &sdkSession{ClientSession: s}, uri)
+	c := readOne(t, ctx, s, uri)
 	if c.MIMEType != "text/html;profile=mcp-app" || c.Text == "" {
 		t.Fatalf("resources/read %s: type %q, %d bytes of text, want an app", uri, c.MIMEType, len(c.Text))
 	}
@@ -54,7 +54,7 @@ func TestAppsExampleServers(t *testing.T) {
 	defer cancel()
 	direct := map[string]string{}
 	for _, pkg := range []string{basicAppPkg, monitorAppPkg} {
-		s := connectSDK(t, ctx, exec.Command(suiteNode(t), npmScript(t, pkg), "--stdio"), nil)
+		s := startHost(t, ctx, exec.Command(suiteNode(t), npmScript(t, pkg), "--stdio"), hostConfig{sdkDefaults: true}, "")
 		for tool, err := range s.Tools(ctx, nil) {
 			if err != nil {
 				t.Fatalf("%s: tools/list: %v", pkg, err)
@@ -99,7 +99,7 @@ func TestAppsExampleServers(t *testing.T) {
 	httpTrunk := startSuiteTrunk(t, ctx, cfg)
 	for _, rev := range []string{"2025-11-25", "2026-07-28"} {
 		t.Run("stdio "+rev, func(t *testing.T) {
-			checkApps(t, ctx, connectTrunkAt(t, ctx, cfg, rev).ClientSession, direct)
+			checkApps(t, ctx, trunkHost(t, ctx, cfg, hostConfig{sdkDefaults: true}, rev).ClientSession, direct)
 		})
 		t.Run("http "+rev, func(t *testing.T) {
 			client := mcp.NewClient(&mcp.Implementation{Name: "mcptrunk-e2e", Version: "0"}, nil)

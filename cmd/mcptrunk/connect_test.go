@@ -27,23 +27,10 @@ func everythingHTTP(t testing.TB) string {
 	return "http://127.0.0.1:" + s.Port + "/mcp"
 }
 
-// httpHost is a recording go-sdk host of the MCP server at url, over
-// streamable HTTP. The session is closed at the end of the test.
-func httpHost(t testing.TB, ctx context.Context, url string, hc hostConfig, version string) *host {
-	t.Helper()
-	client, rec, opts := recordingClient(hc, version)
-	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, opts)
-	if err != nil {
-		t.Fatalf("connecting to %s: %v", url, err)
-	}
-	t.Cleanup(func() { _ = cs.Close() })
-	return &host{ClientSession: cs, client: client, rec: rec, stderr: &syncBuffer{}}
-}
-
 // bridgeHost runs `mcptrunk connect URL` under a recording go-sdk host.
 func bridgeHost(t testing.TB, ctx context.Context, url string, hc hostConfig, version string) *host {
 	t.Helper()
-	return connectHost(t, ctx, exec.Command(trunkBin, "connect", url), hc, version)
+	return startHost(t, ctx, exec.Command(trunkBin, "connect", url), hc, version)
 }
 
 // TestConnectEverythingDifferential: server-everything over streamable

@@ -41,7 +41,7 @@ func TestDeployHAProxy(t *testing.T) {
 
 	// 2025-11-25: a session, its every request on one replica. Were they
 	// spread, every other one would find no session there.
-	legacy := dialHTTP(t, ctx, lb.url, "2025-11-25")
+	legacy := httpHost(t, ctx, lb.url, hostConfig{sdkDefaults: true}, "2025-11-25").ClientSession
 	sid := legacy.ID()
 	if sid == "" {
 		t.Fatal("the 2025-11-25 session through haproxy has no Mcp-Session-Id")
@@ -55,7 +55,7 @@ func TestDeployHAProxy(t *testing.T) {
 	survivor := replicas[1-owner]
 
 	// 2026-07-28: no session; the go-sdk client and raw POSTs.
-	stateless := dialHTTP(t, ctx, lb.url, "")
+	stateless := httpHost(t, ctx, lb.url, hostConfig{sdkDefaults: true}, "").ClientSession
 	if id := stateless.ID(); id != "" {
 		t.Fatalf("the 2026-07-28 client got session %q; that revision has none", id)
 	}
@@ -106,7 +106,7 @@ func TestDeployHAProxy(t *testing.T) {
 		// first and closed the session.
 		t.Errorf("the 2025-11-25 session after the kill: %v; want the SDK's ErrSessionMissing, its reading of a 404", err)
 	}
-	again := dialHTTP(t, ctx, lb.url, "2025-11-25")
+	again := httpHost(t, ctx, lb.url, hostConfig{sdkDefaults: true}, "2025-11-25").ClientSession
 	for i := range 5 {
 		if err := echoOver(ctx, again, fmt.Sprintf("again %d", i)); err != nil {
 			t.Fatalf("2025-11-25 call %d after initializing again: %v", i, err)

@@ -236,32 +236,6 @@ func (lb *deployLB) wantServer(ctx context.Context, server, state string) error 
 	return nil
 }
 
-// httpClient is an HTTP client of its own, its idle connections closed at
-// the end of the test.
-func httpClient(t testing.TB) *http.Client {
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	t.Cleanup(tr.CloseIdleConnections)
-	return &http.Client{Transport: tr}
-}
-
-// dialHTTP connects a go-sdk client to url over streamable HTTP, at
-// version ("": the SDK's default, 2026-07-28), and closes it at the end of
-// the test.
-func dialHTTP(t testing.TB, ctx context.Context, url, version string) *mcp.ClientSession {
-	t.Helper()
-	var opts *mcp.ClientSessionOptions
-	if version != "" {
-		opts = &mcp.ClientSessionOptions{ProtocolVersion: version}
-	}
-	client := mcp.NewClient(&mcp.Implementation{Name: "mcptrunk-e2e", Version: "0"}, nil)
-	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: httpClient(t)}, opts)
-	if err != nil {
-		t.Fatalf("connecting to %s at %q: %v", url, version, err)
-	}
-	t.Cleanup(func() { _ = cs.Close() })
-	return cs
-}
-
 // echoOver calls the notes server's echo through cs and checks the text
 // comes back.
 func echoOver(ctx context.Context, cs *mcp.ClientSession, text string) error {

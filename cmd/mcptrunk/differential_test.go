@@ -396,7 +396,7 @@ func compareSides(t *testing.T, ctx context.Context, server string, plan diffPla
 			if err == nil {
 				results[i] = normalResult(t, s, res)
 			}
-			time.Sleep(150 * time.Millisecond) // notifications that trail the result
+			s.h.rec.settle(ctx) // the log and progress messages that came before the result
 			got := logsSince(t, s, mark)
 			if startupLate && s.name == through.name && what == "tools/call "+plan.startupAgain {
 				// The message the server logged directly at start-up.

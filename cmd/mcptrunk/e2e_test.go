@@ -138,7 +138,7 @@ func TestRouting(t *testing.T) {
 	// The direct sessions are raw clients at 2025-11-25, and results are
 	// compared byte for byte: the host is pinned to the same revision (at
 	// 2026-07-28 its results would carry resultType and cache hints).
-	s := connectTrunkAt(t, ctx, cfg, revLegacy)
+	s := trunkHost(t, ctx, cfg, hostConfig{sdkDefaults: true}, revLegacy)
 	notes := startRawDirect(t, ctx, "notes", notesBin)
 	weather := startRawDirect(t, ctx, "weather", weatherBin)
 
@@ -238,7 +238,7 @@ func TestRouting(t *testing.T) {
 
 // weatherTripArgs fills every argument plan_trip declares with a distinct
 // value, so the test does not hard-code its argument names.
-func weatherTripArgs(t *testing.T, ctx context.Context, s *sdkSession) map[string]string {
+func weatherTripArgs(t *testing.T, ctx context.Context, s *host) map[string]string {
 	t.Helper()
 	for p, err := range s.Prompts(ctx, nil) {
 		if err != nil {
@@ -265,7 +265,7 @@ func weatherTripArgs(t *testing.T, ctx context.Context, s *sdkSession) map[strin
 	return nil
 }
 
-func callTool(t *testing.T, ctx context.Context, s *sdkSession, name string, args map[string]any) json.RawMessage {
+func callTool(t *testing.T, ctx context.Context, s *host, name string, args map[string]any) json.RawMessage {
 	t.Helper()
 	res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
 	if err != nil {
@@ -289,7 +289,7 @@ func promptText(p *mcp.GetPromptResult) string {
 
 // readText reads a resource with one text content and checks that the
 // content's URI is the namespaced one asked for.
-func readText(t *testing.T, ctx context.Context, s *sdkSession, uri string) string {
+func readText(t *testing.T, ctx context.Context, s *host, uri string) string {
 	t.Helper()
 	res, err := s.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
 	if err != nil {

@@ -20,22 +20,22 @@ import (
 func TestHangingTool(t *testing.T) {
 	t.Parallel()
 	const hang = "mcp__flaky__hang"
-	setup := func(t *testing.T, timeouts map[string]any) (context.Context, *fltHost, *fltLoad) {
+	setup := func(t *testing.T, timeouts map[string]any) (context.Context, *host, *callLoad) {
 		ctx := testCtx(t, 60*time.Second)
 		flaky := server{"command": chaosBin, "args": []string{"-mode", "ok"}}
 		if timeouts != nil {
 			flaky["timeouts"] = timeouts
 		}
 		cfg := writeConfig(t, map[string]server{"notes": notesServer(), "flaky": flaky}, nil)
-		h := fltStartHost(t, ctx, cfg)
-		if _, _, err := h.waitStatus(ctx, 10*time.Second, func(st map[string]fltStatus) bool {
+		h := trunkHost(t, ctx, cfg, faultHost, "")
+		if _, _, err := h.waitStatus(ctx, 10*time.Second, func(st map[string]serverStatus) bool {
 			return st["flaky"].State == "ready" && st["notes"].State == "ready"
 		}); err != nil {
 			t.Fatalf("the servers did not get ready: %v", err)
 		}
-		return ctx, h, fltEchoLoad(h, ctx, "notes", 5*time.Millisecond)
+		return ctx, h, echoLoad(h, ctx, "notes", 5*time.Millisecond)
 	}
-	after := func(t *testing.T, ctx context.Context, h *fltHost, load *fltLoad, from time.Time, cancelled int) {
+	after := func(t *testing.T, ctx context.Context, h *host, load *callLoad, from time.Time, cancelled int) {
 		// Every hanging call was cancelled upstream too.
 		waitCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
@@ -47,7 +47,7 @@ func TestHangingTool(t *testing.T) {
 		}); err != nil {
 			t.Errorf("%v\nstderr:\n%s", err, tail(h.stderr.String(), 3000))
 		}
-		if text, err := h.call(ctx, "mcp__flaky__ping_tool", nil); err != nil || text != "pong" {
+		if text, err := h.callTool(ctx, "mcp__flaky__ping_tool", nil); err != nil || text != "pong" {
 			t.Errorf("ping_tool after the hang: %q, %v", text, err)
 		}
 		st, err := h.status(ctx)
@@ -74,7 +74,7 @@ func TestHangingTool(t *testing.T) {
 		cancelled := make(chan time.Time, 1)
 		timer := time.AfterFunc(cancelAfter, func() { cancelled <- time.Now(); cancel() })
 		defer timer.Stop()
-		_, err := h.call(callCtx, hang, nil)
+		_, err := h.callTool(callCtx, hang, nil)
 		end := time.Now()
 		took := end.Sub(start)
 		if err == nil {
@@ -97,7 +97,7 @@ func TestHangingTool(t *testing.T) {
 			t.Fatal("the call ended before the host cancelled it")
 		}
 		t.Logf("host cancelled %s into the call; the call returned %s after the cancellation (%v); upstream: %s",
-			cancelAfter, fltRound(end.Sub(cancelledAt)), err, line)
+			cancelAfter, roundMS(end.Sub(cancelledAt)), err, line)
 		after(t, ctx, h, load, start, 1)
 	})
 
@@ -113,7 +113,7 @@ func TestHangingTool(t *testing.T) {
 		for i := range n {
 			wg.Go(func() {
 				began := time.Now()
-				_, errs[i] = h.call(ctx, hang, nil)
+				_, errs[i] = h.callTool(ctx, hang, nil)
 				took[i] = time.Since(began)
 			})
 		}
@@ -122,13 +122,13 @@ func TestHangingTool(t *testing.T) {
 			switch {
 			case errs[i] == nil:
 				t.Errorf("call %d: the hanging tool answered", i)
-			case !fltNamesServer(errs[i], "flaky", hang) || !strings.Contains(errs[i].Error(), "timed out"):
+			case !namesServer(errs[i], "flaky", hang) || !strings.Contains(errs[i].Error(), "timed out"):
 				t.Errorf("call %d: the error does not say that server flaky timed out: %v", i, errs[i])
 			}
 			if took[i] < timeout || took[i] > timeout+1500*time.Millisecond {
 				t.Errorf("call %d: the error came after %s, want just after timeouts.call (%s)", i, took[i], timeout)
 			}
-			t.Logf("call %d: error after %s: %v", i, fltRound(took[i]), errs[i])
+			t.Logf("call %d: error after %s: %v", i, roundMS(took[i]), errs[i])
 		}
 		after(t, ctx, h, load, start, n)
 	})

@@ -2,167 +2,38 @@ package main
 
 //lint:file-ignore SA1019 roots, sampling and logging are deprecated by the 2026-07-28 revision (SEP-2577), but the trunk still carries them for 2025-era hosts and servers, and these tests keep that working.
 
-// Helpers of the fault suite (faults_*_test.go, reload_test.go). Every name
-// starts with flt so that test files written next to these cannot collide
-// with them.
+// Helpers of the fault suite (faults_*_test.go, reload_test.go): the
+// trunk's status as a host reads it, a background load on a healthy server,
+// and the chaos server's processes.
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// fltHost is the go-sdk playing the host of `mcptrunk serve`, connected over
-// pipes of its own so that it can accept frames larger than the SDK's
-// CommandTransport does (16 MiB), and recording what the fault tests watch:
-// every tools/list_changed and every log message, by logger.
-type fltHost struct {
-	*mcp.ClientSession
-	t      testing.TB
-	cmd    *exec.Cmd
-	tag    string
-	stderr *syncBuffer
-	exited chan struct{} // closed once the trunk has exited and was reaped
+// faultHost is the go-sdk host of the fault tests: go-sdk's default
+// capabilities, reading frames up to 64 MiB (room for the 20 MB result of
+// the chaos server's huge tool, which go-sdk's default 16 MiB would refuse).
+var faultHost = hostConfig{sdkDefaults: true, maxLine: 64 << 20}
 
-	mu          sync.Mutex
-	listChanged []time.Time
-	logs        map[string]int // notifications/message received, by logger
+// toolCaller is a host the loads and checks here call tools through: the
+// go-sdk host or the raw one.
+type toolCaller interface {
+	callTool(ctx context.Context, name string, args map[string]any) (string, error)
 }
 
-// fltMaxLine is the largest frame the host accepts: room for the 20 MB
-// result of the chaos server's huge tool.
-const fltMaxLine = 64 << 20
-
-// fltStartHost runs `mcptrunk serve --config cfg` and connects the go-sdk to
-// it. At the end of the test the session is closed (stdin EOF), the trunk
-// must exit, report no race, and leave no process behind.
-func fltStartHost(t testing.TB, ctx context.Context, cfg string) *fltHost {
-	t.Helper()
-	h := &fltHost{t: t, tag: newTag(t), stderr: &syncBuffer{}, exited: make(chan struct{}), logs: map[string]int{}}
-	var stdin, stdout *os.File
-	h.cmd, stdin, stdout = fltSpawn(t, h.tag, cfg, h.stderr)
-	go func() {
-		_ = h.cmd.Wait()
-		close(h.exited)
-	}()
-	client := mcp.NewClient(&mcp.Implementation{Name: "mcptrunk-faults", Version: "0"}, &mcp.ClientOptions{
-		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
-			h.mu.Lock()
-			h.listChanged = append(h.listChanged, time.Now())
-			h.mu.Unlock()
-		},
-		LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) {
-			h.mu.Lock()
-			h.logs[r.Params.Logger]++
-			h.mu.Unlock()
-		},
-	})
-	cs, err := client.Connect(ctx, &mcp.IOTransport{Reader: stdout, Writer: stdin, MaxLineLength: fltMaxLine}, nil)
-	if err != nil {
-		_ = stdin.Close()
-		_ = stdout.Close()
-		_ = h.cmd.Process.Kill()
-		<-h.exited
-		t.Fatalf("connecting to mcptrunk: %v\nstderr:\n%s", err, tail(h.stderr.String(), 3000))
-	}
-	h.ClientSession = cs
-	t.Cleanup(func() {
-		_ = cs.Close()
-		fltReap(t, h.cmd, h.exited, h.stderr, h.tag)
-	})
-	return h
-}
-
-// fltSpawn starts `mcptrunk serve --config cfg`, its processes marked with
-// tag and its stderr written to stderr, on pipes of the test's own (for the
-// hosts here that read the trunk's stdout themselves rather than through
-// CommandTransport), and returns the command with the test's ends of the
-// trunk's stdin and stdout. The caller waits for the command.
-func fltSpawn(t testing.TB, tag, cfg string, stderr *syncBuffer) (cmd *exec.Cmd, stdin, stdout *os.File) {
-	t.Helper()
-	cmd = trunkCmd(tag, "serve", "--config", cfg)
-	cmd.Stderr = stderr
-	childIn, stdin, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, childOut, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stdin, cmd.Stdout = childIn, childOut
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("starting mcptrunk: %v", err)
-	}
-	_ = childIn.Close()
-	_ = childOut.Close()
-	return cmd, stdin, stdout
-}
-
-// fltReap ends a trunk started by fltSpawn whose stdin the test has
-// closed: it must exit within 15s (or is killed, failing t), report no race
-// and leave no process behind. exited is closed once cmd was waited for.
-func fltReap(t testing.TB, cmd *exec.Cmd, exited <-chan struct{}, stderr *syncBuffer, tag string) {
-	t.Helper()
-	select {
-	case <-exited:
-	case <-time.After(15 * time.Second):
-		t.Errorf("mcptrunk did not exit within 15s of stdin EOF; killing it")
-		_ = cmd.Process.Kill()
-		<-exited
-	}
-	checkNoRace(t, stderr)
-	assertNoProcesses(t, tag, 5*time.Second)
-}
-
-// alive reports whether the trunk is still running.
-func (h *fltHost) alive() bool {
-	select {
-	case <-h.exited:
-		return false
-	default:
-		return true
-	}
-}
-
-// listChangedSince counts the tools/list_changed notifications received at
-// or after since.
-func (h *fltHost) listChangedSince(since time.Time) int {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	n := 0
-	for _, at := range h.listChanged {
-		if !at.Before(since) {
-			n++
-		}
-	}
-	return n
-}
-
-// logCount is how many notifications/message came from logger.
-func (h *fltHost) logCount(logger string) int {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.logs[logger]
-}
-
-// call calls a tool and returns its text; a JSON-RPC error, or a result
-// with isError, is returned as an error.
-func (h *fltHost) call(ctx context.Context, name string, args map[string]any) (string, error) {
+// callTool calls a tool and returns its text; a JSON-RPC error, or a
+// result with isError, is returned as an error.
+func (h *host) callTool(ctx context.Context, name string, args map[string]any) (string, error) {
 	if args == nil {
 		args = map[string]any{}
 	}
@@ -178,7 +49,7 @@ func (h *fltHost) call(ctx context.Context, name string, args map[string]any) (s
 }
 
 // toolNames lists the exported tool names.
-func (h *fltHost) toolNames(ctx context.Context) ([]string, error) {
+func (h *host) toolNames(ctx context.Context) ([]string, error) {
 	var names []string
 	for tool, err := range h.Tools(ctx, nil) {
 		if err != nil {
@@ -189,8 +60,8 @@ func (h *fltHost) toolNames(ctx context.Context) ([]string, error) {
 	return names, nil
 }
 
-// fltStatus is one server in mcp__trunk__status.
-type fltStatus struct {
+// serverStatus is one server in mcp__trunk__status.
+type serverStatus struct {
 	Server   string    `json:"server"`
 	State    string    `json:"state"`
 	Error    string    `json:"error"`
@@ -200,23 +71,23 @@ type fltStatus struct {
 }
 
 // status calls mcp__trunk__status and indexes the servers by name.
-func (h *fltHost) status(ctx context.Context) (map[string]fltStatus, error) {
-	text, err := h.call(ctx, "mcp__trunk__status", nil)
+func (h *host) status(ctx context.Context) (map[string]serverStatus, error) {
+	text, err := h.callTool(ctx, "mcp__trunk__status", nil)
 	if err != nil {
 		return nil, err
 	}
-	return fltParseStatus(text)
+	return parseStatus(text)
 }
 
-// fltParseStatus reads the text of mcp__trunk__status.
-func fltParseStatus(text string) (map[string]fltStatus, error) {
+// parseStatus reads the text of mcp__trunk__status.
+func parseStatus(text string) (map[string]serverStatus, error) {
 	var r struct {
-		Servers []fltStatus `json:"servers"`
+		Servers []serverStatus `json:"servers"`
 	}
 	if err := json.Unmarshal([]byte(text), &r); err != nil {
 		return nil, fmt.Errorf("mcp__trunk__status: %v: %s", err, text)
 	}
-	out := make(map[string]fltStatus, len(r.Servers))
+	out := make(map[string]serverStatus, len(r.Servers))
 	for _, s := range r.Servers {
 		out[s.Server] = s
 	}
@@ -225,10 +96,10 @@ func fltParseStatus(text string) (map[string]fltStatus, error) {
 
 // waitStatus polls mcp__trunk__status until ok accepts it, and returns the
 // status it accepted and when.
-func (h *fltHost) waitStatus(ctx context.Context, within time.Duration, ok func(map[string]fltStatus) bool) (map[string]fltStatus, time.Time, error) {
+func (h *host) waitStatus(ctx context.Context, within time.Duration, ok func(map[string]serverStatus) bool) (map[string]serverStatus, time.Time, error) {
 	ctx, cancel := context.WithTimeout(ctx, within)
 	defer cancel()
-	var last map[string]fltStatus
+	var last map[string]serverStatus
 	var lastErr error
 	for {
 		st, err := h.status(ctx)
@@ -248,9 +119,9 @@ func (h *fltHost) waitStatus(ctx context.Context, within time.Duration, ok func(
 	}
 }
 
-// fltNamesServer reports whether err names server other than inside the
+// namesServer reports whether err names server other than inside the
 // exported name of the tool called.
-func fltNamesServer(err error, server, tool string) bool {
+func namesServer(err error, server, tool string) bool {
 	if err == nil {
 		return false
 	}
@@ -258,38 +129,25 @@ func fltNamesServer(err error, server, tool string) bool {
 	return strings.Contains(msg, `"`+server+`"`) || strings.Contains(msg, server)
 }
 
-// fltLoad calls a tool of a healthy server over and over in the background,
+// callLoad calls a tool of a healthy server over and over in the background,
 // checking each answer, and records every call.
-type fltLoad struct {
+type callLoad struct {
 	stop chan struct{}
 	done chan struct{}
 
 	mu    sync.Mutex
-	calls []fltCall
+	calls []loadCall
 }
 
-type fltCall struct {
+type loadCall struct {
 	start, end time.Time
 	err        error
 }
 
-// fltEchoLoad calls mcp__<server>__echo with a fresh text every pause.
-func fltEchoLoad(h *fltHost, ctx context.Context, server string, pause time.Duration) *fltLoad {
-	return fltLoadOf(ctx, func(ctx context.Context, text string) (string, error) {
-		return h.call(ctx, "mcp__"+server+"__echo", map[string]any{"text": text})
-	}, pause)
-}
-
-// fltLineEchoLoad is fltEchoLoad for a fltLineConn.
-func fltLineEchoLoad(c *fltLineConn, ctx context.Context, server string, pause time.Duration) *fltLoad {
-	return fltLoadOf(ctx, func(ctx context.Context, text string) (string, error) {
-		return c.callTool(ctx, "mcp__"+server+"__echo", map[string]any{"text": text})
-	}, pause)
-}
-
-// fltLoadOf runs echo with a fresh text every pause.
-func fltLoadOf(ctx context.Context, echo func(ctx context.Context, text string) (string, error), pause time.Duration) *fltLoad {
-	l := &fltLoad{stop: make(chan struct{}), done: make(chan struct{})}
+// echoLoad calls mcp__<server>__echo through h with a fresh text every
+// pause.
+func echoLoad(h toolCaller, ctx context.Context, server string, pause time.Duration) *callLoad {
+	l := &callLoad{stop: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(l.done)
 		for i := 0; ; i++ {
@@ -303,7 +161,7 @@ func fltLoadOf(ctx context.Context, echo func(ctx context.Context, text string) 
 			want := fmt.Sprintf("echo %d", i)
 			start := time.Now()
 			callCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
-			got, err := echo(callCtx, want)
+			got, err := h.callTool(callCtx, "mcp__"+server+"__echo", map[string]any{"text": want})
 			cancel()
 			if err == nil && got != want {
 				err = fmt.Errorf("echo %q answered %q", want, got)
@@ -312,7 +170,7 @@ func fltLoadOf(ctx context.Context, echo func(ctx context.Context, text string) 
 				return // the test is over
 			}
 			l.mu.Lock()
-			l.calls = append(l.calls, fltCall{start: start, end: time.Now(), err: err})
+			l.calls = append(l.calls, loadCall{start: start, end: time.Now(), err: err})
 			l.mu.Unlock()
 			select {
 			case <-l.stop:
@@ -326,7 +184,7 @@ func fltLoadOf(ctx context.Context, echo func(ctx context.Context, text string) 
 
 // finish stops the load and fails t for every call that failed. It returns
 // how many calls were made.
-func (l *fltLoad) finish(t testing.TB, what string) int {
+func (l *callLoad) finish(t testing.TB, what string) int {
 	t.Helper()
 	close(l.stop)
 	<-l.done
@@ -348,7 +206,7 @@ func (l *fltLoad) finish(t testing.TB, what string) int {
 }
 
 // okWithin counts the calls that began and succeeded between from and to.
-func (l *fltLoad) okWithin(from, to time.Time) int {
+func (l *callLoad) okWithin(from, to time.Time) int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	n := 0
@@ -361,7 +219,7 @@ func (l *fltLoad) okWithin(from, to time.Time) int {
 }
 
 // slowest is the longest call that overlapped [from, to].
-func (l *fltLoad) slowest(from, to time.Time) time.Duration {
+func (l *callLoad) slowest(from, to time.Time) time.Duration {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var d time.Duration
@@ -374,7 +232,7 @@ func (l *fltLoad) slowest(from, to time.Time) time.Duration {
 }
 
 // waitOKAfter waits until a call that began at or after from succeeded.
-func (l *fltLoad) waitOKAfter(ctx context.Context, from time.Time, within time.Duration) error {
+func (l *callLoad) waitOKAfter(ctx context.Context, from time.Time, within time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, within)
 	defer cancel()
 	return eventually(ctx, 10*time.Millisecond, func() error {
@@ -385,169 +243,15 @@ func (l *fltLoad) waitOKAfter(ctx context.Context, from time.Time, within time.D
 	})
 }
 
-// fltStateFile returns a fresh path for a chaos server's start counter.
-func fltStateFile(t testing.TB) string {
+// chaosStateFile returns a fresh path for a chaos server's start counter.
+func chaosStateFile(t testing.TB) string {
 	return filepath.Join(t.TempDir(), "chaos-starts")
 }
 
-// fltProcs lists the live processes of tag running exe.
-func fltProcs(tag, exe string) []procInfo {
+// procsOf lists the live processes of tag running exe.
+func procsOf(tag, exe string) []procInfo {
 	return processes(func(p procInfo) bool { return p.env[tagEnv] == tag && p.exe == exe })
 }
 
-// fltRound rounds a duration for the logs.
-func fltRound(d time.Duration) time.Duration { return d.Round(time.Millisecond) }
-
-// fltLineConn is a minimal host for results too large to decode cheaply: it
-// finds each response's id in the frame's head, which the trunk always
-// writes as {"jsonrpc":"2.0","id":N,...}, and hands the frame over as read.
-// rawConn decodes every line, which for a 20 MB line under -race takes
-// longer than the trunk takes to pass it on.
-type fltLineConn struct {
-	t      testing.TB
-	cmd    *exec.Cmd
-	tag    string
-	stdin  *os.File
-	stderr *syncBuffer
-	exited chan struct{}
-	nextID atomic.Int64
-
-	writeMu sync.Mutex
-	mu      sync.Mutex
-	pending map[int64]chan []byte
-}
-
-// fltStartLineConn runs `mcptrunk serve --config cfg` and performs the
-// handshake. At the end of the test it closes stdin; the trunk must exit,
-// report no race and leave no process behind.
-func fltStartLineConn(t testing.TB, ctx context.Context, cfg string) *fltLineConn {
-	t.Helper()
-	c := &fltLineConn{t: t, tag: newTag(t), stderr: &syncBuffer{}, exited: make(chan struct{}), pending: map[int64]chan []byte{}}
-	var stdout *os.File
-	c.cmd, c.stdin, stdout = fltSpawn(t, c.tag, cfg, c.stderr)
-	read := make(chan struct{})
-	go func() {
-		defer close(read)
-		defer stdout.Close()
-		r := bufio.NewReaderSize(stdout, 1<<16)
-		for {
-			line, err := r.ReadBytes('\n')
-			if id, ok := fltResponseID(line); ok {
-				c.mu.Lock()
-				ch := c.pending[id]
-				delete(c.pending, id)
-				c.mu.Unlock()
-				if ch != nil {
-					ch <- line
-				}
-			}
-			if err != nil {
-				c.mu.Lock()
-				for id, ch := range c.pending {
-					close(ch)
-					delete(c.pending, id)
-				}
-				c.mu.Unlock()
-				return
-			}
-		}
-	}()
-	go func() {
-		<-read
-		_ = c.cmd.Wait()
-		close(c.exited)
-	}()
-	t.Cleanup(func() {
-		c.writeMu.Lock()
-		_ = c.stdin.Close()
-		c.writeMu.Unlock()
-		fltReap(t, c.cmd, c.exited, c.stderr, c.tag)
-	})
-	if _, err := c.call(ctx, "initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"mcptrunk-faults-lines","version":"0"}}`); err != nil {
-		t.Fatalf("initialize: %v", err)
-	}
-	c.writeMu.Lock()
-	_, err := c.stdin.Write([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n"))
-	c.writeMu.Unlock()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
-
-// fltResponseID reads the id of a response written by the trunk.
-func fltResponseID(line []byte) (int64, bool) {
-	rest, ok := bytes.CutPrefix(line, []byte(`{"jsonrpc":"2.0","id":`))
-	if !ok {
-		return 0, false
-	}
-	end := bytes.IndexByte(rest[:min(len(rest), 24)], ',')
-	if end < 0 {
-		return 0, false
-	}
-	id, err := strconv.ParseInt(string(rest[:end]), 10, 64)
-	return id, err == nil
-}
-
-// call sends a request (params as JSON text) and returns the whole
-// response frame as read.
-func (c *fltLineConn) call(ctx context.Context, method, params string) ([]byte, error) {
-	id := c.nextID.Add(1)
-	ch := make(chan []byte, 1)
-	c.mu.Lock()
-	c.pending[id] = ch
-	c.mu.Unlock()
-	frame := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`+"\n", id, method, params)
-	c.writeMu.Lock()
-	_, err := c.stdin.Write([]byte(frame))
-	c.writeMu.Unlock()
-	if err != nil {
-		return nil, err
-	}
-	select {
-	case line, ok := <-ch:
-		if !ok {
-			return nil, errors.New("mcptrunk closed its stdout before answering")
-		}
-		return line, nil
-	case <-ctx.Done():
-		c.mu.Lock()
-		delete(c.pending, id)
-		c.mu.Unlock()
-		return nil, ctx.Err()
-	}
-}
-
-// callTool calls a small tool and returns its text; errors as fltHost.call.
-func (c *fltLineConn) callTool(ctx context.Context, name string, args map[string]any) (string, error) {
-	if args == nil {
-		args = map[string]any{}
-	}
-	line, err := c.call(ctx, "tools/call", mustJSON(map[string]any{"name": name, "arguments": args}))
-	if err != nil {
-		return "", err
-	}
-	var m struct {
-		Result *struct {
-			Content []struct {
-				Text string `json:"text"`
-			} `json:"content"`
-			IsError bool `json:"isError"`
-		} `json:"result"`
-		Error *rpcError `json:"error"`
-	}
-	if err := json.Unmarshal(line, &m); err != nil {
-		return "", fmt.Errorf("%s: %v", name, err)
-	}
-	if m.Error != nil {
-		return "", m.Error
-	}
-	var b strings.Builder
-	for _, x := range m.Result.Content {
-		b.WriteString(x.Text)
-	}
-	if m.Result.IsError {
-		return b.String(), fmt.Errorf("tool error: %s", b.String())
-	}
-	return b.String(), nil
-}
+// roundMS rounds a duration for the logs.
+func roundMS(d time.Duration) time.Duration { return d.Round(time.Millisecond) }

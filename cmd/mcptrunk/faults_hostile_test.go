@@ -70,34 +70,34 @@ func TestFaultOverlongServerLine(t *testing.T) {
 		"notes": notesServer(),
 		"flaky": chaosServer("-mode", "ok", "-max-life", "80s"),
 	}, nil)
-	h := fltStartHost(t, ctx, cfg)
-	if text, err := h.call(ctx, "mcp__flaky__ping_tool", nil); err != nil || text != "pong" {
+	h := trunkHost(t, ctx, cfg, faultHost, "")
+	if text, err := h.callTool(ctx, "mcp__flaky__ping_tool", nil); err != nil || text != "pong" {
 		t.Fatalf("ping_tool: %q, %v", text, err)
 	}
 	base := fltPeakRSS(t, h.cmd.Process.Pid)
-	load := fltEchoLoad(h, ctx, "notes", 20*time.Millisecond)
+	load := echoLoad(h, ctx, "notes", 20*time.Millisecond)
 
-	text, err := h.call(ctx, "mcp__flaky__huge", map[string]any{"bytes": 40 << 20})
+	text, err := h.callTool(ctx, "mcp__flaky__huge", map[string]any{"bytes": 40 << 20})
 	if err == nil || !strings.Contains(text, `server "flaky"`) || !strings.Contains(text, "trunk.maxMessageBytes") || !strings.Contains(text, "mcp__flaky__huge") {
 		t.Errorf("a 40 MiB answer: %q, %v; want a tool error naming the server, the tool and trunk.maxMessageBytes", fltClip(text), err)
 	}
-	if text, err := h.call(ctx, "mcp__flaky__ping_tool", nil); err != nil || text != "pong" {
+	if text, err := h.callTool(ctx, "mcp__flaky__ping_tool", nil); err != nil || text != "pong" {
 		t.Errorf("the server after its over-long answer: %q, %v; want it serving on", text, err)
 	}
 	if _, err := waitStderrLine(ctx, h.stderr, 5*time.Second, "flaky", "over the size limit"); err != nil {
 		t.Errorf("the over-long line is not in the trunk's log with the server's name: %v", err)
 	}
 
-	_, err = h.call(ctx, "mcp__flaky__endless_line", nil)
-	if !fltNamesServer(err, "flaky", "mcp__flaky__endless_line") || !strings.Contains(fmt.Sprint(err), "resynchronised") {
+	_, err = h.callTool(ctx, "mcp__flaky__endless_line", nil)
+	if !namesServer(err, "flaky", "mcp__flaky__endless_line") || !strings.Contains(fmt.Sprint(err), "resynchronised") {
 		t.Errorf("a line without end: %v; want an error naming the server and why", err)
 	}
-	if _, _, err := h.waitStatus(ctx, 30*time.Second, func(st map[string]fltStatus) bool {
+	if _, _, err := h.waitStatus(ctx, 30*time.Second, func(st map[string]serverStatus) bool {
 		return st["flaky"].State == "ready" && st["flaky"].Restarts >= 1
 	}); err != nil {
 		t.Errorf("the server was not restarted: %v", err)
 	}
-	if text, err := h.call(ctx, "mcp__flaky__ping_tool", nil); err != nil || text != "pong" {
+	if text, err := h.callTool(ctx, "mcp__flaky__ping_tool", nil); err != nil || text != "pong" {
 		t.Errorf("the server after its restart: %q, %v", text, err)
 	}
 	if n := load.finish(t, "notes during the hostile server's lines"); n == 0 {
@@ -115,7 +115,7 @@ func TestFaultOverlongHostLine(t *testing.T) {
 	cfg := writeConfig(t, map[string]server{
 		"flaky": chaosServer("-mode", "ok", "-max-life", "80s"),
 	}, nil)
-	c := fltStartLineConn(t, ctx, cfg)
+	c := startRawTrunk(t, ctx, cfg)
 	if text, err := c.callTool(ctx, "mcp__flaky__ping_tool", nil); err != nil || text != "pong" {
 		t.Fatalf("ping_tool: %q, %v", text, err)
 	}
@@ -123,13 +123,13 @@ func TestFaultOverlongHostLine(t *testing.T) {
 	const id = 1 << 40
 	ch := make(chan []byte, 1)
 	c.mu.Lock()
-	c.pending[id] = ch
+	c.pending[fmt.Sprint(id)] = ch
 	c.mu.Unlock()
 	head := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"mcp__flaky__ping_tool","arguments":{"x":"`, id)
-	c.writeMu.Lock()
+	c.stdinMu.Lock()
 	_, err := io.Copy(c.stdin, io.MultiReader(strings.NewReader(head),
 		io.LimitReader(fltRepeat('x'), 256<<20), strings.NewReader(`"}}}`+"\n")))
-	c.writeMu.Unlock()
+	c.stdinMu.Unlock()
 	if err != nil {
 		t.Fatal(err)
 	}

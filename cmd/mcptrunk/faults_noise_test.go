@@ -22,11 +22,11 @@ import (
 var fltNoiseFaults = []struct {
 	name  string
 	args  []string
-	check func(t *testing.T, ctx context.Context, h *fltHost) time.Duration // the fault; returns how long it took
+	check func(t *testing.T, ctx context.Context, h *host) time.Duration // the fault; returns how long it took
 }{
-	{"invalid-json-mid-session", []string{"-mode", "ok"}, func(t *testing.T, ctx context.Context, h *fltHost) time.Duration {
+	{"invalid-json-mid-session", []string{"-mode", "ok"}, func(t *testing.T, ctx context.Context, h *host) time.Duration {
 		start := time.Now()
-		text, err := h.call(ctx, "mcp__flaky__garbage_then_ok", map[string]any{"lines": 50})
+		text, err := h.callTool(ctx, "mcp__flaky__garbage_then_ok", map[string]any{"lines": 50})
 		took := time.Since(start)
 		if err != nil || text != "ok after 50 junk lines" {
 			t.Errorf("garbage_then_ok: %q, %v", text, err)
@@ -38,17 +38,17 @@ var fltNoiseFaults = []struct {
 		}
 		return took
 	}},
-	{"notification-flood", []string{"-mode", "ok"}, func(t *testing.T, ctx context.Context, h *fltHost) time.Duration {
+	{"notification-flood", []string{"-mode", "ok"}, func(t *testing.T, ctx context.Context, h *host) time.Duration {
 		const count = 5000
 		start := time.Now()
-		text, err := h.call(ctx, "mcp__flaky__notify_flood", map[string]any{"count": count})
+		text, err := h.callTool(ctx, "mcp__flaky__notify_flood", map[string]any{"count": count})
 		if err != nil || text != fmt.Sprintf("sent %d notifications", count) {
 			t.Errorf("notify_flood: %q, %v", text, err)
 		}
 		waitCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
 		if err := eventually(waitCtx, 10*time.Millisecond, func() error {
-			if n := h.logCount("flaky/flood"); n < count {
+			if n := h.rec.logsBy("flaky/flood"); n < count {
 				return fmt.Errorf("the host got %d of the %d notifications/message (logger flaky/flood)", n, count)
 			}
 			return nil
@@ -57,10 +57,10 @@ var fltNoiseFaults = []struct {
 		}
 		return time.Since(start)
 	}},
-	{"stderr-flood", []string{"-mode", "stderr-flood"}, func(t *testing.T, ctx context.Context, h *fltHost) time.Duration {
+	{"stderr-flood", []string{"-mode", "stderr-flood"}, func(t *testing.T, ctx context.Context, h *host) time.Duration {
 		start := time.Now()
 		for i := range 20 {
-			if text, err := h.call(ctx, "mcp__flaky__ping_tool", nil); err != nil || text != "pong" {
+			if text, err := h.callTool(ctx, "mcp__flaky__ping_tool", nil); err != nil || text != "pong" {
 				t.Errorf("ping_tool %d during a stderr flood: %q, %v", i, text, err)
 			}
 			time.Sleep(10 * time.Millisecond)
@@ -86,13 +86,13 @@ func TestFaultNoise(t *testing.T) {
 				"notes": notesServer(),
 				"flaky": {"command": chaosBin, "args": append(f.args, "-max-life", "30s")},
 			}, nil)
-			h := fltStartHost(t, ctx, cfg)
-			if _, _, err := h.waitStatus(ctx, 10*time.Second, func(st map[string]fltStatus) bool {
+			h := trunkHost(t, ctx, cfg, faultHost, "")
+			if _, _, err := h.waitStatus(ctx, 10*time.Second, func(st map[string]serverStatus) bool {
 				return st["flaky"].State == "ready" && st["notes"].State == "ready"
 			}); err != nil {
 				t.Fatalf("the servers did not get ready: %v", err)
 			}
-			load := fltEchoLoad(h, ctx, "notes", 5*time.Millisecond)
+			load := echoLoad(h, ctx, "notes", 5*time.Millisecond)
 			start := time.Now()
 			took := f.check(t, ctx, h)
 			end := time.Now()
@@ -112,11 +112,11 @@ func TestFaultNoise(t *testing.T) {
 			if s := st["flaky"]; s.State != "ready" || s.Restarts != 0 {
 				t.Errorf("the faulty server after the fault: %+v, want ready and never restarted", s)
 			}
-			if text, err := h.call(ctx, "mcp__flaky__ping_tool", nil); err != nil || text != "pong" {
+			if text, err := h.callTool(ctx, "mcp__flaky__ping_tool", nil); err != nil || text != "pong" {
 				t.Errorf("ping_tool after the fault: %q, %v", text, err)
 			}
 			t.Logf("%s: the fault took %s at the host; %d notes calls, %d completed during it, the slowest in %s",
-				f.name, fltRound(took), calls, during, fltRound(slowest))
+				f.name, roundMS(took), calls, during, roundMS(slowest))
 			if during == 0 && took > 200*time.Millisecond {
 				t.Errorf("no call to the healthy server completed during the %s fault", took)
 			}
@@ -137,17 +137,17 @@ func TestFaultHugeResult(t *testing.T) {
 		"notes": notesServer(),
 		"flaky": chaosServer("-mode", "ok", "-max-life", "30s"),
 	}, map[string]any{"maxResultBytes": 64 << 20}) // this host reads any size
-	c := fltStartLineConn(t, ctx, cfg)
+	c := startRawTrunk(t, ctx, cfg)
 	if text, err := c.callTool(ctx, "mcp__flaky__ping_tool", nil); err != nil || text != "pong" {
 		t.Fatalf("mcp__flaky__ping_tool: %q, %v\nstderr:\n%s", text, err, tail(c.stderr.String(), 3000))
 	}
-	load := fltLineEchoLoad(c, ctx, "notes", 5*time.Millisecond)
+	load := echoLoad(c, ctx, "notes", 5*time.Millisecond)
 	if err := load.waitOKAfter(ctx, time.Now(), 5*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	const size = 20 << 20
 	start := time.Now()
-	line, err := c.call(ctx, "tools/call", `{"name":"mcp__flaky__huge","arguments":{"bytes":`+strconv.Itoa(size)+`}}`)
+	line, err := c.callLine(ctx, "tools/call", `{"name":"mcp__flaky__huge","arguments":{"bytes":`+strconv.Itoa(size)+`}}`)
 	end := time.Now()
 	if err != nil {
 		t.Fatalf("huge: %v\nstderr:\n%s", err, tail(c.stderr.String(), 3000))
@@ -169,7 +169,7 @@ func TestFaultHugeResult(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := fltParseStatus(text)
+	st, err := parseStatus(text)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +177,7 @@ func TestFaultHugeResult(t *testing.T) {
 		t.Errorf("the server after the huge result: %+v, want ready and never restarted", s)
 	}
 	t.Logf("20MB-result: the %d-byte line took %s from call to answer; %d notes calls, %d completed during it, the slowest in %s",
-		len(line), fltRound(end.Sub(start)), calls, during, fltRound(slowest))
+		len(line), roundMS(end.Sub(start)), calls, during, roundMS(slowest))
 }
 
 // TestFaultHugeResultDefaultHost: the same 20 MB result, to a host that

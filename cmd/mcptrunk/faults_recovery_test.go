@@ -104,11 +104,11 @@ func TestFaultRecovery(t *testing.T) {
 
 func fltRunRecovery(t *testing.T, f fltFault) {
 	ctx := testCtx(t, 60*time.Second)
-	cfg := writeConfig(t, map[string]server{"notes": notesServer(), "flaky": f.spec(fltStateFile(t))}, nil)
+	cfg := writeConfig(t, map[string]server{"notes": notesServer(), "flaky": f.spec(chaosStateFile(t))}, nil)
 	const ping = "mcp__flaky__ping_tool"
 
 	var (
-		h     *fltHost
+		h     *host
 		fault time.Time // when the fault happened
 		errAt time.Time // when the host had its first error
 		errs  []string  // distinct errors the host saw for the faulty server
@@ -123,19 +123,19 @@ func fltRunRecovery(t *testing.T, f fltFault) {
 		// The fault is there from the start: the host's first call to the
 		// server fails.
 		fault = time.Now()
-		h = fltStartHost(t, ctx, cfg)
-		_, err := h.call(ctx, ping, nil)
+		h = trunkHost(t, ctx, cfg, faultHost, "")
+		_, err := h.callTool(ctx, ping, nil)
 		if err == nil {
 			t.Fatalf("%s answered although its server is broken from the start", ping)
 		}
 		errAt = time.Now()
 		noteErr(err)
-		if !fltNamesServer(err, "flaky", ping) {
+		if !namesServer(err, "flaky", ping) {
 			t.Errorf("the error does not name the server: %v", err)
 		}
 	} else {
-		h = fltStartHost(t, ctx, cfg)
-		if st, _, err := h.waitStatus(ctx, 10*time.Second, func(st map[string]fltStatus) bool {
+		h = trunkHost(t, ctx, cfg, faultHost, "")
+		if st, _, err := h.waitStatus(ctx, 10*time.Second, func(st map[string]serverStatus) bool {
 			return st["flaky"].State == "ready" && st["notes"].State == "ready"
 		}); err != nil {
 			t.Fatalf("the servers did not get ready: %v\nstderr:\n%s", err, tail(h.stderr.String(), 3000))
@@ -154,7 +154,7 @@ func fltRunRecovery(t *testing.T, f fltFault) {
 		t.Fatalf("mcp__notes__echo is not listed: %q", names)
 	}
 	listedAt := time.Now()
-	load := fltEchoLoad(h, ctx, "notes", 5*time.Millisecond)
+	load := echoLoad(h, ctx, "notes", 5*time.Millisecond)
 
 	if f.trigger != "" {
 		if !slices.Contains(names, "mcp__flaky__"+f.trigger) {
@@ -165,13 +165,13 @@ func fltRunRecovery(t *testing.T, f fltFault) {
 		}
 		trigger := "mcp__flaky__" + f.trigger
 		fault = time.Now()
-		_, err := h.call(ctx, trigger, nil)
+		_, err := h.callTool(ctx, trigger, nil)
 		errAt = time.Now()
 		if err == nil {
 			t.Fatalf("%s answered although it crashes the server", trigger)
 		}
 		noteErr(err)
-		if !fltNamesServer(err, "flaky", trigger) {
+		if !namesServer(err, "flaky", trigger) {
 			t.Errorf("the error of %s does not name the server: %v", trigger, err)
 		}
 	}
@@ -190,7 +190,7 @@ func fltRunRecovery(t *testing.T, f fltFault) {
 	// While the server is away, its calls fail naming it; poll until
 	// mcp__trunk__status says it is back.
 	var statusErrs []string
-	st, readyAt, err := h.waitStatus(ctx, 20*time.Second, func(st map[string]fltStatus) bool {
+	st, readyAt, err := h.waitStatus(ctx, 20*time.Second, func(st map[string]serverStatus) bool {
 		s := st["flaky"]
 		if s.Error != "" && !slices.Contains(statusErrs, s.Error) {
 			statusErrs = append(statusErrs, s.Error)
@@ -198,9 +198,9 @@ func fltRunRecovery(t *testing.T, f fltFault) {
 		if s.State == "ready" && s.Restarts >= 1 {
 			return true
 		}
-		if _, err := h.call(ctx, ping, nil); err != nil {
+		if _, err := h.callTool(ctx, ping, nil); err != nil {
 			noteErr(err)
-			if !fltNamesServer(err, "flaky", ping) {
+			if !namesServer(err, "flaky", ping) {
 				t.Errorf("an error while the server is away does not name it: %v", err)
 			}
 		}
@@ -219,7 +219,7 @@ func fltRunRecovery(t *testing.T, f fltFault) {
 	waitCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	if err := eventually(waitCtx, 10*time.Millisecond, func() error {
-		if n := h.listChangedSince(announced); n < want {
+		if n := h.rec.toolsChangedSince(announced); n < want {
 			return fmt.Errorf("%d tools/list_changed since the fault, want at least %d", n, want)
 		}
 		return nil
@@ -235,7 +235,7 @@ func fltRunRecovery(t *testing.T, f fltFault) {
 			t.Errorf("%s is not listed after the recovery: %q", want, names)
 		}
 	}
-	if text, err := h.call(ctx, ping, nil); err != nil || text != "pong" {
+	if text, err := h.callTool(ctx, ping, nil); err != nil || text != "pong" {
 		t.Errorf("%s after the recovery: %q, %v", ping, text, err)
 	}
 	recovered := time.Now()
@@ -261,7 +261,7 @@ func fltRunRecovery(t *testing.T, f fltFault) {
 		t.Errorf("the trunk's log has no error naming the faulty server:\n%s", tail(h.stderr.String(), 3000))
 	}
 	t.Logf("%s: fault -> error at the host %s; fault -> ready again %s (restarts %d); %d notes calls, %d during the fault",
-		f.name, fltRound(errAt.Sub(fault)), fltRound(readyAt.Sub(fault)), flaky.Restarts, calls, during)
+		f.name, roundMS(errAt.Sub(fault)), roundMS(readyAt.Sub(fault)), flaky.Restarts, calls, during)
 	for _, e := range errs {
 		t.Logf("  host error: %s", e)
 	}

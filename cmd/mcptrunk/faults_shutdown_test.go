@@ -56,7 +56,7 @@ func TestTrunkKilledLeavesNoUpstream(t *testing.T) {
 			_ = syscall.Kill(p.pid, syscall.SIGKILL)
 		}
 	}
-	t.Logf("SIGKILL: every upstream (%d) gone %s after mcptrunk was killed", len(ups), fltRound(took))
+	t.Logf("SIGKILL: every upstream (%d) gone %s after mcptrunk was killed", len(ups), roundMS(took))
 }
 
 // TestShutdownEscalation: at shutdown each upstream gets its stdin closed,
@@ -91,7 +91,7 @@ func TestShutdownEscalation(t *testing.T) {
 			if !strings.Contains(string(res), "pong") {
 				t.Fatalf("mcp__stubborn__ping_tool: %s", res)
 			}
-			if n := len(fltProcs(c.tag, chaosBin)); n != 1 {
+			if n := len(procsOf(c.tag, chaosBin)); n != 1 {
 				t.Fatalf("want the stubborn server running, found %d", n)
 			}
 			start := time.Now()
@@ -112,7 +112,7 @@ func TestShutdownEscalation(t *testing.T) {
 			if tc.log != "" && !strings.Contains(c.stderr.String(), tc.log) {
 				t.Errorf("the log does not say %q:\n%s", tc.log, tail(c.stderr.String(), 3000))
 			}
-			t.Logf("%s: mcptrunk exited %s after stdin EOF", tc.name, fltRound(took))
+			t.Logf("%s: mcptrunk exited %s after stdin EOF", tc.name, roundMS(took))
 		})
 	}
 }

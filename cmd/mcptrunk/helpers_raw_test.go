@@ -17,7 +17,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 )
 
 // rpcError is a JSON-RPC error object as received.
@@ -35,72 +34,36 @@ type rawResponse struct {
 	Err    *rpcError
 }
 
-// rawConn is a line-based JSON-RPC client over a process's stdin and
-// stdout. It records every stdout line, answers the server's requests
-// (roots/list with no roots, ping, anything else with method-not-found),
-// and keeps notifications.
+// rawConn is the raw-JSON host: line-based JSON-RPC over a process's
+// stdin and stdout that keeps every message's bytes, so a result that went
+// through the trunk can be compared byte for byte with what the upstream
+// sends directly. It records every stdout line, answers the server's
+// requests (roots/list with no roots, ping, anything else with
+// method-not-found), and keeps notifications. A response the trunk writes
+// is matched by the id at its head without decoding the line first: a
+// 20 MB result decoded under -race would take longer than the trunk takes
+// to pass it on.
 type rawConn struct {
-	t      testing.TB
-	name   string
-	cmd    *exec.Cmd
-	tag    string
-	stdin  io.WriteCloser
-	stderr *syncBuffer
+	*proc
 	nextID atomic.Int64
-	exited chan struct{} // closed when the process has been waited for
 	read   chan struct{} // closed when stdout reached EOF
 
-	writeMu sync.Mutex
-
 	mu            sync.Mutex
-	pending       map[string]chan rawResponse
-	lines         [][]byte // every stdout line, as read
+	pending       map[string]chan []byte // by id: the response line, as read
+	lines         [][]byte               // every stdout line, as read
 	notifications []json.RawMessage
-	waitErr       error
 }
 
-// startRaw starts cmd and connects a rawConn to it. The process is closed
-// at the end of the test (stdin closed, then killed after a grace period).
+// startRaw starts cmd and connects a rawConn to it. The process is ended
+// at the end of the test (startProc).
 func startRaw(t testing.TB, name string, cmd *exec.Cmd) *rawConn {
 	t.Helper()
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
 	c := &rawConn{
-		t: t, name: name, cmd: cmd, stdin: stdin, stderr: &syncBuffer{},
-		exited:  make(chan struct{}),
+		proc:    startProc(t, name, cmd, procOptions{pipes: true}),
 		read:    make(chan struct{}),
-		pending: map[string]chan rawResponse{},
+		pending: map[string]chan []byte{},
 	}
-	cmd.Stderr = c.stderr
-	for _, kv := range cmd.Env {
-		if v, ok := strings.CutPrefix(kv, tagEnv+"="); ok {
-			c.tag = v
-		}
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("starting %s: %v", name, err)
-	}
-	go c.readLoop(stdout)
-	go func() {
-		<-c.read // Wait closes stdout: read everything first
-		err := cmd.Wait()
-		c.mu.Lock()
-		c.waitErr = err
-		c.mu.Unlock()
-		close(c.exited)
-	}()
-	t.Cleanup(func() {
-		c.shutdown(15 * time.Second)
-		if cmd.Path == trunkBin {
-			checkNoRace(t, c.stderr)
-		}
-	})
+	go c.readLoop(c.stdout)
 	return c
 }
 
@@ -148,13 +111,15 @@ func (c *rawConn) readLoop(stdout io.Reader) {
 
 func (c *rawConn) handleLine(line []byte) {
 	c.mu.Lock()
-	c.lines = append(c.lines, bytes.Clone(line))
+	c.lines = append(c.lines, line)
 	c.mu.Unlock()
+	if id, ok := responseID(line); ok {
+		c.deliver(id, line)
+		return
+	}
 	var m struct {
 		ID     json.RawMessage `json:"id"`
 		Method string          `json:"method"`
-		Result json.RawMessage `json:"result"`
-		Error  *rpcError       `json:"error"`
 	}
 	if err := json.Unmarshal(line, &m); err != nil {
 		return // purity tests look at c.lines
@@ -165,17 +130,57 @@ func (c *rawConn) handleLine(line []byte) {
 		go c.answer(m.ID, m.Method)
 	case m.Method != "":
 		c.mu.Lock()
-		c.notifications = append(c.notifications, bytes.Clone(bytes.TrimSpace(line)))
+		c.notifications = append(c.notifications, bytes.TrimSpace(line))
 		c.mu.Unlock()
 	case hasID:
-		c.mu.Lock()
-		ch, ok := c.pending[string(m.ID)]
-		delete(c.pending, string(m.ID))
-		c.mu.Unlock()
-		if ok {
-			ch <- rawResponse{Result: m.Result, Err: m.Error}
-		}
+		c.deliver(string(m.ID), line)
 	}
+}
+
+// deliver hands a response line to the call waiting for id.
+func (c *rawConn) deliver(id string, line []byte) {
+	c.mu.Lock()
+	ch, ok := c.pending[id]
+	delete(c.pending, id)
+	c.mu.Unlock()
+	if ok {
+		ch <- line
+	}
+}
+
+// responseID reads the id of a response as the trunk writes it,
+// {"jsonrpc":"2.0","id":N,"result" or "error"...}, from the line's head.
+// Anything else (another peer's key order, a request) is not matched here.
+func responseID(line []byte) (string, bool) {
+	rest, ok := bytes.CutPrefix(line, []byte(`{"jsonrpc":"2.0","id":`))
+	if !ok {
+		return "", false
+	}
+	end := bytes.IndexByte(rest[:min(len(rest), 24)], ',')
+	if end < 0 {
+		return "", false
+	}
+	id := rest[:end]
+	if _, err := strconv.ParseInt(string(id), 10, 64); err != nil {
+		return "", false
+	}
+	after := rest[end+1:]
+	if !bytes.HasPrefix(after, []byte(`"result"`)) && !bytes.HasPrefix(after, []byte(`"error"`)) {
+		return "", false
+	}
+	return string(id), true
+}
+
+// decodeResponse splits a response line into its result and error.
+func decodeResponse(line []byte) (rawResponse, error) {
+	var m struct {
+		Result json.RawMessage `json:"result"`
+		Error  *rpcError       `json:"error"`
+	}
+	if err := json.Unmarshal(line, &m); err != nil {
+		return rawResponse{}, fmt.Errorf("the response is not JSON: %w", err)
+	}
+	return rawResponse{Result: m.Result, Err: m.Error}, nil
 }
 
 // answer replies to a request the server sent.
@@ -192,13 +197,6 @@ func (c *rawConn) answer(id json.RawMessage, method string) {
 	_ = c.write([]byte(frame))
 }
 
-func (c *rawConn) write(frame []byte) error {
-	c.writeMu.Lock()
-	defer c.writeMu.Unlock()
-	_, err := c.stdin.Write(append(frame, '\n'))
-	return err
-}
-
 // call sends a request and returns its response. params may be a string or
 // []byte of JSON, or any value to marshal; nil sends no params. A transport
 // failure (process gone, ctx over) fails the test.
@@ -212,8 +210,17 @@ func (c *rawConn) call(ctx context.Context, method string, params any) rawRespon
 }
 
 func (c *rawConn) tryCall(ctx context.Context, method string, params any) (rawResponse, error) {
+	line, err := c.callLine(ctx, method, params)
+	if err != nil {
+		return rawResponse{}, err
+	}
+	return decodeResponse(line)
+}
+
+// callLine sends a request and returns its response line as read.
+func (c *rawConn) callLine(ctx context.Context, method string, params any) ([]byte, error) {
 	id := strconv.FormatInt(c.nextID.Add(1), 10)
-	ch := make(chan rawResponse, 1)
+	ch := make(chan []byte, 1)
 	c.mu.Lock()
 	c.pending[id] = ch
 	c.mu.Unlock()
@@ -223,19 +230,19 @@ func (c *rawConn) tryCall(ctx context.Context, method string, params any) (rawRe
 	}
 	frame += `}`
 	if err := c.write([]byte(frame)); err != nil {
-		return rawResponse{}, fmt.Errorf("writing the request: %w", err)
+		return nil, fmt.Errorf("writing the request: %w", err)
 	}
 	select {
-	case r, ok := <-ch:
+	case line, ok := <-ch:
 		if !ok {
-			return rawResponse{}, errors.New("the process closed its stdout before answering")
+			return nil, errors.New("the process closed its stdout before answering")
 		}
-		return r, nil
+		return line, nil
 	case <-ctx.Done():
 		c.mu.Lock()
 		delete(c.pending, id)
 		c.mu.Unlock()
-		return rawResponse{}, fmt.Errorf("no answer: %w", ctx.Err())
+		return nil, fmt.Errorf("no answer: %w", ctx.Err())
 	}
 }
 
@@ -268,6 +275,42 @@ func (c *rawConn) initialize(ctx context.Context) json.RawMessage {
 	})
 	c.notify("notifications/initialized", nil)
 	return res
+}
+
+// callTool calls a tool and returns its text; a JSON-RPC error, or a
+// result with isError, is returned as an error. It decodes only the text
+// of the result, so a result of megabytes costs little.
+func (c *rawConn) callTool(ctx context.Context, name string, args map[string]any) (string, error) {
+	if args == nil {
+		args = map[string]any{}
+	}
+	line, err := c.callLine(ctx, "tools/call", map[string]any{"name": name, "arguments": args})
+	if err != nil {
+		return "", err
+	}
+	var m struct {
+		Result *struct {
+			Content []struct {
+				Text string `json:"text"`
+			} `json:"content"`
+			IsError bool `json:"isError"`
+		} `json:"result"`
+		Error *rpcError `json:"error"`
+	}
+	if err := json.Unmarshal(line, &m); err != nil {
+		return "", fmt.Errorf("%s: %v", name, err)
+	}
+	if m.Error != nil {
+		return "", m.Error
+	}
+	var b strings.Builder
+	for _, x := range m.Result.Content {
+		b.WriteString(x.Text)
+	}
+	if m.Result.IsError {
+		return b.String(), fmt.Errorf("tool error: %s", b.String())
+	}
+	return b.String(), nil
 }
 
 // list follows every page of a list and returns its items raw, in order.
@@ -308,44 +351,6 @@ func (c *rawConn) stdoutLines() [][]byte {
 	return append([][]byte(nil), c.lines...)
 }
 
-// closeStdin ends the session the way a host does.
-func (c *rawConn) closeStdin() {
-	c.writeMu.Lock()
-	defer c.writeMu.Unlock()
-	_ = c.stdin.Close()
-}
-
-// waitExit waits for the process to exit; false if it did not in time.
-func (c *rawConn) waitExit(timeout time.Duration) bool {
-	select {
-	case <-c.exited:
-		return true
-	case <-time.After(timeout):
-		return false
-	}
-}
-
-// shutdown closes stdin, waits up to grace for an exit, then kills.
-func (c *rawConn) shutdown(grace time.Duration) {
-	c.closeStdin()
-	if !c.waitExit(grace) {
-		c.t.Errorf("%s did not exit within %s of stdin EOF; killing it", c.name, grace)
-		_ = c.cmd.Process.Kill()
-		<-c.exited
-	}
-}
-
-// exitErr is how the process ended (nil for exit status 0).
-func (c *rawConn) exitErr() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	var exit *exec.ExitError
-	if errors.As(c.waitErr, &exit) {
-		return exit
-	}
-	return c.waitErr
-}
-
 // rawInit starts mcptrunk serve under a raw client and sends an initialize
 // with the given protocol version and capabilities (JSON).
 func rawInit(t testing.TB, ctx context.Context, cfg, version, caps string) (*rawConn, json.RawMessage) {
@@ -377,13 +382,26 @@ func rawNotes(c *rawConn, method string) []json.RawMessage {
 func rawSend(t testing.TB, c *rawConn, id int, method string, params any) chan rawResponse {
 	t.Helper()
 	key := fmt.Sprint(id)
-	ch := make(chan rawResponse, 1)
+	lines := make(chan []byte, 1)
 	c.mu.Lock()
-	c.pending[key] = ch
+	c.pending[key] = lines
 	c.mu.Unlock()
 	frame := `{"jsonrpc":"2.0","id":` + key + `,"method":` + mustJSON(method) + `,"params":` + string(rawJSON(params)) + `}`
 	if err := c.write([]byte(frame)); err != nil {
 		t.Fatalf("%s: writing %s: %v", c.name, method, err)
 	}
-	return ch
+	out := make(chan rawResponse, 1)
+	// Ends when the response arrives or stdout does (readLoop closes
+	// every pending channel at EOF).
+	go func() {
+		defer close(out)
+		if line, ok := <-lines; ok {
+			r, err := decodeResponse(line)
+			if err != nil {
+				r.Err = &rpcError{Code: -32700, Message: err.Error()}
+			}
+			out <- r
+		}
+	}()
+	return out
 }

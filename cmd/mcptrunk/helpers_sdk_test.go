@@ -3,85 +3,211 @@ package main
 // The official go-sdk as the host of a process over its stdio.
 
 import (
+	"bytes"
 	"context"
 	"fmt"
-	"os"
+	"io"
+	"net/http"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// sdkSession is a go-sdk client session to a process, with that process's
-// stderr.
-type sdkSession struct {
+// host is the official go-sdk as the host of a process over its stdio:
+// an independent client, for the tests whose point is what a real host
+// gets. It records what it receives (hostRec) and answers sampling,
+// elicitation and roots as its hostConfig says.
+type host struct {
 	*mcp.ClientSession
-	stderr *syncBuffer
-	tag    string
+	*proc              // nil over HTTP
+	stderr *syncBuffer // the process's; empty over HTTP
+	client *mcp.Client
+	rec    *hostRec
 }
 
-// dialSDK starts cmd, its processes marked with a fresh tag and its stderr
-// kept, and connects client to it over the go-sdk's CommandTransport; opts
-// are the session's (nil: the SDK's defaults). At the end of the test the
-// session is closed, then afterClose (if not nil) checks what is left.
-// connectSDK and connectHost differ only in the client they pass and in
-// afterClose. (fltStartHost does not come here: it needs frames larger than
-// CommandTransport reads.)
-func dialSDK(t testing.TB, ctx context.Context, client *mcp.Client, cmd *exec.Cmd, opts *mcp.ClientSessionOptions, afterClose func(*sdkSession)) *sdkSession {
+// startHost starts cmd under a recording go-sdk host. version pins the
+// protocol revision ("" is the SDK's default, which probes server/discover
+// first). The session is closed at the end of the test, then the process
+// must exit and leave nothing behind (startProc).
+func startHost(t testing.TB, ctx context.Context, cmd *exec.Cmd, cfg hostConfig, version string) *host {
 	t.Helper()
-	tag := newTag(t)
-	cmd.Env = append(os.Environ(), tagEnv+"="+tag)
-	stderr := &syncBuffer{}
-	cmd.Stderr = stderr
-	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 10 * time.Second}, opts)
+	client, rec, sessOpts := recordingClient(cfg, version)
+	return dialHost(t, ctx, cmd, client, rec, sessOpts, cfg.maxLine)
+}
+
+// dialHost starts cmd (startProc) and connects client to it over its
+// stdio, reading frames up to maxLine bytes (0: go-sdk's default, what a
+// go-sdk host reads). rec, when not nil, is told how many log and progress
+// notifications arrive on the wire (hostRec.settle).
+func dialHost(t testing.TB, ctx context.Context, cmd *exec.Cmd, client *mcp.Client, rec *hostRec, opts *mcp.ClientSessionOptions, maxLine int) *host {
+	t.Helper()
+	name := filepath.Base(cmd.Path)
+	p := startProc(t, name, cmd, procOptions{pipes: true})
+	var tr mcp.Transport = &mcp.IOTransport{Reader: p.stdout, Writer: p.stdin, MaxLineLength: maxLine}
+	if rec != nil {
+		tr = countingTransport{Transport: tr, rec: rec}
+	}
+	cs, err := client.Connect(ctx, tr, opts)
 	if err != nil {
-		t.Fatalf("connecting to %s: %v\nstderr:\n%s", strings.Join(cmd.Args, " "), err, tail(stderr.String(), 3000))
+		t.Fatalf("connecting to %s: %v\nstderr:\n%s", strings.Join(cmd.Args, " "), err, tail(p.stderr.String(), 3000))
 	}
-	s := &sdkSession{ClientSession: cs, stderr: stderr, tag: tag}
-	t.Cleanup(func() {
-		_ = cs.Close()
-		if afterClose != nil {
-			afterClose(s)
+	// Registered after startProc's cleanup, so run before it: the session
+	// closes the process's stdin, which is how a host ends it.
+	t.Cleanup(func() { _ = cs.Close() })
+	return &host{ClientSession: cs, proc: p, stderr: p.stderr, client: client, rec: rec}
+}
+
+// httpHost is a recording go-sdk host of the MCP server at url, over
+// streamable HTTP on a client of its own. The session is closed at the end
+// of the test.
+func httpHost(t testing.TB, ctx context.Context, url string, hc hostConfig, version string) *host {
+	t.Helper()
+	client, rec, opts := recordingClient(hc, version)
+	hc2 := httpClient(t)
+	hc2.Transport = countingRoundTripper{next: hc2.Transport, rec: rec}
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc2}, opts)
+	if err != nil {
+		t.Fatalf("connecting to %s at %q: %v", url, version, err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	return &host{ClientSession: cs, stderr: &syncBuffer{}, client: client, rec: rec}
+}
+
+// httpClient is an HTTP client of its own, its idle connections closed at
+// the end of the test.
+func httpClient(t testing.TB) *http.Client {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	t.Cleanup(tr.CloseIdleConnections)
+	return &http.Client{Transport: tr}
+}
+
+// countingTransport counts, in rec.read, the log and progress
+// notifications its connection reads, before go-sdk hands them on.
+type countingTransport struct {
+	mcp.Transport
+	rec *hostRec
+}
+
+func (c countingTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	conn, err := c.Transport.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return countingConn{Connection: conn, rec: c.rec}, nil
+}
+
+type countingConn struct {
+	mcp.Connection
+	rec *hostRec
+}
+
+func (c countingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	msg, err := c.Connection.Read(ctx)
+	if req, ok := msg.(*jsonrpc.Request); ok && !req.IsCall() &&
+		(req.Method == "notifications/message" || req.Method == "notifications/progress") {
+		c.rec.read.Add(1)
+	}
+	return msg, err
+}
+
+// countingRoundTripper counts, in rec.read, the log and progress
+// notifications in the bodies of the responses it carries, as go-sdk reads
+// them: over HTTP the connection cannot be wrapped (go-sdk's streamable
+// client needs its own connection type to open the standalone stream).
+type countingRoundTripper struct {
+	next http.RoundTripper
+	rec  *hostRec
+}
+
+func (c countingRoundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := c.next.RoundTrip(req)
+	if err == nil {
+		resp.Body = &countingBody{ReadCloser: resp.Body, rec: c.rec}
+	}
+	return resp, err
+}
+
+// notificationMarks are what a log or progress notification carries.
+var notificationMarks = [][]byte{[]byte(`"method":"notifications/message"`), []byte(`"method":"notifications/progress"`)}
+
+// countingBody counts notificationMarks in what is read through it, a
+// mark split across two reads included.
+type countingBody struct {
+	io.ReadCloser
+	rec   *hostRec
+	carry []byte
+}
+
+func (b *countingBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if n > 0 {
+		buf := append(b.carry, p[:n]...)
+		for _, m := range notificationMarks {
+			// Only a mark that ends in the new bytes is new.
+			for i := 0; ; {
+				j := bytes.Index(buf[i:], m)
+				if j < 0 {
+					break
+				}
+				if i+j+len(m) > len(b.carry) {
+					b.rec.read.Add(1)
+				}
+				i += j + 1
+			}
+		}
+		// Keep what could begin a mark.
+		keep := len(notificationMarks[1]) - 1
+		b.carry = append([]byte(nil), buf[max(0, len(buf)-keep):]...)
+	}
+	return n, err
+}
+
+// recordingClient is the go-sdk client of a host that records what it
+// gets, with the session options that pin version ("": the SDK's default).
+func recordingClient(cfg hostConfig, version string) (*mcp.Client, *hostRec, *mcp.ClientSessionOptions) {
+	rec := newHostRec()
+	client := mcp.NewClient(&mcp.Implementation{Name: "mcptrunk-e2e", Version: "0"}, hostOptions(rec, cfg))
+	client.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			rec.mu.Lock()
+			rec.received[method]++
+			rec.mu.Unlock()
+			return next(ctx, method, req)
 		}
 	})
-	return s
-}
-
-// connectSDK connects a go-sdk client to the command. The session is closed
-// at the end of the test.
-func connectSDK(t testing.TB, ctx context.Context, cmd *exec.Cmd, opts *mcp.ClientOptions) *sdkSession {
-	t.Helper()
-	if opts == nil {
-		opts = &mcp.ClientOptions{}
+	if cfg.full && len(cfg.roots) > 0 {
+		client.AddRoots(cfg.roots...)
 	}
-	client := mcp.NewClient(&mcp.Implementation{Name: "mcptrunk-e2e", Version: "0"}, opts)
-	return dialSDK(t, ctx, client, cmd, nil, func(s *sdkSession) {
-		if cmd.Path == trunkBin {
-			checkNoRace(t, s.stderr)
-		}
-	})
+	var sessOpts *mcp.ClientSessionOptions
+	if version != "" {
+		sessOpts = &mcp.ClientSessionOptions{ProtocolVersion: version}
+	}
+	return client, rec, sessOpts
 }
 
-// connectTrunk runs `mcptrunk serve --config cfg` with the SDK as the host.
-func connectTrunk(t testing.TB, ctx context.Context, cfg string) *sdkSession {
+// trunkHost runs `mcptrunk serve` on cfg under a recording go-sdk host.
+func trunkHost(t testing.TB, ctx context.Context, cfg string, hc hostConfig, version string) *host {
 	t.Helper()
-	return connectSDK(t, ctx, exec.Command(trunkBin, "serve", "--config", cfg), nil)
+	return startHost(t, ctx, exec.Command(trunkBin, "serve", "--config", cfg), hc, version)
 }
 
-// connectTrunkAt is connectTrunk with the host pinned to a protocol
-// revision (go-sdk's default is 2026-07-28): a test that compares results
-// through the trunk with those of a direct 2025-11-25 session pins its host
-// to 2025-11-25, so that both paths are at the same revision.
-func connectTrunkAt(t testing.TB, ctx context.Context, cfg, version string) *sdkSession {
+// directHost runs an upstream directly under a recording go-sdk host.
+func directHost(t testing.TB, ctx context.Context, argv []string, hc hostConfig, version string) *host {
 	t.Helper()
-	cmd := exec.Command(trunkBin, "serve", "--config", cfg)
-	client := mcp.NewClient(&mcp.Implementation{Name: "mcptrunk-e2e", Version: "0"}, &mcp.ClientOptions{})
-	return dialSDK(t, ctx, client, cmd, &mcp.ClientSessionOptions{ProtocolVersion: version}, func(s *sdkSession) {
-		checkNoRace(t, s.stderr)
-	})
+	return startHost(t, ctx, exec.Command(argv[0], argv[1:]...), hc, version)
+}
+
+// connectTrunk is trunkHost with go-sdk's default capabilities and
+// revision.
+func connectTrunk(t testing.TB, ctx context.Context, cfg string) *host {
+	t.Helper()
+	return trunkHost(t, ctx, cfg, hostConfig{sdkDefaults: true}, "")
 }
 
 // sdkCatalog is everything a server lists, through the SDK's iterators

@@ -149,7 +149,7 @@ func TestHostLimitsGoHost(t *testing.T) {
 			}
 		},
 	})
-	s := dialSDK(t, ctx, client, trunkCmd("limits", "serve", "--config", hostLimitConfig(t), "--log-level", "error"), nil, nil)
+	s := dialHost(t, ctx, trunkCmd(newTag(t), "serve", "--config", hostLimitConfig(t), "--log-level", "error"), client, nil, nil, 0)
 	for _, step := range hostLimitSteps {
 		var text string
 		var err error

@@ -50,10 +50,10 @@ func TestInteropNPM(t *testing.T) {
 	// that revision; the host is pinned to it too, so that results compare
 	// byte for byte (at 2026-07-28 they would carry resultType and cache
 	// hints the direct ones cannot).
-	trunk := connectTrunkAt(t, ctx, cfg, revLegacy)
-	direct := map[string]*sdkSession{}
+	trunk := trunkHost(t, ctx, cfg, hostConfig{sdkDefaults: true}, revLegacy)
+	direct := map[string]*host{}
 	for _, name := range []string{"everything", "filesystem"} {
-		direct[name] = connectSDK(t, ctx, exec.Command(node, argv[name]...), nil)
+		direct[name] = startHost(t, ctx, exec.Command(node, argv[name]...), hostConfig{sdkDefaults: true}, "")
 	}
 
 	// Catalogs: every item of each server appears under its namespace.
@@ -171,8 +171,8 @@ func TestInteropNPM(t *testing.T) {
 	if static == "" {
 		t.Fatalf("server-everything lists no demo://resource/static/document/ resource")
 	}
-	got := readOne(t, ctx, trunk, "mcptrunk://everything/"+static)
-	want := readOne(t, ctx, direct["everything"], static)
+	got := readOne(t, ctx, trunk.ClientSession, "mcptrunk://everything/"+static)
+	want := readOne(t, ctx, direct["everything"].ClientSession, static)
 	if got.Text == "" || got.Text != want.Text || got.MIMEType != want.MIMEType {
 		t.Errorf("%s: through the trunk %q (%s), directly %q (%s)", static, tail(got.Text, 80), got.MIMEType, tail(want.Text, 80), want.MIMEType)
 	}
@@ -181,13 +181,13 @@ func TestInteropNPM(t *testing.T) {
 	if !slices.Contains(through.templateURIs(), textTemplate) {
 		t.Fatalf("template %s is not listed: %q", textTemplate, through.templateURIs())
 	}
-	got = readOne(t, ctx, trunk, strings.Replace(textTemplate, "{resourceId}", "7", 1))
+	got = readOne(t, ctx, trunk.ClientSession, strings.Replace(textTemplate, "{resourceId}", "7", 1))
 	if !strings.HasPrefix(got.Text, "Resource 7: ") {
 		t.Errorf("the dynamic text resource 7: %q", got.Text)
 	}
 	const blobTemplate = "mcptrunk://everything/demo://resource/dynamic/blob/{resourceId}"
 	if slices.Contains(through.templateURIs(), blobTemplate) {
-		got = readOne(t, ctx, trunk, strings.Replace(blobTemplate, "{resourceId}", "2", 1))
+		got = readOne(t, ctx, trunk.ClientSession, strings.Replace(blobTemplate, "{resourceId}", "2", 1))
 		if got.Blob == nil {
 			t.Errorf("the dynamic blob resource 2 has no blob: %s", mustJSON(got))
 		}
@@ -255,7 +255,7 @@ func anySlice[T any](s []T) []any {
 
 // readOne reads a resource that has exactly one content, whose URI must be
 // the one asked for.
-func readOne(t *testing.T, ctx context.Context, s *sdkSession, uri string) *mcp.ResourceContents {
+func readOne(t *testing.T, ctx context.Context, s *mcp.ClientSession, uri string) *mcp.ResourceContents {
 	t.Helper()
 	res, err := s.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
 	if err != nil {

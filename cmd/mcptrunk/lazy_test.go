@@ -35,7 +35,7 @@ func startLazyTrunk(t *testing.T, ctx context.Context, cfg, cache string) *rawCo
 	return c
 }
 
-func notesProcs(tag string) []procInfo { return fltProcs(tag, notesBin) }
+func notesProcs(tag string) []procInfo { return procsOf(tag, notesBin) }
 
 // rawStatus reads the trunk's status tool: each server's status.
 func rawStatus(t *testing.T, ctx context.Context, c *rawConn) map[string]map[string]any {

@@ -20,7 +20,7 @@ import (
 // go-sdk host and returns it with the /metrics URL it logged.
 func metricsHost(t *testing.T, ctx context.Context, cfg string) (*host, string) {
 	t.Helper()
-	h := connectHost(t, ctx, exec.Command(trunkBin, "serve", "--config", cfg, "--metrics", "127.0.0.1:0"), hostConfig{}, "2025-11-25")
+	h := startHost(t, ctx, exec.Command(trunkBin, "serve", "--config", cfg, "--metrics", "127.0.0.1:0"), hostConfig{}, "2025-11-25")
 	return h, metricsURL(t, ctx, h.stderr)
 }
 
@@ -255,7 +255,7 @@ func TestMetricsFromConfig(t *testing.T) {
 		{"flag wins", busy.Addr().String(), []string{"--metrics", "127.0.0.1:0"}},
 	} {
 		cfg := writeConfig(t, map[string]server{"notes": notesServer()}, map[string]any{"metrics": map[string]any{"listen": c.listen}})
-		h := connectHost(t, ctx, exec.Command(trunkBin, append([]string{"serve", "--config", cfg}, c.flags...)...), hostConfig{}, "2025-11-25")
+		h := startHost(t, ctx, exec.Command(trunkBin, append([]string{"serve", "--config", cfg}, c.flags...)...), hostConfig{}, "2025-11-25")
 		url := metricsURL(t, ctx, h.stderr)
 		if strings.Contains(url, busy.Addr().String()) {
 			t.Fatalf("%s: the listener is on the config's address %s, not the flag's", c.name, url)

@@ -18,8 +18,8 @@ func TestRequestWithoutMethodAnswered(t *testing.T) {
 	ctx := testCtx(t, 60*time.Second)
 	cfg := writeConfig(t, map[string]server{"notes": notesServer()}, nil)
 
-	c := fltStartLineConn(t, ctx, cfg)
-	line, err := c.call(ctx, "", `{}`)
+	c := startRawTrunk(t, ctx, cfg)
+	line, err := c.callLine(ctx, "", `{}`)
 	if err != nil || !bytes.Contains(line, []byte(`"code":-32600`)) || !bytes.Contains(line, []byte("method must be a non-empty string")) {
 		t.Errorf("stdio: a request with method \"\" was answered %q, %v; want -32600 with its id", line, err)
 	}

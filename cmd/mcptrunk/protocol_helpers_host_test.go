@@ -12,10 +12,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os/exec"
 	"strings"
 	"sync"
-	"testing"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -37,10 +36,80 @@ type hostRec struct {
 	// elicitCancelled: blocking elicitations whose ctx the peer cancelled.
 	elicitComplete  []string
 	elicitCancelled int
+	// toolsChangedAt: when each tools/list_changed arrived.
+	toolsChangedAt []time.Time
+	// recorded counts the log and progress notifications recorded;
+	// noted is closed and replaced at each.
+	recorded int
+	noted    chan struct{}
+
+	// read counts the log and progress notifications read from the wire
+	// (set by the host's connection, before go-sdk handles them).
+	read atomic.Int64
 }
 
 func newHostRec() *hostRec {
-	return &hostRec{listChanged: map[string]int{}, received: map[string]int{}}
+	return &hostRec{listChanged: map[string]int{}, received: map[string]int{}, noted: make(chan struct{})}
+}
+
+// note counts a recorded log or progress notification; r.mu is held.
+func (r *hostRec) note() {
+	r.recorded++
+	close(r.noted)
+	r.noted = make(chan struct{})
+}
+
+// settle waits until every log and progress notification read from the
+// wire so far has been recorded. go-sdk hands notifications to their
+// handlers on a goroutine of their own, so those that came before a
+// result may still be on their way to the record when the call returns;
+// the wire count says exactly how many to wait for. A notification go-sdk
+// refuses is never recorded: after 5 s settle gives up, and the test
+// compares what it has.
+func (r *hostRec) settle(ctx context.Context) {
+	want := r.read.Load()
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	for {
+		r.mu.Lock()
+		done, noted := int64(r.recorded) >= want, r.noted
+		r.mu.Unlock()
+		if done {
+			return
+		}
+		select {
+		case <-noted:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// logsBy counts the log messages that came from logger.
+func (r *hostRec) logsBy(logger string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, l := range r.logs {
+		if l.Logger == logger {
+			n++
+		}
+	}
+	return n
+}
+
+// toolsChangedSince counts the tools/list_changed notifications received
+// at or after since.
+func (r *hostRec) toolsChangedSince(since time.Time) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, at := range r.toolsChangedAt {
+		if !at.Before(since) {
+			n++
+		}
+	}
+	return n
 }
 
 func (r *hostRec) progressFor(token any) []*mcp.ProgressNotificationParams {
@@ -95,6 +164,12 @@ type hostConfig struct {
 	// noRoots: full without roots, sampling and elicitation only (what a
 	// shared trunk offers the servers behind it).
 	noRoots bool
+	// sdkDefaults: not full, with go-sdk's default capabilities (roots
+	// with listChanged, no roots offered) rather than none.
+	sdkDefaults bool
+	// maxLine: the longest frame the host reads (0: go-sdk's default,
+	// 16 MiB; the fault tests take the chaos server's 20 MB result).
+	maxLine int
 }
 
 // samplingAnswer is the host's deterministic reply to sampling/createMessage.
@@ -153,11 +228,13 @@ func hostOptions(rec *hostRec, cfg hostConfig) *mcp.ClientOptions {
 		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
 			rec.mu.Lock()
 			rec.progress = append(rec.progress, req.Params)
+			rec.note()
 			rec.mu.Unlock()
 		},
 		LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
 			rec.mu.Lock()
 			rec.logs = append(rec.logs, req.Params)
+			rec.note()
 			rec.mu.Unlock()
 		},
 		ElicitationCompleteHandler: func(_ context.Context, req *mcp.ElicitationCompleteNotificationRequest) {
@@ -173,6 +250,7 @@ func hostOptions(rec *hostRec, cfg hostConfig) *mcp.ClientOptions {
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
 			rec.mu.Lock()
 			rec.listChanged["tools"]++
+			rec.toolsChangedAt = append(rec.toolsChangedAt, time.Now())
 			rec.mu.Unlock()
 		},
 		PromptListChangedHandler: func(context.Context, *mcp.PromptListChangedRequest) {
@@ -231,67 +309,11 @@ func hostOptions(rec *hostRec, cfg hostConfig) *mcp.ClientOptions {
 			// No roots; the handlers above add sampling and elicitation.
 			opts.Capabilities = &mcp.ClientCapabilities{}
 		}
-	} else {
+	} else if !cfg.sdkDefaults {
 		// An empty struct disables go-sdk's default roots capability too.
 		opts.Capabilities = &mcp.ClientCapabilities{}
 	}
 	return opts
-}
-
-// host is a go-sdk client session plus what it recorded.
-type host struct {
-	*mcp.ClientSession
-	client *mcp.Client
-	rec    *hostRec
-	stderr *syncBuffer
-}
-
-// connectHost starts cmd under a recording go-sdk client. version pins the
-// protocol revision ("" is the SDK's default, which probes server/discover
-// first). The session is closed at the end of the test.
-func connectHost(t testing.TB, ctx context.Context, cmd *exec.Cmd, cfg hostConfig, version string) *host {
-	t.Helper()
-	client, rec, sessOpts := recordingClient(cfg, version)
-	s := dialSDK(t, ctx, client, cmd, sessOpts, func(s *sdkSession) {
-		checkNoRace(t, s.stderr)
-		assertNoProcesses(t, s.tag, 15*time.Second)
-	})
-	return &host{ClientSession: s.ClientSession, client: client, rec: rec, stderr: s.stderr}
-}
-
-// recordingClient is the go-sdk client of a host that records what it
-// gets, with the session options that pin version ("": the SDK's default).
-func recordingClient(cfg hostConfig, version string) (*mcp.Client, *hostRec, *mcp.ClientSessionOptions) {
-	rec := newHostRec()
-	client := mcp.NewClient(&mcp.Implementation{Name: "mcptrunk-protocol-test", Version: "0"}, hostOptions(rec, cfg))
-	client.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
-		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			rec.mu.Lock()
-			rec.received[method]++
-			rec.mu.Unlock()
-			return next(ctx, method, req)
-		}
-	})
-	if cfg.full && len(cfg.roots) > 0 {
-		client.AddRoots(cfg.roots...)
-	}
-	var sessOpts *mcp.ClientSessionOptions
-	if version != "" {
-		sessOpts = &mcp.ClientSessionOptions{ProtocolVersion: version}
-	}
-	return client, rec, sessOpts
-}
-
-// trunkHost runs `mcptrunk serve` on cfg under a recording go-sdk host.
-func trunkHost(t testing.TB, ctx context.Context, cfg string, hc hostConfig, version string) *host {
-	t.Helper()
-	return connectHost(t, ctx, exec.Command(trunkBin, "serve", "--config", cfg), hc, version)
-}
-
-// directHost runs an upstream directly under a recording go-sdk host.
-func directHost(t testing.TB, ctx context.Context, argv []string, hc hostConfig, version string) *host {
-	t.Helper()
-	return connectHost(t, ctx, exec.Command(argv[0], argv[1:]...), hc, version)
 }
 
 // asWireError finds the JSON-RPC error a go-sdk call returned.

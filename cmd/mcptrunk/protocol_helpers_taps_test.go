@@ -137,7 +137,7 @@ func trunkHostTapped(t testing.TB, ctx context.Context, cfg string, hc hostConfi
 	t.Helper()
 	entry, tp := tapped(t, trunkBin, "serve", "--config", cfg)
 	args := entry["args"].([]string)
-	return connectHost(t, ctx, exec.Command(entry["command"].(string), args...), hc, version), tp
+	return startHost(t, ctx, exec.Command(entry["command"].(string), args...), hc, version), tp
 }
 
 // initCaps returns the capabilities member of an initialize request.

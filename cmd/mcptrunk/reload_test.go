@@ -53,20 +53,20 @@ func TestHotReload100(t *testing.T) {
 	}
 
 	write(config(nil))
-	h := fltStartHost(t, ctx, path)
-	st, _, err := h.waitStatus(ctx, 10*time.Second, func(st map[string]fltStatus) bool { return st["stable"].State == "ready" })
+	h := trunkHost(t, ctx, path, faultHost, "")
+	st, _, err := h.waitStatus(ctx, 10*time.Second, func(st map[string]serverStatus) bool { return st["stable"].State == "ready" })
 	if err != nil {
 		t.Fatal(err)
 	}
 	stableSince := st["stable"].Since
-	stableProcs := fltProcs(h.tag, notesBin)
+	stableProcs := procsOf(h.tag, notesBin)
 	if len(stableProcs) != 1 {
 		t.Fatalf("want one stable server process, found %v", stableProcs)
 	}
 	stablePID := stableProcs[0].pid
 	checkStable := func(when string) {
 		t.Helper()
-		procs := fltProcs(h.tag, notesBin)
+		procs := procsOf(h.tag, notesBin)
 		if len(procs) != 1 || procs[0].pid != stablePID {
 			t.Fatalf("%s: the stable server's process is %v, want pid %d alone", when, procs, stablePID)
 		}
@@ -80,17 +80,17 @@ func TestHotReload100(t *testing.T) {
 	// The first edit is picked up by the file watcher alone: it proves the
 	// watcher runs (and so that SIGHUP is caught from here on).
 	write(config(extra(1)))
-	if _, _, err := h.waitStatus(ctx, 10*time.Second, func(st map[string]fltStatus) bool { return st["extra"].State == "ready" }); err != nil {
+	if _, _, err := h.waitStatus(ctx, 10*time.Second, func(st map[string]serverStatus) bool { return st["extra"].State == "ready" }); err != nil {
 		t.Fatalf("the file watcher did not add the server: %v\nstderr:\n%s", err, tail(h.stderr.String(), 3000))
 	}
 	write(config(nil))
-	if _, _, err := h.waitStatus(ctx, 10*time.Second, func(st map[string]fltStatus) bool { _, ok := st["extra"]; return !ok }); err != nil {
+	if _, _, err := h.waitStatus(ctx, 10*time.Second, func(st map[string]serverStatus) bool { _, ok := st["extra"]; return !ok }); err != nil {
 		t.Fatalf("the file watcher did not remove the server: %v", err)
 	}
 
-	var loads []*fltLoad
+	var loads []*callLoad
 	for range 2 {
-		loads = append(loads, fltEchoLoad(h, ctx, "stable", time.Millisecond))
+		loads = append(loads, echoLoad(h, ctx, "stable", time.Millisecond))
 	}
 	hup := func() {
 		t.Helper()
@@ -142,21 +142,21 @@ func TestHotReload100(t *testing.T) {
 	for i := range reloads {
 		var (
 			data []byte
-			done func(map[string]fltStatus) bool
+			done func(map[string]serverStatus) bool
 		)
 		switch i % 3 {
 		case 0: // add
 			data = config(extra(1))
-			done = func(st map[string]fltStatus) bool { return st["extra"].State == "ready" }
+			done = func(st map[string]serverStatus) bool { return st["extra"].State == "ready" }
 		case 1: // change: the server is restarted with its new spec
 			data = config(extra(2))
 			prev := extraSince
-			done = func(st map[string]fltStatus) bool {
+			done = func(st map[string]serverStatus) bool {
 				return st["extra"].State == "ready" && !st["extra"].Since.Equal(prev)
 			}
 		case 2: // remove
 			data = config(nil)
-			done = func(st map[string]fltStatus) bool { _, ok := st["extra"]; return !ok }
+			done = func(st map[string]serverStatus) bool { _, ok := st["extra"]; return !ok }
 		}
 		began := time.Now()
 		write(data)
@@ -204,8 +204,8 @@ func TestHotReload100(t *testing.T) {
 		t.Errorf("the stable server at the end: %+v, want ready since %s and never restarted", s, stableSince)
 	}
 	// 100 reloads end on an add (99 % 3 == 0): the extra server runs, once.
-	if n := len(fltProcs(h.tag, chaosBin)); n != 1 {
-		t.Errorf("%d extra server processes running at the end, want 1: %v", n, fltProcs(h.tag, chaosBin))
+	if n := len(procsOf(h.tag, chaosBin)); n != 1 {
+		t.Errorf("%d extra server processes running at the end, want 1: %v", n, procsOf(h.tag, chaosBin))
 	}
 	if n := len(processes(tagged(h.tag))); n != 3 {
 		t.Errorf("%d processes at the end, want 3 (trunk, stable, extra): %v", n, processes(tagged(h.tag)))
@@ -214,5 +214,5 @@ func TestHotReload100(t *testing.T) {
 		t.Fatal("mcptrunk exited")
 	}
 	t.Logf("%d reloads (+%d rejected) in %s: mean %s, slowest %s from edit to applied; %d calls to the stable server, none failed",
-		reloads, rejected, fltRound(elapsed), fltRound(total/reloads), fltRound(slowest), calls)
+		reloads, rejected, roundMS(elapsed), roundMS(total/reloads), roundMS(slowest), calls)
 }

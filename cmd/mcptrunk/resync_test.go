@@ -25,8 +25,8 @@ func TestRestartedServerIsToldAgain(t *testing.T) {
 		// resources/subscribe, which 2026-07-28 does not send.
 		"flaky": pinLegacy(fltChaos(state, nil, "-mode", "crash-on-call", "-crash-first", "1")),
 	}, nil)
-	h := fltStartHost(t, ctx, cfg)
-	if _, _, err := h.waitStatus(ctx, 10*time.Second, func(st map[string]fltStatus) bool { return st["flaky"].State == "ready" }); err != nil {
+	h := trunkHost(t, ctx, cfg, faultHost, "")
+	if _, _, err := h.waitStatus(ctx, 10*time.Second, func(st map[string]serverStatus) bool { return st["flaky"].State == "ready" }); err != nil {
 		t.Fatal(err)
 	}
 	if err := h.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
@@ -50,10 +50,10 @@ func TestRestartedServerIsToldAgain(t *testing.T) {
 		t.Fatalf("%v\n%s", err, tail(h.stderr.String(), 3000))
 	}
 
-	if _, err := h.call(ctx, "mcp__flaky__ping_tool", nil); err == nil {
+	if _, err := h.callTool(ctx, "mcp__flaky__ping_tool", nil); err == nil {
 		t.Fatal("the crashing call succeeded")
 	}
-	if _, _, err := h.waitStatus(ctx, 15*time.Second, func(st map[string]fltStatus) bool {
+	if _, _, err := h.waitStatus(ctx, 15*time.Second, func(st map[string]serverStatus) bool {
 		return st["flaky"].State == "ready" && st["flaky"].Restarts >= 1
 	}); err != nil {
 		t.Fatalf("the server did not come back: %v", err)

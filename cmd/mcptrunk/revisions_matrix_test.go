@@ -178,7 +178,7 @@ func TestRevisionsBothHostsOneConfig(t *testing.T) {
 	for _, hs := range hosts {
 		// Both trunks run at once: the second starts before the first is
 		// used.
-		sessions = append(sessions, session{hs.name, hs.want, connectHost(t, ctx, exec.Command(trunkBin, "serve", "--config", cfg), hc, hs.version)})
+		sessions = append(sessions, session{hs.name, hs.want, startHost(t, ctx, exec.Command(trunkBin, "serve", "--config", cfg), hc, hs.version)})
 	}
 	calls := []struct {
 		tool string

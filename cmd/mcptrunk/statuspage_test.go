@@ -44,7 +44,7 @@ func TestStatusPageInBrowser(t *testing.T) {
 	t.Parallel()
 	ctx := testCtx(t, 2*time.Minute)
 	tag := newTag(t)
-	state := fltStateFile(t)
+	state := chaosStateFile(t)
 	// The chaos server serves its first start, then exits at its next four
 	// (backing off 250 ms, 500 ms, 1 s, 2 s): killed, it stays restarting
 	// for a few seconds, long enough for a browser to see it.
@@ -103,7 +103,7 @@ func TestStatusPageInBrowser(t *testing.T) {
 		t.Fatalf("the page never showed %v (last %v): %v", want, states, err)
 	}
 
-	procs := fltProcs(tag, chaosBin)
+	procs := procsOf(tag, chaosBin)
 	if len(procs) != 1 {
 		t.Fatalf("want one chaos process, found %v", procs)
 	}

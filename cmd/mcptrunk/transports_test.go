@@ -62,7 +62,7 @@ func TestMixedTransports(t *testing.T) {
 		"legacy": {"type": "sse", "url": sseSrv.URL + "/sse",
 			"headers": map[string]string{"Authorization": "Bearer s3cret-token"}},
 	}, nil)
-	s := connectSDK(t, ctx, trunkCmd(newTag(t), "serve", "--config", cfg), nil)
+	s := startHost(t, ctx, trunkCmd(newTag(t), "serve", "--config", cfg), hostConfig{sdkDefaults: true}, "")
 
 	names := map[string]bool{}
 	for tool, err := range s.Tools(ctx, nil) {
