@@ -84,7 +84,7 @@ func TestAppsInBrowser(t *testing.T) {
 		"basic":   appServer(t, basicAppPkg),
 		"monitor": appServer(t, monitorAppPkg),
 	}, map[string]any{"http": map[string]any{"allowedOrigins": []string{page.URL}}})
-	trunk := startSuiteTrunk(t, ctx, cfg)
+	trunk := startHTTPTrunk(t, ctx, cfg)
 
 	apps := func(basicMCP, basicPrefix, monitorMCP, monitorPrefix string) []hostApp {
 		return []hostApp{

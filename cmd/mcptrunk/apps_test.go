@@ -96,7 +96,7 @@ func TestAppsExampleServers(t *testing.T) {
 			t.Errorf("list --json: apps per server %v, want %v", apps, want)
 		}
 	})
-	httpTrunk := startSuiteTrunk(t, ctx, cfg)
+	httpTrunk := startHTTPTrunk(t, ctx, cfg)
 	for _, rev := range []string{"2025-11-25", "2026-07-28"} {
 		t.Run("stdio "+rev, func(t *testing.T) {
 			checkApps(t, ctx, trunkHost(t, ctx, cfg, hostConfig{sdkDefaults: true}, rev).ClientSession, direct)

@@ -55,7 +55,7 @@ func TestConformanceSuite(t *testing.T) {
 			cfg := writeConfig(t, map[string]server{"conformance": up}, nil)
 			ctx := testCtx(t, 5*time.Minute)
 			directURL := startSuiteServer(t, ctx, bin, rev.stateless)
-			trunk := startSuiteTrunk(t, ctx, cfg)
+			trunk := startHTTPTrunk(t, ctx, cfg)
 
 			// The two runs share nothing: run them at once.
 			var direct, through suiteRun
@@ -84,7 +84,7 @@ func TestConformanceSuite(t *testing.T) {
 // scenario that passes directly but not through the trunk, unless it is a
 // known gap failing exactly its known checks, and for each known gap that
 // is one no longer.
-func reportSuite(t *testing.T, revision string, direct, through suiteRun, trunk suiteTrunk) {
+func reportSuite(t *testing.T, revision string, direct, through suiteRun, trunk *httpTrunk) {
 	t.Helper()
 	t.Logf("conformance %s: %d/%d scenarios pass directly, %d/%d through mcptrunk (%s directly, %s through mcptrunk)",
 		revision, passCount(direct.results), len(direct.results), passCount(through.results), len(through.results),

@@ -62,7 +62,7 @@ func TestConnectToSharedTrunk(t *testing.T) {
 		diffCell{host: revLegacy, direct: revLegacy, wantHost: revLegacy, wantDirect: revLegacy},
 		hostConfig{full: true, noRoots: true},
 		func(t testing.TB, ctx context.Context, cfg string, hc hostConfig, version string) *host {
-			shared := startSuiteTrunk(t, ctx, cfg)
+			shared := startHTTPTrunk(t, ctx, cfg)
 			return bridgeHost(t, ctx, shared.url, hc, version)
 		})
 }

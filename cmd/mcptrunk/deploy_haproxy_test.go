@@ -33,9 +33,9 @@ func TestDeployHAProxy(t *testing.T) {
 	tag := newTag(t)
 	t.Cleanup(func() { assertNoProcesses(t, tag, 10*time.Second) })
 	cfg := writeConfig(t, map[string]server{"notes": notesServer()}, nil)
-	replicas := []*deployReplica{
-		startDeployReplica(t, ctx, tag, "replica1", cfg),
-		startDeployReplica(t, ctx, tag, "replica2", cfg),
+	replicas := []*httpTrunk{
+		startDeployReplica(t, ctx, "replica1", cfg),
+		startDeployReplica(t, ctx, "replica2", cfg),
 	}
 	lb := startDeployHAProxy(t, ctx, bin, tag, replicas[0], replicas[1], "mcp__notes__echo")
 
@@ -112,12 +112,12 @@ func TestDeployHAProxy(t *testing.T) {
 			t.Fatalf("2025-11-25 call %d after initializing again: %v", i, err)
 		}
 	}
-	sessionOwner(t, ctx, []*deployReplica{survivor}, again.ID())
+	sessionOwner(t, ctx, []*httpTrunk{survivor}, again.ID())
 }
 
 // sessionOwner finds which replica holds session sid, asking each one
 // directly: the one that holds it answers a ping, every other one 404.
-func sessionOwner(t testing.TB, ctx context.Context, replicas []*deployReplica, sid string) int {
+func sessionOwner(t testing.TB, ctx context.Context, replicas []*httpTrunk, sid string) int {
 	t.Helper()
 	owner := -1
 	for i, r := range replicas {

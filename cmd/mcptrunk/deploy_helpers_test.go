@@ -14,7 +14,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -38,81 +37,17 @@ func needHAProxy(t testing.TB) string {
 	return ""
 }
 
-// deployProc is a process of a deployment test: its stderr, and its exit
-// once it has exited.
-type deployProc struct {
-	name   string
-	cmd    *exec.Cmd
-	stderr *syncBuffer
-	exited chan struct{} // closed once Wait returned
-}
-
-// startDeployProc starts cmd with its stderr kept, and stops it at the end
-// of the test with SIGTERM (SIGKILL after 10 s, which fails the test).
-func startDeployProc(t testing.TB, name string, cmd *exec.Cmd) *deployProc {
-	t.Helper()
-	p := &deployProc{name: name, cmd: cmd, stderr: &syncBuffer{}, exited: make(chan struct{})}
-	cmd.Stderr = p.stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("starting %s: %v", name, err)
-	}
-	go func() {
-		_ = cmd.Wait()
-		close(p.exited)
-	}()
-	t.Cleanup(func() {
-		select {
-		case <-p.exited:
-			return
-		default:
-		}
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-p.exited:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-p.exited
-			t.Errorf("%s did not exit within 10 s of SIGTERM\nstderr:\n%s", name, tail(p.stderr.String(), 3000))
-		}
-	})
-	return p
-}
-
-// kill ends the process with SIGKILL and waits for it.
-func (p *deployProc) kill(t testing.TB) {
-	t.Helper()
-	if err := p.cmd.Process.Kill(); err != nil {
-		t.Fatalf("killing %s: %v", p.name, err)
-	}
-	<-p.exited
-}
-
-// deployReplica is one `mcptrunk serve --http 127.0.0.1:0`.
-type deployReplica struct {
-	*deployProc
-	url  string // http://127.0.0.1:PORT/mcp, as it logged
-	addr string // 127.0.0.1:PORT
-}
-
 // startDeployReplica serves cfg over HTTP on a port the OS picks, its
-// processes marked with tag, and waits until it says it is ready.
-func startDeployReplica(t testing.TB, ctx context.Context, tag, name, cfg string) *deployReplica {
+// processes marked with a tag of its own, and waits until it says it is
+// ready.
+func startDeployReplica(t testing.TB, ctx context.Context, name, cfg string) *httpTrunk {
 	t.Helper()
-	p := startDeployProc(t, name, trunkCmd(tag, "serve", "--http", "127.0.0.1:0", "--config", cfg))
-	t.Cleanup(func() { checkNoRace(t, p.stderr) })
-	u := servingURL(t, ctx, p.stderr, name)
-	parsed, err := url.Parse(u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := &deployReplica{deployProc: p, url: u, addr: parsed.Host}
-	waitReady(t, ctx, httpClient(t), u, name, p.stderr)
-	return r
+	return serveHTTP(t, ctx, name, trunkCmd(newTag(t), "serve", "--http", "127.0.0.1:0", "--config", cfg))
 }
 
 // deployLB is HAProxy running deploy/haproxy.cfg in front of two replicas.
 type deployLB struct {
-	*deployProc
+	*proc
 	url    string // the MCP endpoint through HAProxy
 	stats  string // the stats page as CSV
 	client *http.Client
@@ -125,7 +60,7 @@ func deployConfig() string { return filepath.Join(moduleRoot, "deploy", "haproxy
 // b, its two listeners opened here on ports the OS picks and handed to it
 // as file descriptors 3 and 4; replaySafe are the tools it may replay. It
 // returns once HAProxy's checks found both replicas up.
-func startDeployHAProxy(t testing.TB, ctx context.Context, bin, tag string, a, b *deployReplica, replaySafe ...string) *deployLB {
+func startDeployHAProxy(t testing.TB, ctx context.Context, bin, tag string, a, b *httpTrunk, replaySafe ...string) *deployLB {
 	t.Helper()
 	var files []*os.File
 	var addrs []string
@@ -153,7 +88,7 @@ func startDeployHAProxy(t testing.TB, ctx context.Context, bin, tag string, a, b
 		"MCPTRUNK_REPLAY_SAFE_TOOLS="+safe)
 	cmd.ExtraFiles = files
 	path := strings.TrimPrefix(a.url, "http://"+a.addr)
-	lb := &deployLB{deployProc: startDeployProc(t, "haproxy", cmd), url: "http://" + addrs[0] + path, stats: "http://" + addrs[1] + "/stats;csv", client: httpClient(t)}
+	lb := &deployLB{proc: startProc(t, "haproxy", cmd, procOptions{stop: syscall.SIGTERM}), url: "http://" + addrs[0] + path, stats: "http://" + addrs[1] + "/stats;csv", client: httpClient(t)}
 	for _, f := range files {
 		f.Close()
 	}

@@ -13,7 +13,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -250,7 +249,7 @@ func startSuiteServer(t testing.TB, ctx context.Context, bin string, stateless b
 	l.Close()
 	cmd := exec.Command(bin, "-http", addr, "-stateless="+strconv.FormatBool(stateless))
 	cmd.Env = append(os.Environ(), tagEnv+"="+newTag(t))
-	p := startSuiteProc(t, "everything-server", cmd)
+	p := startProc(t, "everything-server", cmd, procOptions{})
 	err = eventually(p.ctx(ctx), 20*time.Millisecond, func() error {
 		c, err := net.Dial("tcp", addr)
 		if err == nil {
@@ -262,87 +261,6 @@ func startSuiteServer(t testing.TB, ctx context.Context, bin string, stateless b
 		t.Fatalf("everything-server never listened on %s: %v\n%s", addr, err, p.stderr)
 	}
 	return "http://" + addr + "/mcp"
-}
-
-// suiteTrunk is `mcptrunk serve --http` for the suite.
-type suiteTrunk struct {
-	url    string
-	stderr *syncBuffer
-	tag    string // marks the trunk's processes and its servers'
-}
-
-// startSuiteTrunk runs `mcptrunk serve --http 127.0.0.1:0` on cfg and
-// returns its MCP URL, from the record it logs, once /readyz says the
-// first startup has settled.
-func startSuiteTrunk(t testing.TB, ctx context.Context, cfg string) suiteTrunk {
-	t.Helper()
-	tag := newTag(t)
-	var p *suiteProc
-	// Registered first, so run after the process has been ended.
-	t.Cleanup(func() {
-		if p != nil {
-			checkNoRace(t, p.stderr)
-		}
-		assertNoProcesses(t, tag, 5*time.Second)
-	})
-	p = startSuiteProc(t, "mcptrunk", trunkCmd(tag, "serve", "--http", "127.0.0.1:0", "--config", cfg))
-	pctx := p.ctx(ctx)
-	url := servingURL(t, pctx, p.stderr, "mcptrunk serve --http")
-	waitReady(t, pctx, http.DefaultClient, url, "mcptrunk serve --http", p.stderr)
-	return suiteTrunk{url: url, stderr: p.stderr, tag: tag}
-}
-
-// suiteProc is a server process a test runs for its whole length.
-type suiteProc struct {
-	name   string
-	stderr *syncBuffer
-	done   chan struct{} // closed once it has exited
-	err    error         // how it exited, once done is closed
-}
-
-// startSuiteProc starts cmd (its stdin a pipe held open, its output kept)
-// and ends it when the test ends: an interrupt first, a kill after 15 s.
-func startSuiteProc(t testing.TB, name string, cmd *exec.Cmd) *suiteProc {
-	t.Helper()
-	p := &suiteProc{name: name, stderr: &syncBuffer{}, done: make(chan struct{})}
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stdout, cmd.Stderr = p.stderr, p.stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("starting %s: %v", name, err)
-	}
-	go func() {
-		p.err = cmd.Wait()
-		close(p.done)
-	}()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		select {
-		case <-p.done:
-		case <-time.After(15 * time.Second):
-			t.Errorf("%s did not end within 15s of an interrupt", name)
-			_ = cmd.Process.Kill()
-			<-p.done
-		}
-		stdin.Close()
-	})
-	return p
-}
-
-// ctx is parent, ended early if the process exits: a wait for something
-// it should do stops at once when it cannot happen any more.
-func (p *suiteProc) ctx(parent context.Context) context.Context {
-	ctx, cancel := context.WithCancel(parent)
-	go func() {
-		select {
-		case <-p.done:
-		case <-ctx.Done():
-		}
-		cancel()
-	}()
-	return ctx
 }
 
 // scenarioList is names, sorted, for a message.

@@ -7,11 +7,43 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os/exec"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
+
+// httpTrunk is `mcptrunk serve --http` on a port the OS picked.
+type httpTrunk struct {
+	*proc
+	url  string // the MCP endpoint, as it logged it
+	addr string // 127.0.0.1:PORT
+}
+
+// startHTTPTrunk runs `mcptrunk serve --http 127.0.0.1:0` on cfg and
+// returns once /readyz says the first startup has settled.
+func startHTTPTrunk(t testing.TB, ctx context.Context, cfg string) *httpTrunk {
+	t.Helper()
+	return serveHTTP(t, ctx, "mcptrunk serve --http", trunkCmd(newTag(t), "serve", "--http", "127.0.0.1:0", "--config", cfg))
+}
+
+// serveHTTP starts cmd, a `mcptrunk serve --http` (startProc: ended with
+// SIGTERM at the end of the test), and returns its endpoint from the
+// record it logs, once /readyz answers 200.
+func serveHTTP(t testing.TB, ctx context.Context, name string, cmd *exec.Cmd) *httpTrunk {
+	t.Helper()
+	p := startProc(t, name, cmd, procOptions{stop: syscall.SIGTERM})
+	pctx := p.ctx(ctx)
+	u := servingURL(t, pctx, p.stderr, name)
+	parsed, err := url.Parse(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitReady(t, pctx, httpClient(t), u, name, p.stderr)
+	return &httpTrunk{proc: p, url: u, addr: parsed.Host}
+}
 
 // httpReply is what a raw POST to the HTTP downstream got back.
 type httpReply struct {

@@ -35,7 +35,7 @@ func TestHTTPAccessTokens(t *testing.T) {
 	cfg := writeConfig(t, map[string]server{"notes": notesServer()},
 		map[string]any{"http": map[string]any{"auth": map[string]any{"issuer": iss.URL, "resource": resource, "scopes": []string{"mcp"}}},
 			"audit": map[string]any{"file": "audit.jsonl"}})
-	trunk := startSuiteTrunk(t, ctx, cfg)
+	trunk := startHTTPTrunk(t, ctx, cfg)
 
 	token := iss.Token(t, "ann", resource, map[string]any{"scope": "mcp"})
 	client := mcp.NewClient(&mcp.Implementation{Name: "ann", Version: "0"}, nil)

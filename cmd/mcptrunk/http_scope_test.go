@@ -27,7 +27,7 @@ func TestHTTPSessionScope(t *testing.T) {
 		"fs":    {"command": node, "args": []string{filesystem, placeholder}, "scope": "session"},
 		"notes": notesServer(),
 	}, nil)
-	trunk := startSuiteTrunk(t, ctx, cfg)
+	trunk := startHTTPTrunk(t, ctx, cfg)
 	isFS := func(p procInfo) bool {
 		return tagged(trunk.tag)(p) && strings.Contains(p.cmdline, "server-filesystem")
 	}

@@ -42,7 +42,7 @@ func TestHTTPListenerRules(t *testing.T) {
 	cfg := writeConfig(t, map[string]server{"conformance": pinLegacy(server{"command": conformanceBin(t)})}, map[string]any{
 		"http": map[string]any{"tokenFile": tokenFile, "maxBodyBytes": 4096, "maxSessions": 2, "maxInFlight": 1, "sessionIdleTimeout": "1s"},
 	})
-	trunk := startSuiteTrunk(t, ctx, cfg)
+	trunk := startHTTPTrunk(t, ctx, cfg)
 	auth := map[string]string{"Authorization": "Bearer " + token}
 	with := func(extra map[string]string) map[string]string {
 		h := map[string]string{"Authorization": "Bearer " + token}
@@ -179,7 +179,7 @@ func TestHTTPTokenFileCreated(t *testing.T) {
 	ctx := testCtx(t, time.Minute)
 	tokenFile := filepath.Join(t.TempDir(), "new-token")
 	cfg := writeConfig(t, map[string]server{"notes": notesServer()}, map[string]any{"http": map[string]any{"tokenFile": tokenFile}})
-	trunk := startSuiteTrunk(t, ctx, cfg)
+	trunk := startHTTPTrunk(t, ctx, cfg)
 	st, err := os.Stat(tokenFile)
 	if err != nil {
 		t.Fatal(err)

@@ -107,7 +107,7 @@ func testSharedSessions(t *testing.T, n int) {
 		"legacy": pinLegacy(server{"command": conformanceBin(t)}),
 		"modern": pinStateless(server{"command": conformanceBin(t)}),
 	}, nil)
-	trunk := startSuiteTrunk(t, ctx, cfg)
+	trunk := startHTTPTrunk(t, ctx, cfg)
 
 	// A sampling call on the 2025 server runs alone there: its request
 	// says not which call it belongs to, so with two calls open at once it

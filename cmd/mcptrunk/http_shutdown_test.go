@@ -16,13 +16,9 @@ import (
 func TestHTTPShutdownAnswersCallsInFlight(t *testing.T) {
 	t.Parallel()
 	ctx := testCtx(t, 2*time.Minute)
-	tag := newTag(t)
-	t.Cleanup(func() { assertNoProcesses(t, tag, 5*time.Second) })
 	cfg := writeConfig(t, map[string]server{"conformance": pinLegacy(server{"command": conformanceBin(t)})}, nil)
-	cmd := trunkCmd(tag, "serve", "--http", "127.0.0.1:0", "--config", cfg)
-	p := startSuiteProc(t, "mcptrunk", cmd)
-	url := servingURL(t, ctx, p.stderr, "mcptrunk serve --http")
-	waitReady(t, ctx, http.DefaultClient, url, "mcptrunk serve --http", p.stderr)
+	p := startHTTPTrunk(t, ctx, cfg)
+	url := p.url
 
 	r, err := postMCP(ctx, url, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"sampling":{}},"clientInfo":{"name":"raw","version":"0"}}}`, nil)
 	if err != nil || r.status != http.StatusOK {
@@ -38,7 +34,7 @@ func TestHTTPShutdownAnswersCallsInFlight(t *testing.T) {
 	if ev, ok := call.next(); !ok || !strings.Contains(ev.data, `"sampling/createMessage"`) {
 		t.Fatalf("the call's first event: %+v, want the server's sampling request", ev)
 	}
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
 	var last string

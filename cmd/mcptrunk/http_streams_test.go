@@ -102,7 +102,7 @@ func TestHTTPStreams(t *testing.T) {
 	t.Parallel()
 	ctx := testCtx(t, 2*time.Minute)
 	cfg := writeConfig(t, map[string]server{"conformance": pinLegacy(server{"command": conformanceBin(t)})}, nil)
-	trunk := startSuiteTrunk(t, ctx, cfg)
+	trunk := startHTTPTrunk(t, ctx, cfg)
 	session := rawSession(t, ctx, trunk.url)
 
 	// The call's stream: read its first event, then drop the connection.
@@ -173,9 +173,7 @@ func TestHTTPTLS(t *testing.T) {
 	dir := t.TempDir()
 	certFile, keyFile, pool := selfSignedCert(t, dir)
 	cfg := writeConfig(t, map[string]server{"notes": notesServer()}, nil)
-	tag := newTag(t)
-	t.Cleanup(func() { assertNoProcesses(t, tag, 5*time.Second) })
-	p := startSuiteProc(t, "mcptrunk", trunkCmd(tag, "serve", "--http", "127.0.0.1:0", "--tls-cert", certFile, "--tls-key", keyFile, "--config", cfg))
+	p := startProc(t, "mcptrunk", trunkCmd(newTag(t), "serve", "--http", "127.0.0.1:0", "--tls-cert", certFile, "--tls-key", keyFile, "--config", cfg), procOptions{})
 	url := servingURL(t, p.ctx(ctx), p.stderr, "mcptrunk serve --http --tls-cert")
 	if !strings.HasPrefix(url, "https://") {
 		t.Fatalf("logged %q, want an https URL", url)

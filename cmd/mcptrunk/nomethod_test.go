@@ -24,7 +24,7 @@ func TestRequestWithoutMethodAnswered(t *testing.T) {
 		t.Errorf("stdio: a request with method \"\" was answered %q, %v; want -32600 with its id", line, err)
 	}
 
-	trunk := startSuiteTrunk(t, ctx, cfg)
+	trunk := startHTTPTrunk(t, ctx, cfg)
 	for _, body := range []string{`{"jsonrpc":"2.0","id":1,"method":""}`, `{"jsonrpc":"2.0","id":"x","method":null}`} {
 		r, err := postMCP(ctx, trunk.url, body, nil)
 		if err != nil || r.status != http.StatusBadRequest || !strings.Contains(strings.Join(r.messages, "\n"), "-32600") {

@@ -28,7 +28,7 @@ func TestPinCheckAfterServeHTTP(t *testing.T) {
 	}
 	lock := filepath.Join(dir, "mcptrunk.lock.json")
 
-	r := startDeployReplica(t, ctx, newTag(t), "mcptrunk", cfg)
+	r := startDeployReplica(t, ctx, "mcptrunk", cfg)
 	if err := eventually(ctx, 20*time.Millisecond, func() error {
 		if b, _ := os.ReadFile(lock); !strings.Contains(string(b), `"trigger-sampling-request"`) {
 			return context.DeadlineExceeded
