@@ -2,15 +2,13 @@ package upstream
 
 import (
 	"context"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
-	"os/exec"
 	"slices"
+	"strings"
 	"testing"
-	"time"
 
 	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/mcptrunk/mcptrunk/internal/protocol"
@@ -22,60 +20,28 @@ import (
 // reverse proxy, and returns the URL to configure.
 func startConformanceHTTP(t *testing.T, flags ...string) (string, *recorder) {
 	t.Helper()
-	bin := conformanceServer(t)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	srv, err := testkit.StartConformanceHTTP(context.Background(), conformanceServer(t), nil, flags...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := l.Addr().String()
-	l.Close()
-	out := &testkit.Buffer{}
-	cmd := exec.Command(bin, append([]string{"-http", addr}, flags...)...)
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan struct{})
-	go func() {
-		_ = cmd.Wait()
-		close(exited)
-	}()
 	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-exited
+		srv.Stop()
 		if t.Failed() {
-			t.Logf("conformance server output:\n%s", out.String())
+			t.Logf("conformance server output:\n%s", srv.Out.String())
 		}
 	})
-	deadline := time.Now().Add(subprocWait)
-	for {
-		conn, err := net.DialTimeout("tcp", addr, time.Second)
-		if err == nil {
-			conn.Close()
-			break
-		}
-		select {
-		case <-exited:
-			t.Fatalf("the conformance server exited:\n%s", out.String())
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the conformance server did not listen on %s", addr)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	target, _ := url.Parse("http://" + addr)
+	target, _ := url.Parse(strings.TrimSuffix(srv.URL, "/mcp"))
 	proxy := httputil.NewSingleHostReverseProxy(target)
 	proxy.FlushInterval = -1 // pass event streams on as they come
 	tr := &http.Transport{}
 	proxy.Transport = tr
 	rec := &recorder{handler: proxy}
-	srv := httptest.NewServer(rec)
+	front := httptest.NewServer(rec)
 	t.Cleanup(func() {
-		srv.Close()
+		front.Close()
 		tr.CloseIdleConnections()
 	})
-	return srv.URL + "/mcp", rec
+	return front.URL + "/mcp", rec
 }
 
 func TestStatelessStreamableHTTP(t *testing.T) {

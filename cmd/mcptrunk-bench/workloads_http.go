@@ -13,7 +13,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -57,11 +56,12 @@ func (b *bench) httpWorkload(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	srvURL, stopServer, err := startConformanceHTTP(ctx, bin)
+	srv, err := testkit.StartConformanceHTTP(ctx, bin, nil, "-stateless=false")
 	if err != nil {
 		return err
 	}
-	defer stopServer()
+	defer srv.Stop()
+	srvURL := srv.URL
 	proxyURL, stopProxy, err := startReverseProxy(ctx, srvURL)
 	if err != nil {
 		return err
@@ -132,35 +132,6 @@ func (b *bench) httpWorkload(ctx context.Context) error {
 	b.add(row{workload: "vs httputil.ReverseProxy: HTTP -> HTTP 16 in flight, proxy in the direct column", direct: fmtRate(rf), trunk: fmtRate(tf), ratio: ratio(tf, rf),
 		target: ">= 1.0x", met: yesNo(tf >= rf)})
 	return nil
-}
-
-// startConformanceHTTP runs the conformance server over streamable HTTP
-// with sessions on a loopback port and returns its MCP URL once it accepts
-// connections.
-func startConformanceHTTP(ctx context.Context, bin string) (string, func(), error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", nil, err
-	}
-	addr := l.Addr().String()
-	l.Close() // the server listens on the address it is given
-	cmd := exec.Command(bin, "-http", addr, "-stateless="+strconv.FormatBool(false))
-	if err := cmd.Start(); err != nil {
-		return "", nil, err
-	}
-	stop := func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }
-	for deadline := time.Now().Add(20 * time.Second); ; {
-		c, err := net.Dial("tcp", addr)
-		if err == nil {
-			c.Close()
-			return "http://" + addr + "/mcp", stop, nil
-		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			stop()
-			return "", nil, fmt.Errorf("the conformance server never listened on %s: %v", addr, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 // startReverseProxy runs this binary's reverse-proxy in front of target and

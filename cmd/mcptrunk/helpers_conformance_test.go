@@ -12,7 +12,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -239,28 +238,16 @@ func passCount(results map[string]scenarioResult) int {
 // returns its MCP URL once it accepts connections.
 func startSuiteServer(t testing.TB, ctx context.Context, bin string, stateless bool) string {
 	t.Helper()
-	// The server listens on the address it is given and prints none it
-	// chose, so the port is picked here.
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	tag := newTag(t)
+	s, err := testkit.StartConformanceHTTP(ctx, bin, []string{tagEnv + "=" + tag}, "-stateless="+strconv.FormatBool(stateless))
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := l.Addr().String()
-	l.Close()
-	cmd := exec.Command(bin, "-http", addr, "-stateless="+strconv.FormatBool(stateless))
-	cmd.Env = append(os.Environ(), tagEnv+"="+newTag(t))
-	p := startProc(t, "everything-server", cmd, procOptions{})
-	err = eventually(p.ctx(ctx), 20*time.Millisecond, func() error {
-		c, err := net.Dial("tcp", addr)
-		if err == nil {
-			c.Close()
-		}
-		return err
+	t.Cleanup(func() {
+		s.Stop()
+		assertNoProcesses(t, tag, 5*time.Second)
 	})
-	if err != nil {
-		t.Fatalf("everything-server never listened on %s: %v\n%s", addr, err, p.stderr)
-	}
-	return "http://" + addr + "/mcp"
+	return s.URL
 }
 
 // scenarioList is names, sorted, for a message.

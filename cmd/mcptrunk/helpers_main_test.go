@@ -4,17 +4,19 @@ package main
 // once, every test starts them as real processes, and after the run no
 // process started by the tests may be left behind.
 //
-// The tests play the host with these clients:
-//   - the official Go SDK (github.com/modelcontextprotocol/go-sdk), an
-//     independent implementation: sdkSession (helpers_sdk_test.go), host,
-//     which records everything the trunk sends (protocol_helpers_host_test.go),
-//     fltHost, over pipes that take larger frames (faults_helpers_test.go),
-//     and dialHTTP for serve --http (deploy_helpers_test.go);
-//   - rawConn, line-based JSON-RPC that keeps every message's bytes, so a
-//     result that went through the trunk can be compared byte for byte
-//     with what the upstream sends directly (helpers_raw_test.go), and
-//     fltLineConn for results too large to decode cheaply;
-//   - postMCP, raw HTTP requests to serve --http (helpers_http_test.go).
+// Every long-lived process a test runs (the trunk over stdio or HTTP, an
+// upstream run directly, HAProxy) starts through startProc
+// (helpers_proc_test.go), which ends it, checks the trunk reported no race
+// and that nothing it started is left. The tests play the host with two
+// clients over it:
+//   - rawConn, the raw-JSON host: line-based JSON-RPC that keeps every
+//     message's bytes, so a result that went through the trunk can be
+//     compared byte for byte with what the upstream sends directly, and
+//     that takes results too large to decode cheaply (helpers_raw_test.go);
+//     postMCP is its HTTP counterpart for serve --http (helpers_http_test.go);
+//   - host, the official Go SDK (github.com/modelcontextprotocol/go-sdk),
+//     an independent implementation, over stdio or HTTP, recording what it
+//     receives (helpers_sdk_test.go, protocol_helpers_host_test.go).
 //
 // The other helpers_*_test.go files hold what every suite shares: finding
 // the processes a test started (procs), configs, commands and their output

@@ -1,9 +1,14 @@
 package testkit
 
 import (
+	"context"
 	"fmt"
+	"net"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"sync"
+	"time"
 )
 
 // conformanceServerPkg is go-sdk's conformance everything-server (a Go SDK
@@ -37,4 +42,70 @@ func ConformanceServer(dir string) (string, error) {
 		conformance.path = path
 	})
 	return conformance.path, conformance.err
+}
+
+// ConformanceHTTP is go-sdk's conformance everything-server serving
+// streamable HTTP on a loopback port.
+type ConformanceHTTP struct {
+	// URL is its MCP endpoint, http://127.0.0.1:PORT/mcp.
+	URL string
+	// Out is what it printed (stdout and stderr).
+	Out *Buffer
+	// Exited is closed once the process has exited.
+	Exited <-chan struct{}
+
+	cmd *exec.Cmd
+}
+
+// StartConformanceHTTP runs bin (ConformanceServer's build) over
+// streamable HTTP on a free loopback port with flags (say
+// "-stateless=false") and env added to its environment, and returns once it
+// accepts connections: the one way the tests, of this module's packages and
+// of mcptrunk-bench, run it over HTTP. The server prints no address it
+// chose, so the port is picked here. Stop ends it.
+func StartConformanceHTTP(ctx context.Context, bin string, env []string, flags ...string) (*ConformanceHTTP, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	addr := l.Addr().String()
+	l.Close()
+	s := &ConformanceHTTP{URL: "http://" + addr + "/mcp", Out: &Buffer{}}
+	s.cmd = exec.Command(bin, append([]string{"-http", addr}, flags...)...)
+	s.cmd.Env = append(os.Environ(), env...)
+	s.cmd.Stdout, s.cmd.Stderr = s.Out, s.Out
+	if err := s.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting the conformance server: %w", err)
+	}
+	exited := make(chan struct{})
+	s.Exited = exited
+	go func() {
+		_ = s.cmd.Wait()
+		close(exited)
+	}()
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			c.Close()
+			return s, nil
+		}
+		select {
+		case <-exited:
+			return nil, fmt.Errorf("the conformance server exited before listening on %s:\n%s", addr, s.Out)
+		case <-ctx.Done():
+			s.Stop()
+			return nil, fmt.Errorf("the conformance server never listened on %s: %v\n%s", addr, err, s.Out)
+		case <-tick.C:
+		}
+	}
+}
+
+// Stop kills the server and waits for it. It may be called more than once.
+func (s *ConformanceHTTP) Stop() {
+	_ = s.cmd.Process.Kill()
+	<-s.Exited
 }
