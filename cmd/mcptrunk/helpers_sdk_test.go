@@ -1,5 +1,7 @@
 package main
 
+//lint:file-ignore SA1019 roots, sampling and logging are deprecated by the 2026-07-28 revision (SEP-2577), but the trunk still carries them for 2025-era hosts and servers, and these tests keep that working.
+
 // The official go-sdk as the host of a process over its stdio.
 
 import (
