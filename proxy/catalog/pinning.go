@@ -316,12 +316,13 @@ func otherTools(servers []Server, scheme naming.Scheme) map[string][]string {
 			tools[s.Name] = append(tools[s.Name], it.Key)
 		}
 	}
-	return pin.OtherNames(tools, exportedName(scheme, unprefixed))
+	return pin.OtherNames(tools, ExportedName(scheme, unprefixed))
 }
 
-// exportedName is the name the host sees for a server's tool: the server's
-// own for an unprefixed server.
-func exportedName(scheme naming.Scheme, unprefixed map[string]bool) func(server, key string) string {
+// ExportedName is the name the host sees for a server's tool: the server's
+// own for an unprefixed server. mcptrunk pin names other servers' tools
+// with it too, so that its findings are those serve reports.
+func ExportedName(scheme naming.Scheme, unprefixed map[string]bool) func(server, key string) string {
 	return func(server, key string) string {
 		if unprefixed[server] {
 			return key
