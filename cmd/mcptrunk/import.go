@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 
 	"github.com/mcptrunk/mcptrunk/internal/hostcfg"
@@ -28,13 +27,13 @@ func (c *importCommand) flags(fs *flagSet) {
 }
 
 func (c *importCommand) run(_ context.Context, env *environment) error {
-	sys, err := hostEnv(c.project)
+	sys, err := hostcfg.SystemEnv(c.project)
 	if err != nil {
 		return err
 	}
-	locs, err := importLocations(c.from, sys)
+	locs, err := hostcfg.LocationsFor(c.from, sys)
 	if err != nil {
-		return err
+		return fmt.Errorf("--from %s: %w", c.from, err)
 	}
 	cfgPath, err := env.writableConfigPath(sys)
 	if err != nil {
@@ -56,71 +55,6 @@ func (c *importCommand) run(_ context.Context, env *environment) error {
 		return exitError(1)
 	}
 	return nil
-}
-
-// hostEnv is the system the hosts' paths and variables are taken from.
-func hostEnv(project string) (hostcfg.Env, error) {
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return hostcfg.Env{}, fmt.Errorf("no home directory, where the hosts keep their settings: %w", err)
-	}
-	if project == "" {
-		if project, err = os.Getwd(); err != nil {
-			return hostcfg.Env{}, err
-		}
-	}
-	if project, err = filepath.Abs(project); err != nil {
-		return hostcfg.Env{}, err
-	}
-	return hostcfg.Env{GOOS: runtime.GOOS, Home: home, Getenv: os.Getenv, Project: project}, nil
-}
-
-// importLocations lists the files --from names: every host's, one host's,
-// or one file (in the format its name or a HOST: prefix says).
-func importLocations(from string, sys hostcfg.Env) ([]hostcfg.Location, error) {
-	if from == "" {
-		var out []hostcfg.Location
-		for _, h := range hostcfg.Hosts {
-			out = append(out, hostcfg.Locations(h, sys)...)
-		}
-		return out, nil
-	}
-	if h, err := hostcfg.HostByID(from); err == nil {
-		return hostcfg.Locations(h, sys), nil
-	}
-	var host *hostcfg.Host
-	path := from
-	if id, rest, ok := strings.Cut(from, ":"); ok {
-		if h, err := hostcfg.HostByID(id); err == nil {
-			host, path = h, rest
-		}
-	}
-	if host == nil {
-		if host = hostcfg.GuessHost(path); host == nil {
-			return nil, fmt.Errorf("--from %s: neither a host (%s) nor a file whose name says which host's it is; write HOST:%s",
-				from, strings.Join(hostcfg.HostIDs(), ", "), from)
-		}
-	}
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return nil, err
-	}
-	return []hostcfg.Location{fileLocation(host, abs)}, nil
-}
-
-// fileLocation is a file named on the command line: a project's when it
-// lies in one (.mcp.json, .vscode/, .cursor/, .zed/), so that
-// ${workspaceFolder} has a value.
-func fileLocation(host *hostcfg.Host, path string) hostcfg.Location {
-	loc := hostcfg.Location{Host: host, Path: path, Scope: hostcfg.ScopeUser}
-	dir := filepath.Dir(path)
-	switch {
-	case filepath.Base(path) == ".mcp.json":
-		loc.Scope, loc.Project = hostcfg.ScopeProject, dir
-	case filepath.Base(dir) == ".vscode" || filepath.Base(dir) == ".cursor" || filepath.Base(dir) == ".zed":
-		loc.Scope, loc.Project = hostcfg.ScopeProject, filepath.Dir(dir)
-	}
-	return loc
 }
 
 // writableConfigPath is the mcptrunk config that import and install write:

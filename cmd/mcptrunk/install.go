@@ -2,17 +2,13 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/mcptrunk/mcptrunk/internal/hostcfg"
 )
 
@@ -42,11 +38,14 @@ func (c *installCommand) run(_ context.Context, env *environment) error {
 	if err != nil {
 		return err
 	}
-	sys, err := hostEnv(c.project)
+	sys, err := hostcfg.SystemEnv(c.project)
 	if err != nil {
 		return err
 	}
-	loc, err := installLocation(host, hostcfg.Scope(c.scope), sys)
+	if c.scope != string(hostcfg.ScopeUser) && c.scope != string(hostcfg.ScopeProject) {
+		return fmt.Errorf("--scope %s: want user or project", c.scope)
+	}
+	loc, err := hostcfg.ScopeLocation(host, hostcfg.Scope(c.scope), sys)
 	if err != nil {
 		return err
 	}
@@ -56,33 +55,9 @@ func (c *installCommand) run(_ context.Context, env *environment) error {
 	return install(env, loc, sys)
 }
 
-// installLocation is the file of host's servers in scope.
-func installLocation(host *hostcfg.Host, scope hostcfg.Scope, sys hostcfg.Env) (hostcfg.Location, error) {
-	if scope != hostcfg.ScopeUser && scope != hostcfg.ScopeProject {
-		return hostcfg.Location{}, fmt.Errorf("--scope %s: want user or project", scope)
-	}
-	for _, loc := range hostcfg.Locations(host, sys) {
-		if loc.Scope == scope {
-			return loc, nil
-		}
-	}
-	return hostcfg.Location{}, fmt.Errorf("%s has no %s-scope file", host.Name, scope)
-}
-
 func install(env *environment, loc hostcfg.Location, sys hostcfg.Env) error {
-	backup := hostcfg.BackupPath(loc.Path)
-	if _, err := os.Lstat(backup); err == nil {
-		return fmt.Errorf("%s: already installed: the backup of %s's file is at %s; run \"mcptrunk uninstall --host %s\" first",
-			loc.Path, loc.Host.Name, backup, loc.Host.ID)
-	}
-	data, err := os.ReadFile(loc.Path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("%s: no such file: %s keeps no servers there yet; add mcptrunk to it by hand (see README, \"Plug it into a host\")", loc.Path, loc.Host.Name)
-	} else if err != nil {
-		return err
-	}
-	// Refuse a host file that does not parse before anything is written.
-	if _, err := hostcfg.Read(loc, data, sys); err != nil {
+	data, err := hostcfg.ReadToInstall(loc, sys)
+	if err != nil {
 		return err
 	}
 	self, err := os.Executable()
@@ -116,15 +91,8 @@ func install(env *environment, loc hostcfg.Location, sys hostcfg.Env) error {
 	if slices.Contains(keep, name) {
 		name = "mcptrunk"
 	}
-	out, err := hostcfg.InstallEdit(loc, data, name, self, installArgs(loc.Host, name, cfgPath), keep)
+	out, err := hostcfg.Install(loc, data, name, self, installArgs(loc.Host, name, cfgPath), keep)
 	if err != nil {
-		return err
-	}
-	if err := hostcfg.WriteNew(backup, data); err != nil {
-		return fmt.Errorf("backing up %s's file: %w", loc.Host.Name, err)
-	}
-	if err := hostcfg.WriteAtomic(loc.Path, out, 0o600); err != nil {
-		os.Remove(backup) // the file is as it was: nothing to uninstall
 		return err
 	}
 	fmt.Fprintf(env.stdout, "\n%s now starts mcptrunk (%q in %s): %s %s\n", loc.Host.Name, name, loc.Path, self, strings.Join(installArgs(loc.Host, name, cfgPath), " "))
@@ -132,70 +100,19 @@ func install(env *environment, loc hostcfg.Location, sys hostcfg.Env) error {
 		fmt.Fprintf(env.stdout, "Left in %s's file, beside it: %s.\n", loc.Host.Name, strings.Join(keep, ", "))
 	}
 	fmt.Fprintf(env.stdout, "Its file as it was is in %s. Restart %s to use it; undo with \"mcptrunk uninstall --host %s\".\n",
-		backup, loc.Host.Name, loc.Host.ID)
+		hostcfg.BackupPath(loc.Path), loc.Host.Name, loc.Host.ID)
 	for _, a := range hostcfg.InstallAdvice(loc, out, name) {
 		fmt.Fprintf(env.stdout, "Note: %s.\n", a)
 	}
-	printUnusable(env.stdout, cfgPath, loc.Host.Name)
+	hostcfg.PrintUnusable(env.stdout, cfgPath, loc.Host.Name)
 	return nil
 }
 
-// printUnusable says which servers of the config will not start, and why
-// (a variable not set here, most often), while the others serve. The
-// environment is this shell's: the host may start mcptrunk with another.
-func printUnusable(w io.Writer, cfgPath, hostName string) {
-	cfg, err := config.Load(cfgPath)
-	if err != nil {
-		return // the plan was validated; a file that fails now says so at serve
-	}
-	var lines []string
-	for _, s := range cfg.Servers {
-		if s.Invalid != nil && !s.Disabled {
-			for _, p := range s.Invalid.Problems {
-				lines = append(lines, fmt.Sprintf("  %s: %v", s.Name, p))
-			}
-		}
-	}
-	if len(lines) == 0 {
-		return
-	}
-	fmt.Fprintf(w, "\nThese servers will not start until what follows is fixed (set the variable where %s starts mcptrunk, or in the config's env); the others serve meanwhile:\n%s\n",
-		hostName, strings.Join(lines, "\n"))
-}
-
-// uninstall puts the host's file back from the backup install kept,
-// merged with what the host's file gained since (hostcfg.UninstallEdit),
-// and removes the backup, or keeps it under a new name when it holds
-// entries the file no longer does. The servers install added to
-// mcptrunk's config stay there.
+// uninstall puts the host's file back (hostcfg.Uninstall) and says what
+// it kept of the host's changes since install.
 func uninstall(env *environment, loc hostcfg.Location) error {
-	backup := hostcfg.BackupPath(loc.Path)
-	saved, err := os.ReadFile(backup)
-	if errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("%s: not installed: there is no backup at %s", loc.Path, backup)
-	} else if err != nil {
-		return err
-	}
-	current, err := os.ReadFile(loc.Path)
-	u := hostcfg.Uninstalled{Data: saved, Exact: true}
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-	case err != nil:
-		return err
-	default:
-		if u, err = hostcfg.UninstallEdit(loc, current, saved); err != nil {
-			return err
-		}
-	}
-	if err := hostcfg.WriteAtomic(loc.Path, u.Data, 0o600); err != nil {
-		return err
-	}
-	kept := ""
-	if len(u.Changed) > 0 {
-		if kept, err = hostcfg.KeepBackup(loc.Path, time.Now()); err != nil {
-			return fmt.Errorf("keeping the backup of %s's file: %w", loc.Host.Name, err)
-		}
-	} else if err := os.Remove(backup); err != nil {
+	u, err := hostcfg.Uninstall(loc, time.Now())
+	if err != nil {
 		return err
 	}
 	if u.Exact {
@@ -210,7 +127,7 @@ func uninstall(env *environment, loc hostcfg.Location) error {
 	if len(u.Changed) > 0 {
 		// The entries from before install are in the backup kept.
 		fmt.Fprintf(env.stdout, "Kept the current entry of %s, changed since install; the file from before install, with the earlier entry, is kept in %s.\n",
-			strings.Join(u.Changed, ", "), kept)
+			strings.Join(u.Changed, ", "), u.Kept)
 	}
 	fmt.Fprintf(env.stdout, "Restart %s to use it. The servers install moved stay in mcptrunk's config.\n", loc.Host.Name)
 	return nil

@@ -96,7 +96,7 @@ func (c *addCommand) run(ctx context.Context, env *environment) error {
 	}
 	raw, _ := json.Marshal(plan.Entry)
 
-	sys, err := hostEnv("")
+	sys, err := hostcfg.SystemEnv("")
 	if err != nil {
 		return err
 	}

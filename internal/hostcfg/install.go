@@ -2,7 +2,14 @@ package hostcfg
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"strings"
+
+	"github.com/mcptrunk/mcptrunk/internal/config"
 )
 
 // SelfName is the name of the entry Install gives a host for mcptrunk:
@@ -69,4 +76,71 @@ func serverSpans(loc Location, p []byte) ([]span, error) {
 		return nil, err
 	}
 	return memberSpans(p, s.valueStart, s.valueEnd)
+}
+
+// ReadToInstall reads loc's file for Install: refused when an Install's
+// backup is already beside it (the file runs mcptrunk already), when it
+// does not exist (the host keeps no servers there yet), or when it does
+// not parse, all before anything is written.
+func ReadToInstall(loc Location, sys Env) ([]byte, error) {
+	backup := BackupPath(loc.Path)
+	if _, err := os.Lstat(backup); err == nil {
+		return nil, fmt.Errorf("%s: already installed: the backup of %s's file is at %s; run \"mcptrunk uninstall --host %s\" first",
+			loc.Path, loc.Host.Name, backup, loc.Host.ID)
+	}
+	data, err := os.ReadFile(loc.Path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%s: no such file: %s keeps no servers there yet; add mcptrunk to it by hand (see README, \"Plug it into a host\")", loc.Path, loc.Host.Name)
+	} else if err != nil {
+		return nil, err
+	}
+	if _, err := Read(loc, data, sys); err != nil {
+		return nil, err
+	}
+	return data, nil
+}
+
+// Install gives the host of loc, whose file holds data, the entry name
+// running command with args in place of its servers but those in keep
+// (InstallEdit), after backing data up byte for byte (BackupPath). It
+// returns what it wrote. When the write fails the backup goes too: the
+// file is as it was, with nothing to uninstall.
+func Install(loc Location, data []byte, name, command string, args, keep []string) ([]byte, error) {
+	out, err := InstallEdit(loc, data, name, command, args, keep)
+	if err != nil {
+		return nil, err
+	}
+	backup := BackupPath(loc.Path)
+	if err := WriteNew(backup, data); err != nil {
+		return nil, fmt.Errorf("backing up %s's file: %w", loc.Host.Name, err)
+	}
+	if err := WriteAtomic(loc.Path, out, 0o600); err != nil {
+		os.Remove(backup)
+		return nil, err
+	}
+	return out, nil
+}
+
+// PrintUnusable says which servers of the config at cfgPath will not
+// start, and why (a variable not set here, most often), while the others
+// serve. The environment is this process's: the host may start mcptrunk
+// with another, hence the advice.
+func PrintUnusable(w io.Writer, cfgPath, hostName string) {
+	cfg, err := config.Load(cfgPath)
+	if err != nil {
+		return // the plan was validated; a file that fails now says so at serve
+	}
+	var lines []string
+	for _, s := range cfg.Servers {
+		if s.Invalid != nil && !s.Disabled {
+			for _, p := range s.Invalid.Problems {
+				lines = append(lines, fmt.Sprintf("  %s: %v", s.Name, p))
+			}
+		}
+	}
+	if len(lines) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nThese servers will not start until what follows is fixed (set the variable where %s starts mcptrunk, or in the config's env); the others serve meanwhile:\n%s\n",
+		hostName, strings.Join(lines, "\n"))
 }

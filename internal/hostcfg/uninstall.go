@@ -2,7 +2,9 @@ package hostcfg
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"time"
 )
@@ -20,8 +22,10 @@ type Uninstalled struct {
 	Added []string
 	// Changed names the backup's servers the host's file now holds with
 	// another entry: the current entry stays, so the backup's is then only
-	// in the backup, which the caller must keep (KeepBackup).
+	// in the backup, which Uninstall keeps (KeepBackup).
 	Changed []string
+	// Kept is where Uninstall kept the backup ("": removed).
+	Kept string
 }
 
 // UninstallEdit returns what Uninstall writes back to a host file: the
@@ -186,4 +190,40 @@ func KeepBackup(hostFile string, now time.Time) (string, error) {
 		return "", err
 	}
 	return to, nil
+}
+
+// Uninstall puts loc's file back from the backup Install kept, merged with
+// what the file gained since (UninstallEdit; the backup as it is when the
+// file is gone), and removes the backup, or, when the backup holds entries
+// the file no longer does (Changed), keeps it under a new name, in Kept.
+// The servers Install added to mcptrunk's config stay there.
+func Uninstall(loc Location, now time.Time) (Uninstalled, error) {
+	backup := BackupPath(loc.Path)
+	saved, err := os.ReadFile(backup)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Uninstalled{}, fmt.Errorf("%s: not installed: there is no backup at %s", loc.Path, backup)
+	} else if err != nil {
+		return Uninstalled{}, err
+	}
+	current, err := os.ReadFile(loc.Path)
+	u := Uninstalled{Data: saved, Exact: true}
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return Uninstalled{}, err
+	default:
+		if u, err = UninstallEdit(loc, current, saved); err != nil {
+			return Uninstalled{}, err
+		}
+	}
+	if err := WriteAtomic(loc.Path, u.Data, 0o600); err != nil {
+		return Uninstalled{}, err
+	}
+	if len(u.Changed) == 0 {
+		return u, os.Remove(backup)
+	}
+	if u.Kept, err = KeepBackup(loc.Path, now); err != nil {
+		return u, fmt.Errorf("keeping the backup of %s's file: %w", loc.Host.Name, err)
+	}
+	return u, nil
 }
