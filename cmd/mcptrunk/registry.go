@@ -29,25 +29,16 @@ func (c *searchCommand) run(ctx context.Context, env *environment) error {
 	if c.limit < 1 {
 		return fmt.Errorf("--limit %d: want 1 or more", c.limit)
 	}
-	client := &registry.Client{Base: c.registry}
-	var found []registry.Entry
-	cursor := ""
-	for len(found) < c.limit {
-		page, err := client.Search(ctx, env.args[0], min(c.limit-len(found), 100), cursor)
-		if err != nil {
-			return err
-		}
-		found = append(found, page.Servers...)
-		if cursor = page.Meta.NextCursor; cursor == "" || len(page.Servers) == 0 {
-			break
-		}
+	found, more, err := (&registry.Client{Base: c.registry}).SearchUpTo(ctx, env.args[0], c.limit)
+	if err != nil {
+		return err
 	}
 	if len(found) == 0 {
 		fmt.Fprintf(env.stdout, "No server of %s matches %q.\n", c.registry, env.args[0])
 		return nil
 	}
 	textview.Found(env.stdout, found)
-	if cursor != "" {
+	if more {
 		fmt.Fprintf(env.stdout, "\nMore match; show more with --limit, or narrow the search.\n")
 	}
 	fmt.Fprintf(env.stdout, "\nAdd one with: mcptrunk add NAME[@VERSION]\n")

@@ -88,6 +88,24 @@ func (c *Client) Search(ctx context.Context, query string, limit int, cursor str
 	return &p, nil
 }
 
+// SearchUpTo lists at most limit servers whose name matches query,
+// reading page after page by cursor (a registry caps what one page holds);
+// more says the registry has others beyond them.
+func (c *Client) SearchUpTo(ctx context.Context, query string, limit int) (found []Entry, more bool, err error) {
+	cursor := ""
+	for len(found) < limit {
+		page, err := c.Search(ctx, query, min(limit-len(found), 100), cursor)
+		if err != nil {
+			return nil, false, err
+		}
+		found = append(found, page.Servers...)
+		if cursor = page.Meta.NextCursor; cursor == "" || len(page.Servers) == 0 {
+			break
+		}
+	}
+	return found, cursor != "", nil
+}
+
 // Get is one version of a server ("" or "latest": the latest).
 func (c *Client) Get(ctx context.Context, name, version string) (*Entry, error) {
 	if version == "" {

@@ -59,3 +59,19 @@ func TestGet(t *testing.T) {
 		t.Errorf("unknown version: %v", err)
 	}
 }
+
+// TestSearchUpTo: pages are read until the limit, which may end inside a
+// page, and more says whether the registry has others.
+func TestSearchUpTo(t *testing.T) {
+	reg := testkit.StartRegistry(t, 2)
+	c := &Client{Base: reg.URL}
+	for _, tc := range []struct {
+		limit int
+		more  bool
+	}{{3, true}, {5, true}, {6, false}, {30, false}} {
+		found, more, err := c.SearchUpTo(context.Background(), "", tc.limit)
+		if err != nil || len(found) != min(tc.limit, 6) || more != tc.more {
+			t.Errorf("limit %d: %d servers, more %v, %v; want %d, %v", tc.limit, len(found), more, err, min(tc.limit, 6), tc.more)
+		}
+	}
+}
