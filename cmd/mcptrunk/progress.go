@@ -31,21 +31,3 @@ func (e *environment) startProgress(fleet func() *upstream.Fleet) *liveline.Prog
 	}()
 	return p
 }
-
-// serveHint is what a bare mcptrunk says when a person runs it in a
-// terminal (stdin is one) rather than a host: that it is an MCP server
-// waiting for a host on stdin, and how to try it instead. Nothing when
-// stdin is not a terminal (a host's pipe) or stdin is not served (--http
-// without --stdio).
-func serveHint(stdinTerminal, servesStdin bool) string {
-	if !stdinTerminal || !servesStdin {
-		return ""
-	}
-	return `mcptrunk is an MCP server: it is waiting for a host (Claude Desktop, Claude Code, ...) to speak MCP
-on stdin, and a host is what should start it. To try it from a terminal:
-  mcptrunk list                   the servers, their state, and the tools, prompts and resources they offer
-  mcptrunk call NAME '{...}'      call one tool (NAME as list prints it) and print the result
-  mcptrunk --help                 every command
-Ctrl-C ends it.
-`
-}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcptrunk/mcptrunk/internal/config"
+	"github.com/mcptrunk/mcptrunk/internal/textview"
 	"github.com/mcptrunk/mcptrunk/proxy"
 	"github.com/mcptrunk/mcptrunk/upstream"
 )
@@ -63,7 +64,7 @@ func (c *serveCommand) run(ctx context.Context, env *environment) error {
 		err := errors.New("--stdio, --token-file, --tls-cert, --tls-key and --allow-origin go with --http (or trunk.http.listen)")
 		return fatal(logger, "cannot serve", err)
 	}
-	fmt.Fprint(env.stderr, serveHint(isTerminal(env.stdin), down == nil || c.http.stdio))
+	fmt.Fprint(env.stderr, textview.ServeHint(isTerminal(env.stdin), down == nil || c.http.stdio))
 	// The HTTP listener serves /metrics too, so it needs the metrics.
 	metricsAddr := c.metricsListen(cfg)
 	obs, err := startObserve(ctx, metricsAddr, down != nil, os.Getenv, logger)

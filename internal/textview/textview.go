@@ -1,7 +1,8 @@
 // Package textview is what mcptrunk's commands print for a person: the
 // table of servers, lists of items, a server's drift from the lockfile,
-// registry entries, and the small wording they share (how long ago, a
-// first line). The commands keep their flags, wiring and exit codes.
+// registry entries, the hint a bare mcptrunk gives a person at a terminal,
+// and the small wording they share (how long ago, a first line). The
+// commands keep their flags, wiring and exit codes.
 package textview
 
 import (
@@ -219,4 +220,22 @@ func printText(w io.Writer, def json.RawMessage) {
 // indentLines indents every line of s but the first.
 func indentLines(s, indent string) string {
 	return strings.ReplaceAll(s, "\n", "\n"+indent)
+}
+
+// ServeHint is what a bare mcptrunk says when a person runs it in a
+// terminal (stdin is one) rather than a host: that it is an MCP server
+// waiting for a host on stdin, and how to try it instead. Nothing when
+// stdin is not a terminal (a host's pipe) or stdin is not served (--http
+// without --stdio).
+func ServeHint(stdinTerminal, servesStdin bool) string {
+	if !stdinTerminal || !servesStdin {
+		return ""
+	}
+	return `mcptrunk is an MCP server: it is waiting for a host (Claude Desktop, Claude Code, ...) to speak MCP
+on stdin, and a host is what should start it. To try it from a terminal:
+  mcptrunk list                   the servers, their state, and the tools, prompts and resources they offer
+  mcptrunk call NAME '{...}'      call one tool (NAME as list prints it) and print the result
+  mcptrunk --help                 every command
+Ctrl-C ends it.
+`
 }

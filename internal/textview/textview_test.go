@@ -36,3 +36,18 @@ func TestStatusTableCatalog(t *testing.T) {
 		}
 	}
 }
+
+// TestServeHint: a bare mcptrunk run in a terminal says what it is and
+// how to try it; run by a host (stdin a pipe) or serving only HTTP, it
+// says nothing.
+func TestServeHint(t *testing.T) {
+	hint := ServeHint(true, true)
+	for _, want := range []string{"MCP server", "waiting for a host", "stdin", "mcptrunk list", "mcptrunk call"} {
+		if !strings.Contains(hint, want) {
+			t.Errorf("the hint does not say %q:\n%s", want, hint)
+		}
+	}
+	if ServeHint(false, true) != "" || ServeHint(true, false) != "" {
+		t.Error("a hint with stdin not a terminal, or not served")
+	}
+}
