@@ -42,6 +42,7 @@ var configKeys = &keySet{
 				"audit":   {raw: reflect.TypeFor[rawAudit]()},
 				"http":    {raw: reflect.TypeFor[rawHTTP](), nested: map[string]*keySet{"auth": {raw: reflect.TypeFor[rawHTTPAuth]()}}},
 				"metrics": {raw: reflect.TypeFor[rawMetrics]()},
+				"policy":  {raw: reflect.TypeFor[rawPolicy]()},
 			},
 		},
 	},

@@ -77,6 +77,8 @@ type rawTrunk struct {
 	Audit         json.RawMessage `json:"audit"`
 	HTTP          json.RawMessage `json:"http"`
 	Metrics       json.RawMessage `json:"metrics"`
+	Policy        json.RawMessage `json:"policy"`
+	Profiles      json.RawMessage `json:"profiles"`
 }
 
 type rawAudit struct {
@@ -167,6 +169,7 @@ func Parse(r io.Reader, lookup func(string) (string, bool)) (*Config, error) {
 		}
 	}
 	errs = append(errs, terrs...)
+	errs = append(errs, checkProfileServers(trunk.Profiles, cfg.Servers)...)
 	cfg.Trunk = trunk
 	if len(errs) > 0 {
 		// Every problem at once: the entries' too.

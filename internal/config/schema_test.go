@@ -28,6 +28,7 @@ var schemaObjects = map[string]reflect.Type{
 	"/$defs/trunk/properties/http":      reflect.TypeFor[rawHTTP](),
 	"/$defs/trunk/properties/http/properties/auth": reflect.TypeFor[rawHTTPAuth](),
 	"/$defs/trunk/properties/metrics":              reflect.TypeFor[rawMetrics](),
+	"/$defs/trunk/properties/policy":               reflect.TypeFor[rawPolicy](),
 }
 
 // schemaOnly are properties the schema has and the parser ignores on

@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"strings"
 	"time"
+
+	"github.com/mcptrunk/mcptrunk/internal/policy"
 )
 
 // Transport is the kind of connection to an upstream, a validated enum.
@@ -246,6 +248,11 @@ type TrunkOptions struct {
 	// Metrics is the Prometheus listener (trunk.metrics); off when Listen
 	// is empty and serve has no --metrics.
 	Metrics Metrics `json:"metrics,omitzero"`
+	// Policy decides, per caller, what each sees and may use; Profiles
+	// are named views (/mcp/p/<name>, serve --profile). See
+	// internal/policy.
+	Policy   Policy                    `json:"policy,omitzero"`
+	Profiles map[string]policy.Profile `json:"profiles,omitempty"`
 }
 
 // Pinning modes (trunk.pin).

@@ -84,5 +84,7 @@ func parseTrunk(raw json.RawMessage, lookup func(string) (string, bool)) (TrunkO
 	t.Audit = p.audit(rt.Audit, "trunk.audit")
 	t.HTTP = p.httpOptions(rt.HTTP, "trunk.http", lookup)
 	t.Metrics = p.metricsOptions(rt.Metrics, "trunk.metrics")
+	t.Policy = p.policyOptions(rt.Policy, "trunk.policy")
+	t.Profiles = p.profiles(rt.Profiles, "trunk.profiles")
 	return t, p.errs
 }
