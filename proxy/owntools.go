@@ -15,8 +15,10 @@ type ownTools struct{ t *Trunk }
 func (o ownTools) WaitSettled(ctx context.Context)             { o.t.WaitSettled(ctx) }
 func (o ownTools) Servers() []*upstream.Client                 { return o.t.clients() }
 func (o ownTools) Server(name string) (*upstream.Client, bool) { return o.t.Fleet().Client(name) }
-func (o ownTools) Catalog() *catalog.Catalog                   { return o.t.snapshot() }
-func (o ownTools) Status() trunktools.StatusReport             { return o.t.statusReport() }
+func (o ownTools) Catalog(ctx context.Context) *catalog.Catalog {
+	return o.t.catalogFor(ctx)
+}
+func (o ownTools) Status() trunktools.StatusReport { return o.t.statusReport() }
 
 func (o ownTools) ReadResource(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
 	return o.t.routeResource(ctx, "resources/read", params, true)

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"sync"
 
 	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/mcptrunk/mcptrunk/naming"
+	"github.com/mcptrunk/mcptrunk/proxy/access"
 	"github.com/mcptrunk/mcptrunk/proxy/catalog"
 )
 
@@ -21,6 +23,10 @@ func (t *Trunk) Reload(ctx context.Context, cfg *config.Config) error {
 	t.reloadMu.Lock()
 	defer t.reloadMu.Unlock()
 	old := t.cfg.Swap(cfg)
+	if !reflect.DeepEqual(old.Trunk.Policy, cfg.Trunk.Policy) || !reflect.DeepEqual(old.Trunk.Profiles, cfg.Trunk.Profiles) {
+		t.access.Store(access.New(cfg.Trunk, t.logger))
+		t.serverChanged("") // every view anew, and the hosts told their lists changed
+	}
 	if old.Trunk.Pin != cfg.Trunk.Pin || old.Trunk.LockFile != cfg.Trunk.LockFile {
 		t.pins.Store(catalog.NewPinner(cfg.Trunk, t.record, t.logger))
 		t.serverChanged("")

@@ -3,7 +3,6 @@ package proxy
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
@@ -61,6 +60,7 @@ func (t *Trunk) list(ctx context.Context, l catalog.List, params json.RawMessage
 	}
 	cat := t.snapshot()
 	t.served(l, cat)
+	cat = t.viewOf(ctx, cat)
 	if cursor == "" {
 		return cat.FirstPage(l, t.pageSize)
 	}
@@ -80,7 +80,7 @@ func (t *Trunk) routeNamed(ctx context.Context, method string, params json.RawMe
 		return nil, err
 	}
 	t.waitSettled(ctx)
-	cat := t.snapshot()
+	cat := t.catalogFor(ctx)
 	l, routes := catalog.ListTools, cat.Tools
 	if kind == "prompt" {
 		l, routes = catalog.ListPrompts, cat.Prompts
@@ -95,6 +95,9 @@ func (t *Trunk) routeNamed(ctx context.Context, method string, params json.RawMe
 		return nil, cat.UnknownName(kind, name)
 	}
 	raw, known := routes[server][name]
+	if !known && cat.Restricted() {
+		return nil, cat.UnknownName(kind, name) // forbidden, filtered or missing: one answer
+	}
 	if server == naming.TrunkServer && kind == "tool" && known {
 		return trunktools.Call(ctx, ownTools{t}, raw, params)
 	}
@@ -106,7 +109,7 @@ func (t *Trunk) routeNamed(ctx context.Context, method string, params json.RawMe
 		// The server's live catalog replaced the cached one: the name may
 		// be gone, or another now.
 		wasKnown := known
-		cat = t.snapshot()
+		cat = t.catalogFor(ctx)
 		routes = cat.Tools
 		if kind == "prompt" {
 			routes = cat.Prompts
@@ -191,12 +194,18 @@ func (t *Trunk) routeResource(ctx context.Context, method string, params json.Ra
 	if err != nil {
 		return nil, err
 	}
-	if server, _, ok := naming.SplitResourceURI(uri); ok && server == naming.TrunkServer && read {
+	if server, raw, ok := naming.SplitResourceURI(uri); ok && server == naming.TrunkServer && read {
+		if cat := t.catalogFor(ctx); !cat.Admits("resource", server, raw, uri) {
+			return nil, cat.Hidden("resource", uri)
+		}
 		return trunktools.ReadResource(ownTools{t}, uri) // without waiting for the servers
 	}
 	t.waitSettled(ctx)
-	cat := t.snapshot()
+	cat := t.catalogFor(ctx)
 	server, raw, err := cat.URIOwner(uri)
+	if cat.Restricted() && (err != nil || !cat.Admits("resource", server, raw, uri)) {
+		return nil, cat.Hidden("resource", uri)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -249,7 +258,11 @@ func (t *Trunk) routeCompletion(ctx context.Context, params json.RawMessage) (js
 	}
 	ref := params[start:end]
 	t.waitSettled(ctx)
-	server, field, value, err := t.snapshot().CompletionTarget(ref)
+	cat := t.catalogFor(ctx)
+	server, field, value, err := cat.CompletionTarget(ref)
+	if exported, _ := rawjson.StringField(ref, "uri"); err == nil && field == "uri" && !cat.Admits("template", server, value, exported) {
+		err = fmt.Errorf("unknown resource %q", exported)
+	}
 	if err != nil {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "completion/complete: %v", err)
 	}
@@ -306,13 +319,8 @@ func (t *Trunk) waitSettled(ctx context.Context) {
 	t.WaitSettled(ctx)
 }
 
-// bounded checks a routed result against trunk.maxMessageBytes. A host
-// reads messages up to a limit, and one over it breaks the host's whole
-// connection, losing every server: so an oversized result is refused with
-// an error naming what sent it, the size and the setting. For a tool call it
-// is a tool error, which the model reads; otherwise a JSON-RPC error. (The
-// host's Conn enforces the limit on every message it writes, exactly; this
-// check comes first so that the error can say which server and item.)
+// bounded checks a routed result against trunk.maxMessageBytes
+// (catalog.Bound).
 func (t *Trunk) bounded(method string, params json.RawMessage) sizeCheck {
 	return sizeCheck{t, method, params}
 }
@@ -325,33 +333,8 @@ type sizeCheck struct {
 	params json.RawMessage
 }
 
-// of checks the result of the request.
 func (c sizeCheck) of(res json.RawMessage, err error) (json.RawMessage, error) {
-	t, method, params := c.t, c.method, c.params
-	limit := t.cfg.Load().Trunk.MaxMessageBytes
-	size := int64(len(res) + catalog.ResponseOverhead)
-	if err != nil {
-		// Only an error costs the errors.As (its target escapes).
-		var over *jsonrpc.OverlongLineError
-		if !errors.As(err, &over) || errors.Is(err, jsonrpc.ErrClosed) {
-			return res, err
-		}
-		size, limit = over.Size, over.Limit // refused while reading it
-	} else if limit <= 0 || size <= int64(limit) {
-		return res, err
-	}
-	what, _ := rawjson.StringField(params, "name")
-	if what == "" {
-		what, _ = rawjson.StringField(params, "uri")
-	}
-	server := t.snapshot().ServerOf(method, what)
-	msg := fmt.Sprintf("the result of %s %q from server %q is %d bytes, more than %s (%d), the most the host is known to read in one message; raise it in the config if the host reads more",
-		method, what, server, size, catalog.LimitSetting, limit)
-	t.logger.Warn("refusing an oversized result", "server", server, "method", method, "item", what, "bytes", size, "limit", limit)
-	if method == "tools/call" {
-		return trunktools.ToolError("%s", msg)
-	}
-	return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "%s", msg)
+	return catalog.Bound(c.t.cfg.Load().Trunk.MaxMessageBytes, c.method, c.params, res, err, c.t.snapshot, c.t.logger)
 }
 
 // ToolHeaderParams returns, for an exported tool, the arguments its input

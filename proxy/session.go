@@ -12,6 +12,7 @@ import (
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
 	"github.com/mcptrunk/mcptrunk/internal/protocol"
 	"github.com/mcptrunk/mcptrunk/internal/rawjson"
+	"github.com/mcptrunk/mcptrunk/proxy/access"
 	"github.com/mcptrunk/mcptrunk/proxy/catalog"
 	"github.com/mcptrunk/mcptrunk/proxy/outbox"
 	"github.com/mcptrunk/mcptrunk/proxy/relay"
@@ -32,7 +33,8 @@ type Session struct {
 
 	id         string // the HTTP session id; "" for stdio
 	subject    string // the caller an access token proved (SessionOptions.Subject)
-	perRequest bool   // one stateless HTTP request (SessionOptions.PerRequest)
+	caller     access.Caller
+	perRequest bool // one stateless HTTP request (SessionOptions.PerRequest)
 	stopOutbox chan struct{}
 	outboxDone sync.WaitGroup
 
@@ -64,7 +66,7 @@ type Session struct {
 // host closed stdin) or ctx ends, then shuts every upstream down. Nothing
 // but protocol messages is written to out.
 func (t *Trunk) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
-	s := t.Attach(in, out, nil)
+	s := t.Attach(in, out, &SessionOptions{Profile: t.stdioProfile})
 	err := s.Run(ctx)
 	return errors.Join(err, t.Close(context.WithoutCancel(ctx)))
 }
@@ -77,6 +79,12 @@ type SessionOptions struct {
 	// trunk.http.auth); it goes into the session's log lines, never the
 	// token.
 	Subject string
+	// Claims are all the claims of the caller's access token, for
+	// trunk.policy; nil without one.
+	Claims map[string]any
+	// Profile is the view the session is served (trunk.profiles); "" for
+	// the whole trunk.
+	Profile string
 	// PerRequest marks a session that carries one stateless request over
 	// HTTP: only what concerns that request reaches it (its progress, log
 	// messages of the servers it has a call on, its listen's
@@ -91,7 +99,8 @@ func (t *Trunk) Attach(in io.Reader, out io.Writer, opts *SessionOptions) *Sessi
 	if opts == nil {
 		opts = &SessionOptions{}
 	}
-	s := &Session{trunk: t, logger: t.logger, listens: translate.NewListens(), id: opts.ID, subject: opts.Subject, perRequest: opts.PerRequest}
+	s := &Session{trunk: t, logger: t.logger, listens: translate.NewListens(), id: opts.ID, subject: opts.Subject, perRequest: opts.PerRequest,
+		caller: access.NewCaller(opts.Subject, opts.Claims, opts.Profile)}
 	peer := "host"
 	if opts.ID != "" {
 		s.logger = t.logger.With("session", opts.ID)

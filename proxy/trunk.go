@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/mcptrunk/mcptrunk/internal/protocol"
+	"github.com/mcptrunk/mcptrunk/proxy/access"
 	"github.com/mcptrunk/mcptrunk/proxy/catalog"
 	"github.com/mcptrunk/mcptrunk/proxy/observe"
 	"github.com/mcptrunk/mcptrunk/proxy/relay"
@@ -44,6 +45,9 @@ type Options struct {
 	// deployment (trunk.http.signingKeyFile) so that each opens the others';
 	// nil signs with a key of this process.
 	SigningKey []byte
+	// Profile is the stdio host's profile (serve --profile): the trunk
+	// shows it that view (trunk.profiles); "" shows everything.
+	Profile string
 }
 
 // DefaultPageSize is the most items one list page carries. Hosts that
@@ -56,21 +60,22 @@ const DefaultPageSize = 1000
 // how the host is connected; see Session for a host's connection.
 type Trunk struct {
 	// fixed at creation
-	logger    *slog.Logger
-	version   string
-	pageSize  int
-	restart   upstream.RestartPolicy
-	dial      upstream.Dialer // Options.Dial
-	kick      chan struct{}   // a server changed: rebuild the catalog
-	stopped   chan struct{}   // closed by Close: stops the announcer
-	life      context.Context // ends at Close: work the trunk starts on its own
-	stopLife  context.CancelFunc
-	toResync  *relay.Resync      // what upstreams must be told again after a restart
-	hosts     *hostSet           // the host sessions attached (hosts.go)
-	subs      relay.Shares       // shares of upstream resource subscriptions (shared.go)
-	parked    *translate.Parking // stateless hosts' calls to legacy upstreams, between rounds
-	taskIDs   *translate.TaskIDs // the ids of the servers' tasks as hosts get them (tasks.go)
-	observers observe.Observers
+	logger       *slog.Logger
+	version      string
+	pageSize     int
+	stdioProfile string
+	restart      upstream.RestartPolicy
+	dial         upstream.Dialer // Options.Dial
+	kick         chan struct{}   // a server changed: rebuild the catalog
+	stopped      chan struct{}   // closed by Close: stops the announcer
+	life         context.Context // ends at Close: work the trunk starts on its own
+	stopLife     context.CancelFunc
+	toResync     *relay.Resync      // what upstreams must be told again after a restart
+	hosts        *hostSet           // the host sessions attached (hosts.go)
+	subs         relay.Shares       // shares of upstream resource subscriptions (shared.go)
+	parked       *translate.Parking // stateless hosts' calls to legacy upstreams, between rounds
+	taskIDs      *translate.TaskIDs // the ids of the servers' tasks as hosts get them (tasks.go)
+	observers    observe.Observers
 
 	startOnce sync.Once
 	started   chan struct{} // closed once host is set
@@ -88,6 +93,7 @@ type Trunk struct {
 
 	reported sync.Map                       // unmatched-pattern messages already logged
 	pins     atomic.Pointer[catalog.Pinner] // pinning under the config in force
+	access   atomic.Pointer[access.Rules]   // trunk.policy and trunk.profiles in force
 	record   bool                           // Options.RecordPins
 	dropped  atomic.Int64                   // notifications to the host dropped for its message limit
 
@@ -132,6 +138,8 @@ func New(cfg *config.Config, opts *Options) *Trunk {
 	t.record = opts.RecordPins
 	t.observers = opts.Observers
 	t.pins.Store(catalog.NewPinner(cfg.Trunk, t.record, logger))
+	t.access.Store(access.New(cfg.Trunk, logger))
+	t.stdioProfile = opts.Profile
 	return t
 }
 
@@ -230,6 +238,22 @@ func (t *Trunk) serverChanged(string) {
 // snapshot returns a catalog that includes every server change made before
 // the call, rebuilding it first if needed. The common case, nothing changed,
 // takes no lock: the hot path of every routed request.
+// catalogFor is the catalog as the caller of ctx's request sees it (see
+// proxy/access): the whole catalog for a caller nothing restricts.
+func (t *Trunk) catalogFor(ctx context.Context) *catalog.Catalog {
+	return t.viewOf(ctx, t.snapshot())
+}
+
+// viewOf is cat as the caller of ctx's request sees it. A request of no
+// session (the one-shot commands: the operator, on the operator's own
+// config) sees all of it.
+func (t *Trunk) viewOf(ctx context.Context, cat *catalog.Catalog) *catalog.Catalog {
+	if s := hostRequestOf(ctx).session; s != nil {
+		return t.access.Load().View(cat, s.caller)
+	}
+	return cat
+}
+
 func (t *Trunk) snapshot() *catalog.Catalog {
 	want := t.changes.Load()
 	if t.built.Load() >= want {

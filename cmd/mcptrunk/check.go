@@ -10,6 +10,7 @@ import (
 	"github.com/mcptrunk/mcptrunk/internal/textview"
 	"github.com/mcptrunk/mcptrunk/internal/wording"
 	"github.com/mcptrunk/mcptrunk/proxy"
+	"github.com/mcptrunk/mcptrunk/proxy/catalog"
 	"github.com/mcptrunk/mcptrunk/upstream"
 )
 
@@ -110,7 +111,7 @@ func (cc *checkCommand) run(ctx context.Context, env *environment) error {
 	}
 	textview.StatusTable(env.stdout, statuses)
 	fmt.Fprintln(env.stdout)
-	for _, line := range proxy.PinLines(cfg.Trunk, host.Clients(), logger) {
+	for _, line := range catalog.PinLines(cfg.Trunk, catalog.ServersOf(host.Clients()), logger) {
 		fmt.Fprintln(env.stdout, line)
 	}
 	for _, line := range proxy.ConflictLines(cfg.Trunk, host.Clients()) {

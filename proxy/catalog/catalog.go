@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/mcptrunk/mcptrunk/internal/config"
+	"github.com/mcptrunk/mcptrunk/internal/policy"
 	"github.com/mcptrunk/mcptrunk/internal/rawjson"
 	"github.com/mcptrunk/mcptrunk/naming"
 	"github.com/mcptrunk/mcptrunk/upstream"
@@ -81,6 +82,9 @@ type Catalog struct {
 	// for it is refused with the reason (see pinning.go).
 	Withheld map[string]withheldItems
 
+	// keep is what a view admits (view.go); nil in the whole catalog.
+	keep func(policy.Item) bool
+
 	// maxPage bounds the bytes of a page's items (0: no bound), so that no
 	// page is a message the host cannot read.
 	maxPage int
@@ -115,6 +119,24 @@ type Server struct {
 	// Settled is true once its first discovery ended: only then are its
 	// filter patterns that match nothing reported.
 	Settled bool
+}
+
+// ServersOf reads each client's name, spec, items and state for a
+// catalog build, at the moment of the build: what every rebuild and
+// mcptrunk check share. Items are read for every server: pinning looks at
+// the names of all of them.
+func ServersOf(clients []*upstream.Client) []Server {
+	out := make([]Server, len(clients))
+	for i, c := range clients {
+		settled := false
+		select {
+		case <-c.Settled():
+			settled = true
+		default:
+		}
+		out[i] = Server{Name: c.Name(), Spec: c.Spec(), Listed: c.Listed(), Settled: settled, Items: c.Catalog()}
+	}
+	return out
 }
 
 // Input is what a catalog is built from.

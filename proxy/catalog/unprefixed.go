@@ -215,6 +215,9 @@ func (c *Catalog) ServerOf(method, item string) string {
 
 // UnknownName is the error for a tool or prompt name that names no server.
 func (c *Catalog) UnknownName(kind, name string) error {
+	if c.Restricted() {
+		return c.Hidden(kind, name)
+	}
 	if c.unprefixedIndex != nil {
 		return jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "unknown %s %q: none of the unprefixed servers %s exports it, and mcptrunk's other names look like %s<server>%s<name>%s",
 			kind, name, quoteList(c.unprefixedIndex.servers), c.Scheme.Prefix, naming.Separator, c.DidYouMean(kind, name))

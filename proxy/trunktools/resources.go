@@ -41,10 +41,10 @@ func (t runner) runListResources(ctx context.Context, args json.RawMessage) (jso
 			for _, c := range t.Servers() {
 				names = append(names, c.Name())
 			}
-			return ToolError("list_resources: no server %q is configured; the servers are: %s", server, strings.Join(names, ", "))
+			return catalog.ToolError("list_resources: no server %q is configured; the servers are: %s", server, strings.Join(names, ", "))
 		}
 	}
-	cat := t.Catalog()
+	cat := t.Catalog(ctx)
 	out := struct {
 		Resources []listedResource `json:"resources"`
 		Templates []listedResource `json:"resourceTemplates"`
@@ -74,9 +74,9 @@ func (t runner) runReadResource(ctx context.Context, args json.RawMessage) (json
 	uri, _ := rawjson.StringField(args, "uri")
 	server, _ := rawjson.StringField(args, "server")
 	if uri == "" {
-		return ToolError("read_resource: the uri argument is required")
+		return catalog.ToolError("read_resource: the uri argument is required")
 	}
-	if _, _, ok := naming.SplitResourceURI(uri); !ok && server != "" && !t.Catalog().Unprefixed(server) {
+	if _, _, ok := naming.SplitResourceURI(uri); !ok && server != "" && !t.Catalog(ctx).Unprefixed(server) {
 		uri = naming.ResourceURI(server, uri)
 	}
 	params, _ := json.Marshal(map[string]string{"uri": uri})
@@ -84,9 +84,9 @@ func (t runner) runReadResource(ctx context.Context, args json.RawMessage) (json
 	if err != nil {
 		var rpcErr *jsonrpc.Error
 		if errors.As(err, &rpcErr) && rpcErr.Code != jsonrpc.CodeUnavailable {
-			return ToolError("reading %s failed: %s. The resource may be gone: run list_resources again to refresh the list.", uri, rpcErr.Message)
+			return catalog.ToolError("reading %s failed: %s. The resource may be gone: run list_resources again to refresh the list.", uri, rpcErr.Message)
 		}
-		return ToolError("reading %s failed: %v", uri, err)
+		return catalog.ToolError("reading %s failed: %v", uri, err)
 	}
 	return readResultAsTool(res)
 }
@@ -103,7 +103,7 @@ func readResultAsTool(res json.RawMessage) (json.RawMessage, error) {
 		} `json:"contents"`
 	}
 	if err := json.Unmarshal(res, &r); err != nil {
-		return ToolError("the server's answer is not a resource: %v", err)
+		return catalog.ToolError("the server's answer is not a resource: %v", err)
 	}
 	type text struct {
 		Type string `json:"type"`
@@ -117,7 +117,7 @@ func readResultAsTool(res json.RawMessage) (json.RawMessage, error) {
 		case c.Blob != nil:
 			path, err := saveBlob(c.URI, *c.Blob)
 			if err != nil {
-				return ToolError("saving the binary content of %s: %v", c.URI, err)
+				return catalog.ToolError("saving the binary content of %s: %v", c.URI, err)
 			}
 			content = append(content, text{"text", "Binary content of " + c.URI + " (" + c.MimeType + ") saved to " + path})
 		}

@@ -29,13 +29,13 @@ func (t runner) runSearchTools(ctx context.Context, args json.RawMessage) (json.
 		Limit int    `json:"limit"`
 	}
 	if err := json.Unmarshal(args, &a); err != nil || strings.TrimSpace(a.Query) == "" {
-		return ToolError("search_tools: a query is required")
+		return catalog.ToolError("search_tools: a query is required")
 	}
 	if a.Limit <= 0 {
 		a.Limit = 5
 	}
 	t.WaitSettled(ctx)
-	hits := catalog.Search(t.Catalog().Searchable, a.Query, min(a.Limit, 50))
+	hits := catalog.Search(t.Catalog(ctx).Searchable, a.Query, min(a.Limit, 50))
 	tools := make([]json.RawMessage, len(hits))
 	for i, h := range hits {
 		tools[i] = h.Item
@@ -51,7 +51,7 @@ func (t runner) runCallTool(ctx context.Context, args json.RawMessage) (json.Raw
 		Arguments json.RawMessage `json:"arguments,omitempty"`
 	}
 	if err := json.Unmarshal(args, &a); err != nil || a.Name == "" {
-		return ToolError("call_tool: a tool name is required")
+		return catalog.ToolError("call_tool: a tool name is required")
 	}
 	if string(a.Arguments) == "null" {
 		// Absent arguments stay absent: servers that validate params

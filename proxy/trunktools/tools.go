@@ -90,7 +90,8 @@ type Trunk interface {
 	Servers() []*upstream.Client
 	Server(name string) (*upstream.Client, bool)
 	// Catalog is the catalog in force.
-	Catalog() *catalog.Catalog
+	// Catalog is the catalog as the caller of ctx's request sees it.
+	Catalog(ctx context.Context) *catalog.Catalog
 	// Status is the trunk's status report now.
 	Status() StatusReport
 	// ReadResource and CallTool route a resources/read and a tools/call
@@ -132,20 +133,13 @@ func (t runner) runWaitTool(ctx context.Context, args json.RawMessage) (json.Raw
 		TimeoutSeconds *float64 `json:"timeoutSeconds"`
 	}
 	if err := json.Unmarshal(args, &a); err != nil {
-		return ToolError("wait_for_servers: invalid arguments: %v", err)
+		return catalog.ToolError("wait_for_servers: invalid arguments: %v", err)
 	}
 	timeout := 5 * time.Second
 	if s := a.TimeoutSeconds; s != nil {
 		timeout = time.Duration(min(max(*s, 0), 60) * float64(time.Second))
 	}
 	return toolResult(t.waitForServers(ctx, a.Servers, timeout))
-}
-
-// ToolError is a tool result with isError set: the tool ran and failed, so
-// the model gets to read why (a JSON-RPC error is for protocol failures).
-func ToolError(format string, args ...any) (json.RawMessage, error) {
-	text, _ := json.Marshal(fmt.Sprintf(format, args...))
-	return json.RawMessage(`{"content":[{"type":"text","text":` + string(text) + `}],"isError":true}`), nil
 }
 
 // StatusReport is the payload of the status tool and resource.

@@ -19,11 +19,11 @@ type fakeTrunk struct {
 	called []string
 }
 
-func (f *fakeTrunk) WaitSettled(context.Context)            {}
-func (f *fakeTrunk) Servers() []*upstream.Client            { return nil }
-func (f *fakeTrunk) Server(string) (*upstream.Client, bool) { return nil, false }
-func (f *fakeTrunk) Catalog() *catalog.Catalog              { return f.cat }
-func (f *fakeTrunk) Status() StatusReport                   { return StatusReport{MaxMessageBytes: 7} }
+func (f *fakeTrunk) WaitSettled(context.Context)              {}
+func (f *fakeTrunk) Servers() []*upstream.Client              { return nil }
+func (f *fakeTrunk) Server(string) (*upstream.Client, bool)   { return nil, false }
+func (f *fakeTrunk) Catalog(context.Context) *catalog.Catalog { return f.cat }
+func (f *fakeTrunk) Status() StatusReport                     { return StatusReport{MaxMessageBytes: 7} }
 func (f *fakeTrunk) ReadResource(context.Context, json.RawMessage) (json.RawMessage, error) {
 	return json.RawMessage(`{"contents":[{"uri":"x","text":"hello"}]}`), nil
 }

@@ -1,0 +1,149 @@
+// Package access applies trunk.policy and trunk.profiles to the catalog:
+// per caller, the view of it that caller is served, searched and routed
+// through (catalog.Catalog.Restrict), built once per caller and catalog
+// and cached under the caller's whole identity, so no view ever serves
+// another identity.
+package access
+
+import (
+	"encoding/json"
+	"log/slog"
+	"sync"
+
+	"github.com/mcptrunk/mcptrunk/internal/config"
+	"github.com/mcptrunk/mcptrunk/internal/policy"
+	"github.com/mcptrunk/mcptrunk/naming"
+	"github.com/mcptrunk/mcptrunk/proxy/catalog"
+)
+
+// Rules are one config's policy and profiles, compiled.
+type Rules struct {
+	policy   *policy.Policy
+	profiles map[string]policy.Profile
+	// broken: the policy did not compile (Parse refuses such a config, so
+	// only a config built in code gets here): everything is denied.
+	broken bool
+	logger *slog.Logger
+	views  sync.Map // viewKey -> *cachedView
+	size   int      // entries in views, roughly: the cache is dropped past maxViews
+	sizeMu sync.Mutex
+}
+
+// maxViews bounds the cache: past it the cache starts again, which costs
+// each caller one rebuild.
+const maxViews = 4096
+
+// New compiles the trunk's policy and profiles; the profiles' servers are
+// held by identifier, as catalog entries name them.
+func New(t config.TrunkOptions, logger *slog.Logger) *Rules {
+	r := &Rules{logger: logger, profiles: map[string]policy.Profile{}}
+	p, err := policy.Compile(t.Policy.Rules)
+	if err != nil {
+		logger.Error("trunk.policy does not compile: everything is denied", "error", err)
+		r.broken = true
+	}
+	r.policy = p
+	for name, pr := range t.Profiles {
+		ids := make([]string, 0, len(pr.Servers))
+		for _, s := range pr.Servers {
+			if id, err := naming.ServerID(s); err == nil {
+				s = id
+			}
+			ids = append(ids, s)
+		}
+		pr.Servers = ids
+		r.profiles[name] = pr
+	}
+	return r
+}
+
+// HasProfile reports whether the config has a profile of that name.
+func (r *Rules) HasProfile(name string) bool {
+	_, ok := r.profiles[name]
+	return ok
+}
+
+// Profiles are the profiles' names and descriptions.
+func (r *Rules) Profiles() map[string]string {
+	out := make(map[string]string, len(r.profiles))
+	for name, p := range r.profiles {
+		out[name] = p.Description
+	}
+	return out
+}
+
+// Restricts reports whether the caller gets a view rather than the whole
+// catalog.
+func (r *Rules) Restricts(c policy.Caller) bool {
+	return r.policy != nil || r.broken || c.Profile != ""
+}
+
+// Allows decides one item for one caller: the caller's profile shows it
+// (the trunk's own tools are in every profile) and the policy allows it.
+// A rule that cannot be evaluated is logged (the rule and the error, never
+// a claim's value) and the item denied.
+func (r *Rules) Allows(c policy.Caller, it policy.Item) bool {
+	if r.broken {
+		return false
+	}
+	if c.Profile != "" && it.Server != naming.TrunkServer {
+		pr, ok := r.profiles[c.Profile]
+		if !ok || !pr.Admits(it) {
+			return false
+		}
+	}
+	d := r.policy.Decide(c, it)
+	if d.Err != nil {
+		r.logger.Warn("a policy rule could not be evaluated: denied", "subject", c.Subject, "server", it.Server, "item", it.Name, "rule", d.Rule, "error", d.Err)
+	}
+	return d.Allowed
+}
+
+type cachedView struct {
+	cat  *catalog.Catalog
+	view *catalog.Catalog
+}
+
+// Caller is a session's caller with the key of its views, worked out
+// once per session.
+type Caller struct {
+	policy.Caller
+	key string
+}
+
+// NewCaller is the caller an access token proved (no subject and no
+// claims for the stdio host and the static token), through a profile or
+// none.
+func NewCaller(subject string, claims map[string]any, profile string) Caller {
+	c := policy.Caller{Subject: subject, Claims: claims, Profile: profile}
+	return Caller{Caller: c, key: key(c)}
+}
+
+// View is cat as the caller sees it: cat itself when nothing restricts
+// the caller, else its view, built once per catalog for each identity.
+func (r *Rules) View(cat *catalog.Catalog, c Caller) *catalog.Catalog {
+	if !r.Restricts(c.Caller) {
+		return cat
+	}
+	if v, ok := r.views.Load(c.key); ok && v.(*cachedView).cat == cat {
+		return v.(*cachedView).view
+	}
+	view := cat.Restrict(func(it policy.Item) bool { return r.Allows(c.Caller, it) })
+	if _, loaded := r.views.Swap(c.key, &cachedView{cat: cat, view: view}); !loaded {
+		r.sizeMu.Lock()
+		if r.size++; r.size > maxViews {
+			r.views.Clear()
+			r.size = 0
+		}
+		r.sizeMu.Unlock()
+	}
+	return view
+}
+
+// key is the caller's whole identity as the rules may read it: two
+// callers share a view only when everything a rule could tell them apart
+// by is the same.
+func key(c policy.Caller) string {
+	claims, _ := json.Marshal(c.Claims) // map keys sorted: one encoding per identity
+	return c.Profile + "\x00" + c.Subject + "\x00" + string(claims)
+}

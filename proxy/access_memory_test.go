@@ -1,0 +1,156 @@
+package proxy
+
+// trunk.policy and trunk.profiles, end to end through the trunk with
+// in-memory servers: each session is served its caller's view, and what
+// the view leaves out is unknown, never forwarded.
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
+	"github.com/mcptrunk/mcptrunk/internal/testkit/memserver"
+)
+
+// teamServers are notes (a tool, a prompt, a resource) and weather (a
+// read-only tool, one without annotations, so destructive by MCP's
+// defaults, and a resource template). Every request they get is counted
+// by Received.
+func teamServers() memserver.Set {
+	answer := func(_ context.Context, method string, _ json.RawMessage) (json.RawMessage, error) {
+		switch method {
+		case "tools/call":
+			return memserver.Text("done"), nil
+		case "resources/read":
+			return json.RawMessage(`{"contents":[{"uri":"x","text":"t"}]}`), nil
+		case "prompts/get":
+			return json.RawMessage(`{"messages":[]}`), nil
+		}
+		return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "no %s", method)
+	}
+	return memserver.Set{
+		"notes": {
+			Tools:     []json.RawMessage{memserver.Tool("add_note", "adds a note")},
+			Prompts:   []json.RawMessage{json.RawMessage(`{"name":"summarise"}`)},
+			Resources: []json.RawMessage{json.RawMessage(`{"uri":"notes://all","name":"all"}`)},
+			Handle:    answer,
+		},
+		"weather": {
+			Tools: []json.RawMessage{
+				json.RawMessage(`{"name":"forecast","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true,"destructiveHint":false}}`),
+				memserver.Tool("drop_city", "forgets a city"),
+			},
+			Templates: []json.RawMessage{json.RawMessage(`{"uriTemplate":"weather://city/{name}","name":"city"}`)},
+			Handle:    answer,
+		},
+	}
+}
+
+var teamTrunk = map[string]any{
+	"policy": map[string]any{"rules": []map[string]string{
+		{"allow": `"admin" in claims.?groups.orValue([])`},
+		{"allow": `"support" in claims.?groups.orValue([]) && server == "weather"`},
+		{"deny": `annotations.destructiveHint && !("admin" in claims.?groups.orValue([]))`},
+	}},
+	"profiles": map[string]any{"weather": map[string]any{"servers": []string{"weather"}}},
+}
+
+func TestPolicyViewsInMemory(t *testing.T) {
+	set := teamServers()
+	tr, stdio := memTrunk(t, set, nil, teamTrunk, nil)
+	tr.Share()
+	attach := func(subject string, groups []any, profile string) *memHost {
+		h := &memHost{pipeHost: attachPipes(t, tr, &SessionOptions{ID: subject + profile, Subject: subject, Claims: map[string]any{"sub": subject, "groups": groups}, Profile: profile})}
+		h.initialize(`{}`)
+		return h
+	}
+	admin := attach("ada", []any{"admin"}, "")
+	support := attach("sam", []any{"support"}, "")
+	adminWeather := attach("ada", []any{"admin"}, "weather")
+	stdio.initialize(`{}`)
+
+	serverTools := func(h *memHost) []string {
+		var out []string
+		for _, n := range h.toolNames() {
+			if !strings.HasPrefix(n, "mcp__trunk__") {
+				out = append(out, n)
+			}
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		who  string
+		h    *memHost
+		want []string
+	}{
+		{"admin", admin, []string{"mcp__notes__add_note", "mcp__weather__drop_city", "mcp__weather__forecast"}},
+		{"support", support, []string{"mcp__weather__forecast"}},
+		{"admin on the weather profile", adminWeather, []string{"mcp__weather__drop_city", "mcp__weather__forecast"}},
+		{"the stdio host, with no claims", stdio, nil},
+	} {
+		if got := serverTools(tc.h); !slices.Equal(got, tc.want) {
+			t.Errorf("%s sees tools %v, want %v", tc.who, got, tc.want)
+		}
+	}
+	if names := admin.toolNames(); !slices.Contains(names, "mcp__trunk__status") {
+		t.Errorf("admin's tools %v lack the trunk's own", names)
+	}
+	if names := stdio.toolNames(); slices.Contains(names, "mcp__trunk__status") {
+		t.Errorf("the stdio host, allowed nothing, sees the trunk's status tool: %v", names)
+	}
+
+	// A forbidden item answers as one that does not exist, and its server
+	// never hears of the request.
+	before := len(set["notes"].Received())
+	errText := func(res, errObj json.RawMessage) string {
+		if res != nil {
+			t.Fatalf("a hidden item answered %s", res)
+		}
+		var e struct{ Message string }
+		_ = json.Unmarshal(errObj, &e)
+		return e.Message
+	}
+	forbidden := errText(support.call("tools/call", `{"name":"mcp__notes__add_note","arguments":{}}`))
+	missing := errText(support.call("tools/call", `{"name":"mcp__notes__add_nothing","arguments":{}}`))
+	if forbidden != `unknown tool "mcp__notes__add_note"` || missing != `unknown tool "mcp__notes__add_nothing"` {
+		t.Errorf("support calling a forbidden and a missing tool: %q / %q, want the same answer for each", forbidden, missing)
+	}
+	if got := errText(support.call("tools/call", `{"name":"mcp__weather__drop_city","arguments":{}}`)); got != `unknown tool "mcp__weather__drop_city"` {
+		t.Errorf("support calling a destructive tool: %q", got)
+	}
+	if got := errText(support.call("tools/call", `{"name":"add_note","arguments":{}}`)); got != `unknown tool "add_note"` {
+		t.Errorf("support calling a hidden tool by an app's bare name: %q", got)
+	}
+	if got := errText(support.call("prompts/get", `{"name":"mcp__notes__summarise"}`)); got != `unknown prompt "mcp__notes__summarise"` {
+		t.Errorf("support getting a hidden prompt: %q", got)
+	}
+	if got := errText(support.call("resources/read", `{"uri":"mcptrunk://notes/notes://all"}`)); got != `unknown resource "mcptrunk://notes/notes://all"` {
+		t.Errorf("support reading a hidden resource: %q", got)
+	}
+	if got := errText(adminWeather.call("resources/read", `{"uri":"mcptrunk://notes/notes://all"}`)); got != `unknown resource "mcptrunk://notes/notes://all"` {
+		t.Errorf("admin on the weather profile reading notes: %q", got)
+	}
+	if got := errText(stdio.call("tools/call", `{"name":"mcp__trunk__status","arguments":{}}`)); got != `unknown tool "mcp__trunk__status"` {
+		t.Errorf("the stdio host calling the status tool it may not see: %q", got)
+	}
+	if after := set["notes"].Received(); len(after) != before {
+		t.Errorf("notes got %v from callers who may not see it", after[before:])
+	}
+
+	// What the view shows works.
+	if res, errObj := support.call("tools/call", `{"name":"mcp__weather__forecast","arguments":{}}`); res == nil {
+		t.Errorf("support calling forecast: %s", errObj)
+	}
+	if res, errObj := support.call("resources/read", `{"uri":"mcptrunk://weather/weather://city/oslo"}`); res == nil {
+		t.Errorf("support reading a weather city through its template: %s", errObj)
+	}
+	if res, errObj := admin.call("prompts/get", `{"name":"mcp__notes__summarise"}`); res == nil {
+		t.Errorf("admin getting summarise: %s", errObj)
+	}
+	if res, errObj := admin.call("tools/call", `{"name":"mcp__notes__add_note","arguments":{}}`); res == nil {
+		t.Errorf("admin calling add_note: %s", errObj)
+	}
+}
