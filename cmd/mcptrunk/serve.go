@@ -1,13 +1,16 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -22,12 +25,14 @@ import (
 type serveCommand struct {
 	metricsAddr string // --metrics: where to serve /metrics
 	hostPrefix  string // --host-prefix: what the host puts before every name (see fitHostPrefix)
+	profile     string // --profile: the view of trunk.profiles the stdio host gets
 	http        httpFlags
 }
 
 func (c *serveCommand) flags(fs *flagSet) {
 	fs.StringVar(&c.metricsAddr, "metrics", "", "serve Prometheus metrics at http://`ADDR`/metrics (a loopback address, such as 127.0.0.1:9464)")
 	fs.StringVar(&c.hostPrefix, "host-prefix", "", "the `PREFIX` the launching host puts before each of the trunk's tool names (Claude Code: mcp__<its name for the trunk>__); names are shortened so that prefix and name fit in 64 characters. install sets it")
+	fs.StringVar(&c.profile, "profile", "", "serve the stdio host the `NAME`d view of trunk.profiles (the HTTP listener serves each at <path>/p/NAME)")
 	c.http.register(fs)
 }
 
@@ -49,6 +54,10 @@ func (c *serveCommand) run(ctx context.Context, env *environment) error {
 	}
 	logConfigWarnings(logger, cfg)
 	fitHostPrefix(cfg, c.hostPrefix, logger)
+	if _, ok := cfg.Trunk.Profiles[c.profile]; c.profile != "" && !ok {
+		names := strings.Join(slices.Sorted(maps.Keys(cfg.Trunk.Profiles)), ", ")
+		return fatal(logger, "cannot serve", fmt.Errorf("--profile %s: trunk.profiles has no such profile (it has: %s)", c.profile, cmp.Or(names, "none")))
+	}
 	httpCfg := c.http.resolve(cfg.Trunk.HTTP)
 	var down *httpDownstream
 	if httpCfg.Listen != "" {
@@ -93,7 +102,7 @@ func (c *serveCommand) run(ctx context.Context, env *environment) error {
 	t := proxy.New(cfg, &proxy.Options{
 		Logger: logger, Version: version(), Restart: upstream.DefaultRestartPolicy, RecordPins: true,
 		Observers:  slices.Concat(obs.observers(), traces.observers(), audits.observers()),
-		SigningKey: signingKey,
+		SigningKey: signingKey, Profile: c.profile,
 	})
 	if down != nil {
 		t.Share() // before anything starts: every session shares the upstreams

@@ -46,6 +46,9 @@ var (
 type Verifier struct {
 	cfg  Config
 	keys *keySet
+	// audiences are what a token's aud must name one of: the resource,
+	// and for a profile's resource the trunk's own as well.
+	audiences jwt.Audience
 }
 
 // New returns a verifier; the issuer is not contacted until a token comes.
@@ -59,7 +62,19 @@ func New(cfg Config) *Verifier {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Verifier{cfg: cfg, keys: &keySet{issuer: cfg.Issuer, client: cfg.Client, now: cfg.Now}}
+	return &Verifier{cfg: cfg, keys: &keySet{issuer: cfg.Issuer, client: cfg.Client, now: cfg.Now}, audiences: jwt.Audience{cfg.Resource}}
+}
+
+// Profile is the verifier of one profile's endpoint (trunk.profiles), a
+// resource of its own at <resource>/p/<name>, with its own metadata; the
+// issuer's keys are shared. It accepts tokens minted for the profile and
+// those minted for the whole trunk: a profile only narrows what the trunk
+// shows. A token minted for a profile is refused at the trunk's endpoint,
+// and at another profile's.
+func (v *Verifier) Profile(name string) *Verifier {
+	cfg := v.cfg
+	cfg.Resource = strings.TrimSuffix(v.cfg.Resource, "/") + "/p/" + name
+	return &Verifier{cfg: cfg, keys: v.keys, audiences: jwt.Audience{cfg.Resource, v.cfg.Resource}}
 }
 
 // algorithms are the signatures accepted: RFC 9068 requires RS256 and
@@ -90,7 +105,7 @@ func (v *Verifier) Verify(ctx context.Context, raw string) (*Identity, error) {
 	if err := tok.Claims(key.Key, &std, &all); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
-	want := jwt.Expected{Issuer: v.cfg.Issuer, AnyAudience: jwt.Audience{v.cfg.Resource}, Time: v.cfg.Now()}
+	want := jwt.Expected{Issuer: v.cfg.Issuer, AnyAudience: v.audiences, Time: v.cfg.Now()}
 	if err := std.ValidateWithLeeway(want, Leeway); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}

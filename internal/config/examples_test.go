@@ -11,7 +11,10 @@ import (
 // in $schema, and shows what its row in docs/examples/README.md says it
 // shows.
 func TestExamples(t *testing.T) {
-	t.Setenv("HOME", t.TempDir()) // the examples expand ${HOME}
+	t.Setenv("HOME", t.TempDir())                       // the examples expand ${HOME}
+	t.Setenv("ISSUER_URL", "https://login.example.com") // and team.json these
+	t.Setenv("TRUNK_URL", "https://trunk.example.com")
+	t.Setenv("MCPTRUNK_BIN", "/opt/mcptrunk/bin")
 	rs := configSchema(t)
 	paths, err := filepath.Glob(filepath.Join(examplesDir, "*.json"))
 	if err != nil || len(paths) == 0 {
@@ -48,6 +51,11 @@ func TestExamples(t *testing.T) {
 		}
 		if types[TransportStdio] < 2 || types[TransportHTTP] < 1 {
 			t.Errorf("servers.json: want two local servers and a remote one, got %v", types)
+		}
+	}
+	if cfg := loaded["team.json"]; cfg != nil {
+		if a := cfg.Trunk.HTTP.Auth; a == nil || a.Resource != "https://trunk.example.com/mcp" || len(cfg.Trunk.Policy.Rules) == 0 || len(cfg.Trunk.Profiles["weather"].Servers) != 1 {
+			t.Errorf("team.json: want auth for ${TRUNK_URL}/mcp, a policy and the weather profile; got auth %+v, policy %+v, profiles %+v", a, cfg.Trunk.Policy, cfg.Trunk.Profiles)
 		}
 	}
 	if cfg := loaded["lazy.json"]; cfg != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strings"
 
 	"github.com/mcptrunk/mcptrunk/internal/accesstoken"
 	"github.com/mcptrunk/mcptrunk/internal/httpx"
@@ -14,20 +15,46 @@ import (
 // callerKey carries the identity of an admitted request's bearer.
 type callerKey struct{}
 
-// callerOf is the identity a request's access token proved; nil for a
-// request admitted by the static token or with no authentication set.
-func callerOf(ctx context.Context) *accesstoken.Identity {
-	id, _ := ctx.Value(callerKey{}).(*accesstoken.Identity)
-	return id
+// caller is who a request comes from: the subject and claims its access
+// token proved (none for the static token or no authentication), and the
+// profile whose endpoint it reached ("" for the trunk's own). A session
+// is bound to the caller that opened it.
+type caller struct {
+	subject string
+	claims  map[string]any
+	profile string
 }
 
-// subjectOf names the caller in logs and binds sessions to it; "" when
-// the request carried no access token.
-func subjectOf(r *http.Request) string {
-	if id := callerOf(r.Context()); id != nil {
-		return id.Subject
+// callerOf is the caller of an admitted request.
+func callerOf(r *http.Request) caller {
+	c := caller{profile: r.PathValue("profile")}
+	if id, _ := r.Context().Value(callerKey{}).(*accesstoken.Identity); id != nil {
+		c.subject, c.claims = id.Subject, id.Claims
 	}
-	return ""
+	return c
+}
+
+// profileOf is the profile a path names (<path>/p/<name>), "" for any
+// other path.
+func (h *Handler) profileOf(path string) string {
+	name, ok := strings.CutPrefix(path, h.opts.Path+"/p/")
+	if !ok || strings.Contains(name, "/") {
+		return ""
+	}
+	return name
+}
+
+// verifierFor is the verifier of the resource a request reached: the
+// trunk's, or a known profile's.
+func (h *Handler) verifierFor(r *http.Request) *accesstoken.Verifier {
+	if p := h.profileOf(r.URL.Path); p != "" && h.hasProfile(p) {
+		return h.opts.Auth.Profile(p)
+	}
+	return h.opts.Auth
+}
+
+func (h *Handler) hasProfile(name string) bool {
+	return h.opts.Profiles != nil && h.opts.Profiles(name)
 }
 
 // authenticate admits a request by the static token (a laptop's) or by an
@@ -46,12 +73,13 @@ func (h *Handler) authenticate(w http.ResponseWriter, r *http.Request) *http.Req
 		h.refuse(w, r, http.StatusUnauthorized, `Bearer realm="mcptrunk"`, "a bearer token is required: send Authorization: Bearer <token>")
 		return nil
 	}
+	verifier := h.verifierFor(r)
 	raw, ok := httpx.BearerToken(r.Header)
 	if !ok {
-		h.refuse(w, r, http.StatusUnauthorized, h.opts.Auth.Challenge(nil), "an access token is required: sign in at the authorization server named by "+h.opts.Auth.MetadataURL())
+		h.refuse(w, r, http.StatusUnauthorized, verifier.Challenge(nil), "an access token is required: sign in at the authorization server named by "+verifier.MetadataURL())
 		return nil
 	}
-	id, err := h.opts.Auth.Verify(r.Context(), raw)
+	id, err := verifier.Verify(r.Context(), raw)
 	if err != nil {
 		status := http.StatusUnauthorized
 		if errors.Is(err, accesstoken.ErrScope) {
@@ -59,7 +87,7 @@ func (h *Handler) authenticate(w http.ResponseWriter, r *http.Request) *http.Req
 		}
 		// The reason (expired, audience, signature) is logged, never the token.
 		h.logger.Info("access token refused", "reason", err.Error(), "client", clientAddr(r))
-		h.refuse(w, r, status, h.opts.Auth.Challenge(err), "the access token was refused: "+errors.Unwrap(err).Error())
+		h.refuse(w, r, status, verifier.Challenge(err), "the access token was refused: "+errors.Unwrap(err).Error())
 		return nil
 	}
 	return r.WithContext(context.WithValue(r.Context(), callerKey{}, id))
@@ -69,7 +97,7 @@ func (h *Handler) authenticate(w http.ResponseWriter, r *http.Request) *http.Req
 // endpoint, plain text elsewhere.
 func (h *Handler) refuse(w http.ResponseWriter, r *http.Request, status int, challenge, msg string) {
 	w.Header().Set("WWW-Authenticate", challenge)
-	if r.URL.Path == h.opts.Path {
+	if r.URL.Path == h.opts.Path || h.profileOf(r.URL.Path) != "" {
 		rpcError(w, status, jsonrpc.CodeInvalidRequest, msg)
 		return
 	}
@@ -78,13 +106,20 @@ func (h *Handler) refuse(w http.ResponseWriter, r *http.Request, status int, cha
 
 // serveResourceMetadata answers RFC 9728's document, without a token, at
 // the well-known path and at its form suffixed with the MCP endpoint's
-// path, which is where clients look first.
+// path, which is where clients look first; each profile's at its own.
 func (h *Handler) serveResourceMetadata() {
 	if h.opts.Auth == nil {
 		return
 	}
 	h.root.HandleFunc("GET "+accesstoken.WellKnown, h.opts.Auth.ServeMetadata)
 	h.root.HandleFunc("GET "+accesstoken.WellKnown+h.opts.Path, h.opts.Auth.ServeMetadata)
+	h.root.HandleFunc("GET "+accesstoken.WellKnown+h.opts.Path+"/p/{profile}", func(w http.ResponseWriter, r *http.Request) {
+		if p := r.PathValue("profile"); h.hasProfile(p) {
+			h.opts.Auth.Profile(p).ServeMetadata(w, r)
+			return
+		}
+		http.NotFound(w, r)
+	})
 }
 
 // sessionOf finds the session a request names, only when it belongs to
@@ -92,7 +127,7 @@ func (h *Handler) serveResourceMetadata() {
 // an unknown one.
 func (h *Handler) sessionOf(r *http.Request) *session {
 	s := h.session(r.Header.Get(protocol.HeaderSessionID))
-	if s == nil || s.subject != subjectOf(r) {
+	if c := callerOf(r); s == nil || s.caller.subject != c.subject || s.caller.profile != c.profile {
 		return nil
 	}
 	return s

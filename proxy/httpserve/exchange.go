@@ -35,7 +35,7 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 	}
 	if env.Method == "initialize" && !protocol.IsStateless(r.Header.Get(protocol.HeaderProtocolVersion)) &&
 		!protocol.IsStateless(rawjson.MetaString(env.Params, protocol.MetaProtocolVersion)) {
-		s, refused := h.addSession(clientAddr(r), subjectOf(r))
+		s, refused := h.addSession(clientAddr(r), callerOf(r))
 		if s == nil {
 			rpcError(w, http.StatusServiceUnavailable, jsonrpc.CodeInternalError, refused)
 			return

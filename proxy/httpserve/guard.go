@@ -64,7 +64,7 @@ func (h *Handler) guard(next http.Handler) http.Handler {
 
 func (h *Handler) hasToken(r *http.Request) bool {
 	got, ok := httpx.BearerToken(r.Header) // the scheme in any case (RFC 7235)
-	if !ok && r.URL.Path != h.opts.Path && r.Method == http.MethodGet {
+	if !ok && r.URL.Path != h.opts.Path && h.profileOf(r.URL.Path) == "" && r.Method == http.MethodGet {
 		got = r.URL.Query().Get("token")
 	}
 	return subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(h.opts.Token)) == 1

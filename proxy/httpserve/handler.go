@@ -35,6 +35,9 @@ type Options struct {
 	// authorization server besides Token, binds each session to the
 	// token's subject, and serves the protected resource metadata.
 	Auth *accesstoken.Verifier
+	// Profiles reports whether a profile of that name is configured
+	// (trunk.profiles): each is served at <Path>/p/<name>. Nil: none.
+	Profiles func(name string) bool
 	// AllowedOrigins are the browser origins (scheme://host[:port]) that
 	// may send requests besides the listener's own; they also get CORS
 	// headers. Any other Origin is refused with 403.
@@ -210,9 +213,32 @@ func newHandler(t *proxy.Trunk, attach attachFunc, opts Options) *Handler {
 	h.routes.HandleFunc("GET "+opts.Path, h.get)
 	h.routes.HandleFunc("DELETE "+opts.Path, h.delete)
 	h.routes.HandleFunc("OPTIONS "+opts.Path, h.preflight)
+	h.routes.HandleFunc(opts.Path+"/p/{profile}", h.profiled)
 	h.running.Add(1)
 	go h.janitor()
 	return h
+}
+
+// profiled serves a profile's endpoint as the trunk's own is served, the
+// profile riding in the request (callerOf); an unknown profile is 404.
+func (h *Handler) profiled(w http.ResponseWriter, r *http.Request) {
+	if !h.hasProfile(r.PathValue("profile")) {
+		http.NotFound(w, r)
+		return
+	}
+	switch r.Method {
+	case http.MethodPost:
+		h.post(w, r)
+	case http.MethodGet:
+		h.get(w, r)
+	case http.MethodDelete:
+		h.delete(w, r)
+	case http.MethodOptions:
+		h.preflight(w, r)
+	default:
+		w.Header().Set("Allow", "GET, POST, DELETE, OPTIONS")
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+	}
 }
 
 // Handle adds a route behind the same guard as the MCP endpoint (the
@@ -269,7 +295,7 @@ const reasonShutdown = "mcptrunk is shutting down"
 
 // addSession registers a new session for a client, unless a limit is
 // reached (refused says which) or the handler is closing.
-func (h *Handler) addSession(client, subject string) (s *session, refused string) {
+func (h *Handler) addSession(client string, c caller) (s *session, refused string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	switch {
@@ -287,7 +313,7 @@ func (h *Handler) addSession(client, subject string) (s *session, refused string
 	if n >= h.opts.MaxSessionsPerClient {
 		return nil, fmt.Sprintf("too many sessions from this address: one client address may hold %d at once (trunk.http.maxSessionsPerClient)", h.opts.MaxSessionsPerClient)
 	}
-	s = h.startSession(newSessionID(), client, subject, false)
+	s = h.startSession(newSessionID(), client, c, false)
 	h.sessions[s.id] = s
 	return s, ""
 }

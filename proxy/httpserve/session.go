@@ -22,7 +22,7 @@ import (
 type session struct {
 	id         string
 	client     string // the client's address (host only), for fairness
-	subject    string // the access token's subject that opened it: only its requests reach it
+	caller     caller // who opened it, on which profile's endpoint: only that caller's requests there reach it
 	router     *router
 	perRequest bool // answers one stateless request: its errors carry their HTTP status (errorStatus)
 
@@ -54,16 +54,16 @@ func newSessionID() string {
 }
 
 // startSession attaches a session to the trunk and runs it until close.
-func (h *Handler) startSession(id, client, subject string, perRequest bool) *session {
+func (h *Handler) startSession(id, client string, c caller, perRequest bool) *session {
 	pr, pw := io.Pipe()
-	s := &session{id: id, client: client, subject: subject, perRequest: perRequest, in: pw, out: pr, done: make(chan struct{}), ran: make(chan struct{})}
+	s := &session{id: id, client: client, caller: c, perRequest: perRequest, in: pw, out: pr, done: make(chan struct{}), ran: make(chan struct{})}
 	s.router = newRouter(routerConfig{session: id, streamBytes: h.opts.MaxSessionBufferedBytes / 2, sessionBytes: h.opts.MaxSessionBufferedBytes,
 		pool: h.pool, logger: h.logger, onDrop: h.countDropped, overflow: func(reason string) {
 			h.logger.Warn("session closed: "+reason, "session", id)
 			h.endSession(s, "the session was closed: "+reason)
 		}})
 	s.touch()
-	server := h.attach(pr, s.router, &proxy.SessionOptions{ID: id, Subject: subject, PerRequest: perRequest})
+	server := h.attach(pr, s.router, &proxy.SessionOptions{ID: id, Subject: c.subject, Claims: c.claims, Profile: c.profile, PerRequest: perRequest})
 	h.running.Add(1)
 	go func() {
 		defer h.running.Done()

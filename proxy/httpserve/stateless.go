@@ -46,7 +46,7 @@ func (h *Handler) stateless(w http.ResponseWriter, r *http.Request, env jsonrpc.
 		rpcError(w, http.StatusServiceUnavailable, jsonrpc.CodeInternalError, reasonShutdown)
 		return
 	}
-	s := h.startSession("", clientAddr(r), subjectOf(r), true)
+	s := h.startSession("", clientAddr(r), callerOf(r), true)
 	h.perRequest[s] = struct{}{}
 	h.mu.Unlock()
 	defer func() {
