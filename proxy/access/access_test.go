@@ -18,7 +18,7 @@ func build(servers ...string) *catalog.Catalog {
 			Items: upstream.Catalog{Tools: []upstream.Item{{Key: "t", Raw: []byte(`{"name":"t","annotations":{"destructiveHint":false}}`)}}}})
 	}
 	return catalog.Build(catalog.Input{Servers: in, Logger: slog.New(slog.DiscardHandler),
-		Policy: catalog.PolicyOf(config.TrunkOptions{Prefix: naming.Default.Prefix, MaxNameLength: 64}),
+		Policy:   catalog.PolicyOf(config.TrunkOptions{Prefix: naming.Default.Prefix, MaxNameLength: 64}),
 		OwnTools: []catalog.Entry{{Exported: naming.Default.Name(naming.TrunkServer, "status"), Server: naming.TrunkServer, Raw: "status", Item: []byte(`{"name":"mcp__trunk__status"}`)}}})
 }
 
