@@ -7,7 +7,9 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -15,6 +17,7 @@ import (
 
 	"github.com/mcptrunk/mcptrunk/internal/accesstoken"
 	"github.com/mcptrunk/mcptrunk/internal/accesstoken/testissuer"
+	"github.com/mcptrunk/mcptrunk/proxy"
 )
 
 const initializeBody = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
@@ -130,5 +133,47 @@ func TestSessionBoundToSubject(t *testing.T) {
 	}
 	if resp := send(t, th, bob, sid, list); resp.StatusCode != http.StatusNotFound {
 		t.Fatalf("bob in ann's session: HTTP %d, want 404", resp.StatusCode)
+	}
+}
+
+// A profile's endpoint: an unknown profile is 404; a session opened there
+// is the profile's (the trunk's endpoint and another profile's get 404
+// for its id); the profile's session options reach the trunk.
+func TestProfileEndpoints(t *testing.T) {
+	var mu sync.Mutex
+	var attached []proxy.SessionOptions
+	h := newHandler(nil, func(in io.Reader, out io.Writer, o *proxy.SessionOptions) runner {
+		mu.Lock()
+		attached = append(attached, *o)
+		mu.Unlock()
+		return &fakeServer{in: in, out: out}
+	}, Options{Profiles: func(name string) bool { return name == "weather" || name == "notes" }})
+	srv := httptest.NewServer(h)
+	t.Cleanup(func() { h.Close(); srv.Close() })
+	th := &testHandler{Handler: h, t: t, client: srv.Client()}
+	at := func(path string) *testHandler { c := *th; c.url = srv.URL + path; return &c }
+
+	if resp := send(t, at("/mcp/p/nosuch"), "", "", initializeBody); resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("an unknown profile: HTTP %d, want 404", resp.StatusCode)
+	}
+	resp := send(t, at("/mcp/p/weather"), "", "", initializeBody)
+	sid := resp.Header.Get("Mcp-Session-Id")
+	if resp.StatusCode != http.StatusOK || sid == "" {
+		t.Fatalf("initialize at the profile: HTTP %d, session %q", resp.StatusCode, sid)
+	}
+	mu.Lock()
+	got := attached[len(attached)-1].Profile
+	mu.Unlock()
+	if got != "weather" {
+		t.Fatalf("the session was attached with profile %q", got)
+	}
+	list := `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
+	if resp := send(t, at("/mcp/p/weather"), "", sid, list); resp.StatusCode != http.StatusOK {
+		t.Fatalf("the session at its profile: HTTP %d", resp.StatusCode)
+	}
+	for _, path := range []string{"/mcp", "/mcp/p/notes"} {
+		if resp := send(t, at(path), "", sid, list); resp.StatusCode != http.StatusNotFound {
+			t.Errorf("the weather profile's session at %s: HTTP %d, want 404", path, resp.StatusCode)
+		}
 	}
 }
