@@ -120,7 +120,13 @@ func (s *session) close(reason string) {
 // newStream makes a stream of this session, named so that a Last-Event-ID
 // finds it.
 func (s *session) newStream() *stream {
-	return newStream("s" + itoa(s.seq.Add(1)))
+	st := newStream("s" + itoa(s.seq.Add(1)))
+	// The stateless revision resumes no stream (SEP-2575): its events
+	// carry no id, so a client whose stream breaks (its replica gone)
+	// sends its request again rather than asking another replica, which
+	// never had the stream, to resume it.
+	st.unnumbered = s.perRequest
+	return st
 }
 
 // wait blocks until the session's Run returned, or ctx ends.

@@ -1,6 +1,7 @@
 package httpserve
 
 import (
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -76,5 +77,44 @@ func TestHeaderMismatchRequiredHeaders(t *testing.T) {
 				t.Errorf("headerMismatch = %q, want %q", got, c.want)
 			}
 		})
+	}
+}
+
+// The events of a session's stream carry ids, for resumption; a stateless
+// request's carry none (SEP-2575: the revision resumes no stream), so that
+// a client whose stream broke asks again instead of resuming at a replica
+// that never had it.
+func TestStatelessEventsUnnumbered(t *testing.T) {
+	th := newTestHandler(t, Options{}, nil)
+	read := func(session string, headers map[string]string, body string) string {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, th.url, strings.NewReader(body))
+		req.Header.Set("Accept", "text/event-stream")
+		req.Header.Set("Content-Type", "application/json")
+		if session != "" {
+			req.Header.Set("Mcp-Session-Id", session)
+		}
+		for k, v := range headers {
+			req.Header.Set(k, v)
+		}
+		resp, err := th.client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), "data: ") {
+			t.Fatalf("HTTP %d %q, want an event stream", resp.StatusCode, b)
+		}
+		return string(b)
+	}
+	stateless := read("", map[string]string{"Mcp-Method": "tools/list", "Mcp-Protocol-Version": "2026-07-28"},
+		`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`)
+	if strings.Contains(stateless, "\nid: ") || strings.HasPrefix(stateless, "id: ") {
+		t.Errorf("a stateless request's events carry ids: %q", stateless)
+	}
+	session := read(th.initialize(), nil, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+	if !strings.HasPrefix(session, "id: ") {
+		t.Errorf("a session's events carry no id: %q", session)
 	}
 }

@@ -20,6 +20,9 @@ type stream struct {
 	id     string
 	listen bool // the stream of a subscriptions/listen, which the trunk answers itself at shutdown; set before expect
 	open   bool // waiting for its response; guarded by the router's mu
+	// unnumbered: its events carry no id (a stateless request's: nothing
+	// resumes it); set before it is written.
+	unnumbered bool
 
 	mu        sync.Mutex
 	events    []event       // kept messages, in order; numbers may skip where some were dropped
@@ -44,7 +47,7 @@ type event struct {
 // keptEvents bounds the messages a stream keeps, whatever their size.
 const keptEvents = 512
 
-func newStream(id string) *stream {
+func newStream(id string) *stream { // numbered: see unnumbered
 	return &stream{id: id, wake: make(chan struct{}, 1)}
 }
 
@@ -308,7 +311,13 @@ func (st *stream) writeSSE(ctx context.Context, w http.ResponseWriter, from int,
 		st.mu.Unlock()
 		for _, e := range pending {
 			next = e.n
-			if _, err := fmt.Fprintf(w, "id: %s\nevent: message\ndata: %s\n\n", st.eventID(next), e.msg); err != nil {
+			var err error
+			if st.unnumbered {
+				_, err = fmt.Fprintf(w, "event: message\ndata: %s\n\n", e.msg)
+			} else {
+				_, err = fmt.Fprintf(w, "id: %s\nevent: message\ndata: %s\n\n", st.eventID(next), e.msg)
+			}
+			if err != nil {
 				return err
 			}
 			st.mu.Lock()
