@@ -6,7 +6,7 @@ import "github.com/mcptrunk/mcptrunk/proxy/observe"
 func (t *Trunk) Status() observe.Status {
 	r := t.statusReport()
 	s := observe.Status{Servers: r.Servers, DroppedNotifications: r.DroppedNotifications, ParkedCalls: r.ParkedCalls,
-		Sessions: t.sessions(), Pins: map[string]observe.PinCounts{}}
+		Sessions: t.sessions(), Pins: map[string]observe.PinCounts{}, Profiles: t.access.Load().Profiles()}
 	if r.Pinning != nil {
 		s.PinMode = r.Pinning.Mode
 		for server, st := range r.Pinning.Servers {

@@ -77,7 +77,7 @@ func statusPageHandler(t *proxy.Trunk) http.Handler {
 		}
 		return statuspage.Snapshot{
 			Servers: s.Servers, MaxMessageBytes: t.MaxMessageBytes(), DroppedNotifications: s.DroppedNotifications,
-			ParkedCalls: s.ParkedCalls, Sessions: s.Sessions, PinMode: s.PinMode, Pins: pins, Version: version(),
+			ParkedCalls: s.ParkedCalls, Sessions: s.Sessions, PinMode: s.PinMode, Pins: pins, Profiles: s.Profiles, Version: version(),
 		}
 	}, nil)
 }

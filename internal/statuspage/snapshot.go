@@ -22,6 +22,9 @@ type Snapshot struct {
 	// that drifted from the lockfile, are withheld, or have findings.
 	PinMode string
 	Pins    map[string]PinCounts
+	// Profiles are trunk.profiles, each name with its description: the
+	// views served at <path>/p/<name>.
+	Profiles map[string]string
 	// Version is mcptrunk's own, for the page's footer.
 	Version string
 }

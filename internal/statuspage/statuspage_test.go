@@ -28,7 +28,7 @@ func snapshot(state upstream.State, errText string) Snapshot {
 			{Server: "woken", State: upstream.StateReady, Transport: "stdio", Since: time.Now(), Lazy: true, LazyStarts: 1, CachedAt: time.Now().Add(-31 * time.Second)},
 		},
 		MaxMessageBytes: 1 << 20, DroppedNotifications: 4, ParkedCalls: 1, Sessions: 3, PinMode: "warn",
-		Pins: map[string]PinCounts{"chaos": {Drift: 1}}, Version: "test",
+		Pins: map[string]PinCounts{"chaos": {Drift: 1}}, Version: "test", Profiles: map[string]string{"weather": "the weather server alone", "ops": ""},
 	}
 }
 
@@ -52,7 +52,7 @@ func TestPageShowsEveryServerEscaped(t *testing.T) {
 	}
 	body := w.Body.String()
 	for _, want := range []string{`id="server-notes"`, `data-state="ready"`, `id="server-chaos"`, `data-state="restarting"`,
-		"2026-07-28", "notes 1.0", "1 MiB", "dropped notifications", "warn: 1 drifted", "mean 2.5 ms",
+		"2026-07-28", "notes 1.0", "1 MiB", "dropped notifications", "warn: 1 drifted", "mean 2.5 ms", "ops, weather (the weather server alone)",
 		"3 tools, 0 prompts, 2 resources, 1 template, 2 MCP Apps<", `class="badge apps"`, "10 (1 error)",
 		"&lt;script&gt;alert(1)&lt;/script&gt;", "<pre>chaos: exiting on purpose</pre>", `name="viewport"`} {
 		if !strings.Contains(body, want) {

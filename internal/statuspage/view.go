@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -55,6 +56,13 @@ func newView(s Snapshot, now time.Time, callRates map[string]float64) view {
 		{"parked calls", fmt.Sprint(s.ParkedCalls), false},
 		{"host sessions", fmt.Sprint(s.Sessions), false},
 		{"pinning", fmt.Sprintf("%s: %d drifted, %d withheld, %d findings", pin, drift, withheld, findings), false},
+	}
+	if len(s.Profiles) > 0 {
+		var names []string
+		for _, name := range slices.Sorted(maps.Keys(s.Profiles)) {
+			names = append(names, strings.TrimSuffix(name+" ("+s.Profiles[name]+")", " ()"))
+		}
+		v.Trunk = append(v.Trunk, field{"profiles", strings.Join(names, ", "), false})
 	}
 	servers := slices.Clone(s.Servers)
 	slices.SortFunc(servers, func(a, b upstream.Status) int { return strings.Compare(a.Server, b.Server) })

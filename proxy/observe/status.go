@@ -21,6 +21,9 @@ type Status struct {
 	// items pinning has something to say about.
 	PinMode string
 	Pins    map[string]PinCounts
+	// Profiles are trunk.profiles in force, each name with its
+	// description.
+	Profiles map[string]string
 }
 
 // PinCounts is how many of one server's items drifted from the lockfile,
