@@ -1,21 +1,39 @@
 package naming
 
-import "strings"
+import (
+	"cmp"
+	"strings"
+)
 
 // schemePrefix is what every namespaced resource URI starts with.
 const schemePrefix = URIScheme + "://"
 
 // uiPrefix starts the URIs of MCP Apps (the io.modelcontextprotocol/ui
-// extension). Hosts render only ui:// resources as apps, so these keep
-// their scheme and are namespaced inside it: "ui://<server>/<rest>" for a
-// server's "ui://<rest>". The server's name takes the authority and the
-// original authority becomes the first path segment, which is reversible
-// because server names never hold a "/".
-const uiPrefix = "ui://"
+// extension), skillPrefix those of skills (io.modelcontextprotocol/skills).
+// Hosts render only ui:// resources as apps and look for skills under
+// skill://, so these keep their scheme and are namespaced inside it:
+// "ui://<server>/<rest>" for a server's "ui://<rest>". The server's name
+// takes the authority and the original authority becomes the first path
+// segment, which is reversible because server names never hold a "/"; a
+// skill's files stay inside its directory.
+const (
+	uiPrefix    = "ui://"
+	skillPrefix = "skill://"
+)
+
+// keptScheme is the kept scheme uri starts with ("" for none).
+func keptScheme(uri string) string {
+	for _, p := range [...]string{uiPrefix, skillPrefix} {
+		if hasPrefixFold(uri, p) {
+			return p
+		}
+	}
+	return ""
+}
 
 // ResourceURI returns the namespaced form of an upstream resource URI or URI
-// template: "mcptrunk://" + server + "/" + uri, or for a ui:// URI
-// "ui://" + server + "/" + the rest after "ui://".
+// template: "mcptrunk://" + server + "/" + uri, or for a ui:// (or
+// skill://) URI "ui://" + server + "/" + the rest after "ui://".
 //
 // The original is kept verbatim, without escaping, so that a template like
 // "demo://r/{id}" becomes "mcptrunk://srv/demo://r/{id}", the host's
@@ -24,8 +42,8 @@ const uiPrefix = "ui://"
 // host expands templates textually. An empty uri yields a URI that
 // SplitResourceURI rejects; upstream URIs are never empty.
 func ResourceURI(server, uri string) string {
-	if hasPrefixFold(uri, uiPrefix) && len(uri) > len(uiPrefix) {
-		return uri[:len(uiPrefix)] + server + "/" + uri[len(uiPrefix):]
+	if p := keptScheme(uri); p != "" && len(uri) > len(p) {
+		return uri[:len(p)] + server + "/" + uri[len(p):]
 	}
 	return schemePrefix + server + "/" + uri
 }
@@ -37,14 +55,11 @@ func IsUIURI(uri string) bool { return hasPrefixFold(uri, uiPrefix) }
 // (server, originalURI, true) for "mcptrunk://<server>/<rest>" where server
 // is non-empty and matches [A-Za-z0-9_-]+ and rest is non-empty.
 // Everything after the first "/" following the server is returned verbatim.
-// "ui://<server>/<rest>" splits likewise into (server, "ui://<rest>").
-// The scheme match is case-insensitive, as URI schemes are; the server part
-// and a ui:// scheme are returned as written.
+// "ui://<server>/<rest>" splits likewise into (server, "ui://<rest>"), as
+// does skill://. The scheme match is case-insensitive, as URI schemes are;
+// the server part and a kept scheme are returned as written.
 func SplitResourceURI(u string) (server, uri string, ok bool) {
-	prefix := schemePrefix
-	if hasPrefixFold(u, uiPrefix) {
-		prefix = uiPrefix
-	}
+	prefix := cmp.Or(keptScheme(u), schemePrefix)
 	if !hasPrefixFold(u, prefix) {
 		return "", "", false
 	}
@@ -52,8 +67,8 @@ func SplitResourceURI(u string) (server, uri string, ok bool) {
 	if !found || !isLegal(server) || uri == "" {
 		return "", "", false
 	}
-	if prefix == uiPrefix {
-		uri = u[:len(uiPrefix)] + uri
+	if prefix != schemePrefix {
+		uri = u[:len(prefix)] + uri
 	}
 	return server, uri, true
 }

@@ -19,6 +19,8 @@ func TestResourceURI(t *testing.T) {
 		{"b", "UI://x/{id}", "UI://b/x/{id}"}, // scheme as written, templates too
 		{"b", "ui:///x", "ui://b//x"},
 		{"b", "ui://", "mcptrunk://b/ui://"}, // nothing to namespace inside
+		{"notes", "skill://pdf-forms/SKILL.md", "skill://notes/pdf-forms/SKILL.md"}, // skills too: files stay inside their directory
+		{"notes", "skill://pdf-forms/scripts/fill.py", "skill://notes/pdf-forms/scripts/fill.py"},
 	}
 	for _, tt := range tests {
 		if got := ResourceURI(tt.server, tt.uri); got != tt.want {
@@ -60,6 +62,7 @@ func TestSplitResourceURI(t *testing.T) {
 		{"ui://b/mcp-app.html", "b", "ui://mcp-app.html", true},
 		{"UI://b/x/42", "b", "UI://x/42", true},
 		{"ui://b//x", "b", "ui:///x", true},
+		{"skill://notes/pdf-forms/SKILL.md", "notes", "skill://pdf-forms/SKILL.md", true},
 		{"mcptrunk://b/ui://", "b", "ui://", true},
 		{"ui://mcp-app.html", "", "", false}, // an upstream's own, not the trunk's
 		{"ui://b/", "", "", false},

@@ -10,6 +10,7 @@ import (
 	"github.com/mcptrunk/mcptrunk/internal/rawjson"
 	"github.com/mcptrunk/mcptrunk/naming"
 	"github.com/mcptrunk/mcptrunk/proxy/catalog"
+	"github.com/mcptrunk/mcptrunk/proxy/skills"
 	"github.com/mcptrunk/mcptrunk/proxy/tasks"
 	"github.com/mcptrunk/mcptrunk/proxy/translate"
 	"github.com/mcptrunk/mcptrunk/proxy/trunktools"
@@ -35,6 +36,11 @@ func (t *Trunk) Handle(ctx context.Context, method string, params json.RawMessag
 		return t.bounded(method, params).of(t.routeNamed(ctx, method, params, "prompt"))
 	case "resources/read":
 		return t.bounded(method, params).of(t.routeResource(ctx, method, params, true))
+	case skills.GetMethod, skills.DirReadMethod:
+		return t.bounded(method, params).of(t.routeResource(ctx, method, params, true))
+	case skills.ListMethod:
+		t.waitSettled(ctx)
+		return t.bounded(method, params).of(skills.ListOf(ctx, t.clients(), t.catalogFor(ctx).Admits, t.logger))
 	case "resources/subscribe", "resources/unsubscribe":
 		return t.routeResource(ctx, method, params, false)
 	case "completion/complete":
@@ -131,7 +137,8 @@ func (t *Trunk) routeNamed(ctx context.Context, method string, params json.RawMe
 	}
 	call := t.callUpstream
 	if kind == "tool" {
-		if how := drivesTask(ctx, c, raw, forward); how != tasks.Direct {
+		tools := func() []upstream.Item { return c.Catalog().Tools }
+		if how := tasks.ModeOfCall(c.Init().RawCapabilities, hostRequestOf(ctx).Caps["extensions"], tools, raw, forward); how != tasks.Direct {
 			call = func(ctx context.Context, c *upstream.Client, _ string, forward json.RawMessage) (json.RawMessage, error) {
 				return t.driveTask(ctx, c, how, forward)
 			}
@@ -203,8 +210,8 @@ func (t *Trunk) routeResource(ctx context.Context, method string, params json.Ra
 	t.waitSettled(ctx)
 	cat := t.catalogFor(ctx)
 	server, raw, err := cat.URIOwner(uri)
-	if cat.Restricted() && (err != nil || !cat.Admits("resource", server, raw, uri)) {
-		return nil, cat.Hidden("resource", uri)
+	if kind := skills.KindOf(method); cat.Restricted() && (err != nil || !cat.Admits(kind, server, raw, uri)) {
+		return nil, cat.Hidden(kind, uri)
 	}
 	if err != nil {
 		return nil, err
@@ -243,8 +250,11 @@ func (t *Trunk) routeResource(ctx context.Context, method string, params json.Ra
 			return nil, err
 		}
 	}
-	if cat.Unprefixed(server) {
+	switch {
+	case cat.Unprefixed(server):
 		return res, nil
+	case method != "resources/read":
+		return skills.Namespace(method, server, res)
 	}
 	return catalog.NamespaceReadResult(server, res), nil
 }

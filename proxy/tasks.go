@@ -165,21 +165,6 @@ func (t *Trunk) listTasks(ctx context.Context) (json.RawMessage, error) {
 	return json.Marshal(map[string]any{"tasks": all})
 }
 
-// drivesTask says how the trunk must run a call of server's tool raw for
-// the host (tasks.ModeFor).
-func drivesTask(ctx context.Context, c *upstream.Client, raw string, params json.RawMessage) tasks.Mode {
-	caps := c.Init().RawCapabilities
-	if !tasks.Offers(caps, "") && !tasks.DeclaresExtension(caps) {
-		return tasks.Direct // the usual case, without a look at the tools
-	}
-	for _, tool := range c.Catalog().Tools {
-		if tool.Key == raw {
-			return tasks.ModeFor(caps, hostRequestOf(ctx).Caps["extensions"], params, tool.Raw)
-		}
-	}
-	return tasks.Direct
-}
-
 // driveTask runs a call of c's tool as a task for a host that did not ask
 // for one (tasks.Drive), bounded by the server's timeouts.call.
 func (t *Trunk) driveTask(ctx context.Context, c *upstream.Client, how tasks.Mode, forward json.RawMessage) (json.RawMessage, error) {

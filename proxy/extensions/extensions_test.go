@@ -87,3 +87,19 @@ func TestWithheld(t *testing.T) {
 		}
 	}
 }
+
+// The skills extension is declared with directoryRead when any server
+// serves it.
+func TestMergeSkills(t *testing.T) {
+	for _, tc := range []struct {
+		servers []map[string]json.RawMessage
+		want    string
+	}{
+		{[]map[string]json.RawMessage{{SkillsExtension: json.RawMessage(`{}`)}, {SkillsExtension: json.RawMessage(`{"directoryRead":true}`)}}, `{"` + SkillsExtension + `":{"directoryRead":true}}`},
+		{[]map[string]json.RawMessage{{SkillsExtension: json.RawMessage(`{"directoryRead":false}`)}}, `{"` + SkillsExtension + `":{}}`},
+	} {
+		if got := string(Union(tc.servers)); got != tc.want {
+			t.Errorf("Union = %s, want %s", got, tc.want)
+		}
+	}
+}

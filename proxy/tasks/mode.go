@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 
 	"github.com/mcptrunk/mcptrunk/internal/rawjson"
+	"github.com/mcptrunk/mcptrunk/upstream"
 )
 
 // Mode is how the trunk runs a host's call of a tool.
@@ -53,4 +54,19 @@ func WithExtension(caps json.RawMessage) json.RawMessage {
 		return caps
 	}
 	return out
+}
+
+// ModeOfCall is ModeFor for a call of the tool a server names raw, its
+// tools read (tools) only when the server offers tasks at all, which most
+// do not.
+func ModeOfCall(serverCaps, hostExtensions json.RawMessage, tools func() []upstream.Item, raw string, params json.RawMessage) Mode {
+	if !Offers(serverCaps, "") && !DeclaresExtension(serverCaps) {
+		return Direct
+	}
+	for _, tool := range tools() {
+		if tool.Key == raw {
+			return ModeFor(serverCaps, hostExtensions, params, tool.Raw)
+		}
+	}
+	return Direct
 }
