@@ -18,7 +18,7 @@ func TestResourceURI(t *testing.T) {
 		{"b", "ui://mcp-app.html", "ui://b/mcp-app.html"},
 		{"b", "UI://x/{id}", "UI://b/x/{id}"}, // scheme as written, templates too
 		{"b", "ui:///x", "ui://b//x"},
-		{"b", "ui://", "mcptrunk://b/ui://"}, // nothing to namespace inside
+		{"b", "ui://", "mcptrunk://b/ui://"},                                        // nothing to namespace inside
 		{"notes", "skill://pdf-forms/SKILL.md", "skill://notes/pdf-forms/SKILL.md"}, // skills too: files stay inside their directory
 		{"notes", "skill://pdf-forms/scripts/fill.py", "skill://notes/pdf-forms/scripts/fill.py"},
 	}

@@ -35,7 +35,9 @@ func pages(names ...string) func(context.Context, string, json.RawMessage) (json
 
 func TestList(t *testing.T) {
 	servers := []Server{
-		{Name: "broken", Call: func(context.Context, string, json.RawMessage) (json.RawMessage, error) { return nil, errors.New("boom") }},
+		{Name: "broken", Call: func(context.Context, string, json.RawMessage) (json.RawMessage, error) {
+			return nil, errors.New("boom")
+		}},
 		{Name: "docs", Call: pages("pdf", "xlsx")},
 		{Name: "notes", Call: pages("journal")},
 	}
