@@ -10,7 +10,11 @@
 // "pin" the host negotiates with "mode" ("auto" or "legacy", default "auto").
 //
 // A step is {"list": "tools"|"prompts"|"resources"|"templates"},
-// {"call": tool, "args": {...}}, {"read": uri} or {"prompt": name, "args": {...}}.
+// {"call": tool, "args": {...}}, {"read": uri}, {"prompt": name, "args": {...}} or
+// {"skills": "verify"}: the SDK's SkillsClient lists the skills, gets each by
+// its URI, and reads every file of each, verifying its size and digest (and
+// SKILL.md's frontmatter) against the entry; the line's names are the skills'
+// URIs and its text the URIs of the files verified.
 // The first line is {"connected": bool, "protocolVersion": ..., "era": ...,
 // "error": ...}; a host that cannot connect prints only that line and exits 3.
 // Each step's line says what it got: ok, the names for a list, the text of a
@@ -22,6 +26,7 @@
 // fulfils input_required results through these same handlers.
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
+import { SkillsClient } from "@modelcontextprotocol/client/ext/skills";
 
 const plan = JSON.parse(process.argv[2]);
 const sep = process.argv.indexOf("--");
@@ -85,7 +90,7 @@ function texts(content) {
 }
 
 for (const step of plan.steps ?? []) {
-  const out = { step: step.list ?? step.call ?? step.read ?? step.prompt };
+  const out = { step: step.list ?? step.call ?? step.read ?? step.prompt ?? (step.skills && "skills") };
   try {
     if (step.list) {
       const r = {
@@ -107,6 +112,20 @@ for (const step of plan.steps ?? []) {
     } else if (step.read) {
       const r = await client.readResource({ uri: step.read }, timeout);
       out.text = (r.contents ?? []).map((c) => c.text ?? `<blob ${c.mimeType}>`).join("\n").slice(0, 600);
+    } else if (step.skills) {
+      const sc = new SkillsClient(client);
+      if (!sc.supported) throw new Error("the server does not declare io.modelcontextprotocol/skills");
+      const { skills } = await sc.list();
+      out.names = skills.map((s) => s.uri);
+      const verified = [];
+      for (const listed of skills) {
+        const { skill } = await sc.get(listed.uri);
+        for (const file of skill.resources) {
+          const got = await sc.read(skill, file.uri);
+          if (got.verified) verified.push(got.uri);
+        }
+      }
+      out.text = verified.join("\n");
     } else if (step.prompt) {
       const r = await client.getPrompt({ name: step.prompt, arguments: step.args ?? {} }, timeout);
       out.text = (r.messages ?? []).map((m) => m.content?.text ?? m.content?.resource?.text ?? `<${m.content?.type}>`).join("\n").slice(0, 600);
