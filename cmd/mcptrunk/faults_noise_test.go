@@ -117,7 +117,12 @@ func TestFaultNoise(t *testing.T) {
 			}
 			t.Logf("%s: the fault took %s at the host; %d notes calls, %d completed during it, the slowest in %s",
 				f.name, roundMS(took), calls, during, roundMS(slowest))
-			if during == 0 && took > 200*time.Millisecond {
+			// A fault that lasts seconds with no call to the healthy server
+			// through means that server waited on the faulty one. A short
+			// one says nothing: on a loaded machine one call of the
+			// healthy server's load can take longer than the whole fault
+			// (a fault of 455 ms with the slowest call at 410 ms was seen).
+			if during == 0 && took > 2*time.Second {
 				t.Errorf("no call to the healthy server completed during the %s fault", took)
 			}
 		})
