@@ -159,7 +159,7 @@ func (s *Session) HandleRequest(ctx context.Context, method string, params json.
 		if protocol.IsStateless(rawjson.MetaString(params, protocol.MetaProtocolVersion)) {
 			return nil, translate.RemovedError(method) // an initialize at the stateless revision
 		}
-		return s.observe(ctx, method, "", "", params, func(context.Context) (json.RawMessage, error) { return s.initialize(params) })
+		return s.observe(ctx, method, "", "", params, func(ctx context.Context) (json.RawMessage, error) { return s.initialize(ctx, params) })
 	}
 	meta, err := translate.ReadRequestMeta(method, params)
 	if err != nil {
@@ -363,9 +363,12 @@ func (s *Session) forwardProgress(method string, params json.RawMessage) {
 	}
 }
 
-// initialize answers at once and starts the upstreams with the part of the
-// host's capabilities that upstreams may use through the trunk.
-func (s *Session) initialize(params json.RawMessage) (json.RawMessage, error) {
+// initialize starts the upstreams with the part of the host's
+// capabilities that upstreams may use through the trunk, and answers once
+// they have settled (at most trunk.startupWait, as the first list waits):
+// the extensions it declares (MCP Apps, skills, tasks) are those of the
+// servers behind it, and a 2025-era host is told them only here.
+func (s *Session) initialize(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
 	host, err := translate.ReadInitialize(params)
 	if err != nil {
 		return nil, err
@@ -375,7 +378,7 @@ func (s *Session) initialize(params json.RawMessage) (json.RawMessage, error) {
 	s.legacy.Store(&hr)
 	s.client.Store(host.ClientName)
 	s.trunk.Start(hr.ForwardedCaps(), hr.Version)
-
+	s.trunk.WaitSettled(ctx)
 	return json.Marshal(map[string]any{
 		"protocolVersion": host.Version,
 		"capabilities":    translate.InitializeCapabilities(s.readyClients()),

@@ -62,14 +62,14 @@ func TestSkillsInMemory(t *testing.T) {
 		"notes": skillServer("journal", map[string]string{"SKILL.md": "---\nname: journal\ndescription: d\n---\n"}, false),
 	}
 	_, h := memTrunk(t, set, nil, nil, nil)
-	h.initialize(`{}`)
-	res, errObj := h.call("skills/list", `{}`) // waits for the servers, as the lists do
-	// Declared once a server that declares it is up (a 2026-07-28 host
-	// asks each request; a 2025 one at initialize, which does not wait).
-	disc, _ := h.call("server/discover", `{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}`)
-	if !strings.Contains(string(disc), `"io.modelcontextprotocol/skills":{"directoryRead":true}`) {
-		t.Errorf("the trunk does not declare the skills extension with directoryRead: %s", disc)
+	// A 2025-era host is told the extensions at initialize alone, which
+	// waits for the servers to settle so that it can be.
+	res, errObj := h.call("initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"memhost","version":"1"}}`)
+	if !strings.Contains(string(res), `"io.modelcontextprotocol/skills":{"directoryRead":true}`) {
+		t.Errorf("the trunk does not declare the skills extension with directoryRead at initialize: %s %s", res, errObj)
 	}
+	h.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	res, errObj = h.call("skills/list", `{}`)
 	var list struct {
 		Skills []struct {
 			URI       string
