@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -11,6 +12,7 @@ import (
 	"github.com/mcptrunk/mcptrunk/internal/wording"
 	"github.com/mcptrunk/mcptrunk/proxy"
 	"github.com/mcptrunk/mcptrunk/proxy/catalog"
+	"github.com/mcptrunk/mcptrunk/proxy/httpserve"
 	"github.com/mcptrunk/mcptrunk/upstream"
 )
 
@@ -115,6 +117,9 @@ func (cc *checkCommand) run(ctx context.Context, env *environment) error {
 		fmt.Fprintln(env.stdout, line)
 	}
 	for _, line := range proxy.ConflictLines(cfg.Trunk, host.Clients()) {
+		fmt.Fprintln(env.stdout, line)
+	}
+	for _, line := range textview.AccessLines(cfg.Trunk, cmp.Or(cfg.Trunk.HTTP.Path, httpserve.DefaultPath)) {
 		fmt.Fprintln(env.stdout, line)
 	}
 	if startErr != nil || len(host.Failures()) > 0 {

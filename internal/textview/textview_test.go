@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcptrunk/mcptrunk/internal/config"
+	"github.com/mcptrunk/mcptrunk/internal/policy"
 	"github.com/mcptrunk/mcptrunk/upstream"
 )
 
@@ -49,5 +51,23 @@ func TestServeHint(t *testing.T) {
 	}
 	if ServeHint(false, true) != "" || ServeHint(true, false) != "" {
 		t.Error("a hint with stdin not a terminal, or not served")
+	}
+}
+
+func TestAccessLines(t *testing.T) {
+	if got := AccessLines(config.TrunkOptions{}, "/mcp"); len(got) != 0 {
+		t.Errorf("no policy, no profiles: %q", got)
+	}
+	got := AccessLines(config.TrunkOptions{
+		Policy:   config.Policy{Rules: []policy.Rule{{Allow: "true"}, {Deny: "false"}}},
+		Profiles: map[string]policy.Profile{"weather": {Servers: []string{"weather"}}, "readers": {Tools: []string{"get_*"}}},
+	}, "/mcp")
+	want := []string{
+		"policy: 2 rules decide what each caller sees (deny first; nothing allowed is denied); callers without an access token have no claims",
+		"profile readers: every server; tools get_*; at /mcp/p/readers and serve --profile readers",
+		"profile weather: servers weather; every tool; at /mcp/p/weather and serve --profile weather",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("AccessLines:\n got %q\nwant %q", got, want)
 	}
 }
