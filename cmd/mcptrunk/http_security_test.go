@@ -40,7 +40,7 @@ func TestHTTPListenerRules(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := writeConfig(t, map[string]server{"conformance": pinLegacy(server{"command": conformanceBin(t)})}, map[string]any{
-		"http": map[string]any{"tokenFile": tokenFile, "maxBodyBytes": 4096, "maxSessions": 2, "maxInFlight": 1, "sessionIdleTimeout": "1s"},
+		"http": map[string]any{"tokenFile": tokenFile, "maxBodyBytes": 4096, "maxSessions": 2, "maxInFlight": 1, "sessionIdleTimeout": "4s"},
 	})
 	trunk := startHTTPTrunk(t, ctx, cfg)
 	auth := map[string]string{"Authorization": "Bearer " + token}
@@ -158,8 +158,10 @@ func TestHTTPListenerRules(t *testing.T) {
 	r, err = postMCP(ctx, trunk.url, `{"jsonrpc":"2.0","id":11,"method":"ping"}`, with(map[string]string{"Mcp-Session-Id": ids[0]}))
 	expect("a second request while one is in flight (maxInFlight 1)", r, err, http.StatusTooManyRequests, "too many requests in flight")
 
-	// The other session, left alone, expires (sessionIdleTimeout 1s): the
-	// trunk says so, and its id is unknown from then on.
+	// The other session, left alone, expires (sessionIdleTimeout 4s: long
+	// enough for the first one to live through the steps above on a loaded
+	// machine, where 1s was not): the trunk says so, and its id is unknown
+	// from then on.
 	if _, err := waitStderrLine(ctx, trunk.stderr, 30*time.Second, "session expired", ids[1]); err != nil {
 		t.Fatalf("the idle session never expired: %v", err)
 	}

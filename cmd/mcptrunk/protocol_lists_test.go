@@ -7,7 +7,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -52,15 +54,17 @@ func TestProtocolListChanged(t *testing.T) {
 	t.Parallel()
 	ctx := testCtx(t, 120*time.Second)
 	argv := everythingArgv(t)
-	// everything starts a second late, so the host has listed before its
-	// burst; startupWait is short so that first list does not wait for it,
-	// and long enough for the conformance server, a Go binary, on a loaded
-	// machine: arriving after the first list, it would add list_changed of
-	// its own to those counted here.
-	evSrv, evTap := tapped(t, append([]string{"sh", "-c", `sleep 1; exec "$0" "$@"`}, argv...)...)
+	// everything starts once the host has listed (the test creates the
+	// gate file then), so that its burst comes after the first list, which
+	// waits startupWait for it; the conformance server, a Go binary, is up
+	// well within that on a loaded machine: arriving after the first list,
+	// it would add list_changed of its own to those counted here.
+	gate := filepath.Join(t.TempDir(), "gate")
+	evSrv, evTap := tapped(t, append([]string{"sh", "-c", `while [ ! -e "$GATE" ]; do sleep 0.05; done; exec "$0" "$@"`}, argv...)...)
 	evSrv["timeouts"] = slowTimeouts
+	evSrv["env"] = map[string]string{"GATE": gate}
 	cfSrv, cfTap := tapped(t, conformanceBin(t))
-	cfg := writeConfig(t, map[string]server{"everything": evSrv, "conformance": cfSrv}, map[string]any{"startupWait": "800ms"})
+	cfg := writeConfig(t, map[string]server{"everything": evSrv, "conformance": cfSrv}, map[string]any{"startupWait": "5s"})
 	const caps = `{"roots":{"listChanged":true},"sampling":{},"elicitation":{}}`
 	c, _ := rawInit(t, ctx, cfg, "2025-11-25", caps)
 	listChanged := func(list string) int { return len(rawNotes(c, "notifications/"+list+"/list_changed")) }
@@ -88,6 +92,9 @@ func TestProtocolListChanged(t *testing.T) {
 	}
 
 	// The burst upstream.
+	if err := os.WriteFile(gate, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	if !waitFor(ctx, 30*time.Second, func() bool {
 		n := 0
 		for _, m := range evTap.sent() {
