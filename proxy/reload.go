@@ -21,6 +21,7 @@ func (t *Trunk) Reload(ctx context.Context, cfg *config.Config) error {
 	t.reloadMu.Lock()
 	defer t.reloadMu.Unlock()
 	old := t.cfg.Swap(cfg)
+	t.creds.Configure(cfg.Servers)
 	if old.Trunk.Pin != cfg.Trunk.Pin || old.Trunk.LockFile != cfg.Trunk.LockFile {
 		t.pins.Store(catalog.NewPinner(cfg.Trunk, t.record, t.logger))
 		t.serverChanged("")

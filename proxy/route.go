@@ -159,13 +159,10 @@ func (t *Trunk) owner(ctx context.Context, server, kind, item string, params jso
 	if !ok {
 		return nil, false, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "unknown %s %q: no server %q is configured%s", kind, item, server, t.snapshot().DidYouMean(kind, item))
 	}
-	if hr := hostRequestOf(ctx); t.usesPrivate(hr.session, c.Spec()) {
-		// The session's own instance ("scope": "session", private.go).
-		pc, err := t.privateClient(ctx, hr.session, c.Spec())
-		if err != nil {
-			return nil, false, err
-		}
-		c = pc
+	if own, err := t.ownInstance(ctx, hostRequestOf(ctx).session, c); err != nil {
+		return nil, false, err
+	} else if own != nil {
+		c = own // the session's or the caller's own (private.go)
 	}
 	state, err := c.State()
 	if state != upstream.StateReady && c.Listed() {

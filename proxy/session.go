@@ -30,9 +30,11 @@ type Session struct {
 	out    *outbox.Queue // notifications to the host
 	logger *slog.Logger
 
-	id         string // the HTTP session id; "" for stdio
-	subject    string // the caller an access token proved (SessionOptions.Subject)
-	perRequest bool   // one stateless HTTP request (SessionOptions.PerRequest)
+	id         string        // the HTTP session id; "" for stdio
+	subject    string        // the caller an access token proved (SessionOptions.Subject)
+	token      func() string // SessionOptions.AccessToken: never logged, never sent upstream
+	releaseOwn func()        // ends the session's hold on its own instances (private.go)
+	perRequest bool          // one stateless HTTP request (SessionOptions.PerRequest)
 	stopOutbox chan struct{}
 	outboxDone sync.WaitGroup
 
@@ -40,7 +42,6 @@ type Session struct {
 	listens     *translate.Listens // the host's open subscriptions/listen requests (translate/listen.go)
 	subsMu      sync.Mutex
 	subs        map[string]bool // shared mode: the namespaced URIs this session subscribed to
-	private     privateServers  // shared mode: its own instances of "scope": "session" servers (private.go)
 
 	// legacy is what a 2025-era host said at initialize: the facts of each
 	// of its requests (theirs come in no request). nil before initialize.
@@ -77,6 +78,11 @@ type SessionOptions struct {
 	// trunk.http.auth); it goes into the session's log lines, never the
 	// token.
 	Subject string
+	// AccessToken, when set, returns the caller's current access token
+	// for the trunk, which the trunk exchanges for tokens of servers with
+	// per-user credentials (internal/usercreds); it is never logged nor
+	// sent to a server.
+	AccessToken func() string
 	// PerRequest marks a session that carries one stateless request over
 	// HTTP: only what concerns that request reaches it (its progress, log
 	// messages of the servers it has a call on, its listen's
@@ -91,7 +97,7 @@ func (t *Trunk) Attach(in io.Reader, out io.Writer, opts *SessionOptions) *Sessi
 	if opts == nil {
 		opts = &SessionOptions{}
 	}
-	s := &Session{trunk: t, logger: t.logger, listens: translate.NewListens(), id: opts.ID, subject: opts.Subject, perRequest: opts.PerRequest}
+	s := &Session{trunk: t, logger: t.logger, listens: translate.NewListens(), id: opts.ID, subject: opts.Subject, token: opts.AccessToken, perRequest: opts.PerRequest}
 	peer := "host"
 	if opts.ID != "" {
 		s.logger = t.logger.With("session", opts.ID)
@@ -106,6 +112,7 @@ func (t *Trunk) Attach(in io.Reader, out io.Writer, opts *SessionOptions) *Sessi
 	s.out = outbox.New(s.conn, s.stopOutbox, func(method string, err error) { t.notifyFailed("", method, err) })
 	s.outboxDone.Go(s.out.Run)
 	t.hosts.add(s)
+	s.releaseOwn = t.holdOwn(s)
 	return s
 }
 
@@ -130,7 +137,7 @@ func (s *Session) Run(ctx context.Context) error {
 	}
 	t.hosts.remove(s)
 	s.releaseSubscriptions()
-	s.closePrivate()
+	s.releaseOwn()
 	// The outbox stops last: the announcer may be waiting in it for room
 	// that a host that went away will never make.
 	close(s.stopOutbox)
@@ -369,7 +376,7 @@ func (s *Session) initialize(params json.RawMessage) (json.RawMessage, error) {
 
 	return json.Marshal(map[string]any{
 		"protocolVersion": host.Version,
-		"capabilities":    translate.InitializeCapabilities(s.readyClients()),
+		"capabilities":    translate.InitializeCapabilities(translate.ReadyOf(s.trunk.clients())),
 		"serverInfo":      map[string]string{"name": "mcptrunk", "version": s.trunk.version},
 	})
 }

@@ -10,7 +10,9 @@ import (
 
 	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/mcptrunk/mcptrunk/internal/protocol"
+	"github.com/mcptrunk/mcptrunk/internal/usercreds"
 	"github.com/mcptrunk/mcptrunk/proxy/catalog"
+	"github.com/mcptrunk/mcptrunk/proxy/instances"
 	"github.com/mcptrunk/mcptrunk/proxy/observe"
 	"github.com/mcptrunk/mcptrunk/proxy/relay"
 	"github.com/mcptrunk/mcptrunk/proxy/translate"
@@ -71,6 +73,9 @@ type Trunk struct {
 	parked    *translate.Parking // stateless hosts' calls to legacy upstreams, between rounds
 	taskIDs   *translate.TaskIDs // the ids of the servers' tasks as hosts get them (tasks.go)
 	observers observe.Observers
+	creds     *usercreds.Broker        // servers' per-user credentials
+	own       instances.Pool[*Session] // sessions' own instances of "scope": "session" servers (private.go)
+	perUser   instances.Pool[string]   // callers' own instances of servers with per-user credentials
 
 	startOnce sync.Once
 	started   chan struct{} // closed once host is set
@@ -132,6 +137,9 @@ func New(cfg *config.Config, opts *Options) *Trunk {
 	t.record = opts.RecordPins
 	t.observers = opts.Observers
 	t.pins.Store(catalog.NewPinner(cfg.Trunk, t.record, logger))
+	t.creds = usercreds.New(usercreds.Options{Logger: logger})
+	t.creds.Configure(cfg.Servers)
+	t.initPools()
 	return t
 }
 
@@ -152,6 +160,7 @@ func (t *Trunk) Start(clientCaps json.RawMessage, hostRevision string) {
 			Restart:         t.restart,
 			Dial:            t.dial,
 			PreferLegacy:    hostRevision != "" && !protocol.IsStateless(hostRevision),
+			Authorization:   t.creds.Catalog,
 			Events: upstream.Events{
 				Changed:      t.serverChanged,
 				Notification: t.forwardNotification,
@@ -313,6 +322,8 @@ func (t *Trunk) Close(ctx context.Context) error {
 		close(t.stopped)
 		t.stopLife()
 		t.parked.CloseAll()
+		t.perUser.Close()
+		t.own.Close()
 		select {
 		case <-t.started:
 			err = t.fleet.Close(ctx)

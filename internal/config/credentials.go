@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"time"
 )
 
 // Credentials say whose credential a server's calls carry (the server's
@@ -229,6 +230,16 @@ func resolveCredentialsFile(s *Spec, dir string) {
 	if f := s.Credentials.File; f != "" && !filepath.IsAbs(f) {
 		s.Credentials.File = filepath.Join(dir, f)
 	}
+}
+
+// CallerIdle is how long a caller's own instances of servers with
+// per-user credentials outlive its last session: trunk.idleTimeout when
+// set, else five minutes.
+func (o TrunkOptions) CallerIdle() time.Duration {
+	if d := o.IdleTimeout.D(); d > 0 {
+		return d
+	}
+	return 5 * time.Minute
 }
 
 // CredentialsSummary says in a few words whose credential the server's
