@@ -11,8 +11,20 @@ import (
 	"github.com/mcptrunk/mcptrunk/internal/protocol"
 )
 
-// callerKey carries the identity of an admitted request's bearer.
-type callerKey struct{}
+// callerKey carries the identity of an admitted request's bearer;
+// rawTokenKey its access token, which a session hands the trunk for token
+// exchange only (proxy.SessionOptions.AccessToken).
+type (
+	callerKey   struct{}
+	rawTokenKey struct{}
+)
+
+// rawTokenOf is the access token a request was admitted with; "" for one
+// admitted otherwise.
+func rawTokenOf(r *http.Request) string {
+	v, _ := r.Context().Value(rawTokenKey{}).(string)
+	return v
+}
 
 // callerOf is the identity a request's access token proved; nil for a
 // request admitted by the static token or with no authentication set.
@@ -62,7 +74,7 @@ func (h *Handler) authenticate(w http.ResponseWriter, r *http.Request) *http.Req
 		h.refuse(w, r, status, h.opts.Auth.Challenge(err), "the access token was refused: "+errors.Unwrap(err).Error())
 		return nil
 	}
-	return r.WithContext(context.WithValue(r.Context(), callerKey{}, id))
+	return r.WithContext(context.WithValue(context.WithValue(r.Context(), callerKey{}, id), rawTokenKey{}, raw))
 }
 
 // refuse answers an unauthenticated request: a JSON-RPC error on the MCP
