@@ -252,7 +252,7 @@ func (s Spec) CredentialsSummary() string {
 		if s.Credentials.File != "" {
 			return "per-user (static, from " + s.Credentials.File + ")"
 		}
-		return fmt.Sprintf("per-user (static, %d users in the config)", len(s.Credentials.Users))
+		return "per-user (static, " + wordingUsers(len(s.Credentials.Users)) + " in the config)"
 	}
 	return "shared"
 }
@@ -262,4 +262,11 @@ func firstNonEmpty(a, b string) string {
 		return a
 	}
 	return b
+}
+
+func wordingUsers(n int) string {
+	if n == 1 {
+		return "1 user"
+	}
+	return fmt.Sprintf("%d users", n)
 }
