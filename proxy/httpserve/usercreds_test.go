@@ -3,6 +3,8 @@ package httpserve
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -37,7 +39,8 @@ const (
 // credsTrunk serves cfgJSON (with ${ISSUER} and the secrets of env) over
 // HTTP until the test ends, admitting iss's tokens for credsResource and
 // the static laptopToken.
-func credsTrunk(t *testing.T, iss *testissuer.Issuer, cfgJSON string, env map[string]string, dial upstream.Dialer) string {
+// Everything the trunk and the handler log, at debug, goes to log.
+func credsTrunk(t *testing.T, iss *testissuer.Issuer, cfgJSON string, env map[string]string, dial upstream.Dialer, log *testkit.Buffer) string {
 	t.Helper()
 	t.Setenv("XDG_CACHE_HOME", t.TempDir()) // the catalog cache
 	env["ISSUER"] = iss.URL
@@ -46,10 +49,11 @@ func credsTrunk(t *testing.T, iss *testissuer.Issuer, cfgJSON string, env map[st
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr := proxy.New(cfg, &proxy.Options{Dial: dial})
+	logger := slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	tr := proxy.New(cfg, &proxy.Options{Dial: dial, Logger: logger})
 	tr.Share()
 	tr.Start([]byte(`{}`), protocol.Legacy)
-	h := New(tr, Options{Auth: accesstoken.New(accesstoken.Config{Issuer: iss.URL, Resource: credsResource}), Token: laptopToken})
+	h := New(tr, Options{Auth: accesstoken.New(accesstoken.Config{Issuer: iss.URL, Resource: credsResource}), Token: laptopToken, Logger: logger})
 	srv := httptest.NewServer(h)
 	t.Cleanup(func() {
 		h.Close()
@@ -105,12 +109,13 @@ func TestPerUserTokenExchange(t *testing.T) {
 	who := testkit.StartWhoami(t, iss.URL, "https://whoami.test")
 	nope := testkit.StartWhoami(t, iss.URL, "https://refused.test")
 	iss.Refuse("https://refused.test", "invalid_target")
+	log := &testkit.Buffer{}
 	creds := func(aud string) string {
 		return `"credentials": {"mode": "exchange", "audience": "` + aud + `", "clientId": "trunk", "clientSecret": "${TRUNK_SECRET}"}`
 	}
 	url := credsTrunk(t, iss, `{
 		"who": {"url": "`+who.URL+`", `+creds("https://whoami.test")+`},
-		"nope": {"url": "`+nope.URL+`", `+creds("https://refused.test")+`}}`, map[string]string{"TRUNK_SECRET": trunkSecret}, nil)
+		"nope": {"url": "`+nope.URL+`", `+creds("https://refused.test")+`}}`, map[string]string{"TRUNK_SECRET": trunkSecret}, nil, log)
 
 	tokens := map[string]string{}
 	for _, sub := range []string{"alice", "bob"} {
@@ -162,6 +167,20 @@ func TestPerUserTokenExchange(t *testing.T) {
 		t.Errorf("a caller without identity: %v", err)
 	}
 
+	// The log names servers and subjects, never a token or the secret.
+	secrets := []string{trunkSecret, tokens["alice"], tokens["bob"]}
+	for _, is := range iss.Issued() {
+		secrets = append(secrets, is.Token)
+	}
+	for _, tok := range secrets {
+		if strings.Contains(log.String(), tok) {
+			t.Errorf("the log has a token or secret:\n%s", log.String())
+		}
+	}
+	if !strings.Contains(log.String(), `subject=alice`) {
+		t.Errorf("the log never names the subject alice:\n%s", log.String())
+	}
+
 	// The servers never got a token meant for the trunk: only their own
 	// audience (the trunk's own client token for listing included).
 	for name, w := range map[string]*testkit.Whoami{"who": who, "nope": nope} {
@@ -202,7 +221,7 @@ func TestPerUserStaticSecrets(t *testing.T) {
 	db := &dbServers{dials: map[string]int{}}
 	url := credsTrunk(t, iss, `{"db": {"command": "db-server", "protocolVersion": "2025-11-25", "env": {"DB_TOKEN": "listing-only"},
 		"credentials": {"mode": "static", "users": {"alice": {"env": {"DB_TOKEN": "${ALICE_DB}"}}, "bob": {"env": {"DB_TOKEN": "${BOB_DB}"}}}}}}`,
-		map[string]string{"ALICE_DB": "alice-secret", "BOB_DB": "bob-secret"}, db.dial)
+		map[string]string{"ALICE_DB": "alice-secret", "BOB_DB": "bob-secret"}, db.dial, &testkit.Buffer{})
 	for _, tc := range []struct{ sub, want string }{{"alice", "alice-secret"}, {"bob", "bob-secret"}, {"alice", "alice-secret"}} {
 		cs := connectAs(t, ctx, url, iss.Token(t, tc.sub, credsResource, nil))
 		got, err := callText(ctx, cs, "mcp__db__token")
@@ -210,6 +229,26 @@ func TestPerUserStaticSecrets(t *testing.T) {
 			t.Errorf("%s: %q, %v; want %q", tc.sub, got, err, tc.want)
 		}
 	}
+	// A stateless (2026-07-28) request of alice's goes to her instance too.
+	body := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"mcp__db__token","arguments":{},` +
+		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},` +
+		`"io.modelcontextprotocol/clientInfo":{"name":"stateless","version":"1"}}}}`
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
+	for k, v := range map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+		"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "mcp__db__token",
+		"Authorization": "Bearer " + iss.Token(t, "alice", credsResource, nil)} {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	answer, _ := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	if !strings.Contains(string(answer), "alice-secret") {
+		t.Errorf("alice's stateless call: HTTP %d %s; want her instance's answer", resp.StatusCode, answer)
+	}
+
 	carol := connectAs(t, ctx, url, iss.Token(t, "carol", credsResource, nil))
 	if _, err := callText(ctx, carol, "mcp__db__token"); err == nil || !strings.Contains(err.Error(), `server "db" has no credentials for "carol"`) {
 		t.Errorf("carol, signed in without credentials: %v", err)
@@ -217,6 +256,7 @@ func TestPerUserStaticSecrets(t *testing.T) {
 	db.mu.Lock()
 	defer db.mu.Unlock()
 	want := map[string]int{"listing-only": 1, "alice-secret": 1, "bob-secret": 1}
+	// alice's two sessions and her stateless request share one instance.
 	if len(db.dials) != len(want) || db.dials["listing-only"] != 1 || db.dials["alice-secret"] != 1 || db.dials["bob-secret"] != 1 {
 		t.Errorf("instances started %v; want %v: the shared one lists, one per user, alice's two sessions share hers", db.dials, want)
 	}

@@ -26,6 +26,7 @@ type Issued struct {
 	Client   string
 	Subject  string
 	Audience string
+	Token    string // what was minted, for a test to look for where it went
 }
 
 // AddClient registers a confidential client of the token endpoint.
@@ -111,6 +112,7 @@ func (iss *Issuer) serveToken(w http.ResponseWriter, r *http.Request) {
 		tokenError(w, http.StatusInternalServerError, "server_error")
 		return
 	}
+	got.Token = tok
 	iss.mu.Lock()
 	iss.issued = append(iss.issued, got)
 	iss.mu.Unlock()
