@@ -160,6 +160,11 @@ func TestPerUserTokenExchange(t *testing.T) {
 	if _, err := callText(ctx, sessions[0].cs, "mcp__who__whoami"); err != nil {
 		t.Errorf("after another server's refusal: %v", err)
 	}
+	// Once the issuer agrees, the next call starts the instance afresh.
+	iss.Refuse("https://refused.test", "")
+	if text, err := callText(ctx, sessions[0].cs, "mcp__nope__whoami"); err != nil || !strings.Contains(text, `"alice"`) {
+		t.Errorf("after the issuer agreed: %q, %v", text, err)
+	}
 
 	// A caller without an identity (the static token) is refused.
 	laptop := connectAs(t, ctx, url, laptopToken)

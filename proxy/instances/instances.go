@@ -146,13 +146,16 @@ func (p *Pool[K]) Client(ctx context.Context, key K, id string, spec func() (con
 	}
 	fleet := s.fleet
 	p.mu.Unlock()
-	if c, ok := fleet.Client(id); ok {
+	if c, ok := usable(fleet, id); ok {
 		return c, nil
 	}
 	v, err, _ := s.starts.Do(id, func() (any, error) {
-		if c, ok := fleet.Client(id); ok {
+		if c, ok := usable(fleet, id); ok {
 			return c, nil
 		}
+		// One that failed for good (its credential refused, say) is
+		// started afresh: its key may have one now.
+		_ = fleet.Remove(context.WithoutCancel(ctx), id)
 		sp, err := spec()
 		if err != nil {
 			return nil, err
@@ -175,17 +178,15 @@ func (p *Pool[K]) Client(ctx context.Context, key K, id string, spec func() (con
 	return v.(*upstream.Client), nil
 }
 
-// Fleets returns the keys' fleets that have instances, for status.
-func (p *Pool[K]) Fleets() []*upstream.Fleet {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	var out []*upstream.Fleet
-	for _, s := range p.sets {
-		if s.fleet != nil {
-			out = append(out, s.fleet)
-		}
+// usable is fleet's instance of id unless there is none or it failed for
+// good (a restart still due is waited for as for the shared ones).
+func usable(fleet *upstream.Fleet, id string) (*upstream.Client, bool) {
+	c, ok := fleet.Client(id)
+	if !ok {
+		return nil, false
 	}
-	return out
+	st, _ := c.State()
+	return c, st != upstream.StateFailed
 }
 
 // Close stops every key's instances; none starts after it.

@@ -36,7 +36,8 @@ func (iss *Issuer) AddClient(id, secret string) {
 	iss.clients[id] = secret
 }
 
-// Refuse makes every request for audience get the OAuth error code.
+// Refuse makes every token exchange for audience get the OAuth error
+// code; "" lifts the refusal.
 func (iss *Issuer) Refuse(audience, code string) {
 	iss.mu.Lock()
 	defer iss.mu.Unlock()
@@ -75,14 +76,14 @@ func (iss *Issuer) serveToken(w http.ResponseWriter, r *http.Request) {
 		tokenError(w, http.StatusUnauthorized, "invalid_client")
 		return
 	}
-	if refusal != "" {
-		tokenError(w, http.StatusBadRequest, refusal)
-		return
-	}
 	aud := audienceOf(r)
 	var got Issued
 	switch r.PostForm.Get("grant_type") {
 	case GrantTokenExchange:
+		if refusal != "" {
+			tokenError(w, http.StatusBadRequest, refusal)
+			return
+		}
 		if r.PostForm.Get("subject_token_type") != TokenTypeAccess {
 			tokenError(w, http.StatusBadRequest, "invalid_request")
 			return
