@@ -63,7 +63,7 @@ func (t *Trunk) holdOwn(s *Session) func() {
 // initPools sets how own instances are made (the Trunk's zero pools).
 func (t *Trunk) initPools() {
 	t.own.Whose, t.own.Logger = "the session's", t.logger
-	t.own.New = func(ctx context.Context, s *Session) *upstream.Fleet {
+	t.own.New = func(_ context.Context, s *Session) *upstream.Fleet {
 		return t.ownFleet(s.logger, s.legacyHost(), func(server, method string, params json.RawMessage) {
 			t.toSession(s, server, method, t.exportNotification(server, method, params))
 		}, func(ctx context.Context, server, method string, params json.RawMessage) (json.RawMessage, error) {

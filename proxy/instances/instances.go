@@ -160,6 +160,9 @@ func (p *Pool[K]) Client(ctx context.Context, key K, id string, spec func() (con
 		if err != nil {
 			return nil, err
 		}
+		if p.Logger != nil {
+			p.Logger.Info("starting "+p.Whose+" own instance", "server", id)
+		}
 		// Not the request's ctx: the instance outlives the request that
 		// started it.
 		startErr := fleet.Add(context.WithoutCancel(ctx), sp)
