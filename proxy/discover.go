@@ -16,7 +16,7 @@ import (
 func (s *Session) discover(ctx context.Context, hr hostRequest) (json.RawMessage, error) {
 	s.trunk.Start(hr.ForwardedCaps(), hr.Version)
 	s.trunk.WaitSettled(ctx)
-	ready := s.readyClients()
+	ready := translate.ReadyOf(s.trunk.clients())
 	serverInfo, _ := json.Marshal(map[string]string{"name": "mcptrunk", "version": s.trunk.version})
 	return json.Marshal(map[string]any{
 		protocol.FieldResultType: protocol.ResultTypeComplete,
@@ -28,17 +28,4 @@ func (s *Session) discover(ctx context.Context, hr hostRequest) (json.RawMessage
 		"capabilities":                  translate.DiscoveredCapabilities(ready),
 		"instructions":                  translate.DiscoveredInstructions(ready),
 	})
-}
-
-// readyClients are the upstreams that are up now, or asleep with the
-// capabilities they declared when last up (cached), as the trunk's
-// description of itself takes them.
-func (s *Session) readyClients() []translate.Ready {
-	var ready []translate.Ready
-	for _, c := range s.trunk.clients() {
-		if c.Listed() {
-			ready = append(ready, translate.Ready{Name: c.Name(), Init: c.Init()})
-		}
-	}
-	return ready
 }

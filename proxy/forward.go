@@ -61,7 +61,7 @@ func (t *Trunk) toHosts(server, method string, params json.RawMessage) {
 	default:
 		// Anything else an upstream says is taken to concern the session
 		// that has a call on it, as its requests are.
-		caller := t.hosts.caller(server, "")
+		caller := t.hosts.caller(server, "", nil)
 		wants = func(s *Session) bool { return s == caller }
 	}
 	for _, s := range sessions {
@@ -109,7 +109,7 @@ func (t *Trunk) forwardRequest(ctx context.Context, server, method string, param
 		// request goes to the host inside the call's next result.
 		return ex.Ask(ctx, method, params)
 	}
-	s := t.hosts.caller(server, translate.CapabilityFor[method])
+	s := t.hosts.caller(server, translate.CapabilityFor[method], nil)
 	if s == nil {
 		if len(t.hosts.all()) == 0 {
 			return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method %q: mcptrunk has no host to ask", method)

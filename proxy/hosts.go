@@ -86,12 +86,15 @@ func (h *hostSet) began(s *Session, server string) func() {
 }
 
 // caller is the session a 2025 server's request is taken to come from: of
-// the sessions with a call in flight on that server, the oldest that
-// declared the capability the request needs ("" for none), else the
-// oldest; with none, the only session that can be asked, when there is
-// exactly one. nil when it cannot be known.
-func (h *hostSet) caller(server, capability string) *Session {
-	if list := h.calls.On(server); len(list) > 0 {
+// the sessions with a call in flight on that server (of those mine admits,
+// when set), the oldest that declared the capability the request needs
+// ("" for none), else the oldest; with none, the only session that can be
+// asked, when there is exactly one. nil when it cannot be known.
+func (h *hostSet) caller(server, capability string, mine func(*Session) bool) *Session {
+	if mine == nil {
+		mine = func(*Session) bool { return true }
+	}
+	if list := slices.DeleteFunc(h.calls.On(server), func(s *Session) bool { return !mine(s) }); len(list) > 0 {
 		for _, c := range list {
 			if capability == "" || c.legacyHost().Can(capability) {
 				return c
@@ -101,7 +104,7 @@ func (h *hostSet) caller(server, capability string) *Session {
 	}
 	var only *Session
 	for _, s := range h.all() {
-		if s.perRequest {
+		if s.perRequest || !mine(s) {
 			continue
 		}
 		if only != nil {

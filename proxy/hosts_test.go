@@ -26,26 +26,26 @@ func TestHostSetCaller(t *testing.T) {
 	tr.hosts.shared.Store(true)
 	a, b := legacySession(tr), legacySession(tr, "sampling")
 	tr.hosts.add(a)
-	if got := tr.hosts.caller("x", "sampling"); got != a {
+	if got := tr.hosts.caller("x", "sampling", nil); got != a {
 		t.Errorf("one session, no call: %p, want the only session", got)
 	}
 	tr.hosts.add(b)
-	if got := tr.hosts.caller("x", ""); got != nil {
+	if got := tr.hosts.caller("x", "", nil); got != nil {
 		t.Errorf("two sessions, no call: %p, want none (cannot be known)", got)
 	}
 	endA := tr.hosts.began(a, "x")
 	endB := tr.hosts.began(b, "x")
-	if got := tr.hosts.caller("x", "sampling"); got != b {
+	if got := tr.hosts.caller("x", "sampling", nil); got != b {
 		t.Errorf("sampling with calls from a (cannot sample) and b: got %p, want b", got)
 	}
-	if got := tr.hosts.caller("x", "elicitation"); got != a {
+	if got := tr.hosts.caller("x", "elicitation", nil); got != a {
 		t.Errorf("elicitation nobody declared: got %p, want the oldest, a", got)
 	}
-	if got := tr.hosts.caller("y", ""); got != nil {
+	if got := tr.hosts.caller("y", "", nil); got != nil {
 		t.Errorf("a call on x says nothing of y: got %p", got)
 	}
 	endA()
-	if got := tr.hosts.caller("x", ""); got != b {
+	if got := tr.hosts.caller("x", "", nil); got != b {
 		t.Errorf("after a's call ended: %p, want b", got)
 	}
 	endB()

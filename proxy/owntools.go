@@ -16,7 +16,7 @@ func (o ownTools) WaitSettled(ctx context.Context)             { o.t.WaitSettled
 func (o ownTools) Servers() []*upstream.Client                 { return o.t.clients() }
 func (o ownTools) Server(name string) (*upstream.Client, bool) { return o.t.Fleet().Client(name) }
 func (o ownTools) Catalog(ctx context.Context) *catalog.Catalog {
-	return o.t.catalogFor(ctx)
+	return o.t.viewOf(ctx, o.t.snapshot())
 }
 func (o ownTools) Status() trunktools.StatusReport { return o.t.statusReport() }
 

@@ -3,7 +3,7 @@ package proxy
 import (
 	"context"
 	"encoding/json"
-	"sync"
+	"log/slog"
 	"time"
 
 	"github.com/mcptrunk/mcptrunk/internal/config"
@@ -11,83 +11,111 @@ import (
 	"github.com/mcptrunk/mcptrunk/internal/protocol"
 	"github.com/mcptrunk/mcptrunk/internal/rawjson"
 	"github.com/mcptrunk/mcptrunk/naming"
+	"github.com/mcptrunk/mcptrunk/proxy/translate"
 	"github.com/mcptrunk/mcptrunk/upstream"
-	"golang.org/x/sync/singleflight"
 )
 
-// A server with "scope": "session" keeps state that is one host's, such as
-// the roots it was given. With several sessions on the trunk each session
-// gets an instance of its own: started at the session's first call to it,
-// told that session's capabilities (roots included), sending its
-// notifications and requests to that session alone, and stopped when the
-// session ends. The shared instance still provides the catalog (names are
-// the same for every session); it is never called. Stateless requests, a
-// session each for one answer, use the shared instance: their roots come
-// inside each call.
+// Two kinds of server get instances of their own beside the shared one
+// (proxy/instances keeps them):
+//
+//   - "scope": "session" keeps state that is one host's, such as the roots
+//     it was given: with several sessions on the trunk each gets its own,
+//     started at its first call, told that session's capabilities, sending
+//     its notifications and requests to that session alone, and stopped
+//     when the session ends. Stateless requests, a session each for one
+//     answer, use the shared instance: their roots come inside each call.
+//   - a server with per-user credentials acts as the caller
+//     (internal/usercreds): each signed-in caller (subject) gets an
+//     instance carrying its credential, shared by its sessions and
+//     stateless requests and by no one else's, stopped an idle time after
+//     its last session ended. A caller without an identity is refused.
+//
+// In both, the shared instance still provides the catalog (names are the
+// same for everyone) and is never called.
 
-// privateServers is one session's own instances.
-type privateServers struct {
-	mu     sync.Mutex
-	fleet  *upstream.Fleet
-	closed bool
-	starts singleflight.Group
+// ownInstance returns the instance of c's server a request of s goes to
+// when it is not the shared one, else nil.
+func (t *Trunk) ownInstance(ctx context.Context, s *Session, c *upstream.Client) (*upstream.Client, error) {
+	spec, id := c.Spec(), c.Name()
+	switch {
+	case spec.PerUser():
+		if s == nil || s.subject == "" {
+			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "server %q acts as each caller with the caller's own credentials, so it needs a signed-in caller (serve --http with trunk.http.auth, and an access token); this request carries no identity", id)
+		}
+		return t.perUser.Client(ctx, s.subject, id, func() (config.Spec, error) { return t.creds.ForSubject(spec, s.subject) },
+			func(c *upstream.Client) { t.tellPrivate(ctx, s, c) })
+	case s != nil && spec.PerSession() && t.hosts.shared.Load() && !s.perRequest:
+		return t.own.Client(ctx, s, id, func() (config.Spec, error) { return spec, nil }, func(c *upstream.Client) { t.tellPrivate(ctx, s, c) })
+	}
+	return nil, nil
 }
 
-// usesPrivate reports whether a request of s to a server of this spec goes
-// to s's own instance.
-func (t *Trunk) usesPrivate(s *Session, spec config.Spec) bool {
-	return s != nil && spec.PerSession() && t.hosts.shared.Load() && !s.perRequest
+// holdOwn keeps s's own instances, and its caller's, while s runs.
+func (t *Trunk) holdOwn(s *Session) func() {
+	release := t.own.Hold(s)
+	if s.subject == "" {
+		return release
+	}
+	releaseUser := t.perUser.Hold(s.subject)
+	return func() { release(); releaseUser() }
 }
 
-// privateClient returns s's own instance of the server, starting it
-// (once, whatever the number of requests waiting) if needed.
-func (t *Trunk) privateClient(ctx context.Context, s *Session, spec config.Spec) (*upstream.Client, error) {
-	id, err := naming.ServerID(spec.Name)
-	if err != nil {
-		return nil, err
+// initPools sets how own instances are made (the Trunk's zero pools).
+func (t *Trunk) initPools() {
+	t.own.Whose, t.own.Logger = "the session's", t.logger
+	t.own.New = func(_ context.Context, s *Session) *upstream.Fleet {
+		return t.ownFleet(s.logger, s.legacyHost(), func(server, method string, params json.RawMessage) {
+			t.toSession(s, server, method, t.exportNotification(server, method, params))
+		}, func(ctx context.Context, server, method string, params json.RawMessage) (json.RawMessage, error) {
+			return t.askSession(ctx, s, server, method, params)
+		}, nil)
 	}
-	p := &s.private
-	p.mu.Lock()
-	if p.closed {
-		p.mu.Unlock()
-		return nil, jsonrpc.Errorf(jsonrpc.CodeUnavailable, "server %q: the session has ended", id)
+	t.perUser.Whose, t.perUser.Logger = "the caller's", t.logger
+	t.perUser.Idle = func() time.Duration { return t.cfg.Load().Trunk.CallerIdle() }
+	t.perUser.Closed = t.creds.Forget
+	t.perUser.New = func(ctx context.Context, subject string) *upstream.Fleet {
+		mine := func(s *Session) bool { return s.subject == subject }
+		return t.ownFleet(t.logger.With("subject", subject), hostRequestOf(ctx).session.legacyHost(), func(server, method string, params json.RawMessage) {
+			params = t.exportNotification(server, method, params)
+			for _, s := range t.hosts.all() {
+				if mine(s) {
+					t.toSession(s, server, method, params)
+					if method == "notifications/progress" {
+						return // its token says whose; toSession routed it
+					}
+				}
+			}
+		}, func(ctx context.Context, server, method string, params json.RawMessage) (json.RawMessage, error) {
+			if s := t.hosts.caller(server, translate.CapabilityFor[method], mine); s != nil {
+				return t.askSession(ctx, s, server, method, params)
+			}
+			return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method %q of server %q: no session of %q has a call in flight on it", method, server, subject)
+		}, func(ctx context.Context, server string) (string, error) {
+			return t.creds.Authorization(ctx, subject, server, func() string { return t.inboundToken(subject) })
+		})
 	}
-	if p.fleet == nil {
-		p.fleet = t.newPrivateFleet(s)
-	}
-	fleet := p.fleet
-	p.mu.Unlock()
-	if c, ok := fleet.Client(id); ok {
-		return c, nil
-	}
-	v, err, _ := p.starts.Do(id, func() (any, error) {
-		if c, ok := fleet.Client(id); ok {
-			return c, nil
-		}
-		s.logger.Info("starting the session's own instance", "server", id)
-		// Not the request's ctx: the instance outlives the request that
-		// started it, up to the session's end.
-		startErr := fleet.Add(context.WithoutCancel(ctx), spec)
-		c, ok := fleet.Client(id)
-		if !ok {
-			return nil, startErr
-		}
-		if startErr == nil {
-			t.tellPrivate(ctx, s, c)
-		}
-		return c, nil
-	})
-	if err != nil {
-		return nil, jsonrpc.Errorf(jsonrpc.CodeUnavailable, "server %q: the session's own instance could not start: %v", id, err)
-	}
-	return v.(*upstream.Client), nil
 }
 
-// newPrivateFleet makes the set of s's own instances.
-func (t *Trunk) newPrivateFleet(s *Session) *upstream.Fleet {
-	hr := s.legacyHost()
+// inboundToken is subject's access token for the trunk, from its newest
+// session: what the credentials broker exchanges. Never logged.
+func (t *Trunk) inboundToken(subject string) string {
+	all := t.hosts.all()
+	for i := len(all) - 1; i >= 0; i-- {
+		if s := all[i]; s.subject == subject && s.token != nil {
+			if v := s.token(); v != "" {
+				return v
+			}
+		}
+	}
+	return ""
+}
+
+// ownFleet makes a set of own instances, told the capabilities of hr.
+func (t *Trunk) ownFleet(logger *slog.Logger, hr hostRequest, notify func(server, method string, params json.RawMessage),
+	ask func(ctx context.Context, server, method string, params json.RawMessage) (json.RawMessage, error),
+	authz func(ctx context.Context, server string) (string, error)) *upstream.Fleet {
 	return upstream.NewFleet(&upstream.Options{
-		Logger:          s.logger,
+		Logger:          logger,
 		Concurrency:     1,
 		MaxMessageBytes: t.cfg.Load().Trunk.MaxMessageBytes,
 		Version:         t.version,
@@ -95,14 +123,11 @@ func (t *Trunk) newPrivateFleet(s *Session) *upstream.Fleet {
 		Restart:         t.restart,
 		Dial:            t.dial,
 		PreferLegacy:    !protocol.IsStateless(hr.Version),
+		Authorization:   authz,
 		Events: upstream.Events{
-			Changed: func(string) {}, // the catalog is the shared instance's
-			Notification: func(server, method string, params json.RawMessage) {
-				t.toSession(s, server, method, t.exportNotification(server, method, params))
-			},
-			Request: func(ctx context.Context, server, method string, params json.RawMessage) (json.RawMessage, error) {
-				return t.askSession(ctx, s, server, method, params)
-			},
+			Changed:      func(string) {}, // the catalog is the shared instance's
+			Notification: notify,
+			Request:      ask,
 		},
 	})
 }
@@ -119,23 +144,6 @@ func (t *Trunk) tellPrivate(ctx context.Context, s *Session, c *upstream.Client)
 	params, _ := json.Marshal(map[string]string{"level": level})
 	if _, err := c.Call(ctx, "logging/setLevel", params); err != nil {
 		s.logger.Warn("passing the log level on failed", "server", c.Name(), "error", err)
-	}
-}
-
-// closePrivate stops the session's own instances; none starts after it.
-func (s *Session) closePrivate() {
-	p := &s.private
-	p.mu.Lock()
-	p.closed = true
-	fleet := p.fleet
-	p.mu.Unlock()
-	if fleet == nil {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := fleet.Close(ctx); err != nil {
-		s.logger.Warn("stopping the session's own servers", "error", err)
 	}
 }
 
@@ -156,14 +164,14 @@ func (t *Trunk) toSession(s *Session, server, method string, params json.RawMess
 	}
 }
 
-// perSessionURI reports whether a namespaced URI belongs to a server
-// with "scope": "session": its subscriptions are the session's own, not
-// shared.
+// perSessionURI reports whether a namespaced URI belongs to a server with
+// instances of a session's or a caller's own: its subscriptions are the
+// session's own, not shared.
 func (t *Trunk) perSessionURI(uri string) bool {
 	server, _, ok := naming.SplitResourceURI(uri)
 	if !ok {
 		return false
 	}
 	c, ok := t.Fleet().Client(server)
-	return ok && c.Spec().PerSession()
+	return ok && (c.Spec().PerSession() || c.Spec().PerUser())
 }

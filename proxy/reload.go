@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"reflect"
 	"sync"
 
 	"github.com/mcptrunk/mcptrunk/internal/config"
@@ -23,10 +22,8 @@ func (t *Trunk) Reload(ctx context.Context, cfg *config.Config) error {
 	t.reloadMu.Lock()
 	defer t.reloadMu.Unlock()
 	old := t.cfg.Swap(cfg)
-	if !reflect.DeepEqual(old.Trunk.Policy, cfg.Trunk.Policy) || !reflect.DeepEqual(old.Trunk.Profiles, cfg.Trunk.Profiles) {
-		t.access.Store(access.New(cfg.Trunk, t.logger))
-		t.serverChanged("") // every view anew, and the hosts told their lists changed
-	}
+	t.access.Store(access.New(cfg.Trunk, t.logger)) // the views anew, under the rules in force
+	t.creds.Configure(cfg.Servers)
 	if old.Trunk.Pin != cfg.Trunk.Pin || old.Trunk.LockFile != cfg.Trunk.LockFile {
 		t.pins.Store(catalog.NewPinner(cfg.Trunk, t.record, t.logger))
 		t.serverChanged("")

@@ -34,13 +34,11 @@ func (t *Trunk) Handle(ctx context.Context, method string, params json.RawMessag
 		return t.bounded(method, params).of(t.routeNamed(ctx, method, params, "tool"))
 	case "prompts/get":
 		return t.bounded(method, params).of(t.routeNamed(ctx, method, params, "prompt"))
-	case "resources/read":
-		return t.bounded(method, params).of(t.routeResource(ctx, method, params, true))
-	case skills.GetMethod, skills.DirReadMethod:
+	case "resources/read", skills.GetMethod, skills.DirReadMethod:
 		return t.bounded(method, params).of(t.routeResource(ctx, method, params, true))
 	case skills.ListMethod:
 		t.waitSettled(ctx)
-		return t.bounded(method, params).of(skills.ListOf(ctx, t.clients(), t.catalogFor(ctx).Admits, t.logger))
+		return t.bounded(method, params).of(skills.ListOf(ctx, t.clients(), t.viewOf(ctx, t.snapshot()).Admits, t.logger))
 	case "resources/subscribe", "resources/unsubscribe":
 		return t.routeResource(ctx, method, params, false)
 	case "completion/complete":
@@ -86,7 +84,7 @@ func (t *Trunk) routeNamed(ctx context.Context, method string, params json.RawMe
 		return nil, err
 	}
 	t.waitSettled(ctx)
-	cat := t.catalogFor(ctx)
+	cat := t.viewOf(ctx, t.snapshot())
 	l, routes := catalog.ListTools, cat.Tools
 	if kind == "prompt" {
 		l, routes = catalog.ListPrompts, cat.Prompts
@@ -115,7 +113,7 @@ func (t *Trunk) routeNamed(ctx context.Context, method string, params json.RawMe
 		// The server's live catalog replaced the cached one: the name may
 		// be gone, or another now.
 		wasKnown := known
-		cat = t.catalogFor(ctx)
+		cat = t.viewOf(ctx, t.snapshot())
 		routes = cat.Tools
 		if kind == "prompt" {
 			routes = cat.Prompts
@@ -169,13 +167,10 @@ func (t *Trunk) owner(ctx context.Context, server, kind, item string, params jso
 	if !ok {
 		return nil, false, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "unknown %s %q: no server %q is configured%s", kind, item, server, t.snapshot().DidYouMean(kind, item))
 	}
-	if hr := hostRequestOf(ctx); t.usesPrivate(hr.session, c.Spec()) {
-		// The session's own instance ("scope": "session", private.go).
-		pc, err := t.privateClient(ctx, hr.session, c.Spec())
-		if err != nil {
-			return nil, false, err
-		}
-		c = pc
+	if own, err := t.ownInstance(ctx, hostRequestOf(ctx).session, c); err != nil {
+		return nil, false, err
+	} else if own != nil {
+		c = own // the session's or the caller's own (private.go)
 	}
 	state, err := c.State()
 	if state != upstream.StateReady && c.Listed() {
@@ -202,13 +197,13 @@ func (t *Trunk) routeResource(ctx context.Context, method string, params json.Ra
 		return nil, err
 	}
 	if server, raw, ok := naming.SplitResourceURI(uri); ok && server == naming.TrunkServer && read {
-		if cat := t.catalogFor(ctx); !cat.Admits("resource", server, raw, uri) {
+		if cat := t.viewOf(ctx, t.snapshot()); !cat.Admits("resource", server, raw, uri) {
 			return nil, cat.Hidden("resource", uri)
 		}
 		return trunktools.ReadResource(ownTools{t}, uri) // without waiting for the servers
 	}
 	t.waitSettled(ctx)
-	cat := t.catalogFor(ctx)
+	cat := t.viewOf(ctx, t.snapshot())
 	server, raw, err := cat.URIOwner(uri)
 	if kind := skills.KindOf(method); cat.Restricted() && (err != nil || !cat.Admits(kind, server, raw, uri)) {
 		return nil, cat.Hidden(kind, uri)
@@ -268,7 +263,7 @@ func (t *Trunk) routeCompletion(ctx context.Context, params json.RawMessage) (js
 	}
 	ref := params[start:end]
 	t.waitSettled(ctx)
-	cat := t.catalogFor(ctx)
+	cat := t.viewOf(ctx, t.snapshot())
 	server, field, value, err := cat.CompletionTarget(ref)
 	if exported, _ := rawjson.StringField(ref, "uri"); err == nil && field == "uri" && !cat.Admits("template", server, value, exported) {
 		err = fmt.Errorf("unknown resource %q", exported)

@@ -31,10 +31,12 @@ type Session struct {
 	out    *outbox.Queue // notifications to the host
 	logger *slog.Logger
 
-	id         string // the HTTP session id; "" for stdio
-	subject    string // the caller an access token proved (SessionOptions.Subject)
-	caller     access.Caller
-	perRequest bool // one stateless HTTP request (SessionOptions.PerRequest)
+	id         string        // the HTTP session id; "" for stdio
+	subject    string        // the caller an access token proved (SessionOptions.Subject)
+	caller     access.Caller // who it serves, as trunk.policy sees it (proxy/access)
+	token      func() string // SessionOptions.AccessToken: never logged, never sent upstream
+	releaseOwn func()        // ends the session's hold on its own instances (private.go)
+	perRequest bool          // one stateless HTTP request (SessionOptions.PerRequest)
 	stopOutbox chan struct{}
 	outboxDone sync.WaitGroup
 
@@ -42,7 +44,6 @@ type Session struct {
 	listens     *translate.Listens // the host's open subscriptions/listen requests (translate/listen.go)
 	subsMu      sync.Mutex
 	subs        map[string]bool // shared mode: the namespaced URIs this session subscribed to
-	private     privateServers  // shared mode: its own instances of "scope": "session" servers (private.go)
 
 	// legacy is what a 2025-era host said at initialize: the facts of each
 	// of its requests (theirs come in no request). nil before initialize.
@@ -85,6 +86,11 @@ type SessionOptions struct {
 	// Profile is the view the session is served (trunk.profiles); "" for
 	// the whole trunk.
 	Profile string
+	// AccessToken, when set, returns the caller's current access token
+	// for the trunk, which the trunk exchanges for tokens of servers with
+	// per-user credentials (internal/usercreds); it is never logged nor
+	// sent to a server.
+	AccessToken func() string
 	// PerRequest marks a session that carries one stateless request over
 	// HTTP: only what concerns that request reaches it (its progress, log
 	// messages of the servers it has a call on, its listen's
@@ -99,7 +105,7 @@ func (t *Trunk) Attach(in io.Reader, out io.Writer, opts *SessionOptions) *Sessi
 	if opts == nil {
 		opts = &SessionOptions{}
 	}
-	s := &Session{trunk: t, logger: t.logger, listens: translate.NewListens(), id: opts.ID, subject: opts.Subject, perRequest: opts.PerRequest,
+	s := &Session{trunk: t, logger: t.logger, listens: translate.NewListens(), id: opts.ID, subject: opts.Subject, token: opts.AccessToken, perRequest: opts.PerRequest,
 		caller: access.NewCaller(opts.Subject, opts.Claims, opts.Profile)}
 	peer := "host"
 	if opts.ID != "" {
@@ -115,6 +121,7 @@ func (t *Trunk) Attach(in io.Reader, out io.Writer, opts *SessionOptions) *Sessi
 	s.out = outbox.New(s.conn, s.stopOutbox, func(method string, err error) { t.notifyFailed("", method, err) })
 	s.outboxDone.Go(s.out.Run)
 	t.hosts.add(s)
+	s.releaseOwn = t.holdOwn(s)
 	return s
 }
 
@@ -139,7 +146,7 @@ func (s *Session) Run(ctx context.Context) error {
 	}
 	t.hosts.remove(s)
 	s.releaseSubscriptions()
-	s.closePrivate()
+	s.releaseOwn()
 	// The outbox stops last: the announcer may be waiting in it for room
 	// that a host that went away will never make.
 	close(s.stopOutbox)
@@ -381,7 +388,7 @@ func (s *Session) initialize(ctx context.Context, params json.RawMessage) (json.
 	s.trunk.WaitSettled(ctx)
 	return json.Marshal(map[string]any{
 		"protocolVersion": host.Version,
-		"capabilities":    translate.InitializeCapabilities(s.readyClients()),
+		"capabilities":    translate.InitializeCapabilities(translate.ReadyOf(s.trunk.clients())),
 		"serverInfo":      map[string]string{"name": "mcptrunk", "version": s.trunk.version},
 	})
 }

@@ -10,8 +10,10 @@ import (
 
 	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/mcptrunk/mcptrunk/internal/protocol"
+	"github.com/mcptrunk/mcptrunk/internal/usercreds"
 	"github.com/mcptrunk/mcptrunk/proxy/access"
 	"github.com/mcptrunk/mcptrunk/proxy/catalog"
+	"github.com/mcptrunk/mcptrunk/proxy/instances"
 	"github.com/mcptrunk/mcptrunk/proxy/observe"
 	"github.com/mcptrunk/mcptrunk/proxy/relay"
 	"github.com/mcptrunk/mcptrunk/proxy/translate"
@@ -76,6 +78,9 @@ type Trunk struct {
 	parked       *translate.Parking // stateless hosts' calls to legacy upstreams, between rounds
 	taskIDs      *translate.TaskIDs // the ids of the servers' tasks as hosts get them (tasks.go)
 	observers    observe.Observers
+	creds        *usercreds.Broker        // servers' per-user credentials
+	own          instances.Pool[*Session] // sessions' own instances of "scope": "session" servers (private.go)
+	perUser      instances.Pool[string]   // callers' own instances of servers with per-user credentials
 
 	startOnce sync.Once
 	started   chan struct{} // closed once host is set
@@ -140,6 +145,9 @@ func New(cfg *config.Config, opts *Options) *Trunk {
 	t.pins.Store(catalog.NewPinner(cfg.Trunk, t.record, logger))
 	t.access.Store(access.New(cfg.Trunk, logger))
 	t.stdioProfile = opts.Profile
+	t.creds = usercreds.New(usercreds.Options{Logger: logger})
+	t.creds.Configure(cfg.Servers)
+	t.initPools()
 	return t
 }
 
@@ -160,6 +168,7 @@ func (t *Trunk) Start(clientCaps json.RawMessage, hostRevision string) {
 			Restart:         t.restart,
 			Dial:            t.dial,
 			PreferLegacy:    hostRevision != "" && !protocol.IsStateless(hostRevision),
+			Authorization:   t.creds.Catalog,
 			Events: upstream.Events{
 				Changed:      t.serverChanged,
 				Notification: t.forwardNotification,
@@ -238,15 +247,9 @@ func (t *Trunk) serverChanged(string) {
 // snapshot returns a catalog that includes every server change made before
 // the call, rebuilding it first if needed. The common case, nothing changed,
 // takes no lock: the hot path of every routed request.
-// catalogFor is the catalog as the caller of ctx's request sees it (see
-// proxy/access): the whole catalog for a caller nothing restricts.
-func (t *Trunk) catalogFor(ctx context.Context) *catalog.Catalog {
-	return t.viewOf(ctx, t.snapshot())
-}
-
-// viewOf is cat as the caller of ctx's request sees it. A request of no
-// session (the one-shot commands: the operator, on the operator's own
-// config) sees all of it.
+// viewOf is cat (the whole catalog) as the caller of ctx's request sees
+// it (proxy/access). A request of no session (the one-shot commands: the
+// operator, on the operator's own config) sees all of it.
 func (t *Trunk) viewOf(ctx context.Context, cat *catalog.Catalog) *catalog.Catalog {
 	if s := hostRequestOf(ctx).session; s != nil {
 		return t.access.Load().View(cat, s.caller)
@@ -337,6 +340,8 @@ func (t *Trunk) Close(ctx context.Context) error {
 		close(t.stopped)
 		t.stopLife()
 		t.parked.CloseAll()
+		t.perUser.Close()
+		t.own.Close()
 		select {
 		case <-t.started:
 			err = t.fleet.Close(ctx)

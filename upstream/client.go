@@ -48,16 +48,17 @@ type Events struct {
 
 // clientOptions are what a Fleet gives each of its clients.
 type clientOptions struct {
-	logger       *slog.Logger
-	events       Events
-	version      string
-	capabilities json.RawMessage
-	restart      RestartPolicy
-	preferLegacy bool                // see Options.PreferLegacy
-	cache        *catalogcache.Store // nil: no cache directory (lazy servers start eagerly)
-	refresh      bool                // see Options.RefreshCache
-	dial         Dialer              // see Options.Dial
-	maxMessage   int                 // see Options.MaxMessageBytes
+	logger        *slog.Logger
+	events        Events
+	version       string
+	capabilities  json.RawMessage
+	restart       RestartPolicy
+	preferLegacy  bool                                                     // see Options.PreferLegacy
+	cache         *catalogcache.Store                                      // nil: no cache directory (lazy servers start eagerly)
+	refresh       bool                                                     // see Options.RefreshCache
+	dial          Dialer                                                   // see Options.Dial
+	authorization func(ctx context.Context, server string) (string, error) // see Options.Authorization
+	maxMessage    int                                                      // see Options.MaxMessageBytes
 }
 
 // Client is one upstream server: its connection, handshake, catalog and

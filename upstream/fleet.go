@@ -51,6 +51,10 @@ type Options struct {
 	// Dial connects each server; nil picks the transport by the spec's
 	// type. Tests give servers that are not processes this way.
 	Dial Dialer
+	// Authorization gives the Authorization header of each HTTP request
+	// to a server with per-user credentials (config.Spec.PerUser), in place
+	// of OAuth: the credential of the caller the Fleet's instances serve.
+	Authorization func(ctx context.Context, server string) (string, error)
 	// MaxMessageBytes is the longest message read from a server
 	// (trunk.maxMessageBytes; 0: no limit), enforced while reading.
 	MaxMessageBytes int
@@ -101,16 +105,17 @@ func NewFleet(opts *Options) *Fleet {
 	life, stop := context.WithCancel(context.Background())
 	return &Fleet{
 		opts: clientOptions{
-			logger:       logger,
-			events:       opts.Events,
-			version:      opts.Version,
-			capabilities: opts.Capabilities,
-			preferLegacy: opts.PreferLegacy,
-			restart:      opts.Restart,
-			cache:        cache,
-			refresh:      opts.RefreshCache,
-			dial:         opts.Dial,
-			maxMessage:   opts.MaxMessageBytes,
+			logger:        logger,
+			events:        opts.Events,
+			version:       opts.Version,
+			capabilities:  opts.Capabilities,
+			preferLegacy:  opts.PreferLegacy,
+			restart:       opts.Restart,
+			cache:         cache,
+			refresh:       opts.RefreshCache,
+			dial:          opts.Dial,
+			authorization: opts.Authorization,
+			maxMessage:    opts.MaxMessageBytes,
 		},
 		limit:   limit,
 		logger:  logger,

@@ -11,6 +11,7 @@ import (
 	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
 	"github.com/mcptrunk/mcptrunk/internal/logkey"
+	"github.com/mcptrunk/mcptrunk/internal/protocol"
 	"github.com/mcptrunk/mcptrunk/internal/rawjson"
 	"github.com/mcptrunk/mcptrunk/upstream/catalogcache"
 )
@@ -112,7 +113,7 @@ func (c *Client) fromCache() bool {
 
 // fromEntry is the InitResult and Catalog a cache entry holds.
 func fromEntry(e *catalogcache.Entry) (InitResult, Catalog, error) {
-	caps, err := parseCapabilities(e.Capabilities)
+	caps, err := protocol.ParseServerCaps(e.Capabilities)
 	if err != nil {
 		return InitResult{}, Catalog{}, fmt.Errorf("%w: %v", catalogcache.ErrCorrupt, err)
 	}
@@ -202,32 +203,6 @@ func (c *Client) discovered(complete bool) {
 	if fill {
 		c.goWorker(func() { c.sleep("its catalog is cached", false) })
 	}
-}
-
-// parseCapabilities reads what the trunk acts on from a capabilities object.
-func parseCapabilities(raw json.RawMessage) (Capabilities, error) {
-	var caps struct {
-		Tools     *json.RawMessage `json:"tools"`
-		Prompts   *json.RawMessage `json:"prompts"`
-		Resources *struct {
-			Subscribe bool `json:"subscribe"`
-		} `json:"resources"`
-		Logging     *json.RawMessage `json:"logging"`
-		Completions *json.RawMessage `json:"completions"`
-	}
-	if len(raw) > 0 {
-		if err := json.Unmarshal(raw, &caps); err != nil {
-			return Capabilities{}, err
-		}
-	}
-	return Capabilities{
-		Tools:       caps.Tools != nil,
-		Prompts:     caps.Prompts != nil,
-		Resources:   caps.Resources != nil,
-		Subscribe:   caps.Resources != nil && caps.Resources.Subscribe,
-		Logging:     caps.Logging != nil,
-		Completions: caps.Completions != nil,
-	}, nil
 }
 
 // acquire returns the connection for one request, counted in flight until

@@ -1,6 +1,8 @@
 package upstream
 
 import (
+	"context"
+
 	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/mcptrunk/mcptrunk/upstream/oauth"
 	"github.com/mcptrunk/mcptrunk/upstream/transport/remote"
@@ -29,9 +31,10 @@ func OAuthServer(spec config.Spec) oauth.Server {
 	return s
 }
 
-// remoteEndpoint is spec's server as transport/remote dials it.
-func remoteEndpoint(spec config.Spec, id, version string) remote.Endpoint {
-	return remote.Endpoint{
+// remoteEndpoint is spec's server as transport/remote dials it; a server
+// with per-user credentials takes its Authorization from authz.
+func remoteEndpoint(spec config.Spec, id, version string, authz func(context.Context, string) (string, error)) remote.Endpoint {
+	e := remote.Endpoint{
 		ID:             id,
 		URL:            spec.URL,
 		Headers:        spec.Headers,
@@ -39,4 +42,8 @@ func remoteEndpoint(spec config.Spec, id, version string) remote.Endpoint {
 		UserAgent:      "mcptrunk/" + version,
 		OAuth:          OAuthServer(spec),
 	}
+	if spec.PerUser() && authz != nil {
+		e.Authorization = func(ctx context.Context) (string, error) { return authz(ctx, id) }
+	}
+	return e
 }

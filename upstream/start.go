@@ -28,9 +28,7 @@ type InitResult struct {
 }
 
 // Capabilities are the server capabilities the trunk acts on.
-type Capabilities struct {
-	Tools, Prompts, Resources, Subscribe, Logging, Completions bool
-}
+type Capabilities = protocol.ServerCaps
 
 // start makes the first attempt to connect, handshake and run phase A of
 // discovery (tools); phase B (prompts, resources, templates) continues in
@@ -229,9 +227,9 @@ func (c *Client) dial(h clientHandler) (Transport, error) {
 	case config.TransportStdio, "":
 		return stdio.Start(stdio.Command{Path: c.spec.Command, Args: c.spec.Args, Env: c.spec.Env, Dir: c.spec.Cwd}, h, c.logger, c.connOptions())
 	case config.TransportHTTP:
-		return remote.StartStreamable(remoteEndpoint(c.spec, c.id, c.opts.version), h, c.logger, c.connOptions())
+		return remote.StartStreamable(remoteEndpoint(c.spec, c.id, c.opts.version, c.opts.authorization), h, c.logger, c.connOptions())
 	case config.TransportSSE:
-		return remote.StartSSE(remoteEndpoint(c.spec, c.id, c.opts.version), h, c.logger, c.connOptions())
+		return remote.StartSSE(remoteEndpoint(c.spec, c.id, c.opts.version, c.opts.authorization), h, c.logger, c.connOptions())
 	default:
 		return nil, fmt.Errorf("transport %q is not supported yet", c.spec.Type)
 	}
@@ -247,7 +245,7 @@ func parseInit(raw json.RawMessage) (InitResult, error) {
 	if err := json.Unmarshal(raw, &r); err != nil {
 		return InitResult{}, fmt.Errorf("decoding initialize result: %w", err)
 	}
-	caps, err := parseCapabilities(r.Capabilities)
+	caps, err := protocol.ParseServerCaps(r.Capabilities)
 	if err != nil {
 		return InitResult{}, fmt.Errorf("decoding initialize result: capabilities: %w", err)
 	}

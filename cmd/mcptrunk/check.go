@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcptrunk/mcptrunk/internal/textview"
+	"github.com/mcptrunk/mcptrunk/internal/usercreds"
 	"github.com/mcptrunk/mcptrunk/internal/wording"
 	"github.com/mcptrunk/mcptrunk/proxy"
 	"github.com/mcptrunk/mcptrunk/proxy/catalog"
@@ -93,10 +94,14 @@ func (cc *checkCommand) run(ctx context.Context, env *environment) error {
 		}
 		starting.PrintAbove(env.stdout, line)
 	}
+	// A server with per-user credentials is listed as serve lists it: in
+	// exchange mode with the trunk's own client token.
+	creds := usercreds.New(usercreds.Options{Logger: logger})
+	creds.Configure(cfg.Servers)
 	mu.Lock()
 	host = upstream.NewFleet(&upstream.Options{
 		Logger: logger, Concurrency: cfg.Trunk.Concurrency, Version: version(),
-		Events: upstream.Events{Changed: progress}, RefreshCache: cc.refresh,
+		Events: upstream.Events{Changed: progress}, RefreshCache: cc.refresh, Authorization: creds.Catalog,
 	})
 	mu.Unlock()
 	defer host.Close(context.WithoutCancel(ctx))
@@ -112,6 +117,8 @@ func (cc *checkCommand) run(ctx context.Context, env *environment) error {
 		statuses = append(statuses, c.Status())
 	}
 	textview.StatusTable(env.stdout, statuses)
+	fmt.Fprintln(env.stdout)
+	textview.Credentials(env.stdout, cfg.Servers)
 	fmt.Fprintln(env.stdout)
 	for _, line := range catalog.PinLines(cfg.Trunk, catalog.ServersOf(host.Clients()), logger) {
 		fmt.Fprintln(env.stdout, line)

@@ -3,11 +3,9 @@ package accesstoken
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
 
@@ -106,50 +104,29 @@ func (s *keySet) refresh() error {
 	return nil
 }
 
-// discover reads the issuer's metadata: OpenID Connect discovery first,
-// then RFC 8414's well-known path (inserted before the issuer's path). The
-// metadata must name the same issuer (RFC 8414 section 3.3), else a
-// document served elsewhere could redirect the trunk to other keys.
+// discover reads the issuer's metadata for its key set's URL.
 func (s *keySet) discover(ctx context.Context) (string, error) {
-	var errs []error
-	for _, u := range metadataURLs(s.issuer) {
-		var md struct {
-			Issuer  string `json:"issuer"`
-			JWKSURI string `json:"jwks_uri"`
-		}
-		if err := s.getJSON(ctx, u, &md); err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		if md.Issuer != s.issuer {
-			return "", fmt.Errorf("%s names issuer %q, not %q", u, md.Issuer, s.issuer)
-		}
-		if md.JWKSURI == "" {
-			return "", fmt.Errorf("%s has no jwks_uri", u)
-		}
-		return md.JWKSURI, nil
+	md, err := Discover(ctx, s.client, s.issuer)
+	if err != nil {
+		return "", err
 	}
-	return "", fmt.Errorf("the issuer's metadata: %w", errors.Join(errs...))
-}
-
-func metadataURLs(issuer string) []string {
-	trimmed := strings.TrimSuffix(issuer, "/")
-	oidc := trimmed + "/.well-known/openid-configuration"
-	scheme, rest, _ := strings.Cut(trimmed, "://")
-	host, path, _ := strings.Cut(rest, "/")
-	if path != "" {
-		path = "/" + path
+	if md.JWKSURI == "" {
+		return "", fmt.Errorf("the issuer's metadata has no jwks_uri")
 	}
-	return []string{oidc, scheme + "://" + host + "/.well-known/oauth-authorization-server" + path}
+	return md.JWKSURI, nil
 }
 
 func (s *keySet) getJSON(ctx context.Context, url string, v any) error {
+	return getJSON(ctx, s.client, url, v)
+}
+
+func getJSON(ctx context.Context, client *http.Client, url string, v any) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return err
 	}
 	req.Header.Set("Accept", "application/json")
-	resp, err := s.client.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		return err
 	}

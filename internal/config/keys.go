@@ -53,11 +53,12 @@ var serverKeys = &keySet{
 	raw:   reflect.TypeFor[rawServer](),
 	extra: HostEntryKeys,
 	nested: map[string]*keySet{
-		"timeouts":  {raw: reflect.TypeFor[rawTimeouts]()},
-		"oauth":     {raw: reflect.TypeFor[rawOAuth]()},
-		"tools":     filterKeys,
-		"prompts":   filterKeys,
-		"resources": filterKeys,
+		"timeouts":    {raw: reflect.TypeFor[rawTimeouts]()},
+		"oauth":       {raw: reflect.TypeFor[rawOAuth]()},
+		"credentials": {raw: reflect.TypeFor[rawCredentials]()},
+		"tools":       filterKeys,
+		"prompts":     filterKeys,
+		"resources":   filterKeys,
 	},
 }
 

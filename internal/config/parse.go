@@ -40,6 +40,7 @@ type rawServer struct {
 	IdleTimeout   json.RawMessage `json:"idleTimeout"`
 	Namespace     json.RawMessage `json:"namespace"`
 	Scope         json.RawMessage `json:"scope"`
+	Credentials   json.RawMessage `json:"credentials"`
 }
 
 type rawOAuth struct {
@@ -222,6 +223,7 @@ func Load(path string) (*Config, error) {
 	}
 	for i := range cfg.Servers {
 		resolvePaths(&cfg.Servers[i], dir)
+		resolveCredentialsFile(&cfg.Servers[i], dir)
 	}
 	// The lockfile lives beside the config unless the config says where.
 	switch lf := cfg.Trunk.LockFile; {
@@ -435,6 +437,9 @@ func parseServer(name string, raw json.RawMessage, lookup func(string) (string, 
 		case hasAuthorizationHeader(headers):
 			p.addf("oauth", "an Authorization header is configured too; remove one of them (the header turns OAuth off)")
 		}
+	}
+	if !rawAbsent(rs.Credentials) {
+		p.credentials(rs.Credentials, &s, headers, !rawAbsent(rs.OAuth), lookup, trunk)
 	}
 	return s, p.errs
 }

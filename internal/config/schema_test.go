@@ -18,14 +18,15 @@ import (
 // schemaObjects pairs each object of the schema with the struct the parser
 // decodes it into: the raw structs are where Parse learns a field's name.
 var schemaObjects = map[string]reflect.Type{
-	"":                                  reflect.TypeFor[rawConfig](),
-	"/$defs/server":                     reflect.TypeFor[rawServer](),
-	"/$defs/server/properties/timeouts": reflect.TypeFor[rawTimeouts](),
-	"/$defs/server/properties/oauth":    reflect.TypeFor[rawOAuth](),
-	"/$defs/filter":                     reflect.TypeFor[rawFilter](),
-	"/$defs/trunk":                      reflect.TypeFor[rawTrunk](),
-	"/$defs/trunk/properties/audit":     reflect.TypeFor[rawAudit](),
-	"/$defs/trunk/properties/http":      reflect.TypeFor[rawHTTP](),
+	"":                                             reflect.TypeFor[rawConfig](),
+	"/$defs/server":                                reflect.TypeFor[rawServer](),
+	"/$defs/server/properties/timeouts":            reflect.TypeFor[rawTimeouts](),
+	"/$defs/server/properties/oauth":               reflect.TypeFor[rawOAuth](),
+	"/$defs/server/properties/credentials":         reflect.TypeFor[rawCredentials](),
+	"/$defs/filter":                                reflect.TypeFor[rawFilter](),
+	"/$defs/trunk":                                 reflect.TypeFor[rawTrunk](),
+	"/$defs/trunk/properties/audit":                reflect.TypeFor[rawAudit](),
+	"/$defs/trunk/properties/http":                 reflect.TypeFor[rawHTTP](),
 	"/$defs/trunk/properties/http/properties/auth": reflect.TypeFor[rawHTTPAuth](),
 	"/$defs/trunk/properties/metrics":              reflect.TypeFor[rawMetrics](),
 	"/$defs/trunk/properties/policy":               reflect.TypeFor[rawPolicy](),

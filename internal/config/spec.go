@@ -127,6 +127,9 @@ type Spec struct {
 	// Scope is ScopeSession or "" (ScopeShared): whether host sessions
 	// share one instance of the server.
 	Scope string `json:"scope,omitempty"`
+	// Credentials say whose credential the server's calls carry: shared
+	// (the zero value) or per-user (credentials.go).
+	Credentials Credentials `json:"credentials,omitzero"`
 	// Invalid is why the entry cannot be used, nil when it can: the server
 	// is then reported failed with it and never started (unless disabled),
 	// and the other fields are only what could be read.
@@ -187,6 +190,7 @@ func (s Spec) normalized() Spec {
 		s.Headers = nil
 	}
 	s.OAuth.Scopes = nilIfEmptyStrings(s.OAuth.Scopes)
+	s.Credentials.Scopes = nilIfEmptyStrings(s.Credentials.Scopes)
 	if !s.Unprefixed() {
 		s.Namespace = nil // true says what the default says
 	}
@@ -301,9 +305,10 @@ type Config struct {
 }
 
 // UsesOAuth reports whether mcptrunk uses OAuth for the server: a remote
-// server ("http" or "sse") whose config sets no Authorization header.
+// server ("http" or "sse") whose config sets no Authorization header and
+// no per-user credentials.
 func (s Spec) UsesOAuth() bool {
-	return (s.Type == TransportHTTP || s.Type == TransportSSE) && !hasAuthorizationHeader(s.Headers)
+	return !s.PerUser() && (s.Type == TransportHTTP || s.Type == TransportSSE) && !hasAuthorizationHeader(s.Headers)
 }
 
 // hasAuthorizationHeader reports whether headers set Authorization (in any

@@ -80,6 +80,8 @@ func TestSpecEqual(t *testing.T) {
 		{"idleTimeout", base(), func() Spec { s := base(); s.IdleTimeout = Duration(time.Minute); return s }(), false},
 		{"oauth port", base(), func() Spec { s := base(); s.OAuth.CallbackPort = 8765; return s }(), false},
 		{"oauth nil vs empty scopes", base(), func() Spec { s := base(); s.OAuth.Scopes = []string{}; return s }(), true},
+		{"credentials", base(), func() Spec { s := base(); s.Credentials.Mode = CredentialsStatic; return s }(), false},
+		{"credentials nil vs empty scopes", base(), func() Spec { s := base(); s.Credentials.Scopes = []string{}; return s }(), true},
 		{"namespace false", base(), func() Spec { s := base(); s.Namespace = new(false); return s }(), false},
 		{"namespace true is the default", base(), func() Spec { s := base(); s.Namespace = new(true); return s }(), true},
 		{"invalid", base(), func() Spec {
@@ -113,7 +115,7 @@ func TestSpecEqual(t *testing.T) {
 // TestSpecEqualCoversAllFields fails when a field is added to Spec without
 // thinking about Equal (every field must change the result).
 func TestSpecEqualCoversAllFields(t *testing.T) {
-	if n := reflect.TypeFor[Spec]().NumField(); n != 21 {
+	if n := reflect.TypeFor[Spec]().NumField(); n != 22 {
 		t.Fatalf("Spec has %d fields; update Spec.Equal's normalisation and this test", n)
 	}
 }

@@ -121,24 +121,6 @@ type Server struct {
 	Settled bool
 }
 
-// ServersOf reads each client's name, spec, items and state for a
-// catalog build, at the moment of the build: what every rebuild and
-// mcptrunk check share. Items are read for every server: pinning looks at
-// the names of all of them.
-func ServersOf(clients []*upstream.Client) []Server {
-	out := make([]Server, len(clients))
-	for i, c := range clients {
-		settled := false
-		select {
-		case <-c.Settled():
-			settled = true
-		default:
-		}
-		out[i] = Server{Name: c.Name(), Spec: c.Spec(), Listed: c.Listed(), Settled: settled, Items: c.Catalog()}
-	}
-	return out
-}
-
 // Input is what a catalog is built from.
 type Input struct {
 	// Servers are every configured server, in name order: the first to

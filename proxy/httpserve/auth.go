@@ -12,8 +12,20 @@ import (
 	"github.com/mcptrunk/mcptrunk/internal/protocol"
 )
 
-// callerKey carries the identity of an admitted request's bearer.
-type callerKey struct{}
+// callerKey carries the identity of an admitted request's bearer;
+// rawTokenKey its access token, which a session hands the trunk for token
+// exchange only (proxy.SessionOptions.AccessToken).
+type (
+	callerKey   struct{}
+	rawTokenKey struct{}
+)
+
+// rawTokenOf is the access token a request was admitted with; "" for one
+// admitted otherwise.
+func rawTokenOf(r *http.Request) string {
+	v, _ := r.Context().Value(rawTokenKey{}).(string)
+	return v
+}
 
 // caller is who a request comes from: the subject and claims its access
 // token proved (none for the static token or no authentication), and the
@@ -90,7 +102,7 @@ func (h *Handler) authenticate(w http.ResponseWriter, r *http.Request) *http.Req
 		h.refuse(w, r, status, verifier.Challenge(err), "the access token was refused: "+errors.Unwrap(err).Error())
 		return nil
 	}
-	return r.WithContext(context.WithValue(r.Context(), callerKey{}, id))
+	return r.WithContext(context.WithValue(context.WithValue(r.Context(), callerKey{}, id), rawTokenKey{}, raw))
 }
 
 // refuse answers an unauthenticated request: a JSON-RPC error on the MCP

@@ -132,6 +132,7 @@ func clientAddr(r *http.Request) string { return hostPart(r.RemoteAddr) }
 // on this exchange; a notification or a response gets 202.
 func (h *Handler) toSession(w http.ResponseWriter, r *http.Request, s *session, env jsonrpc.Envelope, line []byte) {
 	s.touch()
+	s.noteToken(r)
 	if v := r.Header.Get(protocol.HeaderProtocolVersion); v != "" && !protocol.Known(v) {
 		rpcError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, fmt.Sprintf("unsupported %s %q", protocol.HeaderProtocolVersion, v))
 		return

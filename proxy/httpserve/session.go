@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"io"
+	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -21,8 +22,9 @@ import (
 // it is answered (perRequest).
 type session struct {
 	id         string
-	client     string // the client's address (host only), for fairness
-	caller     caller // who opened it, on which profile's endpoint: only that caller's requests there reach it
+	client     string                 // the client's address (host only), for fairness
+	caller     caller                 // who opened it, on which profile's endpoint: only that caller's requests there reach it
+	token      atomic.Pointer[string] // the caller's newest access token, for the trunk's token exchange only
 	router     *router
 	perRequest bool // answers one stateless request: its errors carry their HTTP status (errorStatus)
 
@@ -63,7 +65,7 @@ func (h *Handler) startSession(id, client string, c caller, perRequest bool) *se
 			h.endSession(s, "the session was closed: "+reason)
 		}})
 	s.touch()
-	server := h.attach(pr, s.router, &proxy.SessionOptions{ID: id, Subject: c.subject, Claims: c.claims, Profile: c.profile, PerRequest: perRequest})
+	server := h.attach(pr, s.router, &proxy.SessionOptions{ID: id, Subject: c.subject, Claims: c.claims, Profile: c.profile, PerRequest: perRequest, AccessToken: s.accessToken})
 	h.running.Add(1)
 	go func() {
 		defer h.running.Done()
@@ -76,6 +78,22 @@ func (h *Handler) startSession(id, client string, c caller, perRequest bool) *se
 		_ = pr.Close()
 	}()
 	return s
+}
+
+// noteToken keeps the access token r was admitted with: a client renews
+// its token during a long session, and exchanges need a current one.
+func (s *session) noteToken(r *http.Request) {
+	if raw := rawTokenOf(r); raw != "" {
+		s.token.Store(&raw)
+	}
+}
+
+// accessToken is the caller's newest access token ("" for none).
+func (s *session) accessToken() string {
+	if p := s.token.Load(); p != nil {
+		return *p
+	}
+	return ""
 }
 
 func (s *session) touch() { s.lastUsed.Store(time.Now().UnixNano()) }

@@ -47,6 +47,7 @@ func (h *Handler) stateless(w http.ResponseWriter, r *http.Request, env jsonrpc.
 		return
 	}
 	s := h.startSession("", clientAddr(r), callerOf(r), true)
+	s.noteToken(r)
 	h.perRequest[s] = struct{}{}
 	h.mu.Unlock()
 	defer func() {

@@ -148,3 +148,16 @@ func clipText(text string, n int) string {
 	}
 	return text[:cut] + "…"
 }
+
+// ReadyOf are the clients that are up now, or asleep with the
+// capabilities they declared when last up (cached), as the trunk's
+// description of itself takes them.
+func ReadyOf(clients []*upstream.Client) []Ready {
+	var ready []Ready
+	for _, c := range clients {
+		if c.Listed() {
+			ready = append(ready, Ready{Name: c.Name(), Init: c.Init()})
+		}
+	}
+	return ready
+}

@@ -1,6 +1,7 @@
 // Package testissuer is an authorization server for tests: OpenID Connect
-// discovery and a JWKS over httptest, and access tokens (RFC 9068) signed
-// with go-jose, with keys that can be rotated.
+// discovery and a JWKS over httptest, access tokens (RFC 9068) signed with
+// go-jose, with keys that can be rotated, and a token endpoint (token.go)
+// for RFC 8693 token exchange and the client credentials grant.
 package testissuer
 
 import (
@@ -33,15 +34,20 @@ type Issuer struct {
 	published []jose.JSONWebKey
 	signer    jose.Signer
 	seq       int
+	clients   map[string]string // client id -> secret, for the token endpoint
+	refused   map[string]string // audience -> the error code an exchange for it gets
+	tokenTTL  time.Duration     // of the tokens the token endpoint mints
+	issued    []Issued
 }
 
 // New starts an issuer with one RSA signing key.
 func New(t testing.TB) *Issuer {
-	iss := &Issuer{}
+	iss := &Issuer{clients: map[string]string{}, refused: map[string]string{}, tokenTTL: time.Hour}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/.well-known/openid-configuration", func(w http.ResponseWriter, _ *http.Request) {
-		_ = json.NewEncoder(w).Encode(map[string]string{"issuer": iss.URL, "jwks_uri": iss.URL + "/jwks"})
+		_ = json.NewEncoder(w).Encode(map[string]string{"issuer": iss.URL, "jwks_uri": iss.URL + "/jwks", "token_endpoint": iss.URL + "/token"})
 	})
+	mux.HandleFunc("POST /token", iss.serveToken)
 	mux.HandleFunc("/jwks", func(w http.ResponseWriter, _ *http.Request) {
 		iss.KeyFetch.Add(1)
 		if hold := iss.Hold.Load(); hold != nil {

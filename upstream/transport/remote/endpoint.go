@@ -1,6 +1,7 @@
 package remote
 
 import (
+	"context"
 	"time"
 
 	"github.com/mcptrunk/mcptrunk/upstream/oauth"
@@ -26,4 +27,9 @@ type Endpoint struct {
 	// OAuth is the server as the OAuth client sees it; oauth.NewSource
 	// decides whether it uses stored tokens.
 	OAuth oauth.Server
+	// Authorization, when set, gives the Authorization header of each
+	// request ("" sends none) in place of OAuth: a per-user instance's
+	// credential, such as a token exchanged for its caller. Its values are
+	// never quoted either.
+	Authorization func(context.Context) (string, error)
 }

@@ -112,6 +112,7 @@ type httpPeer struct {
 	maxMessage int // the longest message read from the server (0: no limit)
 	conn       *jsonrpc.Conn
 	auth       *oauth.Source // OAuth; nil when the config sets an Authorization header
+	caller     *callerAuth   // Endpoint.Authorization; nil without one (and then OAuth may apply)
 	pr         *io.PipeReader
 	pw         *io.PipeWriter
 	queue      *frameQueue
@@ -187,7 +188,11 @@ func newHTTPPeer(e Endpoint, kind string, h jsonrpc.Handler, logger *slog.Logger
 		},
 	}
 
-	p.auth = oauth.NewSource(e.OAuth, e.ID, logger, p.transport)
+	if e.Authorization != nil {
+		p.caller = &callerAuth{get: e.Authorization}
+	} else {
+		p.auth = oauth.NewSource(e.OAuth, e.ID, logger, p.transport)
+	}
 
 	p.life, p.stop = context.WithCancel(context.Background())
 	p.pr, p.pw = io.Pipe()
@@ -473,9 +478,14 @@ func (p *httpPeer) newRequest(ctx context.Context, method, target string, body [
 	return req, nil
 }
 
-// do sends req, with the OAuth token when the server uses OAuth (see
-// doAuthorized).
+// do sends req, with the caller's credential on a per-user instance, or
+// the OAuth token when the server uses OAuth (see doAuthorized).
 func (p *httpPeer) do(req *http.Request) (*http.Response, error) {
+	if p.caller != nil {
+		if err := p.caller.apply(req); err != nil {
+			return nil, err
+		}
+	}
 	if p.auth != nil {
 		return p.doAuthorized(req)
 	}
@@ -499,6 +509,9 @@ func (p *httpPeer) scrub(s string) string {
 	}
 	if p.auth != nil {
 		s = p.auth.Scrub(s)
+	}
+	if p.caller != nil {
+		s = p.caller.scrub(s)
 	}
 	return s
 }

@@ -1,0 +1,128 @@
+package testkit
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-jose/go-jose/v4"
+	"github.com/go-jose/go-jose/v4/jwt"
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcptrunk/mcptrunk/internal/accesstoken"
+)
+
+// Whoami is a streamable HTTP MCP server (go-sdk's) that is a resource
+// server of an issuer: every request must carry an access token of that
+// issuer for its audience, checked as the trunk checks its own
+// (accesstoken.Verifier), and its tool whoami answers the token's sub and
+// aud as JSON text ({"sub": ..., "aud": [...]}). It records the sub and
+// aud of every bearer token it was sent, accepted or not, so a test can
+// show that a token meant for someone else (the trunk) never reached it.
+type Whoami struct {
+	URL string
+
+	mu   sync.Mutex
+	seen []Seen
+}
+
+// Seen is a token the server was sent: its claims as read, unchecked.
+type Seen struct {
+	Subject  string
+	Audience []string
+	Accepted bool
+}
+
+// StartWhoami starts the server until the test ends.
+func StartWhoami(t testing.TB, issuer, audience string) *Whoami {
+	w := &Whoami{}
+	v := accesstoken.New(accesstoken.Config{Issuer: issuer, Resource: audience})
+	srv := mcp.NewServer(&mcp.Implementation{Name: "whoami", Version: "1"}, nil)
+	mcp.AddTool(srv, &mcp.Tool{Name: "whoami", Description: "who the bearer token says the caller is"},
+		func(_ context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			info := req.Extra.TokenInfo
+			if info == nil {
+				return nil, nil, fmt.Errorf("no token")
+			}
+			text, _ := json.Marshal(map[string]any{"sub": info.UserID, "aud": info.Extra["aud"]})
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(text)}}}, nil, nil
+		})
+	verify := func(ctx context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
+		id, err := v.Verify(ctx, token)
+		w.note(token, err == nil)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", auth.ErrInvalidToken, err)
+		}
+		exp, _ := id.Claims["exp"].(float64)
+		info := &auth.TokenInfo{UserID: id.Subject, Scopes: id.Scopes, Extra: map[string]any{"aud": id.Claims["aud"]}}
+		info.Expiration = unixTime(exp)
+		return info, nil
+	}
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+	hs := httptest.NewServer(auth.RequireBearerToken(verify, nil)(h))
+	t.Cleanup(hs.Close)
+	w.URL = hs.URL
+	return w
+}
+
+func (w *Whoami) note(raw string, accepted bool) {
+	s := Seen{Accepted: accepted}
+	if tok, err := jwt.ParseSigned(raw, []jose.SignatureAlgorithm{jose.RS256, jose.ES256}); err == nil {
+		var c jwt.Claims
+		if tok.UnsafeClaimsWithoutVerification(&c) == nil {
+			s.Subject, s.Audience = c.Subject, c.Audience
+		}
+	}
+	w.mu.Lock()
+	w.seen = append(w.seen, s)
+	w.mu.Unlock()
+}
+
+// Seen returns every token sent so far, oldest first.
+func (w *Whoami) Seen() []Seen {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.Clone(w.seen)
+}
+
+// SawAudience reports whether any token sent named aud among its
+// audiences.
+func (w *Whoami) SawAudience(aud string) bool {
+	for _, s := range w.Seen() {
+		if slices.Contains(s.Audience, aud) {
+			return true
+		}
+	}
+	return false
+}
+
+// WhoamiAnswer reads a whoami result's text.
+func WhoamiAnswer(text string) (sub string, aud []string, err error) {
+	var v struct {
+		Sub string `json:"sub"`
+		Aud any    `json:"aud"`
+	}
+	if err := json.Unmarshal([]byte(strings.TrimSpace(text)), &v); err != nil {
+		return "", nil, err
+	}
+	switch a := v.Aud.(type) {
+	case string:
+		aud = []string{a}
+	case []any:
+		for _, x := range a {
+			s, _ := x.(string)
+			aud = append(aud, s)
+		}
+	}
+	return v.Sub, aud, nil
+}
+
+func unixTime(sec float64) time.Time { return time.Unix(int64(sec), 0) }

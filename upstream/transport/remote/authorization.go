@@ -1,0 +1,56 @@
+package remote
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+)
+
+// callerAuth puts Endpoint.Authorization's value on each request: the
+// credential of the one caller a per-user instance serves, which its
+// source keeps fresh (an exchanged token is refreshed before it expires),
+// so each request asks again rather than the connection keeping one.
+type callerAuth struct {
+	get  func(context.Context) (string, error)
+	mu   sync.Mutex
+	sent []string // values sent, scrubbed from anything quoted
+}
+
+// apply sets the Authorization header, or leaves none when the source has
+// none to give (the instance that lists a static server's catalog).
+func (a *callerAuth) apply(req *http.Request) error {
+	v, err := a.get(req.Context())
+	if err != nil {
+		return fmt.Errorf("no credential for the request: %w", err)
+	}
+	if v == "" {
+		return nil
+	}
+	req.Header.Set("Authorization", v)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, s := range a.sent {
+		if s == v {
+			return nil
+		}
+	}
+	if len(a.sent) == 8 {
+		a.sent = a.sent[1:]
+	}
+	a.sent = append(a.sent, v)
+	return nil
+}
+
+// scrub blanks every value sent, and the token inside it, from s.
+func (a *callerAuth) scrub(s string) string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, v := range a.sent {
+		for _, part := range secretParts(v) {
+			s = strings.ReplaceAll(s, part, "[redacted]")
+		}
+	}
+	return s
+}
