@@ -3,7 +3,11 @@ package jsonrpc
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"io"
+	"strings"
 	"testing"
+	"time"
 )
 
 // TestRequestIDInHandler: the handler sees the request's id byte for byte,
@@ -38,24 +42,65 @@ func TestRequestIDInHandler(t *testing.T) {
 	}
 }
 
-// A handler's context costs three allocations (its one value, the
-// cancellable context and its cancel func): the request's id and its
-// answered channel once were two values, the id boxed on its own.
+// A handler's context is its request: three allocations (the request,
+// its cancellable context, the cancel func), where a context value of its
+// own once made it four, and the answered channel, made only for a handler
+// that asks for it, five.
 func TestHandlerContextAllocations(t *testing.T) {
-	req := &inflightRequest{id: json.RawMessage(`7`), answered: make(chan struct{})}
+	c := NewConn(strings.NewReader(""), io.Discard, echo, nil)
 	n := testing.AllocsPerRun(100, func() {
-		_, cancel := handlerContext(context.Background(), req)
-		cancel()
+		c.newInflight(context.Background(), json.RawMessage(`7`)).cancel()
 	})
 	if n > 3 {
-		t.Errorf("handlerContext: %v allocations, want <= 3", n)
+		t.Errorf("newInflight: %v allocations, want <= 3", n)
 	}
-	ctx, cancel := handlerContext(context.Background(), req)
-	defer cancel()
-	if string(RequestID(ctx)) != "7" || Answered(ctx) != req.answered {
-		t.Errorf("RequestID %s, Answered %v", RequestID(ctx), Answered(ctx))
+	req := c.newInflight(context.Background(), json.RawMessage(`7`))
+	defer req.cancel()
+	var ctx context.Context = req
+	if string(RequestID(ctx)) != "7" {
+		t.Errorf("RequestID %s, want 7", RequestID(ctx))
 	}
 	if RequestID(context.Background()) != nil || Answered(context.Background()) != nil {
 		t.Error("a context of no request has an id or an answered channel")
+	}
+}
+
+// The handler's ctx behaves as the cancellable context it wraps: a context
+// derived from it ends with it and sees its cause, its values reach past
+// it, and Answered's channel closes once the request is answered, whether
+// asked for before or after.
+func TestHandlerContextIsTheRequest(t *testing.T) {
+	c := NewConn(strings.NewReader(""), io.Discard, echo, nil)
+	type key struct{}
+	base := context.WithValue(context.Background(), key{}, "outer")
+	req := c.newInflight(base, json.RawMessage(`"a"`))
+	var ctx context.Context = req
+	if got := ctx.Value(key{}); got != "outer" {
+		t.Errorf("a value of the parent: %v, want outer", got)
+	}
+	child, stop := context.WithTimeout(ctx, time.Hour)
+	defer stop()
+	early := Answered(child)
+	select {
+	case <-early:
+		t.Fatal("answered before its handler returned")
+	default:
+	}
+	req.cancel()
+	select {
+	case <-child.Done():
+	case <-time.After(waitLimit):
+		t.Fatal("a derived context did not end with the request's")
+	}
+	if !errors.Is(context.Cause(child), context.Canceled) || !errors.Is(ctx.Err(), context.Canceled) {
+		t.Errorf("cause %v, err %v, want context.Canceled", context.Cause(child), ctx.Err())
+	}
+	req.markAnswered()
+	for _, ch := range []<-chan struct{}{early, Answered(ctx)} {
+		select {
+		case <-ch:
+		default:
+			t.Error("Answered's channel is open after the answer")
+		}
 	}
 }

@@ -1,0 +1,196 @@
+package jsonrpc
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+	"unsafe"
+)
+
+// The peer's requests: each is handled on a goroutine of its own (a pooled
+// one when one is idle), with a ctx that ends when the peer cancels it or
+// the connection ends, and is answered once its handler returns.
+
+// inflightRequest is one request of the peer's being handled. It is the
+// handler's ctx itself (Value answers for inflightKey, the rest is its
+// cancellable context), so that a request costs one allocation for what
+// RequestID and Answered read instead of a context value of its own.
+type inflightRequest struct {
+	context.Context // cancelled by cancel; its parent ends with the connection
+	cancel          context.CancelFunc
+	conn            *Conn
+	id              json.RawMessage // as the peer wrote it (RequestID)
+	// under conn.mu:
+	cancelled bool          // the peer cancelled it: send no response
+	done      bool          // its response is written (or skipped)
+	answered  chan struct{} // made by Answered, closed once done
+}
+
+// Value returns the request for inflightKey (RequestID, Answered) and
+// otherwise asks its parent, so that contexts derived from a handler's ctx
+// find the cancellable context they hang on as they would any other.
+func (r *inflightRequest) Value(key any) any {
+	if key == (inflightKey{}) {
+		return r
+	}
+	return r.Context.Value(key)
+}
+
+// answeredChan returns a channel closed once r's response is out. It is
+// made only when asked for: only an open listen waits for it.
+func (r *inflightRequest) answeredChan() <-chan struct{} {
+	r.conn.mu.Lock()
+	defer r.conn.mu.Unlock()
+	if r.answered == nil {
+		r.answered = make(chan struct{})
+		if r.done {
+			close(r.answered)
+		}
+	}
+	return r.answered
+}
+
+// markAnswered closes r's answered channel, if one was asked for.
+func (r *inflightRequest) markAnswered() {
+	r.conn.mu.Lock()
+	r.done = true
+	ch := r.answered
+	r.conn.mu.Unlock()
+	if ch != nil {
+		close(ch)
+	}
+}
+
+// newInflight returns the request with id as its handler will see it:
+// three allocations (the request, its cancellable context, the cancel
+// func), four once something waits on its Done.
+func (c *Conn) newInflight(base context.Context, id json.RawMessage) *inflightRequest {
+	req := &inflightRequest{conn: c, id: id}
+	req.Context, req.cancel = context.WithCancel(base)
+	return req
+}
+
+func (c *Conn) startHandler(base context.Context, m message) {
+	req := c.newInflight(base, m.ID)
+	// The key is the id's own bytes, part of a line that is never written
+	// to again (decodeMessage): converting them would copy them, one
+	// allocation per request, for a key that lives only while req does.
+	key := unsafe.String(unsafe.SliceData(m.ID), len(m.ID))
+	c.mu.Lock()
+	c.inflight[key] = req
+	c.mu.Unlock()
+
+	j := handlerJob{req: req, key: key, m: m}
+	select {
+	case c.idle <- j: // a handler goroutine done with its last request takes it
+		return
+	default:
+	}
+	c.handlers.Add(1)
+	go c.handle(j)
+}
+
+// handlerJob is one request from the peer for a handler goroutine.
+type handlerJob struct {
+	req *inflightRequest
+	key string
+	m   message
+}
+
+// maxIdleHandlers and handlerIdle bound the handler goroutines that wait
+// for the next request once theirs is answered: at most this many, for at
+// most this long. A goroutine that takes over a request keeps the stack it
+// grew on the last one; a new goroutine starts small and grows (copies) its
+// stack on every request, which was a tenth of the trunk's CPU per
+// tools/call.
+const (
+	maxIdleHandlers = 32
+	handlerIdle     = time.Second
+)
+
+// handle runs j and then the requests startHandler passes it while it
+// waits idle, until it has waited handlerIdle, maxIdleHandlers others are
+// already waiting, or the read loop ends.
+func (c *Conn) handle(j handlerJob) {
+	defer c.handlers.Done()
+	var idle *time.Timer
+	defer func() {
+		if idle != nil {
+			idle.Stop()
+		}
+	}()
+	for {
+		c.runHandler(j)
+		if c.idlers.Add(1) > maxIdleHandlers {
+			c.idlers.Add(-1)
+			return
+		}
+		if idle == nil {
+			idle = time.NewTimer(handlerIdle)
+		} else {
+			idle.Reset(handlerIdle)
+		}
+		select {
+		case j = <-c.idle:
+			c.idlers.Add(-1)
+		case <-idle.C:
+			c.idlers.Add(-1)
+			return
+		case <-c.readDone:
+			c.idlers.Add(-1)
+			return
+		}
+	}
+}
+
+// runHandler answers one request, unless the peer cancelled it.
+func (c *Conn) runHandler(j handlerJob) {
+	req := j.req
+	defer req.markAnswered()
+	result, err := c.callHandler(req, j.m.Method, j.m.Params)
+	req.cancel()
+	c.mu.Lock()
+	delete(c.inflight, j.key)
+	skip := req.cancelled
+	c.mu.Unlock()
+	if skip {
+		return
+	}
+	var rpcErr *Error
+	if err != nil {
+		rpcErr = AsError(err)
+	}
+	if werr := c.writeResponse(j.m.ID, result, rpcErr); werr != nil {
+		c.logger.Debug("writing a response failed", "method", j.m.Method, "error", werr)
+	}
+}
+
+// callHandler turns a handler panic into an internal error, so one bad
+// request cannot take the whole connection down.
+func (c *Conn) callHandler(ctx context.Context, method string, params json.RawMessage) (result json.RawMessage, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			c.logger.Error("request handler panicked", "method", method, "panic", p)
+			err = Errorf(CodeInternalError, "internal error handling %s", method)
+		}
+	}()
+	return c.handler.HandleRequest(ctx, method, params)
+}
+
+func (c *Conn) peerCancelled(params json.RawMessage) {
+	var p struct {
+		RequestID json.RawMessage `json:"requestId"`
+	}
+	if err := json.Unmarshal(params, &p); err != nil || !hasID(p.RequestID) {
+		return
+	}
+	c.mu.Lock()
+	req, ok := c.inflight[string(p.RequestID)]
+	if ok {
+		req.cancelled = true
+	}
+	c.mu.Unlock()
+	if ok {
+		req.cancel()
+	}
+}
