@@ -183,7 +183,7 @@ func (t *Trunk) releaseSubscription(uri string, quiet bool) {
 		if quiet || t.life.Err() != nil {
 			return
 		}
-		ctx, cancel := context.WithTimeout(withHostRequest(context.Background(), hostRequest{HostRequest: translate.HostRequest{Version: protocol.Stateless}}), subscriptionRelease)
+		ctx, cancel := context.WithTimeout(withHostRequest(context.Background(), &hostRequest{HostRequest: translate.HostRequest{Version: protocol.Stateless}}), subscriptionRelease)
 		defer cancel()
 		if _, err := t.Handle(ctx, "resources/unsubscribe", uriParams(uri)); err != nil {
 			t.logger.Debug("ending a resource subscription failed", "uri", uri, "error", err)
