@@ -88,6 +88,7 @@ type Conn struct {
 	mu       sync.Mutex
 	pending  map[int64]chan response     // our requests awaiting a response
 	inflight map[string]*inflightRequest // the peer's requests being handled, by raw id
+	running  *inflightRequest            // all of them, duplicate ids too: a list through inflightRequest.next
 	err      error                       // why the connection ended, once done is closed
 }
 
@@ -143,10 +144,9 @@ func (c *Conn) Err() error {
 // every pending call, cancels every request being handled, waits for their
 // handlers to return, and returns nil on a clean EOF.
 func (c *Conn) Serve() error {
-	base, cancelAll := context.WithCancel(context.Background())
-	readErr := c.readLoop(base)
+	readErr := c.readLoop()
 	close(c.readDone) // idle handler goroutines exit
-	cancelAll()
+	c.cancelInflight()
 	c.handlers.Wait()
 
 	endErr := ErrClosed
@@ -164,7 +164,7 @@ func (c *Conn) Serve() error {
 	return readErr
 }
 
-func (c *Conn) readLoop(base context.Context) error {
+func (c *Conn) readLoop() error {
 	for {
 		l := c.readLimit.Load()
 		if l == nil {
@@ -177,7 +177,7 @@ func (c *Conn) readLoop(base context.Context) error {
 			}
 			runtime.GC() // what was collected of it, up to the limit: see hugeMessage
 		} else if len(bytes.TrimSpace(line)) > 0 {
-			c.dispatch(base, line)
+			c.dispatch(line)
 		}
 		if len(line) >= hugeMessage {
 			runtime.GC() // see hugeMessage
@@ -188,7 +188,7 @@ func (c *Conn) readLoop(base context.Context) error {
 	}
 }
 
-func (c *Conn) dispatch(base context.Context, line []byte) {
+func (c *Conn) dispatch(line []byte) {
 	m, err := decodeMessage(line)
 	if err != nil {
 		c.rejectInvalid(line, classifyUndecodable(line, err))
@@ -200,7 +200,7 @@ func (c *Conn) dispatch(base context.Context, line []byte) {
 	}
 	switch {
 	case m.isRequest():
-		c.startHandler(base, m)
+		c.startHandler(m)
 	case m.isNotification():
 		if m.Method == "notifications/cancelled" {
 			c.peerCancelled(m.Params)

@@ -11,73 +11,15 @@ import (
 // one when one is idle), with a ctx that ends when the peer cancels it or
 // the connection ends, and is answered once its handler returns.
 
-// inflightRequest is one request of the peer's being handled. It is the
-// handler's ctx itself (Value answers for inflightKey, the rest is its
-// cancellable context), so that a request costs one allocation for what
-// RequestID and Answered read instead of a context value of its own.
-type inflightRequest struct {
-	context.Context // cancelled by cancel; its parent ends with the connection
-	cancel          context.CancelFunc
-	conn            *Conn
-	id              json.RawMessage // as the peer wrote it (RequestID)
-	// under conn.mu:
-	cancelled bool          // the peer cancelled it: send no response
-	done      bool          // its response is written (or skipped)
-	answered  chan struct{} // made by Answered, closed once done
-}
-
-// Value returns the request for inflightKey (RequestID, Answered) and
-// otherwise asks its parent, so that contexts derived from a handler's ctx
-// find the cancellable context they hang on as they would any other.
-func (r *inflightRequest) Value(key any) any {
-	if key == (inflightKey{}) {
-		return r
-	}
-	return r.Context.Value(key)
-}
-
-// answeredChan returns a channel closed once r's response is out. It is
-// made only when asked for: only an open listen waits for it.
-func (r *inflightRequest) answeredChan() <-chan struct{} {
-	r.conn.mu.Lock()
-	defer r.conn.mu.Unlock()
-	if r.answered == nil {
-		r.answered = make(chan struct{})
-		if r.done {
-			close(r.answered)
-		}
-	}
-	return r.answered
-}
-
-// markAnswered closes r's answered channel, if one was asked for.
-func (r *inflightRequest) markAnswered() {
-	r.conn.mu.Lock()
-	r.done = true
-	ch := r.answered
-	r.conn.mu.Unlock()
-	if ch != nil {
-		close(ch)
-	}
-}
-
-// newInflight returns the request with id as its handler will see it:
-// three allocations (the request, its cancellable context, the cancel
-// func), four once something waits on its Done.
-func (c *Conn) newInflight(base context.Context, id json.RawMessage) *inflightRequest {
-	req := &inflightRequest{conn: c, id: id}
-	req.Context, req.cancel = context.WithCancel(base)
-	return req
-}
-
-func (c *Conn) startHandler(base context.Context, m message) {
-	req := c.newInflight(base, m.ID)
+func (c *Conn) startHandler(m message) {
+	req := c.newInflight(m.ID)
 	// The key is the id's own bytes, part of a line that is never written
 	// to again (decodeMessage): converting them would copy them, one
 	// allocation per request, for a key that lives only while req does.
 	key := unsafe.String(unsafe.SliceData(m.ID), len(m.ID))
 	c.mu.Lock()
 	c.inflight[key] = req
+	c.link(req)
 	c.mu.Unlock()
 
 	j := handlerJob{req: req, key: key, m: m}
@@ -151,6 +93,7 @@ func (c *Conn) runHandler(j handlerJob) {
 	req.cancel()
 	c.mu.Lock()
 	delete(c.inflight, j.key)
+	c.unlink(req)
 	skip := req.cancelled
 	c.mu.Unlock()
 	if skip {
