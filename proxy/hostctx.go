@@ -18,10 +18,8 @@ type hostRequest struct {
 type hostRequestKey struct{}
 
 // withHostRequest attaches the host request's facts to ctx: Trunk.Handle
-// takes them there, so that its signature stays that of a request. hr is
-// never written to after: a 2025-era host's requests all carry the one its
-// initialize made (Session.legacyHost), which a pointer carries without
-// copying it into an allocation of its own on every request.
+// takes them there, so that its signature stays that of a request. By
+// pointer, read only: a 2025-era host's requests share legacyHost's, unboxed.
 func withHostRequest(ctx context.Context, hr *hostRequest) context.Context {
 	return context.WithValue(ctx, hostRequestKey{}, hr)
 }

@@ -72,11 +72,7 @@ func (t *Trunk) list(ctx context.Context, l catalog.List, params json.RawMessage
 // unprefixed server), the owner's own map gives the upstream name, and the
 // params go on with only the name replaced.
 func (t *Trunk) routeNamed(ctx context.Context, method string, params json.RawMessage, kind string) (json.RawMessage, error) {
-	what := "the tool's name" // not "the "+kind+"'s name": an allocation on every call
-	if kind == "prompt" {
-		what = "the prompt's name"
-	}
-	name, err := translate.RequiredString(method, params, "name", what)
+	name, err := translate.RequiredName(method, params, kind)
 	if err != nil {
 		return nil, err
 	}

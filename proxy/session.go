@@ -235,8 +235,7 @@ func (s *Session) legacyClient() string {
 	return name
 }
 
-// legacyHost is the facts of a 2025-era host's requests, shared by all
-// of them: not to be written to.
+// legacyHost is the facts of a 2025-era host's requests (shared: read only).
 func (s *Session) legacyHost() *hostRequest {
 	if hr := s.legacy.Load(); hr != nil {
 		return hr
