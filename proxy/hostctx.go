@@ -18,8 +18,9 @@ type hostRequest struct {
 type hostRequestKey struct{}
 
 // withHostRequest attaches the host request's facts to ctx: Trunk.Handle
-// takes them there, so that its signature stays that of a request.
-func withHostRequest(ctx context.Context, hr hostRequest) context.Context {
+// takes them there, so that its signature stays that of a request. By
+// pointer, read only: a 2025-era host's requests share legacyHost's, unboxed.
+func withHostRequest(ctx context.Context, hr *hostRequest) context.Context {
 	return context.WithValue(ctx, hostRequestKey{}, hr)
 }
 
@@ -27,6 +28,8 @@ func withHostRequest(ctx context.Context, hr hostRequest) context.Context {
 // without them (the trunk's own calls, the CLI's one-shot commands) is a
 // legacy request with no capabilities.
 func hostRequestOf(ctx context.Context) hostRequest {
-	hr, _ := ctx.Value(hostRequestKey{}).(hostRequest)
-	return hr
+	if hr, _ := ctx.Value(hostRequestKey{}).(*hostRequest); hr != nil {
+		return *hr
+	}
+	return hostRequest{}
 }

@@ -76,7 +76,7 @@ func (t *Trunk) list(ctx context.Context, l catalog.List, params json.RawMessage
 // unprefixed server), the owner's own map gives the upstream name, and the
 // params go on with only the name replaced.
 func (t *Trunk) routeNamed(ctx context.Context, method string, params json.RawMessage, kind string) (json.RawMessage, error) {
-	name, err := translate.RequiredString(method, params, "name", "the "+kind+"'s name")
+	name, err := translate.RequiredName(method, params, kind)
 	if err != nil {
 		return nil, err
 	}

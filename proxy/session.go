@@ -194,9 +194,9 @@ func (s *Session) handle(ctx context.Context, meta translate.RequestMeta, method
 		// A probe at a legacy revision, or with no _meta: the answer lists
 		// the revisions, and the host falls back to initialize.
 		if meta.Version != "" {
-			hr = hostRequest{translate.HostRequest{Version: meta.Version, Caps: meta.Caps}, s}
+			hr = &hostRequest{translate.HostRequest{Version: meta.Version, Caps: meta.Caps}, s}
 		}
-		return s.discover(withHostRequest(ctx, hr), hr)
+		return s.discover(withHostRequest(ctx, hr), *hr)
 	}
 	ctx = withHostRequest(ctx, hr)
 	if s.trunk.hosts.shared.Load() {
@@ -222,7 +222,7 @@ func (s *Session) handleStateless(ctx context.Context, meta translate.RequestMet
 	// An upstream at the stateless revision is told, in each request, what
 	// this very request's host can be asked and the log level it asked for
 	// (none when it named none), exactly: upstream.Client sets the _meta.
-	ctx = outgoing.WithHostCapabilities(withHostRequest(ctx, hr), hr.ForwardedCaps())
+	ctx = outgoing.WithHostCapabilities(withHostRequest(ctx, &hr), hr.ForwardedCaps())
 	ctx = outgoing.WithLogLevel(ctx, meta.LogLevel)
 	if err := translate.RemovedError(method); err != nil {
 		return nil, err
@@ -251,12 +251,12 @@ func (s *Session) legacyClient() string {
 	return name
 }
 
-// legacyHost is the facts of a 2025-era host's requests.
-func (s *Session) legacyHost() hostRequest {
+// legacyHost is the facts of a 2025-era host's requests (shared: read only).
+func (s *Session) legacyHost() *hostRequest {
 	if hr := s.legacy.Load(); hr != nil {
-		return *hr
+		return hr
 	}
-	return hostRequest{session: s}
+	return &hostRequest{session: s}
 }
 
 // startUpstreams starts the upstreams with the host's forwarded

@@ -114,7 +114,7 @@ func (t *Trunk) applySharedLevel(ctx context.Context) error {
 // upstream one. A server of the session's own is subscribed directly.
 func (s *Session) subscribe(ctx context.Context, uri string) error {
 	if s.trunk.perSessionURI(uri) {
-		_, err := s.trunk.Handle(ctx, "resources/subscribe", uriParams(uri))
+		_, err := s.trunk.Handle(ctx, "resources/subscribe", translate.URIParams(uri))
 		return err
 	}
 	s.subsMu.Lock()
@@ -138,7 +138,7 @@ func (s *Session) subscribe(ctx context.Context, uri string) error {
 
 func (s *Session) unsubscribe(ctx context.Context, uri string) error {
 	if s.trunk.perSessionURI(uri) {
-		_, err := s.trunk.Handle(ctx, "resources/unsubscribe", uriParams(uri))
+		_, err := s.trunk.Handle(ctx, "resources/unsubscribe", translate.URIParams(uri))
 		return err
 	}
 	s.subsMu.Lock()
@@ -170,7 +170,7 @@ func (s *Session) releaseSubscriptions() {
 // share of it is held (relay.Shares).
 func (t *Trunk) acquireSubscription(ctx context.Context, uri string) error {
 	return t.subs.Acquire(uri, func() error {
-		_, err := t.Handle(ctx, "resources/subscribe", uriParams(uri))
+		_, err := t.Handle(ctx, "resources/subscribe", translate.URIParams(uri))
 		return err
 	})
 }
@@ -183,9 +183,9 @@ func (t *Trunk) releaseSubscription(uri string, quiet bool) {
 		if quiet || t.life.Err() != nil {
 			return
 		}
-		ctx, cancel := context.WithTimeout(withHostRequest(context.Background(), hostRequest{HostRequest: translate.HostRequest{Version: protocol.Stateless}}), subscriptionRelease)
+		ctx, cancel := context.WithTimeout(withHostRequest(context.Background(), &hostRequest{HostRequest: translate.HostRequest{Version: protocol.Stateless}}), subscriptionRelease)
 		defer cancel()
-		if _, err := t.Handle(ctx, "resources/unsubscribe", uriParams(uri)); err != nil {
+		if _, err := t.Handle(ctx, "resources/unsubscribe", translate.URIParams(uri)); err != nil {
 			t.logger.Debug("ending a resource subscription failed", "uri", uri, "error", err)
 		}
 	})
@@ -209,9 +209,4 @@ func (l listenSession) CheckSize(size int) error { return l.s.conn.CheckSize(siz
 
 func (l listenSession) Push(method string, params json.RawMessage, size int) error {
 	return l.s.out.Push(method, params, size)
-}
-
-func uriParams(uri string) json.RawMessage {
-	out, _ := json.Marshal(map[string]string{"uri": uri})
-	return out
 }

@@ -88,6 +88,7 @@ type Conn struct {
 	mu       sync.Mutex
 	pending  map[int64]chan response     // our requests awaiting a response
 	inflight map[string]*inflightRequest // the peer's requests being handled, by raw id
+	running  *inflightRequest            // all of them, duplicate ids too: a list through inflightRequest.next
 	err      error                       // why the connection ended, once done is closed
 }
 
@@ -95,13 +96,6 @@ type response struct {
 	result json.RawMessage
 	err    *Error
 	fail   error // no answer could be read (an *OverlongLineError)
-}
-
-type inflightRequest struct {
-	id        json.RawMessage // as the peer wrote it (RequestID)
-	cancel    context.CancelFunc
-	cancelled bool          // the peer cancelled it: send no response
-	answered  chan struct{} // closed once its response is written (or skipped)
 }
 
 // NewConn returns a connection reading messages from r and writing to w.
@@ -150,10 +144,9 @@ func (c *Conn) Err() error {
 // every pending call, cancels every request being handled, waits for their
 // handlers to return, and returns nil on a clean EOF.
 func (c *Conn) Serve() error {
-	base, cancelAll := context.WithCancel(context.Background())
-	readErr := c.readLoop(base)
+	readErr := c.readLoop()
 	close(c.readDone) // idle handler goroutines exit
-	cancelAll()
+	c.cancelInflight()
 	c.handlers.Wait()
 
 	endErr := ErrClosed
@@ -171,7 +164,7 @@ func (c *Conn) Serve() error {
 	return readErr
 }
 
-func (c *Conn) readLoop(base context.Context) error {
+func (c *Conn) readLoop() error {
 	for {
 		l := c.readLimit.Load()
 		if l == nil {
@@ -184,7 +177,7 @@ func (c *Conn) readLoop(base context.Context) error {
 			}
 			runtime.GC() // what was collected of it, up to the limit: see hugeMessage
 		} else if len(bytes.TrimSpace(line)) > 0 {
-			c.dispatch(base, line)
+			c.dispatch(line)
 		}
 		if len(line) >= hugeMessage {
 			runtime.GC() // see hugeMessage
@@ -195,7 +188,7 @@ func (c *Conn) readLoop(base context.Context) error {
 	}
 }
 
-func (c *Conn) dispatch(base context.Context, line []byte) {
+func (c *Conn) dispatch(line []byte) {
 	m, err := decodeMessage(line)
 	if err != nil {
 		c.rejectInvalid(line, classifyUndecodable(line, err))
@@ -207,7 +200,7 @@ func (c *Conn) dispatch(base context.Context, line []byte) {
 	}
 	switch {
 	case m.isRequest():
-		c.startHandler(base, m)
+		c.startHandler(m)
 	case m.isNotification():
 		if m.Method == "notifications/cancelled" {
 			c.peerCancelled(m.Params)
@@ -272,121 +265,6 @@ func (c *Conn) deliver(m message) {
 	ch <- response{result: m.Result, err: m.Error}
 }
 
-func (c *Conn) startHandler(base context.Context, m message) {
-	req := &inflightRequest{id: m.ID, answered: make(chan struct{})}
-	ctx, cancel := handlerContext(base, req)
-	key := string(m.ID)
-	c.mu.Lock()
-	c.inflight[key] = req
-	c.mu.Unlock()
-
-	j := handlerJob{ctx: ctx, cancel: cancel, req: req, key: key, m: m}
-	select {
-	case c.idle <- j: // a handler goroutine done with its last request takes it
-		return
-	default:
-	}
-	c.handlers.Add(1)
-	go c.handle(j)
-}
-
-// handlerContext is the ctx a handler of req runs with: cancelled when the
-// peer cancels req, and carrying req for RequestID and Answered in a single
-// value (each context value is an allocation on every request).
-func handlerContext(base context.Context, req *inflightRequest) (context.Context, context.CancelFunc) {
-	ctx, cancel := context.WithCancel(context.WithValue(base, inflightKey{}, req))
-	req.cancel = cancel
-	return ctx, cancel
-}
-
-// handlerJob is one request from the peer for a handler goroutine.
-type handlerJob struct {
-	ctx    context.Context
-	cancel context.CancelFunc
-	req    *inflightRequest
-	key    string
-	m      message
-}
-
-// maxIdleHandlers and handlerIdle bound the handler goroutines that wait
-// for the next request once theirs is answered: at most this many, for at
-// most this long. A goroutine that takes over a request keeps the stack it
-// grew on the last one; a new goroutine starts small and grows (copies) its
-// stack on every request, which was a tenth of the trunk's CPU per
-// tools/call.
-const (
-	maxIdleHandlers = 32
-	handlerIdle     = time.Second
-)
-
-// handle runs j and then the requests startHandler passes it while it
-// waits idle, until it has waited handlerIdle, maxIdleHandlers others are
-// already waiting, or the read loop ends.
-func (c *Conn) handle(j handlerJob) {
-	defer c.handlers.Done()
-	var idle *time.Timer
-	defer func() {
-		if idle != nil {
-			idle.Stop()
-		}
-	}()
-	for {
-		c.runHandler(j)
-		if c.idlers.Add(1) > maxIdleHandlers {
-			c.idlers.Add(-1)
-			return
-		}
-		if idle == nil {
-			idle = time.NewTimer(handlerIdle)
-		} else {
-			idle.Reset(handlerIdle)
-		}
-		select {
-		case j = <-c.idle:
-			c.idlers.Add(-1)
-		case <-idle.C:
-			c.idlers.Add(-1)
-			return
-		case <-c.readDone:
-			c.idlers.Add(-1)
-			return
-		}
-	}
-}
-
-// runHandler answers one request, unless the peer cancelled it.
-func (c *Conn) runHandler(j handlerJob) {
-	defer close(j.req.answered)
-	result, err := c.callHandler(j.ctx, j.m.Method, j.m.Params)
-	j.cancel()
-	c.mu.Lock()
-	delete(c.inflight, j.key)
-	skip := j.req.cancelled
-	c.mu.Unlock()
-	if skip {
-		return
-	}
-	var rpcErr *Error
-	if err != nil {
-		rpcErr = AsError(err)
-	}
-	if werr := c.writeResponse(j.m.ID, result, rpcErr); werr != nil {
-		c.logger.Debug("writing a response failed", "method", j.m.Method, "error", werr)
-	}
-}
-
-// callHandler turns a handler panic into an internal error, so one bad
-// request cannot take the whole connection down.
-func (c *Conn) callHandler(ctx context.Context, method string, params json.RawMessage) (result json.RawMessage, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			c.logger.Error("request handler panicked", "method", method, "panic", p)
-			err = Errorf(CodeInternalError, "internal error handling %s", method)
-		}
-	}()
-	return c.handler.HandleRequest(ctx, method, params)
-}
-
 // notify runs the notification handler, containing a panic to the one
 // notification that caused it.
 func (c *Conn) notify(method string, params json.RawMessage) {
@@ -396,24 +274,6 @@ func (c *Conn) notify(method string, params json.RawMessage) {
 		}
 	}()
 	c.handler.HandleNotification(method, params)
-}
-
-func (c *Conn) peerCancelled(params json.RawMessage) {
-	var p struct {
-		RequestID json.RawMessage `json:"requestId"`
-	}
-	if err := json.Unmarshal(params, &p); err != nil || !hasID(p.RequestID) {
-		return
-	}
-	c.mu.Lock()
-	req, ok := c.inflight[string(p.RequestID)]
-	if ok {
-		req.cancelled = true
-	}
-	c.mu.Unlock()
-	if ok {
-		req.cancel()
-	}
 }
 
 // Call sends a request and waits for its response. When ctx ends first, the

@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 )
 
-// inflightKey carries the *inflightRequest a handler's ctx belongs to: one
-// context value for both RequestID and Answered, a pointer so that storing
-// it costs no allocation beyond the context's own.
+// inflightKey finds the *inflightRequest a handler's ctx belongs to (the
+// request is that ctx: see inflightRequest.Value), for RequestID and
+// Answered.
 type inflightKey struct{}
 
 func inflightOf(ctx context.Context) *inflightRequest {
@@ -34,7 +34,7 @@ func RequestID(ctx context.Context) json.RawMessage {
 // its answer to be out before the connection's writer goes.
 func Answered(ctx context.Context) <-chan struct{} {
 	if req := inflightOf(ctx); req != nil {
-		return req.answered
+		return req.answeredChan()
 	}
 	return nil
 }

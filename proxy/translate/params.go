@@ -33,6 +33,23 @@ func RequiredString(method string, params json.RawMessage, field, what string) (
 	return "", jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s: params.%s is empty (%s)", method, field, what)
 }
 
+// RequiredName is RequiredString of params.name, the name of a kind of item
+// ("tool", "prompt"), whose description ("the tool's name") is built only
+// for the error: on every call it was an allocation.
+func RequiredName(method string, params json.RawMessage, kind string) (string, error) {
+	if s, err := rawjson.StringField(params, "name"); err == nil && s != "" {
+		return s, nil
+	}
+	return RequiredString(method, params, "name", "the "+kind+"'s name")
+}
+
+// URIParams is the params of a request about one resource: the trunk's own
+// resources/subscribe and resources/unsubscribe.
+func URIParams(uri string) json.RawMessage {
+	out, _ := json.Marshal(map[string]string{"uri": uri})
+	return out
+}
+
 // OptionalObject checks that params' member field, when present and not
 // null, is an object.
 func OptionalObject(method string, params json.RawMessage, field string) error {

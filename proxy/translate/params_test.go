@@ -22,6 +22,13 @@ func TestParamsShapeErrors(t *testing.T) {
 		if e := jsonrpc.AsError(err); e == nil || e.Code != jsonrpc.CodeInvalidParams || e.Message != tc.want {
 			t.Errorf("params %s: %v, want -32602 %q", tc.params, err, tc.want)
 		}
+		_, err = RequiredName("tools/call", json.RawMessage(tc.params), "tool")
+		if e := jsonrpc.AsError(err); e == nil || e.Message != tc.want {
+			t.Errorf("RequiredName, params %s: %v, want %q", tc.params, err, tc.want)
+		}
+	}
+	if name, err := RequiredName("prompts/get", json.RawMessage(`{"name":"p"}`), "prompt"); err != nil || name != "p" {
+		t.Errorf("RequiredName of a good name: %q, %v", name, err)
 	}
 	if name, err := RequiredString("tools/call", json.RawMessage(`{"name":"x"}`), "name", ""); err != nil || name != "x" {
 		t.Errorf("a good name: %q, %v", name, err)
