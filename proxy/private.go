@@ -64,7 +64,7 @@ func (t *Trunk) holdOwn(s *Session) func() {
 func (t *Trunk) initPools() {
 	t.own.Whose, t.own.Logger = "the session's", t.logger
 	t.own.New = func(_ context.Context, s *Session) *upstream.Fleet {
-		return t.ownFleet(s.logger, s.legacyHost(), func(server, method string, params json.RawMessage) {
+		return t.ownFleet(s.logger, *s.legacyHost(), func(server, method string, params json.RawMessage) {
 			t.toSession(s, server, method, t.exportNotification(server, method, params))
 		}, func(ctx context.Context, server, method string, params json.RawMessage) (json.RawMessage, error) {
 			return t.askSession(ctx, s, server, method, params)
@@ -75,7 +75,7 @@ func (t *Trunk) initPools() {
 	t.perUser.Closed = t.creds.Forget
 	t.perUser.New = func(ctx context.Context, subject string) *upstream.Fleet {
 		mine := func(s *Session) bool { return s.subject == subject }
-		return t.ownFleet(t.logger.With("subject", subject), hostRequestOf(ctx).session.legacyHost(), func(server, method string, params json.RawMessage) {
+		return t.ownFleet(t.logger.With("subject", subject), *hostRequestOf(ctx).session.legacyHost(), func(server, method string, params json.RawMessage) {
 			params = t.exportNotification(server, method, params)
 			for _, s := range t.hosts.all() {
 				if mine(s) {
