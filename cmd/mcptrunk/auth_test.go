@@ -396,17 +396,17 @@ func authInBackground(t *testing.T, args func(f *authFixture, dir string) []stri
 
 	logged := regexp.MustCompile(`open this URL[^\n]*url=("(?:[^"\\]|\\.)*"|\S+)`)
 	var authURL string
-	deadline := time.Now().Add(10 * time.Second)
-	for authURL == "" && time.Now().Before(deadline) {
-		if m := logged.FindStringSubmatch(stderr.String()); m != nil {
-			authURL = m[1]
-			if u, err := strconv.Unquote(authURL); err == nil {
-				authURL = u
-			}
-			break
+	waitFor(ctx, 10*time.Second, func() bool {
+		m := logged.FindStringSubmatch(stderr.String())
+		if m == nil {
+			return false
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		authURL = m[1]
+		if u, err := strconv.Unquote(authURL); err == nil {
+			authURL = u
+		}
+		return true
+	})
 	if authURL == "" {
 		t.Fatalf("%s logged no authorisation URL:\n%s", argv[0], stderr.String())
 	}
@@ -426,12 +426,8 @@ func authInBackground(t *testing.T, args func(f *authFixture, dir string) []stri
 	case <-time.After(10 * time.Second):
 		t.Fatalf("no tools/list_changed after authorising; stderr:\n%s", stderr.String())
 	}
-	deadline = time.Now().Add(5 * time.Second)
-	for !slices.Contains(names(), tool) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the server's tools did not appear: %v", names())
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !waitFor(ctx, 5*time.Second, func() bool { return slices.Contains(names(), tool) }) {
+		t.Fatalf("the server's tools did not appear: %v", names())
 	}
 	res, err := session.CallTool(ctx, &sdk.CallToolParams{Name: tool, Arguments: map[string]any{"text": "served"}})
 	if err != nil || res.IsError || len(res.Content) == 0 {

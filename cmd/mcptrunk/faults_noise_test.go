@@ -63,7 +63,6 @@ var fltNoiseFaults = []struct {
 			if text, err := h.callTool(ctx, "mcp__flaky__ping_tool", nil); err != nil || text != "pong" {
 				t.Errorf("ping_tool %d during a stderr flood: %q, %v", i, text, err)
 			}
-			time.Sleep(10 * time.Millisecond)
 		}
 		if _, err := waitStderrLine(ctx, h.stderr, 5*time.Second, "flaky", "stderr flood"); err != nil {
 			t.Errorf("the flood is not in the trunk's log with the server's name: %v", err)

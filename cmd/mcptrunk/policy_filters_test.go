@@ -200,7 +200,13 @@ func TestPolicyFilters(t *testing.T) {
 					t.Errorf("the warning about nomatch_tool_* was logged %d times, want once", n)
 				}
 			} else {
-				time.Sleep(200 * time.Millisecond)
+				// A warning is logged while the catalog is built, before
+				// the answer that needed it; once the trunk has exited,
+				// its stderr is all there.
+				trunk.closeStdin()
+				if !trunk.waitExit(procGrace) {
+					t.Fatal("the trunk did not exit after stdin EOF")
+				}
 				if strings.Contains(trunk.stderr.String(), "matches nothing") {
 					t.Errorf("a warning about patterns without any filter:\n%s", trunk.stderr.String())
 				}

@@ -109,19 +109,19 @@ func polTools(t testing.TB, ctx context.Context, c *rawConn) map[string]polTool 
 // registers some tools after its handshake) and at least min are listed.
 func polStableTools(t testing.TB, ctx context.Context, c *rawConn, min int) map[string]polTool {
 	t.Helper()
-	var prev map[string]polTool
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		cur := polTools(t, ctx, c)
+	var prev, cur map[string]polTool
+	wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	if eventually(wctx, 300*time.Millisecond, func() error {
+		prev, cur = cur, polTools(t, ctx, c)
 		if len(cur) >= min && prev != nil && slices.Equal(sortedKeys(prev), sortedKeys(cur)) {
-			return cur
+			return nil
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: tools never settled; last list (%d, want >= %d): %q", c.name, len(cur), min, sortedKeys(cur))
-		}
-		prev = cur
-		time.Sleep(300 * time.Millisecond)
+		return fmt.Errorf("not settled")
+	}) != nil {
+		t.Fatalf("%s: tools never settled; last list (%d, want >= %d): %q", c.name, len(cur), min, sortedKeys(cur))
 	}
+	return cur
 }
 
 // polKeys lists the key member (name, uri or uriTemplate) of every item.

@@ -107,7 +107,66 @@ func TestProtocolListChanged(t *testing.T) {
 	if !waitFor(ctx, 30*time.Second, func() bool { return listChanged("tools") > 0 }) {
 		t.Fatal("the host never got tools/list_changed after everything arrived")
 	}
-	time.Sleep(1 * time.Second)
+	// The host ends with the full list: everything's tools as a direct
+	// client with the same capabilities sees them. The host lists them only
+	// once the trunk has them all (mcp__trunk__status counts them): a list
+	// read in the middle of the burst would earn it one more list_changed.
+	d := startRaw(t, "everything", exec.Command(argv[0], argv[1:]...))
+	d.result(ctx, "initialize", `{"protocolVersion":"2025-11-25","capabilities":`+caps+`,"clientInfo":{"name":"mcptrunk-protocol-raw","version":"0"}}`)
+	d.notify("notifications/initialized", nil)
+	var want, got []string
+	wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	err := eventually(wctx, 200*time.Millisecond, func() error {
+		want = nil
+		for _, n := range keysOf(t, d.list(ctx, "tools/list", "tools"), "name") {
+			want = append(want, "mcp__everything__"+n)
+		}
+		sort.Strings(want)
+		if !slices.Contains(want, "mcp__everything__trigger-sampling-request") {
+			return fmt.Errorf("the direct client does not list trigger-sampling-request yet: %q", want)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("everything's tools, directly: %v", err)
+	}
+	// All it was needed for. It asks for roots 350 ms after initialized,
+	// and one closed before it had them would never exit: it logs them.
+	if !waitFor(ctx, 20*time.Second, func() bool { return len(rawNotes(d, "notifications/message")) > 0 }) {
+		t.Fatal("everything, directly, never logged the roots it got")
+	}
+	d.shutdown(procGrace)
+	err = eventually(wctx, 200*time.Millisecond, func() error {
+		text, err := c.callTool(ctx, "mcp__trunk__status", nil)
+		if err != nil {
+			return err
+		}
+		st, err := parseStatus(text)
+		if err != nil {
+			return err
+		}
+		if n := st["everything"].Tools; n != len(want) {
+			return fmt.Errorf("the trunk has %d of everything's %d tools", n, len(want))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("the trunk never had everything's tools: %v", err)
+	}
+	for _, n := range keysOf(t, c.list(ctx, "tools/list", "tools"), "name") {
+		if strings.HasPrefix(n, "mcp__everything__") {
+			got = append(got, n)
+		}
+	}
+	if !slices.Equal(want, got) {
+		t.Errorf("the host's tool list after the burst: want %q, got %q", want, got)
+	}
+
+	// The host has read the full list, so the trunk has nothing left to
+	// announce; a list_changed it had already queued comes before the
+	// answer to a later request.
+	c.result(ctx, "ping", nil)
 	if n := listChanged("tools"); n > 2 {
 		t.Errorf("server-everything's arrival and burst of %d cost the host %d tools/list_changed, want at most 2", len(filterTap(evTap.sent(), "notifications/tools/list_changed")), n)
 	}
@@ -127,34 +186,6 @@ func TestProtocolListChanged(t *testing.T) {
 	}
 	if docs == 0 {
 		t.Errorf("after resources/list_changed the host does not see everything's resources")
-	}
-
-	// The host ends with the full list: everything's tools as a direct
-	// client with the same capabilities sees them.
-	d := startRaw(t, "everything", exec.Command(argv[0], argv[1:]...))
-	d.result(ctx, "initialize", `{"protocolVersion":"2025-11-25","capabilities":`+caps+`,"clientInfo":{"name":"mcptrunk-protocol-raw","version":"0"}}`)
-	d.notify("notifications/initialized", nil)
-	var want, got []string
-	wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
-	defer cancel()
-	err := eventually(wctx, 200*time.Millisecond, func() error {
-		want, got = nil, nil
-		for _, n := range keysOf(t, d.list(ctx, "tools/list", "tools"), "name") {
-			want = append(want, "mcp__everything__"+n)
-		}
-		sort.Strings(want)
-		for _, n := range keysOf(t, c.list(ctx, "tools/list", "tools"), "name") {
-			if strings.HasPrefix(n, "mcp__everything__") {
-				got = append(got, n)
-			}
-		}
-		if !slices.Contains(want, "mcp__everything__trigger-sampling-request") || !slices.Equal(want, got) {
-			return fmt.Errorf("want %q, got %q", want, got)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Errorf("the host's tool list after the burst: %v", err)
 	}
 
 	// Changes made by tool calls: five concurrent calls that each re-add a
@@ -184,16 +215,16 @@ func TestProtocolListChanged(t *testing.T) {
 		if !waitFor(ctx, 10*time.Second, func() bool { return listChanged(kind.list) > n0 }) {
 			t.Errorf("no %s/list_changed after %s", kind.list, kind.tool)
 		}
-		time.Sleep(500 * time.Millisecond)
+		if after := keysOf(t, c.list(ctx, kind.list+"/list", kind.field), "name"); !slices.Contains(after, kind.item) {
+			t.Errorf("%s is not listed after %s: %q", kind.item, kind.tool, after)
+		}
+		c.result(ctx, "ping", nil) // as above: what was queued is in
 		upstream := len(filterTap(cfTap.sent(), "notifications/"+kind.list+"/list_changed")) - upstream0
 		if delta := listChanged(kind.list) - n0; delta > 2 {
 			t.Errorf("%d %s/list_changed from the conformance server cost the host %d", upstream, kind.list, delta)
 		}
 		if others := listChanged("tools") + listChanged("prompts") - listChanged(kind.list); others != others0 {
 			t.Errorf("only %s changed, but the host was told of other lists too", kind.list)
-		}
-		if after := keysOf(t, c.list(ctx, kind.list+"/list", kind.field), "name"); !slices.Contains(after, kind.item) {
-			t.Errorf("%s is not listed after %s: %q", kind.item, kind.tool, after)
 		}
 	}
 }
