@@ -50,9 +50,30 @@ func pinStateless(s server) server {
 	return s
 }
 
+// withFields returns s with extra fields set.
+func withFields(s server, extra map[string]any) server {
+	out := server{}
+	for k, v := range s {
+		out[k] = v
+	}
+	for k, v := range extra {
+		out[k] = v
+	}
+	return out
+}
+
 // writeConfig writes a config with the given servers (and optional trunk
 // section) into a fresh temporary directory and returns its path.
 func writeConfig(t testing.TB, servers map[string]server, trunk map[string]any) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "mcptrunk.json")
+	writeConfigAt(t, path, servers, trunk)
+	return path
+}
+
+// writeConfigAt writes a config with the given servers (and optional trunk
+// section) at path, over what is there.
+func writeConfigAt(t testing.TB, path string, servers map[string]server, trunk map[string]any) {
 	t.Helper()
 	cfg := map[string]any{"mcpServers": servers}
 	if trunk != nil {
@@ -62,11 +83,9 @@ func writeConfig(t testing.TB, servers map[string]server, trunk map[string]any) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(t.TempDir(), "mcptrunk.json")
 	if err := os.WriteFile(path, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return path
 }
 
 // ---- output capture ----

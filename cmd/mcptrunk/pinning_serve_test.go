@@ -32,14 +32,8 @@ func pinConfig(t *testing.T, dir, mode string, env map[string]string, trunk map[
 	for k, v := range trunk {
 		opts[k] = v
 	}
-	data, err := json.MarshalIndent(map[string]any{"mcpServers": map[string]server{"chaos": chaos, "notes": notesServer()}, "trunk": opts}, "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
 	path := filepath.Join(dir, "mcptrunk.json")
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeConfigAt(t, path, map[string]server{"chaos": chaos, "notes": notesServer()}, opts)
 	return path
 }
 
@@ -65,8 +59,9 @@ func trunkPinStatus(t *testing.T, ctx context.Context, s *mcp.ClientSession) pin
 	return report.Pinning
 }
 
-// has reports whether items name what with a What containing sub.
-func pinHas(items []struct{ Kind, Name, What string }, name, sub string) bool {
+// listsItem reports whether items hold one called name whose What
+// contains sub.
+func listsItem(items []struct{ Kind, Name, What string }, name, sub string) bool {
 	return slices.ContainsFunc(items, func(i struct{ Kind, Name, What string }) bool {
 		return i.Name == name && strings.Contains(i.What, sub)
 	})
@@ -116,14 +111,14 @@ func TestPinningWarn(t *testing.T) {
 	var st pinStatus
 	if err := eventually(ctx, 50*time.Millisecond, func() error {
 		st = trunkPinStatus(t, ctx, s.ClientSession)
-		if !pinHas(st.Servers["chaos"].Drift, "ping_tool", "changed since it was pinned") {
+		if !listsItem(st.Servers["chaos"].Drift, "ping_tool", "changed since it was pinned") {
 			return fmt.Errorf("no drift reported yet: %+v", st)
 		}
 		return nil
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if !pinHas(st.Servers["chaos"].Findings, "ping_tool", "invisible characters in its description: U+E0053") {
+	if !listsItem(st.Servers["chaos"].Findings, "ping_tool", "invisible characters in its description: U+E0053") {
 		t.Errorf("the hidden characters are not reported: %+v", st.Servers["chaos"].Findings)
 	}
 	if len(st.Servers["chaos"].Withheld) != 0 {
@@ -143,7 +138,7 @@ func TestPinningWarn(t *testing.T) {
 	pinConfig(t, dir, "warn", map[string]string{"CHAOS_PING_DESCRIPTION": "Answers pong, louder.", "CHAOS_EXTRA_TOOL": "extra_tool"}, nil)
 	if err := eventually(ctx, 50*time.Millisecond, func() error {
 		st = trunkPinStatus(t, ctx, s.ClientSession)
-		if !pinHas(st.Servers["chaos"].Drift, "extra_tool", "new since it was pinned") {
+		if !listsItem(st.Servers["chaos"].Drift, "extra_tool", "new since it was pinned") {
 			return fmt.Errorf("no drift after the reload yet: %+v", st.Servers["chaos"])
 		}
 		return nil
@@ -200,11 +195,11 @@ func TestPinningEnforce(t *testing.T) {
 	}
 	st := trunkPinStatus(t, ctx, s.ClientSession)
 	for _, name := range []string{"ping_tool", "sneaky_extra"} {
-		if !pinHas(st.Servers["chaos"].Withheld, name, "pinning is enforced") {
+		if !listsItem(st.Servers["chaos"].Withheld, name, "pinning is enforced") {
 			t.Errorf("status does not list %s as withheld: %+v", name, st.Servers["chaos"])
 		}
 	}
-	if !pinHas(st.Servers["chaos"].Drift, "hang", "removed since it was pinned") {
+	if !listsItem(st.Servers["chaos"].Drift, "hang", "removed since it was pinned") {
 		t.Errorf("status does not report the removed tool: %+v", st.Servers["chaos"].Drift)
 	}
 
@@ -255,7 +250,7 @@ func TestPinningEnforceSchema(t *testing.T) {
 		t.Errorf("calling ping_tool: %v; want an error saying it changed and naming \"mcptrunk pin chaos\"", err)
 	}
 	st := trunkPinStatus(t, ctx, s.ClientSession)
-	if !pinHas(st.Servers["chaos"].Drift, "ping_tool", "changed since it was pinned") || st.Mode != "enforce" {
+	if !listsItem(st.Servers["chaos"].Drift, "ping_tool", "changed since it was pinned") || st.Mode != "enforce" {
 		t.Errorf("status: %+v", st)
 	}
 }
@@ -270,7 +265,7 @@ func TestPinningEnforceUnpinned(t *testing.T) {
 	s := connectTrunk(t, ctx, pinConfig(t, dir, "enforce", map[string]string{}, nil))
 	if err := eventually(ctx, 50*time.Millisecond, func() error {
 		st := trunkPinStatus(t, ctx, s.ClientSession)
-		if !pinHas(st.Servers["chaos"].Withheld, "ping_tool", "not pinned yet") || !pinHas(st.Servers["notes"].Withheld, "echo", "not pinned yet") {
+		if !listsItem(st.Servers["chaos"].Withheld, "ping_tool", "not pinned yet") || !listsItem(st.Servers["notes"].Withheld, "echo", "not pinned yet") {
 			return fmt.Errorf("not withheld yet: %+v", st.Servers)
 		}
 		return nil

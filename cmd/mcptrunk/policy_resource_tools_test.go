@@ -15,8 +15,8 @@ import (
 	"time"
 )
 
-// polListed is list_resources' answer.
-type polListed struct {
+// listedResources is list_resources' answer.
+type listedResources struct {
 	Resources []struct {
 		Server   string
 		Resource json.RawMessage
@@ -33,22 +33,22 @@ type polListed struct {
 func TestPolicyResourceTools(t *testing.T) {
 	t.Parallel()
 	ctx := testCtx(t, 150*time.Second)
-	directEv := polDirectEverything(t, ctx)
+	directEv := startRawEverything(t, ctx)
 	directNotes := startRawDirect(t, ctx, "notes", notesBin)
-	servers := map[string]server{"notes": notesServer(), "everything": polEverything(t, nil)}
+	servers := map[string]server{"notes": notesServer(), "everything": everythingServer(t, nil)}
 
 	t.Run("off", func(t *testing.T) {
 		t.Parallel()
 		// Its own deadline: a parallel subtest may wait minutes for a
 		// slot (-parallel is GOMAXPROCS), past the parent's.
 		ctx := testCtx(t, 150*time.Second)
-		trunk := startRawTrunk(t, ctx, writeConfig(t, servers, polTrunk(nil)))
-		tools := polTools(t, ctx, trunk)
+		trunk := startRawTrunk(t, ctx, writeConfig(t, servers, waitingForAll(nil)))
+		tools := toolsByName(t, ctx, trunk)
 		for _, name := range []string{"mcp__trunk__list_resources", "mcp__trunk__read_resource"} {
 			if _, ok := tools[name]; ok {
 				t.Errorf("%s is listed without trunk.resourceTools", name)
 			}
-			polWantRefused(t, ctx, trunk, name, map[string]any{"uri": "mcptrunk://notes/notes://readme"})
+			wantToolRefused(t, ctx, trunk, name, map[string]any{"uri": "mcptrunk://notes/notes://readme"})
 		}
 	})
 
@@ -58,8 +58,8 @@ func TestPolicyResourceTools(t *testing.T) {
 		// slot (-parallel is GOMAXPROCS), past the parent's.
 		ctx := testCtx(t, 150*time.Second)
 		tmp := t.TempDir()
-		trunk := polStartTrunk(t, ctx, writeConfig(t, servers, polTrunk(map[string]any{"resourceTools": true})), "TMPDIR="+tmp)
-		tools := polTools(t, ctx, trunk)
+		trunk := startRawTrunkEnv(t, ctx, writeConfig(t, servers, waitingForAll(map[string]any{"resourceTools": true})), "TMPDIR="+tmp)
+		tools := toolsByName(t, ctx, trunk)
 		for _, name := range []string{"mcp__trunk__list_resources", "mcp__trunk__read_resource"} {
 			tool, ok := tools[name]
 			if !ok {
@@ -72,10 +72,10 @@ func TestPolicyResourceTools(t *testing.T) {
 
 		// list_resources: every server's resources and templates, each with
 		// its server, as resources/list shows them through the trunk.
-		listed := func(args map[string]any) polListed {
+		listed := func(args map[string]any) listedResources {
 			t.Helper()
-			res, raw := polCallResult(t, ctx, trunk, "mcp__trunk__list_resources", args)
-			var l polListed
+			res, raw := callToolResult(t, ctx, trunk, "mcp__trunk__list_resources", args)
+			var l listedResources
 			if res.IsError || json.Unmarshal(res.StructuredContent, &l) != nil {
 				t.Fatalf("list_resources %v: %s", args, raw)
 			}
@@ -137,7 +137,7 @@ func TestPolicyResourceTools(t *testing.T) {
 			}
 		}
 		// An unknown server is an error naming it, not an empty list.
-		if res, raw := polCallResult(t, ctx, trunk, "mcp__trunk__list_resources", map[string]any{"server": "nosuch"}); !res.IsError || !strings.Contains(res.text(), `"nosuch"`) {
+		if res, raw := callToolResult(t, ctx, trunk, "mcp__trunk__list_resources", map[string]any{"server": "nosuch"}); !res.IsError || !strings.Contains(res.text(), `"nosuch"`) {
 			t.Errorf("list_resources for an unknown server: %s, want isError naming it", raw)
 		}
 
@@ -153,7 +153,7 @@ func TestPolicyResourceTools(t *testing.T) {
 			{"uri": "mcptrunk://notes/notes://readme"},
 			{"server": "notes", "uri": "notes://readme"},
 		} {
-			res, raw := polCallResult(t, ctx, trunk, "mcp__trunk__read_resource", args)
+			res, raw := callToolResult(t, ctx, trunk, "mcp__trunk__read_resource", args)
 			if res.IsError || res.text() != dr.Contents[0].Text {
 				t.Errorf("read_resource %v: %s\nwant the text %q", args, raw, dr.Contents[0].Text)
 			}
@@ -182,7 +182,7 @@ func TestPolicyResourceTools(t *testing.T) {
 		matched := false
 		for attempt := 0; attempt < 3 && !matched; attempt++ {
 			before := decoded()
-			res, raw := polCallResult(t, ctx, trunk, "mcp__trunk__read_resource", map[string]any{"uri": "mcptrunk://everything/" + blobURI})
+			res, raw := callToolResult(t, ctx, trunk, "mcp__trunk__read_resource", map[string]any{"uri": "mcptrunk://everything/" + blobURI})
 			after := decoded()
 			m := pathRE.FindStringSubmatch(res.text())
 			if res.IsError || m == nil {
@@ -228,8 +228,8 @@ func TestPolicyResourceTools(t *testing.T) {
 			"mcptrunk://notes/notes://note/999",
 			"mcptrunk://nosuch/x://y",
 		} {
-			r := polCall(t, ctx, trunk, "mcp__trunk__read_resource", map[string]any{"uri": u})
-			var res polResult
+			r := callToolResponse(t, ctx, trunk, "mcp__trunk__read_resource", map[string]any{"uri": u})
+			var res toolResult
 			if r.Err != nil || json.Unmarshal(r.Result, &res) != nil {
 				t.Errorf("read_resource %s: %v %s, want a result with isError", u, r.Err, r.Result)
 				continue
