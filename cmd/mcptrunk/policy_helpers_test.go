@@ -34,21 +34,10 @@ func startRawTrunkEnv(t *testing.T, ctx context.Context, cfg string, env ...stri
 	return c
 }
 
-// listedTool is the part of a tool definition the tests look at.
+// listedTool is a tool as listed: its name, and its definition as sent.
 type listedTool struct {
-	Name        string          `json:"name"`
-	Title       string          `json:"title"`
-	Annotations json.RawMessage `json:"annotations"`
-	raw         json.RawMessage
-}
-
-// readOnly is annotations.readOnlyHint.
-func (p listedTool) readOnly() bool {
-	var a struct {
-		ReadOnly *bool `json:"readOnlyHint"`
-	}
-	_ = json.Unmarshal(p.Annotations, &a)
-	return a.ReadOnly != nil && *a.ReadOnly
+	Name string `json:"name"`
+	raw  json.RawMessage
 }
 
 // toolsByName lists a connection's tools by name (following cursors).
