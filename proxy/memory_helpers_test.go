@@ -23,6 +23,17 @@ import (
 func memTrunk(t testing.TB, set memserver.Set, specs map[string]map[string]any, trunkOpts map[string]any, opts *Options) (*Trunk, *memHost) {
 	t.Helper()
 	t.Setenv("XDG_CACHE_HOME", t.TempDir()) // the catalog cache
+	if opts == nil {
+		opts = &Options{}
+	}
+	opts.Dial = func(spec config.Spec, h jsonrpc.Handler) (upstream.Transport, error) { return set.Dial(spec, h) }
+	tr := New(memConfig(t, set, specs, trunkOpts), opts)
+	return tr, &memHost{pipeHost: servePipes(t, tr)}
+}
+
+// memConfig is the config memTrunk gives the trunk, also for a Reload.
+func memConfig(t testing.TB, set memserver.Set, specs map[string]map[string]any, trunkOpts map[string]any) *config.Config {
+	t.Helper()
 	servers := map[string]any{}
 	for name := range set {
 		entry := map[string]any{"command": "in-memory", "protocolVersion": "2025-11-25"}
@@ -40,12 +51,7 @@ func memTrunk(t testing.TB, set memserver.Set, specs map[string]map[string]any, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	if opts == nil {
-		opts = &Options{}
-	}
-	opts.Dial = func(spec config.Spec, h jsonrpc.Handler) (upstream.Transport, error) { return set.Dial(spec, h) }
-	tr := New(cfg, opts)
-	return tr, &memHost{pipeHost: servePipes(t, tr)}
+	return cfg
 }
 
 // memHost is the host's side of memTrunk: it sends requests and waits for

@@ -53,7 +53,8 @@ type authFixture struct {
 	verified int
 }
 
-func authLoopback(t *testing.T, h http.Handler) *httptest.Server {
+// loopbackServer serves h on a free port of 127.0.0.1.
+func loopbackServer(t *testing.T, h http.Handler) *httptest.Server {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -66,7 +67,9 @@ func authLoopback(t *testing.T, h http.Handler) *httptest.Server {
 	return srv
 }
 
-func authSecret(prefix string) string {
+// newSecret is a fresh secret value beginning with prefix, for the
+// checks that no secret reaches a log.
+func newSecret(prefix string) string {
 	b := make([]byte, 16)
 	_, _ = rand.Read(b)
 	return prefix + "-" + base64.RawURLEncoding.EncodeToString(b)
@@ -81,8 +84,8 @@ func newAuthFixture(t *testing.T) *authFixture {
 			return mcp.NewToolResultText("echo: " + req.GetString("text", "")), nil
 		})
 	f.mcp = mcpserver.NewStreamableHTTPServer(s)
-	f.as = authLoopback(t, http.HandlerFunc(f.serveAS))
-	f.rs = authLoopback(t, http.HandlerFunc(f.serveRS))
+	f.as = loopbackServer(t, http.HandlerFunc(f.serveAS))
+	f.rs = loopbackServer(t, http.HandlerFunc(f.serveRS))
 	f.issuer = f.as.URL
 	f.mcpURL = f.rs.URL + "/mcp"
 	t.Cleanup(func() {
@@ -94,7 +97,8 @@ func newAuthFixture(t *testing.T) *authFixture {
 	return f
 }
 
-func authWriteJSON(w http.ResponseWriter, status int, v any) {
+// writeJSON answers with status and v as JSON.
+func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v)
@@ -102,7 +106,7 @@ func authWriteJSON(w http.ResponseWriter, status int, v any) {
 
 func (f *authFixture) serveRS(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path == "/.well-known/oauth-protected-resource/mcp" {
-		authWriteJSON(w, http.StatusOK, map[string]any{"resource": f.mcpURL, "authorization_servers": []string{f.issuer}})
+		writeJSON(w, http.StatusOK, map[string]any{"resource": f.mcpURL, "authorization_servers": []string{f.issuer}})
 		return
 	}
 	tok, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
@@ -122,7 +126,7 @@ func (f *authFixture) serveAS(w http.ResponseWriter, r *http.Request) {
 	defer f.mu.Unlock()
 	switch r.URL.Path {
 	case "/.well-known/oauth-authorization-server":
-		authWriteJSON(w, http.StatusOK, map[string]any{
+		writeJSON(w, http.StatusOK, map[string]any{
 			"issuer": f.issuer, "authorization_endpoint": f.issuer + "/authorize", "token_endpoint": f.issuer + "/token",
 			"registration_endpoint": f.issuer + "/register", "code_challenge_methods_supported": []string{"S256"},
 		})
@@ -131,19 +135,19 @@ func (f *authFixture) serveAS(w http.ResponseWriter, r *http.Request) {
 			RedirectURIs []string `json:"redirect_uris"`
 		}
 		if json.NewDecoder(r.Body).Decode(&req) != nil || len(req.RedirectURIs) != 1 {
-			authWriteJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_client_metadata"})
+			writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_client_metadata"})
 			return
 		}
 		id := fmt.Sprintf("client-%d", len(f.clients)+1)
 		f.clients[id] = req.RedirectURIs[0]
-		authWriteJSON(w, http.StatusCreated, map[string]any{"client_id": id})
+		writeJSON(w, http.StatusCreated, map[string]any{"client_id": id})
 	case "/authorize":
 		q := r.URL.Query()
 		if f.clients[q.Get("client_id")] != q.Get("redirect_uri") || q.Get("code_challenge_method") != "S256" || q.Get("resource") != f.mcpURL {
 			http.Error(w, "bad request", http.StatusBadRequest)
 			return
 		}
-		code := authSecret("code")
+		code := newSecret("code")
 		f.secrets = append(f.secrets, code)
 		f.codes[code] = [3]string{q.Get("client_id"), q.Get("redirect_uri"), q.Get("code_challenge")}
 		http.Redirect(w, r, q.Get("redirect_uri")+"?"+url.Values{"code": {code}, "state": {q.Get("state")}}.Encode(), http.StatusFound)
@@ -155,14 +159,14 @@ func (f *authFixture) serveAS(w http.ResponseWriter, r *http.Request) {
 		sum := sha256.Sum256([]byte(r.PostForm.Get("code_verifier")))
 		if !ok || g[0] != r.PostForm.Get("client_id") || g[1] != r.PostForm.Get("redirect_uri") ||
 			g[2] != base64.RawURLEncoding.EncodeToString(sum[:]) || r.PostForm.Get("resource") != f.mcpURL {
-			authWriteJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_grant"})
+			writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_grant"})
 			return
 		}
 		f.verified++
-		access, refresh := authSecret("access"), authSecret("refresh")
+		access, refresh := newSecret("access"), newSecret("refresh")
 		f.secrets = append(f.secrets, access, refresh)
 		f.access[access] = true
-		authWriteJSON(w, http.StatusOK, map[string]any{"access_token": access, "token_type": "Bearer", "refresh_token": refresh, "expires_in": 3600})
+		writeJSON(w, http.StatusOK, map[string]any{"access_token": access, "token_type": "Bearer", "refresh_token": refresh, "expires_in": 3600})
 	default:
 		http.NotFound(w, r)
 	}
@@ -179,7 +183,9 @@ func (f *authFixture) checkNoSecrets(t *testing.T, what, text string) {
 	}
 }
 
-func authRun(ctx context.Context, args ...string) (stdout, stderr string, err error) {
+// runInProcess runs the command line args in this process (run, as main
+// does), with no stdin, and returns its output.
+func runInProcess(ctx context.Context, args ...string) (stdout, stderr string, err error) {
 	var out, errb testkit.Buffer
 	err = run(ctx, args, strings.NewReader(""), &out, &errb)
 	return out.String(), errb.String(), err
@@ -202,7 +208,7 @@ func TestAuthCommand(t *testing.T) {
 	var transcript strings.Builder
 
 	// Before: list says what to do.
-	out, errOut, err := authRun(ctx, "list", "--config", cfg)
+	out, errOut, err := runInProcess(ctx, "list", "--config", cfg)
 	transcript.WriteString(out + errOut)
 	const hint = `needs authorisation: run "mcptrunk auth remote"`
 	if err != nil || !strings.Contains(out, hint) {
@@ -269,19 +275,19 @@ func TestAuthCommand(t *testing.T) {
 	}
 
 	// After: the server is up, its tools listed.
-	out, errOut, err = authRun(ctx, "list", "--config", cfg)
+	out, errOut, err = runInProcess(ctx, "list", "--config", cfg)
 	transcript.WriteString(out + errOut)
 	if err != nil || !strings.Contains(out, "mcp__remote__echo") || strings.Contains(out, "needs authorisation") {
 		t.Errorf("list after auth: %v\nstdout:\n%s\nstderr:\n%s", err, out, errOut)
 	}
-	out, errOut, err = authRun(ctx, "call", "--config", cfg, "mcp__remote__echo", `{"text":"hi"}`)
+	out, errOut, err = runInProcess(ctx, "call", "--config", cfg, "mcp__remote__echo", `{"text":"hi"}`)
 	transcript.WriteString(out + errOut)
 	if err != nil || !strings.Contains(out, "echo: hi") {
 		t.Errorf("call after auth: %v\n%s%s", err, out, errOut)
 	}
 
 	// Logout removes the token; list needs authorisation again.
-	out, errOut, err = authRun(ctx, "auth", "--config", cfg, "--logout", "remote")
+	out, errOut, err = runInProcess(ctx, "auth", "--config", cfg, "--logout", "remote")
 	transcript.WriteString(out + errOut)
 	if err != nil || !strings.Contains(out, "stored tokens removed") {
 		t.Errorf("auth --logout: %v\n%s%s", err, out, errOut)
@@ -299,7 +305,7 @@ func TestAuthCommand(t *testing.T) {
 		{[]string{"auth", "--config", cfg, "nosuch"}, `no server "nosuch" in the config (remote servers: remote)`},
 		{[]string{"auth", "--config", cfg, "local"}, `server "local" is not a remote server`},
 	} {
-		out, errOut, err := authRun(ctx, tt.args...)
+		out, errOut, err := runInProcess(ctx, tt.args...)
 		if err == nil {
 			t.Errorf("%v succeeded", tt.args)
 			continue
@@ -396,17 +402,17 @@ func authInBackground(t *testing.T, args func(f *authFixture, dir string) []stri
 
 	logged := regexp.MustCompile(`open this URL[^\n]*url=("(?:[^"\\]|\\.)*"|\S+)`)
 	var authURL string
-	deadline := time.Now().Add(10 * time.Second)
-	for authURL == "" && time.Now().Before(deadline) {
-		if m := logged.FindStringSubmatch(stderr.String()); m != nil {
-			authURL = m[1]
-			if u, err := strconv.Unquote(authURL); err == nil {
-				authURL = u
-			}
-			break
+	waitFor(ctx, 10*time.Second, func() bool {
+		m := logged.FindStringSubmatch(stderr.String())
+		if m == nil {
+			return false
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		authURL = m[1]
+		if u, err := strconv.Unquote(authURL); err == nil {
+			authURL = u
+		}
+		return true
+	})
 	if authURL == "" {
 		t.Fatalf("%s logged no authorisation URL:\n%s", argv[0], stderr.String())
 	}
@@ -426,12 +432,8 @@ func authInBackground(t *testing.T, args func(f *authFixture, dir string) []stri
 	case <-time.After(10 * time.Second):
 		t.Fatalf("no tools/list_changed after authorising; stderr:\n%s", stderr.String())
 	}
-	deadline = time.Now().Add(5 * time.Second)
-	for !slices.Contains(names(), tool) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the server's tools did not appear: %v", names())
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !waitFor(ctx, 5*time.Second, func() bool { return slices.Contains(names(), tool) }) {
+		t.Fatalf("the server's tools did not appear: %v", names())
 	}
 	res, err := session.CallTool(ctx, &sdk.CallToolParams{Name: tool, Arguments: map[string]any{"text": "served"}})
 	if err != nil || res.IsError || len(res.Content) == 0 {

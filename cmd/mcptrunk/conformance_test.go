@@ -54,7 +54,7 @@ func TestConformanceSuite(t *testing.T) {
 			}
 			cfg := writeConfig(t, map[string]server{"conformance": up}, nil)
 			ctx := testCtx(t, 5*time.Minute)
-			directURL := startSuiteServer(t, ctx, bin, rev.stateless)
+			directURL := startConformanceHTTP(t, ctx, bin, rev.stateless)
 			trunk := startHTTPTrunk(t, ctx, cfg)
 
 			// The two runs share nothing: run them at once.

@@ -313,15 +313,11 @@ func compareSides(t *testing.T, ctx context.Context, server string, plan diffPla
 		}
 	}
 
-	// Let start-up chatter (server-everything logs the roots it got) pass.
+	// Start-up chatter (server-everything logs the roots it got, waited
+	// for below) is recorded before the comparison marks the logs.
 	quiet := func() {
-		for {
-			n := len(direct.h.rec.logsSnapshot()) + len(through.h.rec.logsSnapshot())
-			time.Sleep(300 * time.Millisecond)
-			if n == len(direct.h.rec.logsSnapshot())+len(through.h.rec.logsSnapshot()) || ctx.Err() != nil {
-				return
-			}
-		}
+		direct.h.rec.settle(ctx)
+		through.h.rec.settle(ctx)
 	}
 	// startupLate: the server's start-up request was refused through the
 	// trunk, and the call of plan.startupAgain is yet to log startupLog.

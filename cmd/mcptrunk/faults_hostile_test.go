@@ -17,8 +17,8 @@ import (
 	"time"
 )
 
-// fltPeakRSS is the process's peak resident set (VmHWM), in bytes.
-func fltPeakRSS(t testing.TB, pid int) int64 {
+// peakRSS is the process's peak resident set (VmHWM), in bytes.
+func peakRSS(t testing.TB, pid int) int64 {
 	t.Helper()
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
@@ -37,21 +37,21 @@ func fltPeakRSS(t testing.TB, pid int) int64 {
 	return 0
 }
 
-// fltRSSGrowth is how much the trunk's peak RSS may grow over what it
+// rssGrowthLimit is how much the trunk's peak RSS may grow over what it
 // reached serving ordinary calls: a few times the default
 // trunk.maxMessageBytes (a line collected up to the limit, the race
 // detector's shadow of it), far below the lines sent (40 MiB, 64+ MiB
 // without end, 256 MiB from the host), which a reader that holds a line
 // would hold twice.
-const fltRSSGrowth = 96 << 20
+const rssGrowthLimit = 96 << 20
 
 // checkRSSGrowth fails t when the peak RSS of pid grew more than
-// fltRSSGrowth over base.
+// rssGrowthLimit over base.
 func checkRSSGrowth(t *testing.T, pid int, base int64) {
 	t.Helper()
-	peak := fltPeakRSS(t, pid)
-	if peak-base > fltRSSGrowth {
-		t.Errorf("the trunk's peak RSS grew from %d MiB to %d MiB, want at most %d MiB more", base>>20, peak>>20, fltRSSGrowth>>20)
+	peak := peakRSS(t, pid)
+	if peak-base > rssGrowthLimit {
+		t.Errorf("the trunk's peak RSS grew from %d MiB to %d MiB, want at most %d MiB more", base>>20, peak>>20, rssGrowthLimit>>20)
 	} else {
 		t.Logf("the trunk's peak RSS: %d MiB before, %d MiB after", base>>20, peak>>20)
 	}
@@ -74,12 +74,12 @@ func TestFaultOverlongServerLine(t *testing.T) {
 	if text, err := h.callTool(ctx, "mcp__flaky__ping_tool", nil); err != nil || text != "pong" {
 		t.Fatalf("ping_tool: %q, %v", text, err)
 	}
-	base := fltPeakRSS(t, h.cmd.Process.Pid)
+	base := peakRSS(t, h.cmd.Process.Pid)
 	load := echoLoad(h, ctx, "notes", 20*time.Millisecond)
 
 	text, err := h.callTool(ctx, "mcp__flaky__huge", map[string]any{"bytes": 40 << 20})
 	if err == nil || !strings.Contains(text, `server "flaky"`) || !strings.Contains(text, "trunk.maxMessageBytes") || !strings.Contains(text, "mcp__flaky__huge") {
-		t.Errorf("a 40 MiB answer: %q, %v; want a tool error naming the server, the tool and trunk.maxMessageBytes", fltClip(text), err)
+		t.Errorf("a 40 MiB answer: %q, %v; want a tool error naming the server, the tool and trunk.maxMessageBytes", clip(text), err)
 	}
 	if text, err := h.callTool(ctx, "mcp__flaky__ping_tool", nil); err != nil || text != "pong" {
 		t.Errorf("the server after its over-long answer: %q, %v; want it serving on", text, err)
@@ -119,7 +119,7 @@ func TestFaultOverlongHostLine(t *testing.T) {
 	if text, err := c.callTool(ctx, "mcp__flaky__ping_tool", nil); err != nil || text != "pong" {
 		t.Fatalf("ping_tool: %q, %v", text, err)
 	}
-	base := fltPeakRSS(t, c.cmd.Process.Pid)
+	base := peakRSS(t, c.cmd.Process.Pid)
 	const id = 1 << 40
 	ch := make(chan []byte, 1)
 	c.mu.Lock()
@@ -128,7 +128,7 @@ func TestFaultOverlongHostLine(t *testing.T) {
 	head := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"mcp__flaky__ping_tool","arguments":{"x":"`, id)
 	c.stdinMu.Lock()
 	_, err := io.Copy(c.stdin, io.MultiReader(strings.NewReader(head),
-		io.LimitReader(fltRepeat('x'), 256<<20), strings.NewReader(`"}}}`+"\n")))
+		io.LimitReader(repeatByte('x'), 256<<20), strings.NewReader(`"}}}`+"\n")))
 	c.stdinMu.Unlock()
 	if err != nil {
 		t.Fatal(err)
@@ -136,7 +136,7 @@ func TestFaultOverlongHostLine(t *testing.T) {
 	select {
 	case line := <-ch:
 		if !bytes.Contains(line, []byte(`"code":-32600`)) || !bytes.Contains(line, []byte("trunk.maxMessageBytes")) {
-			t.Errorf("the over-long request was answered %s, want -32600 naming trunk.maxMessageBytes", fltClip(string(line)))
+			t.Errorf("the over-long request was answered %s, want -32600 naming trunk.maxMessageBytes", clip(string(line)))
 		}
 	case <-ctx.Done():
 		t.Fatal("the over-long request was never answered")
@@ -147,18 +147,18 @@ func TestFaultOverlongHostLine(t *testing.T) {
 	checkRSSGrowth(t, c.cmd.Process.Pid, base)
 }
 
-// fltRepeat is an endless reader of b.
-type fltRepeat byte
+// repeatByte is an endless reader of b.
+type repeatByte byte
 
-func (r fltRepeat) Read(p []byte) (int, error) {
+func (r repeatByte) Read(p []byte) (int, error) {
 	for i := range p {
 		p[i] = byte(r)
 	}
 	return len(p), nil
 }
 
-// fltClip shortens s for a message.
-func fltClip(s string) string {
+// clip shortens s for a message.
+func clip(s string) string {
 	if len(s) > 300 {
 		return s[:300] + "…"
 	}

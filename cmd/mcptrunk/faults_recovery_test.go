@@ -22,8 +22,8 @@ import (
 	"time"
 )
 
-// fltFault is one fault, and how to cause it.
-type fltFault struct {
+// recoveryFault is one fault, and how to cause it.
+type recoveryFault struct {
 	name string
 	// spec is the faulty server's entry; state is a fresh start counter.
 	spec func(state string) server
@@ -35,7 +35,9 @@ type fltFault struct {
 	reasons []string
 }
 
-func fltChaos(state string, timeouts map[string]any, args ...string) server {
+// chaosWithState is a chaos server counting its starts in state, with
+// these timeouts (nil: the defaults) and args.
+func chaosWithState(state string, timeouts map[string]any, args ...string) server {
 	s := server{"command": chaosBin, "args": append(args, "-state-file", state, "-max-life", "30s")}
 	if timeouts != nil {
 		s["timeouts"] = timeouts
@@ -43,12 +45,13 @@ func fltChaos(state string, timeouts map[string]any, args ...string) server {
 	return s
 }
 
-var fltConnect2s = map[string]any{"connect": "2s"}
+// connectIn2s gives a server 2 s to connect, so a hanging start fails fast.
+var connectIn2s = map[string]any{"connect": "2s"}
 
-var fltRecoveryFaults = []fltFault{
+var recoveryFaults = []recoveryFault{
 	{
 		name:    "crash-mid-call",
-		spec:    func(st string) server { return fltChaos(st, nil, "-mode", "crash-on-call", "-crash-first", "1") },
+		spec:    func(st string) server { return chaosWithState(st, nil, "-mode", "crash-on-call", "-crash-first", "1") },
 		trigger: "ping_tool",
 		reasons: []string{"exit status 3", "crashing during tools/call"},
 	},
@@ -56,26 +59,30 @@ var fltRecoveryFaults = []fltFault{
 		// It dies in a call, then fails its next two starts (exits at
 		// once), then starts.
 		name:    "crash-on-start",
-		spec:    func(st string) server { return fltChaos(st, nil, "-mode", "exit", "-faulty-starts", "1-2") },
+		spec:    func(st string) server { return chaosWithState(st, nil, "-mode", "exit", "-faulty-starts", "1-2") },
 		trigger: "crash",
 		reasons: []string{"exiting on purpose"},
 	},
 	{
-		name:    "hang-in-initialize",
-		spec:    func(st string) server { return fltChaos(st, fltConnect2s, "-mode", "hang-init", "-faulty-starts", "1") },
+		name: "hang-in-initialize",
+		spec: func(st string) server {
+			return chaosWithState(st, connectIn2s, "-mode", "hang-init", "-faulty-starts", "1")
+		},
 		trigger: "crash",
 		reasons: []string{"timeouts.connect"},
 	},
 	{
-		name:    "garbage-instead-of-json",
-		spec:    func(st string) server { return fltChaos(st, fltConnect2s, "-mode", "garbage", "-faulty-starts", "1") },
+		name: "garbage-instead-of-json",
+		spec: func(st string) server {
+			return chaosWithState(st, connectIn2s, "-mode", "garbage", "-faulty-starts", "1")
+		},
 		trigger: "crash",
 		reasons: []string{"timeouts.connect", "not JSON"},
 	},
 	{
 		// Broken from the trunk's start: exits on its first three starts.
 		name:    "exit-at-trunk-start",
-		spec:    func(st string) server { return fltChaos(st, nil, "-mode", "exit", "-crash-first", "3") },
+		spec:    func(st string) server { return chaosWithState(st, nil, "-mode", "exit", "-crash-first", "3") },
 		reasons: []string{"exiting on purpose"},
 	},
 	{
@@ -84,25 +91,28 @@ var fltRecoveryFaults = []fltFault{
 		// (250 ms), which a loaded machine can spend before the host has
 		// listed the tools and made its first call to the healthy server
 		// (the check that it answered during the fault then found none).
-		name:    "hang-in-initialize-at-trunk-start",
-		spec:    func(st string) server { return fltChaos(st, fltConnect2s, "-mode", "hang-init", "-crash-first", "2") },
+		name: "hang-in-initialize-at-trunk-start",
+		spec: func(st string) server {
+			return chaosWithState(st, connectIn2s, "-mode", "hang-init", "-crash-first", "2")
+		},
 		reasons: []string{"timeouts.connect"},
 	},
 }
 
-// TestFaultRecovery: each fault in fltRecoveryFaults, caused while a
+// TestFaultRecovery: each fault in recoveryFaults, caused while a
 // healthy server is being called, then cured.
 func TestFaultRecovery(t *testing.T) {
 	t.Parallel()
-	for _, f := range fltRecoveryFaults {
+	for _, f := range recoveryFaults {
 		t.Run(f.name, func(t *testing.T) {
 			t.Parallel()
-			fltRunRecovery(t, f)
+			runRecovery(t, f)
 		})
 	}
 }
 
-func fltRunRecovery(t *testing.T, f fltFault) {
+// runRecovery causes f under a trunk and checks that the trunk recovers.
+func runRecovery(t *testing.T, f recoveryFault) {
 	ctx := testCtx(t, 60*time.Second)
 	cfg := writeConfig(t, map[string]server{"notes": notesServer(), "flaky": f.spec(chaosStateFile(t))}, nil)
 	const ping = "mcp__flaky__ping_tool"

@@ -233,10 +233,10 @@ func passCount(results map[string]scenarioResult) int {
 	return n
 }
 
-// startSuiteServer runs go-sdk's conformance everything-server over
+// startConformanceHTTP runs go-sdk's conformance everything-server over
 // streamable HTTP on a loopback port, stateless or with sessions, and
 // returns its MCP URL once it accepts connections.
-func startSuiteServer(t testing.TB, ctx context.Context, bin string, stateless bool) string {
+func startConformanceHTTP(t testing.TB, ctx context.Context, bin string, stateless bool) string {
 	t.Helper()
 	tag := newTag(t)
 	s, err := testkit.StartConformanceHTTP(ctx, bin, []string{tagEnv + "=" + tag}, "-stateless="+strconv.FormatBool(stateless))

@@ -5,6 +5,7 @@ package main
 // tests. A test that needs them fails, not skips, when they are missing.
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"testing"
@@ -55,4 +56,27 @@ func npmServers(t testing.TB) (node, everything, filesystem string) {
 func everythingArgv(t testing.TB) []string {
 	t.Helper()
 	return []string{npmNode(t), npmScript(t, everythingPkg), "stdio"}
+}
+
+// everythingServer is server-everything as a config entry, with extra fields.
+func everythingServer(t testing.TB, extra map[string]any) server {
+	node, everything, _ := npmServers(t)
+	s := server{"command": node, "args": []string{everything, "stdio"}, "timeouts": slowTimeouts}
+	for k, v := range extra {
+		s[k] = v
+	}
+	return s
+}
+
+// filesystemServer is server-filesystem serving dir.
+func filesystemServer(t testing.TB, dir string) server {
+	node, _, filesystem := npmServers(t)
+	return server{"command": node, "args": []string{filesystem, dir}, "timeouts": slowTimeouts}
+}
+
+// startRawEverything connects to server-everything directly.
+func startRawEverything(t testing.TB, ctx context.Context) *rawConn {
+	t.Helper()
+	node, everything, _ := npmServers(t)
+	return startRawDirect(t, ctx, "everything", node, everything, "stdio")
 }

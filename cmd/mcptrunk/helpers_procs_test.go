@@ -5,6 +5,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -88,14 +89,12 @@ func needProc(t testing.TB) {
 // waitForProcesses waits up to timeout for every matching process to be
 // gone and returns those still there.
 func waitForProcesses(match func(procInfo) bool, timeout time.Duration) []procInfo {
-	deadline := time.Now().Add(timeout)
-	for {
-		left := processes(match)
-		if len(left) == 0 || time.Now().After(deadline) {
-			return left
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	var left []procInfo
+	waitFor(context.Background(), timeout, func() bool {
+		left = processes(match)
+		return len(left) == 0
+	})
+	return left
 }
 
 // tagged matches the processes of one test.

@@ -50,9 +50,30 @@ func pinStateless(s server) server {
 	return s
 }
 
+// withFields returns s with extra fields set.
+func withFields(s server, extra map[string]any) server {
+	out := server{}
+	for k, v := range s {
+		out[k] = v
+	}
+	for k, v := range extra {
+		out[k] = v
+	}
+	return out
+}
+
 // writeConfig writes a config with the given servers (and optional trunk
 // section) into a fresh temporary directory and returns its path.
 func writeConfig(t testing.TB, servers map[string]server, trunk map[string]any) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "mcptrunk.json")
+	writeConfigAt(t, path, servers, trunk)
+	return path
+}
+
+// writeConfigAt writes a config with the given servers (and optional trunk
+// section) at path, over what is there.
+func writeConfigAt(t testing.TB, path string, servers map[string]server, trunk map[string]any) {
 	t.Helper()
 	cfg := map[string]any{"mcpServers": servers}
 	if trunk != nil {
@@ -62,11 +83,9 @@ func writeConfig(t testing.TB, servers map[string]server, trunk map[string]any) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(t.TempDir(), "mcptrunk.json")
 	if err := os.WriteFile(path, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return path
 }
 
 // ---- output capture ----
@@ -157,50 +176,39 @@ func runCLIInput(t testing.TB, timeout time.Duration, stdin string, args ...stri
 }
 
 // cliRun is an mcptrunk subcommand started by startCLI: several may run at
-// once, each waited for on the test's goroutine.
+// once, each waited for on the test's goroutine. It runs through startProc,
+// which also ends it (and fails the test) should the test end first.
 type cliRun struct {
-	args   []string
-	tag    string
-	cmd    *exec.Cmd
-	out    bytes.Buffer
-	errOut *syncBuffer
-	done   chan error
+	args []string
+	p    *proc
+	out  bytes.Buffer
 }
 
 // startCLI starts an mcptrunk subcommand with stdin.
 func startCLI(t testing.TB, stdin string, args ...string) *cliRun {
 	t.Helper()
-	r := &cliRun{args: args, tag: newTag(t), errOut: &syncBuffer{}, done: make(chan error, 1)}
-	r.cmd = trunkCmd(r.tag, args...)
-	r.cmd.Stdin, r.cmd.Stdout, r.cmd.Stderr = strings.NewReader(stdin), &r.out, r.errOut
-	if err := r.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { r.done <- r.cmd.Wait() }()
+	r := &cliRun{args: args}
+	cmd := trunkCmd(newTag(t), args...)
+	cmd.Stdin, cmd.Stdout = strings.NewReader(stdin), &r.out
+	r.p = startProc(t, "mcptrunk "+strings.Join(args, " "), cmd, procOptions{})
 	return r
 }
 
 // wait waits for the run to end, within timeout of now, and returns its
-// stdout, stderr and exit status.
+// stdout, stderr and exit status. No process of the run may be left.
 func (r *cliRun) wait(t testing.TB, timeout time.Duration) (stdout, stderr string, code int) {
 	t.Helper()
-	timer := time.NewTimer(timeout)
-	defer timer.Stop()
-	var err error
-	select {
-	case err = <-r.done:
-	case <-timer.C:
-		_ = r.cmd.Process.Kill()
-		<-r.done
-		t.Fatalf("mcptrunk %s did not finish within %s\nstdout:\n%s\nstderr:\n%s", strings.Join(r.args, " "), timeout, r.out.String(), r.errOut.String())
+	if !r.p.waitExit(timeout) {
+		r.p.kill(t)
+		t.Fatalf("mcptrunk %s did not finish within %s\nstdout:\n%s\nstderr:\n%s", strings.Join(r.args, " "), timeout, r.out.String(), r.p.stderr.String())
 	}
+	err := r.p.exitErr()
 	var exit *exec.ExitError
 	if errors.As(err, &exit) {
 		code = exit.ExitCode()
 	} else if err != nil {
 		t.Fatalf("mcptrunk %s: %v", strings.Join(r.args, " "), err)
 	}
-	checkNoRace(t, r.errOut)
-	assertNoProcesses(t, r.tag, 5*time.Second)
-	return r.out.String(), r.errOut.String(), code
+	assertNoProcesses(t, r.p.tag, 5*time.Second)
+	return r.out.String(), r.p.stderr.String(), code
 }

@@ -45,8 +45,8 @@ func startHost(t testing.TB, ctx context.Context, cmd *exec.Cmd, cfg hostConfig,
 
 // dialHost starts cmd (startProc) and connects client to it over its
 // stdio, reading frames up to maxLine bytes (0: go-sdk's default, what a
-// go-sdk host reads). rec, when not nil, is told how many log and progress
-// notifications arrive on the wire (hostRec.settle).
+// go-sdk host reads). rec, when not nil, is told how many log, progress
+// and resource-update notifications arrive on the wire (hostRec.settle).
 func dialHost(t testing.TB, ctx context.Context, cmd *exec.Cmd, client *mcp.Client, rec *hostRec, opts *mcp.ClientSessionOptions, maxLine int) *host {
 	t.Helper()
 	name := filepath.Base(cmd.Path)
@@ -89,8 +89,9 @@ func httpClient(t testing.TB) *http.Client {
 	return &http.Client{Transport: tr}
 }
 
-// countingTransport counts, in rec.read, the log and progress
-// notifications its connection reads, before go-sdk hands them on.
+// countingTransport counts, in rec.read, the log, progress and
+// resource-update notifications its connection reads, before go-sdk hands
+// them on.
 type countingTransport struct {
 	mcp.Transport
 	rec *hostRec
@@ -112,15 +113,15 @@ type countingConn struct {
 func (c countingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	msg, err := c.Connection.Read(ctx)
 	if req, ok := msg.(*jsonrpc.Request); ok && !req.IsCall() &&
-		(req.Method == "notifications/message" || req.Method == "notifications/progress") {
+		(req.Method == "notifications/message" || req.Method == "notifications/progress" || req.Method == "notifications/resources/updated") {
 		c.rec.read.Add(1)
 	}
 	return msg, err
 }
 
-// countingRoundTripper counts, in rec.read, the log and progress
-// notifications in the bodies of the responses it carries, as go-sdk reads
-// them: over HTTP the connection cannot be wrapped (go-sdk's streamable
+// countingRoundTripper counts, in rec.read, the log, progress and
+// resource-update notifications in the bodies of the responses it carries,
+// as go-sdk reads them: over HTTP the connection cannot be wrapped (go-sdk's streamable
 // client needs its own connection type to open the standalone stream).
 type countingRoundTripper struct {
 	next http.RoundTripper
@@ -135,8 +136,9 @@ func (c countingRoundTripper) RoundTrip(req *http.Request) (*http.Response, erro
 	return resp, err
 }
 
-// notificationMarks are what a log or progress notification carries.
-var notificationMarks = [][]byte{[]byte(`"method":"notifications/message"`), []byte(`"method":"notifications/progress"`)}
+// notificationMarks are what a log, progress or resource-update
+// notification carries.
+var notificationMarks = [][]byte{[]byte(`"method":"notifications/message"`), []byte(`"method":"notifications/progress"`), []byte(`"method":"notifications/resources/updated"`)}
 
 // countingBody counts notificationMarks in what is read through it, a
 // mark split across two reads included.
@@ -164,7 +166,7 @@ func (b *countingBody) Read(p []byte) (int, error) {
 			}
 		}
 		// Keep what could begin a mark.
-		keep := len(notificationMarks[1]) - 1
+		keep := len(notificationMarks[2]) - 1 // the longest
 		b.carry = append([]byte(nil), buf[max(0, len(buf)-keep):]...)
 	}
 	return n, err

@@ -37,6 +37,21 @@ func TestListAsHost(t *testing.T) {
 	}
 }
 
+// pinConfig writes, into dir, a config with notes and a chaos server whose
+// environment is env, under trunk.pin mode (and extra trunk options).
+func pinConfig(t *testing.T, dir, mode string, env map[string]string, trunk map[string]any) string {
+	t.Helper()
+	chaos := chaosServer("-mode", "ok", "-max-life", "100s")
+	chaos["env"] = env
+	opts := map[string]any{"pin": mode}
+	for k, v := range trunk {
+		opts[k] = v
+	}
+	path := filepath.Join(dir, "mcptrunk.json")
+	writeConfigAt(t, path, map[string]server{"chaos": chaos, "notes": notesServer()}, opts)
+	return path
+}
+
 // TestPinFirstSightWholeCatalog: serve records a server seen for the first
 // time once it has listed everything, not when its tools are in and its
 // resources still being listed.

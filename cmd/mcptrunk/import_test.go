@@ -20,24 +20,25 @@ import (
 	"github.com/mcptrunk/mcptrunk/internal/hostcfg"
 )
 
-const hostcliTimeout = 30 * time.Second
+const hostFilesTimeout = 30 * time.Second
 
-// hostcliSecret is in every env and header value of the hosts' files; no
+// hostFilesSecret is in every env and header value of the hosts' files; no
 // output may show it.
-const hostcliSecret = "s3cr3t-value"
+const hostFilesSecret = "s3cr3t-value"
 
-// hostcliHome is a fake home: the hosts' files are written under it, and a
+// fakeHome is a fake home: the hosts' files are written under it, and a
 // project directory, where the commands run, inside it.
-type hostcliHome struct {
+type fakeHome struct {
 	home, project string
 }
 
-func newHostcliHome(t *testing.T) *hostcliHome {
+// newFakeHome makes a fake home, with its project directory, for t.
+func newFakeHome(t *testing.T) *fakeHome {
 	t.Helper()
 	if runtime.GOOS == "windows" {
 		t.Skip("the hosts' files are written at their Linux and macOS paths")
 	}
-	h := &hostcliHome{home: t.TempDir()}
+	h := &fakeHome{home: t.TempDir()}
 	h.project = filepath.Join(h.home, "src", "proj")
 	if err := os.MkdirAll(h.project, 0o755); err != nil {
 		t.Fatal(err)
@@ -46,7 +47,7 @@ func newHostcliHome(t *testing.T) *hostcliHome {
 }
 
 // path is where a host keeps a file in this home on this OS.
-func (h *hostcliHome) path(t *testing.T, host string, scope hostcfg.Scope) string {
+func (h *fakeHome) path(t *testing.T, host string, scope hostcfg.Scope) string {
 	t.Helper()
 	hh, err := hostcfg.HostByID(host)
 	if err != nil {
@@ -61,13 +62,13 @@ func (h *hostcliHome) path(t *testing.T, host string, scope hostcfg.Scope) strin
 	return ""
 }
 
-func (h *hostcliHome) env() hostcfg.Env {
+func (h *fakeHome) env() hostcfg.Env {
 	return hostcfg.Env{GOOS: runtime.GOOS, Home: h.home, Project: h.project, Getenv: func(k string) string {
 		return map[string]string{"XDG_CONFIG_HOME": filepath.Join(h.home, ".config")}[k]
 	}}
 }
 
-func (h *hostcliHome) write(t *testing.T, path, content string) {
+func (h *fakeHome) write(t *testing.T, path, content string) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)
@@ -78,15 +79,15 @@ func (h *hostcliHome) write(t *testing.T, path, content string) {
 }
 
 // configPath is where import writes mcptrunk's config when there is none.
-func (h *hostcliHome) configPath() string {
+func (h *fakeHome) configPath() string {
 	return filepath.Join(h.home, ".config", "mcptrunk", "config.json")
 }
 
 // run runs mcptrunk in the project directory with the home's environment.
-func (h *hostcliHome) run(t *testing.T, args ...string) (stdout, stderr string, code int) {
+func (h *fakeHome) run(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	tag := newTag(t)
-	ctx, cancel := context.WithTimeout(context.Background(), hostcliTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), hostFilesTimeout)
 	defer cancel()
 	cmd := trunkCmd(tag, args...)
 	cmd.Dir = h.project
@@ -123,7 +124,7 @@ func (h *hostcliHome) run(t *testing.T, args ...string) (stdout, stderr string, 
 	}
 	checkNoRace(t, errOut)
 	assertNoProcesses(t, tag, 5*time.Second)
-	if strings.Contains(out.String()+errOut.String(), hostcliSecret) {
+	if strings.Contains(out.String()+errOut.String(), hostFilesSecret) {
 		t.Errorf("mcptrunk %s printed a secret value:\n%s\n%s", strings.Join(args, " "), out.String(), errOut.String())
 	}
 	return out.String(), errOut.String(), code
@@ -131,7 +132,7 @@ func (h *hostcliHome) run(t *testing.T, args ...string) (stdout, stderr string, 
 
 // expect runs mcptrunk, fails unless it exits with code, and checks that
 // stdout has every one of want.
-func (h *hostcliHome) expect(t *testing.T, code int, want []string, args ...string) string {
+func (h *fakeHome) expect(t *testing.T, code int, want []string, args ...string) string {
 	t.Helper()
 	stdout, stderr, got := h.run(t, args...)
 	if got != code {
@@ -145,8 +146,8 @@ func (h *hostcliHome) expect(t *testing.T, code int, want []string, args ...stri
 	return stdout
 }
 
-// hostcliServers reads mcptrunk's config's entries.
-func hostcliServers(t *testing.T, path string) map[string]map[string]any {
+// configServers reads mcptrunk's config's entries.
+func configServers(t *testing.T, path string) map[string]map[string]any {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -161,20 +162,11 @@ func hostcliServers(t *testing.T, path string) map[string]map[string]any {
 	return cfg.MCPServers
 }
 
-func hostcliJSON(t *testing.T, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
-
 // writeEveryHost writes a realistic file of each host: every field they
 // document, their ${VAR} forms, disabled entries, remote servers with
 // headers, and entries mcptrunk cannot express.
-func (h *hostcliHome) writeEveryHost(t *testing.T) {
-	s := hostcliSecret
+func (h *fakeHome) writeEveryHost(t *testing.T) {
+	s := hostFilesSecret
 	h.write(t, h.path(t, "claude-desktop", hostcfg.ScopeUser), `{
   "globalShortcut": "Alt+Space",
   "mcpServers": {
@@ -232,9 +224,9 @@ func (h *hostcliHome) writeEveryHost(t *testing.T) {
 }`)
 }
 
-// hostcliWant is every entry the files of writeEveryHost give mcptrunk.
-func (h *hostcliHome) want() map[string]string {
-	s := hostcliSecret
+// hostFilesWant is every entry the files of writeEveryHost give mcptrunk.
+func (h *fakeHome) want() map[string]string {
+	s := hostFilesSecret
 	return map[string]string{
 		"notes":      `{"command":"` + notesBin + `","env":{"NOTES_KEY":"` + s + `"}}`,
 		"github":     `{"args":["run","-i","--rm","ghcr.io/github/github-mcp-server"],"command":"docker","disabled":true}`,
@@ -260,7 +252,7 @@ func (h *hostcliHome) want() map[string]string {
 // without writing, writes it with --write, and finds nothing left to add
 // on a second run.
 func TestImportEveryHost(t *testing.T) {
-	h := newHostcliHome(t)
+	h := newFakeHome(t)
 	h.writeEveryHost(t)
 	cfg := h.configPath()
 	out := h.expect(t, 0, []string{
@@ -289,9 +281,9 @@ func TestImportEveryHost(t *testing.T) {
 	}
 
 	h.expect(t, 0, []string{"Added 17 servers to " + cfg}, "import", "--write")
-	got := hostcliServers(t, cfg)
+	got := configServers(t, cfg)
 	for name, w := range h.want() {
-		if g := hostcliJSON(t, got[name]); g != w {
+		if g := mustJSON(got[name]); g != w {
 			t.Errorf("%s:\n got %s\nwant %s", name, g, w)
 		}
 	}
@@ -314,7 +306,7 @@ func TestImportEveryHost(t *testing.T) {
 // TestImportWriteBackup: --write keeps the config's bytes in a backup,
 // changes only mcpServers, and never replaces an entry already there.
 func TestImportWriteBackup(t *testing.T) {
-	h := newHostcliHome(t)
+	h := newFakeHome(t)
 	h.write(t, h.path(t, "claude-desktop", hostcfg.ScopeUser), `{"mcpServers": {"mine": {"command": "theirs"}, "new": {"command": "n", "args": ["a"]}}}`)
 	cfg := filepath.Join(h.project, "mcptrunk.json") // found as ./mcptrunk.json
 	orig := "{\n  \"mcpServers\": {\n    \"mine\": {\"command\": \"mine\"}\n  },\n  \"trunk\": {\"concurrency\": 4}\n}\n"
@@ -337,7 +329,7 @@ func TestImportWriteBackup(t *testing.T) {
 // skipped (exit 1); a config of mcptrunk's that does not parse is not
 // written to.
 func TestImportRefuses(t *testing.T) {
-	h := newHostcliHome(t)
+	h := newFakeHome(t)
 	bad := h.path(t, "windsurf", hostcfg.ScopeUser)
 	h.write(t, bad, `{"mcpServers": {"a": {"command": "a"},}}`) // Windsurf's file is plain JSON
 	h.write(t, h.path(t, "cursor", hostcfg.ScopeUser), `{"mcpServers": {"c": {"command": "c"}}}`)

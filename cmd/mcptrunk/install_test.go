@@ -23,23 +23,23 @@ func TestInstallRoundTrip(t *testing.T) {
 	}
 	cases := []struct {
 		host, scope string
-		path        func(h *hostcliHome) string
+		path        func(h *fakeHome) string
 		file        string
 		kept        []string // entries the host keeps beside mcptrunk's
 	}{
-		{"claude-desktop", "user", nil, "{\n  \"globalShortcut\": \"Alt+Space\",\n  \"mcpServers\": {\n    \"notes\": {\"command\": \"" + notesBin + "\", \"env\": {\"K\": \"" + hostcliSecret + "\"}}\n  },\n  \"preferences\": {\"menuBarEnabled\": false}\n}\n", nil},
+		{"claude-desktop", "user", nil, "{\n  \"globalShortcut\": \"Alt+Space\",\n  \"mcpServers\": {\n    \"notes\": {\"command\": \"" + notesBin + "\", \"env\": {\"K\": \"" + hostFilesSecret + "\"}}\n  },\n  \"preferences\": {\"menuBarEnabled\": false}\n}\n", nil},
 		{"claude-code", "user", nil, "{\n  \"numStartups\": 7,\n  \"mcpServers\": {\n    \"api\": {\"type\": \"http\", \"url\": \"https://a.example.com/mcp\"},\n    \"helped\": {\"type\": \"http\", \"url\": \"https://h.example.com/mcp\", \"headersHelper\": \"/bin/t\"}\n  },\n  \"projects\": {\"/p\": {\"mcpServers\": {\"x\": {\"command\": \"x\"}}}}\n}", []string{"helped"}},
-		{"claude-code", "project", func(h *hostcliHome) string { return filepath.Join(h.project, ".mcp.json") }, `{"mcpServers":{"shared":{"command":"npx","args":["-y","shared"]}}}`, nil},
+		{"claude-code", "project", func(h *fakeHome) string { return filepath.Join(h.project, ".mcp.json") }, `{"mcpServers":{"shared":{"command":"npx","args":["-y","shared"]}}}`, nil},
 		{"vscode", "user", nil, "{\n  // my servers\n  \"inputs\": [{\"type\": \"promptString\", \"id\": \"k\"}],\n  \"servers\": {\n    \"fetch\": {\"type\": \"stdio\", \"command\": \"uvx\", \"args\": [\"mcp-server-fetch\"]},\n    /* prompted */ \"p\": {\"type\": \"stdio\", \"command\": \"p\", \"env\": {\"K\": \"${input:k}\"}},\n  },\n}\n", []string{"p"}},
-		{"cursor", "project", func(h *hostcliHome) string { return filepath.Join(h.project, ".cursor", "mcp.json") }, `{"mcpServers": {"c": {"command": "c"}}}`, nil},
+		{"cursor", "project", func(h *fakeHome) string { return filepath.Join(h.project, ".cursor", "mcp.json") }, `{"mcpServers": {"c": {"command": "c"}}}`, nil},
 		{"windsurf", "user", nil, `{"mcpServers": {"w": {"serverUrl": "https://w.example.com/mcp", "disabled": true}}}`, nil},
-		{"gemini", "project", func(h *hostcliHome) string { return filepath.Join(h.project, ".gemini", "settings.json") }, "{\n  // Gemini CLI\n  \"theme\": \"Dracula\",\n  \"mcpServers\": {\n    \"g\": {\"httpUrl\": \"https://g.example.com/mcp\", \"timeout\": 5000, \"trust\": true}\n  }\n}\n", nil},
+		{"gemini", "project", func(h *fakeHome) string { return filepath.Join(h.project, ".gemini", "settings.json") }, "{\n  // Gemini CLI\n  \"theme\": \"Dracula\",\n  \"mcpServers\": {\n    \"g\": {\"httpUrl\": \"https://g.example.com/mcp\", \"timeout\": 5000, \"trust\": true}\n  }\n}\n", nil},
 		{"codex", "user", nil, "# Codex\nmodel = \"o3\"\n\n[mcp_servers.docs]\ncommand = \"npx\"\nargs = [\"-y\", \"docs\"]\n\n[mcp_servers.docs.env]\nK = \"v\"\n\n[profiles.fast]\nmodel = \"mini\"\n", nil},
 		{"zed", "user", nil, "// Zed\n{\n  \"theme\": \"One Dark\",\n  \"context_servers\": {\n    \"z\": {\"command\": \"z\", \"args\": []},\n    \"ext\": {\"source\": \"extension\", \"settings\": {}},\n  },\n  \"vim_mode\": true, // trailing\n}\n", []string{"ext"}},
 	}
 	for _, c := range cases {
 		t.Run(c.host+"-"+c.scope, func(t *testing.T) {
-			h := newHostcliHome(t)
+			h := newFakeHome(t)
 			path := ""
 			if c.path != nil {
 				path = c.path(h)
@@ -80,11 +80,11 @@ func TestInstallRoundTrip(t *testing.T) {
 			if strings.Contains(c.file, "// ") && !strings.Contains(string(installed), "// ") {
 				t.Errorf("comments were lost:\n%s", installed)
 			}
-			if len(hostcliServers(t, cfg)) == 0 {
+			if len(configServers(t, cfg)) == 0 {
 				t.Error("nothing was moved into mcptrunk's config")
 			}
 			for _, k := range c.kept {
-				if _, ok := hostcliServers(t, cfg)[k]; ok {
+				if _, ok := configServers(t, cfg)[k]; ok {
 					t.Errorf("%q is both kept in the host and moved", k)
 				}
 			}
@@ -111,7 +111,7 @@ func TestInstallRoundTrip(t *testing.T) {
 // TestInstallServes: after install, the config the host's entry names
 // serves the servers moved into it.
 func TestInstallServes(t *testing.T) {
-	h := newHostcliHome(t)
+	h := newFakeHome(t)
 	path := h.path(t, "claude-desktop", hostcfg.ScopeUser)
 	h.write(t, path, `{"mcpServers": {"notes": {"command": "`+notesBin+`"}}}`)
 	h.expect(t, 0, []string{"+ notes"}, "install", "--host", "claude-desktop")
@@ -124,7 +124,7 @@ func TestInstallServes(t *testing.T) {
 // TestInstallNamesUnusableServers: install says which servers will not
 // start until which variables are set, and the others serve.
 func TestInstallNamesUnusableServers(t *testing.T) {
-	h := newHostcliHome(t)
+	h := newFakeHome(t)
 	path := h.path(t, "claude-code", hostcfg.ScopeUser)
 	h.write(t, path, `{"mcpServers": {"notes": {"command": "`+notesBin+`"}, "gh": {"url": "https://api.example.invalid/mcp", "headers": {"Authorization": "Bearer ${MCPTRUNK_TEST_UNSET_TOKEN}"}}}}`)
 	h.expect(t, 0, []string{"+ gh", "+ notes", "These servers will not start", "  gh: " + unsetTokenWhy}, "install", "--host", "claude-code")
@@ -134,7 +134,7 @@ func TestInstallNamesUnusableServers(t *testing.T) {
 // TestInstallRefuses: a host file that does not parse is left alone, as
 // is everything else.
 func TestInstallRefuses(t *testing.T) {
-	h := newHostcliHome(t)
+	h := newFakeHome(t)
 	path := h.path(t, "claude-desktop", hostcfg.ScopeUser)
 	const broken = `{"mcpServers": {"notes": {"command": "x"}` // unterminated
 	h.write(t, path, broken)
@@ -169,7 +169,7 @@ func TestInstallRefuses(t *testing.T) {
 // entry changed since keeps its change, and the file from before install
 // is kept in a backup that uninstall names.
 func TestUninstallKeepsAdded(t *testing.T) {
-	h := newHostcliHome(t)
+	h := newFakeHome(t)
 	path := h.path(t, "claude-desktop", hostcfg.ScopeUser)
 	h.write(t, path, "{\n  \"mcpServers\": {\n    \"notes\": {\"command\": \""+notesBin+"\"},\n    \"odd\": {\"command\": \"o\", \"headersHelper\": \"/bin/a\"}\n  }\n}\n")
 	h.expect(t, 0, []string{"+ notes"}, "install", "--host", "claude-desktop")

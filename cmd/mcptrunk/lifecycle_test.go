@@ -85,7 +85,6 @@ func TestStdoutPurity(t *testing.T) {
 		}
 		_ = c.call(ctx, "tools/call", map[string]any{"name": "mcp__noisy__x"})
 		c.result(ctx, "resources/read", map[string]string{"uri": "mcptrunk://notes/notes://all"})
-		time.Sleep(20 * time.Millisecond)
 	}
 	c.closeStdin()
 	if !c.waitExit(15 * time.Second) {

@@ -40,5 +40,5 @@ func TestPinCheckAfterServeHTTP(t *testing.T) {
 	_ = r.cmd.Process.Signal(syscall.SIGTERM)
 	<-r.exited
 
-	pincliExpect(t, 0, []string{`server "everything": matches the lockfile`}, "--check", "--config", cfg)
+	runPin(t, 0, []string{`server "everything": matches the lockfile`}, "--check", "--config", cfg)
 }

@@ -14,10 +14,10 @@ import (
 	"time"
 )
 
-const pincliTimeout = 60 * time.Second
+const pinRunTimeout = 60 * time.Second
 
-// pincliChaos is a chaos server with these CHAOS_* variables.
-func pincliChaos(env map[string]string) server {
+// chaosWithEnv is a chaos server with these CHAOS_* variables.
+func chaosWithEnv(env map[string]string) server {
 	s := chaosServer()
 	if env != nil {
 		s["env"] = env
@@ -25,29 +25,13 @@ func pincliChaos(env map[string]string) server {
 	return s
 }
 
-// pincliRewrite writes the config at path again, with other servers.
-func pincliRewrite(t *testing.T, path string, servers map[string]server, trunk map[string]any) {
-	t.Helper()
-	cfg := map[string]any{"mcpServers": servers}
-	if trunk != nil {
-		cfg["trunk"] = trunk
-	}
-	data, err := json.MarshalIndent(cfg, "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// pincliLockPath is where the lockfile of the config at path is.
-func pincliLockPath(path string) string {
+// lockfilePath is where the lockfile of the config at path is.
+func lockfilePath(path string) string {
 	return filepath.Join(filepath.Dir(path), "mcptrunk.lock.json")
 }
 
-// pincliLock is the lockfile's content: server → kind → key → entry.
-type pincliLock struct {
+// lockfileDoc is the lockfile's content: server → kind → key → entry.
+type lockfileDoc struct {
 	Version int `json:"version"`
 	Servers map[string]map[string]map[string]struct {
 		SHA256     string          `json:"sha256"`
@@ -55,24 +39,25 @@ type pincliLock struct {
 	} `json:"servers"`
 }
 
-func pincliRead(t *testing.T, path string) (pincliLock, []byte) {
+// readLockfile reads and decodes the lockfile at path.
+func readLockfile(t *testing.T, path string) (lockfileDoc, []byte) {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var l pincliLock
+	var l lockfileDoc
 	if err := json.Unmarshal(data, &l); err != nil {
 		t.Fatalf("the lockfile is not JSON: %v\n%s", err, data)
 	}
 	return l, data
 }
 
-// pincliExpect runs mcptrunk pin with args and fails unless it exits with
+// runPin runs mcptrunk pin with args and fails unless it exits with
 // code and its stdout has every one of want.
-func pincliExpect(t *testing.T, code int, want []string, args ...string) string {
+func runPin(t *testing.T, code int, want []string, args ...string) string {
 	t.Helper()
-	stdout, stderr, got := runCLI(t, pincliTimeout, append([]string{"pin"}, args...)...)
+	stdout, stderr, got := runCLI(t, pinRunTimeout, append([]string{"pin"}, args...)...)
 	if got != code {
 		t.Fatalf("mcptrunk pin %s: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), got, code, stdout, stderr)
 	}
@@ -91,12 +76,12 @@ func pincliExpect(t *testing.T, code int, want []string, args ...string) string 
 func TestPinReviewAndRecord(t *testing.T) {
 	t.Parallel()
 	trunk := map[string]any{"pin": "off"}
-	cfg := writeConfig(t, map[string]server{"chaos": pincliChaos(nil)}, trunk)
-	lockPath := pincliLockPath(cfg)
+	cfg := writeConfig(t, map[string]server{"chaos": chaosWithEnv(nil)}, trunk)
+	lockPath := lockfilePath(cfg)
 
-	pincliExpect(t, 0, []string{`server "chaos": `, `new tool "ping_tool"`, "Answers pong.", `new resource "chaos://state"`, "Recorded"},
+	runPin(t, 0, []string{`server "chaos": `, `new tool "ping_tool"`, "Answers pong.", `new resource "chaos://state"`, "Recorded"},
 		"--config", cfg, "--yes")
-	lock, _ := pincliRead(t, lockPath)
+	lock, _ := readLockfile(t, lockPath)
 	ping, ok := lock.Servers["chaos"]["tools"]["ping_tool"]
 	if lock.Version != 1 || !ok {
 		t.Fatalf("the lockfile has no ping_tool of chaos: %+v", lock)
@@ -111,64 +96,64 @@ func TestPinReviewAndRecord(t *testing.T) {
 	if _, ok := lock.Servers["chaos"]["tools"]["hang"]; !ok {
 		t.Error("the lockfile has no hang tool")
 	}
-	pincliExpect(t, 0, []string{`server "chaos": matches the lockfile`, "Everything matches the lockfile"}, "--config", cfg, "--check")
+	runPin(t, 0, []string{`server "chaos": matches the lockfile`, "Everything matches the lockfile"}, "--config", cfg, "--check")
 
 	// A changed description: shown word by word, recorded only when agreed.
-	pincliRewrite(t, cfg, map[string]server{"chaos": pincliChaos(map[string]string{"CHAOS_PING_DESCRIPTION": "Answers pong, twice over."})}, trunk)
-	_, before := pincliRead(t, lockPath)
-	pincliExpect(t, 1, []string{`changed tool "ping_tool"`, "description: Answers [-pong.-]{+pong, twice over.+}", "1 change not in the lockfile"},
+	writeConfigAt(t, cfg, map[string]server{"chaos": chaosWithEnv(map[string]string{"CHAOS_PING_DESCRIPTION": "Answers pong, twice over."})}, trunk)
+	_, before := readLockfile(t, lockPath)
+	runPin(t, 1, []string{`changed tool "ping_tool"`, "description: Answers [-pong.-]{+pong, twice over.+}", "1 change not in the lockfile"},
 		"--config", cfg, "--check")
-	stdout, stderr, code := runCLIInput(t, pincliTimeout, "n\n", "pin", "--config", cfg)
+	stdout, stderr, code := runCLIInput(t, pinRunTimeout, "n\n", "pin", "--config", cfg)
 	if code != 1 || !strings.Contains(stdout, "Record these changes in "+lockPath+"? [y/N]") || !strings.Contains(stdout, "Nothing recorded") {
 		t.Errorf("pin answered no: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
-	if _, after := pincliRead(t, lockPath); !bytes.Equal(before, after) {
+	if _, after := readLockfile(t, lockPath); !bytes.Equal(before, after) {
 		t.Errorf("the lockfile changed although the user said no:\n%s", after)
 	}
-	pincliExpect(t, 0, []string{"Answers [-pong.-]{+pong, twice over.+}", "Recorded 1 change"}, "--config", cfg, "--yes")
-	pincliExpect(t, 0, []string{"Everything matches the lockfile"}, "--config", cfg, "--check")
-	lock, _ = pincliRead(t, lockPath)
+	runPin(t, 0, []string{"Answers [-pong.-]{+pong, twice over.+}", "Recorded 1 change"}, "--config", cfg, "--yes")
+	runPin(t, 0, []string{"Everything matches the lockfile"}, "--config", cfg, "--check")
+	lock, _ = readLockfile(t, lockPath)
 	if d := lock.Servers["chaos"]["tools"]["ping_tool"].Definition; !strings.Contains(string(d), "Answers pong, twice over.") {
 		t.Errorf("the recorded ping_tool: %s", d)
 	}
 
 	// A new tool, accepted with "yes" on stdin.
 	env := map[string]string{"CHAOS_PING_DESCRIPTION": "Answers pong, twice over.", "CHAOS_EXTRA_TOOL": "bonus"}
-	pincliRewrite(t, cfg, map[string]server{"chaos": pincliChaos(env)}, trunk)
-	pincliExpect(t, 1, []string{`server "chaos": 1 new, 0 changed, 0 removed`, `new tool "bonus"`, "An extra tool."}, "--config", cfg, "--check")
-	stdout, stderr, code = runCLIInput(t, pincliTimeout, "yes\n", "pin", "--config", cfg)
+	writeConfigAt(t, cfg, map[string]server{"chaos": chaosWithEnv(env)}, trunk)
+	runPin(t, 1, []string{`server "chaos": 1 new, 0 changed, 0 removed`, `new tool "bonus"`, "An extra tool."}, "--config", cfg, "--check")
+	stdout, stderr, code = runCLIInput(t, pinRunTimeout, "yes\n", "pin", "--config", cfg)
 	if code != 0 || !strings.Contains(stdout, "Recorded 1 change") {
 		t.Errorf("pin answered yes: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
-	if lock, _ = pincliRead(t, lockPath); lock.Servers["chaos"]["tools"]["bonus"].SHA256 == "" {
+	if lock, _ = readLockfile(t, lockPath); lock.Servers["chaos"]["tools"]["bonus"].SHA256 == "" {
 		t.Error("the new tool was not recorded")
 	}
 
 	// A tool gone.
 	env["CHAOS_NO_HANG"] = "1"
-	pincliRewrite(t, cfg, map[string]server{"chaos": pincliChaos(env)}, trunk)
-	pincliExpect(t, 1, []string{`server "chaos": 0 new, 0 changed, 1 removed`, `removed tool "hang"`}, "--config", cfg, "--check")
-	pincliExpect(t, 0, []string{`removed tool "hang"`, "Recorded 1 change"}, "--config", cfg, "--yes")
-	if lock, _ = pincliRead(t, lockPath); len(lock.Servers["chaos"]["tools"]) == 0 {
+	writeConfigAt(t, cfg, map[string]server{"chaos": chaosWithEnv(env)}, trunk)
+	runPin(t, 1, []string{`server "chaos": 0 new, 0 changed, 1 removed`, `removed tool "hang"`}, "--config", cfg, "--check")
+	runPin(t, 0, []string{`removed tool "hang"`, "Recorded 1 change"}, "--config", cfg, "--yes")
+	if lock, _ = readLockfile(t, lockPath); len(lock.Servers["chaos"]["tools"]) == 0 {
 		t.Fatal("the lockfile lost chaos's tools")
 	} else if _, ok := lock.Servers["chaos"]["tools"]["hang"]; ok {
 		t.Error("the removed tool is still in the lockfile")
 	}
-	pincliExpect(t, 0, []string{"Everything matches the lockfile"}, "--config", cfg, "--check")
+	runPin(t, 0, []string{"Everything matches the lockfile"}, "--config", cfg, "--check")
 }
 
 // A lockfile that cannot be parsed is an error saying so, and is left as
 // it is: it may hold what the user trusted.
 func TestPinCorruptLockfile(t *testing.T) {
 	t.Parallel()
-	cfg := writeConfig(t, map[string]server{"chaos": pincliChaos(nil)}, nil)
-	lockPath := pincliLockPath(cfg)
+	cfg := writeConfig(t, map[string]server{"chaos": chaosWithEnv(nil)}, nil)
+	lockPath := lockfilePath(cfg)
 	junk := []byte(`{"version": 1, "servers": {"chaos": `)
 	if err := os.WriteFile(lockPath, junk, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	for _, args := range [][]string{{"--yes"}, {"--check"}} {
-		stdout, stderr, code := runCLI(t, pincliTimeout, append([]string{"pin", "--config", cfg}, args...)...)
+		stdout, stderr, code := runCLI(t, pinRunTimeout, append([]string{"pin", "--config", cfg}, args...)...)
 		if code != 1 || !strings.Contains(stderr, "the lockfile "+lockPath+" is corrupt") {
 			t.Errorf("pin %s with a corrupt lockfile: exit %d\nstdout:\n%s\nstderr:\n%s", args[0], code, stdout, stderr)
 		}
@@ -184,13 +169,13 @@ func TestPinCorruptLockfile(t *testing.T) {
 func TestPinSelectedServers(t *testing.T) {
 	t.Parallel()
 	servers := map[string]server{
-		"one": pincliChaos(nil),
-		"two": pincliChaos(map[string]string{"CHAOS_EXTRA_TOOL": "second"}),
+		"one": chaosWithEnv(nil),
+		"two": chaosWithEnv(map[string]string{"CHAOS_EXTRA_TOOL": "second"}),
 	}
 	cfg := writeConfig(t, servers, nil)
-	lockPath := pincliLockPath(cfg)
+	lockPath := lockfilePath(cfg)
 
-	_, stderr, code := runCLI(t, pincliTimeout, "pin", "--config", cfg, "three")
+	_, stderr, code := runCLI(t, pinRunTimeout, "pin", "--config", cfg, "three")
 	if code != 1 || !strings.Contains(stderr, `unknown server "three"`) {
 		t.Errorf("pin of an unknown server: exit %d, stderr:\n%s", code, stderr)
 	}
@@ -204,34 +189,34 @@ func TestPinSelectedServers(t *testing.T) {
 		runs[name] = startCLI(t, "", "pin", name, "--yes", "--config", cfg)
 	}
 	for name, r := range runs {
-		out, stderr, code := r.wait(t, pincliTimeout)
+		out, stderr, code := r.wait(t, pinRunTimeout)
 		other := map[string]string{"one": "two", "two": "one"}[name]
 		if code != 0 || !strings.Contains(out, `server "`+name+`": `) || !strings.Contains(out, "Recorded") || strings.Contains(out, `server "`+other+`"`) {
 			t.Errorf("pin %s at once with pin %s: exit %d\nstdout:\n%s\nstderr:\n%s", name, other, code, out, stderr)
 		}
 	}
-	lock, _ := pincliRead(t, lockPath)
+	lock, _ := readLockfile(t, lockPath)
 	if len(lock.Servers["one"]["tools"]) == 0 || lock.Servers["two"]["tools"]["second"].SHA256 == "" {
 		t.Fatalf("after two runs at once the lockfile does not have both servers: %+v", lock.Servers)
 	}
-	pincliExpect(t, 0, []string{"Everything matches the lockfile"}, "--config", cfg, "--check")
+	runPin(t, 0, []string{"Everything matches the lockfile"}, "--config", cfg, "--check")
 
 	// "two" now fails to start: reported, exit 1, its entries kept; "one"
 	// changed and is recorded all the same.
-	_, before := pincliRead(t, lockPath)
-	var was pincliLock
+	_, before := readLockfile(t, lockPath)
+	var was lockfileDoc
 	_ = json.Unmarshal(before, &was)
-	servers["one"] = pincliChaos(map[string]string{"CHAOS_NO_HANG": "1"})
+	servers["one"] = chaosWithEnv(map[string]string{"CHAOS_NO_HANG": "1"})
 	servers["two"] = chaosServer("-mode", "exit")
-	pincliRewrite(t, cfg, servers, nil)
-	pincliExpect(t, 1, []string{`server "two": failed to connect`, `removed tool "hang"`, "1 of 2 servers failed", "Recorded 1 change"},
+	writeConfigAt(t, cfg, servers, nil)
+	runPin(t, 1, []string{`server "two": failed to connect`, `removed tool "hang"`, "1 of 2 servers failed", "Recorded 1 change"},
 		"--config", cfg, "--yes")
-	lock, _ = pincliRead(t, lockPath)
+	lock, _ = readLockfile(t, lockPath)
 	if _, ok := lock.Servers["one"]["tools"]["hang"]; ok {
 		t.Error("one's removed tool is still pinned")
 	}
 	if a, b := lock.Servers["two"]["tools"]["second"].SHA256, was.Servers["two"]["tools"]["second"].SHA256; a == "" || a != b {
 		t.Errorf("the failed server's entries changed: %q, was %q", a, b)
 	}
-	pincliExpect(t, 1, []string{`server "two": failed to connect`, "Every server that connected matches the lockfile"}, "--config", cfg, "--check", "one", "two")
+	runPin(t, 1, []string{`server "two": failed to connect`, "Every server that connected matches the lockfile"}, "--config", cfg, "--check", "one", "two")
 }

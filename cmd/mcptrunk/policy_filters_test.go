@@ -24,16 +24,16 @@ func TestPolicyFilters(t *testing.T) {
 	ctx := testCtx(t, 150*time.Second)
 
 	// What the servers offer directly.
-	directEv := polDirectEverything(t, ctx)
+	directEv := startRawEverything(t, ctx)
 	directNotes := startRawDirect(t, ctx, "notes", notesBin)
 	type lists struct{ tools, prompts, resources, templates []string }
 	direct := map[string]lists{}
 	for name, c := range map[string]*rawConn{"everything": directEv, "notes": directNotes} {
 		direct[name] = lists{
-			tools:     sortedKeys(polStableTools(t, ctx, c, 1)),
-			prompts:   polKeys(t, c.list(ctx, "prompts/list", "prompts"), "name"),
-			resources: polKeys(t, c.list(ctx, "resources/list", "resources"), "uri"),
-			templates: polKeys(t, c.list(ctx, "resources/templates/list", "resourceTemplates"), "uriTemplate"),
+			tools:     sortedKeys(settledTools(t, ctx, c, 1)),
+			prompts:   sortedKeysOf(t, c.list(ctx, "prompts/list", "prompts"), "name"),
+			resources: sortedKeysOf(t, c.list(ctx, "resources/list", "resources"), "uri"),
+			templates: sortedKeysOf(t, c.list(ctx, "resources/templates/list", "resourceTemplates"), "uriTemplate"),
 		}
 		if l := direct[name]; len(l.tools) == 0 || len(l.prompts) == 0 || len(l.resources) == 0 || len(l.templates) == 0 {
 			t.Fatalf("%s offers too little directly to test filters: %+v", name, l)
@@ -60,7 +60,7 @@ func TestPolicyFilters(t *testing.T) {
 		"everything": {"tools.deny", "nomatch-everything-tool"},
 	}
 	entry := func(name string, base server) server {
-		s := polWith(base, nil)
+		s := withFields(base, nil)
 		for field, f := range filters[name] {
 			m := map[string]any{}
 			if f.allow != nil {
@@ -86,11 +86,11 @@ func TestPolicyFilters(t *testing.T) {
 			// Its own deadline: a parallel subtest may wait minutes for a
 			// slot (-parallel is GOMAXPROCS), past the parent's.
 			ctx := testCtx(t, 150*time.Second)
-			servers := map[string]server{"notes": notesServer(), "everything": polEverything(t, nil)}
+			servers := map[string]server{"notes": notesServer(), "everything": everythingServer(t, nil)}
 			if on {
-				servers = map[string]server{"notes": entry("notes", notesServer()), "everything": entry("everything", polEverything(t, nil))}
+				servers = map[string]server{"notes": entry("notes", notesServer()), "everything": entry("everything", everythingServer(t, nil))}
 			}
-			trunk := startRawTrunk(t, ctx, writeConfig(t, servers, polTrunk(nil)))
+			trunk := startRawTrunk(t, ctx, writeConfig(t, servers, waitingForAll(nil)))
 
 			var want lists
 			want.tools = []string{"mcp__trunk__status", "mcp__trunk__wait_for_servers"}
@@ -101,19 +101,19 @@ func TestPolicyFilters(t *testing.T) {
 					f = map[string]filter{}
 				}
 				d := direct[name]
-				want.tools = append(want.tools, polExpect(d.tools, f["tools"].allow, f["tools"].deny, toolName(name))...)
-				want.prompts = append(want.prompts, polExpect(d.prompts, f["prompts"].allow, f["prompts"].deny, toolName(name))...)
-				want.resources = append(want.resources, polExpect(d.resources, f["resources"].allow, f["resources"].deny, uri(name))...)
-				want.templates = append(want.templates, polExpect(d.templates, f["resources"].allow, f["resources"].deny, uri(name))...)
+				want.tools = append(want.tools, applyFilter(d.tools, f["tools"].allow, f["tools"].deny, toolName(name))...)
+				want.prompts = append(want.prompts, applyFilter(d.prompts, f["prompts"].allow, f["prompts"].deny, toolName(name))...)
+				want.resources = append(want.resources, applyFilter(d.resources, f["resources"].allow, f["resources"].deny, uri(name))...)
+				want.templates = append(want.templates, applyFilter(d.templates, f["resources"].allow, f["resources"].deny, uri(name))...)
 			}
 			for _, l := range []*[]string{&want.tools, &want.prompts, &want.resources, &want.templates} {
 				slices.Sort(*l)
 			}
 			got := lists{
-				tools:     sortedKeys(polStableTools(t, ctx, trunk, len(want.tools))),
-				prompts:   polKeys(t, trunk.list(ctx, "prompts/list", "prompts"), "name"),
-				resources: polKeys(t, trunk.list(ctx, "resources/list", "resources"), "uri"),
-				templates: polKeys(t, trunk.list(ctx, "resources/templates/list", "resourceTemplates"), "uriTemplate"),
+				tools:     sortedKeys(settledTools(t, ctx, trunk, len(want.tools))),
+				prompts:   sortedKeysOf(t, trunk.list(ctx, "prompts/list", "prompts"), "name"),
+				resources: sortedKeysOf(t, trunk.list(ctx, "resources/list", "resources"), "uri"),
+				templates: sortedKeysOf(t, trunk.list(ctx, "resources/templates/list", "resourceTemplates"), "uriTemplate"),
 			}
 			for _, c := range []struct {
 				what      string
@@ -128,7 +128,7 @@ func TestPolicyFilters(t *testing.T) {
 			// Whatever is filtered cannot be reached; what is left works.
 			if on {
 				for _, name := range []string{"mcp__notes__add_note", "mcp__notes__search", "mcp__everything__get-sum", "mcp__everything__toggle-simulated-logging"} {
-					polWantRefused(t, ctx, trunk, name, map[string]any{"title": "x", "body": "y", "query": "x", "a": 1, "b": 2})
+					wantToolRefused(t, ctx, trunk, name, map[string]any{"title": "x", "body": "y", "query": "x", "a": 1, "b": 2})
 				}
 				for _, name := range []string{"mcp__notes__daily_review", "mcp__everything__args-prompt"} {
 					r := trunk.call(ctx, "prompts/get", map[string]any{"name": name, "arguments": map[string]string{"city": "x"}})
@@ -155,11 +155,11 @@ func TestPolicyFilters(t *testing.T) {
 					t.Errorf("resources/read of an allowed template resource: %v", r.Err)
 				}
 			}
-			res, _ := polCallResult(t, ctx, trunk, "mcp__notes__echo", map[string]any{"text": "through the filter"})
+			res, _ := callToolResult(t, ctx, trunk, "mcp__notes__echo", map[string]any{"text": "through the filter"})
 			if res.text() != "through the filter" {
 				t.Errorf("mcp__notes__echo: %q", res.text())
 			}
-			res, _ = polCallResult(t, ctx, trunk, "mcp__everything__echo", map[string]any{"message": "hi"})
+			res, _ = callToolResult(t, ctx, trunk, "mcp__everything__echo", map[string]any{"message": "hi"})
 			if !strings.Contains(res.text(), "hi") || res.IsError {
 				t.Errorf("mcp__everything__echo: %+v", res)
 			}
@@ -177,7 +177,7 @@ func TestPolicyFilters(t *testing.T) {
 				for server, pairs := range unmatched {
 					for i := 0; i < len(pairs); i += 2 {
 						field, pattern := pairs[i], pairs[i+1]
-						line, err := polWaitStderr(ctx, trunk, 10*time.Second, `"`+server+`"`, field, `"`+pattern+`"`, "matches nothing")
+						line, err := waitStderr(ctx, trunk, 10*time.Second, `"`+server+`"`, field, `"`+pattern+`"`, "matches nothing")
 						if err != nil {
 							t.Errorf("server %s, %s pattern %q matches nothing but no warning says so: %v", server, field, pattern, err)
 							continue
@@ -200,7 +200,13 @@ func TestPolicyFilters(t *testing.T) {
 					t.Errorf("the warning about nomatch_tool_* was logged %d times, want once", n)
 				}
 			} else {
-				time.Sleep(200 * time.Millisecond)
+				// A warning is logged while the catalog is built, before
+				// the answer that needed it; once the trunk has exited,
+				// its stderr is all there.
+				trunk.closeStdin()
+				if !trunk.waitExit(procGrace) {
+					t.Fatal("the trunk did not exit after stdin EOF")
+				}
 				if strings.Contains(trunk.stderr.String(), "matches nothing") {
 					t.Errorf("a warning about patterns without any filter:\n%s", trunk.stderr.String())
 				}

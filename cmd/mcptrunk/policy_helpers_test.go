@@ -1,8 +1,7 @@
 package main
 
-// Helpers for the policy tests (policy_*_test.go). Every name here starts
-// with "pol" so that other test files of this package, written in
-// parallel, cannot collide with them.
+// Helpers for the policy tests (policy_*_test.go): the trunk's config and
+// start, its tools as listed, and calls whose results they look into.
 
 import (
 	"context"
@@ -15,37 +14,9 @@ import (
 	"time"
 )
 
-// polEverything is server-everything as a config entry, with extra fields.
-func polEverything(t *testing.T, extra map[string]any) server {
-	node, everything, _ := npmServers(t)
-	s := server{"command": node, "args": []string{everything, "stdio"}, "timeouts": slowTimeouts}
-	for k, v := range extra {
-		s[k] = v
-	}
-	return s
-}
-
-// polFilesystem is server-filesystem serving dir.
-func polFilesystem(t *testing.T, dir string) server {
-	node, _, filesystem := npmServers(t)
-	return server{"command": node, "args": []string{filesystem, dir}, "timeouts": slowTimeouts}
-}
-
-// polWith returns s with extra fields set.
-func polWith(s server, extra map[string]any) server {
-	out := server{}
-	for k, v := range s {
-		out[k] = v
-	}
-	for k, v := range extra {
-		out[k] = v
-	}
-	return out
-}
-
-// polTrunk merges trunk options over a long startupWait, so that the first
+// waitingForAll merges trunk options over a long startupWait, so that the first
 // list already holds every server.
-func polTrunk(opts map[string]any) map[string]any {
+func waitingForAll(opts map[string]any) map[string]any {
 	out := map[string]any{"startupWait": "60s"}
 	for k, v := range opts {
 		out[k] = v
@@ -53,8 +24,8 @@ func polTrunk(opts map[string]any) map[string]any {
 	return out
 }
 
-// polStartTrunk is startRawTrunk with extra environment variables.
-func polStartTrunk(t *testing.T, ctx context.Context, cfg string, env ...string) *rawConn {
+// startRawTrunkEnv is startRawTrunk with extra environment variables.
+func startRawTrunkEnv(t *testing.T, ctx context.Context, cfg string, env ...string) *rawConn {
 	t.Helper()
 	cmd := trunkCmd(newTag(t), "serve", "--config", cfg)
 	cmd.Env = append(cmd.Env, env...)
@@ -63,36 +34,18 @@ func polStartTrunk(t *testing.T, ctx context.Context, cfg string, env ...string)
 	return c
 }
 
-// polDirectEverything connects to server-everything directly.
-func polDirectEverything(t *testing.T, ctx context.Context) *rawConn {
+// listedTool is a tool as listed: its name, and its definition as sent.
+type listedTool struct {
+	Name string `json:"name"`
+	raw  json.RawMessage
+}
+
+// toolsByName lists a connection's tools by name (following cursors).
+func toolsByName(t testing.TB, ctx context.Context, c *rawConn) map[string]listedTool {
 	t.Helper()
-	node, everything, _ := npmServers(t)
-	return startRawDirect(t, ctx, "everything", node, everything, "stdio")
-}
-
-// polTool is the part of a tool definition the tests look at.
-type polTool struct {
-	Name        string          `json:"name"`
-	Title       string          `json:"title"`
-	Annotations json.RawMessage `json:"annotations"`
-	raw         json.RawMessage
-}
-
-// readOnly is annotations.readOnlyHint.
-func (p polTool) readOnly() bool {
-	var a struct {
-		ReadOnly *bool `json:"readOnlyHint"`
-	}
-	_ = json.Unmarshal(p.Annotations, &a)
-	return a.ReadOnly != nil && *a.ReadOnly
-}
-
-// polTools lists a connection's tools by name (following cursors).
-func polTools(t testing.TB, ctx context.Context, c *rawConn) map[string]polTool {
-	t.Helper()
-	out := map[string]polTool{}
+	out := map[string]listedTool{}
 	for _, raw := range c.list(ctx, "tools/list", "tools") {
-		var tool polTool
+		var tool listedTool
 		if err := json.Unmarshal(raw, &tool); err != nil {
 			t.Fatalf("%s: a tool is not an object: %s", c.name, raw)
 		}
@@ -105,35 +58,35 @@ func polTools(t testing.TB, ctx context.Context, c *rawConn) map[string]polTool 
 	return out
 }
 
-// polStableTools lists tools until two lists in a row agree (server-everything
+// settledTools lists tools until two lists in a row agree (server-everything
 // registers some tools after its handshake) and at least min are listed.
-func polStableTools(t testing.TB, ctx context.Context, c *rawConn, min int) map[string]polTool {
+func settledTools(t testing.TB, ctx context.Context, c *rawConn, min int) map[string]listedTool {
 	t.Helper()
-	var prev map[string]polTool
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		cur := polTools(t, ctx, c)
+	var prev, cur map[string]listedTool
+	wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	if eventually(wctx, 300*time.Millisecond, func() error {
+		prev, cur = cur, toolsByName(t, ctx, c)
 		if len(cur) >= min && prev != nil && slices.Equal(sortedKeys(prev), sortedKeys(cur)) {
-			return cur
+			return nil
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: tools never settled; last list (%d, want >= %d): %q", c.name, len(cur), min, sortedKeys(cur))
-		}
-		prev = cur
-		time.Sleep(300 * time.Millisecond)
+		return fmt.Errorf("not settled")
+	}) != nil {
+		t.Fatalf("%s: tools never settled; last list (%d, want >= %d): %q", c.name, len(cur), min, sortedKeys(cur))
 	}
+	return cur
 }
 
-// polKeys lists the key member (name, uri or uriTemplate) of every item.
-func polKeys(t testing.TB, items []json.RawMessage, key string) []string {
+// sortedKeysOf lists the key member (name, uri or uriTemplate) of every item.
+func sortedKeysOf(t testing.TB, items []json.RawMessage, key string) []string {
 	t.Helper()
 	out := keysOf(t, items, key)
 	slices.Sort(out)
 	return out
 }
 
-// polMatchAny reports whether any glob pattern matches s.
-func polMatchAny(patterns []string, s string) bool {
+// matchesAny reports whether any glob pattern matches s.
+func matchesAny(patterns []string, s string) bool {
 	for _, p := range patterns {
 		if ok, _ := path.Match(p, s); ok {
 			return true
@@ -142,13 +95,13 @@ func polMatchAny(patterns []string, s string) bool {
 	return false
 }
 
-// polExpect applies an allow/deny filter to upstream keys and returns the
+// applyFilter applies an allow/deny filter to upstream keys and returns the
 // exported form of those that pass, sorted: the test's own reading of the
 // README's rule ("deny wins; an empty allow list allows all").
-func polExpect(keys []string, allow, deny []string, export func(string) string) []string {
+func applyFilter(keys []string, allow, deny []string, export func(string) string) []string {
 	var out []string
 	for _, k := range keys {
-		if polMatchAny(deny, k) || (len(allow) > 0 && !polMatchAny(allow, k)) {
+		if matchesAny(deny, k) || (len(allow) > 0 && !matchesAny(allow, k)) {
 			continue
 		}
 		out = append(out, export(k))
@@ -157,8 +110,8 @@ func polExpect(keys []string, allow, deny []string, export func(string) string) 
 	return out
 }
 
-// polResult is a tools/call result.
-type polResult struct {
+// toolResult is a tools/call result.
+type toolResult struct {
 	Content []struct {
 		Type string `json:"type"`
 		Text string `json:"text"`
@@ -167,7 +120,7 @@ type polResult struct {
 	IsError           bool            `json:"isError"`
 }
 
-func (r polResult) text() string {
+func (r toolResult) text() string {
 	var parts []string
 	for _, c := range r.Content {
 		if c.Type == "text" {
@@ -177,8 +130,8 @@ func (r polResult) text() string {
 	return strings.Join(parts, "\n")
 }
 
-// polCall calls a tool and returns its response (result or JSON-RPC error).
-func polCall(t testing.TB, ctx context.Context, c *rawConn, name string, args any) rawResponse {
+// callToolResponse calls a tool and returns its response (result or JSON-RPC error).
+func callToolResponse(t testing.TB, ctx context.Context, c *rawConn, name string, args any) rawResponse {
 	t.Helper()
 	if m, ok := args.(map[string]any); args == nil || (ok && m == nil) {
 		args = map[string]any{}
@@ -186,25 +139,25 @@ func polCall(t testing.TB, ctx context.Context, c *rawConn, name string, args an
 	return c.call(ctx, "tools/call", map[string]any{"name": name, "arguments": args})
 }
 
-// polCallResult calls a tool and decodes its result, failing on a JSON-RPC
+// callToolResult calls a tool and decodes its result, failing on a JSON-RPC
 // error.
-func polCallResult(t testing.TB, ctx context.Context, c *rawConn, name string, args any) (polResult, json.RawMessage) {
+func callToolResult(t testing.TB, ctx context.Context, c *rawConn, name string, args any) (toolResult, json.RawMessage) {
 	t.Helper()
-	r := polCall(t, ctx, c, name, args)
+	r := callToolResponse(t, ctx, c, name, args)
 	if r.Err != nil {
 		t.Fatalf("%s: tools/call %s %s: %v", c.name, name, mustJSON(args), r.Err)
 	}
-	var res polResult
+	var res toolResult
 	if err := json.Unmarshal(r.Result, &res); err != nil {
 		t.Fatalf("%s: tools/call %s: result %s: %v", c.name, name, r.Result, err)
 	}
 	return res, r.Result
 }
 
-// polWantRefused checks that calling name gives a JSON-RPC error naming it.
-func polWantRefused(t testing.TB, ctx context.Context, c *rawConn, name string, args any) {
+// wantToolRefused checks that calling name gives a JSON-RPC error naming it.
+func wantToolRefused(t testing.TB, ctx context.Context, c *rawConn, name string, args any) {
 	t.Helper()
-	r := polCall(t, ctx, c, name, args)
+	r := callToolResponse(t, ctx, c, name, args)
 	switch {
 	case r.Err == nil:
 		t.Errorf("tools/call %s: result %s, want a JSON-RPC error (the tool is not exported)", name, r.Result)
@@ -213,9 +166,9 @@ func polWantRefused(t testing.TB, ctx context.Context, c *rawConn, name string, 
 	}
 }
 
-// polWaitStderr waits until the trunk's stderr has a line containing every
+// waitStderr waits until the trunk's stderr has a line containing every
 // one of subs, and returns it.
-func polWaitStderr(ctx context.Context, c *rawConn, within time.Duration, subs ...string) (string, error) {
+func waitStderr(ctx context.Context, c *rawConn, within time.Duration, subs ...string) (string, error) {
 	line, err := waitStderrLine(ctx, c.stderr, within, subs...)
 	if err != nil {
 		return "", fmt.Errorf("no stderr line contains all of %q; stderr:\n%s", subs, tail(c.stderr.String(), 4000))

@@ -15,12 +15,12 @@ import (
 	"time"
 )
 
-// polQuery is one recorded search and the tool it should find.
-type polQuery struct{ query, want string }
+// searchQuery is one recorded search and the tool it should find.
+type searchQuery struct{ query, want string }
 
-// polQueries are natural requests over server-everything, server-filesystem,
+// searchQueries are natural requests over server-everything, server-filesystem,
 // notes and weather, each with the tool a person would pick.
-var polQueries = []polQuery{
+var searchQueries = []searchQuery{
 	{"read a text file", "mcp__filesystem__read_text_file"},
 	{"list files in a directory", "mcp__filesystem__list_directory"},
 	{"weather forecast for a city", "mcp__weather__forecast"},
@@ -43,18 +43,18 @@ var polQueries = []polQuery{
 	{"read several files at once", "mcp__filesystem__read_multiple_files"},
 }
 
-// polSearchServers is the catalog the search tests and figures run over.
-func polSearchServers(t *testing.T, root string) map[string]server {
+// searchServers is the catalog the search tests and figures run over.
+func searchServers(t *testing.T, root string) map[string]server {
 	return map[string]server{
-		"everything": polEverything(t, nil),
-		"filesystem": polFilesystem(t, root),
+		"everything": everythingServer(t, nil),
+		"filesystem": filesystemServer(t, root),
 		"notes":      notesServer(),
 		"weather":    weatherServer(),
 	}
 }
 
-// polSearchRoot is a directory for server-filesystem with one file in it.
-func polSearchRoot(t *testing.T) (dir, file string) {
+// filesystemRoot is a directory for server-filesystem with one file in it.
+func filesystemRoot(t *testing.T) (dir, file string) {
 	dir, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -66,10 +66,10 @@ func polSearchRoot(t *testing.T) (dir, file string) {
 	return dir, file
 }
 
-// polSearch runs search_tools and returns the names found, best first.
-func polSearch(t testing.TB, ctx context.Context, trunk *rawConn, query string, limit int) ([]string, json.RawMessage) {
+// searchFor runs search_tools and returns the names found, best first.
+func searchFor(t testing.TB, ctx context.Context, trunk *rawConn, query string, limit int) ([]string, json.RawMessage) {
 	t.Helper()
-	res, raw := polCallResult(t, ctx, trunk, "mcp__trunk__search_tools", map[string]any{"query": query, "limit": limit})
+	res, raw := callToolResult(t, ctx, trunk, "mcp__trunk__search_tools", map[string]any{"query": query, "limit": limit})
 	var found struct {
 		Tools []json.RawMessage `json:"tools"`
 	}
@@ -90,24 +90,24 @@ func polSearch(t testing.TB, ctx context.Context, trunk *rawConn, query string, 
 func TestToolSearch(t *testing.T) {
 	t.Parallel()
 	ctx := testCtx(t, 150*time.Second)
-	root, file := polSearchRoot(t)
-	servers := polSearchServers(t, root)
-	search := polStartTrunk(t, ctx, writeConfig(t, servers, polTrunk(map[string]any{"toolSearch": true})))
-	plain := polStartTrunk(t, ctx, writeConfig(t, servers, polTrunk(nil)))
+	root, file := filesystemRoot(t)
+	servers := searchServers(t, root)
+	search := startRawTrunkEnv(t, ctx, writeConfig(t, servers, waitingForAll(map[string]any{"toolSearch": true})))
+	plain := startRawTrunkEnv(t, ctx, writeConfig(t, servers, waitingForAll(nil)))
 
 	// On: only the trunk's own tools are listed.
 	want := []string{"mcp__trunk__call_tool", "mcp__trunk__search_tools", "mcp__trunk__status", "mcp__trunk__wait_for_servers"}
-	if got := sortedKeys(polTools(t, ctx, search)); !slices.Equal(got, want) {
+	if got := sortedKeys(toolsByName(t, ctx, search)); !slices.Equal(got, want) {
 		t.Errorf("tools/list with toolSearch: %q, want %q", got, want)
 	}
 	// Off: every tool, and no search tools.
-	all := polStableTools(t, ctx, plain, 20)
+	all := settledTools(t, ctx, plain, 20)
 	for _, name := range []string{"mcp__trunk__call_tool", "mcp__trunk__search_tools"} {
 		if _, ok := all[name]; ok {
 			t.Errorf("%s is listed without toolSearch", name)
 		}
 	}
-	for _, q := range polQueries {
+	for _, q := range searchQueries {
 		if _, ok := all[q.want]; !ok {
 			t.Fatalf("the expected tool %s of %q does not exist; tools: %q", q.want, q.query, sortedKeys(all))
 		}
@@ -118,8 +118,8 @@ func TestToolSearch(t *testing.T) {
 	var table strings.Builder
 	table.WriteString("| query | expected tool | rank | top 3 |\n|---|---|---|---|\n")
 	top3 := 0
-	for _, q := range polQueries {
-		names, _ := polSearch(t, ctx, search, q.query, 10)
+	for _, q := range searchQueries {
+		names, _ := searchFor(t, ctx, search, q.query, 10)
 		rank := slices.Index(names, q.want) + 1
 		if rank >= 1 && rank <= 3 {
 			top3++
@@ -128,18 +128,18 @@ func TestToolSearch(t *testing.T) {
 		}
 		fmt.Fprintf(&table, "| %s | `%s` | %d | %s |\n", q.query, q.want, rank, "`"+strings.Join(names[:min(3, len(names))], "`, `")+"`")
 	}
-	t.Logf("search ranks (%d of %d queries in the top 3):\n%s", top3, len(polQueries), table.String())
+	t.Logf("search ranks (%d of %d queries in the top 3):\n%s", top3, len(searchQueries), table.String())
 
 	// The definitions search_tools returns are the ones tools/list gives
 	// without tool search, and limit bounds the answer.
-	names, raw := polSearch(t, ctx, search, "file", 2)
+	names, raw := searchFor(t, ctx, search, "file", 2)
 	if len(names) != 2 {
 		t.Errorf("search_tools limit 2: %d tools: %s", len(names), raw)
 	}
 	var found struct {
 		Tools []json.RawMessage `json:"tools"`
 	}
-	res, _ := polCallResult(t, ctx, search, "mcp__trunk__search_tools", map[string]any{"query": "read a text file"})
+	res, _ := callToolResult(t, ctx, search, "mcp__trunk__search_tools", map[string]any{"query": "read a text file"})
 	if err := json.Unmarshal([]byte(res.text()), &found); err != nil || len(found.Tools) == 0 {
 		t.Fatalf("search_tools: %v", err)
 	}
@@ -149,8 +149,8 @@ func TestToolSearch(t *testing.T) {
 			t.Errorf("search_tools returns %s as\n%s\nbut tools/list without search lists\n%s", name, tool, all[name].raw)
 		}
 	}
-	if r := polCall(t, ctx, search, "mcp__trunk__search_tools", map[string]any{}); r.Err == nil {
-		var res polResult
+	if r := callToolResponse(t, ctx, search, "mcp__trunk__search_tools", map[string]any{}); r.Err == nil {
+		var res toolResult
 		if json.Unmarshal(r.Result, &res) != nil || !res.IsError {
 			t.Errorf("search_tools without a query: %s, want isError", r.Result)
 		}
@@ -167,8 +167,8 @@ func TestToolSearch(t *testing.T) {
 		{"mcp__notes__search", map[string]any{"query": "proxy"}},
 		{"mcp__filesystem__read_text_file", map[string]any{"path": file}},
 	} {
-		_, viaSearch := polCallResult(t, ctx, search, "mcp__trunk__call_tool", map[string]any{"name": c.name, "arguments": c.args})
-		_, viaPlain := polCallResult(t, ctx, plain, c.name, c.args)
+		_, viaSearch := callToolResult(t, ctx, search, "mcp__trunk__call_tool", map[string]any{"name": c.name, "arguments": c.args})
+		_, viaPlain := callToolResult(t, ctx, plain, c.name, c.args)
 		if compact(t, viaSearch) != compact(t, viaPlain) {
 			t.Errorf("%s: call_tool gives\n%s\na plain call\n%s", c.name, viaSearch, viaPlain)
 		}
@@ -186,12 +186,12 @@ func TestToolSearch(t *testing.T) {
 		}
 	}
 	// call_tool refuses what is not exported, naming it.
-	r := polCall(t, ctx, search, "mcp__trunk__call_tool", map[string]any{"name": "mcp__notes__nope", "arguments": map[string]any{}})
+	r := callToolResponse(t, ctx, search, "mcp__trunk__call_tool", map[string]any{"name": "mcp__notes__nope", "arguments": map[string]any{}})
 	var refusal string
 	if r.Err != nil {
 		refusal = r.Err.Message
 	} else {
-		var res polResult
+		var res toolResult
 		_ = json.Unmarshal(r.Result, &res)
 		if !res.IsError {
 			t.Errorf("call_tool of an unknown tool: %s", r.Result)
@@ -215,21 +215,21 @@ func TestToolSearch(t *testing.T) {
 func TestContextSizeFigures(t *testing.T) {
 	t.Parallel()
 	ctx := testCtx(t, 150*time.Second)
-	root, _ := polSearchRoot(t)
-	servers := polSearchServers(t, root)
-	node, everything, filesystem := npmServers(t)
+	root, _ := filesystemRoot(t)
+	servers := searchServers(t, root)
+	node, _, filesystem := npmServers(t)
 	directs := map[string]*rawConn{
-		"everything": startRawDirect(t, ctx, "everything", node, everything, "stdio"),
+		"everything": startRawEverything(t, ctx),
 		"filesystem": startRawDirect(t, ctx, "filesystem", node, filesystem, root),
 		"notes":      startRawDirect(t, ctx, "notes", notesBin),
 		"weather":    startRawDirect(t, ctx, "weather", weatherBin),
 	}
-	full := polStartTrunk(t, ctx, writeConfig(t, servers, polTrunk(nil)))
-	search := polStartTrunk(t, ctx, writeConfig(t, servers, polTrunk(map[string]any{"toolSearch": true})))
+	full := startRawTrunkEnv(t, ctx, writeConfig(t, servers, waitingForAll(nil)))
+	search := startRawTrunkEnv(t, ctx, writeConfig(t, servers, waitingForAll(map[string]any{"toolSearch": true})))
 
 	// size lists tools once (one page), after the list has settled.
 	size := func(c *rawConn) (bytes, tools int) {
-		polStableTools(t, ctx, c, 1)
+		settledTools(t, ctx, c, 1)
 		res := c.result(ctx, "tools/list", nil)
 		var r struct {
 			Tools      []json.RawMessage `json:"tools"`
@@ -262,7 +262,7 @@ func TestContextSizeFigures(t *testing.T) {
 
 	// What one search costs when the model does look for a tool.
 	// The answer carries the definitions once, as JSON text.
-	found, answer := polCallResult(t, ctx, search, "mcp__trunk__search_tools", map[string]any{"query": "read a text file"})
+	found, answer := callToolResult(t, ctx, search, "mcp__trunk__search_tools", map[string]any{"query": "read a text file"})
 	var hits struct {
 		Tools []json.RawMessage `json:"tools"`
 	}

@@ -38,13 +38,14 @@ type hostRec struct {
 	elicitCancelled int
 	// toolsChangedAt: when each tools/list_changed arrived.
 	toolsChangedAt []time.Time
-	// recorded counts the log and progress notifications recorded;
-	// noted is closed and replaced at each.
+	// recorded counts the log, progress and resource-update notifications
+	// recorded; noted is closed and replaced at each.
 	recorded int
 	noted    chan struct{}
 
-	// read counts the log and progress notifications read from the wire
-	// (set by the host's connection, before go-sdk handles them).
+	// read counts the log, progress and resource-update notifications read
+	// from the wire (set by the host's connection, before go-sdk handles
+	// them).
 	read atomic.Int64
 }
 
@@ -52,15 +53,16 @@ func newHostRec() *hostRec {
 	return &hostRec{listChanged: map[string]int{}, received: map[string]int{}, noted: make(chan struct{})}
 }
 
-// note counts a recorded log or progress notification; r.mu is held.
+// note counts a recorded log, progress or resource-update notification;
+// r.mu is held.
 func (r *hostRec) note() {
 	r.recorded++
 	close(r.noted)
 	r.noted = make(chan struct{})
 }
 
-// settle waits until every log and progress notification read from the
-// wire so far has been recorded. go-sdk hands notifications to their
+// settle waits until every log, progress and resource-update notification
+// read from the wire so far has been recorded. go-sdk hands notifications to their
 // handlers on a goroutine of their own, so those that came before a
 // result may still be on their way to the record when the call returns;
 // the wire count says exactly how many to wait for. A notification go-sdk
@@ -245,6 +247,7 @@ func hostOptions(rec *hostRec, cfg hostConfig) *mcp.ClientOptions {
 		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
 			rec.mu.Lock()
 			rec.updated = append(rec.updated, req.Params.URI)
+			rec.note()
 			rec.mu.Unlock()
 		},
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {

@@ -49,6 +49,8 @@ import (
 var (
 	mu       sync.Mutex
 	progress []string
+	// last has a value once as many notifications as their total arrived.
+	last = make(chan struct{}, 1)
 )
 
 type idArgs struct {
@@ -64,32 +66,40 @@ func main() {
 		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationServerRequest) {
 			mu.Lock()
 			progress = append(progress, fmt.Sprintf("%v:%v/%v", req.Params.ProgressToken, req.Params.Progress, req.Params.Total))
+			n := len(progress)
 			mu.Unlock()
+			if req.Params.Total > 0 && float64(n) >= req.Params.Total {
+				select {
+				case last <- struct{}{}:
+				default:
+				}
+			}
 		},
 	})
 	mcp.AddTool(s, &mcp.Tool{Name: "sampling_with_progress", Description: "sampling with progressToken 7; returns the progress the client sent for it"},
 		func(ctx context.Context, req *mcp.CallToolRequest, _ any) (*mcp.CallToolResult, any, error) {
 			p := &mcp.CreateMessageParams{MaxTokens: 10, Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "progress please"}}}}
 			p.SetProgressToken(7)
+			select { // a signal left from an earlier call
+			case <-last:
+			default:
+			}
 			if _, err := req.Session.CreateMessage(ctx, p); err != nil {
 				return nil, nil, err
 			}
-			deadline := time.Now().Add(2 * time.Second)
-			for {
-				mu.Lock()
-				got := strings.Join(progress, " ")
-				n := len(progress)
-				mu.Unlock()
-				if n >= 2 || time.Now().After(deadline) {
-					time.Sleep(100 * time.Millisecond) // a third would show now
-					mu.Lock()
-					got = strings.Join(progress, " ")
-					progress = nil
-					mu.Unlock()
-					return text("progress: " + got), nil, nil
-				}
-				time.Sleep(10 * time.Millisecond)
+			// The client sends its progress before its answer, but go-sdk
+			// hands each notification to the handler on a goroutine of its
+			// own: wait until as many arrived as their total says, at most 2 s.
+			select {
+			case <-last:
+			case <-time.After(2 * time.Second):
+			case <-ctx.Done():
 			}
+			mu.Lock()
+			got := strings.Join(progress, " ")
+			progress = nil
+			mu.Unlock()
+			return text("progress: " + got), nil, nil
 		})
 	mcp.AddTool(s, &mcp.Tool{Name: "url_elicitation", Description: "URL-mode elicitation, then elicitation/complete"},
 		func(ctx context.Context, req *mcp.CallToolRequest, in idArgs) (*mcp.CallToolResult, any, error) {

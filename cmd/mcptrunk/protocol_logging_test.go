@@ -150,7 +150,9 @@ func TestProtocolLogging(t *testing.T) {
 		return m.Method == "logging/setLevel" && compact(t, m.Params) == `{"level":"error"}`
 	})
 	callText(t, ctx, h.ClientSession, "mcp__conformance__test_tool_with_logging", nil)
-	time.Sleep(300 * time.Millisecond)
+	// What the server logged during the call came before its result, and
+	// the trunk keeps that order: once recorded, nothing more is coming.
+	h.rec.settle(ctx)
 	if n := len(fromServer("conformance")); n != 3 {
 		t.Errorf("at level error the conformance server still logged: %s", mustJSON(fromServer("conformance")))
 	}

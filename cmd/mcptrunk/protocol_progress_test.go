@@ -27,8 +27,9 @@ func progressCall(ctx context.Context, s *mcp.ClientSession, name string, args m
 // to steps in order, each with total steps.
 func checkProgress(t *testing.T, ctx context.Context, rec *hostRec, token any, steps int, message func(i int) string) {
 	t.Helper()
-	waitFor(ctx, 5*time.Second, func() bool { return len(rec.progressFor(token)) >= steps })
-	time.Sleep(100 * time.Millisecond) // anything extra would show now
+	// The call has returned, and its progress came before its result: once
+	// everything read is recorded, anything extra is there too.
+	rec.settle(ctx)
 	got := rec.progressFor(token)
 	if len(got) != steps {
 		t.Errorf("token %v: %d progress notifications, want %d: %s", token, len(got), steps, mustJSON(got))
@@ -133,9 +134,11 @@ func TestProtocolCancellation(t *testing.T) {
 	wSrv, wTap := tapped(t, weatherBin)
 	cfg := writeConfig(t, map[string]server{"weather": wSrv}, nil)
 
-	// upstreamCancelled finds the tools/call the upstream got for token and
-	// waits for its notifications/cancelled.
-	upstreamCancelled := func(t *testing.T, token string) {
+	// upstreamStopped finds the tools/call the upstream got for token,
+	// waits for its notifications/cancelled, then for the upstream's answer
+	// to it (mcp-go answers a cancelled call once its handler has
+	// returned): from then on the upstream sends no progress for it.
+	upstreamStopped := func(t *testing.T, token string) {
 		t.Helper()
 		call := wTap.waitReceived(t, ctx, "the tools/call with token "+token, func(m tapMsg) bool {
 			return m.Method == "tools/call" && strings.Contains(m.Raw, `"progressToken":`+mustJSON(token))
@@ -145,6 +148,9 @@ func TestProtocolCancellation(t *testing.T) {
 				RequestID json.RawMessage `json:"requestId"`
 			}
 			return m.Method == "notifications/cancelled" && json.Unmarshal(m.Params, &p) == nil && string(p.RequestID) == string(call.ID)
+		})
+		wTap.waitSent(t, ctx, "the answer to request "+string(call.ID), func(m tapMsg) bool {
+			return m.Method == "" && string(m.ID) == string(call.ID)
 		})
 	}
 
@@ -164,18 +170,18 @@ func TestProtocolCancellation(t *testing.T) {
 		if err := <-done; err == nil {
 			t.Fatal("the cancelled call succeeded")
 		}
-		upstreamCancelled(t, "sdk-cancel")
 		n := len(h.rec.progressFor("sdk-cancel"))
-		time.Sleep(1 * time.Second) // five more steps if the upstream had gone on
-		if m := len(h.rec.progressFor("sdk-cancel")); m > n+1 {
-			t.Errorf("progress went on after the cancellation: %d notifications, then %d", n, m)
-		}
-		// The trunk and the upstream still work.
+		upstreamStopped(t, "sdk-cancel")
+		// The trunk and the upstream still work; what the upstream sent
+		// before that call's result has reached the host by then.
 		res, err := progressCall(ctx, h.ClientSession, "mcp__weather__progress", map[string]any{"steps": 3, "interval_ms": 10}, "after")
 		if err != nil || toolText(res) != "done" {
 			t.Fatalf("a call after the cancellation: %v %s", err, mustJSON(res))
 		}
 		checkProgress(t, ctx, h.rec, "after", 3, nil)
+		if m := len(h.rec.progressFor("sdk-cancel")); m > n+1 {
+			t.Errorf("progress went on after the cancellation: %d notifications, then %d", n, m)
+		}
 	})
 
 	t.Run("raw host", func(t *testing.T) {
@@ -194,21 +200,24 @@ func TestProtocolCancellation(t *testing.T) {
 		if !waitFor(ctx, 20*time.Second, func() bool { return progress() > 0 }) {
 			t.Fatal("no progress before cancelling")
 		}
-		c.notify("notifications/cancelled", map[string]any{"requestId": id, "reason": "the test changed its mind"})
-		upstreamCancelled(t, "raw-cancel")
 		n := progress()
-		select {
-		case r := <-ch:
-			t.Errorf("the trunk answered the cancelled request: %s %v", r.Result, r.Err)
-		case <-time.After(1 * time.Second):
-		}
-		if m := progress(); m > n+1 {
-			t.Errorf("progress went on after the cancellation: %d notifications, then %d", n, m)
-		}
+		c.notify("notifications/cancelled", map[string]any{"requestId": id, "reason": "the test changed its mind"})
+		upstreamStopped(t, "raw-cancel")
 		c.result(ctx, "ping", nil)
+		// The upstream answers the forecast after its answer to the
+		// cancelled call: by the forecast's result, the trunk has had
+		// that answer (to drop) and the progress before it.
 		res := c.result(ctx, "tools/call", `{"name":"mcp__weather__forecast","arguments":{"city":"Oslo","days":1}}`)
 		if !strings.Contains(string(res), "Forecast for Oslo") {
 			t.Errorf("forecast after the cancellation: %s", res)
+		}
+		select {
+		case r := <-ch:
+			t.Errorf("the trunk answered the cancelled request: %s %v", r.Result, r.Err)
+		default:
+		}
+		if m := progress(); m > n+1 {
+			t.Errorf("progress went on after the cancellation: %d notifications, then %d", n, m)
 		}
 	})
 }
