@@ -142,6 +142,26 @@ func interleave(rounds int, d, t *endpoint, f func(round int, e *endpoint) error
 	return rotate(rounds, []*endpoint{d, t}, f)
 }
 
+// sidesOf is the order of the two sides in round r: each goes first in
+// every other round, so that drifts in machine load hit both alike.
+func sidesOf(r int) []string { return [][]string{{"direct", "trunk"}, {"trunk", "direct"}}[r%2] }
+
+// timeEach times n calls of call on each side, interleaved over rounds.
+func timeEach(rounds int, d, t *endpoint, n int, call func(*endpoint) error) (pair[time.Duration], error) {
+	var times pair[time.Duration]
+	err := interleave(rounds, d, t, func(_ int, e *endpoint) error {
+		for range n {
+			t0 := time.Now()
+			if err := call(e); err != nil {
+				return err
+			}
+			times.add(e.side, time.Since(t0))
+		}
+		return nil
+	})
+	return times, err
+}
+
 // rotate runs f for every side in each of rounds rounds, each round
 // starting one side later, so that drifts in machine load hit all alike.
 func rotate(rounds int, sides []*endpoint, f func(round int, e *endpoint) error) error {
@@ -313,17 +333,7 @@ func (b *bench) blobWorkload(ctx context.Context, size, calls int) error {
 	if err := resetPeak(t.pid); err != nil {
 		peakNote = "VmHWM could not be reset, so it is the peak since start: "
 	}
-	var times pair[time.Duration]
-	err = interleave(b.cfg.blobRounds, d, t, func(_ int, e *endpoint) error {
-		for range calls {
-			t0 := time.Now()
-			if err := callBlob(ctx, e, size); err != nil {
-				return err
-			}
-			times.add(e.side, time.Since(t0))
-		}
-		return nil
-	})
+	times, err := timeEach(b.cfg.blobRounds, d, t, calls, func(e *endpoint) error { return callBlob(ctx, e, size) })
 	if err != nil {
 		return err
 	}
@@ -401,17 +411,7 @@ func (b *bench) catalogWorkload(ctx context.Context) error {
 	b.add(row{workload: "20 idle upstreams (1,000 tools), trunk RSS", trunk: fmtKB(st["VmRSS"]),
 		target: "< 30 MB", met: yesNo(st["VmRSS"] < 30<<10)})
 
-	var lat pair[time.Duration]
-	err = interleave(b.cfg.rounds, d, t, func(_ int, e *endpoint) error {
-		for range b.cfg.listCalls {
-			t0 := time.Now()
-			if _, _, err := count(e); err != nil {
-				return err
-			}
-			lat.add(e.side, time.Since(t0))
-		}
-		return nil
-	})
+	lat, err := timeEach(b.cfg.rounds, d, t, b.cfg.listCalls, func(e *endpoint) error { _, _, err := count(e); return err })
 	if err != nil {
 		return err
 	}

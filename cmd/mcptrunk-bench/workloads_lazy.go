@@ -75,10 +75,7 @@ func (b *bench) lazyWorkload(ctx context.Context) error {
 		procs   pair[int64]
 	)
 	for r := range rounds {
-		sides := []string{"direct", "trunk"} // direct: eager; trunk: lazy
-		if r%2 == 1 {
-			sides = []string{"trunk", "direct"}
-		}
+		sides := sidesOf(r) // direct: eager; trunk: lazy
 		for _, side := range sides {
 			cfg, want := eagerCfg, 20
 			if side == "trunk" {

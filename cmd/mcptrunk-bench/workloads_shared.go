@@ -63,10 +63,7 @@ func (b *bench) sharedWorkload(ctx context.Context) error {
 
 	var memory, procs, trunks pair[int64]
 	for r := range rounds {
-		sides := []string{"direct", "trunk"} // direct: per host; trunk: shared
-		if r%2 == 1 {
-			sides = []string{"trunk", "direct"}
-		}
+		sides := sidesOf(r) // direct: per host; trunk: shared
 		for _, side := range sides {
 			var m treeMemory
 			var err error

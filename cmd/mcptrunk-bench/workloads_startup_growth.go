@@ -37,10 +37,7 @@ func (b *bench) startupWorkload(ctx context.Context, concurrency int) error {
 			}
 			twenty = append(twenty, d)
 		}
-		sides := []string{"direct", "trunk"}
-		if r%2 == 1 {
-			sides = []string{"trunk", "direct"}
-		}
+		sides := sidesOf(r)
 		for _, side := range sides {
 			t0 := time.Now()
 			var (
