@@ -81,6 +81,10 @@ func TestOverlongResponseFailsItsCall(t *testing.T) {
 			opts.ResyncBytes = ResyncBytes(64 << 10)
 			p := newRawPeer(t, nil, opts)
 			p.c.SetMaxReadBytes(64<<10, "test.limit")
+			// The read loop takes the limit as it starts a line, and may be
+			// waiting on its first one already: an empty line makes it
+			// take the limit just set before the test's lines.
+			p.send("")
 			call := goCall(p.c, testCtx(t), "tools/call", nil)
 			p.readRequest("tools/call")
 			line, _ := io.ReadAll(hugeLine(tc.head, 1<<20, tc.tail))
