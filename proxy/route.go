@@ -249,7 +249,7 @@ func (t *Trunk) routeResource(ctx context.Context, method string, params json.Ra
 	case cat.Unprefixed(server):
 		return res, nil
 	case method != "resources/read":
-		return skills.Namespace(method, server, res)
+		return catalog.NamespaceSkillResult(method, server, res), nil
 	}
 	return catalog.NamespaceReadResult(server, res), nil
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/mcptrunk/mcptrunk/internal/config"
+	"github.com/mcptrunk/mcptrunk/internal/wording"
 )
 
 // AccessLines say, for mcptrunk check, who sees what: trunk.policy's rules
@@ -14,7 +15,7 @@ import (
 func AccessLines(t config.TrunkOptions, path string) []string {
 	var out []string
 	if n := len(t.Policy.Rules); n > 0 {
-		out = append(out, fmt.Sprintf("policy: %d %s decide what each caller sees (deny first; nothing allowed is denied); callers without an access token have no claims", n, map[bool]string{true: "rule", false: "rules"}[n == 1]))
+		out = append(out, fmt.Sprintf("policy: %s, deciding what each caller sees (deny first; nothing allowed is denied); callers without an access token have no claims", wording.Count(n, "rule", "rules")))
 	}
 	names := make([]string, 0, len(t.Profiles))
 	for name := range t.Profiles {

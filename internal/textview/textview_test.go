@@ -63,7 +63,7 @@ func TestAccessLines(t *testing.T) {
 		Profiles: map[string]policy.Profile{"weather": {Servers: []string{"weather"}}, "readers": {Tools: []string{"get_*"}}},
 	}, "/mcp")
 	want := []string{
-		"policy: 2 rules decide what each caller sees (deny first; nothing allowed is denied); callers without an access token have no claims",
+		"policy: 2 rules, deciding what each caller sees (deny first; nothing allowed is denied); callers without an access token have no claims",
 		"profile readers: every server; tools get_*; at /mcp/p/readers and serve --profile readers",
 		"profile weather: servers weather; every tool; at /mcp/p/weather and serve --profile weather",
 	}

@@ -24,6 +24,7 @@ type Rules struct {
 	// only a config built in code gets here): everything is denied.
 	broken bool
 	logger *slog.Logger
+	warned sync.Map // rule + error: logged once (Allows)
 	views  sync.Map // viewKey -> *cachedView
 	size   int      // entries in views, roughly: the cache is dropped past maxViews
 	sizeMu sync.Mutex
@@ -80,8 +81,9 @@ func (r *Rules) Restricts(c policy.Caller) bool {
 
 // Allows decides one item for one caller: the caller's profile shows it
 // (the trunk's own tools are in every profile) and the policy allows it.
-// A rule that cannot be evaluated is logged (the rule and the error, never
-// a claim's value) and the item denied.
+// A rule that cannot be evaluated denies the item, and is logged (the rule
+// and the error, never a claim's value) once per rule and error: a caller
+// without a claim a rule reads fails it for every item of a view.
 func (r *Rules) Allows(c policy.Caller, it policy.Item) bool {
 	if r.broken {
 		return false
@@ -94,7 +96,9 @@ func (r *Rules) Allows(c policy.Caller, it policy.Item) bool {
 	}
 	d := r.policy.Decide(c, it)
 	if d.Err != nil {
-		r.logger.Warn("a policy rule could not be evaluated: denied", "subject", c.Subject, "server", it.Server, "item", it.Name, "rule", d.Rule, "error", d.Err)
+		if _, seen := r.warned.LoadOrStore(d.Rule+"\x00"+d.Err.Error(), true); !seen {
+			r.logger.Warn("a policy rule could not be evaluated: denied (said once per rule and error)", "subject", c.Subject, "server", it.Server, "item", it.Name, "rule", d.Rule, "error", d.Err)
+		}
 	}
 	return d.Allowed
 }

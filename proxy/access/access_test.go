@@ -2,6 +2,7 @@ package access
 
 import (
 	"log/slog"
+	"strings"
 	"testing"
 
 	"github.com/mcptrunk/mcptrunk/internal/config"
@@ -74,5 +75,19 @@ func TestViewWithoutRules(t *testing.T) {
 	broken := New(config.TrunkOptions{Policy: config.Policy{Rules: []policy.Rule{{Allow: "server =="}}}}, slog.New(slog.DiscardHandler))
 	if got := tools(broken.View(cat, NewCaller("ada", nil, ""))); len(got) != 0 {
 		t.Errorf("a broken policy shows %v, want nothing", got)
+	}
+}
+
+// A rule that fails for a caller (a claim it reads is missing) fails for
+// every item of a view: it denies them all, and is logged once.
+func TestEvaluationErrorLoggedOnce(t *testing.T) {
+	var logs strings.Builder
+	r := New(config.TrunkOptions{Policy: config.Policy{Rules: []policy.Rule{{Allow: `"admin" in claims.groups`}}}},
+		slog.New(slog.NewTextHandler(&logs, nil)))
+	if got := tools(r.View(build("notes", "weather", "files"), NewCaller("ada", map[string]any{"sub": "ada"}, ""))); len(got) != 0 {
+		t.Errorf("a caller without groups sees %v, want nothing", got)
+	}
+	if n := strings.Count(logs.String(), "could not be evaluated"); n != 1 {
+		t.Errorf("the failing rule was logged %d times for 4 items, want once:\n%s", n, logs.String())
 	}
 }

@@ -5,7 +5,8 @@
 // (skill:// keeps its scheme: naming.ResourceURI), so that a host reads a
 // skill's files back through the trunk. Digests and sizes pass byte for
 // byte: a file read through the trunk is the server's, so its digest still
-// matches. Nothing here knows the trunk; proxy/skills.go wires it.
+// matches. The rewriting is the catalog's (catalog.NamespaceSkill); the
+// trunk routes skills/get and resources/directory/read (proxy/route.go).
 package skills
 
 import (
@@ -18,6 +19,7 @@ import (
 
 	"github.com/mcptrunk/mcptrunk/internal/rawjson"
 	"github.com/mcptrunk/mcptrunk/naming"
+	"github.com/mcptrunk/mcptrunk/proxy/catalog"
 	"github.com/mcptrunk/mcptrunk/proxy/extensions"
 	"github.com/mcptrunk/mcptrunk/upstream"
 )
@@ -87,12 +89,7 @@ func List(ctx context.Context, servers []Server, keep func(server, uri, exported
 			if !keep(s.Name, raw, naming.ResourceURI(s.Name, raw)) {
 				continue
 			}
-			ns, err := namespaceSkill(s.Name, skill)
-			if err != nil {
-				logger.Warn("a skill that is not an object with a uri is left out", "server", s.Name, "error", err)
-				continue
-			}
-			all = append(all, ns)
+			all = append(all, catalog.NamespaceSkill(s.Name, skill))
 		}
 	}
 	var b bytes.Buffer
@@ -131,76 +128,4 @@ func listAll(ctx context.Context, s Server) (skills []json.RawMessage, ttl int64
 		params, _ = json.Marshal(map[string]string{"cursor": page.NextCursor})
 	}
 	return nil, 0, fmt.Errorf("skills/list: more than %d pages", maxPages)
-}
-
-// Namespace rewrites the result of skills/get or resources/directory/read
-// from server: the URIs of its skill, or of the directory's entries. The
-// server's own _meta keys describe its hop, not the trunk's, and go.
-func Namespace(method, server string, res json.RawMessage) (json.RawMessage, error) {
-	var err error
-	switch method {
-	case GetMethod:
-		res, err = mapField(res, "skill", func(skill json.RawMessage) (json.RawMessage, error) { return namespaceSkill(server, skill) })
-	case DirReadMethod:
-		res, err = mapArray(res, "resources", func(r json.RawMessage) (json.RawMessage, error) { return namespaceURI(server, r) })
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%s from server %q: %v", method, server, err)
-	}
-	return res, nil
-}
-
-// namespaceSkill rewrites a skill's uri and its files' (resources is an
-// array of files, or "dynamic", which stays).
-func namespaceSkill(server string, skill json.RawMessage) (json.RawMessage, error) {
-	skill, err := namespaceURI(server, skill)
-	if err != nil {
-		return nil, err
-	}
-	if start, end, found, _ := rawjson.FieldSpan(skill, "resources"); !found || skill[start] != '[' || end <= start {
-		return skill, nil
-	}
-	return mapArray(skill, "resources", func(f json.RawMessage) (json.RawMessage, error) { return namespaceURI(server, f) })
-}
-
-// namespaceURI rewrites the uri member of an object.
-func namespaceURI(server string, obj json.RawMessage) (json.RawMessage, error) {
-	uri, err := rawjson.StringField(obj, "uri")
-	if err != nil || uri == "" {
-		return nil, fmt.Errorf("an entry has no uri")
-	}
-	return rawjson.ReplaceString(obj, "uri", naming.ResourceURI(server, uri))
-}
-
-// mapField replaces the member key of obj by fn of it.
-func mapField(obj json.RawMessage, key string, fn func(json.RawMessage) (json.RawMessage, error)) (json.RawMessage, error) {
-	start, end, found, err := rawjson.FieldSpan(obj, key)
-	if err != nil || !found {
-		return nil, fmt.Errorf("no %s in the result", key)
-	}
-	v, err := fn(obj[start:end])
-	if err != nil {
-		return nil, err
-	}
-	return rawjson.ReplaceField(obj, key, v)
-}
-
-// mapArray replaces each element of the array member key of obj by fn of
-// it, keeping the bytes of everything else.
-func mapArray(obj json.RawMessage, key string, fn func(json.RawMessage) (json.RawMessage, error)) (json.RawMessage, error) {
-	return mapField(obj, key, func(arr json.RawMessage) (json.RawMessage, error) {
-		var items []json.RawMessage
-		if err := json.Unmarshal(arr, &items); err != nil {
-			return nil, fmt.Errorf("%s is not an array", key)
-		}
-		out := make([][]byte, len(items))
-		for i, it := range items {
-			v, err := fn(it)
-			if err != nil {
-				return nil, err
-			}
-			out[i] = v
-		}
-		return append(append([]byte{'['}, bytes.Join(out, []byte(","))...), ']'), nil
-	})
 }

@@ -71,23 +71,3 @@ func TestList(t *testing.T) {
 		t.Errorf("ttlMs %d cacheScope %q, want the shortest ttl (5000) and private", got.TTL, got.CacheScope)
 	}
 }
-
-func TestNamespace(t *testing.T) {
-	get := `{"skill":` + skillOf("pdf") + `,"ttlMs":1,"cacheScope":"public"}`
-	res, err := Namespace(GetMethod, "docs", json.RawMessage(get))
-	if want := strings.ReplaceAll(get, "skill://pdf/", "skill://docs/pdf/"); err != nil || string(res) != want {
-		t.Errorf("skills/get:\n got %s %v\nwant %s", res, err, want)
-	}
-	dynamic := `{"skill":{"uri":"skill://live/SKILL.md","frontmatter":{"name":"live","description":"d"},"resources":"dynamic"},"ttlMs":0,"cacheScope":"private"}`
-	if res, err := Namespace(GetMethod, "docs", json.RawMessage(dynamic)); err != nil || !strings.Contains(string(res), `"uri":"skill://docs/live/SKILL.md"`) || !strings.Contains(string(res), `"resources":"dynamic"`) {
-		t.Errorf("a dynamic skill: %s %v", res, err)
-	}
-	dir := `{"resources":[{"uri":"skill://pdf/scripts/","name":"scripts","mimeType":"inode/directory"},{"uri":"file:///x","name":"x"}],"ttlMs":1,"cacheScope":"public"}`
-	res, err = Namespace(DirReadMethod, "docs", json.RawMessage(dir))
-	if want := `{"resources":[{"uri":"skill://docs/pdf/scripts/","name":"scripts","mimeType":"inode/directory"},{"uri":"mcptrunk://docs/file:///x","name":"x"}],"ttlMs":1,"cacheScope":"public"}`; err != nil || string(res) != want {
-		t.Errorf("resources/directory/read:\n got %s %v\nwant %s", res, err, want)
-	}
-	if _, err := Namespace(GetMethod, "docs", json.RawMessage(`{"ttlMs":1}`)); err == nil || !strings.Contains(err.Error(), `server "docs"`) {
-		t.Errorf("a skills/get result without a skill: %v, want an error naming the server", err)
-	}
-}
