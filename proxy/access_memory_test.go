@@ -154,3 +154,17 @@ func TestPolicyViewsInMemory(t *testing.T) {
 		t.Errorf("admin calling add_note: %s", errObj)
 	}
 }
+
+// serve --profile: the stdio host is served its profile's view.
+func TestStdioProfileInMemory(t *testing.T) {
+	_, stdio := memTrunk(t, teamServers(), nil, map[string]any{"profiles": map[string]any{"weather": map[string]any{"servers": []string{"weather"}}}}, &Options{Profile: "weather"})
+	stdio.initialize(`{}`)
+	for _, name := range stdio.toolNames() {
+		if !strings.HasPrefix(name, "mcp__weather__") && !strings.HasPrefix(name, "mcp__trunk__") {
+			t.Errorf("the stdio host on the weather profile sees %s", name)
+		}
+	}
+	if names := stdio.toolNames(); !slices.Contains(names, "mcp__weather__forecast") {
+		t.Errorf("the stdio host on the weather profile lacks weather's tools: %v", names)
+	}
+}

@@ -129,3 +129,14 @@ func TestTeamExample(t *testing.T) {
 		t.Errorf("no audit line of sam's refused call: %s", audit)
 	}
 }
+
+// serve --profile with a name trunk.profiles lacks is refused at start,
+// naming the profiles there are.
+func TestServeUnknownProfile(t *testing.T) {
+	t.Parallel()
+	cfg := writeConfig(t, map[string]server{"notes": notesServer()}, map[string]any{"profiles": map[string]any{"notes": map[string]any{"servers": []string{"notes"}}}})
+	_, stderr, code := runCLI(t, 30*time.Second, "serve", "--profile", "nosuch", "--config", cfg)
+	if code == 0 || !strings.Contains(stderr, "--profile nosuch") || !strings.Contains(stderr, "it has: notes") {
+		t.Errorf("serve --profile nosuch: exit %d, stderr %q", code, stderr)
+	}
+}
