@@ -63,6 +63,8 @@ func (t *Trunk) Reload(ctx context.Context, cfg *config.Config) error {
 			id, _ := naming.ServerID(spec.Name)
 			t.logger.Info("config reload: stopping server", "server", id)
 			collect(t.fleet.Remove(ctx, id))
+			t.own.Restart(ctx, id) // sessions' and callers' own instances of it too
+			t.perUser.Restart(ctx, id)
 		})
 	}
 	wg.Wait()
