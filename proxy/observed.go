@@ -12,23 +12,6 @@ import (
 	"github.com/mcptrunk/mcptrunk/proxy/observe"
 )
 
-// outcomeNoteKey is the ctx key of the outcomeNote of a request observed.
-type outcomeNoteKey struct{}
-
-// outcomeNote is what handling a request adds to its Outcome beyond the
-// result: set on the request's goroutine, read when it ends.
-type outcomeNote struct {
-	continues context.Context
-}
-
-// noteContinues records, for an observed request, that it continues the
-// exchange whose first round was handled with first.
-func noteContinues(ctx, first context.Context) {
-	if n, ok := ctx.Value(outcomeNoteKey{}).(*outcomeNote); ok {
-		n.continues = first
-	}
-}
-
 // describe fills in what a request names: the exported name's or URI's
 // server, as the catalog routes it (a name that names no server still has
 // its item).
@@ -77,8 +60,8 @@ func (s *Session) observe(ctx context.Context, method, revision, client string, 
 		Transport: s.transport(), Session: s.id, Subject: s.subject, ID: jsonrpc.RequestID(ctx), Params: params}
 	start := time.Now()
 	ctx, end := t.observers.Begin(ctx, r)
-	note := &outcomeNote{}
-	res, err := handle(context.WithValue(ctx, outcomeNoteKey{}, note))
-	end(observe.Outcome{Result: res, Err: err, Forwarded: jsonrpc.FromPeer(err), Continues: note.continues, Duration: time.Since(start)})
+	ctx, continues := observe.Handling(ctx, r)
+	res, err := handle(ctx)
+	end(observe.Outcome{Result: res, Err: err, Forwarded: jsonrpc.FromPeer(err), Continues: continues(), Duration: time.Since(start)})
 	return res, err
 }

@@ -32,8 +32,11 @@ func (o ownTools) CallTool(ctx context.Context, params json.RawMessage) (json.Ra
 func (t *Trunk) statusReport() trunktools.StatusReport {
 	r := trunktools.StatusReport{Servers: []upstream.Status{}, MaxMessageBytes: t.cfg.Load().Trunk.MaxMessageBytes, DroppedNotifications: t.dropped.Load(), Pinning: t.pins.Load().Report(), ParkedCalls: t.parked.Count(),
 		Conflicts: t.snapshot().Conflicts}
+	running := t.taskLog.Running()
 	for _, c := range t.clients() {
-		r.Servers = append(r.Servers, c.Status())
+		st := c.Status()
+		st.Tasks = running[c.Name()]
+		r.Servers = append(r.Servers, st)
 	}
 	return r
 }

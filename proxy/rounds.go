@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/mcptrunk/mcptrunk/internal/protocol"
+	"github.com/mcptrunk/mcptrunk/proxy/observe"
 	"github.com/mcptrunk/mcptrunk/proxy/translate"
 	"github.com/mcptrunk/mcptrunk/upstream"
 )
@@ -20,7 +21,7 @@ func (t *Trunk) callUpstream(ctx context.Context, c *upstream.Client, method str
 	switch {
 	case hostStateless && !upStateless:
 		return t.parked.Call(ctx, translate.Parked{Upstream: c, Timeout: c.Spec().Timeouts.Call.D(), Host: hr.HostRequest,
-			Method: method, Params: params, Continues: func(first context.Context) { noteContinues(ctx, first) }})
+			Method: method, Params: params, Continues: func(first context.Context) { observe.NoteContinues(ctx, first) }})
 	case !hostStateless && upStateless:
 		ask := func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 			return t.askSession(ctx, hr.session, c.Name(), method, params)

@@ -38,7 +38,7 @@ func (t *Trunk) Handle(ctx context.Context, method string, params json.RawMessag
 		return t.bounded(method, params).of(t.routeResource(ctx, method, params, true))
 	case skills.ListMethod:
 		t.waitSettled(ctx)
-		return t.bounded(method, params).of(skills.ListOf(ctx, t.clients(), t.viewOf(ctx, t.snapshot()).Admits, t.logger))
+		return t.bounded(method, params).of(skills.ListOf(ctx, t.clients(), t.viewOf(ctx, t.snapshot()).Admits, t.pins.Load(), t.logger))
 	case "resources/subscribe", "resources/unsubscribe":
 		return t.routeResource(ctx, method, params, false)
 	case "completion/complete":
@@ -240,10 +240,8 @@ func (t *Trunk) routeResource(ctx context.Context, method string, params json.Ra
 		t.toResync.Subscribed(server, raw, method == "resources/subscribe", conn)
 		return res, nil
 	}
-	if naming.IsUIURI(raw) {
-		if err := t.pins.Load().CheckApp(server, raw, res); err != nil {
-			return nil, err
-		}
+	if err := t.pins.Load().CheckRead(method, server, raw, res); err != nil {
+		return nil, err
 	}
 	switch {
 	case cat.Unprefixed(server):

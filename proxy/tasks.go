@@ -85,6 +85,7 @@ func (t *Trunk) routeTask(ctx context.Context, method string, params json.RawMes
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s: %v", method, err)
 	}
 	res, err := c.Call(ctx, method, forward)
+	t.taskLog.Heard(server, upID, method, res, err)
 	if err != nil {
 		return nil, err
 	}
@@ -116,6 +117,7 @@ func (t *Trunk) issueTaskID(ctx context.Context, server string) func(string) str
 // notifications.
 func (t *Trunk) taskCreated(ctx context.Context, server string, res json.RawMessage) json.RawMessage {
 	if tasks.IsCreated(res) {
+		t.taskLog.Created(ctx, server, res, false)
 		// 2026-07-28: the task is the result, its id at the top; its status
 		// is what tasks/get says (no notification names it).
 		return tasks.RewriteID(res, t.issueTaskID(ctx, server))
@@ -123,6 +125,7 @@ func (t *Trunk) taskCreated(ctx context.Context, server string, res json.RawMess
 	if !rawjson.HasField(res, "task") {
 		return res // the usual answer: no task, and no closure to make
 	}
+	t.taskLog.Created(ctx, server, res, false)
 	out, id := tasks.Created(res, t.issueTaskID(ctx, server))
 	if s := hostRequestOf(ctx).session; id != "" && s != nil {
 		t.hosts.tasks.Own(server, id, s)
@@ -181,14 +184,17 @@ func (t *Trunk) driveTask(ctx context.Context, c *upstream.Client, how tasks.Mod
 		if err != nil || !tasks.IsCreated(created) {
 			return created, err // the server ran it at once after all
 		}
-		return tasks.Follow(ctx, t.life, c, c.Name(), created)
+		t.taskLog.Created(ctx, c.Name(), created, true)
+		return tasks.Follow(ctx, t.life, t.taskLog.Watch(c.Name(), c), c.Name(), created)
 	}
 	d := tasks.Drive{
 		Server: c.Name(),
 		Create: func(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
-			return t.callUpstream(ctx, c, "tools/call", params)
+			res, err := t.callUpstream(ctx, c, "tools/call", params)
+			t.taskLog.Created(ctx, c.Name(), res, true)
+			return res, err
 		},
-		Conn: c,
+		Conn: t.taskLog.Watch(c.Name(), c),
 		Abandoned: func(err error) {
 			t.logger.Warn("a task the trunk gave up on is still running", "server", c.Name(), "error", err)
 		},
@@ -201,6 +207,7 @@ func (t *Trunk) driveTask(ctx context.Context, c *upstream.Client, how tasks.Mod
 // attached session created is not announced to anyone.
 func (t *Trunk) taskStatus(server string, params json.RawMessage) {
 	id, _ := rawjson.StringField(params, "taskId")
+	t.taskLog.Heard(server, id, tasks.StatusMethod, params, nil)
 	s, ok := t.hosts.tasks.Owner(server, id)
 	if !ok {
 		t.logger.Debug("status of a task no session created", "server", server)

@@ -16,6 +16,7 @@ import (
 	"github.com/mcptrunk/mcptrunk/proxy/instances"
 	"github.com/mcptrunk/mcptrunk/proxy/observe"
 	"github.com/mcptrunk/mcptrunk/proxy/relay"
+	"github.com/mcptrunk/mcptrunk/proxy/tasks"
 	"github.com/mcptrunk/mcptrunk/proxy/translate"
 	"github.com/mcptrunk/mcptrunk/upstream"
 )
@@ -77,6 +78,7 @@ type Trunk struct {
 	subs         relay.Shares       // shares of upstream resource subscriptions (shared.go)
 	parked       *translate.Parking // stateless hosts' calls to legacy upstreams, between rounds
 	taskIDs      *translate.TaskIDs // the ids of the servers' tasks as hosts get them (tasks.go)
+	taskLog      *tasks.Ledger      // the tasks running, for status and observers (tasks.go)
 	observers    observe.Observers
 	creds        *usercreds.Broker        // servers' per-user credentials
 	own          instances.Pool[*Session] // sessions' own instances of "scope": "session" servers (private.go)
@@ -142,6 +144,7 @@ func New(cfg *config.Config, opts *Options) *Trunk {
 	t.cfg.Store(cfg)
 	t.record = opts.RecordPins
 	t.observers = opts.Observers
+	t.taskLog = tasks.NewLedger(t.observers)
 	t.pins.Store(catalog.NewPinner(cfg.Trunk, t.record, logger))
 	t.access.Store(access.New(cfg.Trunk, logger))
 	t.stdioProfile = opts.Profile

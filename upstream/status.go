@@ -61,6 +61,9 @@ type Status struct {
 	// server starts them again.
 	LazyStarts int64 `json:"lazyStarts,omitempty"`
 	IdleStops  int64 `json:"idleStops,omitempty"`
+	// Tasks counts the server's tasks running now, as the trunk knows them
+	// (proxy/tasks.Ledger): the Client has no part in it.
+	Tasks int `json:"tasks,omitempty"`
 }
 
 // Status reports the server's state, catalog sizes and call statistics.

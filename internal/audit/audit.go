@@ -110,10 +110,11 @@ func (l *Log) Begin(ctx context.Context, r observe.Request) (context.Context, fu
 
 // audited reports whether a method is one the log records: the requests
 // that act through a server (lists, pings and the handshake do not), a
-// task's included: its creation is the tools/call that made it, then what
-// settles it, its result (2025-11-25 tasks/result), the input it was given
-// (tasks/update) and its cancellation. Polls (tasks/get) are not recorded:
-// a host may poll every few hundred milliseconds for minutes.
+// task's included: the tools/call that made it, then what settles it: its
+// result (2025-11-25 tasks/result), the input it was given (tasks/update)
+// and its cancellation. Polls (tasks/get) are not recorded: a host may poll
+// every few hundred milliseconds for minutes. (A task's own lines, at its
+// creation and its end, are BeginTask's: tasks.go.)
 func audited(method string) bool {
 	switch method {
 	case "tools/call", "prompts/get", "resources/read", "tasks/result", "tasks/update", "tasks/cancel":

@@ -49,6 +49,7 @@ type line struct {
 	Method     string          `json:"method"`
 	Server     string          `json:"server,omitempty"`
 	Item       string          `json:"item"`
+	Task       string          `json:"task,omitempty"` // a task's lines: the server's id for it
 	DurationMs float64         `json:"durationMs"`
 	Outcome    string          `json:"outcome"`
 	Code       int             `json:"code,omitempty"`
@@ -77,6 +78,17 @@ func (l *Log) line(start time.Time, r observe.Request, out observe.Outcome) []by
 	if l.opts.Arguments {
 		rec.Arguments = arguments(r.Params)
 	}
+	return encode(rec)
+}
+
+// taskLine encodes one line of a task's life (tasks.go), newline included.
+func (l *Log) taskLine(at time.Time, t observe.Task, outcome string, durationMs float64) []byte {
+	return encode(line{Time: at.UTC().Format(time.RFC3339Nano), Session: l.session(t.Call), Subject: t.Call.Subject, Client: t.Call.Client,
+		Revision: t.Call.Revision, Method: MethodTask, Server: t.Server, Item: t.Call.Item, Task: t.ID, DurationMs: durationMs, Outcome: outcome})
+}
+
+// encode writes rec as a JSON line.
+func encode(rec line) []byte {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)

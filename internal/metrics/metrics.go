@@ -46,6 +46,7 @@ type Metrics struct {
 	sizeOut  metric.Int64Counter
 	inFlight metric.Int64UpDownCounter
 	gauges   statusGauges
+	tasks    taskCounters
 
 	methods, servers, items *bounded
 	sets                    sync.Map // labelKey -> *labelSets

@@ -164,7 +164,7 @@ func TestStatus(t *testing.T) {
 	since := time.Unix(1_800_000_000, 0)
 	st := observe.Status{
 		Servers: []upstream.Status{
-			{Server: "notes", State: upstream.StateReady, Since: since, Restarts: 2, Tools: 5, Prompts: 1},
+			{Server: "notes", State: upstream.StateReady, Since: since, Restarts: 2, Tools: 5, Prompts: 1, Tasks: 3},
 			{Server: "lazy", State: upstream.StateSleeping, Since: since, Lazy: true, LazyStarts: 4, IdleStops: 3},
 		},
 		DroppedNotifications: 7, ParkedCalls: 1, Sessions: 2,
@@ -194,6 +194,8 @@ func TestStatus(t *testing.T) {
 		{"mcptrunk_server_lazy_starts_total", map[string]string{"server": "lazy"}, 4},
 		{"mcptrunk_server_idle_stops_total", map[string]string{"server": "lazy"}, 3},
 		{"mcptrunk_server_lazy_starts_total", map[string]string{"server": "notes"}, 0},
+		{"mcptrunk_tasks_running", map[string]string{"server": "notes"}, 3},
+		{"mcptrunk_tasks_running", map[string]string{"server": "lazy"}, 0},
 	} {
 		if got, ok := value(fams, c.name, c.labels); !ok || got != c.want {
 			t.Errorf("%s%v = %v (present %v), want %v", c.name, c.labels, got, ok, c.want)

@@ -30,7 +30,7 @@ var itemMethods = map[string]bool{"tools/call": true, "prompts/get": true}
 var durationBuckets = []float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120}
 
 func (m *Metrics) instruments() error {
-	var errs [6]error
+	var errs [7]error
 	m.requests, errs[0] = m.meter.Int64Counter("mcptrunk.requests", metric.WithUnit("{request}"),
 		metric.WithDescription("Host requests answered, by server, method, item (tool or prompt) and outcome."))
 	m.duration, errs[1] = m.meter.Float64Histogram("mcptrunk.request.duration", metric.WithUnit("s"),
@@ -43,6 +43,7 @@ func (m *Metrics) instruments() error {
 	m.inFlight, errs[4] = m.meter.Int64UpDownCounter("mcptrunk.requests.in_flight", metric.WithUnit("{request}"),
 		metric.WithDescription("Host requests being answered now, by server and method."))
 	errs[5] = m.statusInstruments()
+	errs[6] = m.taskInstruments()
 	return errors.Join(errs[:]...)
 }
 

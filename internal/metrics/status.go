@@ -19,13 +19,13 @@ var states = []upstream.State{upstream.StateStarting, upstream.StateReady, upstr
 // statusGauges are the instruments read from the trunk's status when the
 // metrics are collected.
 type statusGauges struct {
-	state, startTime, items, parked, pinDrift, pinWithheld, sessions metric.Int64ObservableGauge
-	restarts, lazyStarts, idleStops, dropped                         metric.Int64ObservableCounter
+	state, startTime, items, parked, pinDrift, pinWithheld, sessions, tasks metric.Int64ObservableGauge
+	restarts, lazyStarts, idleStops, dropped                                metric.Int64ObservableCounter
 }
 
 func (m *Metrics) statusInstruments() error {
 	g := &m.gauges
-	var errs [11]error
+	var errs [12]error
 	g.state, errs[0] = m.meter.Int64ObservableGauge("mcptrunk.server.state",
 		metric.WithDescription("1 for the state each server is in, 0 for the others (starting, ready, sleeping, restarting, failed, disabled, closed)."))
 	g.startTime, errs[1] = m.meter.Int64ObservableGauge("mcptrunk.server.start_time", metric.WithUnit("s"),
@@ -48,6 +48,8 @@ func (m *Metrics) statusInstruments() error {
 		metric.WithDescription("Times each server was stopped for being idle longer than its idleTimeout (reset when a reload replaces the server)."))
 	g.sessions, errs[10] = m.meter.Int64ObservableGauge("mcptrunk.sessions",
 		metric.WithDescription("Host sessions connected to the trunk now (the stdio host is one)."))
+	g.tasks, errs[11] = m.meter.Int64ObservableGauge("mcptrunk.tasks.running",
+		metric.WithDescription("Each server's tasks running now, as far as the trunk has heard (a task it hears no end of counts until its ttl, at most a day)."))
 	return errors.Join(errs[:]...)
 }
 
@@ -79,12 +81,13 @@ func (m *Metrics) WatchStatus(status func() observe.Status) error {
 			pins := st.Pins[s.Server]
 			o.ObserveInt64(g.pinDrift, int64(pins.Drift), metric.WithAttributes(server))
 			o.ObserveInt64(g.pinWithheld, int64(pins.Withheld), metric.WithAttributes(server))
+			o.ObserveInt64(g.tasks, int64(s.Tasks), metric.WithAttributes(server))
 		}
 		o.ObserveInt64(g.parked, int64(st.ParkedCalls))
 		o.ObserveInt64(g.dropped, st.DroppedNotifications)
 		o.ObserveInt64(g.sessions, int64(st.Sessions))
 		return nil
-	}, g.state, g.startTime, g.items, g.parked, g.pinDrift, g.pinWithheld, g.sessions, g.restarts, g.lazyStarts, g.idleStops, g.dropped)
+	}, g.state, g.startTime, g.items, g.parked, g.pinDrift, g.pinWithheld, g.sessions, g.tasks, g.restarts, g.lazyStarts, g.idleStops, g.dropped)
 	if err != nil {
 		return err
 	}

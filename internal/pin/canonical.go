@@ -32,6 +32,8 @@ func (k Kind) Singular() string {
 		return "resource"
 	case Apps:
 		return "app"
+	case Skills:
+		return "skill"
 	}
 	return "template"
 }
@@ -44,6 +46,10 @@ var pinnedFields = map[Kind][]string{
 	Prompts:   {"name", "title", "description", "arguments"},
 	Resources: {"uri", "name", "title", "description", "mimeType", "annotations"},
 	Templates: {"uriTemplate", "name", "title", "description", "mimeType", "annotations"},
+	// A skill (skills.go): its URI, its frontmatter (name, description),
+	// and its files (each one's URI, digest and size), or "dynamic" when
+	// the server lists them only when asked.
+	Skills: {"uri", "frontmatter", "resources"},
 }
 
 // Canonical returns the canonical form of a definition (its pinned members,

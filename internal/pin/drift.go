@@ -52,16 +52,16 @@ type Change struct {
 }
 
 // Compare lists how now's lists differ from pinned (nil: the server was
-// never pinned, and everything is new), sorted by kind and key. Apps are
-// left out: serve holds them when they are read (CompareWithApps).
+// never pinned, and everything is new), sorted by kind and key. Apps and
+// skills are left out: serve holds them when they are read (CompareAll).
 func Compare(server string, pinned, now Server) []Change {
 	return compare(server, pinned, now, Kinds)
 }
 
-// CompareWithApps is Compare of the lists and of the apps, for now a
-// snapshot that read every app (mcptrunk pin).
-func CompareWithApps(server string, pinned, now Server) []Change {
-	return compare(server, pinned, now, append(slices.Clone(Kinds), Apps))
+// CompareAll is Compare of the lists, the apps and the skills, for now a
+// snapshot that read every app and listed every skill (mcptrunk pin).
+func CompareAll(server string, pinned, now Server) []Change {
+	return compare(server, pinned, now, append(slices.Clone(Kinds), Apps, Skills))
 }
 
 func compare(server string, pinned, now Server, kinds []Kind) []Change {

@@ -1,6 +1,6 @@
 // Package pinscan is what `mcptrunk pin` does around its question: connect
-// the servers chosen, read what each exports now (its four lists and the
-// HTML of its MCP Apps), compare that with the lockfile, print the drift,
+// the servers chosen, read what each exports now (its four lists, the
+// HTML of its MCP Apps and its skills), compare that with the lockfile, print the drift,
 // and record it once the user agrees. It runs the servers itself, with no
 // trunk and no host, so it is a sibling of internal/pin (which does no I/O
 // but the lockfile's) rather than part of it. The command keeps its flags,
@@ -123,11 +123,14 @@ func compare(ctx context.Context, c *upstream.Client, id string, lock *pin.Lock)
 	if err == nil {
 		err = snapshotApps(ctx, c, now)
 	}
+	if err == nil {
+		err = snapshotSkills(ctx, c, now)
+	}
 	if err != nil {
 		r.State, r.Err = upstream.StateFailed, fmt.Errorf("a definition cannot be read: %w", err)
 		return r
 	}
-	r.Now, r.Changes = now, pin.CompareWithApps(id, lock.Servers[id], now)
+	r.Now, r.Changes = now, pin.CompareAll(id, lock.Servers[id], now)
 	return r
 }
 

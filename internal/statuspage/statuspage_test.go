@@ -22,7 +22,7 @@ func snapshot(state upstream.State, errText string) Snapshot {
 	return Snapshot{
 		Servers: []upstream.Status{
 			{Server: "notes", State: upstream.StateReady, Transport: "stdio", Since: time.Now().Add(-time.Minute), UptimeSeconds: 60,
-				Protocol: "2026-07-28", Tools: 3, Templates: 1, Resources: 2, Apps: 2, Calls: 10, CallErrors: 1, MeanCallMillis: 2.5, ServerInfo: []byte(`{"name":"notes","version":"1.0"}`)},
+				Protocol: "2026-07-28", Tools: 3, Templates: 1, Resources: 2, Apps: 2, Calls: 10, CallErrors: 1, MeanCallMillis: 2.5, Tasks: 2, ServerInfo: []byte(`{"name":"notes","version":"1.0"}`)},
 			{Server: "chaos", State: state, Transport: "stdio", Since: time.Now(), Restarts: 2, Error: errText},
 			{Server: "lazy", State: upstream.StateSleeping, Transport: "stdio", Since: time.Now(), Lazy: true, LazyStarts: 5, IdleStops: 4, CachedAt: time.Now().Add(-31 * time.Second)},
 			{Server: "woken", State: upstream.StateReady, Transport: "stdio", Since: time.Now(), Lazy: true, LazyStarts: 1, CachedAt: time.Now().Add(-31 * time.Second)},
@@ -58,6 +58,9 @@ func TestPageShowsEveryServerEscaped(t *testing.T) {
 		if !strings.Contains(body, want) {
 			t.Errorf("the page lacks %q:\n%s", want, body)
 		}
+	}
+	if n := strings.Count(body, "<dt>tasks running</dt>"); n != 1 || !strings.Contains(body, "<dt>tasks running</dt><dd>2</dd>") {
+		t.Errorf("%d servers show tasks running, want notes alone with 2", n)
 	}
 	if n := strings.Count(body, `class="badge apps"`); n != 1 {
 		t.Errorf("%d apps badges, want 1: only notes ships apps", n)

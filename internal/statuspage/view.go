@@ -102,6 +102,9 @@ func serverOf(st upstream.Status, pin PinCounts, rate float64, now time.Time) se
 		add("since", durationText(now.Sub(st.Since))+" ago")
 	}
 	add("restarts", fmt.Sprint(st.Restarts))
+	if st.Tasks > 0 {
+		add("tasks running", fmt.Sprint(st.Tasks)) // most servers run none
+	}
 	if st.Lazy || st.IdleTimeout != "" || st.LazyStarts > 0 || st.IdleStops > 0 {
 		add("lazy starts", fmt.Sprint(st.LazyStarts))
 		add("idle stops", fmt.Sprint(st.IdleStops))

@@ -43,7 +43,7 @@ func (p *Pinner) CheckApp(server, uri string, result []byte) error {
 	case pinned:
 		why = fmt.Sprintf("app %s of server %q is not the one pinned in %s (its HTML changed): run \"mcptrunk pin %s\" to review and accept it", uri, server, p.path, server)
 	case p.record && p.mode != config.PinEnforce:
-		p.recordApp(server, uri, now)
+		p.recordEntry(pin.Apps, server, uri, now)
 		return nil
 	default:
 		why = fmt.Sprintf("app %s of server %q is not pinned in %s: run \"mcptrunk pin %s\" to review and accept it", uri, server, p.path, server)
@@ -55,26 +55,26 @@ func (p *Pinner) CheckApp(server, uri string, result []byte) error {
 	return nil
 }
 
-// recordApp records an app read for the first time.
-func (p *Pinner) recordApp(server, uri string, e pin.Entry) {
+// recordEntry records an app or a skill seen for the first time.
+func (p *Pinner) recordEntry(kind pin.Kind, server, key string, e pin.Entry) {
 	err := pin.Update(p.path, func(l *pin.Lock) error {
 		s := l.Servers[server]
 		if s == nil {
 			s = pin.Server{}
 			l.Servers[server] = s
 		}
-		if s[pin.Apps] == nil {
-			s[pin.Apps] = map[string]pin.Entry{}
+		if s[kind] == nil {
+			s[kind] = map[string]pin.Entry{}
 		}
-		s[pin.Apps][uri] = e
+		s[kind][key] = e
 		return nil
 	})
 	if err != nil {
-		p.once("record-app:"+server+err.Error(), func() {
-			p.logger.Warn("pinning: recording an app failed", "server", server, "app", uri, "error", err)
+		p.once("record-"+string(kind)+":"+server+err.Error(), func() {
+			p.logger.Warn("pinning: recording failed", "server", server, "kind", kind.Singular(), "name", key, "error", err)
 		})
 		return
 	}
-	p.logger.Info("pinning: recorded an app read for the first time", "server", server, "app", uri, "lockFile", p.path)
+	p.logger.Info("pinning: recorded what was seen for the first time", "server", server, "kind", kind.Singular(), "name", key, "lockFile", p.path)
 	p.loaded = false
 }

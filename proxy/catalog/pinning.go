@@ -194,7 +194,7 @@ func (p *Pinner) judge(server string, now pin.Server, withheld withheldItems, st
 		return nil // warn: exported; current logged the error once
 	}
 	pinned, known := lock.Servers[server]
-	if !known && !enforce {
+	if (!known || readsOnly(pinned)) && !enforce {
 		if p.record && complete && len(now) > 0 {
 			p.recordFirstSight(server, now)
 		}
@@ -248,8 +248,12 @@ func (p *Pinner) inspect(server string, now, pinned pin.Server, others []string,
 // recordFirstSight pins a server seen for the first time (warn mode).
 func (p *Pinner) recordFirstSight(server string, now pin.Server) {
 	err := pin.Update(p.path, func(l *pin.Lock) error {
-		if _, ok := l.Servers[server]; !ok {
+		if s, ok := l.Servers[server]; !ok {
 			l.Servers[server] = now
+		} else if readsOnly(s) {
+			for kind, m := range now {
+				s[kind] = m
+			}
 		}
 		return nil
 	})
@@ -261,6 +265,22 @@ func (p *Pinner) recordFirstSight(server string, now pin.Server) {
 	}
 	p.logger.Info("pinning: recorded a server seen for the first time", "server", server, "lockFile", p.path)
 	p.loaded = false // read back what was written
+}
+
+// readsOnly reports whether all that is pinned of a server is what serve
+// recorded as it was read (its apps, its skills): a skill listed before
+// the server's catalog was complete must not make the catalog's first
+// sight look like drift.
+func readsOnly(s pin.Server) bool {
+	if len(s[pin.Apps])+len(s[pin.Skills]) == 0 {
+		return false
+	}
+	for _, kind := range pin.Kinds {
+		if len(s[kind]) > 0 {
+			return false
+		}
+	}
+	return true
 }
 
 func keep(items []upstream.Item, drop map[string]string) []upstream.Item {

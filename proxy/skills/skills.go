@@ -33,15 +33,31 @@ const (
 
 // ListOf is List over the ready clients that declare the extension, each
 // skill kept when keep("skill", server, its URI, its exported URI) says so
-// (catalog.Catalog.Admits: the caller's view).
-func ListOf(ctx context.Context, clients []*upstream.Client, keep func(kind, server, raw, exported string) bool, logger *slog.Logger) (json.RawMessage, error) {
+// (catalog.Catalog.Admits: the caller's view) and pins does not withhold
+// it (catalog.Pinner.CheckSkill: trunk.pin).
+func ListOf(ctx context.Context, clients []*upstream.Client, keep func(kind, server, raw, exported string) bool, pins *catalog.Pinner, logger *slog.Logger) (json.RawMessage, error) {
 	var servers []Server
 	for _, c := range clients {
-		if state, _ := c.State(); state == upstream.StateReady && extensions.OfRaw(c.Init().RawCapabilities)[extensions.SkillsExtension] != nil {
+		if state, _ := c.State(); state == upstream.StateReady && Declares(c) {
 			servers = append(servers, Server{Name: c.Name(), Call: c.Call})
 		}
 	}
-	return List(ctx, servers, func(server, raw, exported string) bool { return keep("skill", server, raw, exported) }, logger)
+	admit := func(server, raw, exported string, skill json.RawMessage) bool {
+		return keep("skill", server, raw, exported) && pins.CheckSkill(server, skill) == ""
+	}
+	return List(ctx, servers, admit, logger)
+}
+
+// Declares reports whether server c declared the extension.
+func Declares(c *upstream.Client) bool {
+	return extensions.OfRaw(c.Init().RawCapabilities)[extensions.SkillsExtension] != nil
+}
+
+// Entries is every skill s lists (its pages followed), each entry as the
+// server wrote it: what mcptrunk pin records.
+func Entries(ctx context.Context, s Server) ([]json.RawMessage, error) {
+	skills, _, err := listAll(ctx, s)
+	return skills, err
 }
 
 // KindOf is the kind of item a request by URI concerns, as the policy
@@ -69,7 +85,7 @@ const maxPages = 100
 // and logged; the others answer. The trunk's list is one page, private to
 // the caller (what it holds depends on the trunk's config and policy), and
 // fresh as long as the freshest of the servers' says.
-func List(ctx context.Context, servers []Server, keep func(server, uri, exported string) bool, logger *slog.Logger) (json.RawMessage, error) {
+func List(ctx context.Context, servers []Server, keep func(server, uri, exported string, skill json.RawMessage) bool, logger *slog.Logger) (json.RawMessage, error) {
 	var all [][]byte
 	ttl := int64(-1)
 	for _, s := range servers {
@@ -86,7 +102,7 @@ func List(ctx context.Context, servers []Server, keep func(server, uri, exported
 		}
 		for _, skill := range skills {
 			raw, _ := rawjson.StringField(skill, "uri")
-			if !keep(s.Name, raw, naming.ResourceURI(s.Name, raw)) {
+			if !keep(s.Name, raw, naming.ResourceURI(s.Name, raw), skill) {
 				continue
 			}
 			all = append(all, catalog.NamespaceSkill(s.Name, skill))
