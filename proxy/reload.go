@@ -24,6 +24,7 @@ func (t *Trunk) Reload(ctx context.Context, cfg *config.Config) error {
 	old := t.cfg.Swap(cfg)
 	t.access.Store(access.New(cfg.Trunk, t.logger)) // the views anew, under the rules in force
 	t.creds.Configure(cfg.Servers)
+	t.signIn.Configure(cfg)
 	if old.Trunk.Pin != cfg.Trunk.Pin || old.Trunk.LockFile != cfg.Trunk.LockFile {
 		t.pins.Store(catalog.NewPinner(cfg.Trunk, t.record, t.logger))
 		t.serverChanged("")

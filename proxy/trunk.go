@@ -11,6 +11,7 @@ import (
 	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/mcptrunk/mcptrunk/internal/protocol"
 	"github.com/mcptrunk/mcptrunk/internal/usercreds"
+	"github.com/mcptrunk/mcptrunk/proxy/signin"
 	"github.com/mcptrunk/mcptrunk/proxy/access"
 	"github.com/mcptrunk/mcptrunk/proxy/catalog"
 	"github.com/mcptrunk/mcptrunk/proxy/instances"
@@ -79,6 +80,7 @@ type Trunk struct {
 	taskIDs      *translate.TaskIDs // the ids of the servers' tasks as hosts get them (tasks.go)
 	observers    observe.Observers
 	creds        *usercreds.Broker        // servers' per-user credentials
+	signIn       *signin.Manager          // their callers' own sign-ins (credentials mode "oauth")
 	own          instances.Pool[*Session] // sessions' own instances of "scope": "session" servers (private.go)
 	perUser      instances.Pool[string]   // callers' own instances of servers with per-user credentials
 
@@ -145,11 +147,16 @@ func New(cfg *config.Config, opts *Options) *Trunk {
 	t.pins.Store(catalog.NewPinner(cfg.Trunk, t.record, logger))
 	t.access.Store(access.New(cfg.Trunk, logger))
 	t.stdioProfile = opts.Profile
-	t.creds = usercreds.New(usercreds.Options{Logger: logger})
+	t.signIn = signin.New(signin.Options{Logger: logger})
+	t.signIn.Configure(cfg)
+	t.creds = usercreds.New(usercreds.Options{Logger: logger, OAuth: t.signIn})
 	t.creds.Configure(cfg.Servers)
 	t.initPools()
 	return t
 }
+
+// SignIn serves the callers' sign-ins to servers (/oauth/ on the listener).
+func (t *Trunk) SignIn() *signin.Manager { return t.signIn }
 
 // Start starts every configured upstream in the background, announcing
 // clientCaps (the host's capabilities, filtered) to them. hostRevision is
