@@ -11,12 +11,12 @@ import (
 	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/mcptrunk/mcptrunk/internal/protocol"
 	"github.com/mcptrunk/mcptrunk/internal/usercreds"
-	"github.com/mcptrunk/mcptrunk/proxy/signin"
 	"github.com/mcptrunk/mcptrunk/proxy/access"
 	"github.com/mcptrunk/mcptrunk/proxy/catalog"
 	"github.com/mcptrunk/mcptrunk/proxy/instances"
 	"github.com/mcptrunk/mcptrunk/proxy/observe"
 	"github.com/mcptrunk/mcptrunk/proxy/relay"
+	"github.com/mcptrunk/mcptrunk/proxy/signin"
 	"github.com/mcptrunk/mcptrunk/proxy/translate"
 	"github.com/mcptrunk/mcptrunk/upstream"
 )
