@@ -4,19 +4,23 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	neturl "net/url"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	sdkrpc "github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
 	"github.com/mcptrunk/mcptrunk/internal/accesstoken"
 	"github.com/mcptrunk/mcptrunk/internal/accesstoken/testissuer"
@@ -251,5 +255,63 @@ func TestPerUserOAuthSignIn(t *testing.T) {
 		if strings.Contains(log.String(), is.Token) {
 			t.Fatalf("the log has a token:\n%s", log.String())
 		}
+	}
+}
+
+// go-sdk's own OAuth client as the host: it signs in to the trunk (the
+// authorization code flow at the trunk's issuer, found from the trunk's
+// 401 and metadata), and then, through the trunk's URL elicitation, to
+// the server; the server sees the user the host signed in as.
+func TestGoSDKOAuthHostSignsInToTheTrunkAndTheServer(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	iss := testissuer.New(t)
+	who := testkit.StartWhoamiSignIn(t, iss.URL)
+	url := signInTrunk(t, iss, who, &testkit.Buffer{})
+	browser := iss.Browser(t, "carol")
+
+	const redirect = "http://127.0.0.1:1/host-callback" // never visited: the fetcher reads the redirect
+	handler, err := auth.NewAuthorizationCodeHandler(&auth.AuthorizationCodeHandlerConfig{
+		DynamicClientRegistrationConfig: &auth.DynamicClientRegistrationConfig{Metadata: &oauthex.ClientRegistrationMetadata{
+			RedirectURIs: []string{redirect}, TokenEndpointAuthMethod: "none", GrantTypes: []string{"authorization_code", "refresh_token"}}},
+		RedirectURL: redirect,
+		AuthorizationCodeFetcher: func(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
+			step := *browser
+			step.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+			resp, err := step.Get(args.URL)
+			if err != nil {
+				return nil, err
+			}
+			_ = resp.Body.Close()
+			back, err := neturl.Parse(resp.Header.Get("Location"))
+			if err != nil || !strings.HasPrefix(back.String(), redirect) {
+				return nil, fmt.Errorf("the issuer answered %d, redirecting to %q", resp.StatusCode, resp.Header.Get("Location"))
+			}
+			q := back.Query()
+			return &auth.AuthorizationResult{Code: q.Get("code"), State: q.Get("state"), Iss: q.Get("iss")}, nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := mcp.NewClient(&mcp.Implementation{Name: "sdk-oauth-host", Version: "1"}, &mcp.ClientOptions{
+		Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{URL: &mcp.URLElicitationCapabilities{}}},
+		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			if status, page := browse(t, browser, req.Params.URL); status != http.StatusOK {
+				return nil, errors.New(page)
+			}
+			return &mcp.ElicitResult{Action: "accept"}, nil
+		},
+	})
+	cs, err := host.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, OAuthHandler: handler}, &mcp.ClientSessionOptions{ProtocolVersion: protocol.Legacy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	if sub := whoamiSub(t, ctx, cs); sub != "carol" {
+		t.Errorf("the server saw %q; want carol, whom the host signed in as", sub)
+	}
+	if who.SawAudience(url) {
+		t.Error("the server was sent a token meant for the trunk")
 	}
 }

@@ -50,7 +50,7 @@ func New(t testing.TB) *Issuer {
 	mux.HandleFunc("/.well-known/openid-configuration", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(map[string]any{"issuer": iss.URL, "jwks_uri": iss.URL + "/jwks", "token_endpoint": iss.URL + "/token",
-			"authorization_endpoint": iss.URL + "/authorize", "registration_endpoint": iss.URL + "/register", "code_challenge_methods_supported": []string{"S256"}})
+			"authorization_endpoint": iss.URL + "/authorize", "registration_endpoint": iss.URL + "/register", "code_challenge_methods_supported": []string{"S256"}, "authorization_response_iss_parameter_supported": true})
 	})
 	iss.serveAuthorize(mux)
 	mux.HandleFunc("POST /token", iss.serveToken)
