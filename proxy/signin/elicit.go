@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
 )
@@ -21,9 +22,11 @@ const CodeURLElicitationRequired = -32042
 // any other host gets the URLElicitationRequiredError, whose message
 // names the server and the URL too, and retries after signing in.
 func (m *Manager) Require(ctx context.Context, c Caller, id string) error {
-	s, g := m.grant(c.Subject, id)
-	if s == nil || g != nil && !g.Expired(m.opts.Now()) {
+	if s, _ := m.grant(c.Subject, id); s == nil {
 		return nil
+	}
+	if _, err := m.Authorization(ctx, c.Subject, id); err == nil {
+		return nil // signed in (refreshed if it had to be)
 	}
 	f, err := m.start(ctx, c, id)
 	if err != nil {
@@ -43,7 +46,11 @@ func (m *Manager) Require(ctx context.Context, c Caller, id string) error {
 			if r.Action != "accept" {
 				return jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "server %q: the sign-in was not accepted (%s), so the call cannot act as %q", id, r.Action, c.Subject)
 			}
+			timer := time.NewTimer(m.opts.FlowTTL)
+			defer timer.Stop()
 			select {
+			case <-timer.C:
+				return jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "server %q: the sign-in was not completed in time", id)
 			case <-f.done:
 				if f.err != nil {
 					return jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "server %q: the sign-in failed: %v", id, f.err)

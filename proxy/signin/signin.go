@@ -95,11 +95,14 @@ func New(opts Options) *Manager {
 func (m *Manager) Configure(cfg *config.Config) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.base = ""
+	base := ""
 	if a := cfg.Trunk.HTTP.Auth; a != nil {
 		if u, err := url.Parse(a.Resource); err == nil && u.Host != "" {
-			m.base = (&url.URL{Scheme: u.Scheme, Host: u.Host}).String()
+			base = (&url.URL{Scheme: u.Scheme, Host: u.Host}).String()
 		}
+	}
+	if base != m.base { // the redirect URI changed: every client anew
+		m.base, m.servers = base, map[string]*server{}
 	}
 	next := map[string]*server{}
 	for _, spec := range cfg.Servers {
