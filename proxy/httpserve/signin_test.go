@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -50,7 +49,7 @@ func signInTrunk(t *testing.T, iss *testissuer.Issuer, who *testkit.Whoami, log 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if _, err := oauth.Authorize(ctx, oauth.Server{Name: "who", URL: who.URL}, oauth.AuthorizeOptions{Prompt: func(u string) {
-		if status, page := browse(t, admin, u); status != http.StatusOK {
+		if status, page := testissuer.Visit(t, admin, u); status != http.StatusOK {
 			t.Errorf("the trunk's own sign-in: %d %s", status, page)
 		}
 	}}); err != nil {
@@ -82,18 +81,6 @@ func signInTrunk(t *testing.T, iss *testissuer.Issuer, who *testkit.Whoami, log 
 		_ = tr.Close(ctx)
 	})
 	return resource
-}
-
-// browse GETs u with a browser, following redirects.
-func browse(t *testing.T, browser *http.Client, u string) (int, string) {
-	t.Helper()
-	resp, err := browser.Get(u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = resp.Body.Close() }()
-	body, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(body)
 }
 
 // urlHost is a host that opens URLs: its browser completes each URL
@@ -210,7 +197,7 @@ func TestPerUserOAuthSignIn(t *testing.T) {
 		t.Errorf("the error %q does not name the server", err)
 	}
 	bobsBrowser := iss.Browser(t, "bob")
-	if status, page := browse(t, bobsBrowser, link); status != http.StatusOK || !strings.Contains(page, "return to your MCP host") {
+	if status, page := testissuer.Visit(t, bobsBrowser, link); status != http.StatusOK || !strings.Contains(page, "return to your MCP host") {
 		t.Fatalf("bob's sign-in: %d %s", status, page)
 	}
 	if sub := whoamiSub(t, ctx, bob); sub != "bob" {
@@ -297,7 +284,7 @@ func TestGoSDKOAuthHostSignsInToTheTrunkAndTheServer(t *testing.T) {
 	host := mcp.NewClient(&mcp.Implementation{Name: "sdk-oauth-host", Version: "1"}, &mcp.ClientOptions{
 		Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{URL: &mcp.URLElicitationCapabilities{}}},
 		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-			if status, page := browse(t, browser, req.Params.URL); status != http.StatusOK {
+			if status, page := testissuer.Visit(t, browser, req.Params.URL); status != http.StatusOK {
 				return nil, errors.New(page)
 			}
 			return &mcp.ElicitResult{Action: "accept"}, nil

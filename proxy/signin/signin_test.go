@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -86,19 +85,6 @@ func (r *rig) elicit(t *testing.T, subject string) string {
 	return u
 }
 
-// get GETs u with c, following redirects, and returns the status and
-// page.
-func get(t *testing.T, c *http.Client, u string) (int, string) {
-	t.Helper()
-	resp, err := c.Get(u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = resp.Body.Close() }()
-	body, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(body)
-}
-
 // toCallback follows the connect link with browser up to the
 // authorization server's redirect, and returns the callback URL it names
 // (code and state), not yet visited.
@@ -154,7 +140,7 @@ func TestSignInKeepsEachSubjectsOwnTokenAndRefreshesIt(t *testing.T) {
 		if _, err := r.m.Authorization(ctx, sub, "who"); !errors.As(err, new(*NeedSignInError)) {
 			t.Fatalf("%s before signing in: %v; want NeedSignInError", sub, err)
 		}
-		if status, page := get(t, r.iss.Browser(t, sub), r.elicit(t, sub)); status != http.StatusOK || !strings.Contains(page, "Signed in to who") {
+		if status, page := testissuer.Visit(t, r.iss.Browser(t, sub), r.elicit(t, sub)); status != http.StatusOK || !strings.Contains(page, "Signed in to who") {
 			t.Fatalf("%s's sign-in: %d %s", sub, status, page)
 		}
 		v, err := r.m.Authorization(ctx, sub, "who")
@@ -211,10 +197,10 @@ func TestSignInStateIsSingleUseBoundAndExpiring(t *testing.T) {
 
 	// Replayed: a callback is taken once.
 	cb := toCallback(t, alice, r.elicit(t, "alice"))
-	if status, page := get(t, alice, cb); status != http.StatusOK {
+	if status, page := testissuer.Visit(t, alice, cb); status != http.StatusOK {
 		t.Fatalf("alice's callback: %d %s", status, page)
 	}
-	if status, _ := get(t, alice, cb); status != http.StatusBadRequest {
+	if status, _ := testissuer.Visit(t, alice, cb); status != http.StatusBadRequest {
 		t.Errorf("the callback replayed: %d, want 400", status)
 	}
 
@@ -222,7 +208,7 @@ func TestSignInStateIsSingleUseBoundAndExpiring(t *testing.T) {
 	// one's token.
 	link := r.elicit(t, "carol")
 	cb = toCallback(t, r.iss.Browser(t, "carol"), link)
-	if status, page := get(t, bob, cb); status != http.StatusForbidden || !strings.Contains(page, "another browser") {
+	if status, page := testissuer.Visit(t, bob, cb); status != http.StatusForbidden || !strings.Contains(page, "another browser") {
 		t.Errorf("carol's callback in bob's browser: %d %s; want 403", status, page)
 	}
 	if _, err := r.m.Authorization(context.Background(), "carol", "who"); err == nil {
@@ -236,7 +222,7 @@ func TestSignInStateIsSingleUseBoundAndExpiring(t *testing.T) {
 	link = r.elicit(t, "dave")
 	dave := r.iss.Browser(t, "dave")
 	toCallback(t, dave, link)
-	if status, _ := get(t, dave, link); status != http.StatusNotFound {
+	if status, _ := testissuer.Visit(t, dave, link); status != http.StatusNotFound {
 		t.Errorf("the connect link opened twice: %d, want 404", status)
 	}
 
@@ -245,10 +231,10 @@ func TestSignInStateIsSingleUseBoundAndExpiring(t *testing.T) {
 	erin := r.iss.Browser(t, "erin")
 	cb = toCallback(t, erin, r.elicit(t, "erin"))
 	r.clk.Add(DefaultFlowTTL + time.Second)
-	if status, _ := get(t, erin, link); status != http.StatusGone {
+	if status, _ := testissuer.Visit(t, erin, link); status != http.StatusGone {
 		t.Errorf("an expired link: %d, want 410", status)
 	}
-	if status, page := get(t, erin, cb); status != http.StatusBadRequest || !strings.Contains(page, "expired") {
+	if status, page := testissuer.Visit(t, erin, cb); status != http.StatusBadRequest || !strings.Contains(page, "expired") {
 		t.Errorf("an expired callback: %d %s; want 400 saying expired", status, page)
 	}
 	if _, err := r.m.Authorization(context.Background(), "erin", "who"); err == nil {
@@ -266,7 +252,7 @@ func TestRequireAsksAHostThatOpensURLs(t *testing.T) {
 				return nil, errors.New("not a URL elicitation")
 			}
 			asked = params
-			if status, page := get(t, r.iss.Browser(t, "alice"), p.URL); status != http.StatusOK {
+			if status, page := testissuer.Visit(t, r.iss.Browser(t, "alice"), p.URL); status != http.StatusOK {
 				return nil, errors.New(page)
 			}
 			return json.RawMessage(`{"action": "accept"}`), nil

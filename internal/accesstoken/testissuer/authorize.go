@@ -6,6 +6,7 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
@@ -60,6 +61,19 @@ func (iss *Issuer) Browser(t testing.TB, user string) *http.Client {
 	}
 	_ = resp.Body.Close()
 	return c
+}
+
+// Visit GETs u with a browser, following redirects, and returns the
+// status and the page.
+func Visit(t testing.TB, browser *http.Client, u string) (int, string) {
+	t.Helper()
+	resp, err := browser.Get(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body)
 }
 
 // RevokeRefresh makes the refresh tokens of sub refused from now on.
