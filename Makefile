@@ -5,7 +5,7 @@ NPM_DIR := testdata/npm
 # The npm servers the interop tests run, installed from the lockfile.
 NPM_STAMP := $(NPM_DIR)/node_modules/.package-lock.json
 
-.PHONY: build demo test lint bench fuzz npm cross dist clean
+.PHONY: build demo test lint bench fuzz npm hydra cross dist clean
 
 build:
 	$(GO) build -o $(BIN)/ ./cmd/...
@@ -28,7 +28,12 @@ $(NPM_STAMP): $(NPM_DIR)/package.json $(NPM_DIR)/package-lock.json
 	npm ci --prefix $(NPM_DIR) --no-audit --no-fund --ignore-scripts
 	@touch $@
 
-test: npm
+# The team tests run Ory Hydra, built from its module once per machine
+# (internal/testkit/hydra): built first, its minutes count against no test.
+hydra:
+	$(GO) run ./internal/testkit/hydra/prebuild
+
+test: npm hydra
 	$(GO) test -race -count=1 ./...
 
 # staticcheck and goimports run at pinned versions through the module proxy,

@@ -168,3 +168,47 @@ func TestStdioProfileInMemory(t *testing.T) {
 		t.Errorf("the stdio host on the weather profile lacks weather's tools: %v", names)
 	}
 }
+
+// A reload that changes only the policy changes what a caller sees, though
+// no server changed: the caller whose view changed is sent list_changed for
+// the lists it changed in, and one whose view did not change is sent
+// nothing (its next message is the answer to its own request).
+func TestPolicyReloadAnnouncesViews(t *testing.T) {
+	set := teamServers()
+	tr, _ := memTrunk(t, set, nil, teamTrunk, nil)
+	tr.Share()
+	attach := func(subject string, groups []any) *memHost {
+		h := &memHost{pipeHost: attachPipes(t, tr, &SessionOptions{ID: subject, Subject: subject, Claims: map[string]any{"sub": subject, "groups": groups}})}
+		h.initialize(`{}`)
+		return h
+	}
+	admin, support := attach("ada", []any{"admin"}), attach("sam", []any{"support"})
+	if got := support.toolNames(); slices.Contains(got, "mcp__notes__add_note") {
+		t.Fatalf("support sees notes before the reload: %v", got)
+	}
+	admin.toolNames()
+
+	if _, errObj := support.call("prompts/list", `{}`); errObj != nil {
+		t.Fatalf("support listing prompts: %s", errObj)
+	}
+
+	// Support may now see everything too; admin's view is what it was.
+	wider := map[string]any{"policy": map[string]any{"rules": []map[string]string{
+		{"allow": `"admin" in claims.?groups.orValue([])`},
+		{"allow": `"support" in claims.?groups.orValue([])`},
+	}}}
+	if err := tr.Reload(context.Background(), memConfig(t, set, nil, wider)); err != nil {
+		t.Fatalf("reload: %v", err)
+	}
+	support.waitFor("notifications/tools/list_changed")
+	if got := support.toolNames(); !slices.Contains(got, "mcp__notes__add_note") {
+		t.Errorf("support's tools after the reload: %v, want notes' add_note among them", got)
+	}
+	if !slices.Contains(support.seenMethods(), "notifications/prompts/list_changed") {
+		t.Errorf("support was not told its prompts changed (notes' prompt is now in its view): %v", support.seenMethods())
+	}
+	admin.toolNames() // the reload's announcements come before this answer
+	if got := admin.seenMethods(); len(got) != 0 {
+		t.Errorf("admin, whose view did not change, was sent %v", got)
+	}
+}

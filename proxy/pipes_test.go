@@ -39,9 +39,19 @@ func runPipes(t testing.TB, serve func(context.Context, io.Reader, io.Writer) er
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
 	h := &pipeHost{t: t, in: inW, lines: make(chan string, 64), served: make(chan error, 1), cancel: cancel}
-	go func() { h.served <- serve(ctx, inR, outW); _ = outW.Close() }()
+	done := make(chan struct{})
+	go func() { h.served <- serve(ctx, inR, outW); _ = outW.Close(); close(done) }()
+	// The test ends when the trunk has: its servers, stopping, write to
+	// the test's directories (the catalog cache) until they have stopped.
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			t.Error("the trunk did not stop within 30 s of the test's end")
+		}
+	})
 	go func() {
 		sc := bufio.NewScanner(outR)
 		sc.Buffer(nil, 1<<20)

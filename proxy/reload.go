@@ -22,7 +22,9 @@ func (t *Trunk) Reload(ctx context.Context, cfg *config.Config) error {
 	t.reloadMu.Lock()
 	defer t.reloadMu.Unlock()
 	old := t.cfg.Swap(cfg)
-	t.access.Store(access.New(cfg.Trunk, t.logger)) // the views anew, under the rules in force
+	// The views anew, under the rules in force; at the end each host is
+	// told the lists the new rules changed for it.
+	defer t.announceViews(t.access.Swap(access.New(cfg.Trunk, t.logger)))
 	t.creds.Configure(cfg.Servers)
 	t.signIn.Configure(cfg)
 	if old.Trunk.Pin != cfg.Trunk.Pin || old.Trunk.LockFile != cfg.Trunk.LockFile {
@@ -44,19 +46,7 @@ func (t *Trunk) Reload(ctx context.Context, cfg *config.Config) error {
 		return ctx.Err()
 	}
 
-	oldSpecs := specsByID(old.Servers)
-	newSpecs := specsByID(cfg.Servers)
-	var remove, add []config.Spec
-	for id, o := range oldSpecs {
-		if n, ok := newSpecs[id]; !ok || !n.Equal(o) {
-			remove = append(remove, o)
-		}
-	}
-	for id, n := range newSpecs {
-		if o, ok := oldSpecs[id]; !ok || !n.Equal(o) {
-			add = append(add, n)
-		}
-	}
+	remove, add := config.Diff(old.Servers, cfg.Servers)
 	var (
 		wg   sync.WaitGroup
 		mu   sync.Mutex
@@ -74,6 +64,8 @@ func (t *Trunk) Reload(ctx context.Context, cfg *config.Config) error {
 			id, _ := naming.ServerID(spec.Name)
 			t.logger.Info("config reload: stopping server", "server", id)
 			collect(t.fleet.Remove(ctx, id))
+			t.own.Restart(ctx, id) // sessions' and callers' own instances of it too
+			t.perUser.Restart(ctx, id)
 		})
 	}
 	wg.Wait()
@@ -91,14 +83,25 @@ func (t *Trunk) Reload(ctx context.Context, cfg *config.Config) error {
 	return nil
 }
 
-// specsByID indexes specs by server id. A spec whose name is invalid is
-// left out: the Fleet refuses to start it anyway, with an error naming it.
-func specsByID(specs []config.Spec) map[string]config.Spec {
-	m := make(map[string]config.Spec, len(specs))
-	for _, s := range specs {
-		if id, err := naming.ServerID(s.Name); err == nil {
-			m[id] = s
+// announceViews sends each host list_changed for each list it has been
+// served that the rules now show it differently (old: the rules before),
+// though the catalog may not have changed: a caller's view is its catalog.
+func (t *Trunk) announceViews(old *access.Rules) {
+	select {
+	case <-t.started:
+	default:
+		return // no host has been served a list
+	}
+	cat, now := t.snapshot(), t.access.Load()
+	t.announceMu.Lock()
+	seen := t.seen
+	t.announceMu.Unlock()
+	served := func(l catalog.List) bool { return seen[l] != nil }
+	for _, s := range t.hosts.all() {
+		for _, m := range catalog.ViewChanged(old.View(cat, s.caller), now.View(cat, s.caller), served) {
+			if err := s.Notify(m, nil); err != nil {
+				t.logger.Debug("announcing a change failed", "method", m, "error", err)
+			}
 		}
 	}
-	return m
 }

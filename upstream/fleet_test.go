@@ -514,13 +514,16 @@ func TestStartFailureQuotesStdout(t *testing.T) {
 	host := h.host(nil)
 	const secret = "s3cr3t-t0ken-value"
 	chatty := h.spec("chatty", modeHang, envBanner, "hello not json (key $API_KEY)", "API_KEY", secret)
-	chatty.Timeouts.Connect = config.Duration(400 * time.Millisecond)
+	// The timeout is the wait, so it is long enough for the process to
+	// start and write its banner on a loaded machine (at 400 ms it once
+	// had not yet, and the error quoted no line).
+	chatty.Timeouts.Connect = config.Duration(3 * time.Second)
 	_ = host.StartAll(ctxFor(t), []config.Spec{chatty})
 	failures := host.Failures()
 	if len(failures) != 1 {
 		t.Fatalf("failures: %+v", failures)
 	}
-	want := `server "chatty": initialize: no answer within 400ms (timeouts.connect); it wrote a line that is not JSON-RPC: "hello not json (key [redacted])"`
+	want := `server "chatty": initialize: no answer within 3s (timeouts.connect); it wrote a line that is not JSON-RPC: "hello not json (key [redacted])"`
 	if got := failures[0].Err.Error(); got != want {
 		t.Errorf("the error is\n\t%s\nwant\n\t%s", got, want)
 	}

@@ -101,7 +101,7 @@ func listenHTTP(cfg config.HTTP, f *httpFlags, logger *slog.Logger) (*httpDownst
 		}
 	}
 	if a := cfg.Auth; a != nil {
-		d.auth = accesstoken.New(accesstoken.Config{Issuer: a.Issuer, Resource: a.Resource, Scopes: a.Scopes, SubjectClaim: a.SubjectClaim})
+		d.auth = accesstoken.New(accesstoken.Config{Issuer: a.Issuer, Resource: a.Resource, Scopes: a.Scopes, SubjectClaim: a.SubjectClaim, TokenTypes: a.TokenTypes})
 	}
 	if !d.loopback && d.token == "" && d.auth == nil {
 		return nil, fmt.Errorf("--http %q is not a loopback address: anyone who can reach it could use every server; give --token-file (a missing file is created with a new token), set trunk.http.auth, or bind 127.0.0.1", cfg.Listen)

@@ -24,8 +24,11 @@ type Config struct {
 	// SubjectClaim names the claim that identifies the caller in logs,
 	// traces and policy; "sub" when empty.
 	SubjectClaim string
-	Client       *http.Client     // http.DefaultClient when nil
-	Now          func() time.Time // time.Now when nil
+	// TokenTypes are the typ headers accepted, compared without case and
+	// without an "application/" prefix; RFC 9068's at+jwt when empty.
+	TokenTypes []string
+	Client     *http.Client     // http.DefaultClient when nil
+	Now        func() time.Time // time.Now when nil
 }
 
 // Identity is what a valid token says about its bearer.
@@ -93,8 +96,8 @@ func (v *Verifier) Verify(ctx context.Context, raw string) (*Identity, error) {
 		return nil, fmt.Errorf("%w: one signature expected", ErrInvalid)
 	}
 	h := tok.Headers[0]
-	if typ, _ := h.ExtraHeaders[jose.HeaderType].(string); !isAccessTokenType(typ) {
-		return nil, fmt.Errorf("%w: typ %q is not at+jwt (RFC 9068)", ErrInvalid, typ)
+	if typ, _ := h.ExtraHeaders[jose.HeaderType].(string); !v.acceptsType(typ) {
+		return nil, fmt.Errorf("%w: typ %q is not one of %q (trunk.http.auth.tokenTypes)", ErrInvalid, typ, v.types())
 	}
 	key, err := v.keys.key(ctx, h.KeyID)
 	if err != nil {
@@ -125,9 +128,19 @@ func (v *Verifier) Verify(ctx context.Context, raw string) (*Identity, error) {
 	return id, nil
 }
 
-func isAccessTokenType(typ string) bool {
-	typ = strings.ToLower(typ)
-	return typ == "at+jwt" || typ == "application/at+jwt"
+// types are the typ headers v accepts.
+func (v *Verifier) types() []string {
+	if len(v.cfg.TokenTypes) == 0 {
+		return []string{"at+jwt"}
+	}
+	return v.cfg.TokenTypes
+}
+
+// acceptsType reports whether a token's typ header is one v accepts (RFC
+// 7515: compared without case, "application/" may be left out).
+func (v *Verifier) acceptsType(typ string) bool {
+	norm := func(s string) string { return strings.TrimPrefix(strings.ToLower(s), "application/") }
+	return slices.ContainsFunc(v.types(), func(want string) bool { return norm(want) == norm(typ) })
 }
 
 // scopes reads RFC 9068's space-separated "scope", or the "scp" list some

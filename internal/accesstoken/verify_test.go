@@ -33,6 +33,34 @@ func TestVerifyAcceptsTokenForTheTrunk(t *testing.T) {
 	}
 }
 
+// An access token typed "JWT" (Ory Hydra's, Keycloak's) is refused by
+// default, as RFC 9068 says, and accepted where tokenTypes lists "JWT";
+// at+jwt then no longer is, unless listed too.
+func TestVerifyTokenTypes(t *testing.T) {
+	iss := testissuer.New(t)
+	claims := map[string]any{"email": "ann@example.com"}
+	plain, typed := iss.PlainJWT(t, "u1", resource, claims), iss.Token(t, "u1", resource, claims)
+	strict := verifier(iss)
+	if _, err := strict.Verify(context.Background(), plain); !errors.Is(err, accesstoken.ErrInvalid) || !strings.Contains(err.Error(), `typ "JWT"`) {
+		t.Errorf("a typ JWT token by default: %v, want invalid naming its typ", err)
+	}
+	for _, tc := range []struct {
+		types        []string
+		plain, atJWT bool
+	}{
+		{[]string{"JWT"}, true, false},
+		{[]string{"at+jwt", "jwt"}, true, true},
+		{[]string{"application/at+jwt"}, false, true},
+	} {
+		v := accesstoken.New(accesstoken.Config{Issuer: iss.URL, Resource: resource, SubjectClaim: "email", TokenTypes: tc.types})
+		_, errPlain := v.Verify(context.Background(), plain)
+		_, errTyped := v.Verify(context.Background(), typed)
+		if (errPlain == nil) != tc.plain || (errTyped == nil) != tc.atJWT {
+			t.Errorf("tokenTypes %q: typ JWT -> %v, at+jwt -> %v; want accepted %v and %v", tc.types, errPlain, errTyped, tc.plain, tc.atJWT)
+		}
+	}
+}
+
 func TestVerifyRefuses(t *testing.T) {
 	iss := testissuer.New(t)
 	v := verifier(iss, "mcp")

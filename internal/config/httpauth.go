@@ -2,7 +2,9 @@ package config
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/url"
+	"strings"
 )
 
 // HTTPAuth makes the HTTP listener an OAuth resource server
@@ -21,6 +23,11 @@ type HTTPAuth struct {
 	// SubjectClaim names the claim that identifies the caller ("sub" when
 	// empty; "email" is common).
 	SubjectClaim string `json:"subjectClaim,omitempty"`
+	// TokenTypes are the JWT typ headers accepted (["at+jwt"] when empty,
+	// RFC 9068's): an authorization server whose access tokens say "JWT"
+	// (Ory Hydra, Keycloak, Entra ID) needs "JWT" here. The audience
+	// check still refuses its ID tokens, whose aud is a client id.
+	TokenTypes []string `json:"tokenTypes,omitempty"`
 }
 
 type rawHTTPAuth struct {
@@ -28,6 +35,7 @@ type rawHTTPAuth struct {
 	Resource     json.RawMessage `json:"resource"`
 	Scopes       json.RawMessage `json:"scopes"`
 	SubjectClaim json.RawMessage `json:"subjectClaim"`
+	TokenTypes   json.RawMessage `json:"tokenTypes"`
 }
 
 // httpAuth decodes, expands and validates trunk.http.auth; nil when absent.
@@ -53,6 +61,14 @@ func (p *fieldErrs) httpAuth(raw json.RawMessage, field string, lookup func(stri
 	}
 	if scopes, ok := p.strs(ra.Scopes, field+".scopes"); ok {
 		a.Scopes = scopes
+	}
+	if types, ok := p.strs(ra.TokenTypes, field+".tokenTypes"); ok {
+		for i, typ := range types {
+			if strings.TrimSpace(typ) == "" {
+				p.addf(fmt.Sprintf("%s.tokenTypes[%d]", field, i), "must name a JWT typ header (\"at+jwt\", \"JWT\"), got %q", typ)
+			}
+		}
+		a.TokenTypes = types
 	}
 	return a
 }

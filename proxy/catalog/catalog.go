@@ -396,14 +396,32 @@ func dropOversized(entries []Entry, list string, budget int, logger *slog.Logger
 // Changed returns the list_changed notifications cat calls for, given the
 // catalog each list was last served or announced from (nil: never served,
 // nothing to announce), and records cat in seen for each list that changed.
-// Resources and templates share one notification, sent once.
 func Changed(seen *[ListCount]*Catalog, cat *Catalog) []string {
-	var methods []string
-	for l := List(0); l < ListCount; l++ {
+	return changedLists(func(l List) bool {
 		if seen[l] == nil || EqualList(seen[l], cat, l) {
-			continue
+			return false
 		}
 		seen[l] = cat
+		return true
+	})
+}
+
+// ViewChanged returns the list_changed notifications a host is owed when
+// its view of the same catalog goes from old to now (the trunk's policy or
+// profiles changed, the servers did not), for the lists served says it has
+// been served.
+func ViewChanged(old, now *Catalog, served func(List) bool) []string {
+	return changedLists(func(l List) bool { return served(l) && !EqualList(old, now, l) })
+}
+
+// changedLists is the notification of each list changed reports, in list
+// order. Resources and templates share one notification, sent once.
+func changedLists(changed func(List) bool) []string {
+	var methods []string
+	for l := List(0); l < ListCount; l++ {
+		if !changed(l) {
+			continue
+		}
 		if m := Specs[l].Changed; len(methods) == 0 || methods[len(methods)-1] != m {
 			methods = append(methods, m)
 		}

@@ -208,3 +208,26 @@ func (p *Pool[K]) Close() {
 		p.closeSet(key, s)
 	}
 }
+
+// Restart stops every key's instance of server id, so that each key's next
+// use starts it afresh: a reload changed its entry (command, credentials,
+// anything), and an instance a caller started under the old one must not
+// outlive it. The keys and their other instances are left alone.
+func (p *Pool[K]) Restart(ctx context.Context, id string) {
+	p.mu.Lock()
+	var fleets []*upstream.Fleet
+	for _, s := range p.sets {
+		if s.fleet != nil {
+			fleets = append(fleets, s.fleet)
+		}
+	}
+	p.mu.Unlock()
+	for _, f := range fleets {
+		if _, ok := f.Client(id); !ok {
+			continue // this key never used it
+		}
+		if err := f.Remove(ctx, id); err != nil && p.Logger != nil {
+			p.Logger.Warn("stopping an own instance whose entry changed", "server", id, "error", err)
+		}
+	}
+}

@@ -126,3 +126,30 @@ var errNoCreds = errorString("no credentials")
 type errorString string
 
 func (e errorString) Error() string { return string(e) }
+
+// A reload that changes a server's entry stops every key's instance of it:
+// the next use of each key starts a new one (from the new entry), and a
+// key that has none is not given one.
+func TestRestartStopsEveryKeysInstance(t *testing.T) {
+	p, _, dials := pool(t, new(time.Duration))
+	ctx := context.Background()
+	releaseA, releaseB, releaseC := p.Hold("alice"), p.Hold("bob"), p.Hold("carol")
+	defer releaseA()
+	defer releaseB()
+	defer releaseC()
+	a, _ := p.Client(ctx, "alice", "s", spec, nil)
+	b, _ := p.Client(ctx, "bob", "s", spec, nil)
+	p.Restart(ctx, "s")
+	for who, c := range map[string]*upstream.Client{"alice": a, "bob": b} {
+		if st, _ := c.State(); st == upstream.StateReady {
+			t.Errorf("%s's instance still runs after the restart", who)
+		}
+	}
+	a2, err := p.Client(ctx, "alice", "s", spec, nil)
+	if err != nil || a2 == a {
+		t.Errorf("alice's next use got %p (err %v), want a new instance, not %p", a2, err, a)
+	}
+	if dials("alice") != 2 || dials("bob") != 1 || dials("carol") != 0 {
+		t.Errorf("dials alice %d bob %d carol %d, want 2, 1 (until its next use) and 0", dials("alice"), dials("bob"), dials("carol"))
+	}
+}

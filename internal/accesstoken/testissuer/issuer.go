@@ -35,6 +35,7 @@ type Issuer struct {
 	mu        sync.Mutex
 	published []jose.JSONWebKey
 	signer    jose.Signer
+	plain     jose.Signer // the same key, typ "JWT" (TokenTyped)
 	seq       int
 	clients   map[string]string // client id -> secret, for the token endpoint
 	refused   map[string]string // audience -> the error code an exchange for it gets
@@ -88,18 +89,32 @@ func (iss *Issuer) Rotate(t testing.TB, alg jose.SignatureAlgorithm) {
 	}
 	kid := "k" + strconv.Itoa(iss.seq)
 	iss.signer = Signer(t, alg, priv, kid)
+	iss.plain = typedSigner(t, alg, priv, kid, "JWT")
 	iss.published = append(iss.published, jose.JSONWebKey{Key: priv.Public(), KeyID: kid, Algorithm: string(alg), Use: "sig"})
 }
 
 // Signer signs at+jwt tokens with key under kid; a test forges tokens
 // with a key of its own.
 func Signer(t testing.TB, alg jose.SignatureAlgorithm, key any, kid string) jose.Signer {
-	opts := (&jose.SignerOptions{}).WithType("at+jwt").WithHeader("kid", kid)
+	return typedSigner(t, alg, key, kid, "at+jwt")
+}
+
+func typedSigner(t testing.TB, alg jose.SignatureAlgorithm, key any, kid, typ string) jose.Signer {
+	opts := (&jose.SignerOptions{}).WithType(jose.ContentType(typ)).WithHeader("kid", kid)
 	s, err := jose.NewSigner(jose.SigningKey{Algorithm: alg, Key: key}, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// PlainJWT issues what Token does, signed with the same key but with
+// typ "JWT", as Ory Hydra, Keycloak and Entra ID type their access tokens.
+func (iss *Issuer) PlainJWT(t testing.TB, sub, aud string, extra map[string]any) string {
+	iss.mu.Lock()
+	s := iss.plain
+	iss.mu.Unlock()
+	return Sign(t, s, iss.Claims(sub, aud, time.Hour), extra)
 }
 
 // Token issues a token for sub and audience aud, valid for an hour, with
