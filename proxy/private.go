@@ -11,6 +11,7 @@ import (
 	"github.com/mcptrunk/mcptrunk/internal/protocol"
 	"github.com/mcptrunk/mcptrunk/internal/rawjson"
 	"github.com/mcptrunk/mcptrunk/naming"
+	"github.com/mcptrunk/mcptrunk/proxy/signin"
 	"github.com/mcptrunk/mcptrunk/proxy/translate"
 	"github.com/mcptrunk/mcptrunk/upstream"
 )
@@ -41,6 +42,10 @@ func (t *Trunk) ownInstance(ctx context.Context, s *Session, c *upstream.Client)
 	case spec.PerUser():
 		if s == nil || s.subject == "" {
 			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "server %q acts as each caller with the caller's own credentials, so it needs a signed-in caller (serve --http with trunk.http.auth, and an access token); this request carries no identity", id)
+		}
+		hr := hostRequestOf(ctx)
+		if err := t.signIn.Require(ctx, signin.Caller{Subject: s.subject, Session: s.id, Elicitation: hr.Caps["elicitation"], Stateless: hr.Stateless(), Ask: s.Call, Notify: s.Notify}, id); err != nil {
+			return nil, err
 		}
 		return t.perUser.Client(ctx, s.subject, id, func() (config.Spec, error) { return t.creds.ForSubject(spec, s.subject) },
 			func(c *upstream.Client) { t.tellPrivate(ctx, s, c) })

@@ -16,8 +16,10 @@ import (
 	"github.com/mcptrunk/mcptrunk/proxy/instances"
 	"github.com/mcptrunk/mcptrunk/proxy/observe"
 	"github.com/mcptrunk/mcptrunk/proxy/relay"
+	"github.com/mcptrunk/mcptrunk/proxy/signin"
 	"github.com/mcptrunk/mcptrunk/proxy/tasks"
 	"github.com/mcptrunk/mcptrunk/proxy/translate"
+	"github.com/mcptrunk/mcptrunk/proxy/trunktools"
 	"github.com/mcptrunk/mcptrunk/upstream"
 )
 
@@ -81,6 +83,7 @@ type Trunk struct {
 	taskLog      *tasks.Ledger      // the tasks running, for status and observers (tasks.go)
 	observers    observe.Observers
 	creds        *usercreds.Broker        // servers' per-user credentials
+	signIn       *signin.Manager          // their callers' own sign-ins (credentials mode "oauth")
 	own          instances.Pool[*Session] // sessions' own instances of "scope": "session" servers (private.go)
 	perUser      instances.Pool[string]   // callers' own instances of servers with per-user credentials
 
@@ -148,11 +151,16 @@ func New(cfg *config.Config, opts *Options) *Trunk {
 	t.pins.Store(catalog.NewPinner(cfg.Trunk, t.record, logger))
 	t.access.Store(access.New(cfg.Trunk, logger))
 	t.stdioProfile = opts.Profile
-	t.creds = usercreds.New(usercreds.Options{Logger: logger})
+	t.signIn = signin.New(signin.Options{Logger: logger})
+	t.signIn.Configure(cfg)
+	t.creds = usercreds.New(usercreds.Options{Logger: logger, OAuth: t.signIn})
 	t.creds.Configure(cfg.Servers)
 	t.initPools()
 	return t
 }
+
+// SignIn serves the callers' sign-ins to servers (/oauth/ on the listener).
+func (t *Trunk) SignIn() *signin.Manager { return t.signIn }
 
 // Start starts every configured upstream in the background, announcing
 // clientCaps (the host's capabilities, filtered) to them. hostRevision is
@@ -283,7 +291,7 @@ func (t *Trunk) policy() catalog.Policy { return catalog.PolicyOf(t.cfg.Load().T
 // build makes a catalog from the servers as they are now, and reports each
 // filter pattern that matches nothing once.
 func (t *Trunk) build() *catalog.Catalog {
-	cat := buildFrom(t.fleet.Clients(), t.policy(), t.pins.Load(), t.logger)
+	cat := trunktools.Catalog(t.fleet.Clients(), t.policy(), t.pins.Load(), t.logger)
 	for _, msg := range cat.Unmatched {
 		if _, seen := t.reported.LoadOrStore(msg, true); !seen {
 			t.logger.Warn(msg)

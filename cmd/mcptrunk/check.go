@@ -11,9 +11,10 @@ import (
 	"github.com/mcptrunk/mcptrunk/internal/textview"
 	"github.com/mcptrunk/mcptrunk/internal/usercreds"
 	"github.com/mcptrunk/mcptrunk/internal/wording"
-	"github.com/mcptrunk/mcptrunk/proxy"
 	"github.com/mcptrunk/mcptrunk/proxy/catalog"
 	"github.com/mcptrunk/mcptrunk/proxy/httpserve"
+	"github.com/mcptrunk/mcptrunk/proxy/signin"
+	"github.com/mcptrunk/mcptrunk/proxy/trunktools"
 	"github.com/mcptrunk/mcptrunk/upstream"
 )
 
@@ -95,8 +96,11 @@ func (cc *checkCommand) run(ctx context.Context, env *environment) error {
 		starting.PrintAbove(env.stdout, line)
 	}
 	// A server with per-user credentials is listed as serve lists it: in
-	// exchange mode with the trunk's own client token.
-	creds := usercreds.New(usercreds.Options{Logger: logger})
+	// exchange mode with the trunk's own client token, in oauth mode with
+	// the trunk's own sign-in (mcptrunk auth).
+	signIns := signin.New(signin.Options{Logger: logger})
+	signIns.Configure(cfg)
+	creds := usercreds.New(usercreds.Options{Logger: logger, OAuth: signIns})
 	creds.Configure(cfg.Servers)
 	mu.Lock()
 	host = upstream.NewFleet(&upstream.Options{
@@ -123,7 +127,7 @@ func (cc *checkCommand) run(ctx context.Context, env *environment) error {
 	for _, line := range catalog.PinLines(cfg.Trunk, catalog.ServersOf(host.Clients()), logger) {
 		fmt.Fprintln(env.stdout, line)
 	}
-	for _, line := range proxy.ConflictLines(cfg.Trunk, host.Clients()) {
+	for _, line := range trunktools.ConflictLines(cfg.Trunk, host.Clients()) {
 		fmt.Fprintln(env.stdout, line)
 	}
 	for _, line := range textview.AccessLines(cfg.Trunk, cmp.Or(cfg.Trunk.HTTP.Path, httpserve.DefaultPath)) {

@@ -1,12 +1,14 @@
 package main
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/mcptrunk/mcptrunk/internal/accesstoken/testissuer"
 	"github.com/mcptrunk/mcptrunk/internal/testkit"
+	"github.com/mcptrunk/mcptrunk/upstream/oauth"
 )
 
 // check says of each server whose credential its calls carry, and lists a
@@ -46,5 +48,40 @@ func TestCheckSaysWhoseCredential(t *testing.T) {
 	seen := who.Seen()
 	if len(seen) == 0 || seen[0].Subject != "trunk" || !seen[0].Accepted {
 		t.Errorf("the exchange server was listed with %+v; want the trunk's own accepted client token", seen)
+	}
+}
+
+// A server whose callers sign in themselves (credentials mode "oauth") is
+// listed by check with the trunk's own sign-in, the one mcptrunk auth
+// stored; check says it is per-user, by OAuth sign-in.
+func TestCheckListsAnOAuthSignInServerAsTheTrunk(t *testing.T) {
+	iss := testissuer.New(t)
+	who := testkit.StartWhoamiSignIn(t, iss.URL)
+	t.Setenv(oauth.TokenDirEnv, t.TempDir())
+	admin := iss.Browser(t, "trunk-admin")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := oauth.Authorize(ctx, oauth.Server{Name: "who", URL: who.URL}, oauth.AuthorizeOptions{Prompt: func(u string) {
+		resp, err := admin.Get(u)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		_ = resp.Body.Close()
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	cfg := writeConfig(t, map[string]server{"who": {"url": who.URL, "credentials": map[string]any{"mode": "oauth"}}},
+		map[string]any{"http": map[string]any{"auth": map[string]any{"issuer": iss.URL, "resource": "http://127.0.0.1:1/mcp"}}})
+	out, errOut, code := runCLI(t, 60*time.Second, "check", "--config", cfg)
+	if code != 0 {
+		t.Fatalf("check: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if want := "  who  per-user (oauth sign-in, dynamic client registration)\n"; !strings.Contains(out, want) {
+		t.Errorf("check's output lacks %q:\n%s", want, out)
+	}
+	seen := who.Seen()
+	if len(seen) == 0 || seen[0].Subject != "trunk-admin" || !seen[0].Accepted {
+		t.Errorf("the server was listed with %+v; want the trunk's own sign-in", seen)
 	}
 }

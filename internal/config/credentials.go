@@ -17,7 +17,8 @@ import (
 // caller's calls go to an instance of its own that carries that caller's
 // credential, and a caller without an identity is refused.
 type Credentials struct {
-	// Mode is CredentialsExchange or CredentialsStatic; "" is shared.
+	// Mode is CredentialsExchange, CredentialsStatic or CredentialsOAuth;
+	// "" is shared.
 	Mode string `json:"mode,omitempty"`
 
 	// Exchange (RFC 8693): the trunk trades the caller's access token at
@@ -36,6 +37,11 @@ type Credentials struct {
 	// values come from ${VAR} references.
 	File  string                 `json:"file,omitempty"`
 	Users map[string]UserSecrets `json:"users,omitempty"`
+
+	// OAuth: each caller signs in to the server's own authorization
+	// server (proxy/signin), found by the server's metadata; ClientID
+	// and ClientSecret, when set, are a client registered there (else
+	// the trunk registers dynamically), Scopes what to ask for.
 }
 
 // UserSecrets are one subject's secrets: env for a stdio server, headers
@@ -50,6 +56,7 @@ const (
 	CredentialsShared   = "shared"
 	CredentialsExchange = "exchange"
 	CredentialsStatic   = "static"
+	CredentialsOAuth    = "oauth"
 )
 
 // PerUser reports whether each caller gets an instance of its own carrying
@@ -88,10 +95,10 @@ func (p *fieldErrs) credentials(raw json.RawMessage, s *Spec, headers map[string
 	case "passthrough":
 		p.addf("credentials.mode", `"passthrough" is refused: the caller's token was issued for the trunk (its audience is the trunk), and a server given it could replay it against the trunk and anything else that accepts it; use "exchange", which gets the server a token of its own for the same user`)
 		return
-	case CredentialsExchange, CredentialsStatic:
+	case CredentialsExchange, CredentialsStatic, CredentialsOAuth:
 		c.Mode = mode
 	default:
-		p.addf("credentials.mode", "must be %q, %q or %q, got %q", CredentialsShared, CredentialsExchange, CredentialsStatic, mode)
+		p.addf("credentials.mode", "must be %q, %q, %q or %q, got %q", CredentialsShared, CredentialsExchange, CredentialsStatic, CredentialsOAuth, mode)
 		return
 	}
 	strField := func(raw json.RawMessage, name string) string {
@@ -128,6 +135,10 @@ func (p *fieldErrs) credentials(raw json.RawMessage, s *Spec, headers map[string
 		if !rawAbsent(f.raw) {
 			p.addf("credentials."+f.name, `only for mode "static"`)
 		}
+	}
+	if c.Mode == CredentialsOAuth {
+		p.oauthCredentials(rc, s, headers, trunk, strField)
+		return
 	}
 	c.Issuer = strField(rc.Issuer, "issuer")
 	c.TokenEndpoint = strField(rc.TokenEndpoint, "tokenEndpoint")
@@ -248,6 +259,11 @@ func (s Spec) CredentialsSummary() string {
 	switch s.Credentials.Mode {
 	case CredentialsExchange:
 		return fmt.Sprintf("per-user (exchange at %s for audience %s)", s.Credentials.Issuer, firstNonEmpty(s.Credentials.Audience, s.Credentials.Resource))
+	case CredentialsOAuth:
+		if s.Credentials.ClientID != "" {
+			return "per-user (oauth sign-in, client " + s.Credentials.ClientID + ")"
+		}
+		return "per-user (oauth sign-in, dynamic client registration)"
 	case CredentialsStatic:
 		if s.Credentials.File != "" {
 			return "per-user (static, from " + s.Credentials.File + ")"

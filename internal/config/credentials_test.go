@@ -46,7 +46,7 @@ func TestConfigCredentials(t *testing.T) {
 		{"passthrough", `{"mcpServers": {"x": {"url": "https://e.com", "credentials": {"mode": "passthrough"}}}}`,
 			`server "x": credentials.mode: "passthrough" is refused: the caller's token was issued for the trunk`},
 		{"unknown mode", `{"mcpServers": {"x": {"url": "https://e.com", "credentials": {"mode": "magic"}}}}`,
-			`server "x": credentials.mode: must be "shared", "exchange" or "static", got "magic"`},
+			`server "x": credentials.mode: must be "shared", "exchange", "static" or "oauth", got "magic"`},
 		{"not an object", `{"mcpServers": {"x": {"url": "https://e.com", "credentials": "exchange"}}}`,
 			`server "x": credentials: want object, got string`},
 		{"exchange for stdio", `{"mcpServers": {"x": {"command": "c", "credentials": {` + exch + `, "issuer": "https://id.example.com"}}}}`,
@@ -75,6 +75,50 @@ func TestConfigCredentials(t *testing.T) {
 			`server "x": credentials.users.alice.envs: unknown key`},
 		{"static unset variable", `{"mcpServers": {"x": {"command": "c", "credentials": {"mode": "static", "users": {"alice": {"env": {"T": "${NOPE}"}}}}}}}`,
 			`server "x": credentials.users.alice.env.T: variable "NOPE" is not set`},
+	}
+	checkParseErrors(t, bad, env, "SUPERSECRET")
+}
+
+func TestConfigCredentialsOAuth(t *testing.T) {
+	const auth = `"trunk": {"http": {"auth": {"issuer": "https://id.example.com", "resource": "https://trunk.example.com/mcp"}}}, `
+	env := mapLookup(map[string]string{"GH_SECRET": "SUPERSECRET"})
+	cfg, err := parseString(t, `{`+auth+`"mcpServers": {
+		"gh": {"url": "https://gh.example.com/mcp", "oauth": {"callbackPort": 8765}, "credentials": {"mode": "oauth", "clientId": "trunk", "clientSecret": "${GH_SECRET}", "scopes": ["repo"]}},
+		"dyn": {"url": "https://dyn.example.com/mcp", "credentials": {"mode": "oauth"}}}}`, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gh, dyn := cfg.Servers[0], cfg.Servers[1]
+	if gh.Name != "gh" {
+		gh, dyn = dyn, gh
+	}
+	want := Credentials{Mode: CredentialsOAuth, ClientID: "trunk", ClientSecret: "SUPERSECRET", Scopes: []string{"repo"}}
+	if !reflect.DeepEqual(gh.Credentials, want) {
+		t.Errorf("gh: credentials = %+v, want %+v", gh.Credentials, want)
+	}
+	// Per-user, and OAuth too: the instance that lists signs in as the
+	// trunk ("mcptrunk auth"), each caller's as the caller.
+	if !gh.PerUser() || !gh.UsesOAuth() || gh.OAuth.CallbackPort != 8765 {
+		t.Errorf("gh: PerUser %v, UsesOAuth %v, oauth %+v", gh.PerUser(), gh.UsesOAuth(), gh.OAuth)
+	}
+	if got := gh.CredentialsSummary(); got != "per-user (oauth sign-in, client trunk)" {
+		t.Errorf("gh: summary %q", got)
+	}
+	if got := dyn.CredentialsSummary(); got != "per-user (oauth sign-in, dynamic client registration)" {
+		t.Errorf("dyn: summary %q", got)
+	}
+
+	bad := []parseErrorCase{
+		{"oauth for stdio", `{` + auth + `"mcpServers": {"x": {"command": "c", "credentials": {"mode": "oauth"}}}}`,
+			`server "x": credentials.mode: "oauth" is only for remote servers`},
+		{"oauth without trunk.http.auth", `{"mcpServers": {"x": {"url": "https://e.com", "credentials": {"mode": "oauth"}}}}`,
+			`server "x": credentials.mode: "oauth" needs trunk.http.auth with its resource`},
+		{"oauth with Authorization", `{` + auth + `"mcpServers": {"x": {"url": "https://e.com", "headers": {"Authorization": "Bearer ${GH_SECRET}"}, "credentials": {"mode": "oauth"}}}}`,
+			`server "x": credentials: an Authorization header is configured too`},
+		{"oauth with an audience", `{` + auth + `"mcpServers": {"x": {"url": "https://e.com", "credentials": {"mode": "oauth", "audience": "a"}}}}`,
+			`server "x": credentials.audience: not for mode "oauth"`},
+		{"oauth secret without client", `{` + auth + `"mcpServers": {"x": {"url": "https://e.com", "credentials": {"mode": "oauth", "clientSecret": "${GH_SECRET}"}}}}`,
+			`server "x": credentials.clientSecret: needs clientId`},
 	}
 	checkParseErrors(t, bad, env, "SUPERSECRET")
 }

@@ -306,9 +306,10 @@ type Config struct {
 
 // UsesOAuth reports whether mcptrunk uses OAuth for the server: a remote
 // server ("http" or "sse") whose config sets no Authorization header and
-// no per-user credentials.
+// no per-user credentials but "oauth" ones (whose instance that lists the
+// tools signs in as the trunk, "mcptrunk auth").
 func (s Spec) UsesOAuth() bool {
-	return !s.PerUser() && (s.Type == TransportHTTP || s.Type == TransportSSE) && !hasAuthorizationHeader(s.Headers)
+	return (!s.PerUser() || s.Credentials.Mode == CredentialsOAuth) && (s.Type == TransportHTTP || s.Type == TransportSSE) && !hasAuthorizationHeader(s.Headers)
 }
 
 // hasAuthorizationHeader reports whether headers set Authorization (in any

@@ -30,8 +30,9 @@ import (
 type Whoami struct {
 	URL string
 
-	mu   sync.Mutex
-	seen []Seen
+	mu      sync.Mutex
+	seen    []Seen
+	revoked map[string]bool // subjects whose tokens are refused
 }
 
 // Seen is a token the server was sent: its claims as read, unchecked.
@@ -43,8 +44,23 @@ type Seen struct {
 
 // StartWhoami starts the server until the test ends.
 func StartWhoami(t testing.TB, issuer, audience string) *Whoami {
-	w := &Whoami{}
-	v := accesstoken.New(accesstoken.Config{Issuer: issuer, Resource: audience})
+	return startWhoami(t, issuer, func(string) string { return audience }, false)
+}
+
+// StartWhoamiSignIn starts a server whose callers sign in to it
+// themselves: its audience is its own URL, and it publishes protected
+// resource metadata (RFC 9728) naming issuer, so that a client finds
+// where to sign in as "mcptrunk auth" does.
+func StartWhoamiSignIn(t testing.TB, issuer string) *Whoami {
+	return startWhoami(t, issuer, func(url string) string { return url }, true)
+}
+
+func startWhoami(t testing.TB, issuer string, audience func(url string) string, metadata bool) *Whoami {
+	w := &Whoami{revoked: map[string]bool{}}
+	hs := httptest.NewUnstartedServer(nil)
+	w.URL = "http://" + hs.Listener.Addr().String()
+	aud := audience(w.URL)
+	v := accesstoken.New(accesstoken.Config{Issuer: issuer, Resource: aud})
 	srv := mcp.NewServer(&mcp.Implementation{Name: "whoami", Version: "1"}, nil)
 	mcp.AddTool(srv, &mcp.Tool{Name: "whoami", Description: "who the bearer token says the caller is"},
 		func(_ context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
@@ -57,6 +73,9 @@ func StartWhoami(t testing.TB, issuer, audience string) *Whoami {
 		})
 	verify := func(ctx context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
 		id, err := v.Verify(ctx, token)
+		if err == nil && w.isRevoked(id.Subject) {
+			err = fmt.Errorf("the token of %q is revoked", id.Subject)
+		}
 		w.note(token, err == nil)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", auth.ErrInvalidToken, err)
@@ -67,10 +86,35 @@ func StartWhoami(t testing.TB, issuer, audience string) *Whoami {
 		return info, nil
 	}
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
-	hs := httptest.NewServer(auth.RequireBearerToken(verify, nil)(h))
+	mux := http.NewServeMux()
+	var opts *auth.RequireBearerTokenOptions
+	if metadata {
+		const prm = "/.well-known/oauth-protected-resource"
+		opts = &auth.RequireBearerTokenOptions{ResourceMetadataURL: w.URL + prm}
+		mux.HandleFunc("GET "+prm, func(rw http.ResponseWriter, _ *http.Request) {
+			rw.Header().Set("Content-Type", "application/json")
+			_ = json.NewEncoder(rw).Encode(map[string]any{"resource": aud, "authorization_servers": []string{issuer}})
+		})
+	}
+	mux.Handle("/", auth.RequireBearerToken(verify, opts)(h))
+	hs.Config.Handler = mux
+	hs.Start()
 	t.Cleanup(hs.Close)
-	w.URL = hs.URL
 	return w
+}
+
+// Revoke makes the server refuse (401) every token of sub from now on,
+// as a server whose user withdrew the grant does.
+func (w *Whoami) Revoke(sub string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.revoked[sub] = true
+}
+
+func (w *Whoami) isRevoked(sub string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.revoked[sub]
 }
 
 func (w *Whoami) note(raw string, accepted bool) {

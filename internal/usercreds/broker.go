@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcptrunk/mcptrunk/internal/config"
+	"github.com/mcptrunk/mcptrunk/internal/httpx"
 	"github.com/mcptrunk/mcptrunk/naming"
 	"golang.org/x/sync/singleflight"
 )
@@ -18,6 +19,18 @@ type Options struct {
 	Client *http.Client     // for the token endpoints; http.DefaultClient when nil
 	Now    func() time.Time // time.Now when nil
 	Logger *slog.Logger     // server names and subjects only
+	// OAuth gives the tokens of servers in credentials mode "oauth",
+	// which each caller gets by signing in (proxy/signin); without it
+	// such servers have none.
+	OAuth OAuthTokens
+}
+
+// OAuthTokens are the tokens of servers in credentials mode "oauth": a
+// caller's own (Authorization), and the trunk's own for the instance that
+// lists the tools (Catalog).
+type OAuthTokens interface {
+	Authorization(ctx context.Context, subject, server string) (string, error)
+	Catalog(ctx context.Context, server string) (string, error)
 }
 
 // Broker holds the per-user credentials of a trunk's servers: which
@@ -112,8 +125,14 @@ func (b *Broker) ForSubject(spec config.Spec, subject string) (config.Spec, erro
 // before it expires; "" in static mode, whose secrets are in the spec.
 func (b *Broker) Authorization(ctx context.Context, subject, id string, inbound func() string) (string, error) {
 	s, err := b.server(id)
+	if err == nil && s.spec.Credentials.Mode == config.CredentialsOAuth {
+		return b.oauth().Authorization(ctx, subject, id)
+	}
 	if err != nil || s.ex == nil {
 		return "", err
+	}
+	if refused := httpx.Refused(ctx); refused != "" {
+		b.dropRefused(subject, id, refused)
 	}
 	if tok, ok := b.cached(subject, id); ok {
 		return "Bearer " + tok.Value, nil
@@ -150,6 +169,9 @@ func (b *Broker) Authorization(ctx context.Context, subject, id string, inbound 
 // static mode none (the entry's own headers apply).
 func (b *Broker) Catalog(ctx context.Context, id string) (string, error) {
 	s, err := b.server(id)
+	if err == nil && s.spec.Credentials.Mode == config.CredentialsOAuth {
+		return b.oauth().Catalog(ctx, id)
+	}
 	if err != nil || s.ex == nil {
 		return "", err
 	}
@@ -187,6 +209,33 @@ func (b *Broker) Holding() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return len(b.tokens)
+}
+
+// dropRefused forgets subject's token for id when it is the value the
+// server refused, so that the next request exchanges again.
+func (b *Broker) dropRefused(subject, id, refused string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if tok := b.tokens[subject][id]; "Bearer "+tok.Value == refused {
+		delete(b.tokens[subject], id)
+	}
+}
+
+func (b *Broker) oauth() OAuthTokens {
+	if b.opts.OAuth == nil {
+		return noOAuth{}
+	}
+	return b.opts.OAuth
+}
+
+type noOAuth struct{}
+
+func (noOAuth) Authorization(_ context.Context, _, server string) (string, error) {
+	return "", fmt.Errorf("server %q: per-user sign-in is not available here", server)
+}
+
+func (n noOAuth) Catalog(ctx context.Context, server string) (string, error) {
+	return n.Authorization(ctx, "", server)
 }
 
 func (b *Broker) cached(subject, id string) (Token, bool) {

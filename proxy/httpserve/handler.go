@@ -196,7 +196,9 @@ func New(t *proxy.Trunk, opts Options) *Handler {
 	if opts.Dropped == nil {
 		opts.Dropped = t.CountDropped
 	}
-	return newHandler(t, func(in io.Reader, out io.Writer, o *proxy.SessionOptions) runner { return t.Attach(in, out, o) }, opts)
+	h := newHandler(t, func(in io.Reader, out io.Writer, o *proxy.SessionOptions) runner { return t.Attach(in, out, o) }, opts)
+	h.root.Handle("GET /oauth/", t.SignIn()) // a browser's, without the trunk's token: its own checks (proxy/signin)
+	return h
 }
 
 // newHandler is New with the sessions attached by attach.

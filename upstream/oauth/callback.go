@@ -8,6 +8,7 @@ import (
 	"html"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -56,21 +57,8 @@ func serveCallback(ln net.Listener, state string, d *discovery) *callback {
 				callbackPage(w, http.StatusOK, "mcptrunk has already received this authorisation. You can close this window.")
 				return
 			}
-			res := callbackResult{code: q.Get("code")}
-			iss := q.Get("iss")
-			switch {
-			case q.Get("error") != "":
-				msg := httpx.Clip(q.Get("error"))
-				if desc := q.Get("error_description"); desc != "" {
-					msg += " (" + httpx.Clip(desc) + ")"
-				}
-				res.err = fmt.Errorf("the authorization server refused: %s", msg)
-			case iss != "" && strings.TrimSuffix(iss, "/") != strings.TrimSuffix(d.issuer, "/"),
-				iss == "" && d.meta.IssParameterSupported:
-				res.err = errors.New("the authorization response came from another issuer (iss); refusing it")
-			case res.code == "":
-				res.err = errors.New("the authorization response holds no code")
-			}
+			var res callbackResult
+			res.code, res.err = authorizationResponse(q, d)
 			if res.err != nil {
 				callbackPage(w, http.StatusBadRequest, "Authorisation failed: "+res.err.Error())
 			} else {
@@ -84,6 +72,27 @@ func serveCallback(ln net.Listener, state string, d *discovery) *callback {
 		_ = cb.srv.Serve(ln)
 	}()
 	return cb
+}
+
+// authorizationResponse reads the redirect's query (its state already
+// checked): the code, or why there is none (the server's refusal, a
+// response from another issuer, RFC 9207).
+func authorizationResponse(q url.Values, d *discovery) (string, error) {
+	iss := q.Get("iss")
+	switch {
+	case q.Get("error") != "":
+		msg := httpx.Clip(q.Get("error"))
+		if desc := q.Get("error_description"); desc != "" {
+			msg += " (" + httpx.Clip(desc) + ")"
+		}
+		return "", fmt.Errorf("the authorization server refused: %s", msg)
+	case iss != "" && strings.TrimSuffix(iss, "/") != strings.TrimSuffix(d.issuer, "/"),
+		iss == "" && d.meta.IssParameterSupported:
+		return "", errors.New("the authorization response came from another issuer (iss); refusing it")
+	case q.Get("code") == "":
+		return "", errors.New("the authorization response holds no code")
+	}
+	return q.Get("code"), nil
 }
 
 func callbackPage(w http.ResponseWriter, status int, msg string) {

@@ -199,31 +199,12 @@ func runFlow(ctx context.Context, hc *http.Client, fp flowParams) (*tokenRecord,
 	}
 
 	verifier := randomString(32)
-	sum := sha256.Sum256([]byte(verifier))
 	state := randomString(16)
-	q := url.Values{}
-	q.Set("response_type", "code")
-	q.Set("client_id", reg.ClientID)
-	q.Set("redirect_uri", redirect)
-	q.Set("code_challenge", base64.RawURLEncoding.EncodeToString(sum[:]))
-	q.Set("code_challenge_method", "S256")
-	q.Set("state", state)
-	q.Set("resource", d.resource)
-	if len(scopes) > 0 {
-		q.Set("scope", strings.Join(scopes, " "))
-	}
-	au, err := url.Parse(d.meta.AuthorizationEndpoint)
+	authURL, err := authorizationURL(d, reg.ClientID, redirect, scopes, state, verifier)
 	if err != nil {
 		ln.Close()
-		return nil, errors.New("authorization_endpoint: not a valid URL")
+		return nil, err
 	}
-	for k, vs := range au.Query() { // keep what the endpoint URL has
-		if !q.Has(k) {
-			q[k] = vs
-		}
-	}
-	au.RawQuery = q.Encode()
-	authURL := au.String()
 
 	cb := serveCallback(ln, state, d)
 	defer cb.close()
@@ -238,24 +219,63 @@ func runFlow(ctx context.Context, hc *http.Client, fp flowParams) (*tokenRecord,
 		return nil, err
 	}
 	logger.Debug("authorization code received; exchanging it")
+	rec, err := exchangeCode(ctx, hc, reg, redirect, code, verifier)
+	if err != nil {
+		return nil, err
+	}
+	if err := store.save(rec); err != nil {
+		return nil, fmt.Errorf("storing the tokens: %w", err)
+	}
+	refusals.Delete(key)
+	logger.Info("authorised; tokens stored", "expires", rec.Expiry, "refreshable", rec.RefreshToken != "")
+	return rec, nil
+}
+
+// exchangeCode trades the authorization code for tokens (with the PKCE
+// verifier and the resource), on reg's registration.
+func exchangeCode(ctx context.Context, hc *http.Client, reg tokenRecord, redirect, code, verifier string) (*tokenRecord, error) {
 	form := url.Values{}
 	form.Set("grant_type", "authorization_code")
 	form.Set("code", code)
 	form.Set("redirect_uri", redirect)
 	form.Set("code_verifier", verifier)
-	form.Set("resource", d.resource)
+	form.Set("resource", reg.Resource)
 	tr, err := tokenRequest(ctx, hc, &reg, form, code, verifier)
 	if err != nil {
 		return nil, fmt.Errorf("exchanging the authorization code: %w", err)
 	}
 	rec := reg
 	tr.apply(&rec, time.Now())
-	if err := store.save(&rec); err != nil {
-		return nil, fmt.Errorf("storing the tokens: %w", err)
-	}
-	refusals.Delete(key)
-	logger.Info("authorised; tokens stored", "expires", rec.Expiry, "refreshable", rec.RefreshToken != "")
 	return &rec, nil
+}
+
+// authorizationURL is the authorization request of the code flow with
+// PKCE (S256 of verifier) and the resource parameter: the endpoint's own
+// query kept, the flow's parameters added.
+func authorizationURL(d *discovery, clientID, redirect string, scopes []string, state, verifier string) (string, error) {
+	sum := sha256.Sum256([]byte(verifier))
+	q := url.Values{}
+	q.Set("response_type", "code")
+	q.Set("client_id", clientID)
+	q.Set("redirect_uri", redirect)
+	q.Set("code_challenge", base64.RawURLEncoding.EncodeToString(sum[:]))
+	q.Set("code_challenge_method", "S256")
+	q.Set("state", state)
+	q.Set("resource", d.resource)
+	if len(scopes) > 0 {
+		q.Set("scope", strings.Join(scopes, " "))
+	}
+	au, err := url.Parse(d.meta.AuthorizationEndpoint)
+	if err != nil {
+		return "", errors.New("authorization_endpoint: not a valid URL")
+	}
+	for k, vs := range au.Query() { // keep what the endpoint URL has
+		if !q.Has(k) {
+			q[k] = vs
+		}
+	}
+	au.RawQuery = q.Encode()
+	return au.String(), nil
 }
 
 // listenCallback listens on 127.0.0.1 for the redirect: on the configured

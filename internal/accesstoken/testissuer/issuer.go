@@ -1,7 +1,9 @@
 // Package testissuer is an authorization server for tests: OpenID Connect
 // discovery and a JWKS over httptest, access tokens (RFC 9068) signed with
-// go-jose, with keys that can be rotated, and a token endpoint (token.go)
-// for RFC 8693 token exchange and the client credentials grant.
+// go-jose, with keys that can be rotated, a token endpoint (token.go)
+// for RFC 8693 token exchange and the client credentials grant, and an
+// authorization endpoint (authorize.go) for the code flow with PKCE,
+// dynamic registration and refresh tokens.
 package testissuer
 
 import (
@@ -39,6 +41,7 @@ type Issuer struct {
 	refused   map[string]string // audience -> the error code an exchange for it gets
 	tokenTTL  time.Duration     // of the tokens the token endpoint mints
 	issued    []Issued
+	codes     codeGrants // the authorization endpoint's (authorize.go)
 }
 
 // New starts an issuer with one RSA signing key.
@@ -46,8 +49,11 @@ func New(t testing.TB) *Issuer {
 	iss := &Issuer{clients: map[string]string{}, refused: map[string]string{}, tokenTTL: time.Hour}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/.well-known/openid-configuration", func(w http.ResponseWriter, _ *http.Request) {
-		_ = json.NewEncoder(w).Encode(map[string]string{"issuer": iss.URL, "jwks_uri": iss.URL + "/jwks", "token_endpoint": iss.URL + "/token"})
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"issuer": iss.URL, "jwks_uri": iss.URL + "/jwks", "token_endpoint": iss.URL + "/token",
+			"authorization_endpoint": iss.URL + "/authorize", "registration_endpoint": iss.URL + "/register", "code_challenge_methods_supported": []string{"S256"}, "authorization_response_iss_parameter_supported": true})
 	})
+	iss.serveAuthorize(mux)
 	mux.HandleFunc("POST /token", iss.serveToken)
 	mux.HandleFunc("/jwks", func(w http.ResponseWriter, _ *http.Request) {
 		iss.KeyFetch.Add(1)

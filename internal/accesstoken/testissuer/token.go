@@ -22,7 +22,7 @@ const (
 
 // Issued is one token the endpoint minted.
 type Issued struct {
-	Grant    string // "exchange" or "client_credentials"
+	Grant    string // "exchange", "client_credentials", "authorization_code" or "refresh_token"
 	Client   string
 	Subject  string
 	Audience string
@@ -61,6 +61,10 @@ func (iss *Issuer) Issued() []Issued {
 func (iss *Issuer) serveToken(w http.ResponseWriter, r *http.Request) {
 	if err := r.ParseForm(); err != nil {
 		tokenError(w, http.StatusBadRequest, "invalid_request")
+		return
+	}
+	if g := r.PostForm.Get("grant_type"); g == "authorization_code" || g == "refresh_token" {
+		iss.serveCodeToken(w, r, g)
 		return
 	}
 	id, secret, ok := r.BasicAuth()

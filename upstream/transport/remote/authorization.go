@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+
+	"github.com/mcptrunk/mcptrunk/internal/httpx"
 )
 
 // callerAuth puts Endpoint.Authorization's value on each request: the
@@ -16,6 +18,38 @@ type callerAuth struct {
 	get  func(context.Context) (string, error)
 	mu   sync.Mutex
 	sent []string // values sent, scrubbed from anything quoted
+}
+
+// do sends req with the caller's credential. A 401 asks the source once
+// more, telling it which value was refused (httpx.WithRefused), so that
+// it drops that value: a new one (refreshed) is sent once; none, or the
+// source's error (the caller must sign in again), ends the request.
+func (a *callerAuth) do(req *http.Request, send func(*http.Request) (*http.Response, error)) (*http.Response, error) {
+	if err := a.apply(req); err != nil {
+		return nil, err
+	}
+	resp, err := send(req)
+	if err != nil || resp.StatusCode != http.StatusUnauthorized {
+		return resp, err
+	}
+	sent := req.Header.Get("Authorization")
+	v, err := a.get(httpx.WithRefused(req.Context(), sent))
+	if err != nil {
+		httpx.DrainClose(resp)
+		return nil, fmt.Errorf("the server refused the caller's credential (HTTP 401): %w", err)
+	}
+	if v == "" || v == sent {
+		return resp, nil // reported as any 401
+	}
+	r, err := cloneRequest(req)
+	if err != nil {
+		return resp, nil
+	}
+	httpx.DrainClose(resp)
+	if err := a.apply(r); err != nil {
+		return nil, err
+	}
+	return send(r)
 }
 
 // apply sets the Authorization header, or leaves none when the source has

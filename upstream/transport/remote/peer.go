@@ -482,9 +482,7 @@ func (p *httpPeer) newRequest(ctx context.Context, method, target string, body [
 // the OAuth token when the server uses OAuth (see doAuthorized).
 func (p *httpPeer) do(req *http.Request) (*http.Response, error) {
 	if p.caller != nil {
-		if err := p.caller.apply(req); err != nil {
-			return nil, err
-		}
+		return p.caller.do(req, p.send)
 	}
 	if p.auth != nil {
 		return p.doAuthorized(req)
