@@ -49,7 +49,10 @@ func (k *sealKey) open(prefix, token, bound string) (payload []byte, ok bool) {
 	if !ok {
 		return nil, false
 	}
-	enc := base64.RawURLEncoding
+	// Strict: a token has one spelling. Unused low bits set in the last
+	// character would decode to the same bytes, so a changed id would
+	// still open (and name the same task under two ids).
+	enc := base64.RawURLEncoding.Strict()
 	payload, err1 := enc.DecodeString(p)
 	got, err2 := enc.DecodeString(m)
 	if err1 != nil || err2 != nil || !hmac.Equal(got, k.mac(prefix, payload, bound)) {
