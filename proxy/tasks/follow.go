@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
 	"github.com/mcptrunk/mcptrunk/internal/rawjson"
+	"github.com/mcptrunk/mcptrunk/proxy/translate"
 )
 
 // A 2026-07-28 server whose tool requires a task makes one only for a
@@ -26,13 +27,39 @@ const (
 	defaultPoll = 500 * time.Millisecond
 )
 
-// Follow polls server's task id (a CreateTaskResult's) with tasks/get over
-// c until it ends, and returns the tool result a completed task inlines; a
-// failed task is its inlined error, a cancelled one an error saying so, and
-// one that waits for input the host cannot give is cancelled with an error
-// saying why. When ctx ends first the task is cancelled at the server
-// within CancelWait of life, and the error is ctx's.
+// Follower follows one 2026-07-28 task for a host that does not follow it
+// itself.
+type Follower struct {
+	// Conn is the server's connection, for tasks/get, tasks/update and
+	// tasks/cancel.
+	Conn Caller
+	// Server and Tool name the task in errors.
+	Server, Tool string
+	// Ask puts one of the task's input requests to the host, the way the
+	// trunk puts a server's requests during a call of the host's revision
+	// (nil: the host cannot be asked at all).
+	Ask translate.AskHost
+	// Can reports whether the host declared a client capability.
+	Can func(capability string) bool
+}
+
+// Follow is Follower.Run for a host that cannot be asked for input.
 func Follow(ctx, life context.Context, c Caller, server string, created json.RawMessage) (json.RawMessage, error) {
+	return (&Follower{Conn: c, Server: server}).Run(ctx, life, created)
+}
+
+// Run polls the task of created (a CreateTaskResult, or a task as
+// tasks/get reports it) with tasks/get until it ends, and returns the tool
+// result a completed task inlines; a failed task is its inlined error, a
+// cancelled one an error saying so. A task that waits for input has its
+// input requests put to the host (Ask) and the answers sent with
+// tasks/update, keyed as the server asked; when the host cannot answer
+// one (no Ask, or not the capability it needs) the task is cancelled with
+// an error naming the server, the tool and what was missing. When ctx
+// ends first the task is cancelled at the server within CancelWait of
+// life, and the error is ctx's.
+func (f *Follower) Run(ctx, life context.Context, created json.RawMessage) (json.RawMessage, error) {
+	c, server := f.Conn, f.Server
 	id, _ := rawjson.StringField(created, "taskId")
 	if id == "" {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "server %q created a task without an id", server)
@@ -43,11 +70,13 @@ func Follow(ctx, life context.Context, c Caller, server string, created json.Raw
 		defer stop()
 		_, _ = c.Call(cctx, "tasks/cancel", byID)
 	}
+	answered := map[string]bool{} // input requests answered: a poll before the server took the update shows them again
 	task := created
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	defer timer.Stop()
 	for {
+		wait := interval(task)
 		status, _ := rawjson.StringField(task, "status")
 		switch status {
 		case "completed":
@@ -61,15 +90,23 @@ func Follow(ctx, life context.Context, c Caller, server string, created json.Raw
 		case "cancelled":
 			return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "server %q cancelled task %s", server, id)
 		case "input_required":
-			cancel()
-			return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "server %q: task %s asks for input, which mcptrunk cannot get from a host that does not speak tasks; the task was cancelled", server, id)
+			asked, err := f.answer(ctx, id, task, answered)
+			if err != nil {
+				cancel()
+				return nil, err
+			}
+			if asked {
+				wait = 0 // the task goes on at once
+			}
 		}
-		timer.Reset(interval(task))
-		select {
-		case <-timer.C:
-		case <-ctx.Done():
-			cancel()
-			return nil, ctx.Err()
+		if wait > 0 {
+			timer.Reset(wait)
+			select {
+			case <-timer.C:
+			case <-ctx.Done():
+				cancel()
+				return nil, ctx.Err()
+			}
 		}
 		next, err := c.Call(ctx, "tasks/get", byID)
 		if err != nil {
