@@ -166,23 +166,35 @@ func (t *Trunk) listTasks(ctx context.Context) (json.RawMessage, error) {
 }
 
 // driveTask runs a call of c's tool as a task for a host that did not ask
-// for one (tasks.Drive), bounded by the server's timeouts.call.
+// for one (tasks.Drive, tasks.Follower), bounded by the server's
+// timeouts.call, the whole task counted as the session's call on c (a 2025
+// server's requests during it find the session).
 func (t *Trunk) driveTask(ctx context.Context, c *upstream.Client, how tasks.Mode, forward json.RawMessage) (json.RawMessage, error) {
-	if d := c.Spec().Timeouts.Call.D(); d > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, d)
-		defer cancel()
-	}
+	hr := hostRequestOf(ctx)
+	defer t.hosts.began(hr.session, c.Name())()
+	timeout := c.Spec().Timeouts.Call.D()
 	t.logger.Debug("running a task for a host that does not speak tasks", "server", c.Name())
 	if how == tasks.AsExtensionTask {
-		// The server is told the host takes the extension, for this call.
-		ctx = outgoing.WithHostCapabilities(ctx, tasks.WithExtension(hostRequestOf(ctx).ForwardedCaps()))
-		created, err := t.callUpstream(ctx, c, "tools/call", forward)
-		if err != nil || !tasks.IsCreated(created) {
-			return created, err // the server ran it at once after all
+		tool, _ := rawjson.StringField(forward, "name")
+		create := func(ctx context.Context) (json.RawMessage, error) {
+			// The server is told the host takes the extension, for this call.
+			ctx = outgoing.WithHostCapabilities(ctx, tasks.WithExtension(hr.ForwardedCaps()))
+			return t.callUpstream(ctx, c, "tools/call", forward)
 		}
-		return tasks.Follow(ctx, t.life, c, c.Name(), created)
+		f := tasks.Follower{Conn: c, Server: c.Name(), Tool: tool, Can: hr.Can,
+			Ask: func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+				return t.askSession(ctx, hr.session, c.Name(), method, params)
+			}}
+		if hr.Stateless() {
+			return t.parked.Call(ctx, translate.Parked{Upstream: &tasks.Exchanged{Follower: f, Life: t.life, Timeout: timeout, Create: create},
+				Timeout: timeout, Host: hr.HostRequest, Method: "tools/call", Params: forward})
+		}
+		ctx, cancel := tasks.Bound(ctx, timeout)
+		defer cancel()
+		return f.Start(ctx, t.life, create)
 	}
+	ctx, cancel := tasks.Bound(ctx, timeout)
+	defer cancel()
 	d := tasks.Drive{
 		Server: c.Name(),
 		Create: func(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {

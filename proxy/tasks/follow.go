@@ -141,3 +141,41 @@ func taskError(server, id string, task json.RawMessage) error {
 	}
 	return fmt.Errorf("server %q: task %s failed", server, id)
 }
+
+// Start creates the task (create sends the tools/call with the extension
+// declared) and runs it to its end; a server that answered the call at once
+// after all has its answer returned as it is.
+func (f *Follower) Start(ctx, life context.Context, create func(context.Context) (json.RawMessage, error)) (json.RawMessage, error) {
+	created, err := create(ctx)
+	if err != nil || !IsCreated(created) {
+		return created, err
+	}
+	return f.Run(ctx, life, created)
+}
+
+// Exchanged is a followed task as the upstream call of an exchange of
+// translate.Parking: a 2026-07-28 host can be asked for input only by a
+// result, so the task's input requests are parked on the exchange, the
+// host's call answered input_required, and its retry answers them, as for
+// a 2025 server that asks during a call.
+type Exchanged struct {
+	Follower
+	Life    context.Context
+	Timeout time.Duration // the server's timeouts.call; 0: none
+	Create  func(context.Context) (json.RawMessage, error)
+}
+
+// Name is the server's, for the exchange.
+func (e *Exchanged) Name() string { return e.Server }
+
+// Call runs the task on ctx, the exchange's (method and params are the
+// call's, which Create already holds).
+func (e *Exchanged) Call(ctx context.Context, _ string, _ json.RawMessage) (json.RawMessage, error) {
+	ctx, cancel := Bound(ctx, e.Timeout)
+	defer cancel()
+	f := e.Follower
+	if ex := translate.ExchangeOf(ctx); ex != nil {
+		f.Ask = ex.Ask
+	}
+	return f.Start(ctx, e.Life, e.Create)
+}
