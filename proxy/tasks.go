@@ -84,24 +84,42 @@ func (t *Trunk) routeTask(ctx context.Context, method string, params json.RawMes
 	if err != nil {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s: %v", method, err)
 	}
+	issue, export := t.issueTaskID(ctx, server), func(res json.RawMessage) json.RawMessage { return t.exportToolResult(server, res) }
+	if hr := hostRequestOf(ctx); tasks.Crosses(c.Init().RawCapabilities, hr.Stateless()) {
+		return t.acrossTask(ctx, c, method, upID, issue, export)
+	}
 	res, err := c.Call(ctx, method, forward)
-	if err != nil {
+	switch {
+	case err != nil:
 		return nil, err
+	case method == "tasks/result":
+		return export(tasks.Relate(res, issue)), nil
+	case method == "tasks/get":
+		return tasks.Inlined(tasks.RewriteID(res, issue), export), nil
 	}
-	issue := t.issueTaskID(ctx, server)
-	unprefixed := t.snapshot().Unprefixed(server)
-	if method == "tasks/result" {
-		res = tasks.Relate(res, issue)
-		if !unprefixed {
-			res = catalog.NamespaceToolResult(server, res)
-		}
-		return res, nil
+	return tasks.RewriteID(res, issue), nil
+}
+
+// acrossTask answers a host's tasks request about c's task id when c runs
+// tasks in the other model than the host (tasks.Across).
+func (t *Trunk) acrossTask(ctx context.Context, c *upstream.Client, method, id string, issue func(string) string, export func(json.RawMessage) json.RawMessage) (json.RawMessage, error) {
+	hr := hostRequestOf(ctx)
+	a := tasks.Across{Issue: issue, Export: export, Follower: tasks.Follower{Conn: c, Server: c.Name(), Can: hr.Can,
+		Ask: func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+			return t.askSession(ctx, hr.session, c.Name(), method, params)
+		}}}
+	if hr.Stateless() {
+		return a.ForExtensionHost(ctx, method, id)
 	}
-	res = tasks.RewriteID(res, issue)
-	if method == "tasks/get" && !unprefixed {
-		res = tasks.Inlined(res, func(inner json.RawMessage) json.RawMessage { return catalog.NamespaceToolResult(server, inner) })
+	return a.ForLegacyHost(ctx, t.life, method, id)
+}
+
+// exportToolResult is a tool result of server's as hosts get it.
+func (t *Trunk) exportToolResult(server string, res json.RawMessage) json.RawMessage {
+	if t.snapshot().Unprefixed(server) {
+		return res
 	}
-	return res, nil
+	return catalog.NamespaceToolResult(server, res)
 }
 
 // issueTaskID returns the function that turns server's task ids into the
@@ -166,15 +184,23 @@ func (t *Trunk) listTasks(ctx context.Context) (json.RawMessage, error) {
 }
 
 // driveTask runs a call of c's tool as a task for a host that did not ask
-// for one (tasks.Drive, tasks.Follower), bounded by the server's
+// for one (tasks.Drive, tasks.Follower), or creates the task a host asked
+// for in the server's model (tasks.CreateAcross), bounded by the server's
 // timeouts.call, the whole task counted as the session's call on c (a 2025
 // server's requests during it find the session).
 func (t *Trunk) driveTask(ctx context.Context, c *upstream.Client, how tasks.Mode, forward json.RawMessage) (json.RawMessage, error) {
 	hr := hostRequestOf(ctx)
 	defer t.hosts.began(hr.session, c.Name())()
 	timeout := c.Spec().Timeouts.Call.D()
-	t.logger.Debug("running a task for a host that does not speak tasks", "server", c.Name())
-	if how == tasks.AsExtensionTask {
+	switch how {
+	case tasks.ToExtension, tasks.ToLegacy:
+		if how == tasks.ToExtension { // the server makes a task only for a host with the extension
+			ctx = outgoing.WithHostCapabilities(ctx, tasks.WithExtension(hr.ForwardedCaps()))
+		}
+		return tasks.CreateAcross(how, forward, func(params json.RawMessage) (json.RawMessage, error) {
+			return t.callUpstream(ctx, c, "tools/call", params)
+		})
+	case tasks.AsExtensionTask:
 		tool, _ := rawjson.StringField(forward, "name")
 		create := func(ctx context.Context) (json.RawMessage, error) {
 			// The server is told the host takes the extension, for this call.

@@ -41,6 +41,12 @@ type Follower struct {
 	Ask translate.AskHost
 	// Can reports whether the host declared a client capability.
 	Can func(capability string) bool
+	// Owned: the host owns the task (it asked for it), so its giving up
+	// on the wait does not cancel the task; Related is the host's id of it,
+	// which the input requests put to the host name in their related-task
+	// _meta, as a 2025-11-25 server's would.
+	Owned   bool
+	Related string
 }
 
 // Follow is Follower.Run for a host that cannot be asked for input.
@@ -66,6 +72,9 @@ func (f *Follower) Run(ctx, life context.Context, created json.RawMessage) (json
 	}
 	byID, _ := json.Marshal(map[string]string{"taskId": id})
 	cancel := func() {
+		if f.Owned && ctx.Err() != nil {
+			return
+		}
 		cctx, stop := context.WithTimeout(life, CancelWait)
 		defer stop()
 		_, _ = c.Call(cctx, "tasks/cancel", byID)

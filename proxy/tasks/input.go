@@ -7,6 +7,7 @@ import (
 
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
 	"github.com/mcptrunk/mcptrunk/internal/protocol"
+	"github.com/mcptrunk/mcptrunk/internal/rawjson"
 	"github.com/mcptrunk/mcptrunk/proxy/translate"
 )
 
@@ -42,6 +43,15 @@ func (f *Follower) answer(ctx context.Context, id string, task json.RawMessage, 
 	}
 	if r := translate.CheckInputs(t.InputRequests, can); r != nil {
 		return false, f.refused(id, r)
+	}
+	if f.Related != "" {
+		related, _ := json.Marshal(map[string]string{"taskId": f.Related})
+		for key, req := range t.InputRequests {
+			if p, err := rawjson.ReplaceReservedMeta(req.Params, map[string]json.RawMessage{translate.RelatedTaskKey: related}); err == nil {
+				req.Params = p
+				t.InputRequests[key] = req
+			}
+		}
 	}
 	answers, err := translate.AskAll(ctx, f.Ask, t.InputRequests)
 	if err != nil {

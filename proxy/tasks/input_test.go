@@ -71,7 +71,7 @@ func TestFollowInputRefused(t *testing.T) {
 		task, says string
 		code       int
 	}{
-		"no capability": {askingTask, `tool "t" on server "srv": task t1 needs the host's elicitation capability (input request "k1")`, protocol.CodeMissingClientCapabilities},
+		"no capability":  {askingTask, `tool "t" on server "srv": task t1 needs the host's elicitation capability (input request "k1")`, protocol.CodeMissingClientCapabilities},
 		"unknown method": {`{"taskId":"t1","status":"input_required","inputRequests":{"x":{"method":"tea/make"}}}`, `unknown method "tea/make"`, jsonrpc.CodeInternalError},
 	} {
 		s := &script{statuses: []string{c.task}}
