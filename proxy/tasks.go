@@ -64,9 +64,10 @@ func (t *Trunk) anyOffersTasks() bool {
 
 // routeTask forwards tasks/get, tasks/result, tasks/cancel and (at
 // 2026-07-28) tasks/update to the server the host's task id names, with the
-// server's own id, and gives the answer back with the trunk's id in it and,
-// where a result is inlined (tasks/get of a finished 2026-07-28 task), its
-// names and URIs exported as a tools/call result's are.
+// server's own id (tasks.Route: in the server's model), and gives the
+// answer back with the trunk's id in it and, where a result is inlined
+// (tasks/get of a finished 2026-07-28 task), its names and URIs exported as
+// a tools/call result's are.
 func (t *Trunk) routeTask(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	taskID, err := translate.RequiredString(method, params, "taskId", "the task's id")
 	if err != nil {
@@ -84,34 +85,9 @@ func (t *Trunk) routeTask(ctx context.Context, method string, params json.RawMes
 	if err != nil {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s: %v", method, err)
 	}
-	issue, export := t.issueTaskID(ctx, server), func(res json.RawMessage) json.RawMessage { return t.exportToolResult(server, res) }
-	if hr := hostRequestOf(ctx); tasks.Crosses(c.Init().RawCapabilities, hr.Stateless()) {
-		return t.acrossTask(ctx, c, method, upID, issue, export)
-	}
-	res, err := c.Call(ctx, method, forward)
-	switch {
-	case err != nil:
-		return nil, err
-	case method == "tasks/result":
-		return export(tasks.Relate(res, issue)), nil
-	case method == "tasks/get":
-		return tasks.Inlined(tasks.RewriteID(res, issue), export), nil
-	}
-	return tasks.RewriteID(res, issue), nil
-}
-
-// acrossTask answers a host's tasks request about c's task id when c runs
-// tasks in the other model than the host (tasks.Across).
-func (t *Trunk) acrossTask(ctx context.Context, c *upstream.Client, method, id string, issue func(string) string, export func(json.RawMessage) json.RawMessage) (json.RawMessage, error) {
-	hr := hostRequestOf(ctx)
-	a := tasks.Across{Issue: issue, Export: export, Follower: tasks.Follower{Conn: c, Server: c.Name(), Can: hr.Can,
-		Ask: func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-			return t.askSession(ctx, hr.session, c.Name(), method, params)
-		}}}
-	if hr.Stateless() {
-		return a.ForExtensionHost(ctx, method, id)
-	}
-	return a.ForLegacyHost(ctx, t.life, method, id)
+	r := tasks.Route{Follower: t.follower(ctx, c), ServerCaps: c.Init().RawCapabilities, Issue: t.issueTaskID(ctx, server),
+		Export: func(res json.RawMessage) json.RawMessage { return t.exportToolResult(server, res) }}
+	return r.Answer(ctx, t.life, method, forward, hostRequestOf(ctx).Stateless())
 }
 
 // exportToolResult is a tool result of server's as hosts get it.
@@ -183,55 +159,37 @@ func (t *Trunk) listTasks(ctx context.Context) (json.RawMessage, error) {
 	return json.Marshal(map[string]any{"tasks": all})
 }
 
-// driveTask runs a call of c's tool as a task for a host that did not ask
-// for one (tasks.Drive, tasks.Follower), or creates the task a host asked
-// for in the server's model (tasks.CreateAcross), bounded by the server's
-// timeouts.call, the whole task counted as the session's call on c (a 2025
-// server's requests during it find the session).
+// driveTask runs a call of c's tool that is not Direct (tasks.Call), the
+// whole task counted as the session's call on c (a 2025 server's requests
+// during it find the session).
 func (t *Trunk) driveTask(ctx context.Context, c *upstream.Client, how tasks.Mode, forward json.RawMessage) (json.RawMessage, error) {
 	hr := hostRequestOf(ctx)
 	defer t.hosts.began(hr.session, c.Name())()
 	timeout := c.Spec().Timeouts.Call.D()
-	switch how {
-	case tasks.ToExtension, tasks.ToLegacy:
-		if how == tasks.ToExtension { // the server makes a task only for a host with the extension
-			ctx = outgoing.WithHostCapabilities(ctx, tasks.WithExtension(hr.ForwardedCaps()))
-		}
-		return tasks.CreateAcross(how, forward, func(params json.RawMessage) (json.RawMessage, error) {
-			return t.callUpstream(ctx, c, "tools/call", params)
-		})
-	case tasks.AsExtensionTask:
-		tool, _ := rawjson.StringField(forward, "name")
-		create := func(ctx context.Context) (json.RawMessage, error) {
-			// The server is told the host takes the extension, for this call.
-			ctx = outgoing.WithHostCapabilities(ctx, tasks.WithExtension(hr.ForwardedCaps()))
-			return t.callUpstream(ctx, c, "tools/call", forward)
-		}
-		f := tasks.Follower{Conn: c, Server: c.Name(), Tool: tool, Can: hr.Can,
-			Ask: func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-				return t.askSession(ctx, hr.session, c.Name(), method, params)
-			}}
-		if hr.Stateless() {
-			return t.parked.Call(ctx, translate.Parked{Upstream: &tasks.Exchanged{Follower: f, Life: t.life, Timeout: timeout, Create: create},
-				Timeout: timeout, Host: hr.HostRequest, Method: "tools/call", Params: forward})
-		}
-		ctx, cancel := tasks.Bound(ctx, timeout)
-		defer cancel()
-		return f.Start(ctx, t.life, create)
-	}
-	ctx, cancel := tasks.Bound(ctx, timeout)
-	defer cancel()
-	d := tasks.Drive{
-		Server: c.Name(),
-		Create: func(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
+	call := tasks.Call{How: how, Follower: t.follower(ctx, c), Host: hr.HostRequest, Forward: forward, Timeout: timeout, Life: t.life,
+		Send: func(ctx context.Context, params json.RawMessage, withExtension bool) (json.RawMessage, error) {
+			if withExtension {
+				ctx = outgoing.WithHostCapabilities(ctx, tasks.WithExtension(hr.ForwardedCaps()))
+			}
 			return t.callUpstream(ctx, c, "tools/call", params)
 		},
-		Conn: c,
+		Park: func(ctx context.Context, up translate.Upstream) (json.RawMessage, error) {
+			return t.parked.Call(ctx, translate.Parked{Upstream: up, Timeout: timeout, Host: hr.HostRequest, Method: "tools/call", Params: forward})
+		},
 		Abandoned: func(err error) {
 			t.logger.Warn("a task the trunk gave up on is still running", "server", c.Name(), "error", err)
-		},
-	}
-	return d.Run(ctx, t.life, forward)
+		}}
+	return call.Run(ctx)
+}
+
+// follower follows c's tasks for the session of ctx, its input requests
+// put to the session.
+func (t *Trunk) follower(ctx context.Context, c *upstream.Client) tasks.Follower {
+	hr := hostRequestOf(ctx)
+	return tasks.Follower{Conn: c, Server: c.Name(), Can: hr.Can,
+		Ask: func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+			return t.askSession(ctx, hr.session, c.Name(), method, params)
+		}}
 }
 
 // taskStatus delivers a server's notifications/tasks/status to the session

@@ -14,23 +14,48 @@ import (
 // host's task-augmented call of a 2026-07-28 server's tool (ToExtension),
 // a 2026-07-28 host's call, with the extension, of a 2025-11-25 server's
 // task-supporting tool (ToLegacy). The server creates the task in its
-// model; the host gets it in its own (models.go), and Across answers the
+// model; the host gets it in its own (models.go), and Route answers the
 // host's tasks requests about it by asking the server in the server's.
 // Nothing is kept: the host's id (translate.TaskIDs) names the server and
 // its id, and which model each side speaks is known from the host's
 // request and the server's capabilities.
 
-// Across answers one host tasks request about a server's task whose model
-// is not the host's.
-type Across struct {
+// Route answers a host's tasks requests about one server's task: passed
+// through when host and server share the model, else across (below).
+type Route struct {
 	// Follower is the server's connection and names (Conn, Server), and
 	// how to put the task's input requests to a 2025-era host (Ask, Can).
 	Follower
+	// ServerCaps are the server's capabilities: its model.
+	ServerCaps json.RawMessage
 	// Issue turns the server's task ids into the host's.
 	Issue func(string) string
 	// Export is a tool result of the server's as the host gets it (names
 	// and URIs exported).
 	Export func(json.RawMessage) json.RawMessage
+}
+
+// Answer answers method (tasks/get, tasks/result, tasks/cancel,
+// tasks/update) whose params, forward, name the server's own task id, for
+// a host whose request is stateless or not: the answer with the host's id
+// in it, a result (tasks/result's, one tasks/get inlines) exported.
+func (r *Route) Answer(ctx, life context.Context, method string, forward json.RawMessage, hostStateless bool) (json.RawMessage, error) {
+	if id, _ := rawjson.StringField(forward, "taskId"); Crosses(r.ServerCaps, hostStateless) {
+		if hostStateless {
+			return r.ForExtensionHost(ctx, method, id)
+		}
+		return r.ForLegacyHost(ctx, life, method, id)
+	}
+	res, err := r.Conn.Call(ctx, method, forward)
+	switch {
+	case err != nil:
+		return nil, err
+	case method == "tasks/result":
+		return r.Export(Relate(res, r.Issue)), nil
+	case method == "tasks/get":
+		return Inlined(RewriteID(res, r.Issue), r.Export), nil
+	}
+	return RewriteID(res, r.Issue), nil
 }
 
 // CreateAcross creates a host's task in the server's model (how:
@@ -80,7 +105,7 @@ func Crosses(serverCaps json.RawMessage, hostStateless bool) bool {
 // the task ends (following it with tasks/get, its input requests put to
 // the host), as 2025-11-25 specifies; the host's giving up on it does not
 // cancel the task, which the host still owns.
-func (a *Across) ForLegacyHost(ctx, life context.Context, method, id string) (json.RawMessage, error) {
+func (a *Route) ForLegacyHost(ctx, life context.Context, method, id string) (json.RawMessage, error) {
 	byID, _ := json.Marshal(map[string]string{"taskId": id})
 	switch method {
 	case "tasks/get":
@@ -122,7 +147,7 @@ func (a *Across) ForLegacyHost(ctx, life context.Context, method, id string) (js
 // requests on its connection while the client waits on tasks/result,
 // which a 2026-07-28 host never sends, so tasks/update is refused saying so
 // (the task reports input_required to the host as the server says).
-func (a *Across) ForExtensionHost(ctx context.Context, method, id string) (json.RawMessage, error) {
+func (a *Route) ForExtensionHost(ctx context.Context, method, id string) (json.RawMessage, error) {
 	byID, _ := json.Marshal(map[string]string{"taskId": id})
 	switch method {
 	case "tasks/get":

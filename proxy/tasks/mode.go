@@ -19,11 +19,11 @@ const (
 	AsExtensionTask
 	// ToExtension: a 2025-11-25 host's task (the call's task member) on a
 	// 2026-07-28 server, created with the extension declared and given to
-	// the host as a 2025-11-25 task (Across).
+	// the host as a 2025-11-25 task (CreateAcross, Route).
 	ToExtension
 	// ToLegacy: a 2026-07-28 host's call, with the extension, of a
 	// 2025-11-25 server's task-supporting tool: created as a 2025-11-25
-	// task and given to the host as the extension's (Across).
+	// task and given to the host as the extension's (CreateAcross, Route).
 	ToLegacy
 )
 
