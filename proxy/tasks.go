@@ -159,14 +159,12 @@ func (t *Trunk) listTasks(ctx context.Context) (json.RawMessage, error) {
 	return json.Marshal(map[string]any{"tasks": all})
 }
 
-// driveTask runs a call of c's tool that is not Direct (tasks.Call), the
-// whole task counted as the session's call on c (a 2025 server's requests
-// during it find the session).
+// driveTask runs a call of c's tool that is not Direct (tasks.Call), all of it the session's
+// call on c (a 2025 server's requests during it find the session).
 func (t *Trunk) driveTask(ctx context.Context, c *upstream.Client, how tasks.Mode, forward json.RawMessage) (json.RawMessage, error) {
 	hr := hostRequestOf(ctx)
 	defer t.hosts.began(hr.session, c.Name())()
-	timeout := c.Spec().Timeouts.Call.D()
-	call := tasks.Call{How: how, Follower: t.follower(ctx, c), Host: hr.HostRequest, Forward: forward, Timeout: timeout, Life: t.life,
+	call := tasks.Call{How: how, Follower: t.follower(ctx, c), Host: hr.HostRequest, Forward: forward, Timeout: c.Spec().Timeouts.Call.D(), Life: t.life,
 		Send: func(ctx context.Context, params json.RawMessage, withExtension bool) (json.RawMessage, error) {
 			if withExtension {
 				ctx = outgoing.WithHostCapabilities(ctx, tasks.WithExtension(hr.ForwardedCaps()))
@@ -174,16 +172,22 @@ func (t *Trunk) driveTask(ctx context.Context, c *upstream.Client, how tasks.Mod
 			return t.callUpstream(ctx, c, "tools/call", params)
 		},
 		Park: func(ctx context.Context, up translate.Upstream) (json.RawMessage, error) {
-			return t.parked.Call(ctx, translate.Parked{Upstream: up, Timeout: timeout, Host: hr.HostRequest, Method: "tools/call", Params: forward})
+			return t.parked.Call(ctx, translate.Parked{Upstream: up, Timeout: c.Spec().Timeouts.Call.D(), Host: hr.HostRequest, Method: "tools/call", Params: forward})
 		},
 		Abandoned: func(err error) {
 			t.logger.Warn("a task the trunk gave up on is still running", "server", c.Name(), "error", err)
+		},
+		Created: func(id string) { // the host's from now; its status goes to the host as a 2025-11-25 server's would
+			if s := hr.session; s != nil {
+				t.hosts.tasks.Own(c.Name(), id, s)
+				owned := func() bool { return t.hosts.tasks.Owns(c.Name(), id, s) }
+				t.workers.Go(func() { tasks.Watch(t.life, c, c.Name(), id, owned, t.taskStatus) })
+			}
 		}}
 	return call.Run(ctx)
 }
 
-// follower follows c's tasks for the session of ctx, its input requests
-// put to the session.
+// follower follows c's tasks for ctx's session, their input requests put to it.
 func (t *Trunk) follower(ctx context.Context, c *upstream.Client) tasks.Follower {
 	hr := hostRequestOf(ctx)
 	return tasks.Follower{Conn: c, Server: c.Name(), Can: hr.Can,

@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -21,7 +22,8 @@ import (
 // trunk's; tasks/get answers the 2025 Task, tasks/result waits for the end,
 // putting the task's input request to the host as a real elicitation that
 // names the task, and answers the result with its URIs exported and the
-// host's task id; tasks/cancel cancels it at the server.
+// host's task id; the task's status reaches the host as notifications;
+// tasks/cancel cancels it at the server.
 func TestTasksAcrossLegacyHost(t *testing.T) {
 	srv, got := taskServerV2()
 	_, h := memTrunk(t, memserver.Set{"v2": srv}, map[string]map[string]any{"v2": {"protocolVersion": "2026-07-28"}}, nil, nil)
@@ -72,6 +74,24 @@ func TestTasksAcrossLegacyHost(t *testing.T) {
 	}
 	if u := got("tasks/update"); len(u) != 1 || !strings.Contains(u[0], `"inputResponses":{"k1":{"action":"accept"`) {
 		t.Errorf("tasks/update: %q; want the host's answer under k1", u)
+	}
+
+	// The trunk watches the task for the host: its end comes as a 2025-11-25
+	// status notification under the host's id.
+	completed := func(m map[string]json.RawMessage) bool {
+		return string(m["method"]) == `"notifications/tasks/status"` && strings.Contains(string(m["params"]), `"status":"completed"`)
+	}
+	i := slices.IndexFunc(h.seen, completed)
+	status := map[string]json.RawMessage{}
+	if i >= 0 {
+		status = h.seen[i]
+	}
+	for !completed(status) {
+		status = map[string]json.RawMessage{}
+		_ = json.Unmarshal([]byte(h.next("the task's status notification")), &status)
+	}
+	if !strings.Contains(string(status["params"]), `"taskId":"`+id+`"`) || rawjson.HasField(status["params"], "result") {
+		t.Errorf("notifications/tasks/status: %s; want the 2025-11-25 Task under the host's id", status["params"])
 	}
 
 	res, errObj = h.call("tasks/cancel", `{"taskId":"`+id+`"}`)

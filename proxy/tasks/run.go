@@ -29,6 +29,10 @@ type Call struct {
 	Park func(ctx context.Context, up translate.Upstream) (json.RawMessage, error)
 	// Abandoned is told of a driven task that could not be cancelled.
 	Abandoned func(error)
+	// Created is told the server's id of a 2025-11-25 host's task created
+	// on a 2026-07-28 server (ToExtension), whose status the trunk then
+	// watches for the host (Watch).
+	Created func(id string)
 }
 
 // Run runs the call: a task the host asked for created in the server's
@@ -38,9 +42,13 @@ type Call struct {
 func (c *Call) Run(ctx context.Context) (json.RawMessage, error) {
 	switch c.How {
 	case ToExtension, ToLegacy:
-		return CreateAcross(c.How, c.Forward, func(params json.RawMessage) (json.RawMessage, error) {
+		res, err := CreateAcross(c.How, c.Forward, func(params json.RawMessage) (json.RawMessage, error) {
 			return c.Send(ctx, params, c.How == ToExtension) // the server makes a task only for a host with the extension
 		})
+		if _, id := Created(res, func(id string) string { return id }); c.How == ToExtension && id != "" && c.Created != nil {
+			c.Created(id)
+		}
+		return res, err
 	case AsExtensionTask:
 		c.Tool, _ = rawjson.StringField(c.Forward, "name")
 		create := func(ctx context.Context) (json.RawMessage, error) { return c.Send(ctx, c.Forward, true) }
