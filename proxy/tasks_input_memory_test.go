@@ -186,3 +186,50 @@ func TestTasksDrivenInput(t *testing.T) {
 		t.Errorf("the host was sent %q and the server got %s, want the elicitation and its answer", h.seenMethods(), answered)
 	}
 }
+
+// The same for a 2026-07-28 host (it cannot be asked outside a result):
+// the driven task runs as an exchange, so the server's elicitation during
+// it comes back as input_required on the host's tools/call, and the
+// retry's answer returns to the server and gets the task's result.
+func TestTasksDrivenInputStatelessHost(t *testing.T) {
+	finish := make(chan struct{})
+	s := requiredTaskServer(finish, make(chan string, 1))
+	handle := s.Handle
+	answered := make(chan string, 1)
+	s.Handle = func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+		if method == "tasks/result" {
+			res, err := s.Conn().Call(ctx, "elicitation/create", json.RawMessage(`{"message":"go on?","requestedSchema":{"type":"object"}}`))
+			if err != nil {
+				return nil, err
+			}
+			answered <- string(res)
+			close(finish)
+		}
+		return handle(ctx, method, params)
+	}
+	_, h := memTrunk(t, memserver.Set{"slow": s}, nil, nil, nil)
+	meta := statelessMeta(`{"elicitation":{}}`)
+	res, errObj := h.call("tools/call", `{"name":"mcp__slow__research","arguments":{},`+meta+`}`)
+	var ir struct {
+		ResultType    string
+		InputRequests map[string]struct{ Method string }
+		RequestState  string
+	}
+	if err := json.Unmarshal(res, &ir); err != nil || ir.ResultType != "input_required" || len(ir.InputRequests) != 1 {
+		t.Fatalf("tools/call: %s %s; want input_required with the server's elicitation", res, errObj)
+	}
+	var key string
+	for k, r := range ir.InputRequests {
+		if key = k; r.Method != "elicitation/create" {
+			t.Errorf("input request %s: %s, want elicitation/create", k, r.Method)
+		}
+	}
+	state, _ := json.Marshal(ir.RequestState)
+	res, errObj = h.call("tools/call", `{"name":"mcp__slow__research","arguments":{},"inputResponses":{"`+key+`":{"action":"accept","content":{}}},"requestState":`+string(state)+`,`+meta+`}`)
+	if !strings.Contains(string(res), "report") {
+		t.Fatalf("the retry: %s %s; want the task's result", res, errObj)
+	}
+	if got := <-answered; !strings.Contains(got, `"accept"`) {
+		t.Errorf("the server got %s, want the host's answer", got)
+	}
+}

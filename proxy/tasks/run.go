@@ -38,7 +38,8 @@ type Call struct {
 // Run runs the call: a task the host asked for created in the server's
 // model (CreateAcross); a task the host did not ask for run to its end
 // for it, the server's 2026-07-28 task followed (Follower) and its
-// 2025-11-25 task driven (Drive), bounded by Timeout.
+// 2025-11-25 task driven (Drive), bounded by Timeout, its input requests
+// put to the host.
 func (c *Call) Run(ctx context.Context) (json.RawMessage, error) {
 	switch c.How {
 	case ToExtension, ToLegacy:
@@ -52,18 +53,28 @@ func (c *Call) Run(ctx context.Context) (json.RawMessage, error) {
 	case AsExtensionTask:
 		c.Tool, _ = rawjson.StringField(c.Forward, "name")
 		create := func(ctx context.Context) (json.RawMessage, error) { return c.Send(ctx, c.Forward, true) }
-		if c.Host.Stateless() {
-			return c.Park(ctx, &Exchanged{Follower: c.Follower, Life: c.Life, Timeout: c.Timeout, Create: create})
-		}
-		ctx, cancel := Bound(ctx, c.Timeout)
-		defer cancel()
-		return c.Start(ctx, c.Life, create)
+		return c.run(ctx, func(ctx context.Context, ask translate.AskHost) (json.RawMessage, error) {
+			f := c.Follower
+			if ask != nil {
+				f.Ask = ask
+			}
+			return f.Start(ctx, c.Life, create)
+		})
+	}
+	d := Drive{Server: c.Server, Conn: c.Conn, Abandoned: c.Abandoned,
+		Create: func(ctx context.Context, params json.RawMessage) (json.RawMessage, error) { return c.Send(ctx, params, false) }}
+	return c.run(ctx, func(ctx context.Context, _ translate.AskHost) (json.RawMessage, error) {
+		return d.Run(ctx, c.Life, c.Forward) // the server's requests find the exchange as during any call
+	})
+}
+
+// run runs a task for the host, bounded by Timeout: for a 2026-07-28 host
+// as an exchange (Exchanged), for a 2025-era one on its request.
+func (c *Call) run(ctx context.Context, task func(context.Context, translate.AskHost) (json.RawMessage, error)) (json.RawMessage, error) {
+	if c.Host.Stateless() {
+		return c.Park(ctx, &Exchanged{Server: c.Server, Timeout: c.Timeout, Run: task})
 	}
 	ctx, cancel := Bound(ctx, c.Timeout)
 	defer cancel()
-	d := Drive{Server: c.Server, Conn: c.Conn, Abandoned: c.Abandoned,
-		Create: func(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
-			return c.Send(ctx, params, false)
-		}}
-	return d.Run(ctx, c.Life, c.Forward)
+	return task(ctx, nil)
 }
