@@ -62,7 +62,9 @@ func (c *Call) Run(ctx context.Context) (json.RawMessage, error) {
 		})
 	}
 	d := Drive{Server: c.Server, Conn: c.Conn, Abandoned: c.Abandoned,
-		Create: func(ctx context.Context, params json.RawMessage) (json.RawMessage, error) { return c.Send(ctx, params, false) }}
+		Create: func(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
+			return c.Send(ctx, params, false)
+		}}
 	return c.run(ctx, func(ctx context.Context, _ translate.AskHost) (json.RawMessage, error) {
 		return d.Run(ctx, c.Life, c.Forward) // the server's requests find the exchange as during any call
 	})
