@@ -108,12 +108,6 @@ func Crosses(serverCaps json.RawMessage, hostStateless bool) bool {
 func (a *Route) ForLegacyHost(ctx, life context.Context, method, id string) (json.RawMessage, error) {
 	byID, _ := json.Marshal(map[string]string{"taskId": id})
 	switch method {
-	case "tasks/get":
-		task, err := a.Conn.Call(ctx, "tasks/get", byID)
-		if err != nil {
-			return nil, err
-		}
-		return LegacyTask(task, a.Issue), nil
 	case "tasks/cancel":
 		if _, err := a.Conn.Call(ctx, "tasks/cancel", byID); err != nil {
 			return nil, err
@@ -123,10 +117,13 @@ func (a *Route) ForLegacyHost(ctx, life context.Context, method, id string) (jso
 			task, _ = json.Marshal(map[string]string{"taskId": id, "status": "cancelled"})
 		}
 		return LegacyTask(task, a.Issue), nil
-	case "tasks/result":
+	case "tasks/get", "tasks/result":
 		task, err := a.Conn.Call(ctx, "tasks/get", byID)
 		if err != nil {
 			return nil, err
+		}
+		if method == "tasks/get" {
+			return LegacyTask(task, a.Issue), nil
 		}
 		f := a.Follower
 		f.Owned, f.Related = true, a.Issue(id)
