@@ -49,7 +49,10 @@ func (k *sealKey) open(prefix, token, bound string) (payload []byte, ok bool) {
 	if !ok {
 		return nil, false
 	}
-	enc := base64.RawURLEncoding
+	// Strict: the unused bits of the last character must be zero, so one
+	// token has one spelling (else a changed last character may decode
+	// alike and pass for the token).
+	enc := base64.RawURLEncoding.Strict()
 	payload, err1 := enc.DecodeString(p)
 	got, err2 := enc.DecodeString(m)
 	if err1 != nil || err2 != nil || !hmac.Equal(got, k.mac(prefix, payload, bound)) {
