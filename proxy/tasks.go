@@ -64,9 +64,10 @@ func (t *Trunk) anyOffersTasks() bool {
 
 // routeTask forwards tasks/get, tasks/result, tasks/cancel and (at
 // 2026-07-28) tasks/update to the server the host's task id names, with the
-// server's own id, and gives the answer back with the trunk's id in it and,
-// where a result is inlined (tasks/get of a finished 2026-07-28 task), its
-// names and URIs exported as a tools/call result's are.
+// server's own id (tasks.Route: in the server's model), and gives the
+// answer back with the trunk's id in it and, where a result is inlined
+// (tasks/get of a finished 2026-07-28 task), its names and URIs exported as
+// a tools/call result's are.
 func (t *Trunk) routeTask(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	taskID, err := translate.RequiredString(method, params, "taskId", "the task's id")
 	if err != nil {
@@ -84,25 +85,17 @@ func (t *Trunk) routeTask(ctx context.Context, method string, params json.RawMes
 	if err != nil {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s: %v", method, err)
 	}
-	res, err := c.Call(ctx, method, forward)
-	t.taskLog.Heard(server, upID, method, res, err)
-	if err != nil {
-		return nil, err
+	r := tasks.Route{Follower: t.follower(ctx, c), ServerCaps: c.Init().RawCapabilities, Issue: t.issueTaskID(ctx, server),
+		Export: func(res json.RawMessage) json.RawMessage { return t.exportToolResult(server, res) }}
+	return r.Answer(ctx, t.life, method, forward, hostRequestOf(ctx).Stateless())
+}
+
+// exportToolResult is a tool result of server's as hosts get it.
+func (t *Trunk) exportToolResult(server string, res json.RawMessage) json.RawMessage {
+	if t.snapshot().Unprefixed(server) {
+		return res
 	}
-	issue := t.issueTaskID(ctx, server)
-	unprefixed := t.snapshot().Unprefixed(server)
-	if method == "tasks/result" {
-		res = tasks.Relate(res, issue)
-		if !unprefixed {
-			res = catalog.NamespaceToolResult(server, res)
-		}
-		return res, nil
-	}
-	res = tasks.RewriteID(res, issue)
-	if method == "tasks/get" && !unprefixed {
-		res = tasks.Inlined(res, func(inner json.RawMessage) json.RawMessage { return catalog.NamespaceToolResult(server, inner) })
-	}
-	return res, nil
+	return catalog.NamespaceToolResult(server, res)
 }
 
 // issueTaskID returns the function that turns server's task ids into the
@@ -168,38 +161,44 @@ func (t *Trunk) listTasks(ctx context.Context) (json.RawMessage, error) {
 	return json.Marshal(map[string]any{"tasks": all})
 }
 
-// driveTask runs a call of c's tool as a task for a host that did not ask
-// for one (tasks.Drive), bounded by the server's timeouts.call.
+// driveTask runs a call of c's tool that is not Direct (tasks.Call), all of it the session's
+// call on c (a 2025 server's requests during it find the session).
 func (t *Trunk) driveTask(ctx context.Context, c *upstream.Client, how tasks.Mode, forward json.RawMessage) (json.RawMessage, error) {
-	if d := c.Spec().Timeouts.Call.D(); d > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, d)
-		defer cancel()
-	}
-	t.logger.Debug("running a task for a host that does not speak tasks", "server", c.Name())
-	if how == tasks.AsExtensionTask {
-		// The server is told the host takes the extension, for this call.
-		ctx = outgoing.WithHostCapabilities(ctx, tasks.WithExtension(hostRequestOf(ctx).ForwardedCaps()))
-		created, err := t.callUpstream(ctx, c, "tools/call", forward)
-		if err != nil || !tasks.IsCreated(created) {
-			return created, err // the server ran it at once after all
-		}
-		t.taskLog.Created(ctx, c.Name(), created, true)
-		return tasks.Follow(ctx, t.life, t.taskLog.Watch(c.Name(), c), c.Name(), created)
-	}
-	d := tasks.Drive{
-		Server: c.Name(),
-		Create: func(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
+	hr := hostRequestOf(ctx)
+	defer t.hosts.began(hr.session, c.Name())()
+	call := tasks.Call{How: how, Follower: t.follower(ctx, c), Host: hr.HostRequest, Forward: forward, Timeout: c.Spec().Timeouts.Call.D(), Life: t.life,
+		Send: func(ctx context.Context, params json.RawMessage, withExtension bool) (json.RawMessage, error) {
+			if withExtension {
+				ctx = outgoing.WithHostCapabilities(ctx, tasks.WithExtension(hr.ForwardedCaps()))
+			}
 			res, err := t.callUpstream(ctx, c, "tools/call", params)
-			t.taskLog.Created(ctx, c.Name(), res, true)
+			// driven: the trunk runs it (not the host's own task, translated)
+			t.taskLog.Created(ctx, c.Name(), res, how == tasks.AsLegacyTask || how == tasks.AsExtensionTask)
 			return res, err
 		},
-		Conn: t.taskLog.Watch(c.Name(), c),
+		Park: func(ctx context.Context, up translate.Upstream) (json.RawMessage, error) {
+			return t.parked.Call(ctx, translate.Parked{Upstream: up, Timeout: c.Spec().Timeouts.Call.D(), Host: hr.HostRequest, Method: "tools/call", Params: forward})
+		},
 		Abandoned: func(err error) {
 			t.logger.Warn("a task the trunk gave up on is still running", "server", c.Name(), "error", err)
 		},
-	}
-	return d.Run(ctx, t.life, forward)
+		Created: func(id string) { // the host's from now; its status goes to the host as a 2025-11-25 server's would
+			if s := hr.session; s != nil {
+				t.hosts.tasks.Own(c.Name(), id, s)
+				owned := func() bool { return t.hosts.tasks.Owns(c.Name(), id, s) }
+				t.workers.Go(func() { tasks.Watch(t.life, t.taskLog.Watch(c.Name(), c), c.Name(), id, owned, t.taskStatus) })
+			}
+		}}
+	return call.Run(ctx)
+}
+
+// follower follows c's tasks for ctx's session, their input requests put to it.
+func (t *Trunk) follower(ctx context.Context, c *upstream.Client) tasks.Follower {
+	hr := hostRequestOf(ctx)
+	return tasks.Follower{Conn: t.taskLog.Watch(c.Name(), c), Server: c.Name(), Can: hr.Can,
+		Ask: func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+			return t.askSession(ctx, hr.session, c.Name(), method, params)
+		}}
 }
 
 // taskStatus delivers a server's notifications/tasks/status to the session

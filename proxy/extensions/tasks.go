@@ -1,7 +1,9 @@
 package extensions
 
 import (
+	"bytes"
 	"encoding/json"
+	"maps"
 
 	"github.com/mcptrunk/mcptrunk/internal/rawjson"
 )
@@ -16,12 +18,23 @@ const TasksKey = "tasks"
 // tasks. The trunk routes tasks/get and tasks/result for every server;
 // tasks/list and tasks/cancel it declares when some server does (it lists
 // and cancels on those), and task-augmented tools/call, the one request a
-// host may make a task of here, when some server accepts it.
+// host may make a task of here, when some server accepts it. A server with
+// the 2026-07-28 extension counts as one that cancels and accepts
+// task-augmented calls.
 func Tasks(servers []json.RawMessage) json.RawMessage {
 	var declared, list, cancel, toolCall bool
 	for _, caps := range servers {
 		m, err := rawjson.Object(caps)
-		if err != nil || m[TasksKey] == nil {
+		if err != nil {
+			continue
+		}
+		if OfRaw(caps)[TasksExtension] != nil {
+			// A 2026-07-28 server's tasks: the trunk gives a 2025-11-25
+			// host's task on it to the host in that host's model
+			// (proxy/tasks/across.go), and cancels them.
+			declared, cancel, toolCall = true, true, true
+		}
+		if m[TasksKey] == nil {
 			continue
 		}
 		tasks, err := rawjson.Object(m[TasksKey])
@@ -52,4 +65,21 @@ func Tasks(servers []json.RawMessage) json.RawMessage {
 	}
 	b, _ := json.Marshal(out) // maps of maps always encode
 	return b
+}
+
+// WithTasksExtension is the extensions a server declares (OfRaw), with
+// the tasks extension added when the server declares 2025-11-25 tasks on
+// tools/call: the trunk gives a 2026-07-28 host's task on it to the host
+// as the extension's (proxy/tasks/across.go).
+func WithTasksExtension(caps json.RawMessage) map[string]json.RawMessage {
+	ext := OfRaw(caps)
+	if ext[TasksExtension] != nil || !bytes.Contains(Tasks([]json.RawMessage{caps}), []byte(`"call"`)) {
+		return ext
+	}
+	out := maps.Clone(ext)
+	if out == nil {
+		out = map[string]json.RawMessage{}
+	}
+	out[TasksExtension] = json.RawMessage(`{}`)
+	return out
 }

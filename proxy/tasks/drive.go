@@ -75,3 +75,11 @@ func (d *Drive) cancel(life context.Context, byID json.RawMessage) {
 		d.Abandoned(fmt.Errorf("cancelling an abandoned task: %w", err))
 	}
 }
+
+// Bound is ctx ended after timeout (a server's timeouts.call; 0: never).
+func Bound(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
+	if timeout <= 0 {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeout(ctx, timeout)
+}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
 	"github.com/mcptrunk/mcptrunk/internal/rawjson"
+	"github.com/mcptrunk/mcptrunk/proxy/translate"
 )
 
 // A 2026-07-28 server whose tool requires a task makes one only for a
@@ -26,28 +27,65 @@ const (
 	defaultPoll = 500 * time.Millisecond
 )
 
-// Follow polls server's task id (a CreateTaskResult's) with tasks/get over
-// c until it ends, and returns the tool result a completed task inlines; a
-// failed task is its inlined error, a cancelled one an error saying so, and
-// one that waits for input the host cannot give is cancelled with an error
-// saying why. When ctx ends first the task is cancelled at the server
-// within CancelWait of life, and the error is ctx's.
+// Follower follows one 2026-07-28 task for a host that does not follow it
+// itself.
+type Follower struct {
+	// Conn is the server's connection, for tasks/get, tasks/update and
+	// tasks/cancel.
+	Conn Caller
+	// Server and Tool name the task in errors.
+	Server, Tool string
+	// Ask puts one of the task's input requests to the host, the way the
+	// trunk puts a server's requests during a call of the host's revision
+	// (nil: the host cannot be asked at all).
+	Ask translate.AskHost
+	// Can reports whether the host declared a client capability.
+	Can func(capability string) bool
+	// Owned: the host owns the task (it asked for it), so its giving up
+	// on the wait does not cancel the task; Related is the host's id of it,
+	// which the input requests put to the host name in their related-task
+	// _meta, as a 2025-11-25 server's would.
+	Owned   bool
+	Related string
+}
+
+// Follow is Follower.Run for a host that cannot be asked for input.
 func Follow(ctx, life context.Context, c Caller, server string, created json.RawMessage) (json.RawMessage, error) {
+	return (&Follower{Conn: c, Server: server}).Run(ctx, life, created)
+}
+
+// Run polls the task of created (a CreateTaskResult, or a task as
+// tasks/get reports it) with tasks/get until it ends, and returns the tool
+// result a completed task inlines; a failed task is its inlined error, a
+// cancelled one an error saying so. A task that waits for input has its
+// input requests put to the host (Ask) and the answers sent with
+// tasks/update, keyed as the server asked; when the host cannot answer
+// one (no Ask, or not the capability it needs) the task is cancelled with
+// an error naming the server, the tool and what was missing. When ctx
+// ends first the task is cancelled at the server within CancelWait of
+// life, and the error is ctx's.
+func (f *Follower) Run(ctx, life context.Context, created json.RawMessage) (json.RawMessage, error) {
+	c, server := f.Conn, f.Server
 	id, _ := rawjson.StringField(created, "taskId")
 	if id == "" {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "server %q created a task without an id", server)
 	}
 	byID, _ := json.Marshal(map[string]string{"taskId": id})
 	cancel := func() {
+		if f.Owned && ctx.Err() != nil {
+			return
+		}
 		cctx, stop := context.WithTimeout(life, CancelWait)
 		defer stop()
 		_, _ = c.Call(cctx, "tasks/cancel", byID)
 	}
+	answered := map[string]bool{} // input requests answered: a poll before the server took the update shows them again
 	task := created
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	defer timer.Stop()
 	for {
+		wait := interval(task)
 		status, _ := rawjson.StringField(task, "status")
 		switch status {
 		case "completed":
@@ -61,15 +99,23 @@ func Follow(ctx, life context.Context, c Caller, server string, created json.Raw
 		case "cancelled":
 			return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "server %q cancelled task %s", server, id)
 		case "input_required":
-			cancel()
-			return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "server %q: task %s asks for input, which mcptrunk cannot get from a host that does not speak tasks; the task was cancelled", server, id)
+			asked, err := f.answer(ctx, id, task, answered)
+			if err != nil {
+				cancel()
+				return nil, err
+			}
+			if asked {
+				wait = 0 // the task goes on at once
+			}
 		}
-		timer.Reset(interval(task))
-		select {
-		case <-timer.C:
-		case <-ctx.Done():
-			cancel()
-			return nil, ctx.Err()
+		if wait > 0 {
+			timer.Reset(wait)
+			select {
+			case <-timer.C:
+			case <-ctx.Done():
+				cancel()
+				return nil, ctx.Err()
+			}
 		}
 		next, err := c.Call(ctx, "tasks/get", byID)
 		if err != nil {
@@ -103,4 +149,44 @@ func taskError(server, id string, task json.RawMessage) error {
 		return t.Error
 	}
 	return fmt.Errorf("server %q: task %s failed", server, id)
+}
+
+// Start creates the task (create sends the tools/call with the extension
+// declared) and runs it to its end; a server that answered the call at once
+// after all has its answer returned as it is.
+func (f *Follower) Start(ctx, life context.Context, create func(context.Context) (json.RawMessage, error)) (json.RawMessage, error) {
+	created, err := create(ctx)
+	if err != nil || !IsCreated(created) {
+		return created, err
+	}
+	return f.Run(ctx, life, created)
+}
+
+// Exchanged is a task the trunk runs for a 2026-07-28 host as the upstream
+// call of an exchange of translate.Parking: such a host can be asked for
+// input only by a result, so the task's input requests (a followed task's,
+// or those a 2025-11-25 server sends on its connection during a driven
+// one) are parked on the exchange, the host's call answered
+// input_required, and its retry answers them, as for a 2025 server that
+// asks during a call.
+type Exchanged struct {
+	Server  string
+	Timeout time.Duration // the server's timeouts.call; 0: none
+	// Run runs the task, ask parking an input request on the exchange.
+	Run func(ctx context.Context, ask translate.AskHost) (json.RawMessage, error)
+}
+
+// Name is the server's, for the exchange.
+func (e *Exchanged) Name() string { return e.Server }
+
+// Call runs the task on ctx, the exchange's (method and params are the
+// call's, which Run already holds).
+func (e *Exchanged) Call(ctx context.Context, _ string, _ json.RawMessage) (json.RawMessage, error) {
+	ctx, cancel := Bound(ctx, e.Timeout)
+	defer cancel()
+	var ask translate.AskHost
+	if ex := translate.ExchangeOf(ctx); ex != nil {
+		ask = ex.Ask
+	}
+	return e.Run(ctx, ask)
 }

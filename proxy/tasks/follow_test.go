@@ -62,7 +62,7 @@ func TestFollowEnds(t *testing.T) {
 	}{
 		"failed":         {`{"taskId":"t1","status":"failed","error":{"code":-32603,"message":"it broke"}}`, "it broke", false},
 		"cancelled":      {`{"taskId":"t1","status":"cancelled"}`, `server "srv" cancelled task t1`, false},
-		"input required": {`{"taskId":"t1","status":"input_required","inputRequests":{}}`, "asks for input", true},
+		"input required": {`{"taskId":"t1","status":"input_required","inputRequests":{"k":{"method":"elicitation/create","params":{}}}}`, "asks for input", true},
 	} {
 		s := &script{statuses: []string{c.status}}
 		_, err := Follow(context.Background(), context.Background(), s, "srv", json.RawMessage(createdTask))

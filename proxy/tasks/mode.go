@@ -17,20 +17,40 @@ const (
 	AsLegacyTask
 	// AsExtensionTask: as a 2026-07-28 task the trunk follows (Follow).
 	AsExtensionTask
+	// ToExtension: a 2025-11-25 host's task (the call's task member) on a
+	// 2026-07-28 server, created with the extension declared and given to
+	// the host as a 2025-11-25 task (CreateAcross, Route).
+	ToExtension
+	// ToLegacy: a 2026-07-28 host's call, with the extension, of a
+	// 2025-11-25 server's task-supporting tool: created as a 2025-11-25
+	// task and given to the host as the extension's (CreateAcross, Route).
+	ToLegacy
 )
 
 // ModeFor says how the trunk must run a call (params) of a tool (its
 // definition) of a server whose capabilities are serverCaps, for a host
-// whose request declares the extensions hostExtensions: as a task of the
-// server's kind when the tool requires one, the server offers tasks and the
-// host did not ask for one (no `task` member, the extension not declared).
+// whose request declares the extensions hostExtensions. A host that asks
+// for a task (a task member; the extension declared) gets one in its own
+// model, translated when the server has only the other; a host that does
+// not, calling a tool that requires a task, has the trunk run the task of
+// the server's kind for it.
 func ModeFor(serverCaps, hostExtensions, params, tool json.RawMessage) Mode {
 	legacy, extension := Offers(serverCaps, ""), DeclaresExtension(serverCaps)
 	switch {
-	case !legacy && !extension, !Required(tool), rawjson.HasField(params, "task"):
+	case !legacy && !extension:
 		return Direct
-	case extension && rawjson.HasField(hostExtensions, Extension):
+	case rawjson.HasField(params, "task"):
+		if !legacy && Supports(tool) {
+			return ToExtension
+		}
 		return Direct // the host follows the task itself
+	case rawjson.HasField(hostExtensions, Extension):
+		if !extension && Supports(tool) {
+			return ToLegacy
+		}
+		return Direct // the host follows the task itself (or the tool takes none)
+	case !Required(tool):
+		return Direct
 	case extension:
 		return AsExtensionTask
 	}

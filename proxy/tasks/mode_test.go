@@ -23,6 +23,11 @@ func TestModeFor(t *testing.T) {
 		{"a 2025 server's task-only tool", legacyCaps, ``, `{}`, required, AsLegacyTask},
 		{"a 2026 server's, the host without the extension", extCaps, `{"x":{}}`, `{}`, required, AsExtensionTask},
 		{"a 2026 server's, the host with it", extCaps, hostExt, `{}`, required, Direct},
+		{"a 2025 host's task on a 2026 server", extCaps, ``, `{"task":{}}`, optional, ToExtension},
+		{"a 2025 host's task on a tool that takes none", extCaps, ``, `{"task":{}}`, `{"name":"t"}`, Direct},
+		{"a 2026 host's, with the extension, on a 2025 server", legacyCaps, hostExt, `{}`, optional, ToLegacy},
+		{"a 2026 host's on a 2025 tool that takes none", legacyCaps, hostExt, `{}`, `{"name":"t"}`, Direct},
+		{"a server of both models", legacyCaps[:len(legacyCaps)-1] + `,"extensions":{"` + Extension + `":{}}}`, hostExt, `{}`, optional, Direct},
 	} {
 		if got := ModeFor(json.RawMessage(c.caps), json.RawMessage(c.host), json.RawMessage(c.params), json.RawMessage(c.tool)); got != c.want {
 			t.Errorf("%s: %v, want %v", c.name, got, c.want)

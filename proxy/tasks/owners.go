@@ -29,6 +29,12 @@ func (o *Owners[S]) Owner(server, id string) (S, bool) {
 	return v.(S), true
 }
 
+// Owns reports whether s created server's task id (and is still attached).
+func (o *Owners[S]) Owns(server, id string, s S) bool {
+	owner, ok := o.Owner(server, id)
+	return ok && owner == s
+}
+
 // Forget drops the tasks of a session that went.
 func (o *Owners[S]) Forget(s S) {
 	o.m.Range(func(k, v any) bool {

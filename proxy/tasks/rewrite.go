@@ -66,6 +66,17 @@ func Required(tool json.RawMessage) bool {
 	return support == "required"
 }
 
+// Supports reports whether a tool (its definition) may be called as a
+// task: execution.taskSupport "optional" or "required".
+func Supports(tool json.RawMessage) bool {
+	start, end, found, err := rawjson.FieldSpan(tool, "execution")
+	if err != nil || !found {
+		return false
+	}
+	support, _ := rawjson.StringField(tool[start:end], "taskSupport")
+	return support == "optional" || support == "required"
+}
+
 // RewriteID replaces the taskId member of a task object (tasks/get's and
 // tasks/cancel's results, an entry of tasks/list, the task of a
 // CreateTaskResult) by issue's id for it. An object without one is kept.

@@ -98,11 +98,12 @@ func DiscoveredCapabilities(ready []Ready) map[string]any {
 }
 
 // DeclaredExtensions is the extensions member the trunk declares to a host:
-// every extension at least one of the ready servers declares (nil: none).
+// every extension at least one of the ready servers declares (nil: none),
+// the tasks extension too when one takes 2025-11-25 tasks on tools/call.
 func DeclaredExtensions(ready []Ready) json.RawMessage {
 	declared := make([]map[string]json.RawMessage, 0, len(ready))
 	for _, c := range ready {
-		declared = append(declared, extensions.OfRaw(c.Init.RawCapabilities))
+		declared = append(declared, extensions.WithTasksExtension(c.Init.RawCapabilities))
 	}
 	return extensions.Union(declared)
 }

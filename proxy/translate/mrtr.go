@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
@@ -44,8 +46,9 @@ const (
 	maxEmptyRounds = 3 // input_required with no requests: the server sheds load
 )
 
-// inputRequest is one entry of an input_required result's inputRequests.
-type inputRequest struct {
+// InputRequest is one entry of the inputRequests of an input_required result
+// or of a 2026-07-28 task waiting for input.
+type InputRequest struct {
 	Method string          `json:"method"`
 	Params json.RawMessage `json:"params,omitempty"`
 }
@@ -53,7 +56,7 @@ type inputRequest struct {
 // inputRequired is what the trunk reads of a result that needs input.
 type inputRequired struct {
 	ResultType    string                  `json:"resultType"`
-	InputRequests map[string]inputRequest `json:"inputRequests"`
+	InputRequests map[string]InputRequest `json:"inputRequests"`
 	RequestState  *string                 `json:"requestState"`
 }
 
@@ -104,16 +107,13 @@ func Fulfil(ctx context.Context, c Upstream, hr HostRequest, ask AskHost, method
 				return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "%s on server %q: the server is busy (input_required with no requests %d times)", method, c.Name(), empty)
 			}
 		}
-		for key, req := range ir.InputRequests {
-			need, known := CapabilityFor[req.Method]
-			if !known {
-				return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "%s on server %q: input request %q has unknown method %q", method, c.Name(), key, req.Method)
+		if r := CheckInputs(ir.InputRequests, hr.Can); r != nil {
+			if r.Capability == "" {
+				return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "%s on server %q: input request %q has unknown method %q", method, c.Name(), r.Key, r.Method)
 			}
-			if !hr.Can(need) {
-				return nil, jsonrpc.Errorf(protocol.CodeMissingClientCapabilities, "%s on server %q needs the host's %s capability (input request %q), which the host did not declare", method, c.Name(), need, key)
-			}
+			return nil, jsonrpc.Errorf(protocol.CodeMissingClientCapabilities, "%s on server %q needs the host's %s capability (input request %q), which the host did not declare", method, c.Name(), r.Capability, r.Key)
 		}
-		answers, err := askHost(ctx, ask, ir.InputRequests)
+		answers, err := AskAll(ctx, ask, ir.InputRequests)
 		if err != nil {
 			return nil, err
 		}
@@ -123,9 +123,33 @@ func Fulfil(ctx context.Context, c Upstream, hr HostRequest, ask AskHost, method
 	}
 }
 
-// askHost sends every input request to the host at once and collects the
+// InputRefused is why the host cannot answer one of a server's input
+// requests: its method is none the trunk knows (Capability ""), or it needs
+// a client capability the host did not declare.
+type InputRefused struct {
+	Key, Method, Capability string
+}
+
+// CheckInputs returns the first of requests (in key order) the host cannot
+// answer, can being the host's declared capabilities; nil when it can
+// answer them all. Nothing is asked before all are known to be answerable.
+func CheckInputs(requests map[string]InputRequest, can func(capability string) bool) *InputRefused {
+	for _, key := range slices.Sorted(maps.Keys(requests)) {
+		req := requests[key]
+		need, known := CapabilityFor[req.Method]
+		if !known {
+			return &InputRefused{Key: key, Method: req.Method}
+		}
+		if !can(need) {
+			return &InputRefused{Key: key, Method: req.Method, Capability: need}
+		}
+	}
+	return nil
+}
+
+// AskAll sends every input request to the host at once and collects the
 // answers by key; the first failure fails them all, as it would directly.
-func askHost(ctx context.Context, ask AskHost, reqs map[string]inputRequest) (map[string]json.RawMessage, error) {
+func AskAll(ctx context.Context, ask AskHost, reqs map[string]InputRequest) (map[string]json.RawMessage, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var (

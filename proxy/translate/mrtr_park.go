@@ -165,6 +165,7 @@ func (p *Parking) start(ctx context.Context, pc Parked, target string, params js
 	p.inFlight[ex.server] = append(p.inFlight[ex.server], ex)
 	p.changedLocked()
 	p.mu.Unlock()
+	upCtx = context.WithValue(upCtx, exchangeKey{}, ex)
 	p.spawn(func() {
 		defer stop()
 		res, err := pc.Upstream.Call(upCtx, pc.Method, params)
@@ -246,11 +247,11 @@ func (p *Parking) await(ctx context.Context, ex *Exchange) (json.RawMessage, err
 			continue // answered already, or the call returned first
 		}
 		ex.given = make(map[string]*parkedAsk, len(ex.asks))
-		requests := make(map[string]inputRequest, len(ex.asks))
+		requests := make(map[string]InputRequest, len(ex.asks))
 		for i, a := range ex.asks {
 			key := "input-" + strconv.Itoa(i+1)
 			ex.given[key] = a
-			requests[key] = inputRequest{Method: a.method, Params: a.params}
+			requests[key] = InputRequest{Method: a.method, Params: a.params}
 		}
 		ex.asks = nil
 		ex.serving = false
@@ -352,6 +353,17 @@ func (p *Parking) Current(server string) *Exchange {
 		return list[0]
 	}
 	return nil
+}
+
+type exchangeKey struct{}
+
+// ExchangeOf is the exchange whose upstream call ctx is (nil outside one):
+// an Upstream that asks for input itself, rather than through requests the
+// server sends on its connection (a task the trunk follows), parks them
+// with its Ask.
+func ExchangeOf(ctx context.Context) *Exchange {
+	ex, _ := ctx.Value(exchangeKey{}).(*Exchange)
+	return ex
 }
 
 // Ask parks one of the upstream's requests until the host answers it in

@@ -1,0 +1,82 @@
+package tasks
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/mcptrunk/mcptrunk/internal/rawjson"
+	"github.com/mcptrunk/mcptrunk/proxy/translate"
+)
+
+// Call is one host call of a tool that ModeFor says is not Direct, with
+// what the trunk lends it: Run picks the way.
+type Call struct {
+	How Mode
+	// Follower is the server's connection and names, and how to put input
+	// requests to the host over its session (Ask, Can).
+	Follower
+	Host    translate.HostRequest // the host's request: its revision
+	Forward json.RawMessage       // the host's params, with the server's name
+	Timeout time.Duration         // the server's timeouts.call; 0: none
+	Life    context.Context       // the trunk's: cancelling an abandoned task outlives the call
+	// Send sends the tools/call (params) on the trunk's path to the
+	// server, the host's capabilities with the extension added when
+	// withExtension.
+	Send func(ctx context.Context, params json.RawMessage, withExtension bool) (json.RawMessage, error)
+	// Park runs up as the upstream call of an exchange (translate.Parking)
+	// for a 2026-07-28 host, who can be asked for input only by a result.
+	Park func(ctx context.Context, up translate.Upstream) (json.RawMessage, error)
+	// Abandoned is told of a driven task that could not be cancelled.
+	Abandoned func(error)
+	// Created is told the server's id of a 2025-11-25 host's task created
+	// on a 2026-07-28 server (ToExtension), whose status the trunk then
+	// watches for the host (Watch).
+	Created func(id string)
+}
+
+// Run runs the call: a task the host asked for created in the server's
+// model (CreateAcross); a task the host did not ask for run to its end
+// for it, the server's 2026-07-28 task followed (Follower) and its
+// 2025-11-25 task driven (Drive), bounded by Timeout, its input requests
+// put to the host.
+func (c *Call) Run(ctx context.Context) (json.RawMessage, error) {
+	switch c.How {
+	case ToExtension, ToLegacy:
+		res, err := CreateAcross(c.How, c.Forward, func(params json.RawMessage) (json.RawMessage, error) {
+			return c.Send(ctx, params, c.How == ToExtension) // the server makes a task only for a host with the extension
+		})
+		if _, id := Created(res, func(id string) string { return id }); c.How == ToExtension && id != "" && c.Created != nil {
+			c.Created(id)
+		}
+		return res, err
+	case AsExtensionTask:
+		c.Tool, _ = rawjson.StringField(c.Forward, "name")
+		create := func(ctx context.Context) (json.RawMessage, error) { return c.Send(ctx, c.Forward, true) }
+		return c.run(ctx, func(ctx context.Context, ask translate.AskHost) (json.RawMessage, error) {
+			f := c.Follower
+			if ask != nil {
+				f.Ask = ask
+			}
+			return f.Start(ctx, c.Life, create)
+		})
+	}
+	d := Drive{Server: c.Server, Conn: c.Conn, Abandoned: c.Abandoned,
+		Create: func(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
+			return c.Send(ctx, params, false)
+		}}
+	return c.run(ctx, func(ctx context.Context, _ translate.AskHost) (json.RawMessage, error) {
+		return d.Run(ctx, c.Life, c.Forward) // the server's requests find the exchange as during any call
+	})
+}
+
+// run runs a task for the host, bounded by Timeout: for a 2026-07-28 host
+// as an exchange (Exchanged), for a 2025-era one on its request.
+func (c *Call) run(ctx context.Context, task func(context.Context, translate.AskHost) (json.RawMessage, error)) (json.RawMessage, error) {
+	if c.Host.Stateless() {
+		return c.Park(ctx, &Exchanged{Server: c.Server, Timeout: c.Timeout, Run: task})
+	}
+	ctx, cancel := Bound(ctx, c.Timeout)
+	defer cancel()
+	return task(ctx, nil)
+}

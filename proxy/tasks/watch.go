@@ -1,0 +1,53 @@
+package tasks
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/mcptrunk/mcptrunk/internal/rawjson"
+)
+
+// A 2025-11-25 server tells its client of a task's changes with
+// notifications/tasks/status; a 2026-07-28 server sends none (its client
+// polls tasks/get). So for a 2025-11-25 host's task on a 2026-07-28 server
+// the trunk polls for the host, as a 2025 server would notify.
+
+// Watch follows server's task id over c with tasks/get at the task's
+// interval and gives status each new status as a 2025-11-25 Task with the
+// server's id (the params of notifications/tasks/status), until the task
+// ends, owned says the host is gone, a tasks/get fails, or ctx ends.
+func Watch(ctx context.Context, c Caller, server, id string, owned func() bool, status func(server string, params json.RawMessage)) {
+	byID, _ := json.Marshal(map[string]string{"taskId": id})
+	same := func(id string) string { return id }
+	last, wait := "", defaultPoll
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	for {
+		select {
+		case <-timer.C:
+		case <-ctx.Done():
+			return
+		}
+		if !owned() {
+			return
+		}
+		task, err := c.Call(ctx, "tasks/get", byID)
+		if err != nil {
+			return
+		}
+		if s, _ := rawjson.StringField(task, "status"); s != last {
+			last = s
+			status(server, LegacyTask(task, same))
+		}
+		if Terminal(last) {
+			return
+		}
+		timer.Reset(interval(task))
+	}
+}
+
+// Terminal reports whether a task status is one a task never leaves.
+func Terminal(status string) bool {
+	return status == "completed" || status == "failed" || status == "cancelled"
+}
