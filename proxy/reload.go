@@ -43,8 +43,8 @@ func (t *Trunk) Reload(ctx context.Context, cfg *config.Config) error {
 		return ctx.Err()
 	}
 
-	oldSpecs := specsByID(old.Servers)
-	newSpecs := specsByID(cfg.Servers)
+	oldSpecs := config.ByServerID(old.Servers)
+	newSpecs := config.ByServerID(cfg.Servers)
 	var remove, add []config.Spec
 	for id, o := range oldSpecs {
 		if n, ok := newSpecs[id]; !ok || !n.Equal(o) {
@@ -88,16 +88,4 @@ func (t *Trunk) Reload(ctx context.Context, cfg *config.Config) error {
 		return fmt.Errorf("config reload: %w", errors.Join(errs...))
 	}
 	return nil
-}
-
-// specsByID indexes specs by server id. A spec whose name is invalid is
-// left out: the Fleet refuses to start it anyway, with an error naming it.
-func specsByID(specs []config.Spec) map[string]config.Spec {
-	m := make(map[string]config.Spec, len(specs))
-	for _, s := range specs {
-		if id, err := naming.ServerID(s.Name); err == nil {
-			m[id] = s
-		}
-	}
-	return m
 }
