@@ -61,9 +61,18 @@ type LineReader struct {
 	tail ring
 }
 
+// DefaultReadBufferBytes is a LineReader's buffer unless told otherwise: a
+// line longer than it is read in fragments and joined.
+const DefaultReadBufferBytes = 64 << 10
+
 // NewLineReader returns a LineReader reading r.
-func NewLineReader(r io.Reader) *LineReader {
-	return &LineReader{r: bufio.NewReaderSize(r, 64<<10)}
+func NewLineReader(r io.Reader) *LineReader { return NewLineReaderSize(r, DefaultReadBufferBytes) }
+
+// NewLineReaderSize returns a LineReader reading r through a buffer of size
+// bytes (at least 16): what a connection that reads few and small lines
+// holds while it waits.
+func NewLineReaderSize(r io.Reader, size int) *LineReader {
+	return &LineReader{r: bufio.NewReaderSize(r, size)}
 }
 
 // Next returns the next line, newline included, or the length of a line
