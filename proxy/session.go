@@ -96,10 +96,6 @@ type SessionOptions struct {
 	PerRequest bool
 }
 
-// perRequestReadBuffer: a stateless request's session reads one request, and
-// 64 KiB (jsonrpc's default) would be most of what each in flight holds.
-const perRequestReadBuffer = 4 << 10
-
 // Attach connects a host session, speaking line-delimited JSON-RPC on in
 // and out, to the trunk. Nothing is read before Run. The trunk serves any
 // number of sessions at once when Share was called; the stdio host is one.
@@ -117,11 +113,7 @@ func (t *Trunk) Attach(in io.Reader, out io.Writer, opts *SessionOptions) *Sessi
 	if opts.Subject != "" {
 		s.logger = s.logger.With("subject", opts.Subject)
 	}
-	copts := &jsonrpc.Options{Logger: s.logger.With("peer", peer), AnswerInvalid: true}
-	if opts.PerRequest {
-		copts.ReadBufferBytes = perRequestReadBuffer
-	}
-	s.conn = jsonrpc.NewConn(in, out, s, copts)
+	s.conn = jsonrpc.NewConn(in, out, s, &jsonrpc.Options{Logger: s.logger.With("peer", peer), AnswerInvalid: true})
 	s.setLimits(t.cfg.Load().Trunk.MaxMessageBytes)
 	s.out = outbox.New(s.conn, func(method string, err error) { t.notifyFailed("", method, err) })
 	t.hosts.add(s)

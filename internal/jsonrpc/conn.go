@@ -53,11 +53,6 @@ type Options struct {
 	// line that is not JSON-RPC (the secrets a server was given) before
 	// it is logged or kept for FirstInvalidLine.
 	Redact func(string) string
-	// ReadBufferBytes is the read buffer's size (default
-	// DefaultReadBufferBytes), held for as long as the Conn is: a Conn
-	// that reads one small request, a stateless HTTP request's, needs
-	// little. Longer lines are read in fragments.
-	ReadBufferBytes int
 }
 
 // Conn is one JSON-RPC peer over a line-delimited byte stream. It does not own
@@ -111,17 +106,13 @@ func NewConn(r io.Reader, w io.Writer, h Handler, opts *Options) *Conn {
 		logger = opts.Logger
 	}
 	var redact func(string) string
-	bufSize := DefaultReadBufferBytes
 	if opts != nil {
 		redact = opts.Redact
-		if opts.ReadBufferBytes > 0 {
-			bufSize = opts.ReadBufferBytes
-		}
 	}
 	c := &Conn{
 		answerInvalid: opts != nil && opts.AnswerInvalid,
 		redact:        redact,
-		lines:         NewLineReaderSize(r, bufSize),
+		lines:         NewLineReader(r),
 		w:             w,
 		handler:       h,
 		logger:        logger,

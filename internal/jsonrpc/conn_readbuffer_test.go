@@ -2,31 +2,27 @@ package jsonrpc
 
 import (
 	"bytes"
-	"context"
-	"encoding/json"
 	"strings"
 	"testing"
 )
 
-// A Conn with a read buffer far smaller than its lines reads each whole:
-// the buffer bounds what it holds while it waits, not what it reads.
-func TestSmallReadBufferReadsLongLines(t *testing.T) {
-	leakCheck(t)
-	long := strings.Repeat("x", 5000)
-	in := `{"jsonrpc":"2.0","id":1,"method":"echo","params":{"text":"` + long + `"}}` + "\n" +
-		`{"jsonrpc":"2.0","id":2,"method":"echo","params":{"text":"short"}}` + "\n"
-	var out bytes.Buffer
-	h := handlerFuncs{req: func(_ context.Context, _ string, params json.RawMessage) (json.RawMessage, error) { return params, nil }}
-	c := NewConn(strings.NewReader(in), &out, h, &Options{ReadBufferBytes: 64})
-	if c.lines.r.Size() != 64 {
-		t.Fatalf("read buffer %d bytes, want 64", c.lines.r.Size())
-	}
-	if err := c.Serve(); err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{`"id":1,"result":{"text":"` + long + `"}`, `"id":2,"result":{"text":"short"}`} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("no answer with %.60q... in %.200q", want, out.String())
+// A LineReader's buffer starts small, which is all an idle connection
+// holds; a line that does not fit is read whole and doubles the buffer, up
+// to its largest size, and every line comes back as it was written.
+func TestLineReaderBufferGrowsWithItsLines(t *testing.T) {
+	lines := []string{"short\n", strings.Repeat("a", 5000) + "\n", "x\n", strings.Repeat("b", 200000) + "\n", "last"}
+	lr := NewLineReader(strings.NewReader(strings.Join(lines, "")))
+	sizes := []int{smallestReadBuffer, 2 * smallestReadBuffer, 2 * smallestReadBuffer, largestReadBuffer, largestReadBuffer}
+	for i, want := range lines {
+		got, over, err := lr.Next(0)
+		if over != 0 || (err != nil && i < len(lines)-1) {
+			t.Fatalf("line %d: over %d, err %v", i, over, err)
+		}
+		if !bytes.Equal(got, []byte(want)) {
+			t.Errorf("line %d: %d bytes %.20q..., want %d bytes %.20q...", i, len(got), got, len(want), want)
+		}
+		if lr.r.Size() != sizes[i] {
+			t.Errorf("after line %d (%d bytes) the buffer is %d bytes, want %d", i, len(want), lr.r.Size(), sizes[i])
 		}
 	}
 }
