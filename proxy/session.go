@@ -37,8 +37,6 @@ type Session struct {
 	token      func() string // SessionOptions.AccessToken: never logged, never sent upstream
 	releaseOwn func()        // ends the session's hold on its own instances (private.go)
 	perRequest bool          // one stateless HTTP request (SessionOptions.PerRequest)
-	stopOutbox chan struct{}
-	outboxDone sync.WaitGroup
 
 	initialized atomic.Bool
 	listens     *translate.Listens // the host's open subscriptions/listen requests (translate/listen.go)
@@ -117,9 +115,7 @@ func (t *Trunk) Attach(in io.Reader, out io.Writer, opts *SessionOptions) *Sessi
 	}
 	s.conn = jsonrpc.NewConn(in, out, s, &jsonrpc.Options{Logger: s.logger.With("peer", peer), AnswerInvalid: true})
 	s.setLimits(t.cfg.Load().Trunk.MaxMessageBytes)
-	s.stopOutbox = make(chan struct{})
-	s.out = outbox.New(s.conn, s.stopOutbox, func(method string, err error) { t.notifyFailed("", method, err) })
-	s.outboxDone.Go(s.out.Run)
+	s.out = outbox.New(s.conn, func(method string, err error) { t.notifyFailed("", method, err) })
 	t.hosts.add(s)
 	s.releaseOwn = t.holdOwn(s)
 	return s
@@ -128,29 +124,34 @@ func (t *Trunk) Attach(in io.Reader, out io.Writer, opts *SessionOptions) *Sessi
 // Run serves the session until its input ends or ctx ends, then detaches
 // it: it gets nothing more, its subscriptions are given up, and the trunk
 // and its upstreams go on for the other sessions. When ctx ends first the
-// trunk is shutting down: open listens are answered.
+// trunk is shutting down: open listens are answered. A stateless request's
+// session is served on the caller's goroutine, one less per request in
+// flight: its exchange ends its input, at shutdown too, so ctx's end only
+// answers its listen.
 func (s *Session) Run(ctx context.Context) error {
 	t := s.trunk
-	served := make(chan error, 1)
-	go func() { served <- s.conn.Serve() }()
 	var err error
-	select {
-	case err = <-served:
-		if !s.perRequest { // a stateless request's session ends with every answer
+	if s.perRequest {
+		stop := context.AfterFunc(ctx, s.listens.Shutdown)
+		err = s.conn.Serve()
+		stop()
+	} else {
+		served := make(chan error, 1)
+		go func() { served <- s.conn.Serve() }()
+		select {
+		case err = <-served:
 			s.logger.Info("host closed the connection")
+		case <-ctx.Done():
+			s.logger.Info("shutting down", "reason", context.Cause(ctx))
+			s.listens.Shutdown() // open listens are answered first: the trunk is tearing them down
 		}
-	case <-ctx.Done():
-		s.logger.Info("shutting down", "reason", context.Cause(ctx))
-		// Open listens are answered first: the trunk is tearing them down.
-		s.listens.Shutdown()
 	}
 	t.hosts.remove(s)
 	s.releaseSubscriptions()
 	s.releaseOwn()
 	// The outbox stops last: the announcer may be waiting in it for room
 	// that a host that went away will never make.
-	close(s.stopOutbox)
-	s.outboxDone.Wait()
+	s.out.Close()
 	return err
 }
 

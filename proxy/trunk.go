@@ -213,6 +213,9 @@ func (t *Trunk) Fleet() *upstream.Fleet {
 	return t.fleet
 }
 
+// Started is closed once Start has been called (Fleet no longer waits).
+func (t *Trunk) Started() <-chan struct{} { return t.started }
+
 // clients returns the upstreams, or none before Start.
 func (t *Trunk) clients() []*upstream.Client {
 	select {

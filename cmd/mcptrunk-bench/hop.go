@@ -2,35 +2,13 @@ package main
 
 import (
 	"bufio"
-	"errors"
-	"io"
 	"os"
 	"os/exec"
 	"slices"
 	"time"
+
+	"github.com/mcptrunk/mcptrunk/cmd/mcptrunk-bench/refhop"
 )
-
-// pipeEchoCommand is the hidden subcommand hopRoundTrip runs: it copies
-// each line from stdin back to stdout, and nothing else.
-const pipeEchoCommand = "pipe-echo"
-
-func pipeEcho(stdin io.Reader, stdout io.Writer) error {
-	r := bufio.NewReader(stdin)
-	for {
-		line, err := r.ReadBytes('\n')
-		if len(line) > 0 {
-			if _, werr := stdout.Write(line); werr != nil {
-				return werr
-			}
-		}
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-	}
-}
 
 // hopRoundTrip measures what one more process on the path costs at the
 // least: the p50 round trip of a line through a child process that only
@@ -42,7 +20,7 @@ func hopRoundTrip(n int, gap time.Duration) (time.Duration, error) {
 	if err != nil {
 		return 0, err
 	}
-	cmd := exec.Command(self, pipeEchoCommand)
+	cmd := exec.Command(self, refhop.PipeEchoCommand)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return 0, err

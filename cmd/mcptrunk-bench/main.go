@@ -36,25 +36,14 @@ import (
 )
 
 func main() {
-	if len(os.Args) > 1 && os.Args[1] == pipeEchoCommand {
-		if err := pipeEcho(os.Stdin, os.Stdout); err != nil {
-			os.Exit(1)
+	if len(os.Args) > 1 {
+		if run, ok := refHops[os.Args[1]]; ok {
+			if err := run(os.Args[2:]); err != nil {
+				fmt.Fprintf(os.Stderr, "mcptrunk-bench %s: %v\n", os.Args[1], err)
+				os.Exit(1)
+			}
+			return
 		}
-		return
-	}
-	if len(os.Args) > 1 && os.Args[1] == reverseProxyCommand {
-		if err := reverseProxy(os.Args[2:]); err != nil {
-			fmt.Fprintln(os.Stderr, "mcptrunk-bench reverse-proxy:", err)
-			os.Exit(1)
-		}
-		return
-	}
-	if len(os.Args) > 1 && os.Args[1] == byteRelayCommand {
-		if err := byteRelay(os.Args[2:], os.Stdin, os.Stdout); err != nil {
-			fmt.Fprintln(os.Stderr, "mcptrunk-bench byte-relay:", err)
-			os.Exit(1)
-		}
-		return
 	}
 	if len(os.Args) > 1 && os.Args[1] == serveTrunkCommand {
 		if err := serveTrunk(os.Args[2:], os.Stdin, os.Stdout, os.Stderr); err != nil {

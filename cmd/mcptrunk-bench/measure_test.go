@@ -74,16 +74,6 @@ func TestProcReaders(t *testing.T) {
 	}
 }
 
-func TestPipeEchoCopiesLines(t *testing.T) {
-	var out strings.Builder
-	if err := pipeEcho(strings.NewReader("a\nbb\nlast"), &out); err != nil {
-		t.Fatal(err)
-	}
-	if out.String() != "a\nbb\nlast" {
-		t.Errorf("echoed %q", out.String())
-	}
-}
-
 func TestFlags(t *testing.T) {
 	var stderr strings.Builder
 	c, err := parseFlags([]string{"-quick", "-rounds", "7", "-only", "calls, growth"}, &stderr)

@@ -2,35 +2,19 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
+
+	"github.com/mcptrunk/mcptrunk/cmd/mcptrunk-bench/refhop"
 )
 
-// byteRelayCommand is the hidden subcommand launcher.relay runs: the
-// thinnest stdio hop there can be, the reference a stdio proxy is measured
-// against. It starts its arguments as a child and copies bytes both ways,
-// reading nothing of them: no parsing, no routing, no rewriting.
-const byteRelayCommand = "byte-relay"
-
-func byteRelay(args []string, stdin io.Reader, stdout io.Writer) error {
-	if len(args) == 0 {
-		return errors.New("byte-relay: no command")
-	}
-	cmd := exec.Command(args[0], args[1:]...)
-	cmd.Stderr = os.Stderr
-	childIn, err := cmd.StdinPipe()
-	if err != nil {
-		return err
-	}
-	cmd.Stdout = stdout // the child writes straight to our stdout: one copy less
-	if err := cmd.Start(); err != nil {
-		return err
-	}
-	_, copyErr := io.Copy(childIn, stdin) // until the client closes stdin
-	return errors.Join(copyErr, childIn.Close(), cmd.Wait())
+// refHops are the hidden subcommands that run a reference hop (package
+// refhop), each in a process of its own.
+var refHops = map[string]func(args []string) error{
+	refhop.PipeEchoCommand:     func([]string) error { return refhop.PipeEcho(os.Stdin, os.Stdout) },
+	refhop.ByteRelayCommand:    func(args []string) error { return refhop.ByteRelay(args, os.Stdin, os.Stdout) },
+	refhop.ReverseProxyCommand: func(args []string) error { return refhop.ReverseProxy(args, os.Stdout) },
 }
 
 // relay starts the notes server behind a byte relay and connects to it.
@@ -39,7 +23,7 @@ func (l *launcher) relay(ctx context.Context) (*endpoint, error) {
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(self, byteRelayCommand, l.notesBin)
+	cmd := exec.Command(self, refhop.ByteRelayCommand, l.notesBin)
 	cs, err := connectCmd(ctx, cmd, false)
 	if err != nil {
 		return nil, fmt.Errorf("connecting to notes through a byte relay: %w", err)

@@ -402,8 +402,10 @@ func (b *bench) catalogWorkload(ctx context.Context) error {
 		pages[i] = p
 	}
 
-	// The 20 upstreams have started and been listed: let them idle.
-	time.Sleep(time.Second)
+	// The 20 upstreams have started and been listed: let them idle, past
+	// the release of the startup's memory 2 s after they settled
+	// (mcptrunk's releaseAfterStartup).
+	time.Sleep(3 * time.Second)
 	st, err := procStatus(t.pid, "VmRSS")
 	if err != nil {
 		return err

@@ -3,12 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"net"
-	"net/http"
-	"net/http/httputil"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,33 +12,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcptrunk/mcptrunk/cmd/mcptrunk-bench/refhop"
 	"github.com/mcptrunk/mcptrunk/internal/testkit"
 )
-
-// reverseProxyCommand is the hidden subcommand the HTTP workload runs as
-// its reference: net/http/httputil.ReverseProxy in front of one URL, the
-// thinnest HTTP hop there is (it parses nothing above HTTP). It prints the
-// URL it serves on stdout, then serves until killed.
-const reverseProxyCommand = "reverse-proxy"
-
-func reverseProxy(args []string) error {
-	if len(args) != 1 {
-		return errors.New("reverse-proxy: want the target URL")
-	}
-	target, err := url.Parse(args[0])
-	if err != nil {
-		return err
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return err
-	}
-	rp := httputil.NewSingleHostReverseProxy(target)
-	rp.FlushInterval = -1 // event streams pass at once, as the trunk passes them
-	fmt.Printf("http://%s%s\n", ln.Addr(), target.Path)
-	srv := &http.Server{Handler: rp, ReadHeaderTimeout: 10 * time.Second}
-	return srv.Serve(ln)
-}
 
 // httpWorkload: a go-sdk client calls go-sdk's conformance server over
 // streamable HTTP (2025-11-25 sessions) three ways: directly, through a bare
@@ -141,7 +112,7 @@ func startReverseProxy(ctx context.Context, target string) (string, func(), erro
 	if err != nil {
 		return "", nil, err
 	}
-	cmd := exec.CommandContext(ctx, self, reverseProxyCommand, target)
+	cmd := exec.CommandContext(ctx, self, refhop.ReverseProxyCommand, target)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		return "", nil, err

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"context"
 	"log/slog"
 	"os"
 	"runtime/debug"
+	"time"
 
+	"github.com/mcptrunk/mcptrunk/proxy"
 	"github.com/mcptrunk/mcptrunk/proxy/httpserve"
 )
 
@@ -31,4 +34,36 @@ func limitMemory(maxBufferedBytes int64, logger *slog.Logger) {
 	limit := maxBufferedBytes + memoryOverhead
 	debug.SetMemoryLimit(limit)
 	logger.Debug("soft memory limit set", "bytes", limit)
+}
+
+// startupRelease is how long after the servers settle releaseAfterStartup
+// waits: long enough for a host's first lists, which are part of the burst.
+const startupRelease = 2 * time.Second
+
+// releaseAfterStartup calls release (debug.FreeOSMemory) once, after
+// every server has started or failed and a further wait (startupRelease),
+// unless ctx ends first. Starting servers decodes their lists and builds
+// the catalog many times over, and hosts list the tools right after the
+// handshake: the heap peaks at about twice what stays live (the
+// collector's goal), and the runtime keeps what it got up to that goal, so
+// an idle trunk's RSS would keep the peak for good (20 idle servers of 50
+// tools: about 5 MB). One collection, once, costs a few milliseconds.
+func releaseAfterStartup(ctx context.Context, t *proxy.Trunk, wait time.Duration, release func()) {
+	select {
+	case <-t.Started():
+	case <-ctx.Done():
+		return
+	}
+	select {
+	case <-t.Fleet().Settled():
+	case <-ctx.Done():
+		return
+	}
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		release()
+	case <-ctx.Done():
+	}
 }

@@ -1,10 +1,17 @@
 package main
 
 import (
+	"context"
 	"log/slog"
 	"math"
+	"os"
 	"runtime/debug"
+	"strings"
 	"testing"
+	"time"
+
+	"github.com/mcptrunk/mcptrunk/internal/config"
+	"github.com/mcptrunk/mcptrunk/proxy"
 )
 
 // TestLimitMemory: a shared trunk's soft memory limit is its byte budget
@@ -25,5 +32,39 @@ func TestLimitMemory(t *testing.T) {
 	limitMemory(64<<20, logger)
 	if got := debug.SetMemoryLimit(-1); got != math.MaxInt64 {
 		t.Errorf("with GOMEMLIMIT set the limit became %d", got)
+	}
+}
+
+// TestReleaseAfterStartup: the startup's memory is released once, after
+// the servers settle and the wait; a trunk that never starts releases
+// nothing, and its wait ends with ctx.
+func TestReleaseAfterStartup(t *testing.T) {
+	cfg, err := config.Parse(strings.NewReader(`{"mcpServers":{}}`), os.LookupEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := proxy.New(cfg, nil)
+	defer tr.Close(context.Background())
+
+	unstarted, stop := context.WithCancel(context.Background())
+	returned := make(chan struct{})
+	go func() {
+		releaseAfterStartup(unstarted, tr, 0, func() { t.Error("released before the trunk started") })
+		close(returned)
+	}()
+	stop()
+	select {
+	case <-returned:
+	case <-time.After(10 * time.Second):
+		t.Fatal("releaseAfterStartup did not return when its ctx ended")
+	}
+
+	released := make(chan struct{}, 2)
+	go releaseAfterStartup(context.Background(), tr, time.Millisecond, func() { released <- struct{}{} })
+	tr.Start(nil, "")
+	select {
+	case <-released:
+	case <-time.After(10 * time.Second):
+		t.Fatal("nothing released after the servers settled")
 	}
 }

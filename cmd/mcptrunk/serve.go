@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"maps"
 	"os"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -121,6 +122,7 @@ func (c *serveCommand) run(ctx context.Context, env *environment) error {
 	// the trunk.
 	hup, stopHUP := notifyReload()
 	var watcher sync.WaitGroup
+	watcher.Go(func() { releaseAfterStartup(watchCtx, t, startupRelease, debug.FreeOSMemory) })
 	watcher.Go(func() {
 		defer stopHUP()
 		config.Watch(watchCtx, path, configPoll, hup, func(cfg *config.Config, err error) {

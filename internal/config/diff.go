@@ -1,7 +1,5 @@
 package config
 
-import "github.com/mcptrunk/mcptrunk/naming"
-
 // Diff is what a reload from old to new does to the running servers:
 // remove are the old specs of servers that are gone or changed, add the new
 // specs of servers that are new or changed. A server whose spec is equal in
@@ -9,7 +7,7 @@ import "github.com/mcptrunk/mcptrunk/naming"
 // alone. Specs are matched by server id; one whose name is invalid is left
 // out (the Fleet refuses to start it anyway, with an error naming it).
 func Diff(old, new []Spec) (remove, add []Spec) {
-	oldSpecs, newSpecs := specsByID(old), specsByID(new)
+	oldSpecs, newSpecs := ByServerID(old), ByServerID(new)
 	for id, o := range oldSpecs {
 		if n, ok := newSpecs[id]; !ok || !n.Equal(o) {
 			remove = append(remove, o)
@@ -21,15 +19,4 @@ func Diff(old, new []Spec) (remove, add []Spec) {
 		}
 	}
 	return remove, add
-}
-
-// specsByID indexes specs by server id.
-func specsByID(specs []Spec) map[string]Spec {
-	m := make(map[string]Spec, len(specs))
-	for _, s := range specs {
-		if id, err := naming.ServerID(s.Name); err == nil {
-			m[id] = s
-		}
-	}
-	return m
 }

@@ -39,3 +39,16 @@ func Select(specs []Spec, names []string) ([]Spec, error) {
 	}
 	return out, nil
 }
+
+// ByServerID indexes specs by server id (naming.ServerID). A spec whose
+// name is invalid is left out: the Fleet refuses to start it anyway, with
+// an error naming it.
+func ByServerID(specs []Spec) map[string]Spec {
+	m := make(map[string]Spec, len(specs))
+	for _, s := range specs {
+		if id, err := naming.ServerID(s.Name); err == nil {
+			m[id] = s
+		}
+	}
+	return m
+}

@@ -35,3 +35,12 @@ func TestSelect(t *testing.T) {
 		t.Errorf("Select of an unknown name: %v", err)
 	}
 }
+
+// ByServerID keys each spec by the identifier a host sees and leaves out a
+// name that makes none.
+func TestByServerID(t *testing.T) {
+	got := ByServerID([]Spec{{Name: "my server"}, {Name: "alpha"}, {Name: ""}})
+	if len(got) != 2 || got["my_server"].Name != "my server" || got["alpha"].Name != "alpha" {
+		t.Errorf("ByServerID = %v; want my_server and alpha only", got)
+	}
+}

@@ -57,13 +57,35 @@ type overlong struct {
 // the peer writes: the Conn's reader, and the event-stream reader of the
 // HTTP transports.
 type LineReader struct {
+	src  io.Reader
 	r    *bufio.Reader
 	tail ring
 }
 
+// A LineReader's buffer starts small and doubles, up to its largest size,
+// each time a line does not fit in it. It is held for as long as the
+// reader is, and most connections read small lines: an idle server's, or
+// the session of a stateless HTTP request, which reads that one request.
+// A line longer than the largest buffer is read in fragments and joined.
+const (
+	smallestReadBuffer = 4 << 10
+	largestReadBuffer  = 64 << 10
+)
+
 // NewLineReader returns a LineReader reading r.
 func NewLineReader(r io.Reader) *LineReader {
-	return &LineReader{r: bufio.NewReaderSize(r, 64<<10)}
+	return &LineReader{src: r, r: bufio.NewReaderSize(r, smallestReadBuffer)}
+}
+
+// grow doubles the buffer, up to largestReadBuffer. It is called when
+// ReadSlice has returned the whole buffer (bufio.ErrBufferFull), which
+// leaves nothing buffered: the new reader goes on where the old one
+// stopped, and the slice returned keeps the old buffer, which nothing
+// writes to any more.
+func (lr *LineReader) grow() {
+	if n := lr.r.Size(); n < largestReadBuffer {
+		lr.r = bufio.NewReaderSize(lr.src, min(2*n, largestReadBuffer))
+	}
 }
 
 // Next returns the next line, newline included, or the length of a line
@@ -89,6 +111,9 @@ func (lr *LineReader) next(limit int, resync int64) (line []byte, over *overlong
 	n := 0
 	for {
 		frag, err := lr.r.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			lr.grow()
+		}
 		if over == nil && (limit <= 0 || n+len(frag) <= limit) {
 			if frags == nil && err == nil {
 				return append(make([]byte, 0, len(frag)), frag...), nil, nil

@@ -17,6 +17,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -59,13 +60,47 @@ type Queue struct {
 	// congested is set when a notification waited outboxWait in vain, and
 	// cleared when the writer finds the queue empty.
 	congested atomic.Bool
-	stop      <-chan struct{}
+	stop      chan struct{} // closed by Close
+
+	// The queue (outboxCount notes, 56 KB) and its writer goroutine
+	// are made for the first notification: the session of a stateless
+	// request is usually answered without one, and thousands may be in
+	// flight at once.
+	startOnce sync.Once
+	mu        sync.Mutex
+	ended     bool           // Close was called: no writer starts any more
+	writer    sync.WaitGroup // the writer goroutine, once started
 }
 
-// New returns the queue of a host's connection; Run writes it until stop
-// closes, and onError hears of a queued notification that failed.
-func New(conn Conn, stop <-chan struct{}, onError func(string, error)) *Queue {
-	return &Queue{conn: conn, onError: onError, queue: make(chan outboxNote, outboxCount), stop: stop}
+// New returns the queue of a host's connection; its writer, started with
+// the first notification, writes it until Close, and onError hears of a
+// queued notification that failed.
+func New(conn Conn, onError func(string, error)) *Queue {
+	return &Queue{conn: conn, onError: onError, stop: make(chan struct{})}
+}
+
+// start makes the queue and its writer, once; everything that touches the
+// queue calls it first (sync.Once orders the queue's making before them).
+func (o *Queue) start() {
+	o.startOnce.Do(func() {
+		o.queue = make(chan outboxNote, outboxCount)
+		o.mu.Lock()
+		defer o.mu.Unlock()
+		if !o.ended {
+			o.writer.Go(o.run)
+		}
+	})
+}
+
+// Close stops the queue: what is still queued is not written, a Post or
+// Flush waiting for room or for the writer returns, and Close returns once
+// the writer, if it started, has. Call it once.
+func (o *Queue) Close() {
+	close(o.stop)
+	o.mu.Lock()
+	o.ended = true
+	o.mu.Unlock()
+	o.writer.Wait()
 }
 
 // Post queues a notification for the host. The notification is not sent,
@@ -76,6 +111,7 @@ func (o *Queue) Post(method string, params json.RawMessage) error {
 	if err := o.conn.CheckSize(size); err != nil {
 		return err
 	}
+	o.start()
 	n := outboxNote{method: method, params: params, size: int64(size)}
 	if strings.HasSuffix(method, "/list_changed") {
 		return o.push(n)
@@ -108,6 +144,7 @@ func (o *Queue) Post(method string, params json.RawMessage) error {
 
 // push queues n, waiting for room.
 func (o *Queue) push(n outboxNote) error {
+	o.start()
 	o.queued.Add(n.size)
 	o.pending.Add(1)
 	select {
@@ -144,8 +181,8 @@ func (o *Queue) Flush() {
 	}
 }
 
-// Run writes queued notifications until stop closes.
-func (o *Queue) Run() {
+// run writes queued notifications until Close.
+func (o *Queue) run() {
 	for {
 		select {
 		case n := <-o.queue:
