@@ -46,6 +46,7 @@ func runPipes(t testing.TB, serve func(context.Context, io.Reader, io.Writer) er
 	// the test's directories (the catalog cache) until they have stopped.
 	t.Cleanup(func() {
 		cancel()
+		_ = inW.Close() // as a host that has gone: a session reading on the caller's goroutine sees EOF
 		select {
 		case <-done:
 		case <-time.After(30 * time.Second):
