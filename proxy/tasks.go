@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"encoding/json"
+	"slices"
 
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
 	"github.com/mcptrunk/mcptrunk/internal/rawjson"
@@ -42,6 +43,9 @@ func (t *Trunk) handleTasks(ctx context.Context, method string, params json.RawM
 	if !t.anyOffersTasks() {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method %q is not supported: no server behind mcptrunk offers tasks", method)
 	}
+	if err := tasks.StatelessGate(method, hostRequestOf(ctx).HostRequest); err != nil {
+		return nil, err
+	}
 	switch method {
 	case "tasks/list":
 		return t.listTasks(ctx) // 2025-11-25 only: the extension has no list
@@ -54,12 +58,7 @@ func (t *Trunk) handleTasks(ctx context.Context, method string, params json.RawM
 // anyOffersTasks reports whether a server the trunk knows declared tasks:
 // the 2025-11-25 capability or the 2026-07-28 extension.
 func (t *Trunk) anyOffersTasks() bool {
-	for _, c := range t.clients() {
-		if caps := c.Init().RawCapabilities; tasks.Offers(caps, "") || tasks.DeclaresExtension(caps) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(t.clients(), func(c *upstream.Client) bool { return tasks.OffersAny(c.Init().RawCapabilities) })
 }
 
 // routeTask forwards tasks/get, tasks/result, tasks/cancel and (at

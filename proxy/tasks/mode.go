@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 
 	"github.com/mcptrunk/mcptrunk/internal/rawjson"
+	"github.com/mcptrunk/mcptrunk/proxy/translate"
 	"github.com/mcptrunk/mcptrunk/upstream"
 )
 
@@ -24,13 +25,17 @@ const (
 // whose request declares the extensions hostExtensions: as a task of the
 // server's kind when the tool requires one, the server offers tasks and the
 // host did not ask for one (no `task` member, the extension not declared).
-func ModeFor(serverCaps, hostExtensions, params, tool json.RawMessage) Mode {
+// A 2026-07-28 host (stateless) gets a 2026-07-28 server's own answer: a
+// task when it declared the extension, else the server's -32021 naming it,
+// which tells the host to declare it (SEP-2663) rather than hide from it
+// the input requests a followed task cannot put to it.
+func ModeFor(serverCaps, hostExtensions json.RawMessage, statelessHost bool, params, tool json.RawMessage) Mode {
 	legacy, extension := Offers(serverCaps, ""), DeclaresExtension(serverCaps)
 	switch {
 	case !legacy && !extension, !Required(tool), rawjson.HasField(params, "task"):
 		return Direct
-	case extension && rawjson.HasField(hostExtensions, Extension):
-		return Direct // the host follows the task itself
+	case extension && (statelessHost || rawjson.HasField(hostExtensions, Extension)):
+		return Direct // the host follows the task itself, or is told to declare the extension
 	case extension:
 		return AsExtensionTask
 	}
@@ -56,16 +61,16 @@ func WithExtension(caps json.RawMessage) json.RawMessage {
 	return out
 }
 
-// ModeOfCall is ModeFor for a call of the tool a server names raw, its
-// tools read (tools) only when the server offers tasks at all, which most
-// do not.
-func ModeOfCall(serverCaps, hostExtensions json.RawMessage, tools func() []upstream.Item, raw string, params json.RawMessage) Mode {
-	if !Offers(serverCaps, "") && !DeclaresExtension(serverCaps) {
+// ModeOfCall is ModeFor for a host's call of the tool a server names raw,
+// its tools read (tools) only when the server offers tasks at all, which
+// most do not.
+func ModeOfCall(serverCaps json.RawMessage, host translate.HostRequest, tools func() []upstream.Item, raw string, params json.RawMessage) Mode {
+	if !OffersAny(serverCaps) {
 		return Direct
 	}
 	for _, tool := range tools() {
 		if tool.Key == raw {
-			return ModeFor(serverCaps, hostExtensions, params, tool.Raw)
+			return ModeFor(serverCaps, host.Caps["extensions"], host.Stateless(), params, tool.Raw)
 		}
 	}
 	return Direct

@@ -14,17 +14,21 @@ func TestModeFor(t *testing.T) {
 		hostExt    = `{"` + Extension + `":{}}`
 	)
 	for _, c := range []struct {
-		name, caps, host, params, tool string
-		want                           Mode
+		name, caps, host string
+		stateless        bool
+		params, tool     string
+		want             Mode
 	}{
-		{"no tasks at the server", `{"tools":{}}`, ``, `{}`, required, Direct},
-		{"a tool that does not require one", legacyCaps, ``, `{}`, optional, Direct},
-		{"the host asked for a task", legacyCaps, ``, `{"task":{}}`, required, Direct},
-		{"a 2025 server's task-only tool", legacyCaps, ``, `{}`, required, AsLegacyTask},
-		{"a 2026 server's, the host without the extension", extCaps, `{"x":{}}`, `{}`, required, AsExtensionTask},
-		{"a 2026 server's, the host with it", extCaps, hostExt, `{}`, required, Direct},
+		{"no tasks at the server", `{"tools":{}}`, ``, false, `{}`, required, Direct},
+		{"a tool that does not require one", legacyCaps, ``, false, `{}`, optional, Direct},
+		{"the host asked for a task", legacyCaps, ``, false, `{"task":{}}`, required, Direct},
+		{"a 2025 server's task-only tool", legacyCaps, ``, false, `{}`, required, AsLegacyTask},
+		{"a 2025 server's, a 2026 host", legacyCaps, ``, true, `{}`, required, AsLegacyTask},
+		{"a 2026 server's, a 2025 host", extCaps, `{"x":{}}`, false, `{}`, required, AsExtensionTask},
+		{"a 2026 server's, a 2026 host with the extension", extCaps, hostExt, true, `{}`, required, Direct},
+		{"a 2026 server's, a 2026 host without it: the server's -32021", extCaps, `{"x":{}}`, true, `{}`, required, Direct},
 	} {
-		if got := ModeFor(json.RawMessage(c.caps), json.RawMessage(c.host), json.RawMessage(c.params), json.RawMessage(c.tool)); got != c.want {
+		if got := ModeFor(json.RawMessage(c.caps), json.RawMessage(c.host), c.stateless, json.RawMessage(c.params), json.RawMessage(c.tool)); got != c.want {
 			t.Errorf("%s: %v, want %v", c.name, got, c.want)
 		}
 	}

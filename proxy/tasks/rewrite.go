@@ -55,6 +55,10 @@ func Offers(caps json.RawMessage, what string) bool {
 	return err == nil && found && string(caps[start:end][s:e]) != "null"
 }
 
+// OffersAny reports whether a server's capabilities declare tasks of
+// either model: the 2025-11-25 capability or the 2026-07-28 extension.
+func OffersAny(caps json.RawMessage) bool { return Offers(caps, "") || DeclaresExtension(caps) }
+
 // Required reports whether a tool (its definition as the server listed it)
 // can only be called as a task: execution.taskSupport is "required".
 func Required(tool json.RawMessage) bool {
