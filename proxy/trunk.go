@@ -17,6 +17,7 @@ import (
 	"github.com/mcptrunk/mcptrunk/proxy/observe"
 	"github.com/mcptrunk/mcptrunk/proxy/relay"
 	"github.com/mcptrunk/mcptrunk/proxy/translate"
+	"github.com/mcptrunk/mcptrunk/proxy/trunktools"
 	"github.com/mcptrunk/mcptrunk/upstream"
 )
 
@@ -280,7 +281,7 @@ func (t *Trunk) policy() catalog.Policy { return catalog.PolicyOf(t.cfg.Load().T
 // build makes a catalog from the servers as they are now, and reports each
 // filter pattern that matches nothing once.
 func (t *Trunk) build() *catalog.Catalog {
-	cat := buildFrom(t.fleet.Clients(), t.policy(), t.pins.Load(), t.logger)
+	cat := trunktools.Build(t.fleet.Clients(), t.policy(), t.pins.Load(), t.logger)
 	for _, msg := range cat.Unmatched {
 		if _, seen := t.reported.LoadOrStore(msg, true); !seen {
 			t.logger.Warn(msg)

@@ -11,9 +11,9 @@ import (
 	"github.com/mcptrunk/mcptrunk/internal/textview"
 	"github.com/mcptrunk/mcptrunk/internal/usercreds"
 	"github.com/mcptrunk/mcptrunk/internal/wording"
-	"github.com/mcptrunk/mcptrunk/proxy"
 	"github.com/mcptrunk/mcptrunk/proxy/catalog"
 	"github.com/mcptrunk/mcptrunk/proxy/httpserve"
+	"github.com/mcptrunk/mcptrunk/proxy/trunktools"
 	"github.com/mcptrunk/mcptrunk/upstream"
 )
 
@@ -123,7 +123,7 @@ func (cc *checkCommand) run(ctx context.Context, env *environment) error {
 	for _, line := range catalog.PinLines(cfg.Trunk, catalog.ServersOf(host.Clients()), logger) {
 		fmt.Fprintln(env.stdout, line)
 	}
-	for _, line := range proxy.ConflictLines(cfg.Trunk, host.Clients()) {
+	for _, line := range trunktools.ConflictLines(cfg.Trunk, host.Clients()) {
 		fmt.Fprintln(env.stdout, line)
 	}
 	for _, line := range textview.AccessLines(cfg.Trunk, cmp.Or(cfg.Trunk.HTTP.Path, httpserve.DefaultPath)) {
