@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
+	"github.com/mcptrunk/mcptrunk/internal/protocol"
 	"github.com/mcptrunk/mcptrunk/internal/rawjson"
 	"github.com/mcptrunk/mcptrunk/proxy/catalog"
 	"github.com/mcptrunk/mcptrunk/proxy/tasks"
@@ -96,11 +97,35 @@ func (t *Trunk) routeTask(ctx context.Context, method string, params json.RawMes
 		}
 		return res, nil
 	}
-	res = tasks.RewriteID(res, issue)
-	if method == "tasks/get" && !unprefixed {
-		res = tasks.Inlined(res, func(inner json.RawMessage) json.RawMessage { return catalog.NamespaceToolResult(server, inner) })
+	return t.exportInlined(server, method, tasks.RewriteID(res, issue)), nil
+}
+
+// exportInlined exports, as a tools/call result's are, the names and URIs
+// of the result a finished 2026-07-28 task inlines (in tasks/get's answer
+// and in notifications/tasks).
+func (t *Trunk) exportInlined(server, method string, res json.RawMessage) json.RawMessage {
+	if method == "tasks/cancel" || method == "tasks/update" || t.snapshot().Unprefixed(server) {
+		return res
 	}
-	return res, nil
+	return tasks.Inlined(res, func(inner json.RawMessage) json.RawMessage { return catalog.NamespaceToolResult(server, inner) })
+}
+
+// watchTask has the server of the task the host of ctx knows as id report
+// its status on a listen of the trunk's (translate.ListenSession).
+func (t *Trunk) watchTask(ctx context.Context, id string) (func(), error) {
+	hr := hostRequestOf(ctx)
+	if err := tasks.StatelessGate(protocol.MethodListen, hr.HostRequest); err != nil {
+		return nil, err
+	}
+	server, upID, err := t.taskIDs.Open(taskBinding(hr.session), id)
+	if err != nil {
+		return nil, err
+	}
+	c, _, err := t.owner(ctx, server, "task", id, nil)
+	if err != nil {
+		return nil, err
+	}
+	return tasks.Watch(ctx, c, upID)
 }
 
 // issueTaskID returns the function that turns server's task ids into the
@@ -129,39 +154,16 @@ func (t *Trunk) taskCreated(ctx context.Context, server string, res json.RawMess
 	return out
 }
 
-// listTasks answers tasks/list with the tasks of every ready server that
-// lists its tasks, each id rewritten. The servers' pages are read to the
-// end, so the host gets one page: a host's own tasks are few. When sessions
-// share the servers (serve --http), a session is shown only the tasks it
-// created: a server lists the tasks of its one client, every session's.
+// listTasks answers tasks/list (tasks.ListAll). When sessions share the
+// servers (serve --http), a session is shown only the tasks it created: a
+// server lists the tasks of its one client, every session's.
 func (t *Trunk) listTasks(ctx context.Context) (json.RawMessage, error) {
 	session := hostRequestOf(ctx).session
-	mine := func(server string, task json.RawMessage) bool {
-		if !t.hosts.shared.Load() || session == nil {
-			return true
-		}
-		id, _ := rawjson.StringField(task, "taskId")
-		owner, ok := t.hosts.tasks.Owner(server, id)
-		return ok && owner == session
-	}
-	all := []json.RawMessage{}
-	for _, c := range t.clients() {
-		if state, _ := c.State(); state != upstream.StateReady || !tasks.Offers(c.Init().RawCapabilities, "list") {
-			continue
-		}
-		issue := t.issueTaskID(ctx, c.Name())
-		listed, err := tasks.List(ctx, c)
-		if err != nil {
-			t.logger.Warn("listing a server's tasks failed", "server", c.Name(), "error", err)
-			continue
-		}
-		for _, task := range listed {
-			if mine(c.Name(), task) {
-				all = append(all, tasks.RewriteID(task, issue))
-			}
-		}
-	}
-	return json.Marshal(map[string]any{"tasks": all})
+	return tasks.ListAll(ctx, t.clients(), func(server string) func(string) string { return t.issueTaskID(ctx, server) },
+		func(server, id string) bool {
+			owner, ok := t.hosts.tasks.Owner(server, id)
+			return !t.hosts.shared.Load() || session == nil || ok && owner == session
+		}, t.logger)
 }
 
 // driveTask runs a call of c's tool as a task for a host that did not ask
@@ -196,10 +198,25 @@ func (t *Trunk) driveTask(ctx context.Context, c *upstream.Client, how tasks.Mod
 }
 
 // taskStatus delivers a server's notifications/tasks/status to the session
-// that created the task, with the id that session knows it by; a task no
-// attached session created is not announced to anyone.
-func (t *Trunk) taskStatus(server string, params json.RawMessage) {
+// that created the task, with the id that session knows it by, and its
+// notifications/tasks (2026-07-28) to each stateless session's listens that
+// named the task (translate.Listens.Route), with that session's id for it; a
+// task no one asked for is announced to no one.
+func (t *Trunk) taskStatus(server, method string, params json.RawMessage) {
 	id, _ := rawjson.StringField(params, "taskId")
+	if method == tasks.NotificationMethod {
+		params = t.exportInlined(server, method, params)
+		for _, s := range t.hosts.all() {
+			out, err := rawjson.ReplaceString(params, "taskId", t.taskIDs.Issue(taskBinding(s), server, id))
+			if err == nil && s.stateless.Load() {
+				err = s.Notify(method, out)
+			}
+			if err != nil {
+				t.notifyFailed(server, method, err)
+			}
+		}
+		return
+	}
 	s, ok := t.hosts.tasks.Owner(server, id)
 	if !ok {
 		t.logger.Debug("status of a task no session created", "server", server)

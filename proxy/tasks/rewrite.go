@@ -36,8 +36,13 @@ func IsCreated(res json.RawMessage) bool {
 }
 
 // StatusMethod is the notification by which a server tells its client a
-// task's status changed.
-const StatusMethod = "notifications/tasks/status"
+// task's status changed (2025-11-25); NotificationMethod the extension's,
+// sent on a subscriptions/listen that named the task (2026-07-28), the
+// task as tasks/get would answer.
+const (
+	StatusMethod       = "notifications/tasks/status"
+	NotificationMethod = "notifications/tasks"
+)
 
 // Offers reports whether a server's capabilities declare the core tasks
 // capability, and with what ("" for the capability itself, or one of its
