@@ -20,8 +20,8 @@ func (t *Trunk) forwardNotification(server, method string, params json.RawMessag
 	if len(t.hosts.all()) == 0 {
 		return
 	}
-	if method == tasks.StatusMethod {
-		t.taskStatus(server, params)
+	if method == tasks.StatusMethod || method == tasks.NotificationMethod {
+		t.taskStatus(server, method, params)
 		return
 	}
 	t.toHosts(server, method, t.exportNotification(server, method, params))

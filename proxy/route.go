@@ -136,7 +136,7 @@ func (t *Trunk) routeNamed(ctx context.Context, method string, params json.RawMe
 	call := t.callUpstream
 	if kind == "tool" {
 		tools := func() []upstream.Item { return c.Catalog().Tools }
-		if how := tasks.ModeOfCall(c.Init().RawCapabilities, hostRequestOf(ctx).Caps["extensions"], tools, raw, forward); how != tasks.Direct {
+		if how := tasks.ModeOfCall(c.Init().RawCapabilities, hostRequestOf(ctx).HostRequest, tools, raw, forward); how != tasks.Direct {
 			call = func(ctx context.Context, c *upstream.Client, _ string, forward json.RawMessage) (json.RawMessage, error) {
 				return t.driveTask(ctx, c, how, forward)
 			}

@@ -205,6 +205,10 @@ func (l listenSession) Release(uri string, shutdown bool) {
 	l.s.trunk.releaseSubscription(uri, shutdown)
 }
 
+func (l listenSession) WatchTask(ctx context.Context, id string) (func(), error) {
+	return l.s.trunk.watchTask(ctx, id)
+}
+
 func (l listenSession) CheckSize(size int) error { return l.s.conn.CheckSize(size) }
 
 func (l listenSession) Push(method string, params json.RawMessage, size int) error {

@@ -3,8 +3,10 @@ package proxy
 import (
 	"context"
 	"encoding/json"
+	"slices"
 
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
+	"github.com/mcptrunk/mcptrunk/internal/protocol"
 	"github.com/mcptrunk/mcptrunk/internal/rawjson"
 	"github.com/mcptrunk/mcptrunk/proxy/catalog"
 	"github.com/mcptrunk/mcptrunk/proxy/tasks"
@@ -42,6 +44,9 @@ func (t *Trunk) handleTasks(ctx context.Context, method string, params json.RawM
 	if !t.anyOffersTasks() {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method %q is not supported: no server behind mcptrunk offers tasks", method)
 	}
+	if err := tasks.StatelessGate(method, hostRequestOf(ctx).HostRequest); err != nil {
+		return nil, err
+	}
 	switch method {
 	case "tasks/list":
 		return t.listTasks(ctx) // 2025-11-25 only: the extension has no list
@@ -54,12 +59,7 @@ func (t *Trunk) handleTasks(ctx context.Context, method string, params json.RawM
 // anyOffersTasks reports whether a server the trunk knows declared tasks:
 // the 2025-11-25 capability or the 2026-07-28 extension.
 func (t *Trunk) anyOffersTasks() bool {
-	for _, c := range t.clients() {
-		if caps := c.Init().RawCapabilities; tasks.Offers(caps, "") || tasks.DeclaresExtension(caps) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(t.clients(), func(c *upstream.Client) bool { return tasks.OffersAny(c.Init().RawCapabilities) })
 }
 
 // routeTask forwards tasks/get, tasks/result, tasks/cancel and (at
@@ -98,6 +98,24 @@ func (t *Trunk) exportToolResult(server string, res json.RawMessage) json.RawMes
 	return catalog.NamespaceToolResult(server, res)
 }
 
+// watchTask has the server of the task the host of ctx knows as id report
+// its status on a listen of the trunk's (translate.ListenSession).
+func (t *Trunk) watchTask(ctx context.Context, id string) (func(), error) {
+	hr := hostRequestOf(ctx)
+	if err := tasks.StatelessGate(protocol.MethodListen, hr.HostRequest); err != nil {
+		return nil, err
+	}
+	server, upID, err := t.taskIDs.Open(taskBinding(hr.session), id)
+	if err != nil {
+		return nil, err
+	}
+	c, _, err := t.owner(ctx, server, "task", id, nil)
+	if err != nil {
+		return nil, err
+	}
+	return tasks.Listen(ctx, c, upID)
+}
+
 // issueTaskID returns the function that turns server's task ids into the
 // ids the host of ctx gets.
 func (t *Trunk) issueTaskID(ctx context.Context, server string) func(string) string {
@@ -126,39 +144,16 @@ func (t *Trunk) taskCreated(ctx context.Context, server string, res json.RawMess
 	return out
 }
 
-// listTasks answers tasks/list with the tasks of every ready server that
-// lists its tasks, each id rewritten. The servers' pages are read to the
-// end, so the host gets one page: a host's own tasks are few. When sessions
-// share the servers (serve --http), a session is shown only the tasks it
-// created: a server lists the tasks of its one client, every session's.
+// listTasks answers tasks/list (tasks.ListAll). When sessions share the
+// servers (serve --http), a session is shown only the tasks it created: a
+// server lists the tasks of its one client, every session's.
 func (t *Trunk) listTasks(ctx context.Context) (json.RawMessage, error) {
 	session := hostRequestOf(ctx).session
-	mine := func(server string, task json.RawMessage) bool {
-		if !t.hosts.shared.Load() || session == nil {
-			return true
-		}
-		id, _ := rawjson.StringField(task, "taskId")
-		owner, ok := t.hosts.tasks.Owner(server, id)
-		return ok && owner == session
-	}
-	all := []json.RawMessage{}
-	for _, c := range t.clients() {
-		if state, _ := c.State(); state != upstream.StateReady || !tasks.Offers(c.Init().RawCapabilities, "list") {
-			continue
-		}
-		issue := t.issueTaskID(ctx, c.Name())
-		listed, err := tasks.List(ctx, c)
-		if err != nil {
-			t.logger.Warn("listing a server's tasks failed", "server", c.Name(), "error", err)
-			continue
-		}
-		for _, task := range listed {
-			if mine(c.Name(), task) {
-				all = append(all, tasks.RewriteID(task, issue))
-			}
-		}
-	}
-	return json.Marshal(map[string]any{"tasks": all})
+	return tasks.ListAll(ctx, t.clients(), func(server string) func(string) string { return t.issueTaskID(ctx, server) },
+		func(server, id string) bool {
+			owner, ok := t.hosts.tasks.Owner(server, id)
+			return !t.hosts.shared.Load() || session == nil || ok && owner == session
+		}, t.logger)
 }
 
 // driveTask runs a call of c's tool that is not Direct (tasks.Call), all of it the session's
@@ -186,7 +181,9 @@ func (t *Trunk) driveTask(ctx context.Context, c *upstream.Client, how tasks.Mod
 			if s := hr.session; s != nil {
 				t.hosts.tasks.Own(c.Name(), id, s)
 				owned := func() bool { return t.hosts.tasks.Owns(c.Name(), id, s) }
-				t.workers.Go(func() { tasks.Watch(t.life, t.taskLog.Watch(c.Name(), c), c.Name(), id, owned, t.taskStatus) })
+				t.workers.Go(func() {
+					tasks.Watch(t.life, t.taskLog.Watch(c.Name(), c), c.Name(), id, owned, func(server string, p json.RawMessage) { t.taskStatus(server, tasks.StatusMethod, p) })
+				})
 			}
 		}}
 	return call.Run(ctx)
@@ -202,11 +199,26 @@ func (t *Trunk) follower(ctx context.Context, c *upstream.Client) tasks.Follower
 }
 
 // taskStatus delivers a server's notifications/tasks/status to the session
-// that created the task, with the id that session knows it by; a task no
-// attached session created is not announced to anyone.
-func (t *Trunk) taskStatus(server string, params json.RawMessage) {
+// that created the task, with the id that session knows it by, and its
+// notifications/tasks (2026-07-28) to each stateless session's listens that
+// named the task (translate.Listens.Route), with that session's id for it; a
+// task no one asked for is announced to no one.
+func (t *Trunk) taskStatus(server, method string, params json.RawMessage) {
 	id, _ := rawjson.StringField(params, "taskId")
 	t.taskLog.Heard(server, id, tasks.StatusMethod, params, nil)
+	if method == tasks.NotificationMethod {
+		params = tasks.Inlined(params, func(inner json.RawMessage) json.RawMessage { return t.exportToolResult(server, inner) })
+		for _, s := range t.hosts.all() {
+			out, err := rawjson.ReplaceString(params, "taskId", t.taskIDs.Issue(taskBinding(s), server, id))
+			if err == nil && s.stateless.Load() {
+				err = s.Notify(method, out)
+			}
+			if err != nil {
+				t.notifyFailed(server, method, err)
+			}
+		}
+		return
+	}
 	s, ok := t.hosts.tasks.Owner(server, id)
 	if !ok {
 		t.logger.Debug("status of a task no session created", "server", server)

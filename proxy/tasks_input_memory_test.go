@@ -115,46 +115,6 @@ func TestTasksFollowedInputRefused(t *testing.T) {
 	}
 }
 
-// A 2026-07-28 host without the extension: the task's input request comes
-// back as input_required on the host's own tools/call, with a state of the
-// trunk's; the retry's answer reaches the server in tasks/update and the
-// retry gets the task's result.
-func TestTasksFollowedInputStatelessHost(t *testing.T) {
-	srv, got := askingTaskServer()
-	_, h := memTrunk(t, memserver.Set{"v2": srv}, map[string]map[string]any{"v2": {"protocolVersion": "2026-07-28"}}, nil, nil)
-	meta := statelessMeta(`{"elicitation":{}}`)
-	res, errObj := h.call("tools/call", `{"name":"mcp__v2__ask","arguments":{},`+meta+`}`)
-	var ir struct {
-		ResultType    string
-		InputRequests map[string]struct {
-			Method string
-			Params json.RawMessage
-		}
-		RequestState string
-	}
-	if err := json.Unmarshal(res, &ir); err != nil || ir.ResultType != "input_required" || len(ir.InputRequests) != 1 || ir.RequestState == "" {
-		t.Fatalf("tools/call: %s %s; want input_required with the task's request", res, errObj)
-	}
-	var key string
-	for k, r := range ir.InputRequests {
-		key = k
-		if r.Method != "elicitation/create" || !strings.Contains(string(r.Params), `"sure?"`) {
-			t.Errorf("input request %s: %s %s, want the task's elicitation", k, r.Method, r.Params)
-		}
-	}
-	state, _ := json.Marshal(ir.RequestState)
-	res, errObj = h.call("tools/call", `{"name":"mcp__v2__ask","arguments":{},"inputResponses":{"`+key+`":{"action":"accept","content":{}}},"requestState":`+string(state)+`,`+meta+`}`)
-	if !strings.Contains(string(res), "the host said accept") {
-		t.Fatalf("the retry: %s %s; want the task's result", res, errObj)
-	}
-	if u := got("tasks/update"); len(u) != 1 || !strings.Contains(u[0], `"inputResponses":{"k1":{"action":"accept"`) {
-		t.Errorf("tasks/update: %q, want the answer under the server's key k1", u)
-	}
-	if n := len(got("tools/call")); n != 1 {
-		t.Errorf("the server's tool was called %d times, want once (the retry continues the task)", n)
-	}
-}
-
 // A 2025-11-25 task the trunk drives for a host that asked for none: the
 // server's elicitation during tasks/result, on its connection, reaches
 // the host and the host's answer returns to the server.

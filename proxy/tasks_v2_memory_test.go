@@ -161,10 +161,11 @@ func TestTasksExtensionSubjectBound(t *testing.T) {
 	}
 }
 
-// A 2026-07-28 server's task-only tool, called by hosts that do not declare
-// the extension (a stateless host, a 2025-era host): the trunk declares it
-// on the call, follows the task with tasks/get and answers with the result
-// the finished task inlines, its URIs exported.
+// A 2026-07-28 server's task-only tool, called by a 2025-era host (which
+// cannot declare the extension): the trunk declares it on the call, follows
+// the task with tasks/get and answers with the result the finished task
+// inlines, its URIs exported. A 2026-07-28 host that does not declare it
+// gets the server's own -32021, which tells it to.
 func TestTasksExtensionDrivenForHost(t *testing.T) {
 	var (
 		mu    sync.Mutex
@@ -198,8 +199,8 @@ func TestTasksExtensionDrivenForHost(t *testing.T) {
 	_, h := memTrunk(t, memserver.Set{"v2": srv}, map[string]map[string]any{"v2": {"protocolVersion": "2026-07-28"}}, nil, nil)
 	const want = `"uri":"mcptrunk://v2/file:///r.txt"`
 	res, errObj := h.call("tools/call", `{"name":"mcp__v2__must","arguments":{},`+statelessMeta(`{}`)+`}`)
-	if !strings.Contains(string(res), want) || tasks.IsCreated(res) {
-		t.Errorf("a stateless host without the extension: %s %s; want the task's result", res, errObj)
+	if !strings.Contains(string(errObj), `"code":-32021`) {
+		t.Errorf("a stateless host without the extension: %s %s; want the server's -32021", res, errObj)
 	}
 	h.initialize(`{}`)
 	res, errObj = h.call("tools/call", `{"name":"mcp__v2__must","arguments":{}}`)
@@ -208,7 +209,7 @@ func TestTasksExtensionDrivenForHost(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if got := strings.Join(calls, " "); got != "tools/call tasks/get tasks/get tools/call tasks/get tasks/get" {
+	if got := strings.Join(calls, " "); got != "tools/call tools/call tasks/get tasks/get" {
 		t.Errorf("the server was asked %q", got)
 	}
 }

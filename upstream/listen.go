@@ -46,13 +46,13 @@ type listenFilter struct {
 	Prompts   bool     `json:"promptsListChanged,omitempty"`
 	Resources bool     `json:"resourcesListChanged,omitempty"`
 	URIs      []string `json:"resourceSubscriptions,omitempty"`
+	TaskIDs   []string `json:"taskIds,omitempty"` // the tasks extension's status notifications
 }
 
-// openListen sends a subscriptions/listen request and waits, within ctx,
-// for the server to acknowledge it. It returns the stream (which lives on
-// until the connection ends or it is cancelled) and what the server
-// honored. onEnd, if set, runs when the stream ends.
-func (w *wire) openListen(ctx context.Context, want listenFilter, onEnd func(*listenStream)) (*listenStream, listenFilter, error) {
+// openListen sends a subscriptions/listen request, told the client capabilities of mctx, and
+// waits, within ctx, for the server to acknowledge it. It returns the stream (which lives on
+// until the connection ends or it is cancelled), what the server honored; onEnd runs at its end.
+func (w *wire) openListen(ctx, mctx context.Context, want listenFilter, onEnd func(*listenStream)) (*listenStream, listenFilter, error) {
 	w.ackMu.Lock()
 	defer w.ackMu.Unlock()
 	params, err := json.Marshal(struct {
@@ -61,8 +61,7 @@ func (w *wire) openListen(ctx context.Context, want listenFilter, onEnd func(*li
 	if err != nil {
 		return nil, listenFilter{}, err
 	}
-	// Not on behalf of one host request: the Fleet's capabilities.
-	params, err = rawjson.ReplaceReservedMeta(params, w.c.requestMeta(context.Background()))
+	params, err = rawjson.ReplaceReservedMeta(params, w.c.requestMeta(mctx))
 	if err != nil {
 		return nil, listenFilter{}, err
 	}
@@ -155,7 +154,7 @@ func (w *wire) watchLists(caps json.RawMessage) {
 				wait = listenBackoffMax
 			}
 			ctx, cancel := context.WithTimeout(w.life, wait)
-			s, honored, err := w.openListen(ctx, want, nil)
+			s, honored, err := w.openListen(ctx, context.Background(), want, nil) // the Fleet's capabilities
 			cancel()
 			if err == nil {
 				w.c.logger.Debug("listening for list changes", "honored", fmt.Sprintf("%+v", honored))
@@ -229,7 +228,7 @@ func (w *wire) subscribe(ctx context.Context, params json.RawMessage) (json.RawM
 	if have {
 		return json.RawMessage(`{}`), nil
 	}
-	s, honored, err := w.openListen(ctx, listenFilter{URIs: []string{uri}}, func(s *listenStream) { w.subscriptionEnded(uri, s) })
+	s, honored, err := w.openListen(ctx, context.Background(), listenFilter{URIs: []string{uri}}, func(s *listenStream) { w.subscriptionEnded(uri, s) })
 	if err != nil {
 		var rpcErr *jsonrpc.Error
 		if errors.As(err, &rpcErr) {
@@ -249,6 +248,21 @@ func (w *wire) subscribe(ctx context.Context, params json.RawMessage) (json.RawM
 	}
 	w.mu.Unlock()
 	return json.RawMessage(`{}`), nil
+}
+
+// ListenTasks holds a listen open for the status of the server's tasks ids, told ctx's host's
+// capabilities (which declare the extension): the ids the server will report on, and stop.
+func (c *Client) ListenTasks(ctx context.Context, ids []string) ([]string, func(), error) {
+	w, err := c.acquire(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer c.release()
+	s, honored, err := w.openListen(ctx, ctx, listenFilter{TaskIDs: ids}, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	return honored.TaskIDs, s.cancel, nil
 }
 
 // subscriptionEnded forgets a subscription's stream once it has ended; one

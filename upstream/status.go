@@ -61,9 +61,7 @@ type Status struct {
 	// server starts them again.
 	LazyStarts int64 `json:"lazyStarts,omitempty"`
 	IdleStops  int64 `json:"idleStops,omitempty"`
-	// Tasks counts the server's tasks running now, as the trunk knows them
-	// (proxy/tasks.Ledger): the Client has no part in it.
-	Tasks int `json:"tasks,omitempty"`
+	Tasks      int   `json:"tasks,omitempty"` // running now, as proxy/tasks.Ledger knows them: not the Client's
 }
 
 // Status reports the server's state, catalog sizes and call statistics.

@@ -170,25 +170,36 @@ type suiteRun struct {
 // runs without scoring) against url, in a folder of its own under dir. The
 // CLI exits 1 when a scored scenario fails; that is a result, not an error.
 func runSuite(ctx context.Context, node, cli, url, revision, dir string) (suiteRun, error) {
+	return runSuiteArgs(ctx, node, cli, url, dir, []string{"--requirements", revision})
+}
+
+// runSuiteArgs runs the suite's server command against url once per
+// element of runs (its arguments after --url: a requirement set, or one
+// scenario), one after another, each writing its results into the same
+// folder under dir, and reads them all.
+func runSuiteArgs(ctx context.Context, node, cli, url, dir string, runs ...[]string) (suiteRun, error) {
 	out := filepath.Join(dir, "results")
-	cmd := exec.CommandContext(ctx, node, cli, "server", "--url", url, "--requirements", revision, "--output-dir", out)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "NO_COLOR=1")
 	run := suiteRun{output: &syncBuffer{}}
-	cmd.Stdout, cmd.Stderr = run.output, run.output
 	start := time.Now()
-	err := cmd.Run()
-	run.elapsed = time.Since(start)
-	var exit *exec.ExitError
-	if err != nil && !(errors.As(err, &exit) && exit.ExitCode() == 1 && ctx.Err() == nil) {
-		return run, fmt.Errorf("conformance suite at %s against %s: %v\n%s", revision, url, err, tail(run.output.String(), 4000))
+	for _, args := range runs {
+		cmd := exec.CommandContext(ctx, node, append([]string{cli, "server", "--url", url, "--output-dir", out}, args...)...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "NO_COLOR=1")
+		cmd.Stdout, cmd.Stderr = run.output, run.output
+		err := cmd.Run()
+		var exit *exec.ExitError
+		if err != nil && !(errors.As(err, &exit) && exit.ExitCode() == 1 && ctx.Err() == nil) {
+			return run, fmt.Errorf("conformance suite %s against %s: %v\n%s", strings.Join(args, " "), url, err, tail(run.output.String(), 4000))
+		}
 	}
+	run.elapsed = time.Since(start)
+	var err error
 	run.results, err = readSuiteResults(out)
 	if err == nil && len(run.results) == 0 {
 		err = errors.New("no scenario results")
 	}
 	if err != nil {
-		return run, fmt.Errorf("conformance suite at %s against %s: %v\n%s", revision, url, err, tail(run.output.String(), 4000))
+		return run, fmt.Errorf("conformance suite against %s: %v\n%s", url, err, tail(run.output.String(), 4000))
 	}
 	return run, nil
 }

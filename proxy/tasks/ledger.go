@@ -85,8 +85,10 @@ func (l *Ledger) Created(ctx context.Context, server string, res json.RawMessage
 	}
 	now := l.now()
 	rec := &record{server: server, start: now, deadline: now.Add(ttlOf(task))}
-	rec.end = l.observers.BeginTask(ctx, observe.Task{Server: server, ID: id, Call: observe.RequestOf(ctx), Driven: driven})
 	l.mu.Lock()
+	// Told under the lock, with the record going in: an observer that hears
+	// of the task finds it counted (observers do not call back in).
+	rec.end = l.observers.BeginTask(ctx, observe.Task{Server: server, ID: id, Call: observe.RequestOf(ctx), Driven: driven})
 	ends := l.sweep(now)
 	if old, ok := l.running[key(server, id)]; ok {
 		// The same id again (a server that reuses ids): the first task

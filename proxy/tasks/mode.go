@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 
 	"github.com/mcptrunk/mcptrunk/internal/rawjson"
+	"github.com/mcptrunk/mcptrunk/proxy/translate"
 	"github.com/mcptrunk/mcptrunk/upstream"
 )
 
@@ -31,10 +32,13 @@ const (
 // definition) of a server whose capabilities are serverCaps, for a host
 // whose request declares the extensions hostExtensions. A host that asks
 // for a task (a task member; the extension declared) gets one in its own
-// model, translated when the server has only the other; a host that does
-// not, calling a tool that requires a task, has the trunk run the task of
-// the server's kind for it.
-func ModeFor(serverCaps, hostExtensions, params, tool json.RawMessage) Mode {
+// model, translated when the server has only the other; a 2025-era host
+// that does not, calling a tool that requires a task, has the trunk run the
+// task of the server's kind for it. A 2026-07-28 host (stateless) that does
+// not declare the extension gets a 2026-07-28 server's own answer to a
+// task-only tool, its -32021 naming the extension (SEP-2663: what the
+// conformance suite asks of a server), so that it declares it.
+func ModeFor(serverCaps, hostExtensions json.RawMessage, statelessHost bool, params, tool json.RawMessage) Mode {
 	legacy, extension := Offers(serverCaps, ""), DeclaresExtension(serverCaps)
 	switch {
 	case !legacy && !extension:
@@ -51,6 +55,8 @@ func ModeFor(serverCaps, hostExtensions, params, tool json.RawMessage) Mode {
 		return Direct // the host follows the task itself (or the tool takes none)
 	case !Required(tool):
 		return Direct
+	case extension && statelessHost:
+		return Direct // the server's -32021 tells the host to declare the extension
 	case extension:
 		return AsExtensionTask
 	}
@@ -76,16 +82,16 @@ func WithExtension(caps json.RawMessage) json.RawMessage {
 	return out
 }
 
-// ModeOfCall is ModeFor for a call of the tool a server names raw, its
-// tools read (tools) only when the server offers tasks at all, which most
-// do not.
-func ModeOfCall(serverCaps, hostExtensions json.RawMessage, tools func() []upstream.Item, raw string, params json.RawMessage) Mode {
-	if !Offers(serverCaps, "") && !DeclaresExtension(serverCaps) {
+// ModeOfCall is ModeFor for a host's call of the tool a server names raw,
+// its tools read (tools) only when the server offers tasks at all, which
+// most do not.
+func ModeOfCall(serverCaps json.RawMessage, host translate.HostRequest, tools func() []upstream.Item, raw string, params json.RawMessage) Mode {
+	if !OffersAny(serverCaps) {
 		return Direct
 	}
 	for _, tool := range tools() {
 		if tool.Key == raw {
-			return ModeFor(serverCaps, hostExtensions, params, tool.Raw)
+			return ModeFor(serverCaps, host.Caps["extensions"], host.Stateless(), params, tool.Raw)
 		}
 	}
 	return Direct

@@ -14,22 +14,27 @@ func TestModeFor(t *testing.T) {
 		hostExt    = `{"` + Extension + `":{}}`
 	)
 	for _, c := range []struct {
-		name, caps, host, params, tool string
-		want                           Mode
+		name, caps, host string
+		stateless        bool
+		params, tool     string
+		want             Mode
 	}{
-		{"no tasks at the server", `{"tools":{}}`, ``, `{}`, required, Direct},
-		{"a tool that does not require one", legacyCaps, ``, `{}`, optional, Direct},
-		{"the host asked for a task", legacyCaps, ``, `{"task":{}}`, required, Direct},
-		{"a 2025 server's task-only tool", legacyCaps, ``, `{}`, required, AsLegacyTask},
-		{"a 2026 server's, the host without the extension", extCaps, `{"x":{}}`, `{}`, required, AsExtensionTask},
-		{"a 2026 server's, the host with it", extCaps, hostExt, `{}`, required, Direct},
-		{"a 2025 host's task on a 2026 server", extCaps, ``, `{"task":{}}`, optional, ToExtension},
-		{"a 2025 host's task on a tool that takes none", extCaps, ``, `{"task":{}}`, `{"name":"t"}`, Direct},
-		{"a 2026 host's, with the extension, on a 2025 server", legacyCaps, hostExt, `{}`, optional, ToLegacy},
-		{"a 2026 host's on a 2025 tool that takes none", legacyCaps, hostExt, `{}`, `{"name":"t"}`, Direct},
-		{"a server of both models", legacyCaps[:len(legacyCaps)-1] + `,"extensions":{"` + Extension + `":{}}}`, hostExt, `{}`, optional, Direct},
+		{"no tasks at the server", `{"tools":{}}`, ``, false, `{}`, required, Direct},
+		{"a tool that does not require one", legacyCaps, ``, false, `{}`, optional, Direct},
+		{"the host asked for a task", legacyCaps, ``, false, `{"task":{}}`, required, Direct},
+		{"a 2025 server's task-only tool", legacyCaps, ``, false, `{}`, required, AsLegacyTask},
+		{"a 2025 server's, a 2026 host", legacyCaps, ``, true, `{}`, required, AsLegacyTask},
+		{"a 2026 server's, a 2025 host without the extension", extCaps, `{"x":{}}`, false, `{}`, required, AsExtensionTask},
+		{"a 2026 server's, a 2025 host with it", extCaps, hostExt, false, `{}`, required, Direct},
+		{"a 2026 server's, a 2026 host with the extension", extCaps, hostExt, true, `{}`, required, Direct},
+		{"a 2026 server's, a 2026 host without it: the server's -32021", extCaps, `{"x":{}}`, true, `{}`, required, Direct},
+		{"a 2025 host's task on a 2026 server", extCaps, ``, false, `{"task":{}}`, optional, ToExtension},
+		{"a 2025 host's task on a tool that takes none", extCaps, ``, false, `{"task":{}}`, `{"name":"t"}`, Direct},
+		{"a 2026 host's, with the extension, on a 2025 server", legacyCaps, hostExt, true, `{}`, optional, ToLegacy},
+		{"a 2026 host's on a 2025 tool that takes none", legacyCaps, hostExt, true, `{}`, `{"name":"t"}`, Direct},
+		{"a server of both models", legacyCaps[:len(legacyCaps)-1] + `,"extensions":{"` + Extension + `":{}}}`, hostExt, true, `{}`, optional, Direct},
 	} {
-		if got := ModeFor(json.RawMessage(c.caps), json.RawMessage(c.host), json.RawMessage(c.params), json.RawMessage(c.tool)); got != c.want {
+		if got := ModeFor(json.RawMessage(c.caps), json.RawMessage(c.host), c.stateless, json.RawMessage(c.params), json.RawMessage(c.tool)); got != c.want {
 			t.Errorf("%s: %v, want %v", c.name, got, c.want)
 		}
 	}

@@ -36,8 +36,13 @@ func IsCreated(res json.RawMessage) bool {
 }
 
 // StatusMethod is the notification by which a server tells its client a
-// task's status changed.
-const StatusMethod = "notifications/tasks/status"
+// task's status changed (2025-11-25); NotificationMethod the extension's,
+// sent on a subscriptions/listen that named the task (2026-07-28), the
+// task as tasks/get would answer.
+const (
+	StatusMethod       = "notifications/tasks/status"
+	NotificationMethod = "notifications/tasks"
+)
 
 // Offers reports whether a server's capabilities declare the core tasks
 // capability, and with what ("" for the capability itself, or one of its
@@ -54,6 +59,10 @@ func Offers(caps json.RawMessage, what string) bool {
 	s, e, found, err := rawjson.FieldSpan(caps[start:end], what)
 	return err == nil && found && string(caps[start:end][s:e]) != "null"
 }
+
+// OffersAny reports whether a server's capabilities declare tasks of
+// either model: the 2025-11-25 capability or the 2026-07-28 extension.
+func OffersAny(caps json.RawMessage) bool { return Offers(caps, "") || DeclaresExtension(caps) }
 
 // Required reports whether a tool (its definition as the server listed it)
 // can only be called as a task: execution.taskSupport is "required".

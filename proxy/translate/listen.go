@@ -3,6 +3,7 @@ package translate
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"strings"
 	"sync"
@@ -29,6 +30,7 @@ type listen struct {
 	id      json.RawMessage // the request's id, the subscriptionId
 	changed map[string]bool // the list_changed notifications it wants
 	uris    map[string]bool // the namespaced URIs it is subscribed to
+	tasks   map[string]bool // the tasks (by the ids the host knows) whose status it wants
 }
 
 // ListenSession is what a listen needs of the session it came on.
@@ -42,6 +44,11 @@ type ListenSession interface {
 	// host; Push queues one that is never dropped.
 	CheckSize(size int) error
 	Push(method string, params json.RawMessage, size int) error
+	// WatchTask has the server of the task the host knows as id report
+	// its status (the tasks extension's notifications/tasks) until stop.
+	// An error leaves the id out of the acknowledgement; -32021 (the host
+	// did not declare the extension) refuses the listen.
+	WatchTask(ctx context.Context, id string) (stop func(), err error)
 }
 
 // Listens is the registry of one host's open listens. The upstream
@@ -83,6 +90,9 @@ func (ls *Listens) Shutdown() {
 	}
 }
 
+// taskNotification is the tasks extension's status notification.
+const taskNotification = "notifications/tasks"
+
 // listenAnswerWait bounds the wait for the answers of the listens ended at
 // shutdown (a host that does not read cannot hold the trunk up).
 const listenAnswerWait = 2 * time.Second
@@ -94,6 +104,7 @@ type listenParams struct {
 		Prompts   bool     `json:"promptsListChanged"`
 		Resources bool     `json:"resourcesListChanged"`
 		URIs      []string `json:"resourceSubscriptions"`
+		TaskIDs   []string `json:"taskIds"`
 	} `json:"notifications"`
 }
 
@@ -103,9 +114,12 @@ type honored struct {
 	Prompts   bool     `json:"promptsListChanged,omitempty"`
 	Resources bool     `json:"resourcesListChanged,omitempty"`
 	URIs      []string `json:"resourceSubscriptions,omitempty"`
+	TaskIDs   []string `json:"taskIds,omitempty"`
 }
 
-func (h honored) empty() bool { return !h.Tools && !h.Prompts && !h.Resources && len(h.URIs) == 0 }
+func (h honored) empty() bool {
+	return !h.Tools && !h.Prompts && !h.Resources && len(h.URIs) == 0 && len(h.TaskIDs) == 0
+}
 
 // Listen handles subscriptions/listen: it subscribes upstream to each URI
 // asked for, acknowledges what it will deliver, and then stays open until
@@ -130,7 +144,16 @@ func (ls *Listens) Listen(ctx context.Context, id json.RawMessage, answered <-ch
 
 	n := p.Notifications
 	h := honored{Tools: n.Tools, Prompts: n.Prompts, Resources: n.Resources}
-	l := &listen{id: id, changed: map[string]bool{}, uris: map[string]bool{}}
+	l := &listen{id: id, changed: map[string]bool{}, uris: map[string]bool{}, tasks: map[string]bool{}}
+	stops, err := ls.watchTasks(ctx, sess, l, n.TaskIDs, &h, logger)
+	defer func() {
+		for _, stop := range stops {
+			stop()
+		}
+	}()
+	if err != nil {
+		return nil, err
+	}
 	for _, list := range []struct {
 		on     bool
 		method string
@@ -179,6 +202,26 @@ func (ls *Listens) Listen(ctx context.Context, id json.RawMessage, answered <-ch
 	})
 }
 
+// watchTasks has the servers report the status of each task asked for,
+// recording in l the ids the host knows them by; -32021 refuses the listen.
+func (ls *Listens) watchTasks(ctx context.Context, sess ListenSession, l *listen, ids []string, h *honored, logger *slog.Logger) (stops []func(), _ error) {
+	for _, id := range ids {
+		stop, err := sess.WatchTask(ctx, id)
+		var rpcErr *jsonrpc.Error
+		if errors.As(err, &rpcErr) && rpcErr.Code == protocol.CodeMissingClientCapabilities {
+			return stops, err
+		}
+		if err != nil {
+			logger.Info("a listen's task status was refused", "error", err)
+			continue
+		}
+		stops = append(stops, stop)
+		l.tasks[id] = true
+		h.TaskIDs = append(h.TaskIDs, id)
+	}
+	return stops, nil
+}
+
 // acknowledge registers l and queues notifications/subscriptions/acknowledged
 // under the registry's lock, so that no notification for l can reach the
 // host before it.
@@ -215,21 +258,27 @@ func (ls *Listens) shuttingDown() bool {
 
 // Route finds where a notification goes for a host at the stateless
 // revision: list_changed and resources/updated to the listens that asked
-// for them, each with its subscriptionId (routed is true, and none may
-// want it). Every other notification is not the registry's (routed false).
+// for them, and the tasks extension's notifications/tasks (its taskId the
+// host's) to the listens that named the task, each with its subscriptionId
+// (routed is true, and none may want it). Every other notification is not
+// the registry's (routed false).
 func (ls *Listens) Route(method string, params json.RawMessage) (out []json.RawMessage, routed bool) {
-	var uri string
+	var uri, task string
 	switch {
 	case strings.HasSuffix(method, "/list_changed") && method != "notifications/roots/list_changed":
 	case method == "notifications/resources/updated":
 		uri, _ = rawjson.StringField(params, "uri")
+	case method == taskNotification:
+		if task, _ = rawjson.StringField(params, "taskId"); task == "" {
+			return nil, true
+		}
 	default:
 		return nil, false
 	}
 	ls.mu.Lock()
 	var ids []json.RawMessage
 	for l := range ls.open {
-		if (uri == "" && l.changed[method]) || (uri != "" && l.uris[uri]) {
+		if (uri == "" && task == "" && l.changed[method]) || (uri != "" && l.uris[uri]) || (task != "" && l.tasks[task]) {
 			ids = append(ids, l.id)
 		}
 	}

@@ -3,17 +3,41 @@ package translate
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
+	"github.com/mcptrunk/mcptrunk/internal/protocol"
 )
 
 // listenSession acknowledges into a channel and keeps the shares taken.
 type listenSession struct {
-	mu     sync.Mutex
-	shares map[string]int
-	pushed chan string
+	mu          sync.Mutex
+	shares      map[string]int
+	pushed      chan string
+	watching    map[string]bool // the tasks whose status is watched
+	noExtension bool            // WatchTask refuses with -32021
+}
+
+// WatchTask watches the tasks named "t…", and refuses any other id.
+func (s *listenSession) WatchTask(_ context.Context, id string) (func(), error) {
+	if s.noExtension {
+		return nil, jsonrpc.Errorf(protocol.CodeMissingClientCapabilities, "no extension")
+	}
+	if !strings.HasPrefix(id, "t") {
+		return nil, errors.New("not a task of this session")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.watching[id] = true
+	return func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		delete(s.watching, id)
+	}, nil
 }
 
 func (s *listenSession) Acquire(_ context.Context, uri string) error {
@@ -76,5 +100,48 @@ func TestListensWithoutATrunk(t *testing.T) {
 	defer sess.mu.Unlock()
 	if sess.shares["mcptrunk://s/r"] != 0 {
 		t.Errorf("shares left: %v", sess.shares)
+	}
+}
+
+// A listen that names tasks is acknowledged with those whose status the
+// session watches, gets notifications/tasks of those (by the id the host
+// knows, with its subscriptionId) and of no other task, and stops watching
+// when it ends; a host that did not declare the extension is refused
+// (-32021) with nothing acknowledged or left watched.
+func TestListensTasks(t *testing.T) {
+	ls := NewListens()
+	sess := &listenSession{shares: map[string]int{}, pushed: make(chan string, 4), watching: map[string]bool{}}
+	done := make(chan error, 1)
+	go func() {
+		_, err := ls.Listen(context.Background(), json.RawMessage(`7`), nil,
+			json.RawMessage(`{"notifications":{"taskIds":["t1","other"]}}`), sess, slog.New(slog.DiscardHandler))
+		done <- err
+	}()
+	if ack := <-sess.pushed; !strings.Contains(ack, `"taskIds":["t1"]`) {
+		t.Fatalf("acknowledgement: %s, want only the task watched", ack)
+	}
+	out, routed := ls.Route(taskNotification, json.RawMessage(`{"taskId":"t1","status":"completed"}`))
+	if !routed || len(out) != 1 || !strings.Contains(string(out[0]), `"io.modelcontextprotocol/subscriptionId":7`) || !strings.Contains(string(out[0]), `"taskId":"t1"`) {
+		t.Errorf("notifications/tasks of t1: %s, %v", out, routed)
+	}
+	if out, routed := ls.Route(taskNotification, json.RawMessage(`{"taskId":"t2","status":"completed"}`)); !routed || len(out) != 0 {
+		t.Errorf("notifications/tasks of a task not asked for: %s, %v", out, routed)
+	}
+	ls.Shutdown()
+	if err := <-done; err != nil {
+		t.Errorf("answer at shutdown: %v", err)
+	}
+	sess.mu.Lock()
+	if len(sess.watching) != 0 {
+		t.Errorf("still watching %v after the listen ended", sess.watching)
+	}
+	sess.mu.Unlock()
+
+	refused := &listenSession{shares: map[string]int{}, pushed: make(chan string, 4), noExtension: true}
+	_, err := NewListens().Listen(context.Background(), json.RawMessage(`8`), nil,
+		json.RawMessage(`{"notifications":{"toolsListChanged":true,"taskIds":["t1"]}}`), refused, slog.New(slog.DiscardHandler))
+	var rpcErr *jsonrpc.Error
+	if !errors.As(err, &rpcErr) || rpcErr.Code != protocol.CodeMissingClientCapabilities || len(refused.pushed) != 0 {
+		t.Errorf("without the extension: %v, %d pushed; want -32021 and no acknowledgement", err, len(refused.pushed))
 	}
 }
