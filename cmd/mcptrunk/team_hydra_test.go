@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -84,18 +83,7 @@ func TestTeamWithHydra(t *testing.T) {
 			t.Fatalf("connecting with a Hydra token: %v", err)
 		}
 		defer cs.Close()
-		res, err := cs.ListTools(ctx, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var out []string
-		for _, tool := range res.Tools {
-			if s := strings.Split(tool.Name, "__"); len(s) == 3 && !slices.Contains(out, s[1]) {
-				out = append(out, s[1])
-			}
-		}
-		slices.Sort(out)
-		return out
+		return serversListed(t, ctx, cs)
 	}
 	if got := servers(adaToken); !slices.Equal(got, []string{"notes", "trunk", "weather"}) {
 		t.Errorf("ada (admin in Hydra) sees the servers %v, want notes, trunk and weather", got)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"os"
@@ -48,21 +49,6 @@ func TestTeamExample(t *testing.T) {
 		t.Cleanup(func() { _ = cs.Close() })
 		return cs
 	}
-	servers := func(cs *mcp.ClientSession) []string {
-		t.Helper()
-		res, err := cs.ListTools(ctx, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var out []string
-		for _, tool := range res.Tools {
-			if s := strings.Split(tool.Name, "__"); len(s) == 3 && !slices.Contains(out, s[1]) {
-				out = append(out, s[1])
-			}
-		}
-		slices.Sort(out)
-		return out
-	}
 	claims := func(groups ...string) map[string]any {
 		return map[string]any{"scope": "mcp", "groups": groups}
 	}
@@ -71,13 +57,13 @@ func TestTeamExample(t *testing.T) {
 	profileToken := iss.Token(t, "ada", trunkURL+"/mcp/p/weather", claims("admin"))
 	adminWeather := connect(trunk.url+"/p/weather", profileToken)
 
-	if got := servers(admin); !slices.Equal(got, []string{"notes", "trunk", "weather"}) {
+	if got := serversListed(t, ctx, admin); !slices.Equal(got, []string{"notes", "trunk", "weather"}) {
 		t.Errorf("admin sees the servers %v, want notes, trunk and weather", got)
 	}
-	if got := servers(support); !slices.Equal(got, []string{"weather"}) {
+	if got := serversListed(t, ctx, support); !slices.Equal(got, []string{"weather"}) {
 		t.Errorf("support sees the servers %v, want weather alone", got)
 	}
-	if got := servers(adminWeather); !slices.Equal(got, []string{"trunk", "weather"}) {
+	if got := serversListed(t, ctx, adminWeather); !slices.Equal(got, []string{"trunk", "weather"}) {
 		t.Errorf("admin on /mcp/p/weather sees the servers %v, want the trunk's own tools and weather", got)
 	}
 	res, err := support.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__notes__echo", Arguments: map[string]any{"text": "x"}})
@@ -139,4 +125,22 @@ func TestServeUnknownProfile(t *testing.T) {
 	if code == 0 || !strings.Contains(stderr, "--profile nosuch") || !strings.Contains(stderr, "it has: notes") {
 		t.Errorf("serve --profile nosuch: exit %d, stderr %q", code, stderr)
 	}
+}
+
+// serversListed are the servers whose tools cs is listed, by the middle
+// part of each mcp__<server>__<tool> name, sorted.
+func serversListed(t *testing.T, ctx context.Context, cs *mcp.ClientSession) []string {
+	t.Helper()
+	res, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, tool := range res.Tools {
+		if s := strings.Split(tool.Name, "__"); len(s) == 3 && !slices.Contains(out, s[1]) {
+			out = append(out, s[1])
+		}
+	}
+	slices.Sort(out)
+	return out
 }
