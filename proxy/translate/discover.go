@@ -88,11 +88,11 @@ func DiscoveredCapabilities(ready []Ready) map[string]any {
 	if completions {
 		out["completions"] = struct{}{}
 	}
+	// Tasks only as the extension: the revision has no core tasks
+	// capability (a 2025-11-25 server's tasks are declared as the extension,
+	// DeclaredExtensions).
 	if ext := DeclaredExtensions(ready); ext != nil {
 		out[extensions.Key] = ext
-	}
-	if tasks := declaredTasks(ready); tasks != nil {
-		out[extensions.TasksKey] = tasks
 	}
 	return out
 }

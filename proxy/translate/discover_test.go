@@ -33,6 +33,18 @@ func TestDescribedFromReadyServers(t *testing.T) {
 	if ext, _ := InitializeCapabilities(ready)["extensions"].(json.RawMessage); string(ext) != `{"x":{"v":1}}` {
 		t.Errorf("initialize's extensions %s", ext)
 	}
+	// A 2025-11-25 server's tasks: the core capability to a 2025-era host,
+	// the extension alone to a 2026-07-28 one (its revision has no other).
+	legacyTasks := []Ready{{Name: "t", Init: upstream.InitResult{RawCapabilities: json.RawMessage(`{"tasks":{"cancel":{},"requests":{"tools":{"call":{}}}}}`)}}}
+	if _, ok := DiscoveredCapabilities(legacyTasks)["tasks"]; ok {
+		t.Error("server/discover declares the core tasks capability, which 2026-07-28 has not")
+	}
+	if ext, _ := DiscoveredCapabilities(legacyTasks)["extensions"].(json.RawMessage); !strings.Contains(string(ext), "io.modelcontextprotocol/tasks") {
+		t.Errorf("server/discover does not declare the tasks extension for a server of core tasks: %s", ext)
+	}
+	if _, ok := InitializeCapabilities(legacyTasks)["tasks"]; !ok {
+		t.Error("initialize does not declare the core tasks capability of a 2025-11-25 server")
+	}
 	text := DiscoveredInstructions(ready)
 	if !strings.HasPrefix(text, ownInstructions) || !strings.Contains(text, "\n\na: use a") || !strings.HasSuffix(text, "…") {
 		t.Errorf("instructions %q", text)
