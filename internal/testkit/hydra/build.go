@@ -1,7 +1,7 @@
 // Package hydra runs Ory Hydra, a real OAuth 2.1 / OpenID Connect
 // authorization server, on loopback for the tests: built from its module
 // (github.com/ory/hydra/v2, from the Go module proxy) once per machine,
-// started with an in-memory database, with a login and consent app of the
+// started with a database in the test's directory, with a login and consent app of the
 // test's that signs in whichever user the authorization request names
 // (login_hint) and grants the claims the test gives that user. Tests get
 // access tokens from it through the authorization code flow with PKCE,

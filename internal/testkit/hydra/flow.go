@@ -168,7 +168,7 @@ func (s *Server) Token(t testing.TB, ctx context.Context, client, user, audience
 		Description string `json:"error_description"`
 	}
 	if err := json.NewDecoder(tres.Body).Decode(&tok); err != nil || tok.AccessToken == "" {
-		t.Fatalf("exchanging %s's code: HTTP %d, %s %s (%v)", user, tres.StatusCode, tok.Error, tok.Description, err)
+		t.Fatalf("exchanging %s's code: HTTP %d, %s %s (%v)\nhydra:\n%s", user, tres.StatusCode, tok.Error, tok.Description, err, s.Out)
 	}
 	return tok.AccessToken
 }

@@ -45,7 +45,16 @@ func Start(t testing.TB, ctx context.Context, users map[string]map[string]any) *
 	t.Cleanup(app.Close)
 	public, admin := freePort(t), freePort(t)
 	s.Issuer, s.Admin = "http://"+public, "http://"+admin
-	cfg := filepath.Join(t.TempDir(), "hydra.yml")
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "hydra.yml")
+	// A database file, migrated first, not dsn "memory": once, under load,
+	// Hydra answered invalid_grant to a code it had just issued, and an
+	// in-memory SQLite, which lives only while some pooled connection holds
+	// it open, is the likely cause (not proven).
+	dsn := "sqlite://" + filepath.Join(dir, "hydra.sqlite") + "?_fk=true"
+	if out, err := exec.Command(bin, "migrate", "sql", "up", "--yes", dsn).CombinedOutput(); err != nil {
+		t.Fatalf("migrating hydra's database: %v\n%s", err, out)
+	}
 	pubHost, pubPort, _ := net.SplitHostPort(public)
 	admHost, admPort, _ := net.SplitHostPort(admin)
 	// Claims other than the registered ones go to the top level of an
@@ -58,7 +67,7 @@ func Start(t testing.TB, ctx context.Context, users map[string]map[string]any) *
 			}
 		}
 	}
-	yml := fmt.Sprintf(`dsn: memory
+	yml := fmt.Sprintf(`dsn: %q
 serve:
   public: {host: %s, port: %s}
   admin: {host: %s, port: %s}
@@ -75,7 +84,7 @@ oauth2:
   mirror_top_level_claims: false
 log:
   level: warn
-`, pubHost, pubPort, admHost, admPort, s.Issuer, app.URL+"/login", app.URL+"/consent", strings.Join(claims, ", "))
+`, dsn, pubHost, pubPort, admHost, admPort, s.Issuer, app.URL+"/login", app.URL+"/consent", strings.Join(claims, ", "))
 	if err := os.WriteFile(cfg, []byte(yml), 0o600); err != nil {
 		t.Fatal(err)
 	}
