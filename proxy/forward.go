@@ -117,7 +117,8 @@ func (t *Trunk) forwardRequest(ctx context.Context, server, method string, param
 		return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method %q of server %q: no session has a call in flight on it, so mcptrunk cannot tell which host to ask", method, server)
 	}
 	t.logger.Debug("forwarding a request to the host", "server", server, "method", method, "session", s.id)
-	params, release := s.routeProgress(server, params)
+	// A request during a task names it by the server's id; the host knows the trunk's.
+	params, release := s.routeProgress(server, tasks.Relate(params, t.sessionTaskIDs(s, server)))
 	defer release()
 	return s.Call(ctx, method, params)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/mcptrunk/mcptrunk/internal/rawjson"
 	"github.com/mcptrunk/mcptrunk/naming"
 	"github.com/mcptrunk/mcptrunk/proxy/signin"
+	"github.com/mcptrunk/mcptrunk/proxy/tasks"
 	"github.com/mcptrunk/mcptrunk/proxy/translate"
 	"github.com/mcptrunk/mcptrunk/upstream"
 )
@@ -72,7 +73,7 @@ func (t *Trunk) initPools() {
 		return t.ownFleet(s.logger, *s.legacyHost(), func(server, method string, params json.RawMessage) {
 			t.toSession(s, server, method, t.exportNotification(server, method, params))
 		}, func(ctx context.Context, server, method string, params json.RawMessage) (json.RawMessage, error) {
-			return t.askSession(ctx, s, server, method, params)
+			return t.askSession(ctx, s, server, method, tasks.Relate(params, t.sessionTaskIDs(s, server)))
 		}, nil)
 	}
 	t.perUser.Whose, t.perUser.Logger = "the caller's", t.logger
@@ -92,7 +93,7 @@ func (t *Trunk) initPools() {
 			}
 		}, func(ctx context.Context, server, method string, params json.RawMessage) (json.RawMessage, error) {
 			if s := t.hosts.caller(server, translate.CapabilityFor[method], mine); s != nil {
-				return t.askSession(ctx, s, server, method, params)
+				return t.askSession(ctx, s, server, method, tasks.Relate(params, t.sessionTaskIDs(s, server)))
 			}
 			return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method %q of server %q: no session of %q has a call in flight on it", method, server, subject)
 		}, func(ctx context.Context, server string) (string, error) {

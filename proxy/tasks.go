@@ -20,21 +20,13 @@ import (
 // tool is run as a task for a host that did not ask for one, and a status
 // notification reaches the session that created the task.
 
-// taskBinding is what the task ids of session s are bound to: the HTTP
-// session's id; for a stateless request, whose session ends with its
-// answer, the caller's subject under trunk.http.auth (any request of that
-// caller may follow the task, on any replica sharing the signing key), else
-// nothing; "" on stdio (one host per process).
+// taskBinding is what the task ids of session s are bound to
+// (tasks.Binding); "" on stdio (one host per process).
 func taskBinding(s *Session) string {
-	switch {
-	case s == nil:
+	if s == nil {
 		return ""
-	case !s.perRequest:
-		return s.id
-	case s.subject != "":
-		return "subject:" + s.subject
 	}
-	return ""
+	return tasks.Binding(s.perRequest, s.id, s.subject)
 }
 
 // handleTasks answers the tasks methods, which exist for a host only when
@@ -119,8 +111,12 @@ func (t *Trunk) watchTask(ctx context.Context, id string) (func(), error) {
 // issueTaskID returns the function that turns server's task ids into the
 // ids the host of ctx gets.
 func (t *Trunk) issueTaskID(ctx context.Context, server string) func(string) string {
-	session := taskBinding(hostRequestOf(ctx).session)
-	return func(id string) string { return t.taskIDs.Issue(session, server, id) }
+	return t.sessionTaskIDs(hostRequestOf(ctx).session, server)
+}
+
+// sessionTaskIDs turns server's task ids into the ids session s gets.
+func (t *Trunk) sessionTaskIDs(s *Session, server string) func(string) string {
+	return func(id string) string { return t.taskIDs.Issue(taskBinding(s), server, id) }
 }
 
 // taskCreated rewrites a tools/call result that is a task to carry the

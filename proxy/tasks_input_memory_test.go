@@ -145,6 +145,13 @@ func TestTasksDrivenInput(t *testing.T) {
 	if !slices.Contains(h.seenMethods(), "elicitation/create") || !strings.Contains(answered, `"accept"`) {
 		t.Errorf("the host was sent %q and the server got %s, want the elicitation and its answer", h.seenMethods(), answered)
 	}
+	// The request's related task is named as the host would know it: by an
+	// id of the trunk's, never the server's own.
+	for _, m := range h.seen {
+		if string(m["method"]) == `"elicitation/create"` && (strings.Contains(string(m["params"]), `"up-7"`) || !strings.Contains(string(m["params"]), `"taskId":"mcptrunk-task`)) {
+			t.Errorf("the elicitation names its task %s, want the trunk's id", m["params"])
+		}
+	}
 }
 
 // The same for a 2026-07-28 host (it cannot be asked outside a result):
