@@ -362,6 +362,7 @@ func (t *Trunk) Close(ctx context.Context) error {
 		default:
 		}
 		t.workers.Wait()
+		t.taskLog.Close() // after the workers: a task they followed has ended by now, or never will
 	})
 	return err
 }

@@ -38,7 +38,8 @@ type Task struct {
 
 // Task statuses as TaskEnd reports them: the three terminal statuses of
 // MCP, and TaskExpired for a task whose end the trunk never heard of
-// before its ttl passed (or that made room for newer ones).
+// before its ttl passed (or that made room for newer ones, or was still
+// running when the trunk stopped).
 const (
 	TaskCompleted = "completed"
 	TaskFailed    = "failed"

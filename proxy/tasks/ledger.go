@@ -135,6 +135,21 @@ func (l *Ledger) Ended(server, id, status string) {
 	l.finish(now, ends)
 }
 
+// Close ends every task still recorded, as expired (the trunk will hear
+// no more of them), so that each one's span ends and is exported and its
+// audit line written while the trunk shuts down.
+func (l *Ledger) Close() {
+	now := l.now()
+	l.mu.Lock()
+	var ends []ending
+	for k, rec := range l.running {
+		l.remove(k, rec)
+		ends = append(ends, ending{rec, observe.TaskExpired})
+	}
+	l.mu.Unlock()
+	l.finish(now, ends)
+}
+
 // Running counts the tasks recorded as running, per server with any.
 func (l *Ledger) Running() map[string]int {
 	now := l.now()

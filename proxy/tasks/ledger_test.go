@@ -113,6 +113,24 @@ func (f callerFunc) Call(ctx context.Context, method string, params json.RawMess
 	return f(ctx, method, params)
 }
 
+// Tasks still running when the trunk stops end then, as expired, each
+// once; one that had ended is not ended again.
+func TestLedgerClose(t *testing.T) {
+	l, rec, _ := newTestLedger()
+	l.Created(context.Background(), "notes", created("done", ""), false)
+	l.Created(context.Background(), "notes", created("running", ""), false)
+	l.Created(context.Background(), "weather", created("also", ""), false)
+	l.Ended("notes", "done", observe.TaskCompleted)
+	l.Close()
+	got := rec.endedNow()
+	if len(got) != 3 || got["done"] != observe.TaskCompleted || got["running"] != observe.TaskExpired || got["also"] != observe.TaskExpired {
+		t.Errorf("ended %v, want done completed, running and also expired at the close", got)
+	}
+	if n := len(l.Running()); n != 0 {
+		t.Errorf("%d servers with tasks running after the close", n)
+	}
+}
+
 // A task the trunk hears no end of expires at its ttl (MaxTTL when it has
 // none or a longer one), and no more than MaxTracked are kept: a new one
 // expires the one nearest its deadline.
