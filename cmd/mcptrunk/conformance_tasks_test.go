@@ -9,7 +9,6 @@ package main
 // one that does must pass through the trunk.
 
 import (
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -28,13 +27,8 @@ func TestConformanceTasks(t *testing.T) {
 	node, cli := suiteNode(t), npmConformanceCLI(t)
 	scenarios := tasksScenarios(t)
 
-	srv := taskserver.New(taskserver.Options{})
-	ts := httptest.NewServer(srv)
-	t.Cleanup(func() {
-		srv.Close() // ends its tasks and listens first: ts.Close waits for every handler
-		ts.Close()
-	})
-	up := pinStateless(server{"type": "http", "url": ts.URL + "/mcp", "namespace": false, "timeouts": slowTimeouts})
+	tasksURL := taskserver.Start(t)
+	up := pinStateless(server{"type": "http", "url": tasksURL, "namespace": false, "timeouts": slowTimeouts})
 	cfg := writeConfig(t, map[string]server{"tasks": up}, nil)
 	ctx := testCtx(t, 5*time.Minute)
 	trunk := startHTTPTrunk(t, ctx, cfg)
@@ -50,7 +44,7 @@ func TestConformanceTasks(t *testing.T) {
 	dir := t.TempDir()
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		direct, directErr = runSuiteArgs(ctx, node, cli, ts.URL+"/mcp", suiteDir(t, dir, "direct"), runs...)
+		direct, directErr = runSuiteArgs(ctx, node, cli, tasksURL, suiteDir(t, dir, "direct"), runs...)
 	})
 	wg.Go(func() {
 		through, throughErr = runSuiteArgs(ctx, node, cli, trunk.url, suiteDir(t, dir, "trunk"), runs...)

@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +13,10 @@ import (
 	"github.com/mcptrunk/mcptrunk/internal/testkit/taskserver"
 )
 
+// tasksExtensionMeta is the _meta of a 2026-07-28 request whose host
+// declares the tasks extension.
+const tasksExtensionMeta = `"_meta":{"` + protocol.MetaProtocolVersion + `":"2026-07-28","` + protocol.MetaClientCapabilities + `":{"extensions":{"` + taskserver.Extension + `":{}}}}`
+
 // Replicas of one deployment share trunk.http.signingKeyFile (docs/deploy.md),
 // so a 2026-07-28 task created through one is polled, and finished,
 // through the other: the task id routes itself, with no table in either
@@ -21,26 +24,20 @@ import (
 // asked.
 func TestReplicasShareTasks(t *testing.T) {
 	t.Parallel()
-	srv := taskserver.New(taskserver.Options{})
-	ts := httptest.NewServer(srv)
-	t.Cleanup(func() {
-		srv.Close()
-		ts.Close()
-	})
+	tasksURL := taskserver.Start(t)
 	key := filepath.Join(t.TempDir(), "signing.key")
 	if err := os.WriteFile(key, []byte(strings.Repeat("a shared secret ", 4)), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	servers := map[string]server{"tasks": pinStateless(server{"type": "http", "url": ts.URL + "/mcp", "namespace": false})}
+	servers := map[string]server{"tasks": pinStateless(server{"type": "http", "url": tasksURL, "namespace": false})}
 	shared := writeConfig(t, servers, map[string]any{"http": map[string]any{"signingKeyFile": key}})
 	ctx := testCtx(t, 2*time.Minute)
 	one, two := startHTTPTrunk(t, ctx, shared), startHTTPTrunk(t, ctx, shared)
 	stranger := startHTTPTrunk(t, ctx, writeConfig(t, servers, nil))
 
-	meta := `"_meta":{"` + protocol.MetaProtocolVersion + `":"2026-07-28","` + protocol.MetaClientCapabilities + `":{"extensions":{"` + taskserver.Extension + `":{}}}}`
 	call := func(trunk *httpTrunk, method, name, params string) (result map[string]json.RawMessage, errObj json.RawMessage) {
 		t.Helper()
-		reply, err := postMCP(ctx, trunk.url, `{"jsonrpc":"2.0","id":1,"method":"`+method+`","params":{`+params+`,`+meta+`}}`,
+		reply, err := postMCP(ctx, trunk.url, `{"jsonrpc":"2.0","id":1,"method":"`+method+`","params":{`+params+`,`+tasksExtensionMeta+`}}`,
 			map[string]string{protocol.HeaderProtocolVersion: "2026-07-28", protocol.HeaderMethod: method, protocol.HeaderName: name})
 		if err != nil {
 			t.Fatalf("%s through %s: %v", method, trunk.url, err)

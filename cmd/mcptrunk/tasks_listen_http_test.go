@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
@@ -22,20 +21,14 @@ import (
 // the listen's subscriptionId, up to completed with the result inlined.
 func TestTasksStatusOnListenHTTP(t *testing.T) {
 	t.Parallel()
-	srv := taskserver.New(taskserver.Options{})
-	ts := httptest.NewServer(srv)
-	t.Cleanup(func() {
-		srv.Close()
-		ts.Close()
-	})
-	cfg := writeConfig(t, map[string]server{"tasks": pinStateless(server{"type": "http", "url": ts.URL + "/mcp", "namespace": false})}, nil)
+	tasksURL := taskserver.Start(t)
+	cfg := writeConfig(t, map[string]server{"tasks": pinStateless(server{"type": "http", "url": tasksURL, "namespace": false})}, nil)
 	ctx := testCtx(t, 2*time.Minute)
 	trunk := startHTTPTrunk(t, ctx, cfg)
 
-	meta := `"_meta":{"` + protocol.MetaProtocolVersion + `":"2026-07-28","` + protocol.MetaClientCapabilities + `":{"extensions":{"` + taskserver.Extension + `":{}}}}`
 	post := func(ctx context.Context, id int, method, name, params string) *http.Response {
 		t.Helper()
-		body := `{"jsonrpc":"2.0","id":` + strconv.Itoa(id) + `,"method":"` + method + `","params":{` + params + `,` + meta + `}}`
+		body := `{"jsonrpc":"2.0","id":` + strconv.Itoa(id) + `,"method":"` + method + `","params":{` + params + `,` + tasksExtensionMeta + `}}`
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, trunk.url, strings.NewReader(body))
 		if err != nil {
 			t.Fatal(err)

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 	"github.com/go-jose/go-jose/v4/jwt"
 	"github.com/mcptrunk/mcptrunk/internal/accesstoken/testissuer"
 	"github.com/mcptrunk/mcptrunk/internal/config"
+	"github.com/mcptrunk/mcptrunk/internal/testkit"
 )
 
 const trunkAud = "https://trunk.example.com/mcp"
@@ -41,23 +41,10 @@ func claimsOf(t *testing.T, bearer string) jwt.Claims {
 	return c
 }
 
-// clock is a time the test moves.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
-
 func TestExchangeGivesTheServerItsOwnTokenForTheSameSubject(t *testing.T) {
 	iss := testissuer.New(t)
 	iss.AddClient("trunk", "s3cret-of-the-trunk")
-	clk := &clock{now: time.Now()}
+	clk := testkit.NewClock(time.Now())
 	b := New(Options{Now: clk.Now})
 	b.Configure([]config.Spec{exchangeSpec(iss, "gh", "https://gh.example.com"), {Name: "plain", Command: "p"}})
 	inbound := map[string]string{"alice": iss.Token(t, "alice", trunkAud, nil), "bob": iss.Token(t, "bob", trunkAud, nil)}

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,32 +21,19 @@ import (
 	"github.com/mcptrunk/mcptrunk/internal/testkit"
 )
 
-// clock is a time the test moves.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
-
 // rig is a Manager serving its routes on loopback, configured with one
 // server in oauth mode (a whoami whose callers sign in at iss).
 type rig struct {
 	m   *Manager
 	iss *testissuer.Issuer
 	who *testkit.Whoami
-	clk *clock
+	clk *testkit.Clock
 	log *testkit.Buffer
 }
 
 func newRig(t *testing.T) *rig {
 	t.Helper()
-	r := &rig{iss: testissuer.New(t), clk: &clock{now: time.Now()}, log: &testkit.Buffer{}}
+	r := &rig{iss: testissuer.New(t), clk: testkit.NewClock(time.Now()), log: &testkit.Buffer{}}
 	r.who = testkit.StartWhoamiSignIn(t, r.iss.URL)
 	r.m = New(Options{Now: r.clk.Now, Logger: slog.New(slog.NewTextHandler(r.log, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	hs := httptest.NewUnstartedServer(r.m)
