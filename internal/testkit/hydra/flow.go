@@ -3,7 +3,6 @@ package hydra
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
@@ -15,6 +14,8 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/mcptrunk/mcptrunk/upstream/oauth"
 )
 
 // loginAndConsent is Hydra's login and consent app: it signs in the user
@@ -127,7 +128,7 @@ var errArrived = errors.New("arrived at the redirect URI")
 // with PKCE (S256) and state, through Hydra's login and consent.
 func (s *Server) Token(t testing.TB, ctx context.Context, client, user, audience, scope string) string {
 	t.Helper()
-	verifier, state := random(t), random(t)
+	verifier, state := oauth.NewVerifier(), oauth.NewVerifier()
 	sum := sha256.Sum256([]byte(verifier))
 	q := url.Values{
 		"response_type": {"code"}, "client_id": {client}, "redirect_uri": {redirectURI},
@@ -171,12 +172,4 @@ func (s *Server) Token(t testing.TB, ctx context.Context, client, user, audience
 		t.Fatalf("exchanging %s's code: HTTP %d, %s %s (%v)\nhydra:\n%s", user, tres.StatusCode, tok.Error, tok.Description, err, s.Out)
 	}
 	return tok.AccessToken
-}
-
-func random(t testing.TB) string {
-	b := make([]byte, 32)
-	if _, err := rand.Read(b); err != nil {
-		t.Fatal(err)
-	}
-	return base64.RawURLEncoding.EncodeToString(b)
 }
