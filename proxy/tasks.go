@@ -126,7 +126,7 @@ func (t *Trunk) taskCreated(ctx context.Context, server string, res json.RawMess
 	if tasks.IsCreated(res) {
 		t.taskLog.Created(ctx, server, res, false)
 		// 2026-07-28: the task is the result, its id at the top; its status
-		// is what tasks/get says (no notification names it).
+		// comes by tasks/get, or on a listen that names it (watchTask).
 		return tasks.RewriteID(res, t.issueTaskID(ctx, server))
 	}
 	if !rawjson.HasField(res, "task") {
