@@ -113,7 +113,7 @@ func (t *Trunk) Attach(in io.Reader, out io.Writer, opts *SessionOptions) *Sessi
 	if opts.Subject != "" {
 		s.logger = s.logger.With("subject", opts.Subject)
 	}
-	s.conn = jsonrpc.NewConn(in, out, s, &jsonrpc.Options{Logger: s.logger.With("peer", peer), AnswerInvalid: true})
+	s.conn = jsonrpc.NewConn(in, out, s, &jsonrpc.Options{Logger: s.logger.With("peer", peer), AnswerInvalid: true, InlineRequests: opts.PerRequest})
 	s.setLimits(t.cfg.Load().Trunk.MaxMessageBytes)
 	s.out = outbox.New(s.conn, func(method string, err error) { t.notifyFailed("", method, err) })
 	t.hosts.add(s)
@@ -125,8 +125,8 @@ func (t *Trunk) Attach(in io.Reader, out io.Writer, opts *SessionOptions) *Sessi
 // it: it gets nothing more, its subscriptions are given up, and the trunk
 // and its upstreams go on for the other sessions. When ctx ends first the
 // trunk is shutting down: open listens are answered. A stateless request's
-// session is served on the caller's goroutine, one less per request in
-// flight: its exchange ends its input, at shutdown too, so ctx's end only
+// session is served, its request too, on the caller's goroutine (two less
+// per request); its exchange ends it (CancelRequests), so ctx's end only
 // answers its listen.
 func (s *Session) Run(ctx context.Context) error {
 	t := s.trunk
@@ -157,6 +157,9 @@ func (s *Session) Run(ctx context.Context) error {
 
 // ID is the session's id ("" for the stdio host).
 func (s *Session) ID() string { return s.id }
+
+// CancelRequests ends a PerRequest session's request (see Run).
+func (s *Session) CancelRequests() { s.conn.CancelRequests() }
 
 // HandleRequest answers the handshake and passes every other request on,
 // each with the facts of its host request (hostreq.go): from its own _meta

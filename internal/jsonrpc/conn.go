@@ -53,6 +53,12 @@ type Options struct {
 	// line that is not JSON-RPC (the secrets a server was given) before
 	// it is logged or kept for FirstInvalidLine.
 	Redact func(string) string
+	// InlineRequests handles the peer's requests one at a time on the
+	// read loop instead of each on a handler goroutine (see inline.go):
+	// a goroutine and a hand-off less per request, for a connection
+	// whose peer sends one request and never needs an answer of ours
+	// read meanwhile (a stateless request's session).
+	InlineRequests bool
 }
 
 // Conn is one JSON-RPC peer over a line-delimited byte stream. It does not own
@@ -73,6 +79,7 @@ type Conn struct {
 	// answerInvalid: see Options.AnswerInvalid.
 	answerInvalid bool
 	redact        func(string) string // see Options.Redact; nil: none
+	inline        bool                // see Options.InlineRequests
 	resync        int64
 	// limit bounds what is written (see limit.go), readLimit what is read
 	// (lines.go); nil: no bound.
@@ -111,6 +118,7 @@ func NewConn(r io.Reader, w io.Writer, h Handler, opts *Options) *Conn {
 	}
 	c := &Conn{
 		answerInvalid: opts != nil && opts.AnswerInvalid,
+		inline:        opts != nil && opts.InlineRequests,
 		redact:        redact,
 		lines:         NewLineReader(r),
 		w:             w,
@@ -306,6 +314,9 @@ var timers = sync.Pool{New: func() any {
 }}
 
 func (c *Conn) call(ctx context.Context, d time.Duration, method string, params json.RawMessage) (json.RawMessage, error) {
+	if c.inline {
+		return nil, errInlineCall(method)
+	}
 	id := c.nextID.Add(1)
 	ch := responseChans.Get().(chan response)
 	c.mu.Lock()

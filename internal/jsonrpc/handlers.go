@@ -23,6 +23,10 @@ func (c *Conn) startHandler(m message) {
 	c.mu.Unlock()
 
 	j := handlerJob{req: req, key: key, m: m}
+	if c.inline {
+		c.runInline(j)
+		return
+	}
 	select {
 	case c.idle <- j: // a handler goroutine done with its last request takes it
 		return

@@ -20,22 +20,23 @@ import (
 )
 
 // What one stateless request costs the trunk while it is in flight: a
-// handler in front of an in-memory server whose tool holds every call
-// until released, and n requests sent straight to the handler, each on a
-// goroutine of its own as net/http would run it.
+// handler in front of an in-memory server (at revision, 2025-11-25 or
+// 2026-07-28) whose tool holds every call until released, and n requests
+// sent straight to the handler, each on a goroutine of its own as
+// net/http would run it.
 type heldTrunk struct {
 	h       *Handler
 	arrived chan struct{}                 // one per call the server is holding
 	release atomic.Pointer[chan struct{}] // closed: the calls held answer
 }
 
-func newHeldTrunk(tb testing.TB) *heldTrunk {
+func newHeldTrunk(tb testing.TB, revision string) *heldTrunk {
 	tb.Helper()
 	tb.Setenv("XDG_CACHE_HOME", tb.TempDir()) // the catalog cache
 	ht := &heldTrunk{arrived: make(chan struct{}, 1<<16)}
 	release := make(chan struct{})
 	ht.release.Store(&release)
-	srv := &memserver.Server{Tools: []json.RawMessage{memserver.Tool("hold", "answers when released")},
+	srv := &memserver.Server{Revision: revision, Tools: []json.RawMessage{memserver.Tool("hold", "answers when released")},
 		Handle: func(ctx context.Context, _ string, _ json.RawMessage) (json.RawMessage, error) {
 			release := *ht.release.Load()
 			ht.arrived <- struct{}{}
@@ -47,7 +48,7 @@ func newHeldTrunk(tb testing.TB) *heldTrunk {
 			}
 		}}
 	set := memserver.Set{"m": srv}
-	cfg, err := config.Parse(strings.NewReader(`{"mcpServers":{"m":{"command":"in-memory","protocolVersion":"2025-11-25"}}}`),
+	cfg, err := config.Parse(strings.NewReader(`{"mcpServers":{"m":{"command":"in-memory","protocolVersion":"`+revision+`"}}}`),
 		func(string) (string, bool) { return "", false })
 	if err != nil {
 		tb.Fatal(err)
@@ -145,33 +146,45 @@ func measure() reading {
 	return reading{heap: ms.HeapAlloc, stack: ms.StackInuse, goroutines: runtime.NumGoroutine()}
 }
 
-// Each stateless request in flight holds at most 16 KiB of heap and five
-// goroutines: its own, the in-memory server's handler of its call, and
-// three of the trunk (the session's read loop, its handler, and the call
-// to the server, which may outlive the request: proxy/translate's
+// Each stateless request in flight holds at most 16 KiB of heap and, of
+// goroutines, its own and the in-memory server's handler of its call
+// (both outside the trunk) and the session's read loop, which runs the
+// request (jsonrpc.Options.InlineRequests); and with a 2025-11-25 server
+// the call to it, which may outlive the request (proxy/translate's
 // Parking).
 func TestStatelessRequestInFlightCost(t *testing.T) {
-	ht := newHeldTrunk(t)
-	ht.inFlightCost(t, 8) // warm-up: pools, the catalog, idle handlers
-	got := ht.inFlightCost(t, 100)
-	if got.heap > 16<<10 || got.goroutines > 5 {
-		t.Errorf("per request in flight: %.0f bytes of heap, %.2f goroutines (and %.0f bytes of stacks); want at most 16 KiB and 5",
-			got.heap, got.goroutines, got.stack)
+	for _, tc := range []struct {
+		revision   string
+		goroutines float64
+	}{{protocol.Legacy, 4}, {protocol.Stateless, 3}} {
+		t.Run(tc.revision, func(t *testing.T) {
+			ht := newHeldTrunk(t, tc.revision)
+			ht.inFlightCost(t, 8) // warm-up: pools, the catalog, idle handlers
+			got := ht.inFlightCost(t, 100)
+			if got.heap > 16<<10 || got.goroutines > tc.goroutines {
+				t.Errorf("per request in flight: %.0f bytes of heap, %.2f goroutines (and %.0f bytes of stacks); want at most 16 KiB and %.0f",
+					got.heap, got.goroutines, got.stack, tc.goroutines)
+			}
+		})
 	}
 }
 
 // BenchmarkStatelessInFlight reports what each stateless request held in
-// flight costs: live heap (B/inflight), goroutine stacks (stackB/inflight)
-// and goroutines (goroutines/inflight, the request's own and the
-// in-memory server's handler included).
+// flight costs, with a server at each revision: live heap (B/inflight),
+// goroutine stacks (stackB/inflight) and goroutines (goroutines/inflight,
+// the request's own and the in-memory server's handler included).
 func BenchmarkStatelessInFlight(b *testing.B) {
-	ht := newHeldTrunk(b)
-	ht.inFlightCost(b, 8) // warm-up: pools, the catalog, idle handlers
-	var got inFlight
-	for b.Loop() {
-		got = ht.inFlightCost(b, 200)
+	for _, revision := range []string{protocol.Legacy, protocol.Stateless} {
+		b.Run("server="+revision, func(b *testing.B) {
+			ht := newHeldTrunk(b, revision)
+			ht.inFlightCost(b, 8) // warm-up: pools, the catalog, idle handlers
+			var got inFlight
+			for b.Loop() {
+				got = ht.inFlightCost(b, 200)
+			}
+			b.ReportMetric(got.heap, "B/inflight")
+			b.ReportMetric(got.stack, "stackB/inflight")
+			b.ReportMetric(got.goroutines, "goroutines/inflight")
+		})
 	}
-	b.ReportMetric(got.heap, "B/inflight")
-	b.ReportMetric(got.stack, "stackB/inflight")
-	b.ReportMetric(got.goroutines, "goroutines/inflight")
 }

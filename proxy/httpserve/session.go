@@ -39,10 +39,18 @@ type session struct {
 	closeOnce sync.Once
 	done      chan struct{} // closed when the session ends
 	ran       chan struct{} // closed when its Run returned
+	// cancel ends what a perRequest session's connection is handling
+	// (its request runs on the read loop, which does not see the input
+	// end): nil for a runner that has no such method.
+	cancel func()
 }
 
 // A runner is a session's connection to the trunk (a *proxy.Session).
 type runner interface{ Run(context.Context) error }
+
+// A requestCanceller is a runner whose requests in flight can be
+// cancelled from outside (proxy.Session.CancelRequests).
+type requestCanceller interface{ CancelRequests() }
 
 // attachFunc attaches a session to the trunk: proxy.Trunk.Attach, or the
 // tests' own.
@@ -66,6 +74,9 @@ func (h *Handler) startSession(id, client string, c caller, perRequest bool) *se
 		}})
 	s.touch()
 	server := h.attach(pr, s.router, &proxy.SessionOptions{ID: id, Subject: c.subject, Claims: c.claims, Profile: c.profile, PerRequest: perRequest, AccessToken: s.accessToken})
+	if rc, ok := server.(requestCanceller); ok && perRequest {
+		s.cancel = rc.CancelRequests
+	}
 	h.running.Add(1)
 	go func() {
 		defer h.running.Done()
@@ -131,6 +142,9 @@ func (s *session) close(reason string) {
 		_ = s.in.Close()
 		s.inMu.Unlock()
 		s.router.endAll(reason)
+		if s.cancel != nil {
+			s.cancel()
+		}
 		close(s.done)
 	})
 }

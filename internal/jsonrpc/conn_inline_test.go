@@ -1,0 +1,91 @@
+package jsonrpc
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// With InlineRequests a request runs on the read loop: the next line is
+// not read until it is answered, so the handler of the first request sees
+// the second still unread. Calling the peer fails at once, and
+// CancelRequests ends the request's context.
+func TestInlineRequestsRunOnTheReadLoop(t *testing.T) {
+	leakCheck(t)
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	entered := make(chan struct{})
+	var conn *Conn
+	var callErr error
+	h := handlerFuncs{req: func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+		if method == "second" {
+			return json.RawMessage(`"second"`), nil
+		}
+		_, callErr = conn.Call(ctx, "ping", nil)
+		close(entered)
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}}
+	conn = NewConn(inR, outW, h, &Options{InlineRequests: true})
+	served := make(chan error, 1)
+	go func() { served <- conn.Serve() }()
+	t.Cleanup(func() {
+		_ = inW.Close()
+		<-served
+		_ = outW.Close()
+	})
+	out := bufio.NewReader(outR)
+
+	writeLine(t, inW, `{"jsonrpc":"2.0","id":1,"method":"first"}`)
+	waitClosed(t, entered, "the first request's handler")
+	if callErr == nil || !strings.Contains(callErr.Error(), "cannot wait for an answer") {
+		t.Errorf("Call from an inline handler: %v, want an error saying no answer can be read", callErr)
+	}
+	// The read loop is busy with the first request: this line stays in
+	// the pipe, its Write blocked until the loop reads again.
+	second := make(chan error, 1)
+	go func() {
+		_, err := io.WriteString(inW, `{"jsonrpc":"2.0","id":2,"method":"second"}`+"\n")
+		second <- err
+	}()
+	for range 100 {
+		runtime.Gosched()
+	}
+	select {
+	case err := <-second:
+		t.Fatalf("the second line was read while the first request ran (write: %v)", err)
+	default:
+	}
+
+	conn.CancelRequests()
+	first := readLine(t, out)
+	if !strings.Contains(first, `"id":1`) || !strings.Contains(first, `"error"`) {
+		t.Errorf("first answer %s, want the cancelled request's error", first)
+	}
+	if err := <-second; err != nil {
+		t.Fatal(err)
+	}
+	if got := readLine(t, out); !strings.Contains(got, `"id":2`) || !strings.Contains(got, `"second"`) {
+		t.Errorf("second answer %s", got)
+	}
+}
+
+func writeLine(t *testing.T, w io.Writer, line string) {
+	t.Helper()
+	if _, err := io.WriteString(w, line+"\n"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func readLine(t *testing.T, r *bufio.Reader) string {
+	t.Helper()
+	line, err := r.ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	return line
+}
