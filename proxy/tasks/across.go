@@ -17,7 +17,9 @@ import (
 // task-supporting tool (ToLegacy). The server creates the task in its
 // model; the host gets it in its own (models.go), and Route answers the
 // host's tasks requests about it by asking the server in the server's.
-// Nothing is kept: the host's id (translate.TaskIDs) names the server and
+// Nothing is kept but what a server's connection holds (the trunk's own
+// tasks/result of a task that asks a 2026-07-28 host for input,
+// across_input.go): the host's id (translate.TaskIDs) names the server and
 // its id, and which model each side speaks is known from the host's
 // request and the server's capabilities.
 
