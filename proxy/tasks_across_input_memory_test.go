@@ -167,7 +167,8 @@ func TestTasksAcrossInputExtensionHost(t *testing.T) {
 // task is cancelled at the server, the trunk's tasks/result ends (its
 // pending elicitation ends with an error: the answer saying the host
 // cancelled, or the request's own cancellation, whichever the server reads
-// first), and no exchange or goroutine stays.
+// first), and no exchange or goroutine stays, also of a task still
+// waiting for input when the trunk shuts down.
 func TestTasksAcrossInputCancelled(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	srv, elicited, got := clarifyingTaskServer()
@@ -184,8 +185,19 @@ func TestTasksAcrossInputCancelled(t *testing.T) {
 		t.Errorf("the server got %d tasks/cancel, want 1", n)
 	}
 	waitParked(t, tr, 0)
+
+	// Another task waiting for input when the trunk shuts down: its
+	// tasks/result ends with the trunk.
+	_, id = acrossInputHost(t, h)
+	inputRequests(t, h, meta, id)
 	_ = h.in.Close()
 	if err := <-h.served; err != nil {
 		t.Logf("Serve: %v", err)
+	}
+	if answer := <-elicited; !strings.HasPrefix(answer, "error: ") {
+		t.Errorf("the second task's elicitation got %s, want an error (the trunk shut down)", answer)
+	}
+	if n := tr.parked.Count(); n != 0 {
+		t.Errorf("%d exchanges open after shutdown", n)
 	}
 }
