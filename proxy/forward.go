@@ -104,7 +104,7 @@ func (t *Trunk) notifyFailed(server, method string, err error) {
 // to the host whose call caused it, and its answer back. ctx ends when the
 // upstream cancels.
 func (t *Trunk) forwardRequest(ctx context.Context, server, method string, params json.RawMessage) (json.RawMessage, error) {
-	if ex := t.parked.Current(server); ex != nil {
+	if ex := t.parked.Current(server, params); ex != nil {
 		// A stateless host's call is in flight on this server: the
 		// request goes to the host inside the call's next result.
 		return ex.Ask(ctx, method, params)

@@ -77,8 +77,8 @@ func (t *Trunk) routeTask(ctx context.Context, method string, params json.RawMes
 	if err != nil {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s: %v", method, err)
 	}
-	r := tasks.Route{Follower: t.follower(ctx, c), ServerCaps: c.Init().RawCapabilities, Issue: t.issueTaskID(ctx, server),
-		Export: func(res json.RawMessage) json.RawMessage { return t.exportToolResult(server, res) }}
+	r := tasks.Route{Follower: t.follower(ctx, c), ServerCaps: c.Init().RawCapabilities, Issue: t.issueTaskID(ctx, server), Parking: t.parked, Host: hostRequestOf(ctx).HostRequest,
+		Timeout: c.Spec().Timeouts.Call.D(), Export: func(res json.RawMessage) json.RawMessage { return t.exportToolResult(server, res) }}
 	return r.Answer(ctx, t.life, method, forward, hostRequestOf(ctx).Stateless())
 }
 

@@ -37,22 +37,7 @@ func TestReplicasShareTasks(t *testing.T) {
 
 	call := func(trunk *httpTrunk, method, name, params string) (result map[string]json.RawMessage, errObj json.RawMessage) {
 		t.Helper()
-		reply, err := postMCP(ctx, trunk.url, `{"jsonrpc":"2.0","id":1,"method":"`+method+`","params":{`+params+`,`+tasksExtensionMeta+`}}`,
-			map[string]string{protocol.HeaderProtocolVersion: "2026-07-28", protocol.HeaderMethod: method, protocol.HeaderName: name})
-		if err != nil {
-			t.Fatalf("%s through %s: %v", method, trunk.url, err)
-		}
-		for _, msg := range reply.messages {
-			var m struct {
-				Result map[string]json.RawMessage
-				Error  json.RawMessage
-			}
-			if json.Unmarshal([]byte(msg), &m) == nil && (m.Result != nil || m.Error != nil) {
-				return m.Result, m.Error
-			}
-		}
-		t.Fatalf("%s through %s: HTTP %d, no answer in %q", method, trunk.url, reply.status, reply.messages)
-		return nil, nil
+		return postStateless(t, ctx, trunk.url, tasksExtensionMeta, method, name, params)
 	}
 
 	created, errObj := call(one, "tools/call", "slow_compute", `"name":"slow_compute","arguments":{"seconds":1,"label":"replicas"}`)

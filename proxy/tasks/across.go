@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"time"
 
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
 	"github.com/mcptrunk/mcptrunk/internal/rawjson"
@@ -16,7 +17,9 @@ import (
 // task-supporting tool (ToLegacy). The server creates the task in its
 // model; the host gets it in its own (models.go), and Route answers the
 // host's tasks requests about it by asking the server in the server's.
-// Nothing is kept: the host's id (translate.TaskIDs) names the server and
+// Nothing is kept but what a server's connection holds (the trunk's own
+// tasks/result of a task that asks a 2026-07-28 host for input,
+// across_input.go): the host's id (translate.TaskIDs) names the server and
 // its id, and which model each side speaks is known from the host's
 // request and the server's capabilities.
 
@@ -33,6 +36,12 @@ type Route struct {
 	// Export is a tool result of the server's as the host gets it (names
 	// and URIs exported).
 	Export func(json.RawMessage) json.RawMessage
+	// Parking holds the trunk's own tasks/result of a 2025-11-25 task
+	// that a 2026-07-28 host follows (across_input.go), sent for Host
+	// (the host's request) and bounded by Timeout (timeouts.call).
+	Parking *translate.Parking
+	Host    translate.HostRequest
+	Timeout time.Duration
 }
 
 // Answer answers method (tasks/get, tasks/result, tasks/cancel,
@@ -42,7 +51,7 @@ type Route struct {
 func (r *Route) Answer(ctx, life context.Context, method string, forward json.RawMessage, hostStateless bool) (json.RawMessage, error) {
 	if id, _ := rawjson.StringField(forward, "taskId"); Crosses(r.ServerCaps, hostStateless) {
 		if hostStateless {
-			return r.ForExtensionHost(ctx, method, id)
+			return r.ForExtensionHost(ctx, method, id, forward)
 		}
 		return r.ForLegacyHost(ctx, life, method, id)
 	}
@@ -138,13 +147,13 @@ func (a *Route) ForLegacyHost(ctx, life context.Context, method, id string) (jso
 }
 
 // ForExtensionHost answers a 2026-07-28 host's tasks/get, tasks/cancel or
-// tasks/update of a 2025-11-25 server's task id. tasks/get inlines a
-// finished task's result (or error), read with tasks/result; tasks/cancel
-// answers the empty ack. A 2025-11-25 server asks for a task's input by
-// requests on its connection while the client waits on tasks/result,
-// which a 2026-07-28 host never sends, so tasks/update is refused saying so
-// (the task reports input_required to the host as the server says).
-func (a *Route) ForExtensionHost(ctx context.Context, method, id string) (json.RawMessage, error) {
+// tasks/update (params: forward) of a 2025-11-25 server's task id.
+// tasks/get inlines a finished task's result (or error), read with
+// tasks/result; tasks/cancel answers the empty ack. A task at
+// input_required has the requests its server sends during the trunk's own
+// tasks/result listed as its inputRequests, which tasks/update answers
+// (across_input.go).
+func (a *Route) ForExtensionHost(ctx context.Context, method, id string, forward json.RawMessage) (json.RawMessage, error) {
 	byID, _ := json.Marshal(map[string]string{"taskId": id})
 	switch method {
 	case "tasks/get":
@@ -153,10 +162,14 @@ func (a *Route) ForExtensionHost(ctx context.Context, method, id string) (json.R
 			return nil, err
 		}
 		out := FlatTask(task, "complete", a.Issue)
-		if status, _ := rawjson.StringField(task, "status"); status != "completed" && status != "failed" {
+		switch status, _ := rawjson.StringField(task, "status"); status {
+		case "input_required":
+			return a.withInputs(ctx, id, out)
+		case "completed", "failed":
+		default:
 			return out, nil
 		}
-		res, err := a.Conn.Call(ctx, "tasks/result", byID)
+		res, err := a.result(ctx, id)
 		var rpcErr *jsonrpc.Error
 		switch {
 		case errors.As(err, &rpcErr):
@@ -170,12 +183,14 @@ func (a *Route) ForExtensionHost(ctx context.Context, method, id string) (json.R
 		}
 		return rawjson.ReplaceField(out, "result", a.Export(res))
 	case "tasks/cancel":
-		if _, err := a.Conn.Call(ctx, "tasks/cancel", byID); err != nil {
+		_, err := a.Conn.Call(ctx, "tasks/cancel", byID)
+		a.endHeld(id)
+		if err != nil {
 			return nil, err
 		}
 		return json.RawMessage(`{"resultType":"complete"}`), nil
 	case "tasks/update":
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "tasks/update: server %q runs its tasks at 2025-11-25, which asks for a task's input only while the client waits for its result; mcptrunk cannot pass input responses to it", a.Server)
+		return a.update(id, forward)
 	}
 	return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method %q is not one of the tasks extension's methods", method)
 }

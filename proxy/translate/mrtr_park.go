@@ -32,6 +32,8 @@ type Parking struct {
 	seq      uint64
 	byID     map[uint64]*Exchange
 	inFlight map[string][]*Exchange // server -> exchanges whose upstream call runs, oldest first
+	held     map[heldKey]*Exchange  // the trunk's own tasks/result of a task, by server and task (mrtr_held.go)
+	holding  sync.Mutex             // one Hold at a time: a task's tasks/result is sent once
 	// changed is closed, and replaced, whenever an exchange opens or
 	// ends (see Watch).
 	changed chan struct{}
@@ -41,7 +43,7 @@ type Parking struct {
 // goroutines that spawn starts, and end at the latest when life does.
 func NewParking(life context.Context, spawn func(func()), secret []byte) *Parking {
 	return &Parking{signer: newStateSigner(secret), life: life, spawn: spawn, byID: map[uint64]*Exchange{}, inFlight: map[string][]*Exchange{},
-		changed: make(chan struct{})}
+		held: map[heldKey]*Exchange{}, changed: make(chan struct{})}
 }
 
 // changedLocked wakes whoever watches the count (see Watch).
@@ -76,6 +78,7 @@ type Exchange struct {
 	res                    json.RawMessage
 	err                    error
 	wake                   chan struct{} // an upstream request arrived
+	task                   string        // held (mrtr_held.go): the server's id of the task whose tasks/result this is
 
 	mu      sync.Mutex
 	hr      HostRequest           // the host request now waiting, or the last one
@@ -85,6 +88,7 @@ type Exchange struct {
 	serving bool                  // a host request is waiting on the exchange
 	expiry  *time.Timer           // between rounds: abandon when the host does not retry
 	ended   bool
+	keys    int // held: the keys given so far, so that none is given twice
 }
 
 // parkedAsk is one request of the upstream's, waiting for the host.
@@ -129,7 +133,7 @@ func (p *Parking) Call(ctx context.Context, pc Parked) (json.RawMessage, error) 
 		// input_required result it sent itself: a new call to it with the
 		// host's answers, as the host would make it directly; the upstream
 		// checks its own state.
-		return p.await(ctx, p.start(ctx, pc, target, params))
+		return p.await(ctx, p.start(ctx, pc, target, params, ""))
 	}
 	params, err = rawjson.DeleteFields(params, protocol.FieldInputResponses, protocol.FieldRequestState)
 	if err != nil {
@@ -142,14 +146,15 @@ func (p *Parking) Call(ctx context.Context, pc Parked) (json.RawMessage, error) 
 			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s %q: %v", method, target, err)
 		}
 	} else {
-		ex = p.start(ctx, pc, target, params)
+		ex = p.start(ctx, pc, target, params, "")
 	}
 	return p.await(ctx, ex)
 }
 
 // start runs the upstream's call in the background, on the trunk's own
-// context: the host's request ends at the first input_required.
-func (p *Parking) start(ctx context.Context, pc Parked, target string, params json.RawMessage) *Exchange {
+// context: the host's request ends at the first input_required. task
+// names the task of a held exchange (Hold), "" for a host's call.
+func (p *Parking) start(ctx context.Context, pc Parked, target string, params json.RawMessage, task string) *Exchange {
 	first := context.WithoutCancel(ctx)
 	upCtx, cancel := context.WithCancel(first)
 	stop := context.AfterFunc(p.life, cancel)
@@ -159,10 +164,14 @@ func (p *Parking) start(ctx context.Context, pc Parked, target string, params js
 		id: p.seq, server: pc.Upstream.Name(), method: pc.Method, target: target,
 		timeout: pc.Timeout, first: first, cancel: cancel,
 		done: make(chan struct{}), wake: make(chan struct{}, 1),
-		hr: pc.Host, serving: true,
+		hr: pc.Host, serving: task == "", task: task,
 	}
 	p.byID[ex.id] = ex
-	p.inFlight[ex.server] = append(p.inFlight[ex.server], ex)
+	if task != "" {
+		p.held[heldKey{ex.server, task}] = ex
+	} else {
+		p.inFlight[ex.server] = append(p.inFlight[ex.server], ex)
+	}
 	p.changedLocked()
 	p.mu.Unlock()
 	upCtx = context.WithValue(upCtx, exchangeKey{}, ex)
@@ -177,6 +186,9 @@ func (p *Parking) start(ctx context.Context, pc Parked, target string, params js
 		}
 		p.mu.Unlock()
 		close(ex.done)
+		if task != "" {
+			p.end(ex, nil) // no host request waits on it to end it
+		}
 	})
 	return ex
 }
@@ -277,6 +289,9 @@ func (p *Parking) end(ex *Exchange, why error) {
 		delete(p.byID, ex.id)
 		p.changedLocked()
 	}
+	if key := (heldKey{ex.server, ex.task}); ex.task != "" && p.held[key] == ex {
+		delete(p.held, key)
+	}
 	p.mu.Unlock()
 	ex.mu.Lock()
 	if ex.ended {
@@ -329,17 +344,23 @@ func (p *Parking) Watch() (int, <-chan struct{}) {
 	return len(p.byID), p.changed
 }
 
-// Current is the exchange an upstream's request during a call belongs to.
-// Over stdio a request does not say which call it is for, so the trunk
+// Current is the exchange an upstream's request (params) during a call
+// belongs to. A request that names its task in its related-task _meta
+// belongs to the trunk's held tasks/result of that task, when there is one
+// (mrtr_held.go); a held exchange takes no other request. Otherwise a
+// request over stdio does not say which call it is for, so the trunk
 // picks: the oldest exchange with a host request waiting on it (an
 // exchange between rounds is waiting for the host, and one whose host gave
 // up, say because the host could not answer, must not swallow the requests
 // of the next call), else the oldest in flight. With several calls waiting
 // on one server at once, a request may reach another of them, whose host
 // then answers it.
-func (p *Parking) Current(server string) *Exchange {
+func (p *Parking) Current(server string, params json.RawMessage) *Exchange {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if ex := p.held[heldKey{server, relatedTask(params)}]; ex != nil {
+		return ex
+	}
 	list := p.inFlight[server]
 	for _, ex := range list {
 		ex.mu.Lock()
