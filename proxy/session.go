@@ -126,7 +126,7 @@ func (t *Trunk) Attach(in io.Reader, out io.Writer, opts *SessionOptions) *Sessi
 // and its upstreams go on for the other sessions. When ctx ends first the
 // trunk is shutting down: open listens are answered. A stateless request's
 // session is served, its request too, on the caller's goroutine (two less
-// per request); its exchange ends it (CancelRequests), so ctx's end only
+// per request); its exchange ends it (Conn().CancelRequests), so ctx's end only
 // answers its listen.
 func (s *Session) Run(ctx context.Context) error {
 	t := s.trunk
@@ -158,8 +158,8 @@ func (s *Session) Run(ctx context.Context) error {
 // ID is the session's id ("" for the stdio host).
 func (s *Session) ID() string { return s.id }
 
-// CancelRequests ends a PerRequest session's request (see Run).
-func (s *Session) CancelRequests() { s.conn.CancelRequests() }
+// Conn is the connection to the host, for a transport that feeds it (Deliver) or ends its request (see Run).
+func (s *Session) Conn() *jsonrpc.Conn { return s.conn }
 
 // HandleRequest answers the handshake and passes every other request on,
 // each with the facts of its host request (hostreq.go): from its own _meta

@@ -90,7 +90,11 @@ type Conn struct {
 	idle     chan handlerJob // to a handler goroutine waiting for its next request
 	idlers   atomic.Int32    // handler goroutines waiting on idle
 	readDone chan struct{}   // closed when the read loop has ended
-	writeMu  sync.Mutex      // serialises frames on w
+	// deliverMu serialises Deliver, and readEnded (under it) stops it once
+	// the read loop has ended.
+	deliverMu sync.Mutex
+	readEnded bool
+	writeMu   sync.Mutex // serialises frames on w
 
 	mu       sync.Mutex
 	pending  map[int64]chan response     // our requests awaiting a response
@@ -153,6 +157,7 @@ func (c *Conn) Err() error {
 // handlers to return, and returns nil on a clean EOF.
 func (c *Conn) Serve() error {
 	readErr := c.readLoop()
+	c.endDeliveries()
 	close(c.readDone) // idle handler goroutines exit
 	c.cancelInflight()
 	c.handlers.Wait()

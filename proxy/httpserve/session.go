@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
 	"github.com/mcptrunk/mcptrunk/proxy"
 )
 
@@ -43,14 +44,18 @@ type session struct {
 	// (its request runs on the read loop, which does not see the input
 	// end): nil for a runner that has no such method.
 	cancel func()
+	// direct hands a 2025-era session's messages to its connection on the
+	// POST's own goroutine (see deliver); nil: through the pipe.
+	direct func(line []byte) error
 }
 
 // A runner is a session's connection to the trunk (a *proxy.Session).
 type runner interface{ Run(context.Context) error }
 
-// A requestCanceller is a runner whose requests in flight can be
-// cancelled from outside (proxy.Session.CancelRequests).
-type requestCanceller interface{ CancelRequests() }
+// A connRunner is a runner whose connection to the trunk can be fed and
+// cancelled from outside (proxy.Session.Conn): the tests' own runners
+// have none.
+type connRunner interface{ Conn() *jsonrpc.Conn }
 
 // attachFunc attaches a session to the trunk: proxy.Trunk.Attach, or the
 // tests' own.
@@ -74,8 +79,10 @@ func (h *Handler) startSession(id, client string, c caller, perRequest bool) *se
 		}})
 	s.touch()
 	server := h.attach(pr, s.router, &proxy.SessionOptions{ID: id, Subject: c.subject, Claims: c.claims, Profile: c.profile, PerRequest: perRequest, AccessToken: s.accessToken})
-	if rc, ok := server.(requestCanceller); ok && perRequest {
-		s.cancel = rc.CancelRequests
+	if cr, ok := server.(connRunner); ok && perRequest {
+		s.cancel = cr.Conn().CancelRequests
+	} else if ok {
+		s.direct = cr.Conn().Deliver
 	}
 	h.running.Add(1)
 	go func() {
@@ -120,9 +127,21 @@ func (s *session) idleFor(now time.Time) time.Duration {
 // errSessionClosed is what a message to a closed session meets.
 var errSessionClosed = errors.New("the session has ended")
 
-// deliver passes one message (a line without its newline) to the
-// session's connection.
+// deliver passes one message (a line without its newline, not written to
+// again) to the session's connection: on the caller's goroutine when the
+// connection takes it so (a 2025-era session: io.Pipe's writer waits for
+// the read loop to take each write, two hand-offs per message), else
+// through the pipe (a stateless request's session, whose read loop runs
+// the request while net/http's goroutine writes the reply).
 func (s *session) deliver(line []byte) error {
+	if s.direct != nil {
+		select {
+		case <-s.done:
+			return errSessionClosed
+		default:
+		}
+		return s.direct(line)
+	}
 	s.inMu.Lock()
 	defer s.inMu.Unlock()
 	if _, err := s.in.Write(line); err != nil {
