@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"strings"
 	"sync"
 	"testing"
@@ -136,9 +135,7 @@ func testProgressDuringTask(t *testing.T, revision string) {
 	srv, tokens := progressTaskServer(revision)
 	tr, a := memTrunk(t, memserver.Set{"up": srv}, map[string]map[string]any{"up": {"protocolVersion": revision}}, nil, nil)
 	tr.Share()
-	b := &memHost{pipeHost: runPipes(t, func(ctx context.Context, in io.Reader, out io.Writer) error {
-		return tr.Attach(in, out, &SessionOptions{ID: "b"}).Run(ctx)
-	})}
+	b := &memHost{pipeHost: attachPipes(t, tr, &SessionOptions{ID: "b"})}
 	a.initialize(`{}`)
 	b.initialize(`{}`)
 	a.tools()
