@@ -134,6 +134,7 @@ func (t *Trunk) ownFleet(logger *slog.Logger, hr hostRequest, notify func(server
 			Changed:      func(string) {}, // the catalog is the shared instance's
 			Notification: notify,
 			Request:      ask,
+			KeepAwake:    t.taskLog.Runs, // by server name: any instance's task keeps each up
 		},
 	})
 }

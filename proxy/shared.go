@@ -205,7 +205,7 @@ func (l listenSession) Release(uri string, shutdown bool) {
 	l.s.trunk.releaseSubscription(uri, shutdown)
 }
 
-func (l listenSession) WatchTask(ctx context.Context, id string) (func(), error) {
+func (l listenSession) WatchTask(ctx context.Context, id string) (func(), <-chan error, error) {
 	return l.s.trunk.watchTask(ctx, id)
 }
 

@@ -33,7 +33,7 @@ func taskBinding(s *Session) string {
 // some server behind the trunk offers tasks (and the trunk declares them).
 func (t *Trunk) handleTasks(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	t.waitSettled(ctx)
-	if !t.anyOffersTasks() {
+	if !slices.ContainsFunc(t.clients(), func(c *upstream.Client) bool { return tasks.OffersAny(c.Init().RawCapabilities) }) {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method %q is not supported: no server behind mcptrunk offers tasks", method)
 	}
 	if err := tasks.StatelessGate(method, hostRequestOf(ctx).HostRequest); err != nil {
@@ -46,12 +46,6 @@ func (t *Trunk) handleTasks(ctx context.Context, method string, params json.RawM
 		return t.bounded(method, params).of(t.routeTask(ctx, method, params))
 	}
 	return t.routeTask(ctx, method, params)
-}
-
-// anyOffersTasks reports whether a server the trunk knows declared tasks:
-// the 2025-11-25 capability or the 2026-07-28 extension.
-func (t *Trunk) anyOffersTasks() bool {
-	return slices.ContainsFunc(t.clients(), func(c *upstream.Client) bool { return tasks.OffersAny(c.Init().RawCapabilities) })
 }
 
 // routeTask forwards tasks/get, tasks/result, tasks/cancel and (at
@@ -92,18 +86,18 @@ func (t *Trunk) exportToolResult(server string, res json.RawMessage) json.RawMes
 
 // watchTask has the server of the task the host of ctx knows as id report
 // its status on a listen of the trunk's (translate.ListenSession).
-func (t *Trunk) watchTask(ctx context.Context, id string) (func(), error) {
+func (t *Trunk) watchTask(ctx context.Context, id string) (func(), <-chan error, error) {
 	hr := hostRequestOf(ctx)
 	if err := tasks.StatelessGate(protocol.MethodListen, hr.HostRequest); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	server, upID, err := t.taskIDs.Open(taskBinding(hr.session), id)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	c, _, err := t.owner(ctx, server, "task", id, nil)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	return tasks.Listen(ctx, c, upID)
 }

@@ -184,6 +184,7 @@ func (t *Trunk) Start(clientCaps json.RawMessage, hostRevision string) {
 				Changed:      t.serverChanged,
 				Notification: t.forwardNotification,
 				Request:      t.forwardRequest,
+				KeepAwake:    t.taskLog.Runs,
 			},
 		})
 		t.startedAt = time.Now()

@@ -2,8 +2,8 @@ package upstream
 
 import (
 	"encoding/json"
-	"errors"
-	"fmt"
+
+	"github.com/mcptrunk/mcptrunk/upstream/listpage"
 )
 
 // Item is one entry of a server's list (a tool, prompt, resource or
@@ -60,45 +60,7 @@ func (c *Catalog) list(s surface) *[]Item {
 	}
 }
 
-// maxPages bounds how many pages of one list are followed, so a server that
-// hands out cursors forever cannot hold discovery hostage.
-const maxPages = 1000
-
-// listPage is one page of a list result.
-type listPage struct {
-	items      []json.RawMessage
-	nextCursor string
-}
-
-// parsePage decodes one page of a list result, keeping its items raw.
-func parsePage(s surface, raw json.RawMessage) (listPage, error) {
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &fields); err != nil {
-		return listPage{}, fmt.Errorf("decoding %s result: %w", surfaces[s].method, err)
-	}
-	var p listPage
-	if arr, ok := fields[surfaces[s].field]; ok && string(arr) != "null" {
-		if err := json.Unmarshal(arr, &p.items); err != nil {
-			return listPage{}, fmt.Errorf("decoding %s result: field %q: %w", surfaces[s].method, surfaces[s].field, err)
-		}
-	}
-	if cur, ok := fields["nextCursor"]; ok && string(cur) != "null" {
-		if err := json.Unmarshal(cur, &p.nextCursor); err != nil {
-			return listPage{}, fmt.Errorf("decoding %s result: field \"nextCursor\": %w", surfaces[s].method, err)
-		}
-	}
-	return p, nil
-}
-
-// itemKey reads the identifying field of an item.
+// itemKey reads the identifying field of an item of list s.
 func itemKey(s surface, raw json.RawMessage) (string, error) {
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &fields); err != nil {
-		return "", err
-	}
-	var key string
-	if err := json.Unmarshal(fields[surfaces[s].key], &key); err != nil || key == "" {
-		return "", errors.New("missing " + surfaces[s].key)
-	}
-	return key, nil
+	return listpage.Key(surfaces[s].key, raw)
 }

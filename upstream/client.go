@@ -44,6 +44,10 @@ type Events struct {
 	// Request: a server asked its client something (sampling, elicitation,
 	// roots). ctx ends when the server cancels the request.
 	Request func(ctx context.Context, server, method string, params json.RawMessage) (json.RawMessage, error)
+	// KeepAwake: work the aggregate knows of goes on at the server between
+	// requests (its tasks running), so its idleTimeout must not stop it.
+	// Called without the Client's lock.
+	KeepAwake func(server string) bool
 }
 
 // clientOptions are what a Fleet gives each of its clients.

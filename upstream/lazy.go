@@ -22,7 +22,9 @@ import (
 // however many arrive together. One with no cache yet is started to fill
 // it, then stopped. Any server with an idleTimeout is stopped again, back to
 // sleeping with its names still listed, once nothing has used it for that
-// long; never while a request is in flight or a subscription is open.
+// long; never while a request is in flight (a task listen counts as one
+// while it is open), a subscription is open, or Events.KeepAwake says its
+// tasks run.
 //
 // A wake that fails leaves the server restarting (or failed, past the
 // restart policy) with its error, as any server that failed to start, and
@@ -410,14 +412,16 @@ func (c *Client) armIdle() {
 // else looks again when that could first be so.
 func (c *Client) idleCheck() {
 	d := c.spec.IdleTimeout.D()
+	kept := c.keptAwake()
 	c.mu.Lock()
 	if c.state != StateReady {
 		c.mu.Unlock()
 		return // armed again when it is next ready
 	}
-	if left := d - time.Since(c.lazy.lastUse); c.busyLocked() || left > 0 {
+	if left := d - time.Since(c.lazy.lastUse); c.busyLocked() || kept || left > 0 {
 		if left <= 0 {
 			left = d
+			c.logger.Debug("idle timeout passed, but the server is in use: not stopping it", "inflight", c.lazy.inflight, "subscriptions", len(c.lazy.subs), "tasks", kept)
 		}
 		c.lazy.idle.Reset(left)
 		c.mu.Unlock()
@@ -427,10 +431,16 @@ func (c *Client) idleCheck() {
 	c.goWorker(func() { c.sleep("idle for "+d.String(), true) })
 }
 
-// busyLocked reports what keeps a server up: a request in flight, an open
-// subscription, lists being read.
+// busyLocked reports what keeps a server up: a request in flight (a task
+// listen is one while it is open), an open subscription, lists being read.
 func (c *Client) busyLocked() bool {
 	return c.lazy.inflight > 0 || len(c.lazy.subs) > 0 || c.refreshing
+}
+
+// keptAwake reports whether the Fleet's owner has work going on at the
+// server (Events.KeepAwake): tasks the trunk knows to be running.
+func (c *Client) keptAwake() bool {
+	return c.opts.events.KeepAwake != nil && c.opts.events.KeepAwake(c.id)
 }
 
 // sleep stops a ready server that nothing uses, keeping its catalog
@@ -440,8 +450,9 @@ func (c *Client) busyLocked() bool {
 func (c *Client) sleep(why string, idle bool) bool {
 	c.transition.Lock()
 	defer c.transition.Unlock()
+	kept := idle && c.keptAwake()
 	c.mu.Lock()
-	if c.state != StateReady || c.busyLocked() {
+	if c.state != StateReady || c.busyLocked() || kept {
 		if c.state == StateReady && c.lazy.idle != nil {
 			c.lazy.idle.Reset(c.spec.IdleTimeout.D())
 		}

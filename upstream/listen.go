@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
@@ -251,18 +253,35 @@ func (w *wire) subscribe(ctx context.Context, params json.RawMessage) (json.RawM
 }
 
 // ListenTasks holds a listen open for the status of the server's tasks ids, told ctx's host's
-// capabilities (which declare the extension): the ids the server will report on, and stop.
-func (c *Client) ListenTasks(ctx context.Context, ids []string) ([]string, func(), error) {
+// capabilities (which declare the extension): the ids the server will report on, and stop. The
+// listen is a request in flight while it is open, so an idle timeout does not end it; when it
+// ends other than by stop (the server ends it, the connection is lost), ended gets why.
+func (c *Client) ListenTasks(ctx context.Context, ids []string) (honored []string, stop func(), ended <-chan error, _ error) {
 	w, err := c.acquire(ctx)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	defer c.release()
-	s, honored, err := w.openListen(ctx, ctx, listenFilter{TaskIDs: ids}, nil)
+	release, stopped, why := sync.OnceFunc(c.release), new(atomic.Bool), make(chan error, 1)
+	s, h, err := w.openListen(ctx, ctx, listenFilter{TaskIDs: ids}, func(s *listenStream) {
+		release()
+		if stopped.Load() {
+			return
+		}
+		err := s.err
+		switch {
+		case w.life.Err() != nil:
+			err = errors.New("the connection ended")
+		case err == nil:
+			err = errors.New("the server ended it")
+		}
+		why <- fmt.Errorf("server %q stopped reporting on its tasks: %w", c.id, err)
+	})
 	if err != nil {
-		return nil, nil, err
+		stopped.Store(true)
+		release()
+		return nil, nil, nil, err
 	}
-	return honored.TaskIDs, s.cancel, nil
+	return h.TaskIDs, func() { stopped.Store(true); s.cancel() }, why, nil
 }
 
 // subscriptionEnded forgets a subscription's stream once it has ended; one

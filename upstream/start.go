@@ -11,6 +11,7 @@ import (
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
 	"github.com/mcptrunk/mcptrunk/internal/logkey"
 	"github.com/mcptrunk/mcptrunk/internal/protocol"
+	"github.com/mcptrunk/mcptrunk/upstream/listpage"
 	"github.com/mcptrunk/mcptrunk/upstream/transport/remote"
 	"github.com/mcptrunk/mcptrunk/upstream/transport/stdio"
 )
@@ -264,18 +265,18 @@ func (c *Client) list(ctx context.Context, t Transport, s surface) ([]Item, erro
 	seen := map[string]bool{}
 	var params json.RawMessage
 	for page := 0; ; page++ {
-		if page == maxPages {
-			return nil, fmt.Errorf("%s: more than %d pages", surfaces[s].method, maxPages)
+		if page == listpage.MaxPages {
+			return nil, fmt.Errorf("%s: more than %d pages", surfaces[s].method, listpage.MaxPages)
 		}
 		raw, err := t.Call(ctx, surfaces[s].method, params)
 		if err != nil {
 			return nil, err
 		}
-		p, err := parsePage(s, raw)
+		p, err := listpage.Parse(surfaces[s].method, surfaces[s].field, raw)
 		if err != nil {
 			return nil, err
 		}
-		for _, it := range p.items {
+		for _, it := range p.Items {
 			key, err := itemKey(s, it)
 			if err != nil {
 				c.logger.Warn("skipping a list entry", "list", s.String(), logkey.Error, err)
@@ -283,14 +284,14 @@ func (c *Client) list(ctx context.Context, t Transport, s surface) ([]Item, erro
 			}
 			items = append(items, Item{Key: key, Raw: it})
 		}
-		if p.nextCursor == "" {
+		if p.NextCursor == "" {
 			return items, nil
 		}
-		if seen[p.nextCursor] {
-			return nil, fmt.Errorf("%s: the server repeated cursor %q", surfaces[s].method, p.nextCursor)
+		if seen[p.NextCursor] {
+			return nil, fmt.Errorf("%s: the server repeated cursor %q", surfaces[s].method, p.NextCursor)
 		}
-		seen[p.nextCursor] = true
-		params, _ = json.Marshal(map[string]string{"cursor": p.nextCursor})
+		seen[p.NextCursor] = true
+		params, _ = json.Marshal(map[string]string{"cursor": p.NextCursor})
 	}
 }
 

@@ -164,6 +164,19 @@ func (l *Ledger) Running() map[string]int {
 	return out
 }
 
+// Runs reports whether a task of server's is recorded as running: a lazy
+// server is not stopped for being idle then (upstream.Events.KeepAwake),
+// or the task would be lost with its process.
+func (l *Ledger) Runs(server string) bool {
+	now := l.now()
+	l.mu.Lock()
+	ends := l.sweep(now)
+	n := l.perServer[server]
+	l.mu.Unlock()
+	l.finish(now, ends)
+	return n > 0
+}
+
 // Watch returns c as the trunk's own follow-up of server's task sees it:
 // every answer to a tasks method is heard as a forwarded one would be.
 func (l *Ledger) Watch(server string, c Caller) Caller { return watched{l, server, c} }

@@ -166,3 +166,22 @@ func TestLedgerBounded(t *testing.T) {
 		t.Errorf("ended %v, want the oldest expired to make room", got)
 	}
 }
+
+// Runs says whether a server has a task recorded running: until its end
+// is heard, or its ttl passes.
+func TestLedgerRuns(t *testing.T) {
+	l, _, now := newTestLedger()
+	l.Created(context.Background(), "notes", created("a", `,"ttl":60000`), false)
+	l.Created(context.Background(), "notes", created("b", `,"ttl":1000`), false)
+	if !l.Runs("notes") || l.Runs("weather") {
+		t.Fatalf("Runs: notes %v, weather %v; want true, false", l.Runs("notes"), l.Runs("weather"))
+	}
+	l.Ended("notes", "a", observe.TaskCompleted)
+	if !l.Runs("notes") {
+		t.Fatal("notes' task b ended with a")
+	}
+	*now = now.Add(2 * time.Second) // b's ttl
+	if l.Runs("notes") {
+		t.Error("notes still runs a task past its ttl")
+	}
+}

@@ -45,10 +45,11 @@ type ListenSession interface {
 	CheckSize(size int) error
 	Push(method string, params json.RawMessage, size int) error
 	// WatchTask has the server of the task the host knows as id report
-	// its status (the tasks extension's notifications/tasks) until stop.
-	// An error leaves the id out of the acknowledgement; -32021 (the host
-	// did not declare the extension) refuses the listen.
-	WatchTask(ctx context.Context, id string) (stop func(), err error)
+	// its status (the tasks extension's notifications/tasks) until stop;
+	// ended gets why the server stopped reporting before that. An error
+	// leaves the id out of the acknowledgement; -32021 (the host did not
+	// declare the extension) refuses the listen.
+	WatchTask(ctx context.Context, id string) (stop func(), ended <-chan error, err error)
 }
 
 // Listens is the registry of one host's open listens. The upstream
@@ -126,7 +127,10 @@ func (h honored) empty() bool {
 // the host cancels it or the trunk shuts down. Every list change is
 // honoured (the trunk announces them all); a URI only when its server
 // accepted the subscription. A listen that ends up with nothing to deliver
-// is answered at once.
+// is answered at once. One whose task's server stops reporting on it (its
+// listen ended: a crash, a reload) ends with an error saying so, rather
+// than stay open hearing nothing of the task: the host asks tasks/get, and
+// may listen again.
 //
 // id is the request's id (the subscriptionId), answered is closed once its
 // answer is written, and sess is the session it came on.
@@ -145,7 +149,9 @@ func (ls *Listens) Listen(ctx context.Context, id json.RawMessage, answered <-ch
 	n := p.Notifications
 	h := honored{Tools: n.Tools, Prompts: n.Prompts, Resources: n.Resources}
 	l := &listen{id: id, changed: map[string]bool{}, uris: map[string]bool{}, tasks: map[string]bool{}}
-	stops, err := ls.watchTasks(ctx, sess, l, n.TaskIDs, &h, logger)
+	quit, lost := make(chan struct{}), make(chan error, 1)
+	defer close(quit)
+	stops, err := ls.watchTasks(ctx, sess, l, n.TaskIDs, &h, watchEnds{quit, lost}, logger)
 	defer func() {
 		for _, stop := range stops {
 			stop()
@@ -182,9 +188,11 @@ func (ls *Listens) Listen(ctx context.Context, id json.RawMessage, answered <-ch
 	if err := ls.acknowledge(sess, l, h); err != nil {
 		return nil, err
 	}
+	var ended error
 	if !h.empty() {
 		select {
 		case <-ctx.Done(): // the host cancelled it, or went away: no answer is sent
+		case ended = <-lost:
 		case <-ls.done:
 			if answered != nil {
 				ls.mu.Lock()
@@ -196,17 +204,40 @@ func (ls *Listens) Listen(ctx context.Context, id json.RawMessage, answered <-ch
 	ls.mu.Lock()
 	delete(ls.open, l)
 	ls.mu.Unlock()
+	if ended != nil {
+		return nil, ended
+	}
 	return json.Marshal(map[string]any{
 		protocol.FieldResultType: protocol.ResultTypeComplete,
 		"_meta":                  map[string]json.RawMessage{protocol.MetaSubscriptionID: id},
 	})
 }
 
+// watchEnds is where the end of a task's report goes (lost: the first
+// one) until the listen ends (quit).
+type watchEnds struct {
+	quit <-chan struct{}
+	lost chan<- error
+}
+
+// watch passes on, as the listen's error, that the server of the task the
+// host knows as id stopped reporting on it.
+func (w watchEnds) watch(id string, ended <-chan error) {
+	select {
+	case err := <-ended:
+		select {
+		case w.lost <- jsonrpc.Errorf(jsonrpc.CodeUnavailable, "%s: the status of task %q is no longer reported (%v): tasks/get tells where it is, and a new listen asks again", protocol.MethodListen, id, err):
+		default:
+		}
+	case <-w.quit:
+	}
+}
+
 // watchTasks has the servers report the status of each task asked for,
 // recording in l the ids the host knows them by; -32021 refuses the listen.
-func (ls *Listens) watchTasks(ctx context.Context, sess ListenSession, l *listen, ids []string, h *honored, logger *slog.Logger) (stops []func(), _ error) {
+func (ls *Listens) watchTasks(ctx context.Context, sess ListenSession, l *listen, ids []string, h *honored, ends watchEnds, logger *slog.Logger) (stops []func(), _ error) {
 	for _, id := range ids {
-		stop, err := sess.WatchTask(ctx, id)
+		stop, ended, err := sess.WatchTask(ctx, id)
 		var rpcErr *jsonrpc.Error
 		if errors.As(err, &rpcErr) && rpcErr.Code == protocol.CodeMissingClientCapabilities {
 			return stops, err
@@ -216,6 +247,7 @@ func (ls *Listens) watchTasks(ctx context.Context, sess ListenSession, l *listen
 			continue
 		}
 		stops = append(stops, stop)
+		go ends.watch(id, ended)
 		l.tasks[id] = true
 		h.TaskIDs = append(h.TaskIDs, id)
 	}

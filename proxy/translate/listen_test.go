@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
 	"github.com/mcptrunk/mcptrunk/internal/protocol"
@@ -18,26 +19,31 @@ type listenSession struct {
 	mu          sync.Mutex
 	shares      map[string]int
 	pushed      chan string
-	watching    map[string]bool // the tasks whose status is watched
-	noExtension bool            // WatchTask refuses with -32021
+	watching    map[string]bool       // the tasks whose status is watched
+	ends        map[string]chan error // each watched task's ended, which the test may send to
+	noExtension bool                  // WatchTask refuses with -32021
 }
 
 // WatchTask watches the tasks named "t…", and refuses any other id.
-func (s *listenSession) WatchTask(_ context.Context, id string) (func(), error) {
+func (s *listenSession) WatchTask(_ context.Context, id string) (func(), <-chan error, error) {
 	if s.noExtension {
-		return nil, jsonrpc.Errorf(protocol.CodeMissingClientCapabilities, "no extension")
+		return nil, nil, jsonrpc.Errorf(protocol.CodeMissingClientCapabilities, "no extension")
 	}
 	if !strings.HasPrefix(id, "t") {
-		return nil, errors.New("not a task of this session")
+		return nil, nil, errors.New("not a task of this session")
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.watching[id] = true
+	if s.ends == nil {
+		s.ends = map[string]chan error{}
+	}
+	s.ends[id] = make(chan error, 1)
 	return func() {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		delete(s.watching, id)
-	}, nil
+	}, s.ends[id], nil
 }
 
 func (s *listenSession) Acquire(_ context.Context, uri string) error {
@@ -143,5 +149,44 @@ func TestListensTasks(t *testing.T) {
 	var rpcErr *jsonrpc.Error
 	if !errors.As(err, &rpcErr) || rpcErr.Code != protocol.CodeMissingClientCapabilities || len(refused.pushed) != 0 {
 		t.Errorf("without the extension: %v, %d pushed; want -32021 and no acknowledgement", err, len(refused.pushed))
+	}
+}
+
+// A listen whose task's server stops reporting on it (its listen there
+// ended: a crash, a reload) ends with an error naming the task as the host
+// knows it, instead of staying open hearing nothing of it; it stops
+// watching its other tasks, and a later notification reaches it no more.
+func TestListensTaskReportLost(t *testing.T) {
+	ls := NewListens()
+	sess := &listenSession{shares: map[string]int{}, pushed: make(chan string, 4), watching: map[string]bool{}}
+	done := make(chan error, 1)
+	go func() {
+		_, err := ls.Listen(context.Background(), json.RawMessage(`9`), nil,
+			json.RawMessage(`{"notifications":{"toolsListChanged":true,"taskIds":["t1","t2"]}}`), sess, slog.New(slog.DiscardHandler))
+		done <- err
+	}()
+	if ack := <-sess.pushed; !strings.Contains(ack, `"taskIds":["t1","t2"]`) {
+		t.Fatalf("acknowledgement: %s", ack)
+	}
+	sess.mu.Lock()
+	sess.ends["t2"] <- errors.New(`server "s" stopped reporting on its tasks: the connection ended`)
+	sess.mu.Unlock()
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the listen stayed open after its task's server stopped reporting on it")
+	}
+	var rpcErr *jsonrpc.Error
+	if !errors.As(err, &rpcErr) || rpcErr.Code != jsonrpc.CodeUnavailable || !strings.Contains(rpcErr.Message, `task "t2"`) || !strings.Contains(rpcErr.Message, "the connection ended") {
+		t.Fatalf("the listen ended with %v, want -32000 naming task t2 and why", err)
+	}
+	sess.mu.Lock()
+	if len(sess.watching) != 0 {
+		t.Errorf("still watching %v after the listen ended", sess.watching)
+	}
+	sess.mu.Unlock()
+	if out, _ := ls.Route(taskNotification, json.RawMessage(`{"taskId":"t1","status":"completed"}`)); len(out) != 0 {
+		t.Errorf("a notification reached the ended listen: %s", out)
 	}
 }
