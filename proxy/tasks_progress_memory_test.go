@@ -176,3 +176,60 @@ func TestTasksDrivenProgress(t *testing.T) { testProgressDuringTask(t, protocol.
 
 // A 2026-07-28 server's task the trunk follows for the host (follow.go).
 func TestTasksFollowedProgress(t *testing.T) { testProgressDuringTask(t, protocol.Stateless) }
+
+// A 2026-07-28 host (over stdio, without the tasks extension) calling a
+// 2025-11-25 server's task-only tool: the trunk drives the task as a
+// parked exchange, and the progress the task sends reaches the host with
+// the token of the call it belongs to, before that call's answer. Two
+// calls run at once, with their own tokens.
+func TestTasksDrivenProgressStatelessHost(t *testing.T) {
+	srv, tokens := progressTaskServer(protocol.Legacy)
+	_, h := memTrunk(t, memserver.Set{"up": srv}, map[string]map[string]any{"up": {"protocolVersion": protocol.Legacy}}, nil, nil)
+	meta := func(token string) string {
+		return `"_meta":{"progressToken":"` + token + `","io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+	}
+	for _, c := range []string{"1", "2"} {
+		h.send(`{"jsonrpc":"2.0","id":"c` + c + `","method":"tools/call","params":{"name":"mcp__up__research","arguments":{},` + meta("tok"+c) + `}}`)
+	}
+	progress := map[string][]string{} // by token
+	results := map[string]string{}     // the task each call's result names, by call id
+	for len(results) < 2 {
+		var m struct {
+			ID     string
+			Method string
+			Params struct {
+				ProgressToken string
+				Message       string
+			}
+			Result struct{ Content []struct{ Text string } }
+		}
+		line := h.next("the answers to both calls")
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("the trunk wrote %q: %v", line, err)
+		}
+		switch {
+		case m.Method == "notifications/progress":
+			if _, answered := results["c"+strings.TrimPrefix(m.Params.ProgressToken, "tok")]; answered {
+				t.Errorf("progress after its call's answer: %s", line)
+			}
+			progress[m.Params.ProgressToken] = append(progress[m.Params.ProgressToken], m.Params.Message)
+		case m.ID != "" && m.Method == "":
+			if len(m.Result.Content) != 1 {
+				t.Fatalf("the answer to %s: %s", m.ID, line)
+			}
+			results[m.ID] = m.Result.Content[0].Text
+		}
+	}
+	if results["c1"] == results["c2"] {
+		t.Errorf("both calls got task %s's result", results["c1"])
+	}
+	for _, c := range []string{"1", "2"} {
+		task := results["c"+c]
+		if want := []string{task + " step 1", task + " step 2"}; strings.Join(progress["tok"+c], "|") != strings.Join(want, "|") {
+			t.Errorf("call c%s (task %s) got progress %q, want %q", c, task, progress["tok"+c], want)
+		}
+	}
+	if got := tokens(); len(got) != 2 || got[0] == got[1] {
+		t.Errorf("the server's calls came with progress tokens %q, want one per call", got)
+	}
+}
