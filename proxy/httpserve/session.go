@@ -142,12 +142,12 @@ func (s *session) deliver(line []byte) error {
 		}
 		return s.direct(line)
 	}
+	// One write, the newline included: each write waits for the read
+	// loop to take it.
+	framed := append(line[:len(line):len(line)], '\n')
 	s.inMu.Lock()
 	defer s.inMu.Unlock()
-	if _, err := s.in.Write(line); err != nil {
-		return err
-	}
-	_, err := s.in.Write([]byte{'\n'})
+	_, err := s.in.Write(framed)
 	return err
 }
 
