@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
+	"time"
 
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
 	"github.com/mcptrunk/mcptrunk/internal/protocol"
@@ -167,12 +168,12 @@ func (t *Trunk) driveTask(ctx context.Context, c *upstream.Client, how tasks.Mod
 		Abandoned: func(err error) {
 			t.logger.Warn("a task the trunk gave up on is still running", "server", c.Name(), "error", err)
 		},
-		Created: func(id string) { // the host's from now; its status goes to the host as a 2025-11-25 server's would
+		Created: func(id string, poll time.Duration) { // the host's from now; its status goes to the host as a 2025-11-25 server's would
 			if s := hr.session; s != nil {
 				t.hosts.tasks.Own(c.Name(), id, s)
 				owned := func() bool { return t.hosts.tasks.Owns(c.Name(), id, s) }
 				t.workers.Go(func() {
-					tasks.Watch(t.life, t.taskLog.Watch(c.Name(), c), c.Name(), id, owned, func(server string, p json.RawMessage) { t.taskStatus(server, tasks.StatusMethod, p) })
+					tasks.Watch(t.life, t.taskLog.Watch(c.Name(), c), c.Name(), id, poll, owned, func(server string, p json.RawMessage) { t.taskStatus(server, tasks.StatusMethod, p) })
 				})
 			}
 		}}

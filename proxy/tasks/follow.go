@@ -136,7 +136,13 @@ func interval(task json.RawMessage) time.Duration {
 	if json.Unmarshal(task, &t) != nil || t.PollIntervalMs == nil {
 		return defaultPoll
 	}
-	return min(max(time.Duration(*t.PollIntervalMs)*time.Millisecond, minPoll), maxPoll)
+	return boundedPoll(*t.PollIntervalMs)
+}
+
+// boundedPoll is a server's suggested interval in milliseconds, bounded
+// to what the trunk polls at.
+func boundedPoll(ms float64) time.Duration {
+	return min(max(time.Duration(ms)*time.Millisecond, minPoll), maxPoll)
 }
 
 // taskError is a failed task's inlined error, kept as the server's

@@ -30,9 +30,9 @@ type Call struct {
 	// Abandoned is told of a driven task that could not be cancelled.
 	Abandoned func(error)
 	// Created is told the server's id of a 2025-11-25 host's task created
-	// on a 2026-07-28 server (ToExtension), whose status the trunk then
-	// watches for the host (Watch).
-	Created func(id string)
+	// on a 2026-07-28 server (ToExtension), and the interval it suggests,
+	// whose status the trunk then watches for the host (Watch).
+	Created func(id string, poll time.Duration)
 }
 
 // Run runs the call: a task the host asked for created in the server's
@@ -47,7 +47,7 @@ func (c *Call) Run(ctx context.Context) (json.RawMessage, error) {
 			return c.Send(ctx, params, c.How == ToExtension) // the server makes a task only for a host with the extension
 		})
 		if _, id := Created(res, func(id string) string { return id }); c.How == ToExtension && id != "" && c.Created != nil {
-			c.Created(id)
+			c.Created(id, CreatedInterval(res))
 		}
 		return res, err
 	case AsExtensionTask:

@@ -14,14 +14,15 @@ import (
 // the trunk polls for the host, as a 2025 server would notify.
 
 // Watch follows server's task id over c with tasks/get at the task's
-// interval and gives status each new status as a 2025-11-25 Task with the
-// server's id (the params of notifications/tasks/status), until the task
-// ends, owned says the host is gone, a tasks/get fails, or ctx ends.
-func Watch(ctx context.Context, c Caller, server, id string, owned func() bool, status func(server string, params json.RawMessage)) {
+// interval, the first time after first (the interval its creation gave),
+// and gives status each new status as a 2025-11-25 Task with the server's
+// id (the params of notifications/tasks/status), until the task ends,
+// owned says the host is gone, a tasks/get fails, or ctx ends.
+func Watch(ctx context.Context, c Caller, server, id string, first time.Duration, owned func() bool, status func(server string, params json.RawMessage)) {
 	byID, _ := json.Marshal(map[string]string{"taskId": id})
 	same := func(id string) string { return id }
-	last, wait := "", defaultPoll
-	timer := time.NewTimer(wait)
+	last := ""
+	timer := time.NewTimer(first)
 	defer timer.Stop()
 	for {
 		select {
@@ -50,4 +51,19 @@ func Watch(ctx context.Context, c Caller, server, id string, owned func() bool, 
 // Terminal reports whether a task status is one a task never leaves.
 func Terminal(status string) bool {
 	return status == "completed" || status == "failed" || status == "cancelled"
+}
+
+// CreatedInterval is the poll interval a 2025-11-25 CreateTaskResult
+// suggests (task.pollInterval, in milliseconds), bounded as the trunk
+// polls; the default when it gives none.
+func CreatedInterval(created json.RawMessage) time.Duration {
+	var r struct {
+		Task struct {
+			PollInterval *float64 `json:"pollInterval"`
+		} `json:"task"`
+	}
+	if json.Unmarshal(created, &r) != nil || r.Task.PollInterval == nil {
+		return defaultPoll
+	}
+	return boundedPoll(*r.Task.PollInterval)
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Watch reports each new status once, as a 2025-11-25 Task with the
@@ -17,7 +18,7 @@ func TestWatchStatuses(t *testing.T) {
 		`{"taskId":"t1","status":"completed","result":{}}`,
 	}}
 	var got []string
-	Watch(context.Background(), s, "srv", "t1", func() bool { return true }, func(server string, params json.RawMessage) {
+	Watch(context.Background(), s, "srv", "t1", time.Millisecond, func() bool { return true }, func(server string, params json.RawMessage) {
 		if server != "srv" || strings.Contains(string(params), "result") || strings.Contains(string(params), "inputRequests") {
 			t.Errorf("status(%s, %s): want the server and a 2025-11-25 Task", server, params)
 		}
@@ -36,8 +37,27 @@ func TestWatchStatuses(t *testing.T) {
 // Watch stops, asking nothing, once the host that owned the task is gone.
 func TestWatchOwnerGone(t *testing.T) {
 	s := &script{statuses: []string{`{"taskId":"t1","status":"working"}`}}
-	Watch(context.Background(), s, "srv", "t1", func() bool { return false }, func(string, json.RawMessage) { t.Error("a status was given") })
+	Watch(context.Background(), s, "srv", "t1", time.Millisecond, func() bool { return false }, func(string, json.RawMessage) { t.Error("a status was given") })
 	if calls := s.methods(); len(calls) != 0 {
 		t.Errorf("calls %q, want none", calls)
+	}
+}
+
+// The first poll of a watched task waits the interval its creation
+// suggested (a 2025-11-25 task's pollInterval), bounded as every poll is.
+func TestCreatedInterval(t *testing.T) {
+	for _, tc := range []struct {
+		created string
+		want    time.Duration
+	}{
+		{`{"task":{"taskId":"t","status":"working","pollInterval":250}}`, 250 * time.Millisecond},
+		{`{"task":{"taskId":"t","status":"working"}}`, defaultPoll},
+		{`{"task":{"taskId":"t","pollInterval":1}}`, minPoll},
+		{`{"task":{"taskId":"t","pollInterval":86400000}}`, maxPoll},
+		{`not json`, defaultPoll},
+	} {
+		if got := CreatedInterval(json.RawMessage(tc.created)); got != tc.want {
+			t.Errorf("CreatedInterval(%s) = %v, want %v", tc.created, got, tc.want)
+		}
 	}
 }
