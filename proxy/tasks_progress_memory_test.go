@@ -192,7 +192,7 @@ func TestTasksDrivenProgressStatelessHost(t *testing.T) {
 		h.send(`{"jsonrpc":"2.0","id":"c` + c + `","method":"tools/call","params":{"name":"mcp__up__research","arguments":{},` + meta("tok"+c) + `}}`)
 	}
 	progress := map[string][]string{} // by token
-	results := map[string]string{}     // the task each call's result names, by call id
+	results := map[string]string{}    // the task each call's result names, by call id
 	for len(results) < 2 {
 		var m struct {
 			ID     string
