@@ -51,6 +51,9 @@ func ResourceURI(server, uri string) string {
 // IsUIURI reports whether uri is an MCP App's ui:// URI.
 func IsUIURI(uri string) bool { return hasPrefixFold(uri, uiPrefix) }
 
+// IsSkillURI reports whether uri is a skill's skill:// URI (SEP-2640).
+func IsSkillURI(uri string) bool { return hasPrefixFold(uri, skillPrefix) }
+
 // SplitResourceURI is the inverse of ResourceURI: it returns
 // (server, originalURI, true) for "mcptrunk://<server>/<rest>" where server
 // is non-empty and matches [A-Za-z0-9_-]+ and rest is non-empty.

@@ -65,8 +65,9 @@ func (p *Pinner) CheckSkill(server string, skill json.RawMessage) (withheld stri
 }
 
 // CheckRead holds what a read of server's uri (its own) answered against
-// the lockfile, where pinning covers it: an MCP App's HTML (CheckApp) and
-// the skill skills/get answers (CheckSkill). The error is what the host
+// the lockfile, where pinning covers it: an MCP App's HTML (CheckApp), the
+// skill skills/get answers (CheckSkill) and a skill's file
+// (checkSkillFile). The error is what the host
 // gets instead when it is held back.
 func (p *Pinner) CheckRead(method, server, uri string, res json.RawMessage) error {
 	switch {
@@ -78,6 +79,10 @@ func (p *Pinner) CheckRead(method, server, uri string, res json.RawMessage) erro
 			return nil
 		}
 		if why := p.CheckSkill(server, res[start:end]); why != "" {
+			return jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s", why)
+		}
+	case method == "resources/read" && naming.IsSkillURI(uri):
+		if why := p.checkSkillFile(server, uri, res); why != "" {
 			return jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s", why)
 		}
 	}
