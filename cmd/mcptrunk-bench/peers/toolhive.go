@@ -8,11 +8,12 @@ import (
 
 // toolHive is Stacklok's ToolHive CLI, thv, as its `thv proxy`: the proxy
 // ToolHive puts in front of every server it runs (auth, authorization,
-// telemetry middleware), here in front of one remote server, the one form
-// of it that needs no container runtime. Its aggregator, vMCP, finds its
-// backends among the workloads ToolHive runs in containers (or in
-// Kubernetes), which this machine cannot run; docs/performance.md has the
-// error.
+// telemetry middleware), here in front of one remote server. It is the
+// nearest ToolHive comes to a hop the bench can place: its aggregator, vMCP,
+// takes its backends from a group of workloads that thv runs in containers
+// (or Kubernetes). thv refuses to start any command without a container
+// runtime ("no container runtime available"), so on a machine with none
+// this peer fails at start and the table lists it with that error.
 var toolHive = Peer{
 	Name:    "ToolHive thv proxy v0.47.0",
 	Install: "GOBIN=DIR go install github.com/stacklok/toolhive/cmd/thv@v0.47.0, then -peers-bin DIR (later versions need Go 1.27)",
