@@ -95,7 +95,7 @@ func startMCPHub(ctx context.Context, env Env, argv []string) (*Running, error) 
 	}
 	return &Running{
 		Note: "conformance server over streamable HTTP; host side HTTP+SSE (2024-11-05), the only one mcp-hub serves",
-		URL:  base + "/mcp", SSE: true, Tool: hubServer + "__test_simple_text", Pid: p.cmd.Process.Pid, p: p,
+		URL:  base + "/mcp", SSE: true, Tool: hubServer + "__test_simple_text", p: p,
 	}, nil
 }
 

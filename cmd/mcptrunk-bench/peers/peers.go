@@ -99,9 +99,7 @@ type Running struct {
 	SSE bool
 	// Tool is the conformance server's test_simple_text as the peer names it.
 	Tool string
-	// Pid is the peer's process.
-	Pid int
-	p   *process
+	p    *process
 }
 
 // Transport is how a go-sdk client reaches the peer.

@@ -63,6 +63,6 @@ func startToolHive(ctx context.Context, env Env, argv []string) (*Running, error
 	}
 	return &Running{
 		Note: "conformance server over streamable HTTP, host side streamable HTTP; a proxy of one server, not an aggregator (tool names unchanged)",
-		URL:  "http://" + addr + up.Path, Tool: "test_simple_text", Pid: p.cmd.Process.Pid, p: p,
+		URL:  "http://" + addr + up.Path, Tool: "test_simple_text", p: p,
 	}, nil
 }
