@@ -5,7 +5,7 @@ NPM_DIR := testdata/npm
 # The npm servers the interop tests run, installed from the lockfile.
 NPM_STAMP := $(NPM_DIR)/node_modules/.package-lock.json
 
-.PHONY: build demo test lint bench fuzz npm hydra cross dist clean
+.PHONY: build demo test lint bench bench-peers fuzz npm hydra cross dist clean
 
 build:
 	$(GO) build -o $(BIN)/ ./cmd/...
@@ -67,6 +67,16 @@ BENCHFLAGS ?=
 bench: build
 	$(GO) test -run=NONE -bench=. -benchmem -benchtime=200ms ./...
 	./$(BIN)/mcptrunk-bench -trunk $(BIN)/mcptrunk -notes $(BIN)/mcptrunk-notes -chaos $(BIN)/mcptrunk-chaos $(BENCHFLAGS)
+
+# mcptrunk beside peer aggregating proxies (docs/performance.md, "Against
+# peer proxies"): installs them (mcp-hub from testdata/npm-peers' lockfile,
+# ToolHive's thv into bin/peers), then runs the peers workload, which skips
+# any peer that did not install. Not part of test or CI: the installs can fail.
+PEERS_BIN := $(abspath $(BIN)/peers)
+bench-peers: build
+	npm ci --prefix testdata/npm-peers --no-audit --no-fund --ignore-scripts || echo "mcp-hub did not install: the bench skips it"
+	test -x $(PEERS_BIN)/thv || GOBIN=$(PEERS_BIN) $(GO) install github.com/stacklok/toolhive/cmd/thv@v0.47.0 || echo "thv did not install: the bench skips it"
+	./$(BIN)/mcptrunk-bench -only peers -trunk $(BIN)/mcptrunk -notes $(BIN)/mcptrunk-notes -peers-bin $(PEERS_BIN) $(BENCHFLAGS)
 
 # Every fuzz target, each for FUZZTIME beyond its seed corpus (which
 # `make test` runs as ordinary tests). CI runs it briefly; run it longer by

@@ -75,6 +75,7 @@ type settings struct {
 	holTime                               time.Duration
 	lazyRounds, sharedRounds              int
 	npmModules                            string
+	npmPeers, peersBin                    string
 	only                                  map[string]bool
 	profile                               string
 	trunkArgs                             []string
@@ -82,7 +83,7 @@ type settings struct {
 	soakFlood, soakFloodBytes             int
 }
 
-var workloads = []string{"calls", "http", "blob", "catalog", "startup", "growth", "hol", "lazy", "shared", "soak"}
+var workloads = []string{"calls", "http", "blob", "catalog", "startup", "growth", "hol", "lazy", "shared", "soak", "peers"}
 
 func parseFlags(args []string, stderr io.Writer) (*settings, error) {
 	fs := flag.NewFlagSet("mcptrunk-bench", flag.ContinueOnError)
@@ -113,6 +114,8 @@ func parseFlags(args []string, stderr io.Writer) (*settings, error) {
 	fs.IntVar(&c.lazyRounds, "lazy-rounds", 3, "rounds of the lazy workload (each starts the trunk eager and lazy in front of 20 npm servers)")
 	fs.IntVar(&c.sharedRounds, "shared-rounds", 2, "rounds of the shared workload (each starts 5 hosts' trunks with 10 npm servers each, and one serve --http trunk with 10)")
 	fs.StringVar(&c.npmModules, "npm", "testdata/npm/node_modules", "where `make npm` installed the npm servers the lazy and shared workloads run")
+	fs.StringVar(&c.npmPeers, "npm-peers", "testdata/npm-peers/node_modules", "where `make bench-peers` installed the npm peer proxies the peers workload runs")
+	fs.StringVar(&c.peersBin, "peers-bin", "", "where `go install` put the Go peer proxies (GOBIN) the peers workload runs; empty: PATH")
 	only := fs.String("only", "", "comma-separated workloads to run, of: "+strings.Join(workloads, ", "))
 	fs.StringVar(&protocol.ProtocolVersion, "revision", protocol.ProtocolVersion, "the MCP revision both sides ask for: 2025-11-25, or 2026-07-28 (per-request _meta, resultType; the trunk then speaks it to mcptrunk-notes too)")
 	fs.StringVar(&c.profile, "profile", "", "run each trunk as this binary's serve-trunk, writing `prefix`[.N].cpu.pprof and .allocs.pprof")
@@ -176,6 +179,7 @@ type bench struct {
 	cfg    *settings
 	l      *launcher
 	rows   []row
+	tables []string // printed after the rows' table: the peers workload's
 	stderr io.Writer
 	began  time.Time
 }
@@ -186,7 +190,9 @@ func (b *bench) progress(format string, args ...any) {
 	fmt.Fprintf(b.stderr, "[%5.1fs] "+format+"\n", append([]any{time.Since(b.began).Seconds()}, args...)...)
 }
 
-func (b *bench) wants(w string) bool { return len(b.cfg.only) == 0 || b.cfg.only[w] }
+// wants says whether workload w runs: every one but peers (which needs
+// installs of its own) when -only is not given.
+func (b *bench) wants(w string) bool { return b.cfg.only[w] || len(b.cfg.only) == 0 && w != "peers" }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cfg, err := parseFlags(args, stderr)
@@ -226,6 +232,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		{"lazy", b.lazyWorkload},
 		{"shared", b.sharedWorkload},
 		{"soak", b.soakWorkload},
+		{"peers", b.peersWorkload},
 	}
 	for _, s := range steps {
 		if !b.wants(s.name) {
@@ -240,5 +247,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	b.progress("done")
 	printTable(stdout, b.rows, machine(), loadBefore+" at the start, "+loadAverage()+" at the end", time.Since(b.began), strings.Join(args, " "))
+	for _, t := range b.tables {
+		fmt.Fprint(stdout, "\n"+t)
+	}
 	return nil
 }

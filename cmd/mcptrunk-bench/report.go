@@ -44,8 +44,10 @@ func cell(s string) string {
 // printTable writes the rows as a Markdown table, then the notes, then the
 // machine they were measured on.
 func printTable(w io.Writer, rows []row, machine, load string, took time.Duration, args string) {
-	fmt.Fprintln(w, "| workload | direct | trunk | ratio | target | met? |")
-	fmt.Fprintln(w, "|---|---:|---:|---:|---|---|")
+	if len(rows) > 0 { // -only peers has a table of its own
+		fmt.Fprintln(w, "| workload | direct | trunk | ratio | target | met? |")
+		fmt.Fprintln(w, "|---|---:|---:|---:|---|---|")
+	}
 	for _, r := range rows {
 		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n", r.workload, cell(r.direct), cell(r.trunk), cell(r.ratio), cell(r.target), cell(r.met))
 	}

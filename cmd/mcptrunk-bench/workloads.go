@@ -20,7 +20,7 @@ const smallText = "the quick brown fox jumps over the lazy dog"
 func callEcho(ctx context.Context, e *endpoint, text string) error {
 	args := map[string]any{"text": text}
 	if e.fixed {
-		args = nil
+		args = map[string]any{} // not null: a TypeScript SDK server refuses null arguments
 	}
 	res, err := e.cs.CallTool(ctx, &mcp.CallToolParams{Name: e.echo, Arguments: args})
 	if err != nil {
