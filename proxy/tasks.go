@@ -144,7 +144,7 @@ func (t *Trunk) listTasks(ctx context.Context) (json.RawMessage, error) {
 		func(server, id string) bool {
 			owner, ok := t.hosts.tasks.Owner(server, id)
 			return !t.hosts.shared.Load() || session == nil || ok && owner == session
-		}, t.logger)
+		}, func(server string) []string { return t.hosts.tasks.IDs(server, session) }, t.logger)
 }
 
 // driveTask runs a call of c's tool that is not Direct (tasks.Call), all of it the session's

@@ -29,8 +29,8 @@ func TestTasksAcrossLegacyHost(t *testing.T) {
 	_, h := memTrunk(t, memserver.Set{"v2": srv}, map[string]map[string]any{"v2": {"protocolVersion": "2026-07-28"}}, nil, nil)
 	h.answer = func(method string, params json.RawMessage) string { return `{"action":"accept","content":{}}` }
 	init, errObj := h.call("initialize", `{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"memhost","version":"1"}}`)
-	if !strings.Contains(string(init), `"tasks":{"cancel":{},"requests":{"tools":{"call":{}}}}`) {
-		t.Errorf("initialize: %s %s; want task-augmented tools/call declared", init, errObj)
+	if !strings.Contains(string(init), `"tasks":{"cancel":{},"list":{},"requests":{"tools":{"call":{}}}}`) {
+		t.Errorf("initialize: %s %s; want tasks/list, tasks/cancel and task-augmented tools/call declared", init, errObj)
 	}
 	h.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	h.tools()
@@ -54,6 +54,18 @@ func TestTasksAcrossLegacyHost(t *testing.T) {
 	res, errObj = h.call("tasks/get", `{"taskId":"`+id+`"}`)
 	if !strings.Contains(string(res), `"status":"input_required"`) || !strings.Contains(string(res), `"taskId":"`+id+`"`) || rawjson.HasField(res, "inputRequests") || rawjson.HasField(res, "resultType") {
 		t.Errorf("tasks/get: %s %s; want the 2025-11-25 Task under the host's id", res, errObj)
+	}
+
+	// The server has no tasks/list: the trunk lists the host's task on it,
+	// read with tasks/get, as a 2025-11-25 Task.
+	res, errObj = h.call("tasks/list", `{}`)
+	var listed struct{ Tasks []map[string]json.RawMessage }
+	if json.Unmarshal(res, &listed) != nil || len(listed.Tasks) != 1 || string(listed.Tasks[0]["taskId"]) != `"`+id+`"` ||
+		string(listed.Tasks[0]["status"]) != `"input_required"` || string(listed.Tasks[0]["ttl"]) != "60000" || listed.Tasks[0]["inputRequests"] != nil {
+		t.Errorf("tasks/list: %s %s; want the host's one task, under its id, as a 2025-11-25 Task", res, errObj)
+	}
+	if calls := got("tasks/list"); len(calls) != 0 {
+		t.Errorf("the server was asked tasks/list %d times; it has none", len(calls))
 	}
 
 	res, errObj = h.call("tasks/result", `{"taskId":"`+id+`"}`)

@@ -20,7 +20,8 @@ const TasksKey = "tasks"
 // and cancels on those), and task-augmented tools/call, the one request a
 // host may make a task of here, when some server accepts it. A server with
 // the 2026-07-28 extension counts as one that cancels and accepts
-// task-augmented calls.
+// task-augmented calls, and one whose tasks the trunk lists (a 2025-11-25
+// host's tasks on it, proxy/tasks/list.go).
 func Tasks(servers []json.RawMessage) json.RawMessage {
 	var declared, list, cancel, toolCall bool
 	for _, caps := range servers {
@@ -31,8 +32,8 @@ func Tasks(servers []json.RawMessage) json.RawMessage {
 		if OfRaw(caps)[TasksExtension] != nil {
 			// A 2026-07-28 server's tasks: the trunk gives a 2025-11-25
 			// host's task on it to the host in that host's model
-			// (proxy/tasks/across.go), and cancels them.
-			declared, cancel, toolCall = true, true, true
+			// (proxy/tasks/across.go), cancels them and lists them.
+			declared, list, cancel, toolCall = true, true, true, true
 		}
 		if m[TasksKey] == nil {
 			continue

@@ -18,6 +18,7 @@ func TestTasksMerged(t *testing.T) {
 			`{"tools":{}}`,
 			`{"tasks":{"cancel":{},"requests":{"tools":{"call":{}}}}}`,
 		}, `{"cancel":{},"list":{},"requests":{"tools":{"call":{}}}}`},
+		{"the 2026-07-28 extension", []string{`{"extensions":{"io.modelcontextprotocol/tasks":{}}}`}, `{"cancel":{},"list":{},"requests":{"tools":{"call":{}}}}`},
 		{"other requests only", []string{`{"tasks":{"requests":{"sampling":{"createMessage":{}}}}}`}, `{}`},
 		{"not an object", []string{`{"tasks":true}`}, ``},
 	}

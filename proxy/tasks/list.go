@@ -53,11 +53,18 @@ func List(ctx context.Context, c Caller) ([]json.RawMessage, error) {
 // clients that lists its tasks, read to the end (a host's own tasks are
 // few, so the host gets one page), each under the id issue(server) makes of
 // the server's, keeping those mine says the host may see; a server that
-// fails is left out and logged.
-func ListAll(ctx context.Context, clients []*upstream.Client, issue func(server string) func(string) string, mine func(server, id string) bool, logger *slog.Logger) (json.RawMessage, error) {
+// fails is left out and logged. A 2026-07-28 server has no tasks/list: its
+// tasks the host created through this trunk (created(server), the server's
+// ids) are each read with tasks/get and listed as 2025-11-25 Tasks, those
+// the server no longer knows left out.
+func ListAll(ctx context.Context, clients []*upstream.Client, issue func(server string) func(string) string, mine func(server, id string) bool, created func(server string) []string, logger *slog.Logger) (json.RawMessage, error) {
 	all := []json.RawMessage{}
 	for _, c := range clients {
-		if state, _ := c.State(); state != upstream.StateReady || !Offers(c.Init().RawCapabilities, "list") {
+		state, _ := c.State()
+		if state == upstream.StateReady && Crosses(c.Init().RawCapabilities, false) {
+			all = append(all, created2026(ctx, c, created(c.Name()), issue(c.Name()), logger)...)
+		}
+		if state != upstream.StateReady || !Offers(c.Init().RawCapabilities, "list") {
 			continue
 		}
 		listed, err := List(ctx, c)
@@ -73,4 +80,20 @@ func ListAll(ctx context.Context, clients []*upstream.Client, issue func(server 
 		}
 	}
 	return json.Marshal(map[string]any{"tasks": all})
+}
+
+// created2026 is the 2025-11-25 Tasks of a 2026-07-28 server's tasks ids,
+// each read with tasks/get.
+func created2026(ctx context.Context, c Caller, ids []string, issue func(string) string, logger *slog.Logger) []json.RawMessage {
+	var out []json.RawMessage
+	for _, id := range ids {
+		byID, _ := json.Marshal(map[string]string{"taskId": id})
+		task, err := c.Call(ctx, "tasks/get", byID)
+		if err != nil {
+			logger.Debug("a task the host created is no longer known to its server", "task", id, "error", err)
+			continue
+		}
+		out = append(out, LegacyTask(task, issue))
+	}
+	return out
 }

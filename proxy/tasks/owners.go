@@ -1,6 +1,10 @@
 package tasks
 
-import "sync"
+import (
+	"slices"
+	"strings"
+	"sync"
+)
 
 // A server's status notification names its own task id and arrives on the
 // one connection the trunk holds to that server, which many sessions may
@@ -43,4 +47,17 @@ func (o *Owners[S]) Forget(s S) {
 		}
 		return true
 	})
+}
+
+// IDs are the ids of server's tasks that s created, in order.
+func (o *Owners[S]) IDs(server string, s S) []string {
+	var ids []string
+	o.m.Range(func(k, v any) bool {
+		if id, ok := strings.CutPrefix(k.(string), key(server, "")); ok && v.(S) == s {
+			ids = append(ids, id)
+		}
+		return true
+	})
+	slices.Sort(ids)
+	return ids
 }

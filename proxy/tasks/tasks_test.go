@@ -177,3 +177,20 @@ func TestDriveCancelled(t *testing.T) {
 		t.Errorf("a task without an id: %v, want an error naming the server", err)
 	}
 }
+
+// IDs lists one server's tasks of one session, in order: not another
+// session's, not those of a server whose name begins the same.
+func TestOwnersIDs(t *testing.T) {
+	var o Owners[string]
+	o.Own("s", "b", "x")
+	o.Own("s", "a", "x")
+	o.Own("s", "c", "y")
+	o.Own("s2", "d", "x")
+	if got := o.IDs("s", "x"); strings.Join(got, ",") != "a,b" {
+		t.Errorf("IDs(s, x) = %q, want [a b]", got)
+	}
+	o.Forget("x")
+	if got := o.IDs("s", "x"); len(got) != 0 {
+		t.Errorf("after Forget: %q", got)
+	}
+}
