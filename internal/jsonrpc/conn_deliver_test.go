@@ -1,11 +1,9 @@
 package jsonrpc
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"strings"
 	"testing"
 )
@@ -16,8 +14,6 @@ import (
 // nothing more is dispatched.
 func TestDeliverDispatchesWithoutTheReader(t *testing.T) {
 	leakCheck(t)
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
 	notes := make(chan string, 4)
 	h := handlerFuncs{
 		req: func(_ context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
@@ -25,10 +21,7 @@ func TestDeliverDispatchesWithoutTheReader(t *testing.T) {
 		},
 		notif: func(method string, _ json.RawMessage) { notes <- method },
 	}
-	conn := NewConn(inR, outW, h, nil)
-	served := make(chan error, 1)
-	go func() { served <- conn.Serve() }()
-	out := bufio.NewReader(outR)
+	conn, _, out, stop := servedPipes(t, h, nil)
 
 	if err := conn.Deliver([]byte(`{"jsonrpc":"2.0","id":7,"method":"tools/list"}`)); err != nil {
 		t.Fatal(err)
@@ -71,11 +64,9 @@ func TestDeliverDispatchesWithoutTheReader(t *testing.T) {
 		t.Errorf("the call answered by a delivered response: %v", err)
 	}
 
-	_ = inW.Close()
-	if err := <-served; err != nil {
+	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
-	_ = outW.Close()
 	if err := conn.Deliver([]byte(`{"jsonrpc":"2.0","method":"late"}`)); !errors.Is(err, ErrClosed) {
 		t.Errorf("Deliver after the reader ended: %v, want ErrClosed", err)
 	}
@@ -90,22 +81,12 @@ func TestDeliverDispatchesWithoutTheReader(t *testing.T) {
 // it is: a request is answered -32600 and its handler never runs.
 func TestDeliverHoldsTheReadLimit(t *testing.T) {
 	leakCheck(t)
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
 	ran := make(chan string, 1)
 	h := handlerFuncs{req: func(_ context.Context, method string, _ json.RawMessage) (json.RawMessage, error) {
 		ran <- method
 		return json.RawMessage(`{}`), nil
 	}}
-	conn := NewConn(inR, outW, h, &Options{AnswerInvalid: true, MaxReadBytes: 100, ReadLimitSetting: "trunk.maxMessageBytes"})
-	served := make(chan error, 1)
-	go func() { served <- conn.Serve() }()
-	t.Cleanup(func() {
-		_ = inW.Close()
-		<-served
-		_ = outW.Close()
-	})
-	out := bufio.NewReader(outR)
+	conn, _, out, _ := servedPipes(t, h, &Options{AnswerInvalid: true, MaxReadBytes: 100, ReadLimitSetting: "trunk.maxMessageBytes"})
 	long := `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"` + strings.Repeat("x", 200) + `"}}`
 	delivered := make(chan error, 1)
 	go func() { delivered <- conn.Deliver([]byte(long)) }() // it answers on this goroutine, into the pipe

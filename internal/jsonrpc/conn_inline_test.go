@@ -7,6 +7,7 @@ import (
 	"io"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -16,10 +17,12 @@ import (
 // CancelRequests ends the request's context.
 func TestInlineRequestsRunOnTheReadLoop(t *testing.T) {
 	leakCheck(t)
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
 	entered := make(chan struct{})
-	var conn *Conn
+	var (
+		conn *Conn
+		inW  io.Writer
+		out  *bufio.Reader
+	)
 	var callErr error
 	h := handlerFuncs{req: func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 		if method == "second" {
@@ -30,15 +33,7 @@ func TestInlineRequestsRunOnTheReadLoop(t *testing.T) {
 		<-ctx.Done()
 		return nil, ctx.Err()
 	}}
-	conn = NewConn(inR, outW, h, &Options{InlineRequests: true})
-	served := make(chan error, 1)
-	go func() { served <- conn.Serve() }()
-	t.Cleanup(func() {
-		_ = inW.Close()
-		<-served
-		_ = outW.Close()
-	})
-	out := bufio.NewReader(outR)
+	conn, inW, out, _ = servedPipes(t, h, &Options{InlineRequests: true})
 
 	writeLine(t, inW, `{"jsonrpc":"2.0","id":1,"method":"first"}`)
 	waitClosed(t, entered, "the first request's handler")
@@ -88,4 +83,28 @@ func readLine(t *testing.T, r *bufio.Reader) string {
 		t.Fatal(err)
 	}
 	return line
+}
+
+// servedPipes serves a Conn with handler h over two pipes: what the test
+// writes to in, and reads from out. stop ends its input and waits for
+// Serve (once; the test's cleanup calls it too).
+func servedPipes(t *testing.T, h Handler, opts *Options) (conn *Conn, in io.Writer, out *bufio.Reader, stop func() error) {
+	t.Helper()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	conn = NewConn(inR, outW, h, opts)
+	served := make(chan error, 1)
+	go func() { served <- conn.Serve() }()
+	var once sync.Once
+	var err error
+	stop = func() error {
+		once.Do(func() {
+			_ = inW.Close()
+			err = <-served
+			_ = outW.Close()
+		})
+		return err
+	}
+	t.Cleanup(func() { _ = stop() })
+	return conn, inW, bufio.NewReader(outR), stop
 }
