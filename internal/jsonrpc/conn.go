@@ -357,6 +357,12 @@ func (c *Conn) call(ctx context.Context, d time.Duration, method string, params 
 		responseChans.Put(ch)
 		return r.answer()
 	case <-ctx.Done():
+		select {
+		case r := <-ch: // the answer came first: it is the call's outcome
+			responseChans.Put(ch)
+			return r.answer()
+		default:
+		}
 		c.forget(id)
 		c.sendCancel(ctx, strconv.AppendInt(nil, id, 10), "")
 		return nil, ctx.Err()

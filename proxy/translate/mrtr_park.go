@@ -418,6 +418,13 @@ func (ex *Exchange) Ask(ctx context.Context, method string, params json.RawMessa
 	case r := <-a.reply:
 		return r.res, r.err
 	case <-ctx.Done():
+		// end answers the parked requests, then cancels the call: its
+		// answer says why, and is there already when that is the cause.
+		select {
+		case r := <-a.reply:
+			return r.res, r.err
+		default:
+		}
 		return nil, ctx.Err()
 	}
 }
