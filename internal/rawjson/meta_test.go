@@ -192,3 +192,33 @@ func FuzzReplaceReservedMeta(f *testing.F) {
 		}
 	})
 }
+
+// MetaValue gives what decoding _meta into a map gives, for every shape
+// of _meta: the last of a repeated key, an escaped key, none for a _meta
+// that is null, not an object or not valid JSON.
+func TestMetaValueAsDecoded(t *testing.T) {
+	for _, obj := range []string{
+		`{"_meta":{"k":{"a":[1,2]},"j":"x"}}`,
+		`{"_meta":{"k":1,"k":"last"}}`,
+		`{"_meta":{"\u006b":true}}`,
+		`{"_meta":{ "k" : "spaced" }}`,
+		`{"_meta":null}`,
+		`{"_meta":"k"}`,
+		`{"_meta":{"k":}}`,
+		`{"_meta":{"K":1}}`,
+		`{"other":{"k":1}}`,
+		`{"_meta":{"k":1},"_meta":{"j":2}}`,
+	} {
+		var want json.RawMessage
+		var outer struct {
+			Meta json.RawMessage `json:"_meta"`
+		}
+		var meta map[string]json.RawMessage
+		if json.Unmarshal([]byte(obj), &outer) == nil && json.Unmarshal(outer.Meta, &meta) == nil {
+			want = meta["k"]
+		}
+		if got := MetaValue(json.RawMessage(obj), "k"); string(got) != string(want) {
+			t.Errorf("MetaValue(%s, k) = %s, want %s", obj, got, want)
+		}
+	}
+}

@@ -47,6 +47,14 @@ func newHeldTrunk(tb testing.TB, revision string) *heldTrunk {
 				return nil, ctx.Err()
 			}
 		}}
+	ht.h = memTrunkHandler(tb, revision, srv)
+	return ht
+}
+
+// memTrunkHandler is a shared trunk's HTTP handler in front of srv, the
+// in-memory server "m" at revision, closed when tb ends.
+func memTrunkHandler(tb testing.TB, revision string, srv *memserver.Server) *Handler {
+	tb.Helper()
 	set := memserver.Set{"m": srv}
 	cfg, err := config.Parse(strings.NewReader(`{"mcpServers":{"m":{"command":"in-memory","protocolVersion":"`+revision+`"}}}`),
 		func(string) (string, bool) { return "", false })
@@ -56,14 +64,14 @@ func newHeldTrunk(tb testing.TB, revision string) *heldTrunk {
 	tr := proxy.New(cfg, &proxy.Options{Dial: func(spec config.Spec, h jsonrpc.Handler) (upstream.Transport, error) { return set.Dial(spec, h) }})
 	tr.Share()
 	tr.Start([]byte(`{}`), protocol.Legacy)
-	ht.h = New(tr, Options{})
+	h := New(tr, Options{})
 	tb.Cleanup(func() {
-		ht.h.Close()
+		h.Close()
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
 		_ = tr.Close(ctx)
 	})
-	return ht
+	return h
 }
 
 // statelessCall is a 2026-07-28 tools/call of the held tool.
