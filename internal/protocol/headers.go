@@ -4,34 +4,36 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"strings"
+
+	"github.com/mcptrunk/mcptrunk/internal/rawjson"
 )
 
 // PrincipalName is what the Mcp-Name header mirrors at the stateless
 // revision: the name of the tool or prompt, the URI of the resource, the id
 // of the task. ok is false for a method that has none.
 func PrincipalName(method string, params json.RawMessage) (string, bool) {
-	var p struct {
-		Name   *string `json:"name"`
-		URI    *string `json:"uri"`
-		TaskID *string `json:"taskId"`
-	}
+	var field string
 	switch method {
 	case "tools/call", "prompts/get":
-		if json.Unmarshal(params, &p) == nil && p.Name != nil {
-			return *p.Name, true
-		}
+		field = "name"
 	case "resources/read":
-		if json.Unmarshal(params, &p) == nil && p.URI != nil {
-			return *p.URI, true
-		}
+		field = "uri"
 	case "tasks/get", "tasks/update", "tasks/cancel":
 		// The tasks extension's binding (SEP-2663): a balancer routes
 		// every request of a task by it.
-		if json.Unmarshal(params, &p) == nil && p.TaskID != nil {
-			return *p.TaskID, true
-		}
+		field = "taskId"
+	default:
+		return "", false
 	}
-	return "", false
+	// Found by scanning: params hold the arguments and, at the stateless
+	// revision, a _meta with the client's capabilities, which decoding
+	// params whole read through on every request, twice.
+	start, end, found, err := rawjson.FieldSpan(params, field)
+	var name *string
+	if err != nil || !found || json.Unmarshal(params[start:end], &name) != nil || name == nil {
+		return "", false
+	}
+	return *name, true
 }
 
 const headerB64Prefix, headerB64Suffix = "=?base64?", "?="

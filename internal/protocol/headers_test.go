@@ -36,6 +36,13 @@ func TestPrincipalName(t *testing.T) {
 		{"tasks/list", `{"taskId":"t-1"}`, "", false},
 		{"tools/list", `{"name":"x"}`, "", false},
 		{"tools/call", `{}`, "", false},
+		{"tools/call", `{"name":"a","name":"b"}`, "b", true},                                     // the last, as decoding reads it
+		{"tools/call", `{"n\u0061me":"escaped"}`, "escaped", true},                               // an escaped key is the key
+		{"tools/call", `{"name":"x\u00e9"}`, "x\u00e9", true},                                    // the string decoded
+		{"tools/call", `{"name":null}`, "", false},                                               // no name
+		{"tools/call", `{"name":7}`, "", false},                                                  // not a string
+		{"tools/call", `{"name":"ok","_meta":{"io.modelcontextprotocol/x":[1,{}]}}`, "ok", true}, // _meta read past
+		{"tools/call", `{"name":"x",}`, "", false},                                               // not JSON
 	} {
 		got, ok := PrincipalName(tc.method, json.RawMessage(tc.params))
 		if got != tc.want || ok != tc.ok {
