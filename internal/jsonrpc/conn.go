@@ -157,6 +157,7 @@ func (c *Conn) Err() error {
 // handlers to return, and returns nil on a clean EOF.
 func (c *Conn) Serve() error {
 	readErr := c.readLoop()
+	c.lines.release() // the read loop was its one reader
 	c.endDeliveries()
 	close(c.readDone) // idle handler goroutines exit
 	c.cancelInflight()

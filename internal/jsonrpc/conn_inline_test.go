@@ -108,3 +108,25 @@ func servedPipes(t *testing.T, h Handler, opts *Options) (conn *Conn, in io.Writ
 	t.Cleanup(func() { _ = stop() })
 	return conn, inW, bufio.NewReader(outR), stop
 }
+
+// A read buffer released by one LineReader serves the next one, and the
+// lines the first returned are the caller's: reusing it changes none.
+func TestLineReaderReleasedBufferIsReused(t *testing.T) {
+	first := NewLineReader(strings.NewReader("{\"a\":1}\n{\"b\":2}\n"))
+	a, _, errA := first.Next(0)
+	b, _, errB := first.Next(0)
+	if errA != nil || errB != nil {
+		t.Fatal(errA, errB)
+	}
+	first.release()
+	for range 3 { // whichever buffer the pool gives
+		next := NewLineReader(strings.NewReader(strings.Repeat("x", 3000) + "\n"))
+		if line, _, err := next.Next(0); err != nil || len(line) != 3001 {
+			t.Fatalf("a line through a reused buffer: %d bytes, %v", len(line), err)
+		}
+		next.release()
+	}
+	if string(a) != "{\"a\":1}\n" || string(b) != "{\"b\":2}\n" {
+		t.Errorf("the first reader's lines changed after its buffer was reused: %q %q", a, b)
+	}
+}
