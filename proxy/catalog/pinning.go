@@ -186,7 +186,7 @@ func (p *Pinner) judge(server string, now pin.Server, withheld withheldItems, st
 	case err != nil && enforce:
 		for kind, m := range now {
 			for key := range m {
-				withheld.add(kind, key, fmt.Sprintf("pinning is enforced and the lockfile cannot be used (%v): nothing of server %q is trusted", err, server))
+				withheld.add(kind, key, unusableLock(err, server))
 			}
 		}
 		return nil
@@ -416,4 +416,10 @@ func PinDefs(cat upstream.Catalog) map[pin.Kind][]pin.Def {
 		}
 	}
 	return defs
+}
+
+// unusableLock is why nothing of server is served under enforce when the
+// lockfile cannot be read (err).
+func unusableLock(err error, server string) string {
+	return fmt.Sprintf("pinning is enforced and the lockfile cannot be used (%v): nothing of server %q is trusted", err, server)
 }

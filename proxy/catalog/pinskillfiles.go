@@ -28,13 +28,13 @@ func (p *Pinner) checkSkillFile(server, uri string, res json.RawMessage) (withhe
 		return ""
 	}
 	enforce := p.mode == config.PinEnforce
-	p.mu.Lock()
+	p.mu.Lock() // current, and once's record, are under it
+	defer p.mu.Unlock()
 	lock, err := p.current()
-	p.mu.Unlock()
 	var why string
 	switch {
 	case err != nil && enforce:
-		return fmt.Sprintf("pinning is enforced and the lockfile cannot be used (%v): nothing of server %q is trusted", err, server)
+		return unusableLock(err, server)
 	case err != nil:
 		return ""
 	}

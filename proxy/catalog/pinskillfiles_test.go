@@ -5,9 +5,11 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/mcptrunk/mcptrunk/internal/config"
@@ -63,4 +65,26 @@ func TestCheckReadSkillFile(t *testing.T) {
 	if err := warn.CheckRead("resources/read", "docs", file, readResult(file, "changed")); err != nil {
 		t.Errorf("warn refused a changed skill file: %v", err)
 	}
+}
+
+// Reads of skill files on many sessions at once: the check and its
+// once-only warnings share the Pinner's state under its lock (go test
+// -race reports the sharing otherwise).
+func TestCheckReadSkillFileConcurrently(t *testing.T) {
+	lockFile := filepath.Join(t.TempDir(), "mcptrunk.lock.json")
+	record := NewPinner(config.TrunkOptions{Pin: config.PinWarn, LockFile: lockFile}, true, slog.New(slog.DiscardHandler))
+	if why := record.CheckSkill("docs", skillEntry(sha256Digest("pinned"))); why != "" {
+		t.Fatal(why)
+	}
+	warn := NewPinner(config.TrunkOptions{Pin: config.PinWarn, LockFile: lockFile}, false, slog.New(slog.DiscardHandler))
+	const file = "skill://pdf/SKILL.md"
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Go(func() {
+			if err := warn.CheckRead("resources/read", "docs", file, readResult(file, fmt.Sprintf("changed %d", i))); err != nil {
+				t.Errorf("warn refused a changed skill file: %v", err)
+			}
+		})
+	}
+	wg.Wait()
 }

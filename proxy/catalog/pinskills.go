@@ -40,7 +40,7 @@ func (p *Pinner) CheckSkill(server string, skill json.RawMessage) (withheld stri
 	lock, err := p.current()
 	switch {
 	case err != nil && enforce:
-		return fmt.Sprintf("pinning is enforced and the lockfile cannot be used (%v): nothing of server %q is trusted", err, server)
+		return unusableLock(err, server)
 	case err != nil:
 		return "" // reported once by current
 	}
