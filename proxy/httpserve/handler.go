@@ -181,7 +181,8 @@ type Handler struct {
 
 	life     context.Context // ends at Close: sessions answer their listens
 	stopLife context.CancelFunc
-	running  sync.WaitGroup // sessions' Run goroutines, the janitor
+	running  sync.WaitGroup // sessions' Run goroutines (runners), the janitor
+	runners  *runners       // the goroutines sessions run on
 
 	mu         sync.Mutex
 	sessions   map[string]*session
@@ -207,6 +208,7 @@ func newHandler(t *proxy.Trunk, attach attachFunc, opts Options) *Handler {
 	h := &Handler{trunk: t, attach: attach, opts: opts, logger: opts.Logger, pool: newPool(opts.MaxBufferedBytes),
 		root: http.NewServeMux(), routes: http.NewServeMux(), sessions: map[string]*session{}, perRequest: map[*session]struct{}{}}
 	h.life, h.stopLife = context.WithCancel(context.Background())
+	h.runners = newRunners(h.life.Done(), &h.running)
 	h.root.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
 	h.root.HandleFunc("GET /readyz", h.readyz)
 	h.root.Handle("/", h.guard(h.routes))

@@ -84,9 +84,7 @@ func (h *Handler) startSession(id, client string, c caller, perRequest bool) *se
 	} else if ok {
 		s.direct = cr.Conn().Deliver
 	}
-	h.running.Add(1)
-	go func() {
-		defer h.running.Done()
+	h.runners.run(func() {
 		defer close(s.ran)
 		// The session ends when its input does (close); the trunk's own
 		// shutdown answers its listens through life.
@@ -94,7 +92,7 @@ func (h *Handler) startSession(id, client string, c caller, perRequest bool) *se
 			h.logger.Debug("session ended", "session", id, "error", err)
 		}
 		_ = pr.Close()
-	}()
+	})
 	return s
 }
 
