@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/mcptrunk/mcptrunk/internal/accesstoken"
+	"github.com/mcptrunk/mcptrunk/internal/gopool"
 	"github.com/mcptrunk/mcptrunk/proxy"
 )
 
@@ -182,7 +183,7 @@ type Handler struct {
 	life     context.Context // ends at Close: sessions answer their listens
 	stopLife context.CancelFunc
 	running  sync.WaitGroup // sessions' Run goroutines (runners), the janitor
-	runners  *runners       // the goroutines sessions run on
+	runners  *gopool.Pool   // the goroutines sessions run on (stateless requests run on theirs)
 
 	mu         sync.Mutex
 	sessions   map[string]*session
@@ -208,7 +209,7 @@ func newHandler(t *proxy.Trunk, attach attachFunc, opts Options) *Handler {
 	h := &Handler{trunk: t, attach: attach, opts: opts, logger: opts.Logger, pool: newPool(opts.MaxBufferedBytes),
 		root: http.NewServeMux(), routes: http.NewServeMux(), sessions: map[string]*session{}, perRequest: map[*session]struct{}{}}
 	h.life, h.stopLife = context.WithCancel(context.Background())
-	h.runners = newRunners(h.life.Done(), &h.running)
+	h.runners = gopool.New(h.life.Done(), &h.running)
 	h.root.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
 	h.root.HandleFunc("GET /readyz", h.readyz)
 	h.root.Handle("/", h.guard(h.routes))

@@ -84,7 +84,7 @@ func (h *Handler) startSession(id, client string, c caller, perRequest bool) *se
 	} else if ok {
 		s.direct = cr.Conn().Deliver
 	}
-	h.runners.run(func() {
+	h.runners.Go(func() {
 		defer close(s.ran)
 		// The session ends when its input does (close); the trunk's own
 		// shutdown answers its listens through life.

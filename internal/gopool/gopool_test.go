@@ -1,4 +1,4 @@
-package httpserve
+package gopool
 
 import (
 	"bytes"
@@ -19,32 +19,32 @@ func goroutineID() string {
 }
 
 // waitIdle waits until n goroutines of r wait for work.
-func waitIdle(t *testing.T, r *runners, n int32) {
+func waitIdle(t *testing.T, r *Pool, n int32) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for r.waiting.Load() != n {
 		if time.Now().After(deadline) {
-			t.Fatalf("%d runners idle, want %d", r.waiting.Load(), n)
+			t.Fatalf("%d goroutines idle, want %d", r.waiting.Load(), n)
 		}
 		runtime.Gosched()
 	}
 }
 
-// A session started after another has ended runs on the goroutine that
-// ran the first (which keeps the stack it grew), and Close's stop ends the
-// idle goroutines.
-func TestRunnersReuseTheIdleGoroutine(t *testing.T) {
+// A function given after another has ended runs on the goroutine that
+// ran the first (which keeps the stack it grew), and stop ends the idle
+// goroutines.
+func TestPoolReusesTheIdleGoroutine(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
-	r := newRunners(stop, &wg)
+	r := New(stop, &wg)
 	ids := make(chan string, 2)
-	r.run(func() { ids <- goroutineID() })
+	r.Go(func() { ids <- goroutineID() })
 	first := <-ids
 	waitIdle(t, r, 1)
-	r.run(func() { ids <- goroutineID() })
+	r.Go(func() { ids <- goroutineID() })
 	if second := <-ids; second != first {
-		t.Errorf("the second session ran on goroutine %s, not on the idle %s", second, first)
+		t.Errorf("the second function ran on goroutine %s, not on the idle %s", second, first)
 	}
 	waitIdle(t, r, 1)
 	close(stop)
@@ -52,28 +52,28 @@ func TestRunnersReuseTheIdleGoroutine(t *testing.T) {
 }
 
 // Sessions that run at once each get a goroutine; once they end, at most
-// maxIdleRunners of those goroutines stay.
-func TestRunnersKeepAtMostMaxIdle(t *testing.T) {
+// maxIdle of those goroutines stay.
+func TestPoolKeepsAtMostMaxIdle(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
-	r := newRunners(stop, &wg)
+	r := New(stop, &wg)
 	release := make(chan struct{})
 	var started sync.WaitGroup
-	n := maxIdleRunners + 8
+	n := maxIdle + 8
 	started.Add(n)
 	for range n {
-		r.run(func() {
+		r.Go(func() {
 			started.Done()
 			<-release
 		})
 	}
 	started.Wait()
 	if got := r.waiting.Load(); got != 0 {
-		t.Fatalf("%d idle while every goroutine runs a session", got)
+		t.Fatalf("%d idle while every goroutine runs a function", got)
 	}
 	close(release)
-	waitIdle(t, r, maxIdleRunners)
+	waitIdle(t, r, maxIdle)
 	close(stop)
 	waitGroup(t, &wg)
 }
@@ -85,6 +85,6 @@ func waitGroup(t *testing.T, wg *sync.WaitGroup) {
 	select {
 	case <-done:
 	case <-time.After(10 * time.Second):
-		t.Fatal("the runners did not exit after stop")
+		t.Fatal("the goroutines did not exit after stop")
 	}
 }
