@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcptrunk/mcptrunk/internal/gopool"
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
 	"github.com/mcptrunk/mcptrunk/internal/logkey"
 	"github.com/mcptrunk/mcptrunk/upstream/oauth"
@@ -113,16 +114,18 @@ type httpPeer struct {
 	conn       *jsonrpc.Conn
 	auth       *oauth.Source // OAuth; nil when the config sets an Authorization header
 	caller     *callerAuth   // Endpoint.Authorization; nil without one (and then OAuth may apply)
-	pr         *io.PipeReader
-	pw         *io.PipeWriter
-	queue      *frameQueue
-	sender     frameSender
-	life       context.Context // ends at Close or when the connection fails
-	stop       context.CancelFunc
-	done       chan struct{} // closed when Conn has ended
-	workers    sync.WaitGroup
+	// pr is Conn's reader, which nothing is written to: messages reach
+	// Conn through Deliver. Closing pw ends Conn.
+	pr       *io.PipeReader
+	pw       *io.PipeWriter
+	queue    *frameQueue
+	sender   frameSender
+	life     context.Context // ends at Close or when the connection fails
+	stop     context.CancelFunc
+	done     chan struct{} // closed when Conn has ended
+	workers  sync.WaitGroup
+	requests *gopool.Pool // the goroutines requests' POSTs run on (goRequest), counted in workers
 
-	inMu      sync.Mutex // one line at a time into pw
 	closeOnce sync.Once
 
 	mu       sync.Mutex
@@ -195,6 +198,7 @@ func newHTTPPeer(e Endpoint, kind string, h jsonrpc.Handler, logger *slog.Logger
 	}
 
 	p.life, p.stop = context.WithCancel(context.Background())
+	p.requests = gopool.New(p.life.Done(), &p.workers)
 	p.pr, p.pw = io.Pipe()
 	p.conn = jsonrpc.NewConn(p.pr, p, h, &jsonrpc.Options{Logger: logger})
 	logger.Debug("connecting", "transport", kind, "origin", p.origin.String(), "headers", names)
@@ -297,17 +301,17 @@ func (p *httpPeer) flush(ctx context.Context) {
 	p.queue.drain(ctx, p.life.Done())
 }
 
-// goRequest starts a request's POST on a goroutine of its own, with a ctx
-// that ends when the caller cancels it or the transport closes.
+// goRequest starts a request's POST on a goroutine of its own (one kept
+// from an earlier request: net/http's client grew a fresh one's stack on
+// every call), with a ctx that ends when the caller cancels it or the
+// transport closes.
 func (p *httpPeer) goRequest(f frame) {
 	ctx, cancel := context.WithCancel(p.life)
 	key := normID(f.id)
 	p.mu.Lock()
 	p.inflight[key] = cancel
 	p.mu.Unlock()
-	p.workers.Add(1)
-	go func() {
-		defer p.workers.Done()
+	p.requests.Go(func() {
 		defer func() {
 			cancel()
 			p.mu.Lock()
@@ -315,7 +319,7 @@ func (p *httpPeer) goRequest(f frame) {
 			p.mu.Unlock()
 		}()
 		p.sender.sendRequest(ctx, f)
-	}()
+	})
 }
 
 // goWorker runs fn on a goroutine the transport waits for at Close; false
@@ -349,17 +353,18 @@ func (p *httpPeer) deliver(msg []byte) {
 			return
 		}
 	}
+	// On this goroutine, not through the pipe to Conn's read loop: the
+	// pipe's writer waited for the reader, a hand-off each way on every
+	// answer.
 	line := oneLine(msg)
-	p.inMu.Lock()
-	_, err := p.pw.Write(line)
-	p.inMu.Unlock()
+	err := p.conn.Deliver(line)
 	if err != nil && p.life.Err() == nil {
 		p.logger.Debug("delivering a message failed", logkey.Error, err)
 	}
 }
 
-// oneLine returns msg as one line ending in a newline, compacting JSON that
-// spans lines.
+// oneLine returns msg as one line (without a newline), compacting JSON
+// that spans lines, in a slice of its own: Conn.Deliver keeps it.
 func oneLine(msg []byte) []byte {
 	if bytes.IndexByte(msg, '\n') >= 0 || bytes.IndexByte(msg, '\r') >= 0 {
 		var buf bytes.Buffer
@@ -370,9 +375,7 @@ func oneLine(msg []byte) []byte {
 			msg = bytes.ReplaceAll(bytes.ReplaceAll(msg, []byte("\r"), []byte(" ")), []byte("\n"), []byte(" "))
 		}
 	}
-	out := make([]byte, 0, len(msg)+1)
-	out = append(out, msg...)
-	return append(out, '\n')
+	return bytes.Clone(msg)
 }
 
 // failRequest ends the Call waiting on id with err, unless ctx has ended

@@ -46,11 +46,11 @@ func TestReadSSE(t *testing.T) {
 
 func TestOneLine(t *testing.T) {
 	for in, want := range map[string]string{
-		`{"a":1}`:              "{\"a\":1}\n",
-		"{\n  \"a\": 1\n}":     "{\"a\":1}\n",
-		"not\njson":            "not json\n",
-		"{\"s\":\"x\\ny\"}":    "{\"s\":\"x\\ny\"}\n",
-		"{\r\n\"b\": [1,\n2]}": "{\"b\":[1,2]}\n",
+		`{"a":1}`:              "{\"a\":1}",
+		"{\n  \"a\": 1\n}":     "{\"a\":1}",
+		"not\njson":            "not json",
+		"{\"s\":\"x\\ny\"}":    "{\"s\":\"x\\ny\"}",
+		"{\r\n\"b\": [1,\n2]}": "{\"b\":[1,2]}",
 	} {
 		if got := string(oneLine([]byte(in))); got != want {
 			t.Errorf("oneLine(%q) = %q, want %q", in, got, want)
