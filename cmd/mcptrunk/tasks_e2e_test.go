@@ -17,7 +17,7 @@ func TestTasksEverything(t *testing.T) {
 	t.Parallel()
 	ctx := testCtx(t, 2*time.Minute)
 	everything := server{"command": npmNode(t), "args": []string{npmScript(t, everythingPkg), "stdio"}, "timeouts": slowTimeouts}
-	cfg := writeConfig(t, map[string]server{"everything": everything}, nil)
+	cfg := writeConfig(t, map[string]server{"everything": everything}, map[string]any{"startupWait": "60s"})
 	c, _ := rawInit(t, ctx, cfg, "2025-11-25", `{"tasks":{"list":{},"cancel":{}}}`)
 	if tools := string(c.result(ctx, "tools/list", `{}`)); !strings.Contains(tools, "mcp__everything__simulate-research-query") {
 		t.Fatalf("simulate-research-query is not listed: %s", tools)
@@ -63,7 +63,7 @@ func TestTasksEverythingDriven(t *testing.T) {
 	t.Parallel()
 	ctx := testCtx(t, 2*time.Minute)
 	everything := server{"command": npmNode(t), "args": []string{npmScript(t, everythingPkg), "stdio"}, "timeouts": slowTimeouts}
-	cfg := writeConfig(t, map[string]server{"everything": everything}, nil)
+	cfg := writeConfig(t, map[string]server{"everything": everything}, map[string]any{"startupWait": "60s"})
 	c, _ := rawInit(t, ctx, cfg, "2025-11-25", `{}`)
 	c.result(ctx, "tools/list", `{}`)
 	res := c.result(ctx, "tools/call", `{"name":"mcp__everything__simulate-research-query","arguments":{"topic":"trunks"}}`)

@@ -50,7 +50,7 @@ func TestTasksEverythingInputHTTP(t *testing.T) {
 	t.Parallel()
 	ctx := testCtx(t, 2*time.Minute)
 	everything := server{"command": npmNode(t), "args": []string{npmScript(t, everythingPkg), "stdio"}, "timeouts": slowTimeouts}
-	trunk := startHTTPTrunk(t, ctx, writeConfig(t, map[string]server{"everything": everything}, nil))
+	trunk := startHTTPTrunk(t, ctx, writeConfig(t, map[string]server{"everything": everything}, map[string]any{"startupWait": "60s"}))
 	meta := `"_meta":{"` + protocol.MetaProtocolVersion + `":"2026-07-28","` + protocol.MetaClientCapabilities + `":{"elicitation":{},"extensions":{"` + taskserver.Extension + `":{}}}}`
 	call := func(method, name, params string) (map[string]json.RawMessage, json.RawMessage) {
 		t.Helper()
