@@ -8,11 +8,16 @@ import (
 )
 
 // member is one top-level member of an object: its text runs from the
-// opening quote of its key to the end of its value.
+// opening quote of its key to the end of its value. Its key is read from
+// the object's bytes when asked for (key), not copied into a string: a
+// string per member was most of what rewriting a stateless request's
+// _meta allocated.
 type member struct {
-	key               string
-	start, value, end int // value: where the value starts
+	start, keyEnd, value, end int // keyEnd: just after the key's closing quote; value: where the value starts
 }
+
+// key is m's key in obj (a plain string: scanMembers takes no other).
+func (m member) key(obj []byte) []byte { return obj[m.start+1 : m.keyEnd-1] }
 
 // scanMembers lists the top-level members of obj, a JSON object alone but
 // for whitespace, without allocating more than the list. It gives up (ok
@@ -36,7 +41,7 @@ func scanMembers(obj []byte, into []member) (_ []member, ok bool) {
 		if end < 0 || !plain {
 			return into, false
 		}
-		key := string(obj[i+1 : end-1])
+		keyEnd := end
 		i = jsonscan.SkipSpace(obj, end)
 		if i >= len(obj) || obj[i] != ':' {
 			return into, false
@@ -45,7 +50,7 @@ func scanMembers(obj []byte, into []member) (_ []member, ok bool) {
 		if end = jsonscan.SkipValue(obj, i); end < 0 {
 			return into, false
 		}
-		into = append(into, member{key: key, start: start, value: i, end: end})
+		into = append(into, member{start: start, keyEnd: keyEnd, value: i, end: end})
 		i = jsonscan.SkipSpace(obj, end)
 		if i >= len(obj) {
 			return into, false
@@ -63,11 +68,11 @@ func scanMembers(obj []byte, into []member) (_ []member, ok bool) {
 // joinMembers writes an object of obj's members that keep(key) accepts,
 // each with its exact bytes, in order, followed by extra (already encoded
 // members, "key":value, each). kept counts the members kept.
-func joinMembers(obj []byte, members []member, keep func(string) bool, extra []byte) (out []byte, kept int) {
+func joinMembers(obj []byte, members []member, keep func(key []byte) bool, extra []byte) (out []byte, kept int) {
 	out = make([]byte, 0, len(obj)+len(extra)+2)
 	out = append(out, '{')
 	for _, m := range members {
-		if !keep(m.key) {
+		if !keep(m.key(obj)) {
 			continue
 		}
 		if kept > 0 {
@@ -87,6 +92,11 @@ func joinMembers(obj []byte, members []member, keep func(string) bool, extra []b
 
 func isReserved(key string) bool { return strings.HasPrefix(key, reservedPrefix) }
 
+// isReservedKey is isReserved of a key's bytes, without making a string.
+func isReservedKey(key []byte) bool {
+	return len(key) >= len(reservedPrefix) && string(key[:len(reservedPrefix)]) == reservedPrefix
+}
+
 // Object returns the top-level members of obj as raw values, the last one
 // winning for a repeated key (as encoding/json has it). It scans without
 // decoding the values, and asks encoding/json only for what the scanner
@@ -96,7 +106,7 @@ func Object(obj []byte) (map[string]json.RawMessage, error) {
 	if members, ok := scanMembers(obj, buf[:0]); ok {
 		out := make(map[string]json.RawMessage, len(members))
 		for _, m := range members {
-			out[m.key] = json.RawMessage(obj[m.value:m.end])
+			out[string(m.key(obj))] = json.RawMessage(obj[m.value:m.end])
 		}
 		return out, nil
 	}
@@ -105,4 +115,28 @@ func Object(obj []byte) (map[string]json.RawMessage, error) {
 		return nil, err
 	}
 	return out, nil
+}
+
+// EachMember calls fn with each top-level member of obj, in order, the
+// key's bytes and the raw value; a repeated key comes as often as it is
+// written, so the last call for a key carries what decoding would keep.
+// It scans without allocating, and leaves to encoding/json only what the
+// scanner does not vouch for (then once per distinct key, in no order).
+// key and value are obj's own bytes or decoding's: fn must not keep key.
+func EachMember(obj []byte, fn func(key []byte, value json.RawMessage)) error {
+	var buf [8]member
+	if members, ok := scanMembers(obj, buf[:0]); ok {
+		for _, m := range members {
+			fn(m.key(obj), json.RawMessage(obj[m.value:m.end]))
+		}
+		return nil
+	}
+	var out map[string]json.RawMessage
+	if err := json.Unmarshal(obj, &out); err != nil {
+		return err
+	}
+	for k, v := range out {
+		fn([]byte(k), v)
+	}
+	return nil
 }

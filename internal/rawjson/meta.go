@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -33,11 +34,19 @@ func ReplaceReservedMeta(obj json.RawMessage, set map[string]json.RawMessage) (j
 		}
 		obj = json.RawMessage(`{}`)
 	}
-	start, end, found, err := FieldSpan(obj, "_meta")
+	// One scan of obj finds _meta for both reading and splicing: obj is
+	// every request to a server at the stateless revision.
+	var buf [4][2]int
+	spans, closing, err := fieldSpans(buf[:0], obj, "_meta")
 	if err != nil {
 		return nil, err
 	}
-	if out, ok, err := replaceReservedFast(obj, start, end, found, set); ok {
+	var start, end int
+	found := len(spans) > 0
+	if found {
+		start, end = spans[len(spans)-1][0], spans[len(spans)-1][1] // the one decoding reads
+	}
+	if out, ok, err := replaceReservedFast(obj, start, end, found, set, spans, closing); ok {
 		return out, err
 	}
 	meta := map[string]json.RawMessage{}
@@ -76,7 +85,7 @@ func ReplaceReservedMeta(obj json.RawMessage, set map[string]json.RawMessage) (j
 // scanner vouches for (the usual case, on every request to a server at the
 // stateless revision): the members kept keep their bytes and order, the
 // keys of set follow, sorted. ok is false when the slow path must decide.
-func replaceReservedFast(obj json.RawMessage, start, end int, found bool, set map[string]json.RawMessage) (_ json.RawMessage, ok bool, _ error) {
+func replaceReservedFast(obj json.RawMessage, start, end int, found bool, set map[string]json.RawMessage, spans [][2]int, closing int) (_ json.RawMessage, ok bool, _ error) {
 	var buf [8]member
 	members := buf[:0]
 	if found {
@@ -86,22 +95,25 @@ func replaceReservedFast(obj json.RawMessage, start, end int, found bool, set ma
 	}
 	dropped := false
 	for _, m := range members {
-		if isReserved(m.key) {
+		if isReservedKey(m.key(obj[start:end])) {
 			dropped = true
 		}
 	}
 	if !dropped && len(set) == 0 {
 		return obj, true, nil
 	}
-	keys := make([]string, 0, len(set))
-	for k := range set {
+	var keyBuf [8]string
+	keys := keyBuf[:0]
+	size := 0
+	for k, v := range set {
 		if !isReserved(k) {
 			return nil, false, nil // not this path's business
 		}
 		keys = append(keys, k)
+		size += len(k) + len(v) + 4
 	}
-	sort.Strings(keys)
-	var extra []byte
+	slices.Sort(keys)
+	extra := make([]byte, 0, size)
 	for i, k := range keys {
 		if i > 0 {
 			extra = append(extra, ',')
@@ -116,7 +128,7 @@ func replaceReservedFast(obj json.RawMessage, start, end int, found bool, set ma
 	var meta []byte
 	kept := 0
 	if found {
-		meta, kept = joinMembers(obj[start:end], members, func(k string) bool { return !isReserved(k) }, extra)
+		meta, kept = joinMembers(obj[start:end], members, func(k []byte) bool { return !isReservedKey(k) }, extra)
 	} else {
 		meta = append(append([]byte{'{'}, extra...), '}')
 	}
@@ -124,8 +136,7 @@ func replaceReservedFast(obj json.RawMessage, start, end int, found bool, set ma
 		out, err := DeleteFields(obj, "_meta")
 		return out, true, err
 	}
-	out, err := ReplaceField(obj, "_meta", meta)
-	return out, true, err
+	return spliceField(obj, spans, closing, "_meta", meta), true, nil
 }
 
 // marshalSorted encodes a map of raw values with its keys in order, so the
@@ -210,7 +221,7 @@ func DeleteFields(obj json.RawMessage, keys ...string) (json.RawMessage, error) 
 	}
 	var buf [16]member
 	if members, ok := scanMembers(obj, buf[:0]); ok {
-		out, _ := joinMembers(obj, members, func(k string) bool { return !drop[k] }, nil)
+		out, _ := joinMembers(obj, members, func(k []byte) bool { return !drop[string(k)] }, nil)
 		return out, nil
 	}
 	dec := json.NewDecoder(bytes.NewReader(obj))

@@ -24,6 +24,12 @@ func ReplaceField(obj json.RawMessage, key string, value []byte) (json.RawMessag
 	if err != nil {
 		return nil, err
 	}
+	return spliceField(obj, spans, closing, key, value), nil
+}
+
+// spliceField is ReplaceField once obj has been scanned: spans are every
+// value of key and closing is obj's closing brace (fieldSpans).
+func spliceField(obj json.RawMessage, spans [][2]int, closing int, key string, value []byte) json.RawMessage {
 	out := make([]byte, 0, len(obj)+len(value)+len(key)+4)
 	if len(spans) > 0 {
 		prev := 0
@@ -32,7 +38,7 @@ func ReplaceField(obj json.RawMessage, key string, value []byte) (json.RawMessag
 			out = append(out, value...)
 			prev = s[1]
 		}
-		return append(out, obj[prev:]...), nil
+		return append(out, obj[prev:]...)
 	}
 	opening := bytes.IndexByte(obj, '{') // only whitespace precedes it
 	out = append(out, obj[:closing]...)
@@ -43,7 +49,7 @@ func ReplaceField(obj json.RawMessage, key string, value []byte) (json.RawMessag
 	out = append(out, enc...)
 	out = append(out, ':')
 	out = append(out, value...)
-	return append(out, obj[closing:]...), nil
+	return append(out, obj[closing:]...)
 }
 
 // FieldSpan finds the byte range of a top-level key's value in obj. When

@@ -61,18 +61,29 @@ func readReservedMeta(method string, params json.RawMessage) (RequestMeta, error
 		return m, nil // not an object, or no _meta: the method's own checks say so
 	}
 	// Every request of a stateless host comes here: the members are found
-	// by scanning, and only the two strings decoded.
-	meta, err := rawjson.Object(params[start:end])
+	// by scanning, without a map, and only the two strings decoded.
+	var version, level, caps json.RawMessage
+	err = rawjson.EachMember(params[start:end], func(key []byte, value json.RawMessage) {
+		switch string(key) {
+		case protocol.MetaProtocolVersion:
+			version = value
+		case protocol.MetaLogLevel:
+			level = value
+		case protocol.MetaClientInfo:
+			m.ClientInfo = value
+		case protocol.MetaClientCapabilities:
+			caps = value
+		}
+	})
 	for _, f := range []struct {
 		key  string
+		raw  json.RawMessage
 		into *string
-	}{{protocol.MetaProtocolVersion, &m.Version}, {protocol.MetaLogLevel, &m.LogLevel}} {
-		if err == nil && decodeMetaString(meta[f.key], f.into) != nil {
+	}{{protocol.MetaProtocolVersion, version, &m.Version}, {protocol.MetaLogLevel, level, &m.LogLevel}} {
+		if err == nil && decodeMetaString(f.raw, f.into) != nil {
 			err = fmt.Errorf("%q must be a string", f.key)
 		}
 	}
-	m.ClientInfo = meta[protocol.MetaClientInfo]
-	caps := meta[protocol.MetaClientCapabilities]
 	if err == nil && caps != nil && string(caps) != "null" {
 		m.Caps, err = rawjson.Object(caps)
 	}
