@@ -237,11 +237,11 @@ func (c *Conn) dispatch(line []byte) {
 // on the critical path of every call). Yielding puts the read loop behind
 // it instead; it runs until its first wait (a handler's for the server's
 // answer), and the read loop reads then. On the stdio calls workload
-// (docs/performance.md, "Handing over a request") the trunk's CPU per
-// call fell by a quarter at both revisions and its sequential p50 by
-// 20-40 µs. On a pollable reader (a server's stdout) it changes little:
-// the read loop would park on its next read and let the woken one run
-// anyway; measured, it costs nothing there.
+// (docs/performance.md, "Issue #28's targets, where they stand") the
+// trunk's CPU per call fell by a quarter at both revisions and its
+// sequential p50 by 16-40 µs. On a pollable reader (a server's stdout)
+// it changes little: the read loop would park on its next read and let
+// the woken one run anyway; measured, it costs nothing there.
 func yieldToWoken() { runtime.Gosched() }
 
 // reportGarbage logs lines that are not JSON-RPC: the first few in full
