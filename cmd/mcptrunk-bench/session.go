@@ -26,7 +26,7 @@ import (
 type endpoint struct {
 	side  string // "direct" or "trunk"
 	cs    *mcp.ClientSession
-	pid   int    // the process measured: notes (direct) or mcptrunk (trunk)
+	pid   int    // the process measured: notes (direct) or mcptrunk (trunk); the reverse proxy (relay) in the http workload
 	echo  string // "echo" or "mcp__notes__echo"
 	fixed bool   // echo is a tool without arguments whose answer is fixed (not an echo)
 	blob  string

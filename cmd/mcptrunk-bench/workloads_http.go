@@ -18,8 +18,9 @@ import (
 // httpWorkload: a go-sdk client calls go-sdk's conformance server over
 // streamable HTTP (2025-11-25 sessions) three ways: directly, through a bare
 // httputil.ReverseProxy, and through `mcptrunk serve --http` with the server
-// as a remote ("type": "http") upstream. Sequential calls and 16 in flight,
-// rounds rotating which goes first.
+// as a remote ("type": "http") upstream. Sequential calls, 16 and 64 in
+// flight, rounds rotating which goes first; the CPU per call of the reverse
+// proxy's process and the trunk's.
 func (b *bench) httpWorkload(ctx context.Context) error {
 	b.progress("http: host -> HTTP -> conformance server, directly, through a reverse proxy and through mcptrunk (%d rounds)", b.cfg.rounds)
 	sides, _, stop, err := b.httpHops(ctx)
@@ -43,6 +44,11 @@ func (b *bench) httpWorkload(ctx context.Context) error {
 	b.add(row{workload: "HTTP -> HTTP: 16 calls in flight, throughput", direct: fmtRate(df), trunk: fmtRate(tf), ratio: ratio(tf, df)})
 	b.add(row{workload: "vs httputil.ReverseProxy: HTTP -> HTTP 16 in flight, proxy in the direct column", direct: fmtRate(rf), trunk: fmtRate(tf), ratio: ratio(tf, rf),
 		target: ">= 1.0x", met: yesNo(tf >= rf)})
+	r64, t64 := median(r.fly64), median(t.fly64)
+	b.add(row{workload: "vs httputil.ReverseProxy: HTTP -> HTTP 64 in flight, proxy in the direct column", direct: fmtRate(r64), trunk: fmtRate(t64), ratio: ratio(t64, r64)})
+	b.add(row{workload: "vs httputil.ReverseProxy: HTTP -> HTTP sequential p99, proxy in the direct column", direct: fmtDur(percentile(r.lat, 99)), trunk: fmtDur(percentile(t.lat, 99)), ratio: ratio(percentile(t.lat, 99), percentile(r.lat, 99))})
+	b.add(row{workload: "vs httputil.ReverseProxy: CPU per call, proxy in the direct column", direct: fmtDur(r.cpu), trunk: fmtDur(t.cpu), ratio: ratio(t.cpu, r.cpu),
+		note: "user+system time of each process from /proc/<pid>/stat over every measured call (10 ms ticks), sequential and in flight; the conformance server behind both not counted"})
 	return nil
 }
 
@@ -72,7 +78,7 @@ func (b *bench) httpHops(ctx context.Context) (sides []*endpoint, upstream strin
 		return nil, "", nil, err
 	}
 	stops = append(stops, srv.Stop)
-	proxyURL, stopProxy, err := refhop.StartReverseProxy(ctx, srv.URL)
+	proxyURL, proxyPID, stopProxy, err := refhop.StartReverseProxy(ctx, srv.URL)
 	if err != nil {
 		return nil, "", nil, err
 	}
@@ -87,25 +93,30 @@ func (b *bench) httpHops(ctx context.Context) (sides []*endpoint, upstream strin
 		return nil, "", nil, err
 	}
 	stops = append(stops, func() { _ = trunk.stop() })
-	for _, s := range []struct{ side, url, tool string }{
-		{"direct", srv.URL, "test_simple_text"}, {"relay", proxyURL, "test_simple_text"}, {"trunk", trunk.url, "mcp__conf__test_simple_text"},
+	for _, s := range []struct {
+		side, url, tool string
+		pid             int
+	}{
+		{"direct", srv.URL, "test_simple_text", 0}, {"relay", proxyURL, "test_simple_text", proxyPID}, {"trunk", trunk.url, "mcp__conf__test_simple_text", trunk.cmd.Process.Pid},
 	} {
 		cs, err := newClient().Connect(ctx, &mcp.StreamableClientTransport{Endpoint: s.url, MaxRetries: -1}, protocol)
 		if err != nil {
 			return nil, "", nil, fmt.Errorf("connecting %s: %w", s.side, err)
 		}
 		stops = append(stops, func() { _ = cs.Close() })
-		sides = append(sides, &endpoint{side: s.side, cs: cs, echo: s.tool, fixed: true})
+		sides = append(sides, &endpoint{side: s.side, cs: cs, pid: s.pid, echo: s.tool, fixed: true})
 	}
 	return sides, srv.URL, stop, nil
 }
 
 // httpSamples is what measureHTTP measured on one side: every sequential
-// call's latency (sorted) and each round's calls per second, sequential and
-// with 16 in flight.
+// call's latency (sorted), each round's calls per second, sequential and
+// with 16 and 64 in flight, and, for a side whose process is known (pid),
+// its CPU time per call over the rounds.
 type httpSamples struct {
-	lat      []time.Duration
-	seq, fly []float64
+	lat             []time.Duration
+	seq, fly, fly64 []float64
+	cpu             time.Duration
 }
 
 // measureHTTP warms each side up, then runs the rounds, rotating which side
@@ -118,6 +129,7 @@ func (b *bench) measureHTTP(ctx context.Context, sides []*endpoint) (map[string]
 			return nil, err
 		}
 	}
+	cpu0 := cpuOf(sides)
 	err := rotate(b.cfg.rounds, sides, func(_ int, e *endpoint) error {
 		s := out[e.side]
 		l, elapsed, err := sequential(ctx, e, b.cfg.calls/2)
@@ -131,10 +143,33 @@ func (b *bench) measureHTTP(ctx context.Context, sides []*endpoint) (map[string]
 			return err
 		}
 		s.fly = append(s.fly, rate)
+		if rate, err = inFlight(ctx, e, 64, b.cfg.flyCalls/2); err != nil {
+			return err
+		}
+		s.fly64 = append(s.fly64, rate)
 		return nil
 	})
+	calls := time.Duration(b.cfg.rounds * (b.cfg.calls/2 + b.cfg.flyCalls))
+	for side, c := range cpuOf(sides) {
+		out[side].cpu = (c - cpu0[side]) / calls
+	}
 	for _, s := range out {
 		slices.Sort(s.lat)
 	}
 	return out, err
+}
+
+// cpuOf reads the CPU time used so far by each side's process, of those
+// whose pid is known and readable (/proc: Linux).
+func cpuOf(sides []*endpoint) map[string]time.Duration {
+	out := map[string]time.Duration{}
+	for _, e := range sides {
+		if e.pid == 0 {
+			continue
+		}
+		if c, err := procCPU(e.pid); err == nil {
+			out[e.side] = c
+		}
+	}
+	return out
 }
