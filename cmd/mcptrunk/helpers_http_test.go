@@ -84,7 +84,8 @@ func postMCP(ctx context.Context, url, body string, headers map[string]string) (
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 1<<20), 16<<20)
 	for sc.Scan() {
-		if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+		// A priming event's data is empty: it carries no message.
+		if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok && data != "" {
 			r.messages = append(r.messages, data)
 		}
 	}

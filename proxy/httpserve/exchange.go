@@ -200,9 +200,16 @@ func (h *Handler) reply(w http.ResponseWriter, r *http.Request, s *session, st *
 	}
 	s.streams.Add(1)
 	defer s.streams.Add(-1)
-	if err := st.writeSSE(r.Context(), w, 0, s.done, false); err == nil {
+	if err := st.writeSSE(r.Context(), w, 0, s.done, false, primes(r)); err == nil {
 		s.router.forget(st)
 	}
+}
+
+// primes reports whether a POST's event stream starts with a priming
+// event: from 2025-11-25 on, the revision that defines it (SEP-1699); an
+// older client may take its empty data for a malformed message.
+func primes(r *http.Request) bool {
+	return r.Header.Get(protocol.HeaderProtocolVersion) >= protocol.Legacy
 }
 
 // replyJSONOnly answers a client that takes no event stream: what came
@@ -276,7 +283,7 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 	}
 	s.streams.Add(1)
 	defer s.streams.Add(-1)
-	err := st.writeSSE(r.Context(), w, from, s.done, resumed)
+	err := st.writeSSE(r.Context(), w, from, s.done, resumed, false)
 	switch {
 	case errors.Is(err, errStreamBusy):
 		http.Error(w, err.Error(), http.StatusConflict)

@@ -106,7 +106,7 @@ func TestStreamBound(t *testing.T) {
 		t.Fatalf("%d events kept from %d, want %d from 12", len(got), st.events[0].n, keptEvents)
 	}
 	rec := httptest.NewRecorder()
-	if err := st.writeSSE(context.Background(), rec, 0, nil, false); err != nil {
+	if err := st.writeSSE(context.Background(), rec, 0, nil, false, false); err != nil {
 		t.Fatal(err)
 	}
 	body := rec.Body.String()
@@ -134,7 +134,7 @@ func TestStreamResume(t *testing.T) {
 		t.Fatalf("parseEventID(%q) = %q, %d, %v", st.eventID(2), sid, n, ok)
 	}
 	rec := httptest.NewRecorder()
-	if err := st.writeSSE(context.Background(), rec, n, nil, true); err != nil {
+	if err := st.writeSSE(context.Background(), rec, n, nil, true, false); err != nil {
 		t.Fatal(err)
 	}
 	if body := rec.Body.String(); strings.Contains(body, `{"a":2}`) || !strings.Contains(body, "id: s7_3\nevent: message\ndata: {\"a\":3}") || !strings.Contains(body, `"result"`) {
@@ -158,7 +158,7 @@ func TestStreamTakeOver(t *testing.T) {
 	st.send([]byte(`{"a":1}`), false)
 	first := &flushSignal{ResponseRecorder: httptest.NewRecorder(), flushed: make(chan struct{}, 2)}
 	firstDone := make(chan error, 1)
-	go func() { firstDone <- st.writeSSE(context.Background(), first, 0, nil, false) }()
+	go func() { firstDone <- st.writeSSE(context.Background(), first, 0, nil, false, false) }()
 	for range 2 { // the headers, then event 1: the first writer now waits for more
 		select {
 		case <-first.flushed:
@@ -166,13 +166,13 @@ func TestStreamTakeOver(t *testing.T) {
 			t.Fatal("the first writer wrote nothing")
 		}
 	}
-	if err := st.writeSSE(ctx, httptest.NewRecorder(), 0, nil, false); err != errStreamBusy {
+	if err := st.writeSSE(ctx, httptest.NewRecorder(), 0, nil, false, false); err != errStreamBusy {
 		t.Errorf("a second writer: %v, want errStreamBusy", err)
 	}
 
 	resumed := httptest.NewRecorder()
 	resumedDone := make(chan error, 1)
-	go func() { resumedDone <- st.writeSSE(ctx, resumed, 1, nil, true) }()
+	go func() { resumedDone <- st.writeSSE(ctx, resumed, 1, nil, true, false) }()
 	select {
 	case err := <-firstDone:
 		if err != errStreamTaken {
@@ -278,6 +278,59 @@ func TestGuard(t *testing.T) {
 		}
 		if tc.header["Origin"] == "https://app.example" && rec.Header().Get("Access-Control-Allow-Origin") != "https://app.example" {
 			t.Errorf("%s: no CORS header for an allowed origin", tc.name)
+		}
+	}
+}
+
+// A primed stream starts with an event that has an id, the retry time and
+// empty data; resuming from that id replays every message. A stream whose
+// events carry no id (a stateless request's) is never primed.
+func TestStreamPriming(t *testing.T) {
+	st := newStream("s3")
+	st.send([]byte(`{"a":1}`), false)
+	st.send([]byte(`{"id":1,"result":{}}`), true)
+	rec := httptest.NewRecorder()
+	if err := st.writeSSE(context.Background(), rec, 0, nil, false, true); err != nil {
+		t.Fatal(err)
+	}
+	prime := "id: s3_0\nevent: prime\nretry: 1000\ndata: \n\n"
+	if body := rec.Body.String(); !strings.HasPrefix(body, prime) || !strings.Contains(body, "id: s3_1\nevent: message\ndata: {\"a\":1}") {
+		t.Fatalf("a primed stream:\n%s", body)
+	}
+	_, n, ok := parseEventID("s3_0")
+	if !ok || n != 0 {
+		t.Fatalf("parseEventID(s3_0) = %d, %v", n, ok)
+	}
+	rec = httptest.NewRecorder()
+	if err := st.writeSSE(context.Background(), rec, n, nil, true, false); err != nil {
+		t.Fatal(err)
+	}
+	if body := rec.Body.String(); !strings.Contains(body, `{"a":1}`) || !strings.Contains(body, `"result"`) || strings.Contains(body, "prime") {
+		t.Errorf("resumed from the priming event's id:\n%s", body)
+	}
+
+	stateless := newStream("s4")
+	stateless.unnumbered = true
+	stateless.send([]byte(`{"id":1,"result":{}}`), true)
+	rec = httptest.NewRecorder()
+	if err := stateless.writeSSE(context.Background(), rec, 0, nil, false, true); err != nil {
+		t.Fatal(err)
+	}
+	if body := rec.Body.String(); strings.Contains(body, "prime") || strings.Contains(body, "id:") {
+		t.Errorf("an unnumbered stream was primed:\n%s", body)
+	}
+}
+
+// Only clients of 2025-11-25 (which defines priming) or later are sent a
+// priming event.
+func TestPrimesByRevision(t *testing.T) {
+	for version, want := range map[string]bool{"2025-11-25": true, "2026-07-28": true, "2025-06-18": false, "": false} {
+		r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
+		if version != "" {
+			r.Header.Set("Mcp-Protocol-Version", version)
+		}
+		if got := primes(r); got != want {
+			t.Errorf("primes at %q = %v, want %v", version, got, want)
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 // A stream is the sequence of messages the trunk sends on one HTTP
@@ -283,13 +284,19 @@ func (st *stream) detach(a *attachment) {
 	close(a.detached)
 }
 
+// primeRetry is the reconnection time a priming event asks of the client
+// (the SSE retry field): a stream is kept for resumption far longer.
+const primeRetry = time.Second
+
 // writeSSE writes the stream's messages after position from as server-sent
 // events until the stream ends or the client goes away (ctx). Only one
 // exchange writes a stream at a time: takeOver (a resumption) replaces the
 // one writing it, otherwise the stream is busy (errStreamBusy). A message
 // dropped for the budget is skipped: the event ids that follow say how
-// many.
-func (st *stream) writeSSE(ctx context.Context, w http.ResponseWriter, from int, done <-chan struct{}, takeOver bool) error {
+// many. With prime, a numbered stream starts with a priming event (SEP-1699:
+// an id, the retry time and empty data), so that a client whose connection
+// drops before the first message can still resume the stream.
+func (st *stream) writeSSE(ctx context.Context, w http.ResponseWriter, from int, done <-chan struct{}, takeOver, prime bool) error {
 	a, err := st.attach(ctx, takeOver)
 	if err != nil {
 		return err
@@ -300,6 +307,14 @@ func (st *stream) writeSSE(ctx context.Context, w http.ResponseWriter, from int,
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
+	if prime && !st.unnumbered {
+		// Its id names the position before the first message: resuming
+		// from it replays the whole stream. The event type is not
+		// "message", which clients that do not know priming ignore.
+		if _, err := fmt.Fprintf(w, "id: %s\nevent: prime\nretry: %d\ndata: \n\n", st.eventID(from), primeRetry.Milliseconds()); err != nil {
+			return err
+		}
+	}
 	if flusher != nil {
 		flusher.Flush()
 	}
