@@ -18,6 +18,11 @@ type Item struct {
 // Catalog is everything a server offers, in the order the server listed it.
 type Catalog struct {
 	Tools, Prompts, Resources, Templates []Item
+	// Relisted counts, per list in the order above, the reads of that list
+	// the server asked for with a list_changed over the Client's life. A
+	// list read again the same (a tool registered again under its name)
+	// still counts: its hosts are owed the notification the server sent.
+	Relisted [4]uint64
 }
 
 // surface is one of the four lists a server can offer.

@@ -101,9 +101,11 @@ type Client struct {
 	t          *wire // the current connection
 	init       InitResult
 	catalog    Catalog
-	dirty      [surfaceCount]bool // lists to read again
-	refreshing bool               // a refresh worker is running
-	since      time.Time          // when state last changed
+	announced  [surfaceCount]bool   // dirty lists the server said changed (list_changed), not the trunk's own reads
+	relisted   [surfaceCount]uint64 // see Catalog.Relisted: kept across restarts, which clear catalog
+	dirty      [surfaceCount]bool   // lists to read again
+	refreshing bool                 // a refresh worker is running
+	since      time.Time            // when state last changed
 }
 
 func newClient(id string, spec config.Spec, opts clientOptions) *Client {
@@ -163,7 +165,9 @@ func (c *Client) Init() InitResult {
 func (c *Client) Catalog() Catalog {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.catalog
+	cat := c.catalog
+	cat.Relisted = c.relisted
+	return cat
 }
 
 // Settled is closed once the server finished its first discovery (all four

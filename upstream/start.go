@@ -102,6 +102,7 @@ func (c *Client) connect(ctx context.Context) error {
 	}
 	c.t = t
 	c.dirty = [surfaceCount]bool{} // only what this connection announces counts
+	c.announced = [surfaceCount]bool{}
 	c.lazy.subs = nil
 	c.mu.Unlock()
 
@@ -295,6 +296,17 @@ func (c *Client) list(ctx context.Context, t Transport, s surface) ([]Item, erro
 	}
 }
 
+// listChanged reads lists again because the server said they changed: the
+// read counts in Catalog.Relisted even if the list reads the same.
+func (c *Client) listChanged(lists ...surface) {
+	c.mu.Lock()
+	for _, s := range lists {
+		c.announced[s] = true
+	}
+	c.mu.Unlock()
+	c.markDirty(lists...)
+}
+
 // markDirty asks for lists to be read again, starting a refresh worker if
 // none runs. It reports whether a refresh will happen (false when the list
 // is empty or the server is not ready).
@@ -335,8 +347,8 @@ func (c *Client) refresh() {
 	complete := true
 	for {
 		c.mu.Lock()
-		dirty := c.dirty
-		c.dirty = [surfaceCount]bool{}
+		dirty, announced := c.dirty, c.announced
+		c.dirty, c.announced = [surfaceCount]bool{}, [surfaceCount]bool{}
 		t := c.t
 		if dirty == ([surfaceCount]bool{}) || c.state != StateReady {
 			ready := c.state == StateReady
@@ -365,6 +377,9 @@ func (c *Client) refresh() {
 			c.mu.Lock()
 			if c.state == StateReady {
 				*c.catalog.list(surface(s)) = items
+				if announced[s] {
+					c.relisted[s]++
+				}
 				changed = true
 			}
 			c.mu.Unlock()
@@ -387,11 +402,11 @@ func (h clientHandler) HandleNotification(method string, params json.RawMessage)
 	case protocol.NotificationAcknowledged:
 		h.w.acknowledged(params)
 	case "notifications/tools/list_changed":
-		h.c.markDirty(surfaceTools)
+		h.c.listChanged(surfaceTools)
 	case "notifications/prompts/list_changed":
-		h.c.markDirty(surfacePrompts)
+		h.c.listChanged(surfacePrompts)
 	case "notifications/resources/list_changed":
-		h.c.markDirty(surfaceResources, surfaceTemplates)
+		h.c.listChanged(surfaceResources, surfaceTemplates)
 	default:
 		if f := h.c.opts.events.Notification; f != nil {
 			f(h.c.id, method, params)

@@ -338,8 +338,22 @@ func TestStatelessListChanged(t *testing.T) {
 	// call below is answered after the acknowledgement on the same pipe).
 	pollUntil(t, "the list listen", func() bool { return slices.Contains(wireMethods(h.wireIn("conf")), protocol.MethodListen) })
 	callJSON(t, ctxFor(t), c, "tools/list", `{}`)
+	if r := c.Catalog().Relisted; r != [4]uint64{} {
+		t.Errorf("Relisted = %v after discovery alone, want zeros: only a server's list_changed counts", r)
+	}
 	callJSON(t, ctxFor(t), c, "tools/call", `{"name":"test_trigger_tool_change","arguments":{}}`)
 	pollUntil(t, "the catalog to list "+transient, has)
+
+	// Registering the same tool again leaves the list as it was, and the
+	// server still says it changed: that counts, for the hosts it owes.
+	before := c.Catalog()
+	callJSON(t, ctxFor(t), c, "tools/call", `{"name":"test_trigger_tool_change","arguments":{}}`)
+	pollUntil(t, "the unchanged list's relist to count", func() bool {
+		return c.Catalog().Relisted[0] > before.Relisted[0]
+	})
+	if d := diffItems(c.Catalog().Tools, before.Tools); d != "" {
+		t.Errorf("the tools changed on registering one again: %s", d)
+	}
 }
 
 func TestStatelessResourceSubscription(t *testing.T) {

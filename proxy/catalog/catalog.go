@@ -85,6 +85,11 @@ type Catalog struct {
 	// keep is what a view admits (view.go); nil in the whole catalog.
 	keep func(policy.Item) bool
 
+	// relisted is upstream.Catalog.Relisted of each server the catalog
+	// shows anything of: a count that moved is a list_changed the server
+	// sent, owed to hosts even when its list reads the same.
+	relisted map[string][ListCount]uint64
+
 	// maxPage bounds the bytes of a page's items (0: no bound), so that no
 	// page is a message the host cannot read.
 	maxPage int
@@ -147,6 +152,7 @@ func Build(in Input) *Catalog {
 		Tools:    map[string]map[string]string{},
 		Prompts:  map[string]map[string]string{},
 		Withheld: map[string]withheldItems{},
+		relisted: map[string][ListCount]uint64{},
 	}
 	var others map[string][]string
 	if !pins.Off() {
@@ -165,6 +171,7 @@ func Build(in Input) *Catalog {
 			continue
 		}
 		server, spec, items := s.Name, s.Spec, s.Items
+		cat.relisted[server] = items.Relisted
 		items, withheld := pins.admit(server, items, others[server], s.Settled)
 		if withheld != nil {
 			cat.Withheld[server] = withheld
@@ -348,11 +355,19 @@ func (c *Catalog) Page(l List, cursor string, size int) (json.RawMessage, error)
 	return b.Bytes(), nil
 }
 
-// EqualList reports whether list l has the same items in both catalogs.
+// EqualList reports whether list l has the same items in both catalogs,
+// and no server they show announced a change of it in between.
 func EqualList(a, b *Catalog, l List) bool {
 	x, y := a.Lists[l], b.Lists[l]
 	if len(x) != len(y) {
 		return false
+	}
+	for _, c := range [2]struct{ p, q *Catalog }{{a, b}, {b, a}} {
+		for server, n := range c.p.relisted {
+			if c.q.relisted[server][l] != n[l] { // a server absent counts 0
+				return false
+			}
+		}
 	}
 	for i := range x {
 		if x[i].Exported != y[i].Exported || !bytes.Equal(x[i].Item, y[i].Item) {

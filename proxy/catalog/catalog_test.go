@@ -7,7 +7,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcptrunk/mcptrunk/internal/config"
+	"github.com/mcptrunk/mcptrunk/internal/policy"
 	"github.com/mcptrunk/mcptrunk/naming"
+	"github.com/mcptrunk/mcptrunk/upstream"
 )
 
 func TestEqualList(t *testing.T) {
@@ -110,5 +113,43 @@ func TestCatalogAssembled(t *testing.T) {
 	pages = catWalk(t, ListResources, 1, func(int) *Catalog { return cat })
 	if len(pages) != 3 || pages[0][0] != "mcptrunk://files/file:///files" {
 		t.Errorf("resources: %v", pages)
+	}
+}
+
+// A server's list_changed that left its list as it was (a tool registered
+// again under its name) still changes the list for EqualList, in the whole
+// catalog and in a view that shows the server, and in no other list or
+// view.
+func TestEqualListCountsAnnouncedRelists(t *testing.T) {
+	build := func(relistedTools uint64) *Catalog {
+		items := func(tool string) upstream.Catalog {
+			return upstream.Catalog{Tools: []upstream.Item{{Key: tool, Raw: []byte(`{"name":"` + tool + `"}`)}}}
+		}
+		a := items("search")
+		a.Relisted[ListTools] = relistedTools
+		return Build(Input{
+			Servers: []Server{
+				{Name: "a", Spec: config.Spec{Name: "a"}, Items: a, Listed: true, Settled: true},
+				{Name: "b", Spec: config.Spec{Name: "b"}, Items: items("fetch"), Listed: true, Settled: true},
+			},
+			Policy: PolicyOf(config.TrunkOptions{Prefix: naming.Default.Prefix, MaxNameLength: 64}),
+			Logger: slog.New(slog.DiscardHandler),
+		})
+	}
+	before, after := build(1), build(2)
+	if EqualList(before, after, ListTools) || EqualList(after, before, ListTools) {
+		t.Error("a relisted tools list that reads the same compares equal: its list_changed would not reach the host")
+	}
+	if !EqualList(before, after, ListPrompts) || !EqualList(build(1), before, ListTools) {
+		t.Error("a relist changed another list, or an equal count compared unequal")
+	}
+	only := func(server string) func(policy.Item) bool {
+		return func(it policy.Item) bool { return it.Server == server }
+	}
+	if EqualList(before.Restrict(only("a")), after.Restrict(only("a")), ListTools) {
+		t.Error("a view showing the server that relisted compares equal")
+	}
+	if !EqualList(before.Restrict(only("b")), after.Restrict(only("b")), ListTools) {
+		t.Error("a view that hides the server that relisted compares unequal: it learns of a hidden server's change")
 	}
 }

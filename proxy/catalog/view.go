@@ -82,6 +82,14 @@ func (c *Catalog) Restrict(keep func(policy.Item) bool) *Catalog {
 			}
 		}
 	}
+	v.relisted = map[string][ListCount]uint64{}
+	for _, list := range append(v.Lists[:], v.Searchable) {
+		for _, e := range list {
+			if n, ok := c.relisted[e.Server]; ok {
+				v.relisted[e.Server] = n
+			}
+		}
+	}
 	for name, entries := range c.bare {
 		for _, e := range entries {
 			if admitted[key{ListTools, e.Server, e.Exported}] {
