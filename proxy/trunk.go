@@ -11,6 +11,7 @@ import (
 	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/mcptrunk/mcptrunk/internal/protocol"
 	"github.com/mcptrunk/mcptrunk/internal/usercreds"
+	"github.com/mcptrunk/mcptrunk/internal/workgroup"
 	"github.com/mcptrunk/mcptrunk/proxy/access"
 	"github.com/mcptrunk/mcptrunk/proxy/catalog"
 	"github.com/mcptrunk/mcptrunk/proxy/instances"
@@ -91,7 +92,7 @@ type Trunk struct {
 	started   chan struct{} // closed once host is set
 	fleet     *upstream.Fleet
 	startedAt time.Time
-	workers   sync.WaitGroup // the StartAll and announcer goroutines
+	workers   workgroup.Group // the trunk's own goroutines (start, announcer, resync, task watches, parked calls), refused once Close began
 
 	cfg atomic.Pointer[config.Config] // the config in force: first, then each reload
 	cat atomic.Pointer[catalog.Catalog]
@@ -189,22 +190,14 @@ func (t *Trunk) Start(clientCaps json.RawMessage, hostRevision string) {
 		})
 		t.startedAt = time.Now()
 		close(t.started)
-		t.workers.Add(3)
-		go func() {
-			defer t.workers.Done()
-			t.watchLock()
-		}()
-		go func() {
-			defer t.workers.Done()
+		t.workers.Go(t.watchLock)
+		t.workers.Go(func() {
 			if err := t.fleet.StartAll(context.Background(), t.cfg.Load().Servers); err != nil {
 				t.logger.Warn("some servers did not start", "error", err)
 			}
 			t.serverChanged("")
-		}()
-		go func() {
-			defer t.workers.Done()
-			t.announce()
-		}()
+		})
+		t.workers.Go(t.announce)
 	})
 }
 
@@ -362,7 +355,7 @@ func (t *Trunk) Close(ctx context.Context) error {
 			err = t.fleet.Close(ctx)
 		default:
 		}
-		t.workers.Wait()
+		t.workers.Close()
 		t.taskLog.Close() // after the workers: a task they followed has ended by now, or never will
 	})
 	return err

@@ -66,7 +66,7 @@ func (s *askingLegacyServer) Call(ctx context.Context, method string, _ json.Raw
 func acrossInputRoute(t *testing.T) (*Route, *askingLegacyServer, *sync.WaitGroup) {
 	var wg sync.WaitGroup
 	life, stop := context.WithCancel(context.Background())
-	p := translate.NewParking(life, func(f func()) { wg.Add(1); go func() { defer wg.Done(); f() }() }, nil)
+	p := translate.NewParking(life, func(f func()) bool { wg.Go(f); return true }, nil)
 	t.Cleanup(func() { p.CloseAll(); stop(); wg.Wait() })
 	s := &askingLegacyServer{parking: p, elicited: make(chan string, 2)}
 	host := translate.HostRequest{Version: protocol.Stateless, Caps: map[string]json.RawMessage{"elicitation": json.RawMessage(`{}`)}}

@@ -3,8 +3,10 @@ package translate
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"sync"
 	"testing"
+	"time"
 )
 
 // blockingUpstream's calls wait until their context ends.
@@ -22,7 +24,7 @@ func (u blockingUpstream) Call(ctx context.Context, _ string, _ json.RawMessage)
 // forgets it.
 func TestHeldTakesItsTaskOnly(t *testing.T) {
 	var wg sync.WaitGroup
-	p := NewParking(context.Background(), func(f func()) { wg.Add(1); go func() { defer wg.Done(); f() }() }, nil)
+	p := NewParking(context.Background(), func(f func()) bool { wg.Go(f); return true }, nil)
 	defer wg.Wait()
 	defer p.CloseAll()
 	pc := Parked{Upstream: blockingUpstream{"srv"}, Method: "tasks/result", Params: json.RawMessage(`{"taskId":"t1"}`)}
@@ -47,5 +49,20 @@ func TestHeldTakesItsTaskOnly(t *testing.T) {
 	h.End(nil)
 	if p.Held("srv", "t1") != nil || p.Current("srv", naming("t1")) != nil {
 		t.Errorf("the ended exchange is still held")
+	}
+}
+
+// A call the trunk's goroutines refuse (it is closing) ends with the
+// shutdown's reason, and leaves no exchange behind.
+func TestParkedCallRefusedAtShutdown(t *testing.T) {
+	p := NewParking(context.Background(), func(func()) bool { return false }, nil)
+	pc := Parked{Upstream: blockingUpstream{"srv"}, Method: "tools/call", Timeout: time.Minute, Params: json.RawMessage(`{"name":"x"}`)}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := p.Call(ctx, pc); !errors.Is(err, errShuttingDown) {
+		t.Fatalf("Call while the trunk closes: %v, want %v", err, errShuttingDown)
+	}
+	if n := p.Count(); n != 0 {
+		t.Errorf("%d exchanges left open", n)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -25,8 +26,8 @@ import (
 // until the upstream's call returns, which the host gets as the result.
 type Parking struct {
 	signer *stateSigner
-	life   context.Context // ends when the trunk closes: every upstream call ends with it
-	spawn  func(func())    // runs an upstream call on a goroutine the trunk waits for
+	life   context.Context   // ends when the trunk closes: every upstream call ends with it
+	spawn  func(func()) bool // runs an upstream call on a goroutine the trunk waits for; false once it closes
 
 	mu       sync.Mutex
 	seq      uint64
@@ -40,8 +41,9 @@ type Parking struct {
 }
 
 // NewParking returns the parking of one trunk: upstream calls run on
-// goroutines that spawn starts, and end at the latest when life does.
-func NewParking(life context.Context, spawn func(func()), secret []byte) *Parking {
+// goroutines that spawn starts, and end at the latest when life does. A
+// call spawn refuses (the trunk is closing) ends with errShuttingDown.
+func NewParking(life context.Context, spawn func(func()) bool, secret []byte) *Parking {
 	return &Parking{signer: newStateSigner(secret), life: life, spawn: spawn, byID: map[uint64]*Exchange{}, inFlight: map[string][]*Exchange{},
 		held: map[heldKey]*Exchange{}, changed: make(chan struct{})}
 }
@@ -175,9 +177,7 @@ func (p *Parking) start(ctx context.Context, pc Parked, target string, params js
 	p.changedLocked()
 	p.mu.Unlock()
 	upCtx = context.WithValue(upCtx, exchangeKey{}, ex)
-	p.spawn(func() {
-		defer stop()
-		res, err := pc.Upstream.Call(upCtx, pc.Method, params)
+	finish := func(res json.RawMessage, err error) {
 		p.mu.Lock()
 		ex.res, ex.err = res, err
 		p.inFlight[ex.server] = removeExchange(p.inFlight[ex.server], ex)
@@ -189,7 +189,15 @@ func (p *Parking) start(ctx context.Context, pc Parked, target string, params js
 		if task != "" {
 			p.end(ex, nil) // no host request waits on it to end it
 		}
-	})
+	}
+	if !p.spawn(func() {
+		defer stop()
+		finish(pc.Upstream.Call(upCtx, pc.Method, params))
+	}) {
+		stop()
+		cancel()
+		finish(nil, errShuttingDown)
+	}
 	return ex
 }
 
@@ -316,6 +324,9 @@ func (p *Parking) end(ex *Exchange, why error) {
 	ex.cancel()
 }
 
+// errShuttingDown ends the exchanges of a trunk that closes.
+var errShuttingDown = errors.New("mcptrunk is shutting down")
+
 // CloseAll ends every exchange: the trunk is shutting down.
 func (p *Parking) CloseAll() {
 	p.mu.Lock()
@@ -325,7 +336,7 @@ func (p *Parking) CloseAll() {
 	}
 	p.mu.Unlock()
 	for _, ex := range open {
-		p.end(ex, fmt.Errorf("mcptrunk is shutting down"))
+		p.end(ex, errShuttingDown)
 	}
 }
 
