@@ -138,6 +138,9 @@ func (h *Handler) toSession(w http.ResponseWriter, r *http.Request, s *session, 
 		return
 	}
 	if !env.IsRequest() {
+		if env.Method == "notifications/initialized" {
+			s.finished.Store(true)
+		}
 		if env.Method == "notifications/cancelled" {
 			if start, end, found, err := rawjson.FieldSpan(env.Params, "requestId"); err == nil && found {
 				s.router.cancel(env.Params[start:end])

@@ -299,15 +299,22 @@ func (h *Handler) session(id string) *session {
 const reasonShutdown = "mcptrunk is shutting down"
 
 // addSession registers a new session for a client, unless a limit is
-// reached (refused says which) or the handler is closing.
+// reached (refused says which) or the handler is closing. At a limit, the
+// least recently used session under it that never finished its handshake
+// makes room: bare initializes cannot keep hosts out, and a host that
+// finished its handshake is never evicted for one.
 func (h *Handler) addSession(client string, c caller) (s *session, refused string) {
+	var evicted *session
+	defer func() {
+		if evicted != nil {
+			h.logger.Info("session evicted: the session table was full and it never finished its handshake", "session", evicted.id)
+			evicted.close(reasonEvicted)
+		}
+	}()
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	switch {
-	case h.closed:
+	if h.closed {
 		return nil, reasonShutdown
-	case len(h.sessions) >= h.opts.MaxSessions:
-		return nil, fmt.Sprintf("too many sessions: mcptrunk serves at most %d at once (trunk.http.maxSessions)", h.opts.MaxSessions)
 	}
 	n := 0
 	for _, o := range h.sessions {
@@ -315,12 +322,44 @@ func (h *Handler) addSession(client string, c caller) (s *session, refused strin
 			n++
 		}
 	}
-	if n >= h.opts.MaxSessionsPerClient {
-		return nil, fmt.Sprintf("too many sessions from this address: one client address may hold %d at once (trunk.http.maxSessionsPerClient)", h.opts.MaxSessionsPerClient)
+	atClient, atTable := n >= h.opts.MaxSessionsPerClient, len(h.sessions) >= h.opts.MaxSessions
+	if atClient || atTable {
+		among := func(*session) bool { return true }
+		if atClient { // one of its own frees its place and the table's
+			among = func(o *session) bool { return o.client == client }
+		}
+		if evicted = h.evictUnfinishedLocked(among); evicted == nil {
+			if atClient {
+				return nil, fmt.Sprintf("too many sessions from this address: one client address may hold %d at once (trunk.http.maxSessionsPerClient)", h.opts.MaxSessionsPerClient)
+			}
+			return nil, fmt.Sprintf("too many sessions: mcptrunk serves at most %d at once (trunk.http.maxSessions)", h.opts.MaxSessions)
+		}
 	}
 	s = h.startSession(newSessionID(), client, c, false)
 	h.sessions[s.id] = s
 	return s, ""
+}
+
+// reasonEvicted ends a session that made room for a new one.
+const reasonEvicted = "the session never finished its handshake and made room for a new one"
+
+// evictUnfinishedLocked removes from the table, and returns, the least
+// recently used session of those among that never finished its
+// handshake; nil when there is none. The caller closes it without h.mu.
+func (h *Handler) evictUnfinishedLocked(among func(*session) bool) *session {
+	var oldest *session
+	for _, o := range h.sessions {
+		if o.handshaken() || !among(o) {
+			continue
+		}
+		if oldest == nil || o.lastUsed.Load() < oldest.lastUsed.Load() {
+			oldest = o
+		}
+	}
+	if oldest != nil {
+		delete(h.sessions, oldest.id)
+	}
+	return oldest
 }
 
 // endSession removes and closes a session for reason.

@@ -35,6 +35,7 @@ type session struct {
 
 	lastUsed  atomic.Int64 // unix nanoseconds of the last request
 	used      atomic.Bool  // the host sent a request besides initialize, or opened a stream
+	finished  atomic.Bool  // the host sent notifications/initialized: its handshake is done
 	streams   atomic.Int32 // HTTP exchanges writing its streams now
 	seq       atomic.Int64 // names its streams
 	closeOnce sync.Once
@@ -165,6 +166,10 @@ func (s *session) close(reason string) {
 		close(s.done)
 	})
 }
+
+// handshaken reports whether the host finished its handshake (or used the
+// session as if it had): such a session is never evicted to admit another.
+func (s *session) handshaken() bool { return s.finished.Load() || s.used.Load() }
 
 // newStream makes a stream of this session, named so that a Last-Event-ID
 // finds it.
