@@ -97,13 +97,17 @@ func TestHTTPListenerRules(t *testing.T) {
 		}
 	}
 
-	// Sessions: two open, a third refused; a request held in flight in
-	// one (an elicitation nobody answers) makes its next 429.
+	// Sessions: two open whose hosts finished their handshake, a third
+	// refused; a request held in flight in one (an elicitation nobody
+	// answers) makes its next 429.
 	var ids []string
 	for range 2 {
 		r, err := postMCP(ctx, trunk.url, initializeBody, auth)
 		expect("initialize", r, err, http.StatusOK, `"protocolVersion"`)
-		ids = append(ids, r.header.Get("Mcp-Session-Id"))
+		id := r.header.Get("Mcp-Session-Id")
+		ids = append(ids, id)
+		r, err = postMCP(ctx, trunk.url, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, map[string]string{"Authorization": auth["Authorization"], "Mcp-Session-Id": id})
+		expect("notifications/initialized", r, err, http.StatusAccepted, "")
 	}
 	if len(ids[0]) < 32 || ids[0] == ids[1] {
 		t.Errorf("session ids %q: want distinct random ids of 128 bits", ids)
