@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/mcptrunk/mcptrunk/internal/config"
+	"github.com/mcptrunk/mcptrunk/internal/logkey"
 	"github.com/mcptrunk/mcptrunk/internal/policy"
 	"github.com/mcptrunk/mcptrunk/naming"
 	"github.com/mcptrunk/mcptrunk/proxy/catalog"
@@ -97,7 +98,7 @@ func (r *Rules) Allows(c policy.Caller, it policy.Item) bool {
 	d := r.policy.Decide(c, it)
 	if d.Err != nil {
 		if _, seen := r.warned.LoadOrStore(d.Rule+"\x00"+d.Err.Error(), true); !seen {
-			r.logger.Warn("a policy rule could not be evaluated: denied (said once per rule and error)", "subject", c.Subject, "server", it.Server, "item", it.Name, "rule", d.Rule, "error", d.Err)
+			r.logger.Warn("a policy rule could not be evaluated: denied (said once per rule and error)", "subject", c.Subject, "server", it.Server, "item", logkey.Clip(it.Name), "rule", d.Rule, "error", d.Err)
 		}
 	}
 	return d.Allowed

@@ -6,6 +6,7 @@ import (
 	"crypto/rsa"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/mcptrunk/mcptrunk/internal/accesstoken"
 	"github.com/mcptrunk/mcptrunk/internal/accesstoken/testissuer"
+	"github.com/mcptrunk/mcptrunk/internal/testkit"
 	"github.com/mcptrunk/mcptrunk/proxy"
 )
 
@@ -174,6 +176,43 @@ func TestProfileEndpoints(t *testing.T) {
 	for _, path := range []string{"/mcp", "/mcp/p/notes"} {
 		if resp := send(t, at(path), "", sid, list); resp.StatusCode != http.StatusNotFound {
 			t.Errorf("the weather profile's session at %s: HTTP %d, want 404", path, resp.StatusCode)
+		}
+	}
+}
+
+// A token's header fields are the sender's: a refused token whose kid or
+// typ is 200 KB is logged with them clipped, not whole (each request
+// could otherwise write a megabyte of log), and the reason still names
+// what was wrong.
+func TestRefusedTokenHeadersClippedInLog(t *testing.T) {
+	iss := testissuer.New(t)
+	var log testkit.Buffer
+	v := accesstoken.New(accesstoken.Config{Issuer: iss.URL, Resource: "http://trunk.test/mcp", Scopes: []string{"mcp"}})
+	th := newTestHandler(t, Options{Auth: v, Logger: slog.New(slog.NewTextHandler(&log, nil))}, nil)
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	huge := strings.Repeat("k", 200<<10)
+	signer := func(kid, typ string) jose.Signer {
+		s, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.RS256, Key: key}, (&jose.SignerOptions{}).WithType(jose.ContentType(typ)).WithHeader("kid", kid))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	claims := iss.Claims("ann", "http://trunk.test/mcp", time.Hour)
+	for _, tc := range []struct{ name, token, reason string }{
+		{"kid", testissuer.Sign(t, signer(huge, "at+jwt"), claims, nil), "no key"},
+		{"typ", testissuer.Sign(t, signer("k1", huge), claims, nil), "typ"},
+	} {
+		before := len(log.String())
+		if resp := send(t, th, tc.token, "", initializeBody); resp.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("a token with a 200 KB %s: HTTP %d, want 401", tc.name, resp.StatusCode)
+		}
+		logged := log.String()[before:]
+		if len(logged) > 2<<10 || !strings.Contains(logged, "access token refused") || !strings.Contains(logged, tc.reason) {
+			t.Errorf("a token with a 200 KB %s: %d bytes of log, want one short line naming %q:\n%.600s", tc.name, len(logged), tc.reason, logged)
 		}
 	}
 }
