@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/mcptrunk/mcptrunk/internal/config"
+	"github.com/mcptrunk/mcptrunk/internal/logkey"
 	"github.com/mcptrunk/mcptrunk/internal/policy"
 	"github.com/mcptrunk/mcptrunk/internal/rawjson"
 	"github.com/mcptrunk/mcptrunk/naming"
@@ -83,7 +84,9 @@ type Catalog struct {
 	Withheld map[string]withheldItems
 
 	// keep is what a view admits (view.go); nil in the whole catalog.
-	keep func(policy.Item) bool
+	// shown are the servers a view holds an item of (Shows).
+	keep  func(policy.Item) bool
+	shown map[string]bool
 
 	// maxPage bounds the bytes of a page's items (0: no bound), so that no
 	// page is a message the host cannot read.
@@ -291,7 +294,7 @@ func exportURIs(server string, items []upstream.Item, field string, logger *slog
 		uri := naming.ResourceURI(server, it.Key)
 		item, err := rawjson.ReplaceString(it.Raw, field, uri)
 		if err != nil {
-			logger.Warn("skipping a resource", "server", server, "uri", it.Key, "error", err)
+			logger.Warn("skipping a resource", "server", server, "uri", logkey.Clip(it.Key), "error", err)
 			continue
 		}
 		out = append(out, Entry{Exported: uri, Server: server, Raw: it.Key, Item: item})

@@ -324,6 +324,22 @@ func (p *Pinner) Report() *PinReport {
 	return r
 }
 
+// Of is the report of the servers shows admits alone, for a caller whose
+// view hides the others; r itself is not changed.
+func (r *PinReport) Of(shows func(server string) bool) *PinReport {
+	if r == nil {
+		return nil
+	}
+	out := *r
+	out.Servers = make(map[string]pinState, len(r.Servers))
+	for s, st := range r.Servers {
+		if shows(s) {
+			out.Servers[s] = st
+		}
+	}
+	return &out
+}
+
 // otherTools lists, for each server, the names of every other server's
 // tools that its descriptions should not mention (pin.OtherNames).
 func otherTools(servers []Server, scheme naming.Scheme) map[string][]string {
