@@ -39,8 +39,10 @@ func TestTeamExample(t *testing.T) {
 	cmd.Env = append(cmd.Env, "ISSUER_URL="+iss.URL, "TRUNK_URL="+trunkURL, "MCPTRUNK_BIN="+binDir)
 	trunk := serveHTTP(t, ctx, "mcptrunk serve --http (team.json)", cmd)
 
-	admin := teamClient(t, ctx, trunk.url, iss.Token(t, "ada", trunkURL+"/mcp", groupClaims("admin")))
-	support := teamClient(t, ctx, trunk.url, iss.Token(t, "sam", trunkURL+"/mcp", groupClaims("support")))
+	adminToken := iss.Token(t, "ada", trunkURL+"/mcp", groupClaims("admin"))
+	supportToken := iss.Token(t, "sam", trunkURL+"/mcp", groupClaims("support"))
+	admin := teamClient(t, ctx, trunk.url, adminToken)
+	support := teamClient(t, ctx, trunk.url, supportToken)
 	profileToken := iss.Token(t, "ada", trunkURL+"/mcp/p/weather", groupClaims("admin"))
 	adminWeather := teamClient(t, ctx, trunk.url+"/p/weather", profileToken)
 
@@ -59,6 +61,19 @@ func TestTeamExample(t *testing.T) {
 	}
 	if _, err := support.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__weather__forecast", Arguments: map[string]any{"city": "Oslo"}}); err != nil {
 		t.Errorf("support calling forecast: %v", err)
+	}
+
+	// The status page, its events and /metrics show every server and every
+	// caller's calls: they are the operators' (trunk.policy.operators).
+	for _, path := range []string{"/", "/events", "/metrics"} {
+		for _, c := range []struct {
+			who, token string
+			want       int
+		}{{"admin", adminToken, http.StatusOK}, {"support", supportToken, http.StatusForbidden}, {"no one", "", http.StatusUnauthorized}} {
+			if got := getStatus(t, ctx, "http://"+trunk.addr+path, c.token); got != c.want {
+				t.Errorf("%s reading %s: HTTP %d, want %d", c.who, path, got, c.want)
+			}
+		}
 	}
 
 	// The profile's token is the profile's: the trunk's endpoint refuses it.
@@ -101,6 +116,26 @@ func TestTeamExample(t *testing.T) {
 		audit, _ := os.ReadFile(filepath.Join(dir, "audit.jsonl"))
 		t.Errorf("no audit line of sam's refused call: %s", audit)
 	}
+}
+
+// getStatus is the HTTP status of a GET of url with an access token
+// (none when ""), read as soon as the answer's headers arrive (an event
+// stream does not end).
+func getStatus(t *testing.T, ctx context.Context, url, token string) int {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := httpClient(t).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	return resp.StatusCode
 }
 
 // teamClient is a go-sdk host signed in with token, connected to

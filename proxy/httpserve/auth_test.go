@@ -216,3 +216,55 @@ func TestRefusedTokenHeadersClippedInLog(t *testing.T) {
 		}
 	}
 }
+
+// The operators' routes (Handle) answer only operators when access tokens
+// are in use: the static token, and callers Options.Operator admits; any
+// other signed-in caller gets 403, no token 401. Without access tokens
+// the listener has one operator, whoever has its token.
+func TestOperatorsRoutes(t *testing.T) {
+	iss := testissuer.New(t)
+	const aud = "http://trunk.test/mcp"
+	admins := func(_ string, claims map[string]any) bool {
+		groups, _ := claims["groups"].([]any)
+		return len(groups) == 1 && groups[0] == "admin"
+	}
+	page := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("every server\n")) })
+	get := func(th *testHandler, token string) int {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodGet, strings.TrimSuffix(th.url, DefaultPath)+"/status", nil)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := th.client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		_ = resp.Body.Close()
+		return resp.StatusCode
+	}
+	const laptop = "laptop-token-laptop-token-laptop"
+	for _, tc := range []struct {
+		name     string
+		operator func(string, map[string]any) bool
+		token    string
+		want     int
+	}{
+		{"an admin", admins, iss.Token(t, "ada", aud, map[string]any{"scope": "mcp", "groups": []string{"admin"}}), http.StatusOK},
+		{"support", admins, iss.Token(t, "sam", aud, map[string]any{"scope": "mcp", "groups": []string{"support"}}), http.StatusForbidden},
+		{"an admin, no operators configured", nil, iss.Token(t, "ada", aud, map[string]any{"scope": "mcp", "groups": []string{"admin"}}), http.StatusForbidden},
+		{"the static token", nil, laptop, http.StatusOK},
+		{"no token", admins, "", http.StatusUnauthorized},
+	} {
+		th := newTestHandler(t, Options{Auth: accesstoken.New(accesstoken.Config{Issuer: iss.URL, Resource: aud, Scopes: []string{"mcp"}}), Token: laptop, Operator: tc.operator}, nil)
+		th.Handle("GET /status", page)
+		if got := get(th, tc.token); got != tc.want {
+			t.Errorf("%s: HTTP %d, want %d", tc.name, got, tc.want)
+		}
+	}
+	th := newTestHandler(t, Options{Token: laptop}, nil)
+	th.Handle("GET /status", page)
+	if got := get(th, laptop); got != http.StatusOK {
+		t.Errorf("the token of a listener without access tokens: HTTP %d, want 200", got)
+	}
+}
