@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcptrunk/mcptrunk/internal/config"
+	"github.com/mcptrunk/mcptrunk/internal/logkey"
 	"github.com/mcptrunk/mcptrunk/internal/pin"
 	"github.com/mcptrunk/mcptrunk/naming"
 	"github.com/mcptrunk/mcptrunk/upstream"
@@ -238,7 +239,7 @@ func (p *Pinner) inspect(server string, now, pinned pin.Server, others []string,
 					withheld.add(kind, key, fmt.Sprintf("%s %q of server %q has %s and pinning is enforced: run \"mcptrunk pin %s\" to review and trust it", kind.Singular(), key, server, f.Problem, server))
 				}
 				p.once(fmt.Sprintf("finding:%s:%s:%s:%s", server, kind, key, f.Problem), func() {
-					p.logger.Warn("pinning: a definition needs a look", "server", server, "kind", kind.Singular(), "name", key, "finding", f.Problem)
+					p.logger.Warn("pinning: a definition needs a look", "server", server, "kind", kind.Singular(), "name", logkey.Clip(key), "finding", f.Problem)
 				})
 			}
 		}
