@@ -200,7 +200,7 @@ func (t *Trunk) routeResource(ctx context.Context, method string, params json.Ra
 		if cat := t.viewOf(ctx, t.snapshot()); !cat.Admits("resource", server, raw, uri) {
 			return nil, cat.Hidden("resource", uri)
 		}
-		return trunktools.ReadResource(ownTools{t}, uri) // without waiting for the servers
+		return trunktools.ReadResource(ctx, ownTools{t}, uri) // without waiting for the servers
 	}
 	t.waitSettled(ctx)
 	cat := t.viewOf(ctx, t.snapshot())

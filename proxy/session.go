@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
+	"github.com/mcptrunk/mcptrunk/internal/logkey"
 	"github.com/mcptrunk/mcptrunk/internal/protocol"
 	"github.com/mcptrunk/mcptrunk/internal/rawjson"
 	"github.com/mcptrunk/mcptrunk/proxy/access"
@@ -292,13 +293,13 @@ func (s *Session) applyLogLevel(ctx context.Context, level string) {
 	}
 	if s.trunk.hosts.shared.Load() {
 		if err := s.trunk.applySharedLevel(context.WithoutCancel(ctx)); err != nil {
-			s.logger.Warn("applying the host's log level failed", "level", level, "error", err)
+			s.logger.Warn("applying the host's log level failed", "level", logkey.Clip(level), "error", err)
 		}
 		return
 	}
 	params, _ := json.Marshal(map[string]string{"level": level})
 	if _, err := s.trunk.Handle(context.WithoutCancel(ctx), "logging/setLevel", params); err != nil {
-		s.logger.Warn("applying the host's log level failed", "level", level, "error", err)
+		s.logger.Warn("applying the host's log level failed", "level", logkey.Clip(level), "error", err)
 	}
 }
 
@@ -384,7 +385,7 @@ func (s *Session) initialize(ctx context.Context, params json.RawMessage) (json.
 	if err != nil {
 		return nil, err
 	}
-	s.logger.Info("host connected", "client", host.ClientName, "clientVersion", host.ClientVersion, "protocol", host.Version)
+	s.logger.Info("host connected", "client", logkey.Clip(host.ClientName), "clientVersion", logkey.Clip(host.ClientVersion), "protocol", host.Version)
 	hr := hostRequest{host.HostRequest, s}
 	s.legacy.Store(&hr)
 	s.client.Store(host.ClientName)

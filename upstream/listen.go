@@ -294,7 +294,7 @@ func (w *wire) subscriptionEnded(uri string, s *listenStream) {
 	}
 	w.mu.Unlock()
 	if current && w.life.Err() == nil {
-		w.c.logger.Warn("the server ended a resource subscription", "uri", uri, logkey.Error, s.err)
+		w.c.logger.Warn("the server ended a resource subscription", "uri", logkey.Clip(uri), logkey.Error, s.err)
 	}
 }
 

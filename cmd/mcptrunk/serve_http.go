@@ -120,12 +120,13 @@ var sharedCapabilities = []byte(`{"elicitation":{},"sampling":{}}`)
 
 // serve starts the upstreams for every session to come and answers on the
 // listener: /mcp, /healthz, /readyz, and, behind the same guard, the
-// status page and /metrics.
+// status page and /metrics, for the trunk's operators alone
+// (httpserve.Handler.Handle).
 func (d *httpDownstream) serve(t *proxy.Trunk, m *metrics.Metrics) {
 	t.Start(sharedCapabilities, protocol.Legacy)
 	limitMemory(int64(d.cfg.MaxBufferedBytes), d.logger)
 	d.handler = httpserve.New(t, httpserve.Options{
-		Path: d.cfg.Path, Token: d.token, Auth: d.auth, Profiles: t.HasProfile, AllowedOrigins: d.cfg.AllowedOrigins, LoopbackOnly: d.loopback,
+		Path: d.cfg.Path, Token: d.token, Auth: d.auth, Operator: t.Operator, Profiles: t.HasProfile, AllowedOrigins: d.cfg.AllowedOrigins, LoopbackOnly: d.loopback,
 		MaxBodyBytes: int64(d.cfg.MaxBodyBytes), MaxSessions: d.cfg.MaxSessions, MaxInFlight: d.cfg.MaxInFlight,
 		SessionIdle: d.cfg.SessionIdle.D(), Logger: d.logger,
 		MaxSessionsPerClient: d.cfg.MaxSessionsPerClient, HandshakeIdle: d.cfg.HandshakeTimeout.D(), BodyTimeout: d.cfg.BodyTimeout.D(),

@@ -39,23 +39,12 @@ func TestTeamExample(t *testing.T) {
 	cmd.Env = append(cmd.Env, "ISSUER_URL="+iss.URL, "TRUNK_URL="+trunkURL, "MCPTRUNK_BIN="+binDir)
 	trunk := serveHTTP(t, ctx, "mcptrunk serve --http (team.json)", cmd)
 
-	connect := func(endpoint, token string) *mcp.ClientSession {
-		t.Helper()
-		client := mcp.NewClient(&mcp.Implementation{Name: "team", Version: "0"}, nil)
-		cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: &http.Client{Transport: bearer{token}}}, nil)
-		if err != nil {
-			t.Fatalf("connecting to %s: %v", endpoint, err)
-		}
-		t.Cleanup(func() { _ = cs.Close() })
-		return cs
-	}
-	claims := func(groups ...string) map[string]any {
-		return map[string]any{"scope": "mcp", "groups": groups}
-	}
-	admin := connect(trunk.url, iss.Token(t, "ada", trunkURL+"/mcp", claims("admin")))
-	support := connect(trunk.url, iss.Token(t, "sam", trunkURL+"/mcp", claims("support")))
-	profileToken := iss.Token(t, "ada", trunkURL+"/mcp/p/weather", claims("admin"))
-	adminWeather := connect(trunk.url+"/p/weather", profileToken)
+	adminToken := iss.Token(t, "ada", trunkURL+"/mcp", groupClaims("admin"))
+	supportToken := iss.Token(t, "sam", trunkURL+"/mcp", groupClaims("support"))
+	admin := teamClient(t, ctx, trunk.url, adminToken)
+	support := teamClient(t, ctx, trunk.url, supportToken)
+	profileToken := iss.Token(t, "ada", trunkURL+"/mcp/p/weather", groupClaims("admin"))
+	adminWeather := teamClient(t, ctx, trunk.url+"/p/weather", profileToken)
 
 	if got := serversListed(t, ctx, admin); !slices.Equal(got, []string{"notes", "trunk", "weather"}) {
 		t.Errorf("admin sees the servers %v, want notes, trunk and weather", got)
@@ -72,6 +61,19 @@ func TestTeamExample(t *testing.T) {
 	}
 	if _, err := support.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__weather__forecast", Arguments: map[string]any{"city": "Oslo"}}); err != nil {
 		t.Errorf("support calling forecast: %v", err)
+	}
+
+	// The status page, its events and /metrics show every server and every
+	// caller's calls: they are the operators' (trunk.policy.operators).
+	for _, path := range []string{"/", "/events", "/metrics"} {
+		for _, c := range []struct {
+			who, token string
+			want       int
+		}{{"admin", adminToken, http.StatusOK}, {"support", supportToken, http.StatusForbidden}, {"no one", "", http.StatusUnauthorized}} {
+			if got := getStatus(t, ctx, "http://"+trunk.addr+path, c.token); got != c.want {
+				t.Errorf("%s reading %s: HTTP %d, want %d", c.who, path, got, c.want)
+			}
+		}
 	}
 
 	// The profile's token is the profile's: the trunk's endpoint refuses it.
@@ -113,6 +115,110 @@ func TestTeamExample(t *testing.T) {
 	}) {
 		audit, _ := os.ReadFile(filepath.Join(dir, "audit.jsonl"))
 		t.Errorf("no audit line of sam's refused call: %s", audit)
+	}
+}
+
+// getStatus is the HTTP status of a GET of url with an access token
+// (none when ""), read as soon as the answer's headers arrive (an event
+// stream does not end).
+func getStatus(t *testing.T, ctx context.Context, url, token string) int {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := httpClient(t).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	return resp.StatusCode
+}
+
+// teamClient is a go-sdk host signed in with token, connected to
+// endpoint until the test ends.
+func teamClient(t *testing.T, ctx context.Context, endpoint, token string) *mcp.ClientSession {
+	t.Helper()
+	client := mcp.NewClient(&mcp.Implementation{Name: "team", Version: "0"}, nil)
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: &http.Client{Transport: bearer{token}}}, nil)
+	if err != nil {
+		t.Fatalf("connecting to %s: %v", endpoint, err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	return cs
+}
+
+// groupClaims are the claims of a token whose groups are those given.
+func groupClaims(groups ...string) map[string]any {
+	return map[string]any{"scope": "mcp", "groups": groups}
+}
+
+// The trunk's own tools and its status resource name only the servers
+// the caller's view shows: support, allowed weather and the trunk's own
+// tools, never hears of notes (status, the status resource,
+// wait_for_servers, list_resources' error), and a hidden server is
+// unknown as a missing one is; admin, allowed everything, sees both.
+func TestOwnToolsNameOnlyTheCallersServers(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t, 2*time.Minute)
+	iss := testissuer.New(t)
+	const resource = "http://trunk.test/mcp"
+	cfg := writeConfig(t, map[string]server{"notes": notesServer(), "weather": weatherServer()}, waitingForAll(map[string]any{
+		"http":          map[string]any{"auth": map[string]any{"issuer": iss.URL, "resource": resource, "scopes": []string{"mcp"}}},
+		"resourceTools": true,
+		"policy": map[string]any{"rules": []map[string]string{
+			{"allow": `"admin" in claims.?groups.orValue([])`},
+			{"allow": `"support" in claims.?groups.orValue([]) && server in ["weather", "trunk"]`},
+		}},
+	}))
+	trunk := startHTTPTrunk(t, ctx, cfg)
+	admin := teamClient(t, ctx, trunk.url, iss.Token(t, "ada", resource, groupClaims("admin")))
+	support := teamClient(t, ctx, trunk.url, iss.Token(t, "sam", resource, groupClaims("support")))
+
+	call := func(cs *mcp.ClientSession, tool string, args map[string]any) string {
+		t.Helper()
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__trunk__" + tool, Arguments: args})
+		if err != nil {
+			t.Fatalf("%s: %v", tool, err)
+		}
+		out, _ := json.Marshal(res)
+		return string(out)
+	}
+	if got := call(admin, "status", nil); !strings.Contains(got, `\"server\":\"notes\"`) || !strings.Contains(got, `\"server\":\"weather\"`) {
+		t.Errorf("admin's status does not name both servers: %.2000s", got)
+	}
+	for name, got := range map[string]string{
+		"status":                   call(support, "status", nil),
+		"wait_for_servers":         call(support, "wait_for_servers", map[string]any{"timeoutSeconds": 1}),
+		"list_resources of notes":  call(support, "list_resources", map[string]any{"server": "notes"}),
+		"list_resources of nosuch": call(support, "list_resources", map[string]any{"server": "nosuch"}),
+	} {
+		if !strings.Contains(got, "weather") {
+			t.Errorf("support's %s does not name weather: %.2000s", name, got)
+		}
+		if strings.Contains(strings.ReplaceAll(got, `no server \"notes\"`, ""), "notes") {
+			t.Errorf("support's %s names notes, which support cannot see: %.2000s", name, got)
+		}
+	}
+	hidden := call(support, "wait_for_servers", map[string]any{"servers": []string{"notes"}, "timeoutSeconds": 1})
+	missing := call(support, "wait_for_servers", map[string]any{"servers": []string{"nosuch"}, "timeoutSeconds": 1})
+	if strings.ReplaceAll(hidden, "notes", "NAME") != strings.ReplaceAll(missing, "nosuch", "NAME") {
+		t.Errorf("wait_for_servers tells a hidden server from a missing one:\n%s\n%s", hidden, missing)
+	}
+	hidden = call(support, "list_resources", map[string]any{"server": "notes"})
+	missing = call(support, "list_resources", map[string]any{"server": "nosuch"})
+	if strings.ReplaceAll(hidden, "notes", "NAME") != strings.ReplaceAll(missing, "nosuch", "NAME") {
+		t.Errorf("list_resources tells a hidden server from a missing one:\n%s\n%s", hidden, missing)
+	}
+	res, err := support.ReadResource(ctx, &mcp.ReadResourceParams{URI: "mcptrunk://trunk/status"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, _ := json.Marshal(res); strings.Contains(string(out), "notes") || !strings.Contains(string(out), "weather") {
+		t.Errorf("support's status resource: %.2000s", out)
 	}
 }
 

@@ -11,6 +11,8 @@ import (
 
 	"github.com/go-jose/go-jose/v4"
 	"golang.org/x/sync/singleflight"
+
+	"github.com/mcptrunk/mcptrunk/internal/logkey"
 )
 
 // RefetchEvery bounds how often an unknown key id may make the key set be
@@ -50,7 +52,7 @@ func (s *keySet) key(ctx context.Context, kid string) (*jose.JSONWebKey, error) 
 		return k, nil
 	}
 	if !due {
-		return nil, fmt.Errorf("no key %q in the issuer's key set", kid)
+		return nil, fmt.Errorf("no key %q in the issuer's key set", logkey.Clip(kid))
 	}
 	select {
 	case r := <-s.fetches.DoChan("keys", func() (any, error) { return nil, s.refresh() }):
@@ -65,7 +67,7 @@ func (s *keySet) key(ctx context.Context, kid string) (*jose.JSONWebKey, error) 
 	if k := s.find(kid); k != nil {
 		return k, nil
 	}
-	return nil, fmt.Errorf("no key %q in the issuer's key set", kid)
+	return nil, fmt.Errorf("no key %q in the issuer's key set", logkey.Clip(kid))
 }
 
 // find is the signing key named kid; s.mu is held.

@@ -11,6 +11,8 @@ import (
 
 	"github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
+
+	"github.com/mcptrunk/mcptrunk/internal/logkey"
 )
 
 // Leeway is the clock skew allowed on exp, nbf and iat.
@@ -97,7 +99,7 @@ func (v *Verifier) Verify(ctx context.Context, raw string) (*Identity, error) {
 	}
 	h := tok.Headers[0]
 	if typ, _ := h.ExtraHeaders[jose.HeaderType].(string); !v.acceptsType(typ) {
-		return nil, fmt.Errorf("%w: typ %q is not one of %q (trunk.http.auth.tokenTypes)", ErrInvalid, typ, v.types())
+		return nil, fmt.Errorf("%w: typ %q is not one of %q (trunk.http.auth.tokenTypes)", ErrInvalid, logkey.Clip(typ), v.types())
 	}
 	key, err := v.keys.key(ctx, h.KeyID)
 	if err != nil {

@@ -193,3 +193,30 @@ func TestAuditedMethods(t *testing.T) {
 		}
 	}
 }
+
+// What a host names is its own: a refused call of a 200 KB name from a
+// 200 KB client is one line of a few KB, the item, the client and the
+// error each cut at 1024 bytes and marked.
+func TestHostValuesClipped(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	l, _ := newTestLog(t, config.Audit{File: path})
+	huge := strings.Repeat("n", 200<<10)
+	request(l, observe.Request{Method: "tools/call", Item: huge, Client: huge, Params: json.RawMessage(`{}`)},
+		observe.Outcome{Err: jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "unknown tool %q", huge)})
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := readLines(t, path)
+	if len(raw) > 4<<10 || len(lines) != 1 {
+		t.Fatalf("%d bytes in %d lines, want one line of a few KB", len(raw), len(lines))
+	}
+	for _, k := range []string{"item", "client", "error"} {
+		if v, _ := lines[0][k].(string); len(v) > maxItemLen+len("…") || !strings.HasSuffix(v, "…") {
+			t.Errorf("%s: %d bytes, want at most %d and marked", k, len(v), maxItemLen)
+		}
+	}
+}

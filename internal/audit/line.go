@@ -7,6 +7,7 @@ import (
 
 	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
+	"github.com/mcptrunk/mcptrunk/internal/logkey"
 	"github.com/mcptrunk/mcptrunk/internal/protocol"
 	"github.com/mcptrunk/mcptrunk/internal/rawjson"
 	"github.com/mcptrunk/mcptrunk/proxy/observe"
@@ -39,6 +40,11 @@ const (
 // text is its own and can be long.
 const maxErrorLen = 1024
 
+// maxItemLen bounds what the host names in a line (the item it asked
+// for, its client's name): a refused request's name is the host's own and
+// can be as long as its body.
+const maxItemLen = 1024
+
 // line is one audit record. Its fields are in the order they appear.
 type line struct {
 	Time       string          `json:"time"`
@@ -65,11 +71,11 @@ func (l *Log) line(start time.Time, r observe.Request, out observe.Outcome) []by
 		Time:       start.UTC().Format(time.RFC3339Nano),
 		Session:    l.session(r),
 		Subject:    r.Subject,
-		Client:     r.Client,
+		Client:     logkey.ClipTo(r.Client, maxItemLen),
 		Revision:   r.Revision,
 		Method:     r.Method,
 		Server:     r.Server,
-		Item:       r.Item,
+		Item:       logkey.ClipTo(r.Item, maxItemLen),
 		DurationMs: float64(out.Duration.Microseconds()) / 1000,
 		BytesIn:    len(r.Params),
 		BytesOut:   len(out.Result),
@@ -83,8 +89,8 @@ func (l *Log) line(start time.Time, r observe.Request, out observe.Outcome) []by
 
 // taskLine encodes one line of a task's life (tasks.go), newline included.
 func (l *Log) taskLine(at time.Time, t observe.Task, outcome string, durationMs float64) []byte {
-	return encode(line{Time: at.UTC().Format(time.RFC3339Nano), Session: l.session(t.Call), Subject: t.Call.Subject, Client: t.Call.Client,
-		Revision: t.Call.Revision, Method: MethodTask, Server: t.Server, Item: t.Call.Item, Task: t.ID, DurationMs: durationMs, Outcome: outcome})
+	return encode(line{Time: at.UTC().Format(time.RFC3339Nano), Session: l.session(t.Call), Subject: t.Call.Subject, Client: logkey.ClipTo(t.Call.Client, maxItemLen),
+		Revision: t.Call.Revision, Method: MethodTask, Server: t.Server, Item: logkey.ClipTo(t.Call.Item, maxItemLen), Task: t.ID, DurationMs: durationMs, Outcome: outcome})
 }
 
 // encode writes rec as a JSON line.
@@ -116,10 +122,7 @@ func (l *Log) session(r observe.Request) string {
 func outcome(method string, out observe.Outcome) (string, int, string) {
 	if out.Err != nil {
 		e := jsonrpc.AsError(out.Err)
-		msg := e.Message
-		if len(msg) > maxErrorLen {
-			msg = msg[:maxErrorLen] + "…"
-		}
+		msg := logkey.ClipTo(e.Message, maxErrorLen)
 		if e.Code == jsonrpc.CodeInvalidParams && !out.Forwarded {
 			return OutcomeRefused, e.Code, msg
 		}

@@ -15,10 +15,16 @@ import (
 // each sees and may use (see internal/policy). None: everyone sees all.
 type Policy struct {
 	Rules []policy.Rule `json:"rules,omitempty"`
+	// Operators is a CEL expression over the caller (subject, claims,
+	// profile) matching those who may read the operators' pages of serve
+	// --http (the status page, /events, /metrics) with an access token;
+	// "": none may (policy.Role).
+	Operators string `json:"operators,omitempty"`
 }
 
 type rawPolicy struct {
-	Rules json.RawMessage `json:"rules"`
+	Rules     json.RawMessage `json:"rules"`
+	Operators json.RawMessage `json:"operators"`
 }
 
 // profileName is what may follow /mcp/p/ in a URL and --profile.
@@ -28,13 +34,24 @@ var profileName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
 // cannot work is refused at load, named.
 func (p *fieldErrs) policyOptions(raw json.RawMessage, field string) Policy {
 	var rp rawPolicy
-	if !p.object(raw, field, &rp) || rawAbsent(rp.Rules) {
+	if !p.object(raw, field, &rp) {
 		return Policy{}
+	}
+	var out Policy
+	if s, ok := p.str(rp.Operators, field+".operators"); ok {
+		if _, err := policy.CompileRole(s); err != nil {
+			p.add(field+".operators", err)
+		} else {
+			out.Operators = s
+		}
+	}
+	if rawAbsent(rp.Rules) {
+		return out
 	}
 	var rules []policy.Rule
 	if err := strictDecode(rp.Rules, &rules); err != nil {
 		p.addf(field+".rules", "want a list of {\"allow\": CEL} or {\"deny\": CEL}: %v", err)
-		return Policy{}
+		return out
 	}
 	if _, err := policy.Compile(rules); err != nil {
 		var re *policy.RuleError
@@ -43,9 +60,10 @@ func (p *fieldErrs) policyOptions(raw json.RawMessage, field string) Policy {
 		} else {
 			p.add(field+".rules", err)
 		}
-		return Policy{}
+		return out
 	}
-	return Policy{Rules: rules}
+	out.Rules = rules
+	return out
 }
 
 // profiles decodes trunk.profiles, named views of the trunk, checking

@@ -1,6 +1,6 @@
 // Package httpx holds the small HTTP helpers that the HTTP transports and the
 // OAuth client share: setting configured headers, reading and draining
-// bodies, and turning what a server says into text fit for an error message.
+// bodies, bearer tokens, refusals.
 package httpx
 
 import (
@@ -45,22 +45,6 @@ func MediaType(resp *http.Response) string {
 
 // Is2xx reports whether code is a success status.
 func Is2xx(code int) bool { return code >= 200 && code < 300 }
-
-// Clip makes text a server sent fit for one line of an error message:
-// control characters become spaces and it is cut at 200 bytes.
-func Clip(s string) string {
-	s = strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f {
-			return ' '
-		}
-		return r
-	}, strings.TrimSpace(s))
-	const max = 200
-	if len(s) > max {
-		s = s[:max] + "..."
-	}
-	return s
-}
 
 // Sleep waits d; false when ctx ended first.
 func Sleep(ctx context.Context, d time.Duration) bool {

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/mcptrunk/mcptrunk/internal/logkey"
 )
 
 // Handler receives what the peer sends on its own initiative.
@@ -280,7 +282,7 @@ func (c *Conn) FirstInvalidLine() string {
 func (c *Conn) deliver(m message) {
 	id, err := strconv.ParseInt(string(bytes.Trim(m.ID, `"`)), 10, 64)
 	if err != nil {
-		c.logger.Warn("response with an id this side never sent", "id", string(m.ID))
+		c.logger.Warn("response with an id this side never sent", "id", logkey.Clip(string(m.ID)))
 		return
 	}
 	c.mu.Lock()
@@ -302,7 +304,7 @@ func (c *Conn) deliver(m message) {
 func (c *Conn) notify(method string, params json.RawMessage) {
 	defer func() {
 		if p := recover(); p != nil {
-			c.logger.Error("notification handler panicked", "method", method, "panic", p)
+			c.logger.Error("notification handler panicked", "method", logkey.Clip(method), "panic", p)
 		}
 	}()
 	c.handler.HandleNotification(method, params)

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"time"
 	"unsafe"
+
+	"github.com/mcptrunk/mcptrunk/internal/logkey"
 )
 
 // The peer's requests: each is handled on a goroutine of its own (a pooled
@@ -125,7 +127,7 @@ func (c *Conn) runHandler(j handlerJob) {
 		rpcErr = AsError(err)
 	}
 	if werr := c.writeResponse(j.m.ID, result, rpcErr); werr != nil {
-		c.logger.Debug("writing a response failed", "method", j.m.Method, "error", werr)
+		c.logger.Debug("writing a response failed", "method", logkey.Clip(j.m.Method), "error", werr)
 	}
 }
 
@@ -134,7 +136,7 @@ func (c *Conn) runHandler(j handlerJob) {
 func (c *Conn) callHandler(ctx context.Context, method string, params json.RawMessage) (result json.RawMessage, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			c.logger.Error("request handler panicked", "method", method, "panic", p)
+			c.logger.Error("request handler panicked", "method", logkey.Clip(method), "panic", p)
 			err = Errorf(CodeInternalError, "internal error handling %s", method)
 		}
 	}()

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/mcptrunk/mcptrunk/internal/jsonscan"
+	"github.com/mcptrunk/mcptrunk/internal/logkey"
 )
 
 // SetMaxReadBytes sets the longest line the Conn reads, newline included
@@ -32,7 +33,7 @@ func (c *Conn) overlongLine(over *overlong, l *messageLimit) error {
 	e := &OverlongLineError{Size: over.size, Limit: l.bytes, Setting: l.setting, Unending: over.unending}
 	info := edgeEnvelope(over.head, over.tail)
 	c.logger.Warn("discarding a message over the size limit", "bytes", over.size, "limit", l.bytes,
-		"id", string(info.id), "method", info.method, "unending", over.unending)
+		"id", logkey.Clip(string(info.id)), "method", logkey.Clip(info.method), "unending", over.unending)
 	switch {
 	case info.method == "" && hasID(info.id) && c.failPending(info.id, e):
 	case c.answerInvalid && !info.response:

@@ -1,5 +1,6 @@
 // Package logkey names the attributes of the trunk's log records in one
-// place, so that every package's records read the same.
+// place, so that every package's records read the same, and clips the
+// values of untrusted input in them (Clip).
 package logkey
 
 const (

@@ -1,7 +1,8 @@
 // Package policy decides, for one caller and one item a server offers,
 // whether the caller may see and use it: the rules of trunk.policy, CEL
 // expressions over the caller's claims and the item, and the named views
-// of trunk.profiles.
+// of trunk.profiles; and who holds a role (Role: trunk.policy.operators,
+// an expression over the caller alone).
 //
 // CEL rather than Cedar: an access token's claims are arbitrary JSON (a
 // groups array, a nested realm_access object, an email string), and CEL

@@ -91,20 +91,26 @@ func Compile(rules []Rule) (*Policy, error) {
 			field += ".allow"
 		}
 		src := r.Allow + r.Deny
-		ast, iss := env.Compile(src)
-		if iss.Err() != nil {
-			return nil, &RuleError{field, errors.New(strings.Join(strings.Fields(iss.Err().Error()), " "))}
-		}
-		if ast.OutputType() != cel.BoolType && ast.OutputType() != cel.DynType {
-			return nil, &RuleError{field, fmt.Errorf("the expression is a %s, want a bool", ast.OutputType())}
-		}
-		prg, err := env.Program(ast, cel.EvalOptions(cel.OptOptimize))
+		prg, err := compileBool(env, src)
 		if err != nil {
 			return nil, &RuleError{field, err}
 		}
 		p.rules = append(p.rules, compiled{deny: r.Deny != "", src: src, prg: prg})
 	}
 	return p, nil
+}
+
+// compileBool type-checks src in env as an expression that gives a bool,
+// and compiles it.
+func compileBool(env *cel.Env, src string) (cel.Program, error) {
+	ast, iss := env.Compile(src)
+	if iss.Err() != nil {
+		return nil, errors.New(strings.Join(strings.Fields(iss.Err().Error()), " "))
+	}
+	if ast.OutputType() != cel.BoolType && ast.OutputType() != cel.DynType {
+		return nil, fmt.Errorf("the expression is a %s, want a bool", ast.OutputType())
+	}
+	return env.Program(ast, cel.EvalOptions(cel.OptOptimize))
 }
 
 // Decision is the outcome of the rules for one caller and item.

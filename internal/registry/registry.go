@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mcptrunk/mcptrunk/internal/httpx"
+	"github.com/mcptrunk/mcptrunk/internal/logkey"
 )
 
 // Official is the official MCP registry.
@@ -148,7 +149,7 @@ func (c *Client) get(ctx context.Context, path string, into any) error {
 	case resp.StatusCode == http.StatusNotFound:
 		return errNotFound
 	case !httpx.Is2xx(resp.StatusCode):
-		return fmt.Errorf("registry %s: HTTP %d: %s", base, resp.StatusCode, httpx.Clip(string(body)))
+		return fmt.Errorf("registry %s: HTTP %d: %s", base, resp.StatusCode, logkey.Clip(string(body)))
 	}
 	if err := json.Unmarshal(body, into); err != nil {
 		return fmt.Errorf("registry %s: the answer is not what the registry API returns: %v", base, err)

@@ -59,15 +59,19 @@ func TestAccessLines(t *testing.T) {
 		t.Errorf("no policy, no profiles: %q", got)
 	}
 	got := AccessLines(config.TrunkOptions{
-		Policy:   config.Policy{Rules: []policy.Rule{{Allow: "true"}, {Deny: "false"}}},
+		Policy:   config.Policy{Rules: []policy.Rule{{Allow: "true"}, {Deny: "false"}}, Operators: `"ops" in claims.groups`},
 		Profiles: map[string]policy.Profile{"weather": {Servers: []string{"weather"}}, "readers": {Tools: []string{"get_*"}}},
 	}, "/mcp")
 	want := []string{
 		"policy: 2 rules, deciding what each caller sees (deny first; nothing allowed is denied); callers without an access token have no claims",
+		`operators: the status page, /events and /metrics of serve --http answer the static token and callers matching "ops" in claims.groups`,
 		"profile readers: every server; tools get_*; at /mcp/p/readers and serve --profile readers",
 		"profile weather: servers weather; every tool; at /mcp/p/weather and serve --profile weather",
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("AccessLines:\n got %q\nwant %q", got, want)
+	}
+	if got := AccessLines(config.TrunkOptions{HTTP: config.HTTP{Auth: &config.HTTPAuth{}}}, "/mcp"); len(got) != 1 || !strings.Contains(got[0], "answer the static token alone") {
+		t.Errorf("access tokens, no operators: %q", got)
 	}
 }

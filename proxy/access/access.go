@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/mcptrunk/mcptrunk/internal/config"
+	"github.com/mcptrunk/mcptrunk/internal/logkey"
 	"github.com/mcptrunk/mcptrunk/internal/policy"
 	"github.com/mcptrunk/mcptrunk/naming"
 	"github.com/mcptrunk/mcptrunk/proxy/catalog"
@@ -18,8 +19,9 @@ import (
 
 // Rules are one config's policy and profiles, compiled.
 type Rules struct {
-	policy   *policy.Policy
-	profiles map[string]policy.Profile
+	policy    *policy.Policy
+	operators *policy.Role // trunk.policy.operators; nil: no caller with a token is one
+	profiles  map[string]policy.Profile
 	// broken: the policy did not compile (Parse refuses such a config, so
 	// only a config built in code gets here): everything is denied.
 	broken bool
@@ -44,6 +46,9 @@ func New(t config.TrunkOptions, logger *slog.Logger) *Rules {
 		r.broken = true
 	}
 	r.policy = p
+	if r.operators, err = policy.CompileRole(t.Policy.Operators); err != nil {
+		logger.Error("trunk.policy.operators does not compile: no caller is an operator", "error", err)
+	}
 	for name, pr := range t.Profiles {
 		ids := make([]string, 0, len(pr.Servers))
 		for _, s := range pr.Servers {
@@ -97,10 +102,24 @@ func (r *Rules) Allows(c policy.Caller, it policy.Item) bool {
 	d := r.policy.Decide(c, it)
 	if d.Err != nil {
 		if _, seen := r.warned.LoadOrStore(d.Rule+"\x00"+d.Err.Error(), true); !seen {
-			r.logger.Warn("a policy rule could not be evaluated: denied (said once per rule and error)", "subject", c.Subject, "server", it.Server, "item", it.Name, "rule", d.Rule, "error", d.Err)
+			r.logger.Warn("a policy rule could not be evaluated: denied (said once per rule and error)", "subject", c.Subject, "server", it.Server, "item", logkey.Clip(it.Name), "rule", d.Rule, "error", d.Err)
 		}
 	}
 	return d.Allowed
+}
+
+// Operator reports whether a caller signed in with an access token may
+// read the operators' pages (trunk.policy.operators). It fails closed: an
+// expression that cannot be evaluated for the caller does not match, and
+// is logged (never a claim's value) once per error.
+func (r *Rules) Operator(c policy.Caller) bool {
+	ok, err := r.operators.Holds(c)
+	if err != nil {
+		if _, seen := r.warned.LoadOrStore("operators\x00"+err.Error(), true); !seen {
+			r.logger.Warn("trunk.policy.operators could not be evaluated: not an operator (said once per error)", "subject", c.Subject, "rule", r.operators.String(), "error", err)
+		}
+	}
+	return ok
 }
 
 type cachedView struct {

@@ -91,3 +91,26 @@ func TestEvaluationErrorLoggedOnce(t *testing.T) {
 		t.Errorf("the failing rule was logged %d times for 4 items, want once:\n%s", n, logs.String())
 	}
 }
+
+// trunk.policy.operators decides who reads the operators' pages: the
+// callers it matches; one it cannot be evaluated for is not an operator,
+// logged once without the claim's value; without it no one is.
+func TestOperator(t *testing.T) {
+	var logs strings.Builder
+	r := New(config.TrunkOptions{Policy: config.Policy{Operators: `"admin" in claims.groups`}}, slog.New(slog.NewTextHandler(&logs, nil)))
+	admin := policy.Caller{Subject: "ada", Claims: map[string]any{"groups": []any{"admin"}}}
+	if !r.Operator(admin) || r.Operator(policy.Caller{Subject: "sam", Claims: map[string]any{"groups": []any{"support"}}}) {
+		t.Error("operators: want the admin and not support")
+	}
+	for range 3 {
+		if r.Operator(policy.Caller{Subject: "eve", Claims: map[string]any{"email": "eve@secret.example"}}) {
+			t.Error("a caller without groups is an operator")
+		}
+	}
+	if n := strings.Count(logs.String(), "could not be evaluated"); n != 1 || strings.Contains(logs.String(), "secret.example") {
+		t.Errorf("the failing expression was logged %d times, want once and without claims:\n%s", n, logs.String())
+	}
+	if New(config.TrunkOptions{}, slog.New(slog.DiscardHandler)).Operator(admin) {
+		t.Error("without trunk.policy.operators a caller is an operator")
+	}
+}

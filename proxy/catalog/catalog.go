@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/mcptrunk/mcptrunk/internal/config"
+	"github.com/mcptrunk/mcptrunk/internal/logkey"
 	"github.com/mcptrunk/mcptrunk/internal/policy"
 	"github.com/mcptrunk/mcptrunk/internal/rawjson"
 	"github.com/mcptrunk/mcptrunk/naming"
@@ -83,7 +84,9 @@ type Catalog struct {
 	Withheld map[string]withheldItems
 
 	// keep is what a view admits (view.go); nil in the whole catalog.
-	keep func(policy.Item) bool
+	// shown are the servers a view holds an item of (Shows).
+	keep  func(policy.Item) bool
+	shown map[string]bool
 
 	// relisted is upstream.Catalog.Relisted of each server the catalog
 	// shows anything of: a count that moved is a list_changed the server
@@ -298,7 +301,7 @@ func exportURIs(server string, items []upstream.Item, field string, logger *slog
 		uri := naming.ResourceURI(server, it.Key)
 		item, err := rawjson.ReplaceString(it.Raw, field, uri)
 		if err != nil {
-			logger.Warn("skipping a resource", "server", server, "uri", it.Key, "error", err)
+			logger.Warn("skipping a resource", "server", server, "uri", logkey.Clip(it.Key), "error", err)
 			continue
 		}
 		out = append(out, Entry{Exported: uri, Server: server, Raw: it.Key, Item: item})

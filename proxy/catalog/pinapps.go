@@ -5,6 +5,7 @@ import (
 
 	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
+	"github.com/mcptrunk/mcptrunk/internal/logkey"
 	"github.com/mcptrunk/mcptrunk/internal/pin"
 )
 
@@ -71,10 +72,10 @@ func (p *Pinner) recordEntry(kind pin.Kind, server, key string, e pin.Entry) {
 	})
 	if err != nil {
 		p.once("record-"+string(kind)+":"+server+err.Error(), func() {
-			p.logger.Warn("pinning: recording failed", "server", server, "kind", kind.Singular(), "name", key, "error", err)
+			p.logger.Warn("pinning: recording failed", "server", server, "kind", kind.Singular(), "name", logkey.Clip(key), "error", err)
 		})
 		return
 	}
-	p.logger.Info("pinning: recorded what was seen for the first time", "server", server, "kind", kind.Singular(), "name", key, "lockFile", p.path)
+	p.logger.Info("pinning: recorded what was seen for the first time", "server", server, "kind", kind.Singular(), "name", logkey.Clip(key), "lockFile", p.path)
 	p.loaded = false
 }

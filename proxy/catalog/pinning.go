@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcptrunk/mcptrunk/internal/config"
+	"github.com/mcptrunk/mcptrunk/internal/logkey"
 	"github.com/mcptrunk/mcptrunk/internal/pin"
 	"github.com/mcptrunk/mcptrunk/naming"
 	"github.com/mcptrunk/mcptrunk/upstream"
@@ -238,7 +239,7 @@ func (p *Pinner) inspect(server string, now, pinned pin.Server, others []string,
 					withheld.add(kind, key, fmt.Sprintf("%s %q of server %q has %s and pinning is enforced: run \"mcptrunk pin %s\" to review and trust it", kind.Singular(), key, server, f.Problem, server))
 				}
 				p.once(fmt.Sprintf("finding:%s:%s:%s:%s", server, kind, key, f.Problem), func() {
-					p.logger.Warn("pinning: a definition needs a look", "server", server, "kind", kind.Singular(), "name", key, "finding", f.Problem)
+					p.logger.Warn("pinning: a definition needs a look", "server", server, "kind", kind.Singular(), "name", logkey.Clip(key), "finding", f.Problem)
 				})
 			}
 		}
@@ -322,6 +323,22 @@ func (p *Pinner) Report() *PinReport {
 		}
 	}
 	return r
+}
+
+// Of is the report of the servers shows admits alone, for a caller whose
+// view hides the others; r itself is not changed.
+func (r *PinReport) Of(shows func(server string) bool) *PinReport {
+	if r == nil {
+		return nil
+	}
+	out := *r
+	out.Servers = make(map[string]pinState, len(r.Servers))
+	for s, st := range r.Servers {
+		if shows(s) {
+			out.Servers[s] = st
+		}
+	}
+	return &out
 }
 
 // otherTools lists, for each server, the names of every other server's

@@ -95,4 +95,22 @@ func TestRestrict(t *testing.T) {
 	if !cat.Admits("resource", "notes", "x", "y") || view.Admits("template", "notes", "t", "t") {
 		t.Error("Admits: the whole catalog admits everything, the view what its predicate does")
 	}
+	// A server is shown when the view holds one of its items: the
+	// caller's own tools and reports name no other.
+	if !cat.Shows("notes") || !cat.Shows("starting") || !view.Shows("weather") || view.Shows("notes") || view.Shows("starting") {
+		t.Errorf("Shows: the whole catalog shows every server; the view weather alone (notes %v, an unlisted server %v)", view.Shows("notes"), view.Shows("starting"))
+	}
+}
+
+// A pinning report of some servers keeps theirs alone and leaves the
+// report it was made from as it was.
+func TestPinReportOf(t *testing.T) {
+	r := &PinReport{Mode: "warn", Servers: map[string]pinState{"notes": {}, "weather": {}}}
+	of := r.Of(func(s string) bool { return s == "weather" })
+	if _, ok := of.Servers["weather"]; !ok || len(of.Servers) != 1 || of.Mode != "warn" || len(r.Servers) != 2 {
+		t.Errorf("Of(weather) = %+v (from %+v)", of, r)
+	}
+	if (*PinReport)(nil).Of(func(string) bool { return true }) != nil {
+		t.Error("the report of no pinning is none")
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"crypto/rsa"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/mcptrunk/mcptrunk/internal/accesstoken"
 	"github.com/mcptrunk/mcptrunk/internal/accesstoken/testissuer"
+	"github.com/mcptrunk/mcptrunk/internal/testkit"
 	"github.com/mcptrunk/mcptrunk/proxy"
 )
 
@@ -175,5 +177,94 @@ func TestProfileEndpoints(t *testing.T) {
 		if resp := send(t, at(path), "", sid, list); resp.StatusCode != http.StatusNotFound {
 			t.Errorf("the weather profile's session at %s: HTTP %d, want 404", path, resp.StatusCode)
 		}
+	}
+}
+
+// A token's header fields are the sender's: a refused token whose kid or
+// typ is 200 KB is logged with them clipped, not whole (each request
+// could otherwise write a megabyte of log), and the reason still names
+// what was wrong.
+func TestRefusedTokenHeadersClippedInLog(t *testing.T) {
+	iss := testissuer.New(t)
+	var log testkit.Buffer
+	v := accesstoken.New(accesstoken.Config{Issuer: iss.URL, Resource: "http://trunk.test/mcp", Scopes: []string{"mcp"}})
+	th := newTestHandler(t, Options{Auth: v, Logger: slog.New(slog.NewTextHandler(&log, nil))}, nil)
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	huge := strings.Repeat("k", 200<<10)
+	signer := func(kid, typ string) jose.Signer {
+		s, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.RS256, Key: key}, (&jose.SignerOptions{}).WithType(jose.ContentType(typ)).WithHeader("kid", kid))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	claims := iss.Claims("ann", "http://trunk.test/mcp", time.Hour)
+	for _, tc := range []struct{ name, token, reason string }{
+		{"kid", testissuer.Sign(t, signer(huge, "at+jwt"), claims, nil), "no key"},
+		{"typ", testissuer.Sign(t, signer("k1", huge), claims, nil), "typ"},
+	} {
+		before := len(log.String())
+		if resp := send(t, th, tc.token, "", initializeBody); resp.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("a token with a 200 KB %s: HTTP %d, want 401", tc.name, resp.StatusCode)
+		}
+		logged := log.String()[before:]
+		if len(logged) > 2<<10 || !strings.Contains(logged, "access token refused") || !strings.Contains(logged, tc.reason) {
+			t.Errorf("a token with a 200 KB %s: %d bytes of log, want one short line naming %q:\n%.600s", tc.name, len(logged), tc.reason, logged)
+		}
+	}
+}
+
+// The operators' routes (Handle) answer only operators when access tokens
+// are in use: the static token, and callers Options.Operator admits; any
+// other signed-in caller gets 403, no token 401. Without access tokens
+// the listener has one operator, whoever has its token.
+func TestOperatorsRoutes(t *testing.T) {
+	iss := testissuer.New(t)
+	const aud = "http://trunk.test/mcp"
+	admins := func(_ string, claims map[string]any) bool {
+		groups, _ := claims["groups"].([]any)
+		return len(groups) == 1 && groups[0] == "admin"
+	}
+	page := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("every server\n")) })
+	get := func(th *testHandler, token string) int {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodGet, strings.TrimSuffix(th.url, DefaultPath)+"/status", nil)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := th.client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		_ = resp.Body.Close()
+		return resp.StatusCode
+	}
+	const laptop = "laptop-token-laptop-token-laptop"
+	for _, tc := range []struct {
+		name     string
+		operator func(string, map[string]any) bool
+		token    string
+		want     int
+	}{
+		{"an admin", admins, iss.Token(t, "ada", aud, map[string]any{"scope": "mcp", "groups": []string{"admin"}}), http.StatusOK},
+		{"support", admins, iss.Token(t, "sam", aud, map[string]any{"scope": "mcp", "groups": []string{"support"}}), http.StatusForbidden},
+		{"an admin, no operators configured", nil, iss.Token(t, "ada", aud, map[string]any{"scope": "mcp", "groups": []string{"admin"}}), http.StatusForbidden},
+		{"the static token", nil, laptop, http.StatusOK},
+		{"no token", admins, "", http.StatusUnauthorized},
+	} {
+		th := newTestHandler(t, Options{Auth: accesstoken.New(accesstoken.Config{Issuer: iss.URL, Resource: aud, Scopes: []string{"mcp"}}), Token: laptop, Operator: tc.operator}, nil)
+		th.Handle("GET /status", page)
+		if got := get(th, tc.token); got != tc.want {
+			t.Errorf("%s: HTTP %d, want %d", tc.name, got, tc.want)
+		}
+	}
+	th := newTestHandler(t, Options{Token: laptop}, nil)
+	th.Handle("GET /status", page)
+	if got := get(th, laptop); got != http.StatusOK {
+		t.Errorf("the token of a listener without access tokens: HTTP %d, want 200", got)
 	}
 }

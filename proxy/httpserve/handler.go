@@ -36,6 +36,11 @@ type Options struct {
 	// authorization server besides Token, binds each session to the
 	// token's subject, and serves the protected resource metadata.
 	Auth *accesstoken.Verifier
+	// Operator decides whether a caller Auth admitted may read the
+	// operators' routes (Handle: the status page, /events, /metrics); nil
+	// admits none. Requests with Token, and every request when Auth is
+	// not set, are the operator's.
+	Operator func(subject string, claims map[string]any) bool
 	// Profiles reports whether a profile of that name is configured
 	// (trunk.profiles): each is served at <Path>/p/<name>. Nil: none.
 	Profiles func(name string) bool
@@ -246,9 +251,31 @@ func (h *Handler) profiled(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// Handle adds a route behind the same guard as the MCP endpoint (the
-// status page, /metrics).
-func (h *Handler) Handle(pattern string, handler http.Handler) { h.routes.Handle(pattern, handler) }
+// Handle adds an operators' route (the status page, /events, /metrics)
+// behind the same guard as the MCP endpoint. What it serves is the whole
+// trunk's, every server and every caller's calls, so with access tokens
+// (Options.Auth) it answers only operators: the static token, or a caller
+// Options.Operator admits; any other caller gets 403 naming
+// trunk.policy.operators. Without Auth the listener has one operator,
+// whoever the guard admits.
+func (h *Handler) Handle(pattern string, handler http.Handler) {
+	h.routes.Handle(pattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !h.operator(r) {
+			http.Error(w, "forbidden: this page is for the trunk's operators (trunk.policy.operators)", http.StatusForbidden)
+			return
+		}
+		handler.ServeHTTP(w, r)
+	}))
+}
+
+// operator reports whether an admitted request is an operator's (Handle).
+func (h *Handler) operator(r *http.Request) bool {
+	if h.opts.Auth == nil || (h.opts.Token != "" && h.hasToken(r)) {
+		return true
+	}
+	c := callerOf(r)
+	return c.subject != "" && h.opts.Operator != nil && h.opts.Operator(c.subject, c.claims)
+}
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.root.ServeHTTP(w, r) }
 

@@ -35,16 +35,18 @@ type listedResource struct {
 func (t runner) runListResources(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
 	server, _ := rawjson.StringField(args, "server")
 	t.WaitSettled(ctx)
+	cat := t.Catalog(ctx)
 	if server != "" {
-		if _, ok := t.Server(server); !ok {
+		if _, ok := t.Server(server); !ok || !cat.Shows(server) {
 			var names []string
 			for _, c := range t.Servers() {
-				names = append(names, c.Name())
+				if cat.Shows(c.Name()) {
+					names = append(names, c.Name())
+				}
 			}
 			return catalog.ToolError("list_resources: no server %q is configured; the servers are: %s", server, strings.Join(names, ", "))
 		}
 	}
-	cat := t.Catalog(ctx)
 	out := struct {
 		Resources []listedResource `json:"resources"`
 		Templates []listedResource `json:"resourceTemplates"`
@@ -63,7 +65,7 @@ func (t runner) runListResources(ctx context.Context, args json.RawMessage) (jso
 		}
 	}
 	for _, c := range t.Servers() {
-		if !c.Listed() && (server == "" || c.Name() == server) && c.Init().Capabilities.Resources {
+		if !c.Listed() && (server == "" || c.Name() == server) && cat.Shows(c.Name()) && c.Init().Capabilities.Resources {
 			out.Unavailable = append(out.Unavailable, c.Name())
 		}
 	}

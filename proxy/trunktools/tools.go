@@ -112,7 +112,7 @@ func Call(ctx context.Context, tr Trunk, raw string, params json.RawMessage) (js
 	}
 	switch raw {
 	case statusTool.name:
-		return toolResult(t.Status())
+		return toolResult(t.statusFor(ctx))
 	case waitTool.name:
 		return t.runWaitTool(ctx, args)
 	case listResourcesTool.name:
@@ -159,6 +159,33 @@ type StatusReport struct {
 	Conflicts []catalog.Conflict `json:"conflicts,omitempty"`
 }
 
+// statusFor is the status report as the caller of ctx may read it: the
+// servers its view shows (catalog.Catalog.Shows), and the pinning and
+// name conflicts of those alone; the counters are the trunk's.
+func (t runner) statusFor(ctx context.Context) StatusReport {
+	r := t.Status()
+	cat := t.Catalog(ctx)
+	if !cat.Restricted() {
+		return r
+	}
+	servers := make([]upstream.Status, 0, len(r.Servers))
+	for _, s := range r.Servers {
+		if cat.Shows(s.Server) {
+			servers = append(servers, s)
+		}
+	}
+	r.Servers = servers
+	r.Pinning = r.Pinning.Of(cat.Shows)
+	var conflicts []catalog.Conflict
+	for _, c := range r.Conflicts {
+		if cat.Shows(c.Server) && (c.Owner == naming.TrunkServer || cat.Shows(c.Owner)) {
+			conflicts = append(conflicts, c)
+		}
+	}
+	r.Conflicts = conflicts
+	return r
+}
+
 // waitReport says where each server awaited stands.
 type waitReport struct {
 	Ready []string `json:"ready"`
@@ -170,7 +197,10 @@ type waitReport struct {
 }
 
 // waitForServers polls the servers named (all when none) until none is
-// starting or restarting, or timeout passes, or ctx ends.
+// starting or restarting, or timeout passes, or ctx ends. It names only
+// servers the caller's view shows: a hidden one is unknown, as a missing
+// one is. A server not listed yet, whose items no rule has decided, is
+// waited for but named only once it is shown.
 func (t runner) waitForServers(ctx context.Context, names []string, timeout time.Duration) waitReport {
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
@@ -178,27 +208,35 @@ func (t runner) waitForServers(ctx context.Context, names []string, timeout time
 	defer tick.Stop()
 	for {
 		r := waitReport{Ready: []string{}, Failed: []string{}, Pending: []string{}}
+		cat := t.Catalog(ctx)
+		undecided := false // a server not listed yet is still starting
 		for _, c := range t.Servers() {
 			if len(names) > 0 && !slices.Contains(names, c.Name()) {
 				continue
 			}
-			switch state, _ := c.State(); state {
-			case upstream.StateReady:
+			state, _ := c.State()
+			pending := state == upstream.StateStarting || state == upstream.StateRestarting
+			if !cat.Shows(c.Name()) {
+				undecided = undecided || (pending && !c.Listed())
+				continue
+			}
+			switch {
+			case state == upstream.StateReady:
 				r.Ready = append(r.Ready, c.Name())
-			case upstream.StateSleeping:
+			case state == upstream.StateSleeping:
 				r.Sleeping = append(r.Sleeping, c.Name())
-			case upstream.StateStarting, upstream.StateRestarting:
+			case pending:
 				r.Pending = append(r.Pending, c.Name())
 			default:
 				r.Failed = append(r.Failed, c.Name())
 			}
 		}
 		for _, n := range names {
-			if _, ok := t.Server(n); !ok {
+			if _, ok := t.Server(n); !ok || !cat.Shows(n) {
 				r.Unknown = append(r.Unknown, n)
 			}
 		}
-		if len(r.Pending) == 0 {
+		if len(r.Pending) == 0 && !undecided {
 			return r
 		}
 		select {
@@ -232,12 +270,13 @@ func report(v any, structured bool) (json.RawMessage, error) {
 }
 
 // ReadResource answers resources/read for the trunk's status resource.
-func ReadResource(tr Trunk, uri string) (json.RawMessage, error) {
+// It reports what the status tool does to the caller of ctx.
+func ReadResource(ctx context.Context, tr Trunk, uri string) (json.RawMessage, error) {
 	t := runner{tr}
 	if uri != statusURI {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "unknown resource %q: mcptrunk offers only %s", uri, statusURI)
 	}
-	body, err := json.Marshal(t.Status())
+	body, err := json.Marshal(t.statusFor(ctx))
 	if err != nil {
 		return nil, err
 	}

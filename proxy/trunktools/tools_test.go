@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/mcptrunk/mcptrunk/internal/config"
+	"github.com/mcptrunk/mcptrunk/internal/policy"
 	"github.com/mcptrunk/mcptrunk/naming"
 	"github.com/mcptrunk/mcptrunk/proxy/catalog"
 	"github.com/mcptrunk/mcptrunk/upstream"
@@ -16,6 +17,7 @@ import (
 // the tool calls routed through it.
 type fakeTrunk struct {
 	cat    *catalog.Catalog
+	report StatusReport
 	called []string
 }
 
@@ -23,7 +25,7 @@ func (f *fakeTrunk) WaitSettled(context.Context)              {}
 func (f *fakeTrunk) Servers() []*upstream.Client              { return nil }
 func (f *fakeTrunk) Server(string) (*upstream.Client, bool)   { return nil, false }
 func (f *fakeTrunk) Catalog(context.Context) *catalog.Catalog { return f.cat }
-func (f *fakeTrunk) Status() StatusReport                     { return StatusReport{MaxMessageBytes: 7} }
+func (f *fakeTrunk) Status() StatusReport                     { return f.report }
 func (f *fakeTrunk) ReadResource(context.Context, json.RawMessage) (json.RawMessage, error) {
 	return json.RawMessage(`{"contents":[{"uri":"x","text":"hello"}]}`), nil
 }
@@ -43,7 +45,7 @@ func TestToolsAgainstAFakeTrunk(t *testing.T) {
 		Item: json.RawMessage(`{"name":"mcp__notes__search_notes","description":"Search the notes by keyword"}`)}
 	cat := &catalog.Catalog{Searchable: []catalog.Entry{notes}}
 	cat.Lists[catalog.ListTools] = tools
-	tr := &fakeTrunk{cat: cat}
+	tr := &fakeTrunk{cat: cat, report: StatusReport{MaxMessageBytes: 7}}
 	ctx := context.Background()
 
 	res, err := Call(ctx, tr, "status", nil)
@@ -63,5 +65,48 @@ func TestToolsAgainstAFakeTrunk(t *testing.T) {
 	}
 	if _, err := Call(ctx, tr, "nope", nil); err == nil || !strings.Contains(err.Error(), "no such tool") {
 		t.Errorf("an unknown tool: %v", err)
+	}
+}
+
+// A caller's status report, from the tool and the resource, names the
+// servers its view shows, and the name conflicts among those alone.
+func TestStatusOfAView(t *testing.T) {
+	cat := &catalog.Catalog{}
+	for _, server := range []string{"notes", "weather"} {
+		name := naming.Default.Name(server, "a")
+		cat.Lists[catalog.ListTools] = append(cat.Lists[catalog.ListTools], catalog.Entry{Exported: name, Server: server, Raw: "a", Item: json.RawMessage(`{"name":"` + name + `"}`)})
+	}
+	report := StatusReport{Servers: []upstream.Status{{Server: "notes"}, {Server: "weather"}}, Conflicts: []catalog.Conflict{
+		{Server: "weather", Kind: "tool", Name: "a", Owner: "notes"}, {Server: "notes", Kind: "tool", Name: "b", Owner: "weather"},
+		{Server: "weather", Kind: "tool", Name: "status", Owner: naming.TrunkServer}}}
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name      string
+		cat       *catalog.Catalog
+		servers   string
+		conflicts int
+	}{
+		{"the whole catalog", cat, "notes,weather", 3},
+		{"weather's view", cat.Restrict(func(it policy.Item) bool { return it.Server == "weather" }), "weather", 1},
+	} {
+		tr := &fakeTrunk{cat: tc.cat, report: report}
+		var got StatusReport
+		res, err := Call(ctx, tr, "status", nil)
+		if err == nil {
+			var r struct{ StructuredContent StatusReport }
+			err = json.Unmarshal(res, &r)
+			got = r.StructuredContent
+		}
+		var names []string
+		for _, s := range got.Servers {
+			names = append(names, s.Server)
+		}
+		if err != nil || strings.Join(names, ",") != tc.servers || len(got.Conflicts) != tc.conflicts {
+			t.Errorf("%s: status names %v with %d conflicts (%v), want %s and %d", tc.name, names, len(got.Conflicts), err, tc.servers, tc.conflicts)
+		}
+		read, err := ReadResource(ctx, tr, statusURI)
+		if err != nil || strings.Contains(string(read), "notes") != strings.Contains(tc.servers, "notes") {
+			t.Errorf("%s: the status resource: %s, %v", tc.name, read, err)
+		}
 	}
 }

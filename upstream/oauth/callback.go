@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mcptrunk/mcptrunk/internal/httpx"
+	"github.com/mcptrunk/mcptrunk/internal/logkey"
 )
 
 // The loopback redirect: a listener on 127.0.0.1 that waits for the
@@ -81,9 +81,9 @@ func authorizationResponse(q url.Values, d *discovery) (string, error) {
 	iss := q.Get("iss")
 	switch {
 	case q.Get("error") != "":
-		msg := httpx.Clip(q.Get("error"))
+		msg := logkey.Clip(q.Get("error"))
 		if desc := q.Get("error_description"); desc != "" {
-			msg += " (" + httpx.Clip(desc) + ")"
+			msg += " (" + logkey.Clip(desc) + ")"
 		}
 		return "", fmt.Errorf("the authorization server refused: %s", msg)
 	case iss != "" && strings.TrimSuffix(iss, "/") != strings.TrimSuffix(d.issuer, "/"),

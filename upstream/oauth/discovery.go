@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcptrunk/mcptrunk/internal/httpx"
+	"github.com/mcptrunk/mcptrunk/internal/logkey"
 )
 
 // Discovery: from a server's 401 (or its well-known URIs) to the
@@ -269,7 +269,7 @@ func discover(ctx context.Context, hc *http.Client, spec Server, bearer *challen
 	if prm != nil {
 		if prm.Resource != "" {
 			if !resourceCovers(prm.Resource, target) {
-				return nil, fmt.Errorf("the server's protected resource metadata is for another resource (%q)", httpx.Clip(prm.Resource))
+				return nil, fmt.Errorf("the server's protected resource metadata is for another resource (%q)", logkey.Clip(prm.Resource))
 			}
 			d.resource = prm.Resource // as the server names itself to its authorization server
 		}
@@ -370,7 +370,7 @@ func fetchServerMetadata(ctx context.Context, hc *http.Client, issuer string) (*
 	}
 	urls, err := metadataURLs(issuer)
 	if err != nil {
-		return nil, fmt.Errorf("authorization server %q: %w", httpx.Clip(issuer), err)
+		return nil, fmt.Errorf("authorization server %q: %w", logkey.Clip(issuer), err)
 	}
 	var last error
 	for _, m := range urls {
@@ -383,14 +383,14 @@ func fetchServerMetadata(ctx context.Context, hc *http.Client, issuer string) (*
 			continue
 		}
 		if strings.TrimSuffix(meta.Issuer, "/") != strings.TrimSuffix(issuer, "/") {
-			return nil, fmt.Errorf("the metadata of authorization server %q names another issuer (%q)", httpx.Clip(issuer), httpx.Clip(meta.Issuer))
+			return nil, fmt.Errorf("the metadata of authorization server %q names another issuer (%q)", logkey.Clip(issuer), logkey.Clip(meta.Issuer))
 		}
 		if err := meta.check(); err != nil {
-			return nil, fmt.Errorf("authorization server %q: %w", httpx.Clip(issuer), err)
+			return nil, fmt.Errorf("authorization server %q: %w", logkey.Clip(issuer), err)
 		}
 		return &meta, nil
 	}
-	return nil, fmt.Errorf("authorization server %q: no metadata found: %w", httpx.Clip(issuer), last)
+	return nil, fmt.Errorf("authorization server %q: no metadata found: %w", logkey.Clip(issuer), last)
 }
 
 func (m *serverMetadata) check() error {

@@ -369,9 +369,9 @@ func clientRegistration(ctx context.Context, hc *http.Client, spec Server, d *di
 		_ = json.Unmarshal(data, &e)
 		msg := fmt.Sprintf("registering with the authorization server: HTTP %d", resp.StatusCode)
 		if e.Error != "" {
-			msg += ": " + httpx.Clip(e.Error)
+			msg += ": " + logkey.Clip(e.Error)
 			if e.Description != "" {
-				msg += " (" + httpx.Clip(e.Description) + ")"
+				msg += " (" + logkey.Clip(e.Description) + ")"
 			}
 		}
 		return rec, errors.New(msg)

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcptrunk/mcptrunk/internal/httpx"
+	"github.com/mcptrunk/mcptrunk/internal/logkey"
 )
 
 // The token endpoint: exchanging a code or a refresh token, and what its
@@ -179,7 +179,7 @@ func tokenRequest(ctx context.Context, hc *http.Client, reg *tokenRecord, form u
 				s = strings.ReplaceAll(s, v, "[redacted]")
 			}
 		}
-		return httpx.Clip(s)
+		return logkey.Clip(s)
 	}
 	if resp.StatusCode != http.StatusOK || tr.Error != "" || tr.AccessToken == "" {
 		status := resp.StatusCode
@@ -196,7 +196,7 @@ func tokenRequest(ctx context.Context, hc *http.Client, reg *tokenRecord, form u
 		tr.TokenType = "Bearer"
 	}
 	if !strings.EqualFold(tr.TokenType, "Bearer") {
-		return nil, fmt.Errorf("the authorization server issued a %q token; only Bearer tokens are supported", httpx.Clip(tr.TokenType))
+		return nil, fmt.Errorf("the authorization server issued a %q token; only Bearer tokens are supported", logkey.Clip(tr.TokenType))
 	}
 	return &tr, nil
 }

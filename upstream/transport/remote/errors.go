@@ -12,7 +12,7 @@ import (
 	"net/url"
 	"syscall"
 
-	"github.com/mcptrunk/mcptrunk/internal/httpx"
+	"github.com/mcptrunk/mcptrunk/internal/logkey"
 )
 
 func (p *httpPeer) netError(err error) error {
@@ -95,16 +95,16 @@ func bodyDetail(body []byte) string {
 			var s string
 			switch {
 			case json.Unmarshal(v.Error, &e) == nil && e.Message != "":
-				return httpx.Clip(e.Message)
+				return logkey.Clip(e.Message)
 			case json.Unmarshal(v.Error, &s) == nil && s != "":
-				return httpx.Clip(s)
+				return logkey.Clip(s)
 			case v.Message != "":
-				return httpx.Clip(v.Message)
+				return logkey.Clip(v.Message)
 			}
 		}
 	}
 	line, _, _ := bytes.Cut(body, []byte("\n"))
-	return httpx.Clip(string(line))
+	return logkey.Clip(string(line))
 }
 
 // replyFormatError is a reply the transport cannot read, as opposed to one

@@ -4,7 +4,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/mcptrunk/mcptrunk/internal/httpx"
+	"github.com/mcptrunk/mcptrunk/internal/logkey"
 )
 
 // FirstInvalidLine returns the first line the server wrote to stdout that
@@ -18,7 +18,7 @@ func (t *Transport) FirstInvalidLine() string {
 	if line == "" {
 		return ""
 	}
-	return httpx.Clip(line)
+	return logkey.Clip(line)
 }
 
 // redact blanks the secrets out of text the server wrote.
