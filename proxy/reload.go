@@ -98,7 +98,8 @@ func (t *Trunk) announceViews(old *access.Rules) {
 	t.announceMu.Unlock()
 	served := func(l catalog.List) bool { return seen[l] != nil }
 	for _, s := range t.hosts.all() {
-		for _, m := range catalog.ViewChanged(old.View(cat, s.caller), now.View(cat, s.caller), served) {
+		caller := *s.caller.Load()
+		for _, m := range catalog.ViewChanged(old.View(cat, caller), now.View(cat, caller), served) {
 			if err := s.Notify(m, nil); err != nil {
 				t.logger.Debug("announcing a change failed", "method", m, "error", err)
 			}

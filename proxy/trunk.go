@@ -267,9 +267,18 @@ func (t *Trunk) serverChanged(string) {
 // operator, on the operator's own config) sees all of it.
 func (t *Trunk) viewOf(ctx context.Context, cat *catalog.Catalog) *catalog.Catalog {
 	if s := hostRequestOf(ctx).session; s != nil {
-		return t.access.Load().View(cat, s.caller)
+		return t.sessionView(s, cat)
 	}
 	return cat
+}
+
+// sessionView is cat as session s's caller sees it now: the one place a
+// caller's view is taken, for its requests (viewOf), for what reaches it
+// unasked (resource updates, list changes) and for what it is told of
+// the servers (initialize, server/discover). It is built from the
+// caller's current credentials (Session.SetClaims).
+func (t *Trunk) sessionView(s *Session, cat *catalog.Catalog) *catalog.Catalog {
+	return t.access.Load().View(cat, *s.caller.Load())
 }
 
 func (t *Trunk) snapshot() *catalog.Catalog {

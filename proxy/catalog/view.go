@@ -95,6 +95,30 @@ func (c *Catalog) Restrict(keep func(policy.Item) bool) *Catalog {
 	return v
 }
 
+// Shows reports whether the caller of a view sees anything of server: an
+// item of its in a list or among the searchable tools. The whole catalog
+// shows every server. What the trunk says of a server unasked (its
+// instructions, the extensions it declares) reaches only the callers it
+// shows to.
+func (c *Catalog) Shows(server string) bool {
+	if c.keep == nil {
+		return true
+	}
+	for l := range ListCount {
+		for _, e := range c.Lists[l] {
+			if e.Server == server {
+				return true
+			}
+		}
+	}
+	for _, e := range c.Searchable {
+		if e.Server == server {
+			return true
+		}
+	}
+	return false
+}
+
 // Restricted reports whether this is one caller's view.
 func (c *Catalog) Restricted() bool { return c.keep != nil }
 
