@@ -200,6 +200,9 @@ func (t *Trunk) taskStatus(server, method string, params json.RawMessage) {
 	if method == tasks.NotificationMethod {
 		params = tasks.Inlined(params, func(inner json.RawMessage) json.RawMessage { return t.exportToolResult(server, inner) })
 		for _, s := range t.hosts.all() {
+			if !t.hears(s, server) {
+				continue
+			}
 			out, err := rawjson.ReplaceString(params, "taskId", t.taskIDs.Issue(taskBinding(s), server, id))
 			if err == nil && s.stateless.Load() {
 				err = s.Notify(method, out)

@@ -65,6 +65,15 @@ func (c *Catalog) Restrict(keep func(policy.Item) bool) *Catalog {
 			v.Searchable = append(v.Searchable, e)
 		}
 	}
+	v.shown = map[string]bool{}
+	for l := range ListCount {
+		for _, e := range v.Lists[l] {
+			v.shown[e.Server] = true
+		}
+	}
+	for _, e := range v.Searchable {
+		v.shown[e.Server] = true
+	}
 	// The routes hold what the lists and the searchable tools hold; a
 	// route to anything else would not have been decided, and stays out.
 	for _, r := range []struct {
@@ -97,26 +106,11 @@ func (c *Catalog) Restrict(keep func(policy.Item) bool) *Catalog {
 
 // Shows reports whether the caller of a view sees anything of server: an
 // item of its in a list or among the searchable tools. The whole catalog
-// shows every server. What the trunk says of a server unasked (its
-// instructions, the extensions it declares) reaches only the callers it
-// shows to.
+// shows every server. What comes of a server unasked (its instructions,
+// the extensions it declares, its notifications) reaches only the callers
+// it shows to.
 func (c *Catalog) Shows(server string) bool {
-	if c.keep == nil {
-		return true
-	}
-	for l := range ListCount {
-		for _, e := range c.Lists[l] {
-			if e.Server == server {
-				return true
-			}
-		}
-	}
-	for _, e := range c.Searchable {
-		if e.Server == server {
-			return true
-		}
-	}
-	return false
+	return c.keep == nil || c.shown[server]
 }
 
 // Restricted reports whether this is one caller's view.
