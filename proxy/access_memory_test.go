@@ -212,3 +212,38 @@ func TestPolicyReloadAnnouncesViews(t *testing.T) {
 		t.Errorf("admin, whose view did not change, was sent %v", got)
 	}
 }
+
+// A session whose caller presents a token with other claims is served
+// their view from then on, and told each list it has read that changed
+// for it; a renewal with the same claims changes nothing and is told
+// nothing.
+func TestPolicyNewClaimsAnnounced(t *testing.T) {
+	tr, _ := memTrunk(t, teamServers(), nil, teamTrunk, nil)
+	tr.Share()
+	h := &memHost{pipeHost: attachPipes(t, tr, &SessionOptions{ID: "ada", Subject: "ada", Claims: map[string]any{"sub": "ada", "groups": []any{"admin"}}})}
+	h.initialize(`{}`)
+	if got := h.toolNames(); !slices.Contains(got, "mcp__notes__add_note") {
+		t.Fatalf("ada as admin sees %v", got)
+	}
+	var s *Session
+	for _, x := range tr.hosts.all() {
+		if x.ID() == "ada" {
+			s = x
+		}
+	}
+	if s == nil {
+		t.Fatal("no session ada")
+	}
+	support := func() map[string]any { return map[string]any{"sub": "ada", "groups": []any{"support"}} }
+	s.SetClaims(support())
+	h.waitFor("notifications/tools/list_changed")
+	if got := h.toolNames(); slices.Contains(got, "mcp__notes__add_note") || !slices.Contains(got, "mcp__weather__forecast") {
+		t.Errorf("ada as support sees %v, want weather's forecast and not notes' add_note", got)
+	}
+	h.seen = nil
+	s.SetClaims(support())
+	h.toolNames() // what a renewal announced comes before this answer
+	if got := h.seenMethods(); len(got) != 0 {
+		t.Errorf("a renewal with the same claims announced %v", got)
+	}
+}

@@ -167,9 +167,13 @@ func (s *Session) Run(ctx context.Context) error {
 // what reaches it from then on. The subject and the profile stay the
 // session's own: the HTTP downstream never lets another subject's request
 // reach a session (httpserve's sessionOf).
+// A host whose lists now differ for it is sent list_changed for each it
+// has been served, as a reload of the rules does (Trunk.announceViews).
 func (s *Session) SetClaims(claims map[string]any) {
 	c := access.NewCaller(s.subject, claims, s.profile)
-	s.caller.Store(&c)
+	if old := s.caller.Swap(&c); old != nil {
+		s.trunk.announceView(s, s.trunk.access.Load(), *old, c)
+	}
 }
 
 // ID is the session's id ("" for the stdio host).
