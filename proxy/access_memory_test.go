@@ -247,3 +247,28 @@ func TestPolicyNewClaimsAnnounced(t *testing.T) {
 		t.Errorf("a renewal with the same claims announced %v", got)
 	}
 }
+
+// The tasks methods exist for a caller when a server it sees offers
+// tasks, as its initialize declares: one who sees none gets what a trunk
+// with no such server answers.
+func TestPolicyTasksOfHiddenServers(t *testing.T) {
+	s, _ := taskServer()
+	tr, _ := memTrunk(t, memserver.Set{"slow": s, "plain": &memserver.Server{Tools: []json.RawMessage{memserver.Tool("p", "p")}}}, nil, map[string]any{"policy": map[string]any{"rules": []map[string]string{
+		{"allow": `"admin" in claims.?groups.orValue([])`},
+		{"allow": `"support" in claims.?groups.orValue([]) && server == "plain"`},
+	}}}, nil)
+	tr.Share()
+	attach := func(id, group string) *memHost {
+		h := &memHost{pipeHost: attachPipes(t, tr, &SessionOptions{ID: id, Subject: id, Claims: map[string]any{"sub": id, "groups": []any{group}}})}
+		h.initialize(`{}`)
+		return h
+	}
+	admin, support := attach("ada", "admin"), attach("sam", "support")
+	if res, errObj := admin.call("tasks/get", `{"taskId":"x"}`); res != nil || !strings.Contains(string(errObj), "-32602") {
+		t.Errorf("admin's tasks/get of an unknown id: %s %s, want -32602", res, errObj)
+	}
+	res, errObj := support.call("tasks/get", `{"taskId":"x"}`)
+	if res != nil || !strings.Contains(string(errObj), "-32601") || !strings.Contains(string(errObj), "no server behind mcptrunk offers tasks") {
+		t.Errorf("support's tasks/get: %s %s, want -32601: no server offers tasks", res, errObj)
+	}
+}

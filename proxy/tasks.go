@@ -34,7 +34,10 @@ func taskBinding(s *Session) string {
 // some server behind the trunk offers tasks (and the trunk declares them).
 func (t *Trunk) handleTasks(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	t.waitSettled(ctx)
-	if !slices.ContainsFunc(t.clients(), func(c *upstream.Client) bool { return tasks.OffersAny(c.Init().RawCapabilities) }) {
+	view := t.viewOf(ctx, t.snapshot()) // tasks exist for a caller when a server it sees offers them, as initialize declares
+	if !slices.ContainsFunc(t.clients(), func(c *upstream.Client) bool {
+		return view.Shows(c.Name()) && tasks.OffersAny(c.Init().RawCapabilities)
+	}) {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method %q is not supported: no server behind mcptrunk offers tasks", method)
 	}
 	if err := tasks.StatelessGate(method, hostRequestOf(ctx).HostRequest); err != nil {
