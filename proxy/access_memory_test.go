@@ -272,3 +272,38 @@ func TestPolicyTasksOfHiddenServers(t *testing.T) {
 		t.Errorf("support's tasks/get: %s %s, want -32601: no server offers tasks", res, errObj)
 	}
 }
+
+// A change of a server a caller does not see is no change to it: only
+// the callers who see it are told their list changed.
+func TestPolicyHiddenChangeNotAnnounced(t *testing.T) {
+	set := teamServers()
+	tr, _ := memTrunk(t, set, nil, teamTrunk, nil)
+	tr.Share()
+	attach := func(subject string, groups []any) *memHost {
+		h := &memHost{pipeHost: attachPipes(t, tr, &SessionOptions{ID: subject, Subject: subject, Claims: map[string]any{"sub": subject, "groups": groups}})}
+		h.initialize(`{}`)
+		h.toolNames()
+		return h
+	}
+	// Attached first, support is announced to first (hostSet keeps the
+	// order): once admin has its announcement, support's was queued.
+	support := attach("sam", []any{"support"})
+	admin := attach("ada", []any{"admin"})
+	if err := set["notes"].SetTools(memserver.Tool("add_note", "adds a note"), memserver.Tool("drop_note", "drops one")); err != nil {
+		t.Fatal(err)
+	}
+	admin.waitFor("notifications/tools/list_changed")
+	support.toolNames() // an answer comes after what was queued before it
+	if got := support.seenMethods(); len(got) != 0 {
+		t.Errorf("support, who does not see notes, was told %v of its change", got)
+	}
+	// A change support sees is announced to it.
+	if err := set["weather"].SetTools(json.RawMessage(`{"name":"forecast","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true,"destructiveHint":false}}`),
+		json.RawMessage(`{"name":"radar","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true,"destructiveHint":false}}`)); err != nil {
+		t.Fatal(err)
+	}
+	support.waitFor("notifications/tools/list_changed")
+	if got := support.toolNames(); !slices.Contains(got, "mcp__weather__radar") {
+		t.Errorf("support's tools after weather's change: %v", got)
+	}
+}

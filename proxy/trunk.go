@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -336,16 +337,44 @@ func (t *Trunk) announce() {
 		t.resync()
 		cat := t.snapshot()
 		t.announceMu.Lock()
+		before := t.seen
 		methods := catalog.Changed(&t.seen, cat)
 		t.announceMu.Unlock()
+		if len(methods) == 0 {
+			continue
+		}
+		rules := t.access.Load()
 		for _, s := range t.hosts.all() {
-			for _, m := range methods {
+			for _, m := range announced(s, rules, before, cat, methods) {
 				if err := s.Notify(m, nil); err != nil {
 					t.logger.Debug("announcing a change failed", "method", m, "error", err)
 				}
 			}
 		}
 	}
+}
+
+// announced is the part of methods, the lists that changed from before to
+// cat, that changed in the view of session s's caller: a change of
+// servers it does not see is no change to it, and it is told nothing.
+func announced(s *Session, rules *access.Rules, before [catalog.ListCount]*catalog.Catalog, cat *catalog.Catalog, methods []string) []string {
+	c := *s.caller.Load()
+	if !rules.Restricts(c.Caller) {
+		return methods
+	}
+	now := rules.View(cat, c)
+	olds := map[*catalog.Catalog]*catalog.Catalog{}
+	return catalog.ListsChanged(func(l catalog.List) bool {
+		if before[l] == nil || !slices.Contains(methods, catalog.Specs[l].Changed) {
+			return false
+		}
+		old, ok := olds[before[l]]
+		if !ok {
+			old = rules.FreshView(before[l], c)
+			olds[before[l]] = old
+		}
+		return !catalog.EqualList(old, now, l)
+	})
 }
 
 // served records that the host has seen list l as it is in cat.
