@@ -83,7 +83,7 @@ type Catalog struct {
 	Withheld map[string]withheldItems
 
 	// keep is what a view admits (view.go); nil in the whole catalog.
-	// shown are the servers a view has an item of (Shows).
+	// shown are the servers a view holds an item of (Shows).
 	keep  func(policy.Item) bool
 	shown map[string]bool
 

@@ -35,7 +35,7 @@ func ItemOf(l List, e Entry) policy.Item {
 func (c *Catalog) Restrict(keep func(policy.Item) bool) *Catalog {
 	v := &Catalog{
 		Scheme: c.Scheme, Tools: map[string]map[string]string{}, Prompts: map[string]map[string]string{},
-		unprefixedIndex: c.unprefixedIndex, Withheld: c.Withheld, maxPage: c.maxPage, keep: keep,
+		unprefixedIndex: c.unprefixedIndex, Withheld: c.Withheld, maxPage: c.maxPage, keep: keep, shown: map[string]bool{},
 	}
 	// Each item is decided once: a tool is in the list and among the
 	// searchable ones, and in the routes.
@@ -50,6 +50,9 @@ func (c *Catalog) Restrict(keep func(policy.Item) bool) *Catalog {
 		if !seen {
 			ok = keep(ItemOf(l, e))
 			admitted[k] = ok
+			if ok {
+				v.shown[e.Server] = true
+			}
 		}
 		return ok
 	}
@@ -64,15 +67,6 @@ func (c *Catalog) Restrict(keep func(policy.Item) bool) *Catalog {
 		if admit(ListTools, e) {
 			v.Searchable = append(v.Searchable, e)
 		}
-	}
-	v.shown = map[string]bool{}
-	for l := range ListCount {
-		for _, e := range v.Lists[l] {
-			v.shown[e.Server] = true
-		}
-	}
-	for _, e := range v.Searchable {
-		v.shown[e.Server] = true
 	}
 	// The routes hold what the lists and the searchable tools hold; a
 	// route to anything else would not have been decided, and stays out.
@@ -104,17 +98,15 @@ func (c *Catalog) Restrict(keep func(policy.Item) bool) *Catalog {
 	return v
 }
 
-// Shows reports whether the caller of a view sees anything of server: an
-// item of its in a list or among the searchable tools. The whole catalog
-// shows every server. What comes of a server unasked (its instructions,
-// the extensions it declares, its notifications) reaches only the callers
-// it shows to.
-func (c *Catalog) Shows(server string) bool {
-	return c.keep == nil || c.shown[server]
-}
-
 // Restricted reports whether this is one caller's view.
 func (c *Catalog) Restricted() bool { return c.keep != nil }
+
+// Shows reports whether the caller of a view may hear of a server at all:
+// the view holds one of its items (mcptrunk's own count for "trunk"). A
+// server with nothing listed yet (starting, failed before its first list)
+// is shown in the whole catalog only, since no rule has decided any of
+// its items. The whole catalog shows every server.
+func (c *Catalog) Shows(server string) bool { return c.keep == nil || c.shown[server] }
 
 // Admits reports whether the caller of a view may use an item the view
 // does not list: a resource read by a URI a template gave, a template
