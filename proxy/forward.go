@@ -34,7 +34,7 @@ func (t *Trunk) toHosts(server, method string, params json.RawMessage) {
 	sessions := t.hosts.all()
 	if !t.hosts.shared.Load() {
 		for _, s := range sessions {
-			if !t.hears(s, server) {
+			if !s.sees(server) {
 				continue
 			}
 			if err := s.Notify(method, params); err != nil {
@@ -68,21 +68,13 @@ func (t *Trunk) toHosts(server, method string, params json.RawMessage) {
 		wants = func(s *Session) bool { return s == caller }
 	}
 	for _, s := range sessions {
-		if !wants(s) || !t.hears(s, server) {
+		if !wants(s) || !s.sees(server) {
 			continue
 		}
 		if err := s.Notify(method, params); err != nil {
 			t.notifyFailed(server, method, err)
 		}
 	}
-}
-
-// hears reports whether what server sends unasked may reach session s:
-// only when its caller's view shows the server (catalog.Catalog.Shows). A
-// caller hears of a server it does not see exactly what it hears of one
-// that does not exist: nothing.
-func (t *Trunk) hears(s *Session, server string) bool {
-	return t.sessionView(s, t.snapshot()).Shows(server)
 }
 
 // CountDropped counts n notifications a downstream of the trunk dropped

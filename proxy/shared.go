@@ -76,6 +76,14 @@ func (s *Session) wantsLog(server, level string) bool {
 	return own == "" || protocol.LevelRank(level) >= protocol.LevelRank(own)
 }
 
+// sees reports whether the session's view shows server (the caller may
+// use an item of it: catalog.Catalog.Shows): nothing a server sends on its
+// own reaches a caller it is hidden from, who hears of it what it hears of
+// a server that does not exist, nothing.
+func (s *Session) sees(server string) bool {
+	return s.trunk.sessionView(s, s.trunk.snapshot()).Shows(server)
+}
+
 // wantsUpdate reports whether notifications/resources/updated for uri goes
 // to this session: one it subscribed to (a stateless host's listens decide
 // in Notify) that its caller's view admits now, its credentials having

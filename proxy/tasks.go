@@ -203,7 +203,7 @@ func (t *Trunk) taskStatus(server, method string, params json.RawMessage) {
 	if method == tasks.NotificationMethod {
 		params = tasks.Inlined(params, func(inner json.RawMessage) json.RawMessage { return t.exportToolResult(server, inner) })
 		for _, s := range t.hosts.all() {
-			if !t.hears(s, server) {
+			if !s.sees(server) {
 				continue
 			}
 			out, err := rawjson.ReplaceString(params, "taskId", t.taskIDs.Issue(taskBinding(s), server, id))
