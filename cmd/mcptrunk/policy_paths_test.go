@@ -171,6 +171,34 @@ func TestPolicySubscribeAsksEveryCaller(t *testing.T) {
 		t.Fatalf("alice, who sees it, subscribing: %v", r.Err)
 	}
 	sameRefusal(t, "while alice holds it", subscribe(bob, tr.bob, watchedURI), subscribe(bob, tr.bob, missing), watchedURI, missing)
+
+	// A stateless listen is admitted URI by URI the same way: its
+	// acknowledgement honours neither the hidden URI nor the missing one.
+	lctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	body := mustJSON(map[string]any{"jsonrpc": "2.0", "id": 7, "method": protocol.MethodListen, "params": map[string]any{
+		"notifications": map[string]any{"resourceSubscriptions": []string{watchedURI, missing}, "toolsListChanged": true},
+		"_meta":         statelessMeta(`{}`)}})
+	req, err := http.NewRequestWithContext(lctx, http.MethodPost, tr.url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream", "Authorization": "Bearer " + tr.bob,
+		protocol.HeaderProtocolVersion: protocol.Stateless, protocol.HeaderMethod: protocol.MethodListen} {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	ack, ok := <-sseMessages(resp)
+	if !ok || !strings.Contains(string(ack), protocol.NotificationAcknowledged) || !strings.Contains(string(ack), "toolsListChanged") {
+		t.Fatalf("bob's listen: HTTP %d, first message %s, want its acknowledgement", resp.StatusCode, ack)
+	}
+	if strings.Contains(string(ack), "watched-resource") || strings.Contains(string(ack), "no-such-resource") {
+		t.Errorf("bob's listen honoured %s, want neither the hidden URI nor the missing one", ack)
+	}
 }
 
 // The Mcp-Param header check of a stateless call reads the caller's
