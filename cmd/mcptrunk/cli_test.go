@@ -128,8 +128,8 @@ func TestFlagsAnywhere(t *testing.T) {
 		t.Errorf("--log-level debug after the arguments did not apply: no debug line in\n%s", errOut)
 	}
 	_, errOut, code = runCLI(t, time.Minute, "call", "--config", cfg, "--", "mcp__notes__search", "--log-level")
-	if code != 1 || !strings.Contains(errOut, "arguments for mcp__notes__search must be a JSON object") {
-		t.Errorf(`call -- NAME --log-level: exit %d, want 1 with "--log-level" taken as the arguments:\n%s`, code, errOut)
+	if code != 2 || !strings.Contains(errOut, "arguments for mcp__notes__search must be a JSON object") {
+		t.Errorf(`call -- NAME --log-level: exit %d, want 2 (a usage error) with "--log-level" taken as the arguments:\n%s`, code, errOut)
 	}
 }
 

@@ -94,7 +94,8 @@ func (c *connectCommand) config(rawURL string, lookup func(string) (string, bool
 	return config.ParseAll(bytes.NewReader(doc), lookup)
 }
 
-// headerFlags are the --header flags, in order: each "Name: value".
+// headerFlags are the --header flags, in order: each "Name: value" (or
+// Name=value: a header's name holds neither character).
 type headerFlags []string
 
 func (h *headerFlags) String() string { return fmt.Sprintf("%d headers", len(*h)) }
@@ -113,11 +114,11 @@ func (h *headerFlags) Set(s string) error {
 func (h headerFlags) byName() (map[string]string, error) {
 	m := make(map[string]string, len(h))
 	for i, s := range h {
-		name, value, ok := strings.Cut(s, ":")
-		name = strings.TrimSpace(name)
-		if !ok || name == "" {
-			return nil, fmt.Errorf(`--header #%d: want "Name: value" (the name, a colon, the value)`, i+1)
+		at := strings.IndexAny(s, ":=")
+		if at < 0 || strings.TrimSpace(s[:at]) == "" {
+			return nil, fmt.Errorf(`--header #%d: want "Name: value" (the name, a colon, the value) or Name=value`, i+1)
 		}
+		name, value := strings.TrimSpace(s[:at]), s[at+1:]
 		for prev := range m {
 			if strings.EqualFold(prev, name) {
 				return nil, fmt.Errorf("--header: %q is given twice", name)

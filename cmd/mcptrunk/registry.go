@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path"
 	"strings"
 
@@ -45,20 +44,9 @@ func (c *searchCommand) run(ctx context.Context, env *environment) error {
 	return nil
 }
 
-// addCommand adds a server of the registry to mcptrunk's config.
-type addCommand struct {
-	registry string
-	name     string
-	dryRun   bool
-}
-
-func (c *addCommand) flags(fs *flagSet) {
-	fs.StringVar(&c.registry, "registry", registry.Official, "the registry's `URL` (its /v0.1 read API)")
-	fs.StringVar(&c.name, "name", "", "the server's `NAME` in mcptrunk's config (default: the last part of its registry name)")
-	fs.BoolVar(&c.dryRun, "dry-run", false, "show the entry, and write nothing")
-}
-
-func (c *addCommand) run(ctx context.Context, env *environment) error {
+// addFromRegistry adds the server of the registry env.args[0] names
+// (NAME[@VERSION]).
+func (c *addCommand) addFromRegistry(ctx context.Context, env *environment) error {
 	ref := env.args[0]
 	name, version := ref, ""
 	if i := strings.LastIndex(ref, "@"); i > 0 { // registry names hold no @
@@ -87,24 +75,9 @@ func (c *addCommand) run(ctx context.Context, env *environment) error {
 	}
 	raw, _ := json.Marshal(plan.Entry)
 
-	sys, err := hostcfg.SystemEnv("")
+	cfgPath, cfg, err := env.configToAddTo(id, "choose another with --name")
 	if err != nil {
 		return err
-	}
-	cfgPath, err := env.writableConfigPath(sys)
-	if err != nil {
-		return err
-	}
-	cfg, err := os.ReadFile(cfgPath)
-	if err != nil && !os.IsNotExist(err) {
-		return err
-	}
-	existing, err := hostcfg.ConfigServers(cfg)
-	if err != nil {
-		return fmt.Errorf("%s: %w", cfgPath, err)
-	}
-	if _, taken := existing[id]; taken {
-		return fmt.Errorf("%s already has a server named %q: choose another with --name", cfgPath, id)
 	}
 	fmt.Fprintf(env.stdout, "%s %s (%s) as %q:\n  %s\n", name, entry.Server.Version, plan.Via, id, raw)
 	textview.Variables(env.stdout, plan.Variables)
