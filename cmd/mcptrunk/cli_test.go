@@ -209,7 +209,7 @@ func TestExitCodes(t *testing.T) {
 func TestCheckCountsInWords(t *testing.T) {
 	cfg := writeConfig(t, map[string]server{"gone": {"command": "/nonexistent/mcptrunk-test-server"}}, nil)
 	out, errOut, code := runCLI(t, 30*time.Second, "check", "--config", cfg)
-	for _, want := range []string{"config: ok, 1 server\n", "1 of 1 server failed\n"} {
+	for _, want := range []string{"config: " + cfg + ": ok, 1 server\n", "1 of 1 server failed\n"} {
 		if code != 1 || !strings.Contains(out, want) {
 			t.Errorf("check: exit %d, want 1 and %q in:\n%s\n%s", code, want, out, errOut)
 		}

@@ -118,7 +118,7 @@ func TestInstallServes(t *testing.T) {
 	h.expect(t, 0, []string{"mcp__notes__search"}, "list", "--config", h.configPath())
 	// The host's own file, as the README suggests: the entry that runs
 	// mcptrunk is skipped with a note, not refused as a reserved name.
-	h.expect(t, 0, []string{`note: server "trunk": skipped: it runs mcptrunk itself`, "config: ok, 0 servers"}, "check", "--config", path)
+	h.expect(t, 0, []string{`note: server "trunk": skipped: it runs mcptrunk itself`, "config: " + path + ": ok, 0 servers"}, "check", "--config", path)
 }
 
 // TestInstallNamesUnusableServers: install says which servers will not
