@@ -171,7 +171,8 @@ func TestFatalErrorOnce(t *testing.T) {
 }
 
 // TestNoConfigSuggestsImport: with no config anywhere, the error says how
-// to make one from the hosts' servers.
+// to make one: add a server, or see the hosts' servers with import (not
+// import --write, which writes nothing when the hosts have none).
 func TestNoConfigSuggestsImport(t *testing.T) {
 	dir := t.TempDir()
 	for _, args := range [][]string{{"list"}, {}} {
@@ -180,7 +181,8 @@ func TestNoConfigSuggestsImport(t *testing.T) {
 		cmd.Env = append(cmd.Env, "HOME="+dir, "XDG_CONFIG_HOME="+dir, "MCPTRUNK_CONFIG=")
 		cmd.Stdin = strings.NewReader("")
 		out, err := cmd.CombinedOutput()
-		if err == nil || !strings.Contains(string(out), "no config file found") || !strings.Contains(string(out), "run mcptrunk import --write") {
+		if err == nil || !strings.Contains(string(out), "no config file found") || !strings.Contains(string(out), "mcptrunk add NAME -- COMMAND") ||
+			!strings.Contains(string(out), "run mcptrunk import to see") || strings.Contains(string(out), "--write") {
 			t.Errorf("mcptrunk %s with no config: %v\n%s", strings.Join(args, " "), err, out)
 		}
 	}

@@ -154,6 +154,11 @@ func (d *httpDownstream) serve(t *proxy.Trunk, m *metrics.Metrics) {
 		path = httpserve.DefaultPath
 	}
 	d.logger.Info("serving MCP over HTTP", "url", scheme+"://"+d.ln.Addr().String()+path, "token", d.token != "", "issuer", authIssuer(d.cfg.Auth))
+	page := "status page"
+	if d.token != "" || d.auth != nil {
+		page += " (for requests with the token)"
+	}
+	d.logger.Info(page, "url", scheme+"://"+d.ln.Addr().String()+"/")
 	go func() {
 		if d.flags.tlsCert != "" {
 			d.done <- d.srv.ServeTLS(d.handler.Listener(d.ln), d.flags.tlsCert, d.flags.tlsKey)

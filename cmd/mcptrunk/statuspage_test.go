@@ -252,3 +252,22 @@ func httpGet(t *testing.T, ctx context.Context, url string) string {
 	body, _ := io.ReadAll(resp.Body)
 	return string(body)
 }
+
+// TestServeHTTPNamesStatusPage: serve --http says on stderr where its
+// status page is, and the page is there.
+func TestServeHTTPNamesStatusPage(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t, time.Minute)
+	tr := startHTTPTrunk(t, ctx, writeConfig(t, map[string]server{"notes": notesServer()}, nil))
+	line, err := waitStderrLine(ctx, tr.stderr, 10*time.Second, "status page", "url=")
+	if err != nil {
+		t.Fatalf("no status page line: %v\n%s", err, tr.stderr.String())
+	}
+	want := "http://" + tr.addr + "/"
+	if !strings.Contains(line, "url="+want) {
+		t.Fatalf("the status page line %q does not name %s", line, want)
+	}
+	if page := httpGet(t, ctx, want); !strings.Contains(page, "notes") {
+		t.Errorf("%s is not the status page:\n%s", want, page)
+	}
+}

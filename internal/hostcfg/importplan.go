@@ -17,8 +17,9 @@ type ImportPlan struct {
 	cfgPath    string
 	cfg        []byte // the config's bytes; nil when it does not exist yet
 	files      []importedFile
-	Add        []Server // the servers to add
-	Unreadable int      // files that exist but cannot be read or parsed
+	looked     []Location // every file looked for, found or not
+	Add        []Server   // the servers to add
+	Unreadable int        // files that exist but cannot be read or parsed
 }
 
 // importedFile is one host file and what became of each of its servers.
@@ -51,7 +52,7 @@ const (
 // error: nothing is added to a file mcptrunk cannot read. showMissing: say
 // so of a file that does not exist (one asked for by name).
 func PlanImport(cfgPath string, locs []Location, sys Env, showMissing bool) (*ImportPlan, error) {
-	plan := &ImportPlan{cfgPath: cfgPath}
+	plan := &ImportPlan{cfgPath: cfgPath, looked: locs}
 	data, err := os.ReadFile(cfgPath)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -164,6 +165,13 @@ func (p *ImportPlan) Print(w io.Writer) {
 				fmt.Fprintf(w, "  . %-16s runs mcptrunk itself; not imported\n", s.Name)
 			}
 		}
+	}
+	if len(p.files) == 0 {
+		fmt.Fprintf(w, "\nNo host's file was found. Looked for:\n")
+		for _, loc := range p.looked {
+			fmt.Fprintf(w, "  %s\n", describe(loc))
+		}
+		fmt.Fprintf(w, "Name another file with --from HOST:FILE, or add a server with mcptrunk add NAME -- COMMAND [ARGS...].\n")
 	}
 	fmt.Fprintf(w, "\n%s to add", wording.Count(len(p.Add), "server", "servers"))
 	if refused > 0 {
