@@ -217,3 +217,29 @@ func TestCheckCountsInWords(t *testing.T) {
 		}
 	}
 }
+
+// TestUsageErrorsExit2: a mistake in the command line that a command finds
+// after parsing (a flag's value, flags that do not go together) exits 2
+// and is said once, as the parser's own are.
+func TestUsageErrorsExit2(t *testing.T) {
+	t.Parallel()
+	cfg := writeConfig(t, map[string]server{"notes": notesServer()}, nil)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"list", "--log-level", "loud", "--config", cfg}, `--log-level: "loud" is not one of debug, info, warn, error`},
+		{[]string{"search", "x", "--limit", "0"}, "--limit 0: want 1 or more"},
+		{[]string{"auth", "notes", "--timeout", "0s", "--config", cfg}, "--timeout must be positive"},
+		{[]string{"import", "--from", "emacs"}, "--from emacs: neither a host"},
+		{[]string{"import", "--from", "claude"}, `--from claude: host "claude" could be claude-desktop (Claude Desktop) or claude-code (Claude Code)`},
+		{[]string{"serve", "--stdio", "--config", cfg}, "go with --http"},
+		{[]string{"serve", "--http", "nowhere", "--config", cfg}, `want HOST:PORT`},
+		{[]string{"call", "mcp__notes__echo", "[1]", "--config", cfg}, "must be a JSON object"},
+	} {
+		_, stderr, code := runCLI(t, 30*time.Second, c.args...)
+		if code != 2 || strings.Count(stderr, c.want) != 1 {
+			t.Errorf("mcptrunk %s: exit %d, want 2 and %q said once:\n%s", strings.Join(c.args, " "), code, c.want, stderr)
+		}
+	}
+}

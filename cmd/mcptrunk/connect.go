@@ -66,7 +66,7 @@ func (c *connectCommand) config(rawURL string, lookup func(string) (string, bool
 	transport := c.transport
 	switch {
 	case c.sse && transport != "" && !strings.EqualFold(transport, string(config.TransportSSE)):
-		return nil, fmt.Errorf("--sse and --type %q disagree", transport)
+		return nil, usagef("--sse and --type %q disagree", transport)
 	case c.sse:
 		transport = string(config.TransportSSE)
 	case transport == "":
@@ -116,12 +116,12 @@ func (h headerFlags) byName() (map[string]string, error) {
 	for i, s := range h {
 		at := strings.IndexAny(s, ":=")
 		if at < 0 || strings.TrimSpace(s[:at]) == "" {
-			return nil, fmt.Errorf(`--header #%d: want "Name: value" (the name, a colon, the value) or Name=value`, i+1)
+			return nil, usagef(`--header #%d: want "Name: value" (the name, a colon, the value) or Name=value`, i+1)
 		}
 		name, value := strings.TrimSpace(s[:at]), s[at+1:]
 		for prev := range m {
 			if strings.EqualFold(prev, name) {
-				return nil, fmt.Errorf("--header: %q is given twice", name)
+				return nil, usagef("--header: %q is given twice", name)
 			}
 		}
 		m[name] = strings.TrimSpace(value)

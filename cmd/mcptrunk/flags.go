@@ -74,7 +74,7 @@ func (e *environment) logger(fallback slog.Level) (*slog.Logger, error) {
 	level := fallback
 	if e.global.logLevel != "" {
 		if err := level.UnmarshalText([]byte(e.global.logLevel)); err != nil {
-			return nil, fmt.Errorf("--log-level: %q is not one of debug, info, warn, error", e.global.logLevel)
+			return nil, usagef("--log-level: %q is not one of debug, info, warn, error", e.global.logLevel)
 		}
 	}
 	return newLogger(e.stderr, level), nil

@@ -112,8 +112,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		failed commandError
 		usage  usageError
 	)
-	if errors.As(err, &failed) && !errors.As(err, &usage) {
-		return failed.error
+	if errors.As(err, &failed) {
+		var reported reportedError
+		if !errors.As(err, &usage) || errors.As(err, &reported) {
+			return failed.error // a usage error logged already exits 2 all the same
+		}
 	}
 	if err != nil {
 		msg := err.Error()
@@ -139,6 +142,9 @@ func (e commandError) Unwrap() error { return e.error }
 type usageError struct{ msg string }
 
 func (e usageError) Error() string { return e.msg }
+
+// Is makes a usage error errUsage, for the status.
+func (e usageError) Is(target error) bool { return target == errUsage }
 
 // usagef makes a usageError.
 func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }

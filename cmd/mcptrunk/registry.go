@@ -26,7 +26,7 @@ func (c *searchCommand) flags(fs *flagSet) {
 
 func (c *searchCommand) run(ctx context.Context, env *environment) error {
 	if c.limit < 1 {
-		return fmt.Errorf("--limit %d: want 1 or more", c.limit)
+		return usagef("--limit %d: want 1 or more", c.limit)
 	}
 	found, more, err := (&registry.Client{Base: c.registry}).SearchUpTo(ctx, env.args[0], c.limit)
 	if err != nil {
@@ -71,7 +71,7 @@ func (c *addCommand) addFromRegistry(ctx context.Context, env *environment) erro
 		id = path.Base(name)
 	}
 	if id, err = naming.ServerID(id); err != nil {
-		return fmt.Errorf("--name: %w", err)
+		return usagef("--name: %v", err)
 	}
 	raw, _ := json.Marshal(plan.Entry)
 

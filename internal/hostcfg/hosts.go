@@ -105,8 +105,14 @@ func HostByID(id string) (*Host, error) {
 	for i, h := range starts {
 		ids[i] = fmt.Sprintf("%s (%s)", h.ID, h.Name)
 	}
-	return nil, fmt.Errorf("host %q could be %s: name one", id, strings.Join(ids, " or "))
+	return nil, &AmbiguousHostError{fmt.Sprintf("host %q could be %s: name one", id, strings.Join(ids, " or "))}
 }
+
+// AmbiguousHostError is HostByID's error for a name that starts several
+// hosts' ids.
+type AmbiguousHostError struct{ msg string }
+
+func (e *AmbiguousHostError) Error() string { return e.msg }
 
 // HostIDs lists the hosts' ids, in order.
 func HostIDs() []string {
