@@ -1,7 +1,8 @@
 // Command dist builds the release archives of `make dist` into a directory:
 // mcptrunk for every platform hosts run on, built with -trimpath and the
-// version stamped, each packed with README.md and LICENSE as a tar.gz, or a zip for Windows, where zip is what opens on a
-// double click; and SHA256SUMS, in the format `sha256sum -c` checks.
+// version stamped, each packed with README.md and LICENSE as a tar.gz, or
+// a zip for Windows, where zip is what opens on a double click; and
+// SHA256SUMS, in the format `sha256sum -c` checks.
 //
 // It is Go rather than shell so that it needs no tar, zip or sha256sum
 // (macOS has shasum, Windows none of them). Files in the archives carry

@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -81,6 +83,17 @@ func install(env *environment, loc hostcfg.Location, sys hostcfg.Env) error {
 		if err := plan.WriteConfig(env.stdout); err != nil {
 			return err
 		}
+	} else if _, err := os.Stat(cfgPath); errors.Is(err, fs.ErrNotExist) {
+		// The host will start mcptrunk with this config: it must exist,
+		// if only to be added to.
+		empty, err := hostcfg.MergeServers(nil, nil)
+		if err == nil {
+			err = hostcfg.EditConfig(env.stdout, cfgPath, nil, empty)
+		}
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(env.stdout, "Created %s with no servers yet; add one with mcptrunk add NAME -- COMMAND [ARGS...].\n", cfgPath)
 	}
 	// The host keeps what mcptrunk did not take: entries it cannot express,
 	// and those whose name another entry holds in mcptrunk's config. No

@@ -116,7 +116,7 @@ func TestInstallServes(t *testing.T) {
 	h.write(t, path, `{"mcpServers": {"notes": {"command": "`+notesBin+`"}}}`)
 	h.expect(t, 0, []string{"+ notes"}, "install", "--host", "claude-desktop")
 	h.expect(t, 0, []string{"mcp__notes__search"}, "list", "--config", h.configPath())
-	// The host's own file, as the README suggests: the entry that runs
+	// The host's own file, as docs/hosts.md suggests: the entry that runs
 	// mcptrunk is skipped with a note, not refused as a reserved name.
 	h.expect(t, 0, []string{`note: server "trunk": skipped: it runs mcptrunk itself`, "config: " + path + ": ok, 0 servers"}, "check", "--config", path)
 }

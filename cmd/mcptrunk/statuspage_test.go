@@ -26,7 +26,7 @@ import (
 )
 
 // updateScreenshot, when set, also writes the screenshot to
-// docs/status-page.png, the README's picture of the page.
+// docs/status-page.png, the README's picture of the page (and docs/status-page.md's).
 const updateScreenshot = "MCPTRUNK_UPDATE_SCREENSHOT"
 
 // artifactsEnv names the directory a test's artifacts are copied to (a CI
