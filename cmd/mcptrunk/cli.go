@@ -101,7 +101,7 @@ var subcommands = []subcommand{
 			"server by its URL. What the user must give (environment variables, headers, URL parts) becomes\n" +
 			"${VAR} references, listed with whether each is set; values are never written. With trunk.pin the\n" +
 			"server's definitions are recorded on first use.",
-		example: "  mcptrunk add notes -- npx -y @modelcontextprotocol/server-memory\n" +
+		example: "  mcptrunk add memory -- npx -y @modelcontextprotocol/server-memory\n" +
 			"  mcptrunk add mine --env API_KEY='${API_KEY}' -- ./bin/my-server --verbose\n" +
 			"  mcptrunk add docs --url https://docs.example.com/mcp --header 'Authorization: Bearer ${DOCS_TOKEN}'\n" +
 			"  mcptrunk add io.github.example/weather --dry-run\n" +
@@ -137,7 +137,8 @@ Cursor, ...) runs it as a single stdio server, and through it gets every server 
 each one's tools, prompts, resources and templates under names of its own: mcp__<server>__<name>.
 
 Run with no command, mcptrunk serves MCP on stdin/stdout (mcptrunk serve): that is what a host runs.
-To try it from a terminal: mcptrunk list, then mcptrunk call.`
+To try it from a terminal: mcptrunk add NAME -- COMMAND [ARGS...] (or mcptrunk import, to see the
+servers your hosts have), then mcptrunk list, then mcptrunk call.`
 
 const serveLong = `Serve MCP on stdin/stdout for a host such as Claude Desktop, starting every server of the config.
 The config is reloaded when its file changes (or on SIGHUP). With --http, serve streamable HTTP for

@@ -98,7 +98,13 @@ func (c *connectCommand) config(rawURL string, lookup func(string) (string, bool
 // Name=value: a header's name holds neither character).
 type headerFlags []string
 
-func (h *headerFlags) String() string { return fmt.Sprintf("%d headers", len(*h)) }
+// String is "" for none, which help then shows no default for.
+func (h *headerFlags) String() string {
+	if len(*h) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d headers", len(*h))
+}
 
 // Set takes any text: the flag package would quote a refused value in its
 // error, and a header's value may be a secret. byName checks the form.
