@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcptrunk/mcptrunk/internal/hostcfg"
 )
 
 // TestAddCommandAndRemove: add NAME -- COMMAND puts a server that runs a
@@ -74,5 +76,23 @@ func TestAddRefuses(t *testing.T) {
 	}
 	if _, err := os.Stat(h.configPath()); !os.IsNotExist(err) {
 		t.Errorf("a refused add wrote the config: %v", err)
+	}
+}
+
+// TestImportKeepsSecretsSecret: a host's literal token imported into a
+// config others can read makes it readable by the user alone, and import
+// names the entry, never the value, with how to move it out.
+func TestImportKeepsSecretsSecret(t *testing.T) {
+	h := newFakeHome(t)
+	path := h.path(t, "claude-desktop", hostcfg.ScopeUser)
+	h.write(t, path, `{"mcpServers": {"gh": {"command": "`+notesBin+`", "env": {"GITHUB_TOKEN": "`+hostFilesSecret+`"}}}}`)
+	cfg := h.configPath()
+	h.write(t, cfg, `{"mcpServers": {}}`)
+	if err := os.Chmod(cfg, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h.expect(t, 0, []string{"+ gh", "now readable by you only (it was 0644, now 0600)", "gh: env GITHUB_TOKEN", `"${NAME}"`}, "import", "--write")
+	if st, _ := os.Stat(cfg); st.Mode().Perm() != 0o600 {
+		t.Errorf("the config is %#o after importing a token, want 0600", st.Mode().Perm())
 	}
 }
