@@ -65,7 +65,9 @@ func (h *Handler) readMessage(w http.ResponseWriter, r *http.Request) ([]byte, j
 	rc := http.NewResponseController(w)
 	_ = rc.SetReadDeadline(time.Now().Add(h.opts.BodyTimeout)) // not with httptest's recorder
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.opts.MaxBodyBytes))
-	_ = rc.SetReadDeadline(time.Time{})
+	if err == nil { // else what is left of the body must not be waited for (guard)
+		_ = rc.SetReadDeadline(time.Time{})
+	}
 	var tooLarge *http.MaxBytesError
 	var netErr net.Error
 	switch {
