@@ -210,6 +210,9 @@ func (c *Conn) dispatch(line []byte) {
 	}
 	if inv := checkEnvelope(&m); inv != nil {
 		c.rejectInvalid(line, inv)
+		if inv.response { // its call fails now rather than wait for an answer that came
+			c.deliver(m.ID, response{err: inv.err})
+		}
 		return
 	}
 	switch {
@@ -223,7 +226,10 @@ func (c *Conn) dispatch(line []byte) {
 		}
 		c.notify(m.Method, m.Params)
 	default: // checkEnvelope saw to it that it has an id: a response
-		c.deliver(m)
+		if m.Error != nil {
+			m.Error.peer = true
+		}
+		c.deliver(m.ID, response{result: m.Result, err: m.Error})
 		yieldToWoken()
 	}
 }
@@ -277,10 +283,11 @@ func (c *Conn) FirstInvalidLine() string {
 	return ""
 }
 
-func (c *Conn) deliver(m message) {
-	id, err := strconv.ParseInt(string(bytes.Trim(m.ID, `"`)), 10, 64)
+// deliver gives the call waiting for the response with id its answer.
+func (c *Conn) deliver(rawID json.RawMessage, r response) {
+	id, err := strconv.ParseInt(string(bytes.Trim(rawID, `"`)), 10, 64)
 	if err != nil {
-		c.logger.Warn("response with an id this side never sent", "id", string(m.ID))
+		c.logger.Warn("response with an id this side never sent", "id", string(rawID))
 		return
 	}
 	c.mu.Lock()
@@ -291,10 +298,7 @@ func (c *Conn) deliver(m message) {
 		c.logger.Debug("response to a request no longer waiting", "id", id)
 		return
 	}
-	if m.Error != nil {
-		m.Error.peer = true
-	}
-	ch <- response{result: m.Result, err: m.Error}
+	ch <- r
 }
 
 // notify runs the notification handler, containing a panic to the one

@@ -104,11 +104,14 @@ func (h *Handler) readMessage(w http.ResponseWriter, r *http.Request) ([]byte, j
 	return line.Bytes(), env, true
 }
 
-// invalidRequest says what makes a message with a method member an
-// invalid request (JSON-RPC 2.0, section 4): a method that is not a
-// non-empty string, an id that is neither a string nor a number. "" when
-// there is nothing wrong, or no method (a response).
+// invalidRequest says what makes a message an invalid one (JSON-RPC 2.0,
+// section 4): a jsonrpc member that is not "2.0", or, with a method member,
+// a method that is not a non-empty string, an id that is neither a string
+// nor a number. "" when there is nothing wrong.
 func invalidRequest(msg []byte) string {
+	if v, err := rawjson.StringField(msg, "jsonrpc"); err != nil || v != jsonrpc.Version {
+		return `the message's "jsonrpc" must be "2.0"`
+	}
 	start, _, found, err := rawjson.FieldSpan(msg, "method")
 	if err != nil || !found {
 		return ""
