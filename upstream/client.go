@@ -98,7 +98,8 @@ type Client struct {
 	lazy       lazyState // under mu
 	state      State
 	err        error
-	t          *wire // the current connection
+	t          *wire         // the current connection
+	moved      chan struct{} // closed and replaced at each change (changed): what a request waiting for a restart waits on
 	init       InitResult
 	catalog    Catalog
 	dirty      [surfaceCount]bool // lists to read again
@@ -116,6 +117,7 @@ func newClient(id string, spec config.Spec, opts clientOptions) *Client {
 		life:    life,
 		stop:    stop,
 		settled: make(chan struct{}),
+		moved:   make(chan struct{}),
 		state:   StateStarting,
 		since:   time.Now(),
 	}
@@ -176,21 +178,54 @@ func (c *Client) settle() { c.settleMu.Do(func() { close(c.settled) }) }
 // A sleeping server is started first (see Wake). An error from the server
 // comes back as the *jsonrpc.Error it sent; a server that is not available
 // gives a CodeUnavailable error naming it.
+//
+// A request that finds the server restarting, or whose connection ended
+// before the request reached it, waits for the server to be back
+// (timeouts.restart) and is sent then; one in flight when the server went
+// away fails, saying so.
 func (c *Client) Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	for tries := 1; ; tries++ {
+		res, err, sent := c.callOnce(ctx, method, params)
+		if sent || tries == 3 || ctx.Err() != nil {
+			return res, err
+		}
+	}
+}
+
+// callOnce is one try of Call; sent is false when the request did not
+// reach the server because its connection had ended, so that it may be
+// sent again once the server is back.
+func (c *Client) callOnce(ctx context.Context, method string, params json.RawMessage) (_ json.RawMessage, _ error, sent bool) {
 	t, err := c.acquire(ctx)
 	if err != nil {
-		return nil, err
+		return nil, err, true
 	}
 	defer c.release()
 	timeout := c.spec.Timeouts.Call.D()
 	began := time.Now()
 	res, err := t.CallWithin(ctx, timeout, method, params)
+	if errors.Is(err, jsonrpc.ErrNotSent) && endsSoon(ctx, t) {
+		return nil, c.callError(ctx, t, method, timeout, err), false
+	}
 	c.stats.record(time.Since(began), err != nil)
 	if err == nil {
 		c.track(t, method, params)
-		return res, nil
+		return res, nil, true
 	}
-	return nil, c.callError(ctx, t, method, timeout, err)
+	return nil, c.callError(ctx, t, method, timeout, err), true
+}
+
+// endsSoon reports whether t's connection has ended or ends shortly (a
+// write to a process that died fails before its output is seen to end).
+func endsSoon(ctx context.Context, t Transport) bool {
+	select {
+	case <-t.Done():
+		return true
+	case <-ctx.Done():
+		return false
+	case <-time.After(stdio.OutputGrace + time.Second):
+		return false
+	}
 }
 
 // Notify sends a notification to the server if it is ready.
@@ -217,6 +252,8 @@ func (c *Client) callError(ctx context.Context, t Transport, method string, time
 		// Kept as the *jsonrpc.OverlongLineError, for the proxy to name the
 		// item and the setting.
 		return fmt.Errorf("server %q: %s: %w", c.id, method, err)
+	case errors.Is(err, jsonrpc.ErrClosed) && !errors.Is(err, jsonrpc.ErrNotSent):
+		return jsonrpc.Errorf(jsonrpc.CodeUnavailable, "server %q crashed while %s was in flight: %v", c.id, method, c.exitError(t))
 	case errors.Is(err, jsonrpc.ErrClosed):
 		return jsonrpc.Errorf(jsonrpc.CodeUnavailable, "server %q is not available: %v", c.id, c.exitError(t))
 	case writeFailed(err):
@@ -290,6 +327,10 @@ func (c *Client) changed() {
 	if c.opts.events.Changed != nil {
 		c.opts.events.Changed(c.id)
 	}
+	c.mu.Lock()
+	close(c.moved)
+	c.moved = make(chan struct{})
+	c.mu.Unlock()
 }
 
 // Close shuts the server down (see the transport's Close for the order) and

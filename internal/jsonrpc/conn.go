@@ -320,6 +320,12 @@ func (c *Conn) Call(ctx context.Context, method string, params json.RawMessage) 
 	return c.call(ctx, 0, method, params)
 }
 
+// ErrNotSent is wrapped by a Call's error when the request never reached
+// the peer: the connection had ended before it, or writing it failed (the
+// peer's input closed, as a process that died has). Sending it again on
+// another connection cannot run it twice.
+var ErrNotSent = errors.New("the request was not sent")
+
 // ErrTimedOut is CallWithin's error when its bound passes first. It is
 // context.DeadlineExceeded, as a call under context.WithTimeout would end.
 var ErrTimedOut = fmt.Errorf("call timed out: %w", context.DeadlineExceeded)
@@ -352,7 +358,7 @@ func (c *Conn) call(ctx context.Context, d time.Duration, method string, params 
 		err := c.err
 		c.mu.Unlock()
 		responseChans.Put(ch)
-		return nil, err
+		return nil, fmt.Errorf("%w: %w", ErrNotSent, err)
 	}
 	c.pending[id] = ch
 	c.mu.Unlock()
@@ -360,6 +366,9 @@ func (c *Conn) call(ctx context.Context, d time.Duration, method string, params 
 	var idBuf [20]byte
 	if err := c.writeRequest(strconv.AppendInt(idBuf[:0], id, 10), method, params); err != nil {
 		c.forget(id)
+		if _, over := err.(*TooLargeError); !over {
+			err = fmt.Errorf("%w: %w", ErrNotSent, err)
+		}
 		return nil, fmt.Errorf("sending %s: %w", method, err)
 	}
 
