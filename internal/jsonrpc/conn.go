@@ -59,6 +59,13 @@ type Options struct {
 	// whose peer sends one request and never needs an answer of ours
 	// read meanwhile (a stateless request's session).
 	InlineRequests bool
+	// MaxUnreadBytes, when set, bounds what the connection holds for a
+	// peer that does not read its answers, and MaxHandled (default
+	// DefaultMaxHandled) the peer's requests handled at once: past them
+	// the connection stops reading the peer until it reads (unread.go).
+	// The trunk sets them on the stdio host's connection.
+	MaxUnreadBytes int64
+	MaxHandled     int
 }
 
 // Conn is one JSON-RPC peer over a line-delimited byte stream. It does not own
@@ -80,6 +87,7 @@ type Conn struct {
 	answerInvalid bool
 	redact        func(string) string // see Options.Redact; nil: none
 	inline        bool                // see Options.InlineRequests
+	gate          *answerGate         // see Options.MaxUnreadBytes; nil: none
 	resync        int64
 	// limit bounds what is written (see limit.go), readLimit what is read
 	// (lines.go); nil: no bound.
@@ -135,6 +143,9 @@ func NewConn(r io.Reader, w io.Writer, h Handler, opts *Options) *Conn {
 		inflight:      make(map[string]*inflightRequest),
 	}
 	if opts != nil {
+		if !c.inline {
+			c.gate = newAnswerGate(opts.MaxUnreadBytes, opts.MaxHandled, logger)
+		}
 		c.resync = opts.ResyncBytes
 		c.SetMaxReadBytes(opts.MaxReadBytes, opts.ReadLimitSetting)
 	}
@@ -180,6 +191,9 @@ func (c *Conn) Serve() error {
 
 func (c *Conn) readLoop() error {
 	for {
+		if c.gate != nil {
+			c.gate.awaitRead()
+		}
 		l := c.readLimit.Load()
 		if l == nil {
 			l = &messageLimit{}
