@@ -214,15 +214,15 @@ func (c *Client) discovered(complete bool) {
 //
 // A server that is being restarted is waited for (restartwait.go).
 func (c *Client) acquire(ctx context.Context) (*wire, error) {
-	b := &restartBound{d: c.spec.Timeouts.Restart.D()}
+	b := restartBound{d: c.spec.Timeouts.Restart.D()}
 	defer b.stop()
 	for tries := 0; ; tries++ {
-		if _, err := c.awaitBack(ctx, b); err != nil {
-			return nil, err
-		}
 		c.mu.Lock()
-		if c.goneLocked() { // gone again since: wait again
+		if c.goneLocked() {
 			c.mu.Unlock()
+			if _, err := c.awaitBack(ctx, &b); err != nil {
+				return nil, err
+			}
 			tries--
 			continue
 		}

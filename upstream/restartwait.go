@@ -88,9 +88,15 @@ func (c *Client) awaitBack(ctx context.Context, b *restartBound) (waited bool, _
 // can then look them up again. It gives up silently where the request
 // would fail (the bound, ctx, the server not coming back).
 func (c *Client) AwaitRestart(ctx context.Context) bool {
-	b := &restartBound{d: c.spec.Timeouts.Restart.D()}
+	c.mu.Lock()
+	gone := c.goneLocked()
+	c.mu.Unlock()
+	if !gone {
+		return false
+	}
+	b := restartBound{d: c.spec.Timeouts.Restart.D()}
 	defer b.stop()
-	waited, err := c.awaitBack(ctx, b)
+	waited, err := c.awaitBack(ctx, &b)
 	if !waited || err != nil {
 		return false
 	}
