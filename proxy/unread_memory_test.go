@@ -96,7 +96,7 @@ func TestStdioHostThatDoesNotRead(t *testing.T) {
 	got := map[string]bool{}
 	for len(got) < n {
 		m := read()
-		if m["result"] == nil || len(m["result"]) < size || got[string(m["id"])] {
+		if len(m["result"]) < size || got[string(m["id"])] {
 			t.Fatalf("answer %d: id %s, error %s", len(got), m["id"], m["error"])
 		}
 		got[string(m["id"])] = true

@@ -185,7 +185,7 @@ func (c *Client) settle() { c.settleMu.Do(func() { close(c.settled) }) }
 // away fails, saying so.
 func (c *Client) Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	for tries := 1; ; tries++ {
-		res, err, sent := c.callOnce(ctx, method, params)
+		res, sent, err := c.callOnce(ctx, method, params)
 		if sent || tries == 3 || ctx.Err() != nil {
 			return res, err
 		}
@@ -195,24 +195,24 @@ func (c *Client) Call(ctx context.Context, method string, params json.RawMessage
 // callOnce is one try of Call; sent is false when the request did not
 // reach the server because its connection had ended, so that it may be
 // sent again once the server is back.
-func (c *Client) callOnce(ctx context.Context, method string, params json.RawMessage) (_ json.RawMessage, _ error, sent bool) {
+func (c *Client) callOnce(ctx context.Context, method string, params json.RawMessage) (_ json.RawMessage, sent bool, _ error) {
 	t, err := c.acquire(ctx)
 	if err != nil {
-		return nil, err, true
+		return nil, true, err
 	}
 	defer c.release()
 	timeout := c.spec.Timeouts.Call.D()
 	began := time.Now()
 	res, err := t.CallWithin(ctx, timeout, method, params)
 	if errors.Is(err, jsonrpc.ErrNotSent) && endsSoon(ctx, t) {
-		return nil, c.callError(ctx, t, method, timeout, err), false
+		return nil, false, c.callError(ctx, t, method, timeout, err)
 	}
 	c.stats.record(time.Since(began), err != nil)
 	if err == nil {
 		c.track(t, method, params)
-		return res, nil, true
+		return res, true, nil
 	}
-	return nil, c.callError(ctx, t, method, timeout, err), true
+	return nil, true, c.callError(ctx, t, method, timeout, err)
 }
 
 // endsSoon reports whether t's connection has ended or ends shortly (a

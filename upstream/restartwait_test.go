@@ -63,9 +63,10 @@ func newGatedRestarts(t *testing.T, restart time.Duration, policy RestartPolicy)
 	return g
 }
 
-// crash ends the server's connection with a call in flight, and returns
-// that call's error once the server is restarting and its restart waits.
-func (g *gatedRestarts) crash(t *testing.T) (inFlight error, restart chan error) {
+// crash ends the server's connection with a call in flight, and returns,
+// once the server is restarting and its restart waits, the restart and
+// that call's error.
+func (g *gatedRestarts) crash(t *testing.T) (restart chan error, inFlight error) {
 	t.Helper()
 	ctx := ctxFor(t)
 	failed := make(chan error, 1)
@@ -84,7 +85,7 @@ func (g *gatedRestarts) crash(t *testing.T) (inFlight error, restart chan error)
 	case <-ctx.Done():
 		t.Fatal("no restart")
 	}
-	return <-failed, restart
+	return restart, <-failed
 }
 
 // calls makes n calls of echo at once; their errors come on the channel.
@@ -104,7 +105,7 @@ func (g *gatedRestarts) calls(ctx context.Context, n int) <-chan error {
 // crashed.
 func TestCallsWaitForARestart(t *testing.T) {
 	g := newGatedRestarts(t, time.Minute, RestartPolicy{MaxAttempts: 3, Backoff: time.Millisecond, MaxBackoff: time.Millisecond, Stable: time.Minute})
-	inFlight, restart := g.crash(t)
+	restart, inFlight := g.crash(t)
 	if inFlight == nil || !strings.Contains(inFlight.Error(), `server "mem" crashed while tools/call was in flight`) {
 		t.Errorf("the call in flight at the crash: %v, want it to say the server crashed", inFlight)
 	}
@@ -132,7 +133,7 @@ func TestCallsWaitForARestart(t *testing.T) {
 func TestCallsWaitingForARestartFail(t *testing.T) {
 	t.Run("not restarted", func(t *testing.T) {
 		g := newGatedRestarts(t, time.Minute, RestartPolicy{MaxAttempts: 1, Backoff: time.Millisecond, MaxBackoff: time.Millisecond, Stable: time.Minute})
-		_, restart := g.crash(t)
+		restart, _ := g.crash(t)
 		results := g.calls(ctxFor(t), 2)
 		restart <- errors.New("the binary is gone")
 		for range 2 {
@@ -144,7 +145,7 @@ func TestCallsWaitingForARestartFail(t *testing.T) {
 	})
 	t.Run("bound", func(t *testing.T) {
 		g := newGatedRestarts(t, 50*time.Millisecond, RestartPolicy{MaxAttempts: 3, Backoff: time.Millisecond, MaxBackoff: time.Millisecond, Stable: time.Minute})
-		_, restart := g.crash(t)
+		restart, _ := g.crash(t)
 		err := <-g.calls(ctxFor(t), 1)
 		if err == nil || !strings.Contains(err.Error(), "timeouts.restart") || !strings.Contains(err.Error(), `server "mem"`) {
 			t.Errorf("a call waiting past timeouts.restart: %v", err)
