@@ -153,8 +153,19 @@ func TestSlowBodiesEndTheirConnections(t *testing.T) {
 	for i := range slow {
 		c := dialFrom(t, "127.0.0.1", addr)
 		// The body stops at a different place each time: after one
-		// byte, inside a string, at the last byte.
-		post(c, len(whole), whole[:1+i*(len(whole)-2)/(slow-1)])
+		// byte, inside a string, at the last byte; every fourth is
+		// chunked and stops inside a chunk or before the last.
+		part := whole[:1+i*(len(whole)-2)/(slow-1)]
+		if i%4 == 3 {
+			_, _ = io.WriteString(c, "POST /mcp HTTP/1.1\r\nHost: "+addr+"\r\nAuthorization: Bearer "+token+"\r\nMcp-Session-Id: "+session+
+				"\r\nAccept: application/json\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"+
+				strconv.FormatInt(int64(len(whole)), 16)+"\r\n"+part)
+			if i%8 == 7 {
+				_, _ = io.WriteString(c, whole[len(part):]+"\r\n") // the chunk whole, and no last chunk
+			}
+		} else {
+			post(c, len(whole), part)
+		}
 		go func() {
 			br := bufio.NewReader(c)
 			resp, err := readResponse(t, c, br)
