@@ -171,7 +171,7 @@ func appendResponse(b []byte, id, result json.RawMessage, rpcErr *Error) ([]byte
 		return append(b, frameEnd...), nil
 	}
 	if len(rpcErr.Message) > MaxErrorMessage {
-		rpcErr = &Error{Code: rpcErr.Code, Message: clipMessage(rpcErr.Message), Data: rpcErr.Data}
+		rpcErr = &Error{Code: rpcErr.Code, Message: ClipMessage(rpcErr.Message), Data: rpcErr.Data}
 	}
 	enc, err := marshalError(rpcErr)
 	if err != nil {
@@ -198,9 +198,13 @@ func appendResponse(b []byte, id, result json.RawMessage, rpcErr *Error) ([]byte
 // the error's code and data are kept as they are.
 const MaxErrorMessage = 2048
 
-// clipMessage cuts s to MaxErrorMessage bytes at a character boundary and
-// says how much it left out.
-func clipMessage(s string) string {
+// ClipMessage returns s, an error's message, cut to MaxErrorMessage bytes
+// at a character boundary and saying how much it left out when it is
+// longer: for an error answered by other means than a Conn (an HTTP body).
+func ClipMessage(s string) string {
+	if len(s) <= MaxErrorMessage {
+		return s
+	}
 	const keep = MaxErrorMessage - 64 // room for the note
 	cut := keep
 	for cut > 0 && !utf8.RuneStart(s[cut]) {

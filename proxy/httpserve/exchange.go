@@ -331,8 +331,10 @@ func rpcErrorID(w http.ResponseWriter, status int, id json.RawMessage, code int,
 	_, _ = w.Write(append(errorResponse(id, code, message), '\n'))
 }
 
-// errorResponse is a JSON-RPC error response (id null when nil).
+// errorResponse is a JSON-RPC error response (id null when nil), its
+// message clipped as a Conn clips one (it may echo what the client sent).
 func errorResponse(id json.RawMessage, code int, message string) []byte {
+	message = jsonrpc.ClipMessage(message)
 	if len(id) == 0 {
 		id = json.RawMessage("null")
 	}

@@ -97,6 +97,12 @@ func TestInvalidRequestsAreRefused(t *testing.T) {
 	if n := th.session(sid).router.inFlight(); n != 0 {
 		t.Errorf("%d invalid requests hold a slot", n)
 	}
+	// What is wrong is not echoed whole: an id of 1 MB gets an answer of a
+	// few KB.
+	status, answer := th.call(sid, "", `{"jsonrpc":"2.0","id":{"a":"`+strings.Repeat("x", 1<<20)+`"},"method":"ping"}`)
+	if _, code, _ := rpcErrorOf(t, answer); status != http.StatusBadRequest || code != jsonrpc.CodeInvalidRequest || len(answer) > 4<<10 {
+		t.Errorf("an id of 1 MB: HTTP %d, %d bytes: %.200s", status, len(answer), answer)
+	}
 	if status, body := th.call(sid, "", `{"jsonrpc":"2.0","id":"ok","method":"ping"}`); status != http.StatusOK {
 		t.Errorf("a valid request after the invalid ones: HTTP %d %s", status, body)
 	}
