@@ -150,6 +150,7 @@ func TestSlowBodiesEndTheirConnections(t *testing.T) {
 	}()
 
 	ended := make(chan error, slow)
+	closedIn := make(chan time.Duration, slow) // from each 408 to its connection's end
 	for i := range slow {
 		c := dialFrom(t, "127.0.0.1", addr)
 		// The body stops at a different place each time: after one
@@ -173,11 +174,13 @@ func TestSlowBodiesEndTheirConnections(t *testing.T) {
 				ended <- fmt.Errorf("a slow body: %v %v, want 408", resp, err)
 				return
 			}
-			_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+			answered := time.Now()
+			_ = c.SetReadDeadline(answered.Add(5 * time.Second))
 			if _, err := br.ReadByte(); err != io.EOF {
 				ended <- fmt.Errorf("5 s after its 408 the connection is still open (%v)", err)
 				return
 			}
+			closedIn <- time.Since(answered)
 			ended <- nil
 		}()
 	}
@@ -190,6 +193,13 @@ func TestSlowBodiesEndTheirConnections(t *testing.T) {
 	if err := <-hostDone; err != nil {
 		t.Fatalf("the host's call, after %d answered: %v", answered.Load(), err)
 	}
+	close(closedIn)
+	var slowest time.Duration
+	for d := range closedIn {
+		slowest = max(slowest, d)
+	}
+	t.Logf("%d slow bodies: each connection closed within %s of its 408; %d calls of the host answered meanwhile",
+		slow, slowest.Round(time.Microsecond), answered.Load())
 	if answered.Load() == 0 {
 		t.Fatal("the host was not answered while the slow bodies waited")
 	}
