@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
@@ -53,5 +54,33 @@ func TestErrorsVerbatimInMemory(t *testing.T) {
 		if string(got) != string(want) {
 			t.Errorf("%s %s: the error changed on the way:\nsent:     %s\nreceived: %s (result %s)", c.method, c.params, want, got, res)
 		}
+	}
+}
+
+// What the host sent is not echoed whole: a method name and a tool name of
+// 3 MB each get an answer of a few KB, and a request whose jsonrpc is not
+// "2.0" gets -32600 without reaching a server.
+func TestHugeNamesGetShortAnswers(t *testing.T) {
+	srv := &memserver.Server{Tools: []json.RawMessage{memserver.Tool("echo", "")}}
+	_, h := memTrunk(t, memserver.Set{"notes": srv}, nil, nil, nil)
+	h.initialize(`{}`)
+	huge := strings.Repeat("x", 3<<20)
+	for _, c := range []struct{ method, params string }{
+		{huge, `{}`},
+		{"tools/call", `{"name":"mcp__notes__` + huge + `","arguments":{}}`},
+		{"prompts/get", `{"name":"` + huge + `"}`},
+	} {
+		_, errObj := h.call(c.method, c.params)
+		if errObj == nil || len(errObj) > 4<<10 {
+			t.Errorf("%.20s...: the error is %d bytes, want a few KB: %.200s", c.method, len(errObj), errObj)
+		}
+	}
+	h.send(`{"jsonrpc":"1.0","id":"v1","method":"tools/list"}`)
+	var m struct {
+		ID    string
+		Error *jsonrpc.Error
+	}
+	if line := h.next("the answer to jsonrpc 1.0"); json.Unmarshal([]byte(line), &m) != nil || m.ID != "v1" || m.Error == nil || m.Error.Code != jsonrpc.CodeInvalidRequest {
+		t.Errorf("a request with jsonrpc 1.0: %s, want -32600", line)
 	}
 }

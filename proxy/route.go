@@ -99,6 +99,14 @@ func (t *Trunk) routeNamed(ctx context.Context, method string, params json.RawMe
 	if !ok {
 		return nil, cat.UnknownName(kind, name)
 	}
+	if c, ok := t.Fleet().Client(server); ok && c.AwaitRestart(ctx) {
+		// Its names were withdrawn while it restarted: look again.
+		cat = t.viewOf(ctx, t.snapshot())
+		routes = cat.Tools
+		if kind == "prompt" {
+			routes = cat.Prompts
+		}
+	}
 	raw, known := routes[server][name]
 	if !known && cat.Restricted() {
 		return nil, cat.UnknownName(kind, name) // forbidden, filtered or missing: one answer
@@ -173,6 +181,7 @@ func (t *Trunk) owner(ctx context.Context, server, kind, item string, params jso
 	} else if own != nil {
 		c = own // the session's or the caller's own (private.go)
 	}
+	c.AwaitRestart(ctx) // a request waits for a server that is restarting
 	state, err := c.State()
 	if state != upstream.StateReady && c.Listed() {
 		if err := t.wake(ctx, c, params); err != nil {

@@ -76,6 +76,17 @@ func (t *Trunk) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	return errors.Join(err, t.Close(context.WithoutCancel(ctx)))
 }
 
+// The stdio host's bounds on what it leaves unread (jsonrpc.Options
+// MaxUnreadBytes and MaxHandled, as an HTTP session's maxInFlight and
+// maxSessionBufferedBytes): at most this many of its requests handled at
+// once, and no new one started while this many bytes of answers wait for
+// it to read; past them the trunk stops reading it until it reads.
+// Variables for tests.
+var (
+	stdioUnreadBytes int64 = 64 << 20
+	stdioMaxHandled        = 64
+)
+
 // SessionOptions describe a host session other than the stdio host's.
 type SessionOptions struct {
 	// ID is the session's id on the HTTP downstream, told to observers.
@@ -119,7 +130,13 @@ func (t *Trunk) Attach(in io.Reader, out io.Writer, opts *SessionOptions) *Sessi
 	if opts.Subject != "" {
 		s.logger = s.logger.With("subject", opts.Subject)
 	}
-	s.conn = jsonrpc.NewConn(in, out, s, &jsonrpc.Options{Logger: s.logger.With("peer", peer), AnswerInvalid: true, InlineRequests: opts.PerRequest})
+	connOpts := &jsonrpc.Options{Logger: s.logger.With("peer", peer), AnswerInvalid: true, InlineRequests: opts.PerRequest}
+	if opts.ID == "" && !opts.PerRequest {
+		// The stdio host's: what it leaves unread is bounded here; an
+		// HTTP session's output goes to its streams, bounded there.
+		connOpts.MaxUnreadBytes, connOpts.MaxHandled = stdioUnreadBytes, stdioMaxHandled
+	}
+	s.conn = jsonrpc.NewConn(in, out, s, connOpts)
 	s.setLimits(t.cfg.Load().Trunk.MaxMessageBytes)
 	s.out = outbox.New(s.conn, func(method string, err error) { t.notifyFailed("", method, err) })
 	t.hosts.add(s)

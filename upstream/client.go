@@ -98,7 +98,8 @@ type Client struct {
 	lazy       lazyState // under mu
 	state      State
 	err        error
-	t          *wire // the current connection
+	t          *wire         // the current connection
+	moved      chan struct{} // closed and replaced at each change (changed): what a request waiting for a restart waits on
 	init       InitResult
 	catalog    Catalog
 	announced  [surfaceCount]bool   // dirty lists the server said changed (list_changed), not the trunk's own reads
@@ -118,6 +119,7 @@ func newClient(id string, spec config.Spec, opts clientOptions) *Client {
 		life:    life,
 		stop:    stop,
 		settled: make(chan struct{}),
+		moved:   make(chan struct{}),
 		state:   StateStarting,
 		since:   time.Now(),
 	}
@@ -180,21 +182,54 @@ func (c *Client) settle() { c.settleMu.Do(func() { close(c.settled) }) }
 // A sleeping server is started first (see Wake). An error from the server
 // comes back as the *jsonrpc.Error it sent; a server that is not available
 // gives a CodeUnavailable error naming it.
+//
+// A request that finds the server restarting, or whose connection ended
+// before the request reached it, waits for the server to be back
+// (timeouts.restart) and is sent then; one in flight when the server went
+// away fails, saying so.
 func (c *Client) Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	for tries := 1; ; tries++ {
+		res, sent, err := c.callOnce(ctx, method, params)
+		if sent || tries == 3 || ctx.Err() != nil {
+			return res, err
+		}
+	}
+}
+
+// callOnce is one try of Call; sent is false when the request did not
+// reach the server because its connection had ended, so that it may be
+// sent again once the server is back.
+func (c *Client) callOnce(ctx context.Context, method string, params json.RawMessage) (_ json.RawMessage, sent bool, _ error) {
 	t, err := c.acquire(ctx)
 	if err != nil {
-		return nil, err
+		return nil, true, err
 	}
 	defer c.release()
 	timeout := c.spec.Timeouts.Call.D()
 	began := time.Now()
 	res, err := t.CallWithin(ctx, timeout, method, params)
+	if errors.Is(err, jsonrpc.ErrNotSent) && endsSoon(ctx, t) {
+		return nil, false, c.callError(ctx, t, method, timeout, err)
+	}
 	c.stats.record(time.Since(began), err != nil)
 	if err == nil {
 		c.track(t, method, params)
-		return res, nil
+		return res, true, nil
 	}
-	return nil, c.callError(ctx, t, method, timeout, err)
+	return nil, true, c.callError(ctx, t, method, timeout, err)
+}
+
+// endsSoon reports whether t's connection has ended or ends shortly (a
+// write to a process that died fails before its output is seen to end).
+func endsSoon(ctx context.Context, t Transport) bool {
+	select {
+	case <-t.Done():
+		return true
+	case <-ctx.Done():
+		return false
+	case <-time.After(stdio.OutputGrace + time.Second):
+		return false
+	}
 }
 
 // Notify sends a notification to the server if it is ready.
@@ -221,6 +256,8 @@ func (c *Client) callError(ctx context.Context, t Transport, method string, time
 		// Kept as the *jsonrpc.OverlongLineError, for the proxy to name the
 		// item and the setting.
 		return fmt.Errorf("server %q: %s: %w", c.id, method, err)
+	case errors.Is(err, jsonrpc.ErrClosed) && !errors.Is(err, jsonrpc.ErrNotSent):
+		return jsonrpc.Errorf(jsonrpc.CodeUnavailable, "server %q crashed while %s was in flight: %v", c.id, method, c.exitError(t))
 	case errors.Is(err, jsonrpc.ErrClosed):
 		return jsonrpc.Errorf(jsonrpc.CodeUnavailable, "server %q is not available: %v", c.id, c.exitError(t))
 	case writeFailed(err):
@@ -294,6 +331,10 @@ func (c *Client) changed() {
 	if c.opts.events.Changed != nil {
 		c.opts.events.Changed(c.id)
 	}
+	c.mu.Lock()
+	close(c.moved)
+	c.moved = make(chan struct{})
+	c.mu.Unlock()
 }
 
 // Close shuts the server down (see the transport's Close for the order) and

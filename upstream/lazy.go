@@ -211,9 +211,21 @@ func (c *Client) discovered(complete bool) {
 // release; a sleeping server is woken first. A server that goes back to
 // sleep between the wake and the request is woken again (a few times: an
 // idle timeout shorter than a start would otherwise loop).
+//
+// A server that is being restarted is waited for (restartwait.go).
 func (c *Client) acquire(ctx context.Context) (*wire, error) {
+	b := restartBound{d: c.spec.Timeouts.Restart.D()}
+	defer b.stop()
 	for tries := 0; ; tries++ {
 		c.mu.Lock()
+		if c.goneLocked() {
+			c.mu.Unlock()
+			if _, err := c.awaitBack(ctx, &b); err != nil {
+				return nil, err
+			}
+			tries--
+			continue
+		}
 		if c.state == StateReady {
 			c.lazy.inflight++
 			t := c.t

@@ -36,12 +36,16 @@ type recoveryFault struct {
 }
 
 // chaosWithState is a chaos server counting its starts in state, with
-// these timeouts (nil: the defaults) and args.
+// these timeouts (nil: the defaults) and args. A call to it waits for its
+// restarts 1 ms at most (timeouts.restart), so that each call during the
+// fault fails naming why (TestFaultCrashUnderLoad has calls wait).
 func chaosWithState(state string, timeouts map[string]any, args ...string) server {
 	s := server{"command": chaosBin, "args": append(args, "-state-file", state, "-max-life", "30s")}
-	if timeouts != nil {
-		s["timeouts"] = timeouts
+	t := map[string]any{"restart": "1ms"}
+	for k, v := range timeouts {
+		t[k] = v
 	}
+	s["timeouts"] = t
 	return s
 }
 

@@ -49,6 +49,7 @@ type rawConn struct {
 	read   chan struct{} // closed when stdout reached EOF
 
 	mu            sync.Mutex
+	held          chan struct{}          // while set (hold), stdout is not read: closed by resume
 	pending       map[string]chan []byte // by id: the response line, as read
 	lines         [][]byte               // every stdout line, as read
 	notifications []json.RawMessage
@@ -93,6 +94,12 @@ func (c *rawConn) readLoop(stdout io.Reader) {
 	defer close(c.read)
 	r := bufio.NewReaderSize(stdout, 1<<16)
 	for {
+		c.mu.Lock()
+		held := c.held
+		c.mu.Unlock()
+		if held != nil {
+			<-held
+		}
 		line, err := r.ReadBytes('\n')
 		if len(line) > 0 {
 			c.handleLine(line)
@@ -135,6 +142,21 @@ func (c *rawConn) handleLine(line []byte) {
 	case hasID:
 		c.deliver(string(m.ID), line)
 	}
+}
+
+// hold stops reading stdout after the line being read, as a host that
+// does not read would; resume reads on.
+func (c *rawConn) hold() {
+	c.mu.Lock()
+	c.held = make(chan struct{})
+	c.mu.Unlock()
+}
+
+func (c *rawConn) resume() {
+	c.mu.Lock()
+	close(c.held)
+	c.held = nil
+	c.mu.Unlock()
 }
 
 // deliver hands a response line to the call waiting for id.

@@ -181,6 +181,7 @@ func (p *fieldErrs) timeouts(raw json.RawMessage, field string) Timeouts {
 		t.Connect = p.duration(rt.Connect, field+".connect")
 		t.List = p.duration(rt.List, field+".list")
 		t.Call = p.duration(rt.Call, field+".call")
+		t.Restart = p.duration(rt.Restart, field+".restart")
 	}
 	if t.Connect == 0 {
 		t.Connect = Duration(defaultConnectTimeout)
@@ -190,6 +191,9 @@ func (p *fieldErrs) timeouts(raw json.RawMessage, field string) Timeouts {
 	}
 	if t.Call == 0 {
 		t.Call = Duration(defaultCallTimeout)
+	}
+	if t.Restart == 0 {
+		t.Restart = Duration(defaultRestartWait)
 	}
 	return t
 }

@@ -28,7 +28,7 @@ func parseFile(t *testing.T, name string, lookup func(string) (string, bool)) (*
 }
 
 func defaultTimeouts() Timeouts {
-	return Timeouts{Connect: Duration(30 * time.Second), List: Duration(30 * time.Second), Call: Duration(120 * time.Second)}
+	return Timeouts{Connect: Duration(30 * time.Second), List: Duration(30 * time.Second), Call: Duration(120 * time.Second), Restart: Duration(10 * time.Second)}
 }
 
 func defaultTrunk() TrunkOptions {

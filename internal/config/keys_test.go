@@ -19,7 +19,7 @@ func TestUnknownKeysWarn(t *testing.T) {
   "mcpservers": {},
   "mcpServers": {
     "files": {"command": "files", "arg": ["/tmp"], "enviroment": {"K": "v"}, "dissabled": true, "lazzy": true, "frobnicate": 1,
-      "timeouts": {"conect": "5s"}, "tools": {"alow": ["x"]}},
+      "timeouts": {"conect": "5s", "restrat": "1s"}, "tools": {"alow": ["x"]}},
     "cursor": {"command": "c", "envFile": ".env", "autoApprove": ["x"], "alwaysAllow": [], "timeout": 60, "disabledTools": []}
   },
   "trunk": {"toolsearch": true, "audit": {"file": "a.log", "argument": true}}
@@ -41,6 +41,7 @@ func TestUnknownKeysWarn(t *testing.T) {
 		`server "files": unknown key "lazzy" (did you mean "lazy"?), ignored`,
 		`server "files": unknown key "frobnicate", ignored`,
 		`server "files": unknown key "timeouts.conect" (did you mean "timeouts.connect"?), ignored`,
+		`server "files": unknown key "timeouts.restrat" (did you mean "timeouts.restart"?), ignored`,
 		`server "files": unknown key "tools.alow" (did you mean "tools.allow"?), ignored`,
 	}
 	for i := range want {

@@ -59,6 +59,7 @@ type rawTimeouts struct {
 	Connect json.RawMessage `json:"connect"`
 	List    json.RawMessage `json:"list"`
 	Call    json.RawMessage `json:"call"`
+	Restart json.RawMessage `json:"restart"`
 }
 
 type rawTrunk struct {

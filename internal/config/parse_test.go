@@ -171,9 +171,10 @@ func TestConfigParseInline(t *testing.T) {
 				t.Errorf("b = %+v", b)
 			}
 		}},
-		{"timeouts partial and zero", `{"mcpServers": {"a": {"command": "x", "timeouts": {"call": "5m", "connect": "0s"}}}}`, func(t *testing.T, c *Config) {
+		{"timeouts partial and zero", `{"mcpServers": {"a": {"command": "x", "timeouts": {"call": "5m", "connect": "0s", "restart": "2s"}}}}`, func(t *testing.T, c *Config) {
 			want := defaultTimeouts()
 			want.Call = Duration(5 * time.Minute)
+			want.Restart = Duration(2 * time.Second)
 			if got := c.Servers[0].Timeouts; got != want {
 				t.Errorf("timeouts = %+v, want %+v", got, want)
 			}

@@ -65,6 +65,7 @@ const (
 	defaultConnectTimeout = 30 * time.Second
 	defaultListTimeout    = 30 * time.Second
 	defaultCallTimeout    = 120 * time.Second
+	defaultRestartWait    = 10 * time.Second
 
 	defaultStartupWait   = 15 * time.Second
 	defaultConcurrency   = DefaultConcurrency
@@ -74,11 +75,15 @@ const (
 )
 
 // Timeouts per server. Zero fields mean the defaults, which Parse fills in:
-// Connect 30s, List 30s, Call 120s.
+// Connect 30s, List 30s, Call 120s, Restart 10s.
 type Timeouts struct {
 	Connect Duration `json:"connect,omitzero"`
 	List    Duration `json:"list,omitzero"`
 	Call    Duration `json:"call,omitzero"`
+	// Restart bounds how long a request waits for the server while it
+	// restarts (after a crash) before it fails naming why the server
+	// went away; the request's own deadline bounds it too.
+	Restart Duration `json:"restart,omitzero"`
 }
 
 // Spec is one configured upstream server.

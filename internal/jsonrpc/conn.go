@@ -61,6 +61,13 @@ type Options struct {
 	// whose peer sends one request and never needs an answer of ours
 	// read meanwhile (a stateless request's session).
 	InlineRequests bool
+	// MaxUnreadBytes, when set, bounds what the connection holds for a
+	// peer that does not read its answers, and MaxHandled (default
+	// DefaultMaxHandled) the peer's requests handled at once: past them
+	// the connection stops reading the peer until it reads (unread.go).
+	// The trunk sets them on the stdio host's connection.
+	MaxUnreadBytes int64
+	MaxHandled     int
 }
 
 // Conn is one JSON-RPC peer over a line-delimited byte stream. It does not own
@@ -82,6 +89,7 @@ type Conn struct {
 	answerInvalid bool
 	redact        func(string) string // see Options.Redact; nil: none
 	inline        bool                // see Options.InlineRequests
+	gate          *answerGate         // see Options.MaxUnreadBytes; nil: none
 	resync        int64
 	// limit bounds what is written (see limit.go), readLimit what is read
 	// (lines.go); nil: no bound.
@@ -137,6 +145,9 @@ func NewConn(r io.Reader, w io.Writer, h Handler, opts *Options) *Conn {
 		inflight:      make(map[string]*inflightRequest),
 	}
 	if opts != nil {
+		if !c.inline {
+			c.gate = newAnswerGate(opts.MaxUnreadBytes, opts.MaxHandled, logger)
+		}
 		c.resync = opts.ResyncBytes
 		c.SetMaxReadBytes(opts.MaxReadBytes, opts.ReadLimitSetting)
 	}
@@ -182,6 +193,9 @@ func (c *Conn) Serve() error {
 
 func (c *Conn) readLoop() error {
 	for {
+		if c.gate != nil {
+			c.gate.awaitRead()
+		}
 		l := c.readLimit.Load()
 		if l == nil {
 			l = &messageLimit{}
@@ -212,6 +226,9 @@ func (c *Conn) dispatch(line []byte) {
 	}
 	if inv := checkEnvelope(&m); inv != nil {
 		c.rejectInvalid(line, inv)
+		if inv.response { // its call fails now rather than wait for an answer that came
+			c.deliver(m.ID, response{err: inv.err})
+		}
 		return
 	}
 	switch {
@@ -225,7 +242,10 @@ func (c *Conn) dispatch(line []byte) {
 		}
 		c.notify(m.Method, m.Params)
 	default: // checkEnvelope saw to it that it has an id: a response
-		c.deliver(m)
+		if m.Error != nil {
+			m.Error.peer = true
+		}
+		c.deliver(m.ID, response{result: m.Result, err: m.Error})
 		yieldToWoken()
 	}
 }
@@ -279,10 +299,11 @@ func (c *Conn) FirstInvalidLine() string {
 	return ""
 }
 
-func (c *Conn) deliver(m message) {
-	id, err := strconv.ParseInt(string(bytes.Trim(m.ID, `"`)), 10, 64)
+// deliver gives the call waiting for the response with id its answer.
+func (c *Conn) deliver(rawID json.RawMessage, r response) {
+	id, err := strconv.ParseInt(string(bytes.Trim(rawID, `"`)), 10, 64)
 	if err != nil {
-		c.logger.Warn("response with an id this side never sent", "id", logkey.Clip(string(m.ID)))
+		c.logger.Warn("response with an id this side never sent", "id", logkey.Clip(string(rawID)))
 		return
 	}
 	c.mu.Lock()
@@ -293,10 +314,7 @@ func (c *Conn) deliver(m message) {
 		c.logger.Debug("response to a request no longer waiting", "id", id)
 		return
 	}
-	if m.Error != nil {
-		m.Error.peer = true
-	}
-	ch <- response{result: m.Result, err: m.Error}
+	ch <- r
 }
 
 // notify runs the notification handler, containing a panic to the one
@@ -317,6 +335,12 @@ func (c *Conn) notify(method string, params json.RawMessage) {
 func (c *Conn) Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	return c.call(ctx, 0, method, params)
 }
+
+// ErrNotSent is wrapped by a Call's error when the request never reached
+// the peer: the connection had ended before it, or writing it failed (the
+// peer's input closed, as a process that died has). Sending it again on
+// another connection cannot run it twice.
+var ErrNotSent = errors.New("the request was not sent")
 
 // ErrTimedOut is CallWithin's error when its bound passes first. It is
 // context.DeadlineExceeded, as a call under context.WithTimeout would end.
@@ -350,7 +374,7 @@ func (c *Conn) call(ctx context.Context, d time.Duration, method string, params 
 		err := c.err
 		c.mu.Unlock()
 		responseChans.Put(ch)
-		return nil, err
+		return nil, fmt.Errorf("%w: %w", ErrNotSent, err)
 	}
 	c.pending[id] = ch
 	c.mu.Unlock()
@@ -358,6 +382,9 @@ func (c *Conn) call(ctx context.Context, d time.Duration, method string, params 
 	var idBuf [20]byte
 	if err := c.writeRequest(strconv.AppendInt(idBuf[:0], id, 10), method, params); err != nil {
 		c.forget(id)
+		if _, over := err.(*TooLargeError); !over {
+			err = fmt.Errorf("%w: %w", ErrNotSent, err)
+		}
 		return nil, fmt.Errorf("sending %s: %w", method, err)
 	}
 

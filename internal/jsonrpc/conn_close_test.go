@@ -36,8 +36,8 @@ func TestPeerEndingFailsPendingCalls(t *testing.T) {
 	p.aServe <- nil // for p.close
 	for i, ch := range calls {
 		r := waitCall(t, ch)
-		if !errors.Is(r.err, ErrClosed) {
-			t.Errorf("pending call %d = %s, %v; want ErrClosed", i, r.res, r.err)
+		if !errors.Is(r.err, ErrClosed) || errors.Is(r.err, ErrNotSent) {
+			t.Errorf("pending call %d = %s, %v; want ErrClosed, as sent", i, r.res, r.err)
 		}
 	}
 	waitClosed(t, p.a.Done(), "a's Done")
@@ -47,8 +47,8 @@ func TestPeerEndingFailsPendingCalls(t *testing.T) {
 
 	// A closed Conn fails fast.
 	start := time.Now()
-	if _, err := p.a.Call(ctx, "ping", nil); !errors.Is(err, ErrClosed) {
-		t.Errorf("Call after close = %v, want ErrClosed", err)
+	if _, err := p.a.Call(ctx, "ping", nil); !errors.Is(err, ErrClosed) || !errors.Is(err, ErrNotSent) {
+		t.Errorf("Call after close = %v, want ErrClosed, not sent", err)
 	}
 	if err := p.a.Notify("notifications/x", nil); !errors.Is(err, ErrClosed) {
 		t.Errorf("Notify after close = %v, want ErrClosed", err)

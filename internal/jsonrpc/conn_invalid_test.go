@@ -3,8 +3,10 @@ package jsonrpc
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func pingHandler() handlerFuncs {
@@ -32,6 +34,10 @@ func TestInvalidLinesAreAnswered(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":9,"method":5}`, `{"jsonrpc":"2.0","id":9,"error":{"code":-32600,"message":"invalid request: \"method\" must be a string"}}`},
 		{`"a string"`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: a message must be a JSON object"}}`},
 		{`{"jsonrpc":"2.0"}`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: neither a request, a notification nor a response (no method and no id)"}}`},
+		{`{"jsonrpc":"1.0","id":11,"method":"ping"}`, `{"jsonrpc":"2.0","id":11,"error":{"code":-32600,"message":"invalid request: \"jsonrpc\" must be \"2.0\", not \"1.0\""}}`},
+		{`{"id":12,"method":"ping"}`, `{"jsonrpc":"2.0","id":12,"error":{"code":-32600,"message":"invalid request: \"jsonrpc\" must be \"2.0\", and is missing"}}`},
+		{`{"jsonrpc":2,"id":13,"method":"ping"}`, `{"jsonrpc":"2.0","id":13,"error":{"code":-32600,"message":"invalid request: \"jsonrpc\" must be a string"}}`},
+		{`{"jsonrpc":"1.0","method":"notifications/initialized"}`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: \"jsonrpc\" must be \"2.0\", not \"1.0\""}}`},
 	} {
 		p.send(tc.line)
 		p.expectLine(tc.want)
@@ -39,6 +45,54 @@ func TestInvalidLinesAreAnswered(t *testing.T) {
 	// Still serving.
 	p.send(`{"jsonrpc":"2.0","id":10,"method":"ping"}`)
 	p.expectLine(`{"jsonrpc":"2.0","id":10,"result":{}}`)
+}
+
+// An error's message that echoes what the peer sent (a method name of
+// 3 MB) is clipped: the answer is a few KB, says how much it left out,
+// and is still valid JSON when the cut falls inside a character.
+func TestErrorMessagesAreClipped(t *testing.T) {
+	leakCheck(t)
+	p := newRawPeer(t, pingHandler(), &Options{AnswerInvalid: true})
+	for _, method := range []string{strings.Repeat("m", 3<<20), strings.Repeat("é", 3<<19)} {
+		p.send(`{"jsonrpc":"2.0","id":1,"method":"` + method + `"}`)
+		line := p.readLine()
+		var m struct {
+			Error *Error `json:"error"`
+		}
+		if err := json.Unmarshal(line, &m); err != nil || m.Error == nil || m.Error.Code != CodeMethodNotFound {
+			t.Fatalf("the answer to a 3 MB method name: %v %.200s", err, line)
+		}
+		if len(line) > 4<<10 || len(m.Error.Message) > MaxErrorMessage || !strings.HasSuffix(m.Error.Message, "bytes clipped)") || !utf8.ValidString(m.Error.Message) {
+			t.Errorf("the answer to a 3 MB method name is %d bytes, its message %d (%.60q...%q)", len(line), len(m.Error.Message), m.Error.Message, m.Error.Message[max(0, len(m.Error.Message)-40):])
+		}
+	}
+	p.send(`{"jsonrpc":"2.0","id":2,"method":"ping"}`)
+	p.expectLine(`{"jsonrpc":"2.0","id":2,"result":{}}`)
+}
+
+// A response whose jsonrpc is not "2.0" is not taken as the answer, nor
+// answered: the call it answers fails at once with why.
+func TestResponseOfAnotherVersionFailsItsCall(t *testing.T) {
+	leakCheck(t)
+	p := newRawPeer(t, pingHandler(), nil)
+	done := make(chan error, 1)
+	go func() {
+		_, err := p.c.Call(context.Background(), "tools/list", nil)
+		done <- err
+	}()
+	req := p.readRequest("tools/list")
+	p.send(`{"jsonrpc":"1.0","id":` + string(req.ID) + `,"result":{}}`)
+	err := <-done
+	var rpcErr *Error
+	if !errors.As(err, &rpcErr) || rpcErr.Code != CodeInternalError || !strings.Contains(rpcErr.Message, `not JSON-RPC 2.0: "jsonrpc" must be "2.0", not "1.0"`) || FromPeer(err) {
+		t.Fatalf("a call answered with jsonrpc 1.0: %v", err)
+	}
+	if err := p.close(); err != nil {
+		t.Fatal(err)
+	}
+	if rest := p.rest(); len(rest) != 0 {
+		t.Errorf("the conn answered a response: %q", rest)
+	}
 }
 
 // A response without an id is the peer's own complaint: answering it could

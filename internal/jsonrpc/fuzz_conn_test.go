@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -26,6 +27,8 @@ var fuzzSeeds = []string{
 	"\x00\x01\xff\xfe",
 	`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error"}}`,
 	`"str"`, `123`, `null`, `{}`, `{"method":""}`, `{"jsonrpc":"2.0","id":1e400,"method":"ping"}`,
+	`{"jsonrpc":"1.0","id":1,"method":"ping"}`, `{"id":1,"method":"ping"}`, `{"jsonrpc":2,"id":1,"method":"ping"}`,
+	`{"jsonrpc":"1.0","id":1,"result":{}}`, `{"jsonrpc":"2.0","id":1,"method":"` + strings.Repeat("m", 5000) + `"}`,
 }
 
 // FuzzConnInput drives a Conn with arbitrary bytes from its peer, on both

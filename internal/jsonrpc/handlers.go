@@ -25,6 +25,9 @@ func (c *Conn) startHandler(m message) {
 	c.mu.Unlock()
 
 	j := handlerJob{req: req, key: key, m: m}
+	if c.gate != nil {
+		j.gated, j.waits = true, !c.gate.admit()
+	}
 	if c.inline {
 		c.runInline(j)
 		return
@@ -43,6 +46,9 @@ type handlerJob struct {
 	req *inflightRequest
 	key string
 	m   message
+	// gated: the connection bounds its answers (unread.go); waits: the
+	// request waits for a place before its handler runs.
+	gated, waits bool
 }
 
 // maxIdleHandlers and handlerIdle bound the handler goroutines that wait
@@ -112,19 +118,37 @@ func (c *Conn) waitIdle(idle *time.Timer, j *handlerJob) bool {
 func (c *Conn) runHandler(j handlerJob) {
 	req := j.req
 	defer req.markAnswered()
-	result, err := c.callHandler(req, j.m.Method, j.m.Params)
+	started := !j.waits || c.gate.enter(req.Done())
+	var result json.RawMessage
+	var err error
+	if started {
+		result, err = c.callHandler(req, j.m.Method, j.m.Params)
+	} else {
+		err = Errorf(CodeRequestCancelled, "%s was cancelled before it started", j.m.Method)
+	}
 	req.cancel()
 	c.mu.Lock()
 	delete(c.inflight, j.key)
 	c.unlink(req)
 	skip := req.cancelled
 	c.mu.Unlock()
+	var owed int64
+	if j.gated && started {
+		defer func() { c.gate.done(owed) }()
+	}
 	if skip {
 		return
 	}
 	var rpcErr *Error
 	if err != nil {
 		rpcErr = AsError(err)
+	}
+	if j.gated && started {
+		owed = int64(len(result) + len(j.m.ID) + len(`{"jsonrpc":"2.0","id":,"result":}`) + 1)
+		if rpcErr != nil {
+			owed += int64(min(len(rpcErr.Message), MaxErrorMessage) + len(rpcErr.Data) + 64)
+		}
+		c.gate.owe(owed)
 	}
 	if werr := c.writeResponse(j.m.ID, result, rpcErr); werr != nil {
 		c.logger.Debug("writing a response failed", "method", logkey.Clip(j.m.Method), "error", werr)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // What a server side answers for a line that is not a valid message
@@ -25,6 +26,9 @@ type invalidMessage struct {
 	// own complaint about something it could not read) is never answered:
 	// two peers that answered each other's errors would never stop.
 	quiet bool
+	// response: a response with an id, never answered (quiet), whose call
+	// fails with err.
+	response bool
 }
 
 var nullID = json.RawMessage("null")
@@ -48,7 +52,31 @@ func checkEnvelope(m *message) *invalidMessage {
 		// Answered with its id, so the peer does not wait for it forever.
 		return &invalidMessage{id: m.ID, err: noMethodError()}
 	}
+	if m.JSONRPC != Version {
+		if m.Method == "" { // checked above: a response with an id
+			err := versionError(m.JSONRPC)
+			err.Code, err.Message = CodeInternalError, "the peer's response is not JSON-RPC 2.0"+strings.TrimPrefix(err.Message, "invalid request")
+			return &invalidMessage{quiet: true, response: true, err: err}
+		}
+		id := nullID
+		if hasID(m.ID) {
+			id = m.ID
+		}
+		return &invalidMessage{id: id, err: versionError(m.JSONRPC)}
+	}
 	return nil
+}
+
+// Version is the one version of JSON-RPC a message may say it speaks.
+const Version = "2.0"
+
+// versionError is the -32600 for a message whose jsonrpc member is got
+// rather than "2.0" (got is "" when it is missing).
+func versionError(got string) *Error {
+	if got == "" {
+		return &Error{Code: CodeInvalidRequest, Message: `invalid request: "jsonrpc" must be "2.0", and is missing`}
+	}
+	return &Error{Code: CodeInvalidRequest, Message: fmt.Sprintf(`invalid request: "jsonrpc" must be "2.0", not %.40q`, got)}
 }
 
 // noMethod reports a message with an id and neither a result nor an
@@ -98,7 +126,7 @@ func classifyUndecodable(line []byte, err error) *invalidMessage {
 // expectedType is what the envelope member field must be.
 func expectedType(field string) string {
 	switch field {
-	case "method":
+	case "method", "jsonrpc":
 		return "a string"
 	case "error":
 		return "an object with a code and a message"

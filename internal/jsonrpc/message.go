@@ -18,6 +18,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"unicode/utf8"
 )
 
 // Standard JSON-RPC error codes, and the codes MCP uses on top of them.
@@ -81,11 +82,14 @@ var ErrClosed = errors.New("connection closed")
 // message is the envelope of any JSON-RPC message. Only the envelope is
 // decoded; params, result and error data stay raw.
 type message struct {
-	ID     json.RawMessage `json:"id,omitempty"`
-	Method string          `json:"method,omitempty"`
-	Params json.RawMessage `json:"params,omitempty"`
-	Result json.RawMessage `json:"result,omitempty"`
-	Error  *Error          `json:"error,omitempty"`
+	// JSONRPC is the version the message says it speaks: "2.0", or it is
+	// not a message this side takes (checkEnvelope).
+	JSONRPC string          `json:"jsonrpc,omitempty"`
+	ID      json.RawMessage `json:"id,omitempty"`
+	Method  string          `json:"method,omitempty"`
+	Params  json.RawMessage `json:"params,omitempty"`
+	Result  json.RawMessage `json:"result,omitempty"`
+	Error   *Error          `json:"error,omitempty"`
 }
 
 // decodeMessage parses one line's envelope, as json.Unmarshal into a
@@ -166,6 +170,9 @@ func appendResponse(b []byte, id, result json.RawMessage, rpcErr *Error) ([]byte
 		b = appendRaw(b, result)
 		return append(b, frameEnd...), nil
 	}
+	if len(rpcErr.Message) > MaxErrorMessage {
+		rpcErr = &Error{Code: rpcErr.Code, Message: ClipMessage(rpcErr.Message), Data: rpcErr.Data}
+	}
 	enc, err := marshalError(rpcErr)
 	if err != nil {
 		// Data is not valid JSON, so it cannot have come from a decoded
@@ -182,6 +189,28 @@ func appendResponse(b []byte, id, result json.RawMessage, rpcErr *Error) ([]byte
 	b = append(b, `,"error":`...)
 	b = append(b, enc...)
 	return append(b, frameEnd...), nil
+}
+
+// MaxErrorMessage bounds the message of an error response a Conn writes,
+// in bytes. A message is for a person to read; one that echoes what the
+// peer sent (a method or a tool name of megabytes) must not send it all
+// back. Past it the message is clipped, and says how much was left out;
+// the error's code and data are kept as they are.
+const MaxErrorMessage = 2048
+
+// ClipMessage returns s, an error's message, cut to MaxErrorMessage bytes
+// at a character boundary and saying how much it left out when it is
+// longer: for an error answered by other means than a Conn (an HTTP body).
+func ClipMessage(s string) string {
+	if len(s) <= MaxErrorMessage {
+		return s
+	}
+	const keep = MaxErrorMessage - 64 // room for the note
+	cut := keep
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s… (%d more bytes clipped)", s[:cut], len(s)-cut)
 }
 
 // marshalError encodes e without HTML escaping: json.Marshal would rewrite

@@ -85,6 +85,7 @@ const (
 	memberFolded  = -2 // a member's name in other letter case: encoding/json's call
 	memberUnknown = -1
 	memberID      = iota - 2
+	memberVersion
 	memberMethod
 	memberParams
 	memberResult
@@ -92,7 +93,7 @@ const (
 	memberCount
 )
 
-var memberNames = [memberCount]string{"id", "method", "params", "result", "error"}
+var memberNames = [memberCount]string{"id", "jsonrpc", "method", "params", "result", "error"}
 
 func envelopeMember(key []byte) int {
 	for m, name := range memberNames {
@@ -118,6 +119,16 @@ func (m *message) set(member int, v []byte) bool {
 		m.Params = v
 	case memberResult:
 		m.Result = v
+	case memberVersion:
+		switch {
+		case string(v) == `"2.0"`:
+			m.JSONRPC = "2.0"
+		case string(v) == "null": // leaves it empty
+		case v[0] == '"' && isPlain(v):
+			m.JSONRPC = string(v[1 : len(v)-1])
+		default:
+			return false
+		}
 	case memberMethod:
 		switch {
 		case string(v) == "null": // leaves the method empty

@@ -23,6 +23,8 @@ var envelopeSeeds = []string{
 	`{"id":1,"result":{}}x`, `{"id":1,"result":{}}{}`, `{"id":1,"result":{},}`, `{"id":01}`, `{"id":-}`, `{"id":1.5e3}`,
 	`{"id":1,"result":"bad \u12"}`, `{"id":1,"result":"\x"}`, `{"id":1,"result":"` + "\x01" + `"}`, `{"id":1,"result":"` + "\xff" + `"}`,
 	`{"id":1,"result":[[[[[[{"a":[true,false,null]}]]]]]]}`, `{"id":1,"result":tru}`, `{"id":1 "result":2}`,
+	`{"jsonrpc":"1.0","id":1,"method":"ping"}`, `{"jsonrpc":2,"id":1}`, `{"jsonrpc":null,"id":1}`, `{"JSONRPC":"2.0","id":1}`,
+	`{"jsonrpc":"\u0032.0","id":1}`, `{"jsonrpc":"2.0","jsonrpc":"2.0"}`, `{"jsonrpc":"é"}`, `{"jsonrpc":""}`,
 }
 
 func FuzzScanMessageMatchesUnmarshal(f *testing.F) {
@@ -64,7 +66,7 @@ func checkScanMessage(t *testing.T, line []byte) {
 // sameMessage compares members by content (nil and empty raw members are
 // both "absent").
 func sameMessage(a, b message) bool {
-	return string(a.ID) == string(b.ID) && a.Method == b.Method && string(a.Params) == string(b.Params) &&
+	return a.JSONRPC == b.JSONRPC && string(a.ID) == string(b.ID) && a.Method == b.Method && string(a.Params) == string(b.Params) &&
 		string(a.Result) == string(b.Result) && reflect.DeepEqual(a.Error, b.Error)
 }
 

@@ -19,12 +19,20 @@ import (
 func Closest(word string, candidates []string) string {
 	best, bestDist := "", -1
 	lw := strings.ToLower(word)
+	n := utf8.RuneCountInString(lw)
 	limit := min(3, max(1, utf8.RuneCountInString(word)/3))
 	for _, c := range candidates {
 		if c == word {
 			continue
 		}
-		d := Distance(lw, strings.ToLower(c))
+		lc := strings.ToLower(c)
+		// A length that differs by more than the limit is more edits away:
+		// no table to fill (a name of megabytes costs a count, not
+		// megabytes squared).
+		if abs(utf8.RuneCountInString(lc)-n) > limit {
+			continue
+		}
+		d := Distance(lw, lc)
 		if d <= limit && (bestDist < 0 || d < bestDist) {
 			best, bestDist = c, d
 		}
@@ -59,4 +67,11 @@ func Distance(a, b string) int {
 		prev2, prev, cur = prev, cur, prev2
 	}
 	return prev[len(rb)]
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
 }

@@ -65,7 +65,9 @@ func (h *Handler) readMessage(w http.ResponseWriter, r *http.Request) ([]byte, j
 	rc := http.NewResponseController(w)
 	_ = rc.SetReadDeadline(time.Now().Add(h.opts.BodyTimeout)) // not with httptest's recorder
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.opts.MaxBodyBytes))
-	_ = rc.SetReadDeadline(time.Time{})
+	if err == nil { // else what is left of the body must not be waited for (guard)
+		_ = rc.SetReadDeadline(time.Time{})
+	}
 	var tooLarge *http.MaxBytesError
 	var netErr net.Error
 	switch {
@@ -102,11 +104,14 @@ func (h *Handler) readMessage(w http.ResponseWriter, r *http.Request) ([]byte, j
 	return line.Bytes(), env, true
 }
 
-// invalidRequest says what makes a message with a method member an
-// invalid request (JSON-RPC 2.0, section 4): a method that is not a
-// non-empty string, an id that is neither a string nor a number. "" when
-// there is nothing wrong, or no method (a response).
+// invalidRequest says what makes a message an invalid one (JSON-RPC 2.0,
+// section 4): a jsonrpc member that is not "2.0", or, with a method member,
+// a method that is not a non-empty string, an id that is neither a string
+// nor a number. "" when there is nothing wrong.
 func invalidRequest(msg []byte) string {
+	if v, err := rawjson.StringField(msg, "jsonrpc"); err != nil || v != jsonrpc.Version {
+		return `the message's "jsonrpc" must be "2.0"`
+	}
 	start, _, found, err := rawjson.FieldSpan(msg, "method")
 	if err != nil || !found {
 		return ""
@@ -336,8 +341,10 @@ func rpcErrorID(w http.ResponseWriter, status int, id json.RawMessage, code int,
 	_, _ = w.Write(append(errorResponse(id, code, message), '\n'))
 }
 
-// errorResponse is a JSON-RPC error response (id null when nil).
+// errorResponse is a JSON-RPC error response (id null when nil), its
+// message clipped as a Conn clips one (it may echo what the client sent).
 func errorResponse(id json.RawMessage, code int, message string) []byte {
+	message = jsonrpc.ClipMessage(message)
 	if len(id) == 0 {
 		id = json.RawMessage("null")
 	}

@@ -2,10 +2,12 @@ package httpserve
 
 import (
 	"crypto/subtle"
+	"io"
 	"net/http"
 	"net/url"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcptrunk/mcptrunk/internal/config"
@@ -29,14 +31,19 @@ import (
 // A request refused is answered before its body is read, and its
 // connection closed without reading it: net/http would otherwise read up
 // to 256 KB of the body, before and after the answer, to keep the
-// connection for a client that has not shown a token.
+// connection for a client that has not shown a token. So is an admitted
+// request whose body was not read to its end (too slow, too large, or of
+// no use to its handler): net/http would read the rest with no deadline,
+// and a client that never sends it would hold the connection forever.
 func (h *Handler) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		admitted := false
+		body := &bodyEnd{ReadCloser: r.Body}
 		if r.ContentLength != 0 {
 			w.Header().Set("Connection", "close") // removed below once admitted
 			defer func() {
-				if !admitted { // what is left of the body fails at once, and the connection ends
+				if !admitted || !body.read.Load() { // what is left of the body fails at once, and the connection ends
+					w.Header().Set("Connection", "close")
 					_ = http.NewResponseController(w).SetReadDeadline(time.Now())
 				}
 			}()
@@ -58,8 +65,26 @@ func (h *Handler) guard(next http.Handler) http.Handler {
 		}
 		w.Header().Del("Connection")
 		admitted = true
+		if r.ContentLength != 0 {
+			r = r.WithContext(r.Context()) // a copy: net/http keeps its own Body
+			r.Body = body
+		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// bodyEnd is a request's body that notes whether it was read to its end.
+type bodyEnd struct {
+	io.ReadCloser
+	read atomic.Bool
+}
+
+func (b *bodyEnd) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err == io.EOF {
+		b.read.Store(true)
+	}
+	return n, err
 }
 
 func (h *Handler) hasToken(r *http.Request) bool {

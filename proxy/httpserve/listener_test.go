@@ -3,10 +3,13 @@ package httpserve
 import (
 	"bufio"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -90,6 +93,140 @@ func TestBodyReadDeadline(t *testing.T) {
 	resp, err := readResponse(t, c, bufio.NewReader(c))
 	if err != nil || resp.StatusCode != http.StatusRequestTimeout {
 		t.Fatalf("a body that stalls: %v %v, want 408", resp, err)
+	}
+}
+
+// Slow bodies with a valid token, each missing a different part of
+// itself: every one gets 408 and then its connection ends (net/http would
+// otherwise wait, with no deadline, for the rest of the body), while a
+// host on another connection is answered throughout.
+func TestSlowBodiesEndTheirConnections(t *testing.T) {
+	const (
+		slow  = 40
+		token = "tttttttttttttttttttttttttttttttt"
+	)
+	_, addr := serveListener(t, Options{Token: token, BodyTimeout: 300 * time.Millisecond, MaxConns: slow + 2, MaxConnsPerClient: slow + 2})
+	session := ""
+	post := func(c net.Conn, length int, body string) {
+		_, _ = io.WriteString(c, "POST /mcp HTTP/1.1\r\nHost: "+addr+"\r\nAuthorization: Bearer "+token+"\r\nMcp-Session-Id: "+session+
+			"\r\nAccept: application/json\r\nContent-Type: application/json\r\nContent-Length: "+strconv.Itoa(length)+"\r\n\r\n"+body)
+	}
+	whole := `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"_meta":{"progressToken":"a-token-of-some-length"}}}`
+
+	host := dialFrom(t, "127.0.0.1", addr)
+	hostReader := bufio.NewReader(host)
+	initialize := `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	post(host, len(initialize), initialize)
+	resp, err := readResponse(t, host, hostReader)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("initialize: %v %v", resp, err)
+	}
+	session = resp.Header.Get("Mcp-Session-Id")
+	stop, hostDone := make(chan struct{}), make(chan error, 1)
+	var answered atomic.Int64
+	go func() {
+		for {
+			select {
+			case <-stop:
+				hostDone <- nil
+				return
+			default:
+			}
+			post(host, len(whole), whole)
+			_ = host.SetReadDeadline(time.Now().Add(10 * time.Second))
+			resp, err := http.ReadResponse(hostReader, nil)
+			if err != nil {
+				hostDone <- err
+				return
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			_ = resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				hostDone <- errors.New(resp.Status)
+				return
+			}
+			answered.Add(1)
+		}
+	}()
+
+	ended := make(chan error, slow)
+	closedIn := make(chan time.Duration, slow) // from each 408 to its connection's end
+	for i := range slow {
+		c := dialFrom(t, "127.0.0.1", addr)
+		// The body stops at a different place each time: after one
+		// byte, inside a string, at the last byte; every fourth is
+		// chunked and stops inside a chunk or before the last.
+		part := whole[:1+i*(len(whole)-2)/(slow-1)]
+		if i%4 == 3 {
+			_, _ = io.WriteString(c, "POST /mcp HTTP/1.1\r\nHost: "+addr+"\r\nAuthorization: Bearer "+token+"\r\nMcp-Session-Id: "+session+
+				"\r\nAccept: application/json\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"+
+				strconv.FormatInt(int64(len(whole)), 16)+"\r\n"+part)
+			if i%8 == 7 {
+				_, _ = io.WriteString(c, whole[len(part):]+"\r\n") // the chunk whole, and no last chunk
+			}
+		} else {
+			post(c, len(whole), part)
+		}
+		go func() {
+			br := bufio.NewReader(c)
+			resp, err := readResponse(t, c, br)
+			if err != nil || resp.StatusCode != http.StatusRequestTimeout {
+				ended <- fmt.Errorf("a slow body: %v %v, want 408", resp, err)
+				return
+			}
+			answered := time.Now()
+			_ = c.SetReadDeadline(answered.Add(5 * time.Second))
+			if _, err := br.ReadByte(); err != io.EOF {
+				ended <- fmt.Errorf("5 s after its 408 the connection is still open (%v)", err)
+				return
+			}
+			closedIn <- time.Since(answered)
+			ended <- nil
+		}()
+	}
+	for range slow {
+		if err := <-ended; err != nil {
+			t.Error(err)
+		}
+	}
+	close(stop)
+	if err := <-hostDone; err != nil {
+		t.Fatalf("the host's call, after %d answered: %v", answered.Load(), err)
+	}
+	close(closedIn)
+	var slowest time.Duration
+	for d := range closedIn {
+		slowest = max(slowest, d)
+	}
+	t.Logf("%d slow bodies: each connection closed within %s of its 408; %d calls of the host answered meanwhile",
+		slow, slowest.Round(time.Microsecond), answered.Load())
+	if answered.Load() == 0 {
+		t.Fatal("the host was not answered while the slow bodies waited")
+	}
+	// Every slot the slow bodies held is free again.
+	for i := range slow + 1 {
+		c := dialFrom(t, "127.0.0.1", addr)
+		post(c, len(whole), whole)
+		if resp, err := readResponse(t, c, bufio.NewReader(c)); err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("connection %d after the slow bodies ended: %v %v", i, resp, err)
+		}
+	}
+}
+
+// An admitted request whose handler has no use for its body (here a GET
+// with one that never arrives) is answered, and its connection ends
+// rather than waiting for the rest.
+func TestUnreadBodyEndsTheConnection(t *testing.T) {
+	_, addr := serveListener(t, Options{})
+	c := dialFrom(t, "127.0.0.1", addr)
+	_, _ = io.WriteString(c, "GET /mcp/unknown HTTP/1.1\r\nHost: "+addr+"\r\nContent-Length: 100\r\n\r\n{")
+	br := bufio.NewReader(c)
+	if resp, err := readResponse(t, c, br); err != nil || resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("GET with a body that stalls: %v %v, want 404", resp, err)
+	}
+	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := br.ReadByte(); err != io.EOF {
+		t.Errorf("after the answer the connection is still open (%v)", err)
 	}
 }
 

@@ -60,8 +60,8 @@ func TestCancelledRequestEndsAndFreesItsSlot(t *testing.T) {
 	}
 }
 
-// A request whose id is not a string or a number, or whose method is not
-// a non-empty string, is an invalid request: -32600 with id null, in a
+// A request whose id is not a string or a number, whose method is not a
+// non-empty string, or whose jsonrpc is not "2.0", is an invalid request: -32600 with id null, in a
 // session or not, and it holds no slot.
 func TestInvalidRequestsAreRefused(t *testing.T) {
 	th := newTestHandler(t, Options{MaxInFlight: 1}, hangs(make(chan string, 10)))
@@ -77,6 +77,10 @@ func TestInvalidRequestsAreRefused(t *testing.T) {
 		`{"jsonrpc":"2.0","id":7,"method":3}`,
 		`{"jsonrpc":"2.0","method":""}`,
 		`{"jsonrpc":"2.0","method":null}`,
+		`{"jsonrpc":"1.0","id":7,"method":"ping"}`,
+		`{"id":7,"method":"ping"}`,
+		`{"jsonrpc":2,"id":7,"method":"ping"}`,
+		`{"jsonrpc":"1.0","id":7,"result":{}}`,
 	} {
 		for _, session := range []string{sid, ""} {
 			status, answer := th.call(session, "", body)
@@ -92,6 +96,12 @@ func TestInvalidRequestsAreRefused(t *testing.T) {
 	}
 	if n := th.session(sid).router.inFlight(); n != 0 {
 		t.Errorf("%d invalid requests hold a slot", n)
+	}
+	// What is wrong is not echoed whole: an id of 1 MB gets an answer of a
+	// few KB.
+	status, answer := th.call(sid, "", `{"jsonrpc":"2.0","id":{"a":"`+strings.Repeat("x", 1<<20)+`"},"method":"ping"}`)
+	if _, code, _ := rpcErrorOf(t, answer); status != http.StatusBadRequest || code != jsonrpc.CodeInvalidRequest || len(answer) > 4<<10 {
+		t.Errorf("an id of 1 MB: HTTP %d, %d bytes: %.200s", status, len(answer), answer)
 	}
 	if status, body := th.call(sid, "", `{"jsonrpc":"2.0","id":"ok","method":"ping"}`); status != http.StatusOK {
 		t.Errorf("a valid request after the invalid ones: HTTP %d %s", status, body)
