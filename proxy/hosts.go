@@ -6,8 +6,10 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/mcptrunk/mcptrunk/internal/rawjson"
 	"github.com/mcptrunk/mcptrunk/proxy/relay"
 	"github.com/mcptrunk/mcptrunk/proxy/tasks"
+	"github.com/mcptrunk/mcptrunk/proxy/translate"
 )
 
 // hostSet is every host session attached to the trunk: the stdio host, and
@@ -18,14 +20,21 @@ import (
 //     mode every request's progressToken is replaced on the way up with one
 //     unique to the trunk (two hosts may pick the same token), and replaced
 //     back on the way down (claimProgress, progress.Owner);
-//   - log messages go to every session whose level admits them (wantsLog);
 //   - resources/updated to the sessions subscribed to the URI;
 //   - list_changed to every session;
 //   - a server-to-client request (sampling, elicitation, roots) to the
 //     session whose request caused it: exact with the stateless revision
-//     (the request comes back inside the call's result), and for a 2025
-//     server, which does not say, the session with the oldest call in
-//     flight on that server (caller).
+//     (the request comes back inside the call's result); a 2025 server's
+//     request, its log messages and any other notification it sends, which
+//     do not say whose call they belong to, to the one session with calls
+//     in flight on that server (concerned), at that session's log level.
+//     With no session, or several, in flight the trunk cannot tell: a
+//     request is refused with the reason and the setting that avoids it
+//     (an instance per caller, "scope"), a notification goes to nobody
+//     (Trunk.unattributed), never to a guess.
+//
+// Nothing a server sends reaches a session whose view does not show the
+// server (Session.sees).
 //
 // With one session and sharing off (stdio only, the usual case) nothing is
 // rewritten and everything goes to that session, as it always has.
@@ -85,34 +94,52 @@ func (h *hostSet) began(s *Session, server string) func() {
 	return h.calls.Began(s, server)
 }
 
-// caller is the session a 2025 server's request is taken to come from: of
-// the sessions with a call in flight on that server (of those mine admits,
-// when set), the oldest that declared the capability the request needs
-// ("" for none), else the oldest; with none, the only session that can be
-// asked, when there is exactly one. nil when it cannot be known.
-func (h *hostSet) caller(server, capability string, mine func(*Session) bool) *Session {
+// concerned is the session what server sends on its own concerns (a
+// request of a 2025 server, a log line, any notification no token routes;
+// params are its params), when the trunk can tell: the session that owns
+// the task params names in its related-task _meta (exact), else in shared
+// mode the one session with calls in flight on server (of those mine
+// admits, when set), busy counting those sessions; with none, or several,
+// it names nobody rather than guess. With sharing off it is the one host.
+// A session whose view does not show server is never named (Session.sees).
+func (h *hostSet) concerned(server string, params json.RawMessage, mine func(*Session) bool) (s *Session, busy int) {
 	if mine == nil {
 		mine = func(*Session) bool { return true }
 	}
-	if list := slices.DeleteFunc(h.calls.On(server), func(s *Session) bool { return !mine(s) }); len(list) > 0 {
-		for _, c := range list {
-			if capability == "" || c.legacyHost().Can(capability) {
-				return c
+	if id, _ := rawjson.StringField(rawjson.MetaValue(params, translate.RelatedTaskKey), "taskId"); id != "" {
+		if owner, ok := h.tasks.Owner(server, id); ok && mine(owner) {
+			if !owner.sees(server) {
+				return nil, 1
+			}
+			return owner, 1
+		}
+	}
+	if h.shared.Load() {
+		var distinct []*Session
+		for _, c := range h.calls.On(server) {
+			if mine(c) && !slices.Contains(distinct, c) {
+				distinct = append(distinct, c)
 			}
 		}
-		return list[0]
-	}
-	var only *Session
-	for _, s := range h.all() {
-		if s.perRequest || !mine(s) {
-			continue
+		if busy = len(distinct); busy != 1 {
+			return nil, busy
 		}
-		if only != nil {
-			return nil
+		s = distinct[0]
+	} else {
+		for _, c := range h.all() {
+			if c.perRequest || !mine(c) {
+				continue
+			}
+			if s != nil {
+				return nil, 0
+			}
+			s = c
 		}
-		only = s
 	}
-	return only
+	if s == nil || !s.sees(server) {
+		return nil, busy
+	}
+	return s, busy
 }
 
 // busyOn reports whether s has a call in flight on server.

@@ -19,34 +19,48 @@ func legacySession(t *Trunk, caps ...string) *Session {
 	return s
 }
 
-// The rule for a 2025 server's request: the oldest session with a call on
-// it that can answer, else the oldest; with no call, the only session.
-func TestHostSetCaller(t *testing.T) {
+// What a 2025 server sends on its own concerns, in shared mode, the one
+// session with calls in flight on it: none with no call or with calls of
+// two sessions (the trunk cannot tell), whatever their order or number of
+// calls. With sharing off it is the one host.
+func TestHostSetConcerned(t *testing.T) {
 	tr := &Trunk{hosts: newHostSet()}
-	tr.hosts.shared.Store(true)
 	a, b := legacySession(tr), legacySession(tr, "sampling")
 	tr.hosts.add(a)
-	if got := tr.hosts.caller("x", "sampling", nil); got != a {
-		t.Errorf("one session, no call: %p, want the only session", got)
+	if got, _ := tr.hosts.concerned("x", nil, nil); got != a {
+		t.Errorf("sharing off, one host: %p, want it", got)
+	}
+	tr.hosts.shared.Store(true)
+	if got, busy := tr.hosts.concerned("x", nil, nil); got != nil || busy != 0 {
+		t.Errorf("shared, one session, no call: %p (%d busy), want none", got, busy)
 	}
 	tr.hosts.add(b)
-	if got := tr.hosts.caller("x", "", nil); got != nil {
-		t.Errorf("two sessions, no call: %p, want none (cannot be known)", got)
-	}
 	endA := tr.hosts.began(a, "x")
+	endA2 := tr.hosts.began(a, "x")
+	if got, busy := tr.hosts.concerned("x", nil, nil); got != a || busy != 1 {
+		t.Errorf("two calls of a: %p (%d busy), want a", got, busy)
+	}
 	endB := tr.hosts.began(b, "x")
-	if got := tr.hosts.caller("x", "sampling", nil); got != b {
-		t.Errorf("sampling with calls from a (cannot sample) and b: got %p, want b", got)
+	if got, busy := tr.hosts.concerned("x", nil, nil); got != nil || busy != 2 {
+		t.Errorf("calls of a and b: %p (%d busy), want none of 2", got, busy)
 	}
-	if got := tr.hosts.caller("x", "elicitation", nil); got != a {
-		t.Errorf("elicitation nobody declared: got %p, want the oldest, a", got)
+	if got, _ := tr.hosts.concerned("x", nil, func(s *Session) bool { return s == b }); got != b {
+		t.Errorf("calls of a and b, only b mine: %p, want b", got)
 	}
-	if got := tr.hosts.caller("y", "", nil); got != nil {
-		t.Errorf("a call on x says nothing of y: got %p", got)
+	tr.hosts.tasks.Own("x", "t-1", b)
+	if got, _ := tr.hosts.concerned("x", json.RawMessage(`{"_meta":{"`+translate.RelatedTaskKey+`":{"taskId":"t-1"}}}`), nil); got != b {
+		t.Errorf("calls of a and b, a request of b's task: %p, want b", got)
+	}
+	if got, busy := tr.hosts.concerned("y", nil, nil); got != nil || busy != 0 {
+		t.Errorf("a call on x says nothing of y: %p", got)
 	}
 	endA()
-	if got := tr.hosts.caller("x", "", nil); got != b {
-		t.Errorf("after a's call ended: %p, want b", got)
+	if got, _ := tr.hosts.concerned("x", nil, nil); got != nil {
+		t.Errorf("a's second call still in flight, and b's: %p, want none", got)
+	}
+	endA2()
+	if got, _ := tr.hosts.concerned("x", nil, nil); got != b {
+		t.Errorf("after a's calls ended: %p, want b", got)
 	}
 	endB()
 	if n := tr.hosts.calls.Servers(); n != 0 {

@@ -65,15 +65,31 @@ func (s *Session) ownLevel() string {
 }
 
 // wantsLog reports whether a log message of server at level goes to this
-// session. A session that asked for no level gets every message, as a
-// host alone does; a stateless request's session gets the messages of the
-// servers it has a call on, at the level it named, and only when it named one.
+// session. Never when its view does not show server (sees). A session
+// that asked for no level gets every message, as a host alone does; a
+// stateless request's session gets the messages of the servers it has a
+// call on, at the level it named, and only when it named one.
 func (s *Session) wantsLog(server, level string) bool {
+	if !s.sees(server) {
+		return false
+	}
 	own := s.ownLevel()
 	if s.perRequest && (own == "" || !s.trunk.hosts.busyOn(s, server)) {
 		return false
 	}
 	return own == "" || protocol.LevelRank(level) >= protocol.LevelRank(own)
+}
+
+// sees reports whether the session's view shows server (the caller may
+// use an item of it: catalog.ShowsServer): nothing a server sends on its
+// own reaches a caller it is hidden from.
+func (s *Session) sees(server string) bool {
+	t := s.trunk
+	rules := t.access.Load()
+	if rules == nil || !rules.Restricts(s.caller.Caller) {
+		return true
+	}
+	return rules.View(t.snapshot(), s.caller).ShowsServer(server)
 }
 
 // wantsUpdate reports whether notifications/resources/updated for uri goes

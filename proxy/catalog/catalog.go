@@ -83,7 +83,9 @@ type Catalog struct {
 	Withheld map[string]withheldItems
 
 	// keep is what a view admits (view.go); nil in the whole catalog.
-	keep func(policy.Item) bool
+	// shown are the servers a view admits an item of (ShowsServer).
+	keep  func(policy.Item) bool
+	shown map[string]bool
 
 	// maxPage bounds the bytes of a page's items (0: no bound), so that no
 	// page is a message the host cannot read.

@@ -44,12 +44,16 @@ func (c *Catalog) Restrict(keep func(policy.Item) bool) *Catalog {
 		server, exported string
 	}
 	admitted := map[key]bool{}
+	v.shown = map[string]bool{}
 	admit := func(l List, e Entry) bool {
 		k := key{l, e.Server, e.Exported}
 		ok, seen := admitted[k]
 		if !seen {
 			ok = keep(ItemOf(l, e))
 			admitted[k] = ok
+			if ok {
+				v.shown[e.Server] = true
+			}
 		}
 		return ok
 	}
@@ -97,6 +101,14 @@ func (c *Catalog) Restrict(keep func(policy.Item) bool) *Catalog {
 
 // Restricted reports whether this is one caller's view.
 func (c *Catalog) Restricted() bool { return c.keep != nil }
+
+// ShowsServer reports whether the caller of a view may hear from server
+// at all: the whole catalog shows every server, a view those it admits an
+// item of. What a server sends on its own (its log lines, its questions)
+// reaches only callers it shows.
+func (c *Catalog) ShowsServer(server string) bool {
+	return c.keep == nil || c.shown[server]
+}
 
 // Admits reports whether the caller of a view may use an item the view
 // does not list: a resource read by a URI a template gave, a template
