@@ -69,19 +69,12 @@ func (t *Trunk) toHosts(server, method string, params json.RawMessage) {
 	}
 	// A log line, or anything else a server says, names no call: it
 	// concerns the one session with calls on the server, if there is one.
-	s, busy := t.hosts.concerned(server, params, nil)
+	s, call, busy := t.hosts.concerned(server, params, nil)
 	if s == nil {
 		t.unattributed(server, method, busy)
 		return
 	}
-	if method == "notifications/message" {
-		if level, _ := rawjson.StringField(params, "level"); !s.wantsLog(server, level) {
-			return
-		}
-	}
-	if err := s.Notify(method, params); err != nil {
-		t.notifyFailed(server, method, err)
-	}
+	t.toSession(s, call, server, method, params)
 }
 
 // unattributed counts a notification of a shared server that no session
@@ -142,7 +135,7 @@ func (t *Trunk) forwardRequest(ctx context.Context, server, method string, param
 			return ex.Ask(ctx, method, params)
 		}
 	}
-	s, busy := t.hosts.concerned(server, params, nil)
+	s, call, busy := t.hosts.concerned(server, params, nil)
 	if s == nil {
 		if len(t.hosts.all()) == 0 {
 			return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method %q: mcptrunk has no host to ask", method)
@@ -159,9 +152,7 @@ func (t *Trunk) forwardRequest(ctx context.Context, server, method string, param
 	}
 	t.logger.Debug("forwarding a request to the host", "server", server, "method", method, "session", s.id)
 	// A request during a task names it by the server's id; the host knows the trunk's.
-	params, release := s.routeProgress(server, tasks.Relate(params, t.sessionTaskIDs(s, server)))
-	defer release()
-	return s.Call(ctx, method, params)
+	return t.askSession(ctx, s, call, server, method, tasks.Relate(params, t.sessionTaskIDs(s, server)))
 }
 
 // unattributedRequest is the answer to a server's request that the trunk
@@ -182,16 +173,16 @@ func unattributedRequest(server, method, subject string, busy int) error {
 		method, server, reason, config.ScopeSetting, config.ScopeCaller, config.ScopeSession)
 }
 
-// askSession sends an upstream's request to the session whose request it
-// belongs to, when that is known (a multi-round-trip result names its
-// call), else where forwardRequest's rule says.
-func (t *Trunk) askSession(ctx context.Context, s *Session, server, method string, params json.RawMessage) (json.RawMessage, error) {
+// askSession sends an upstream's request to s, the session whose request
+// (call, its id; "" when not known) it belongs to, and returns the answer;
+// without s, where forwardRequest's rule says.
+func (t *Trunk) askSession(ctx context.Context, s *Session, call, server, method string, params json.RawMessage) (json.RawMessage, error) {
 	if s == nil {
 		return t.forwardRequest(ctx, server, method, params)
 	}
 	params, release := s.routeProgress(server, params)
 	defer release()
-	return s.Call(ctx, method, params)
+	return s.Call(ctx, method, s.relate(params, call))
 }
 
 // exportNotification is a server's notification as hosts get it

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bytes"
 	"encoding/json"
 	"slices"
 	"sync"
@@ -45,8 +46,15 @@ type hostSet struct {
 	list atomic.Pointer[[]*Session] // attach order, oldest first; copied on change
 
 	progress relay.Progress[*Session] // the trunk's progress tokens, in shared mode
-	calls    relay.InFlight[*Session] // sessions with a call in flight, by server, in shared mode
+	calls    relay.InFlight[hostCall] // the calls in flight, by server, in shared mode
 	tasks    tasks.Owners[*Session]   // the session that created each task, for its status notifications
+}
+
+// hostCall is a session's call in flight on a server: the session, and
+// the id of the host's request (compact JSON; "" when it has none).
+type hostCall struct {
+	s  *Session
+	id string
 }
 
 func newHostSet() *hostSet {
@@ -85,13 +93,23 @@ func (h *hostSet) claimProgress(s *Session, params json.RawMessage) (json.RawMes
 	return h.progress.Claim(s, params)
 }
 
-// began records that s has a call in flight on server; the func ends it.
-// Only in shared mode, where there is someone to choose from.
-func (h *hostSet) began(s *Session, server string) func() {
+// began records that s has a call in flight on server, for its host's
+// request id (jsonrpc.RequestID; nil for none); the func ends it. Only in
+// shared mode, where there is someone to choose from.
+func (h *hostSet) began(s *Session, server string, id json.RawMessage) func() {
 	if s == nil || !h.shared.Load() {
 		return func() {}
 	}
-	return h.calls.Began(s, server)
+	return h.calls.Began(hostCall{s, compactID(id)}, server)
+}
+
+// compactID is a request id as a key, whatever its spacing.
+func compactID(id json.RawMessage) string {
+	var b bytes.Buffer
+	if len(id) == 0 || json.Compact(&b, id) != nil {
+		return string(id)
+	}
+	return b.String()
 }
 
 // concerned is the session what server sends on its own concerns (a
@@ -102,45 +120,60 @@ func (h *hostSet) began(s *Session, server string) func() {
 // admits, when set), busy counting those sessions; with none, or several,
 // it names nobody rather than guess. With sharing off it is the one host.
 // A session whose view does not show server is never named (Session.sees).
-func (h *hostSet) concerned(server string, params json.RawMessage, mine func(*Session) bool) (s *Session, busy int) {
+// call is the id of the host's request the message belongs to, when the
+// session has exactly one call in flight on server ("" otherwise): on
+// HTTP the message goes on that request's stream (Session.relate).
+func (h *hostSet) concerned(server string, params json.RawMessage, mine func(*Session) bool) (s *Session, call string, busy int) {
 	if mine == nil {
 		mine = func(*Session) bool { return true }
 	}
 	if id, _ := rawjson.StringField(rawjson.MetaValue(params, translate.RelatedTaskKey), "taskId"); id != "" {
 		if owner, ok := h.tasks.Owner(server, id); ok && mine(owner) {
 			if !owner.sees(server) {
-				return nil, 1
+				return nil, "", 1
 			}
-			return owner, 1
+			return owner, "", 1
 		}
 	}
-	if h.shared.Load() {
-		var distinct []*Session
-		for _, c := range h.calls.On(server) {
-			if mine(c) && !slices.Contains(distinct, c) {
-				distinct = append(distinct, c)
-			}
-		}
-		if busy = len(distinct); busy != 1 {
-			return nil, busy
-		}
-		s = distinct[0]
-	} else {
+	if !h.shared.Load() {
 		for _, c := range h.all() {
 			if c.perRequest || !mine(c) {
 				continue
 			}
 			if s != nil {
-				return nil, 0
+				return nil, "", 0
 			}
 			s = c
 		}
+		if s == nil || !s.sees(server) {
+			return nil, "", 0
+		}
+		return s, "", 0
 	}
-	if s == nil || !s.sees(server) {
-		return nil, busy
+	var sessions []*Session
+	var calls []string // the first session's
+	for _, c := range h.calls.On(server) {
+		if !mine(c.s) {
+			continue
+		}
+		if !slices.Contains(sessions, c.s) {
+			sessions = append(sessions, c.s)
+		}
+		if c.s == sessions[0] && !slices.Contains(calls, c.id) {
+			calls = append(calls, c.id)
+		}
 	}
-	return s, busy
+	if busy = len(sessions); busy != 1 || !sessions[0].sees(server) {
+		return nil, "", busy
+	}
+	s = sessions[0]
+	if len(calls) == 1 {
+		call = calls[0]
+	}
+	return s, call, busy
 }
 
 // busyOn reports whether s has a call in flight on server.
-func (h *hostSet) busyOn(s *Session, server string) bool { return h.calls.Busy(s, server) }
+func (h *hostSet) busyOn(s *Session, server string) bool {
+	return slices.ContainsFunc(h.calls.On(server), func(c hostCall) bool { return c.s == s })
+}

@@ -22,49 +22,73 @@ func legacySession(t *Trunk, caps ...string) *Session {
 // What a 2025 server sends on its own concerns, in shared mode, the one
 // session with calls in flight on it: none with no call or with calls of
 // two sessions (the trunk cannot tell), whatever their order or number of
-// calls. With sharing off it is the one host.
+// calls; the call is named when that session has one in flight there. A
+// request naming a session's task is that session's. With sharing off it
+// is the one host.
 func TestHostSetConcerned(t *testing.T) {
 	tr := &Trunk{hosts: newHostSet()}
 	a, b := legacySession(tr), legacySession(tr, "sampling")
 	tr.hosts.add(a)
-	if got, _ := tr.hosts.concerned("x", nil, nil); got != a {
+	if got, _, _ := tr.hosts.concerned("x", nil, nil); got != a {
 		t.Errorf("sharing off, one host: %p, want it", got)
 	}
 	tr.hosts.shared.Store(true)
-	if got, busy := tr.hosts.concerned("x", nil, nil); got != nil || busy != 0 {
+	if got, _, busy := tr.hosts.concerned("x", nil, nil); got != nil || busy != 0 {
 		t.Errorf("shared, one session, no call: %p (%d busy), want none", got, busy)
 	}
 	tr.hosts.add(b)
-	endA := tr.hosts.began(a, "x")
-	endA2 := tr.hosts.began(a, "x")
-	if got, busy := tr.hosts.concerned("x", nil, nil); got != a || busy != 1 {
-		t.Errorf("two calls of a: %p (%d busy), want a", got, busy)
+	endA := tr.hosts.began(a, "x", json.RawMessage(`1`))
+	if got, call, busy := tr.hosts.concerned("x", nil, nil); got != a || call != "1" || busy != 1 {
+		t.Errorf("one call of a: %p call %q (%d busy), want a's call 1", got, call, busy)
 	}
-	endB := tr.hosts.began(b, "x")
-	if got, busy := tr.hosts.concerned("x", nil, nil); got != nil || busy != 2 {
+	endA2 := tr.hosts.began(a, "x", json.RawMessage(`"two"`))
+	if got, call, _ := tr.hosts.concerned("x", nil, nil); got != a || call != "" {
+		t.Errorf("two calls of a: %p call %q, want a and no one call", got, call)
+	}
+	endB := tr.hosts.began(b, "x", json.RawMessage(` 7 `))
+	if got, _, busy := tr.hosts.concerned("x", nil, nil); got != nil || busy != 2 {
 		t.Errorf("calls of a and b: %p (%d busy), want none of 2", got, busy)
 	}
-	if got, _ := tr.hosts.concerned("x", nil, func(s *Session) bool { return s == b }); got != b {
-		t.Errorf("calls of a and b, only b mine: %p, want b", got)
+	if got, call, _ := tr.hosts.concerned("x", nil, func(s *Session) bool { return s == b }); got != b || call != "7" {
+		t.Errorf("calls of a and b, only b mine: %p call %q, want b's call 7", got, call)
 	}
 	tr.hosts.tasks.Own("x", "t-1", b)
-	if got, _ := tr.hosts.concerned("x", json.RawMessage(`{"_meta":{"`+translate.RelatedTaskKey+`":{"taskId":"t-1"}}}`), nil); got != b {
+	if got, _, _ := tr.hosts.concerned("x", json.RawMessage(`{"_meta":{"`+translate.RelatedTaskKey+`":{"taskId":"t-1"}}}`), nil); got != b {
 		t.Errorf("calls of a and b, a request of b's task: %p, want b", got)
 	}
-	if got, busy := tr.hosts.concerned("y", nil, nil); got != nil || busy != 0 {
+	if got, _, busy := tr.hosts.concerned("y", nil, nil); got != nil || busy != 0 {
 		t.Errorf("a call on x says nothing of y: %p", got)
 	}
 	endA()
-	if got, _ := tr.hosts.concerned("x", nil, nil); got != nil {
+	if got, _, _ := tr.hosts.concerned("x", nil, nil); got != nil {
 		t.Errorf("a's second call still in flight, and b's: %p, want none", got)
 	}
 	endA2()
-	if got, _ := tr.hosts.concerned("x", nil, nil); got != b {
+	if got, _, _ := tr.hosts.concerned("x", nil, nil); got != b {
 		t.Errorf("after a's calls ended: %p, want b", got)
 	}
 	endB()
 	if n := tr.hosts.calls.Servers(); n != 0 {
 		t.Errorf("calls left on %d servers", n)
+	}
+}
+
+// relate marks a message with the call it belongs to only for a session
+// whose downstream routes by it, keeping the rest of _meta.
+func TestSessionRelate(t *testing.T) {
+	s := &Session{related: true}
+	for _, c := range []struct{ in, call, want string }{
+		{`{"message":"m"}`, `"a"`, `{"message":"m","_meta":{"io.mcptrunk/relatedRequest":"a"}}`},
+		{`{"_meta":{"progressToken":1},"x":2}`, `3`, `{"_meta":{"io.mcptrunk/relatedRequest":3,"progressToken":1},"x":2}`},
+		{``, `3`, `{"_meta":{"io.mcptrunk/relatedRequest":3}}`},
+		{`{"x":1}`, ``, `{"x":1}`},
+	} {
+		if got := string(s.relate(json.RawMessage(c.in), c.call)); got != c.want {
+			t.Errorf("relate(%s, %s) = %s, want %s", c.in, c.call, got, c.want)
+		}
+	}
+	if got := string((&Session{}).relate(json.RawMessage(`{"x":1}`), `1`)); got != `{"x":1}` {
+		t.Errorf("a session without related streams: %s", got)
 	}
 }
 
@@ -124,7 +148,7 @@ func TestWantsLog(t *testing.T) {
 	if r.wantsLog("x", "error") {
 		t.Error("a stateless request got a message of a server it has no call on")
 	}
-	end := tr.hosts.began(r, "x")
+	end := tr.hosts.began(r, "x", nil)
 	defer end()
 	if !r.wantsLog("x", "info") {
 		t.Error("a stateless request at debug missed its server's message")

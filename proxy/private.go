@@ -72,9 +72,9 @@ func (t *Trunk) initPools() {
 	t.own.Whose, t.own.Logger = "the session's", t.logger
 	t.own.New = func(_ context.Context, s *Session) *upstream.Fleet {
 		return t.ownFleet(s.logger, *s.legacyHost(), func(server, method string, params json.RawMessage) {
-			t.toSession(s, server, method, t.exportNotification(server, method, params))
+			t.toSession(s, t.ownCall(s, server), server, method, t.exportNotification(server, method, params))
 		}, func(ctx context.Context, server, method string, params json.RawMessage) (json.RawMessage, error) {
-			return t.askSession(ctx, s, server, method, tasks.Relate(params, t.sessionTaskIDs(s, server)))
+			return t.askSession(ctx, s, t.ownCall(s, server), server, method, tasks.Relate(params, t.sessionTaskIDs(s, server)))
 		}, nil)
 	}
 	t.perUser.Whose, t.perUser.Logger = "the caller's", t.logger
@@ -91,25 +91,25 @@ func (t *Trunk) initPools() {
 			case "notifications/resources/updated":
 				for _, s := range t.hosts.all() {
 					if mine(s) {
-						t.toSession(s, server, method, params)
+						t.toSession(s, "", server, method, params)
 					}
 				}
 				return
 			}
 			// Anything else, as on a shared instance, concerns the one
 			// session of the caller's with calls on the server.
-			s, busy := t.hosts.concerned(server, params, mine)
+			s, call, busy := t.hosts.concerned(server, params, mine)
 			if s == nil {
 				t.unattributed(server, method, busy)
 				return
 			}
-			t.toSession(s, server, method, params)
+			t.toSession(s, call, server, method, params)
 		}, func(ctx context.Context, server, method string, params json.RawMessage) (json.RawMessage, error) {
-			s, busy := t.hosts.concerned(server, params, mine)
+			s, call, busy := t.hosts.concerned(server, params, mine)
 			if s == nil {
 				return nil, unattributedRequest(server, method, subject, busy)
 			}
-			return t.askSession(ctx, s, server, method, tasks.Relate(params, t.sessionTaskIDs(s, server)))
+			return t.askSession(ctx, s, call, server, method, tasks.Relate(params, t.sessionTaskIDs(s, server)))
 		}, func(ctx context.Context, server string) (string, error) {
 			return t.creds.Authorization(ctx, subject, server, func() string { return t.inboundToken(subject) })
 		})
@@ -168,8 +168,17 @@ func (t *Trunk) tellPrivate(ctx context.Context, s *Session, c *upstream.Client)
 	}
 }
 
-// toSession delivers a notification of one of s's own instances to s.
-func (t *Trunk) toSession(s *Session, server, method string, params json.RawMessage) {
+// ownCall is the id of s's one call in flight on server, "" when it has
+// none or several: what a message of s's own instance belongs to.
+func (t *Trunk) ownCall(s *Session, server string) string {
+	_, call, _ := t.hosts.concerned(server, nil, func(o *Session) bool { return o == s })
+	return call
+}
+
+// toSession delivers a notification of server to s, which it concerns, on
+// the stream of its request call ("" when not known): a log message at
+// s's level.
+func (t *Trunk) toSession(s *Session, call, server, method string, params json.RawMessage) {
 	switch method {
 	case "notifications/progress":
 		t.toHosts(server, method, params) // the token says whose: s's
@@ -180,7 +189,7 @@ func (t *Trunk) toSession(s *Session, server, method string, params json.RawMess
 			return
 		}
 	}
-	if err := s.Notify(method, params); err != nil {
+	if err := s.Notify(method, s.relate(params, call)); err != nil {
 		t.notifyFailed(server, method, err)
 	}
 }

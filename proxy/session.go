@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -37,6 +38,7 @@ type Session struct {
 	token      func() string // SessionOptions.AccessToken: never logged, never sent upstream
 	releaseOwn func()        // ends the session's hold on its own instances (private.go)
 	perRequest bool          // one stateless HTTP request (SessionOptions.PerRequest)
+	related    bool          // SessionOptions.RelatedStreams
 
 	initialized atomic.Bool
 	listens     *translate.Listens // the host's open subscriptions/listen requests (translate/listen.go)
@@ -94,6 +96,46 @@ type SessionOptions struct {
 	// messages of the servers it has a call on, its listen's
 	// notifications), never a broadcast.
 	PerRequest bool
+	// RelatedStreams marks a session whose downstream puts each message on
+	// the stream of the request it belongs to (HTTP): what a server sends
+	// during one of the session's calls carries that call's id in
+	// _meta[RelatedRequestMeta], which the downstream removes.
+	RelatedStreams bool
+}
+
+// RelatedRequestMeta is the _meta key that names, to a downstream with
+// SessionOptions.RelatedStreams, the id (JSON) of the session's request a
+// message belongs to; the downstream removes it before the host reads.
+const RelatedRequestMeta = "io.mcptrunk/relatedRequest"
+
+// relate marks params as belonging to the host's request call (its id as
+// compact JSON) for a downstream that routes by it; params come back as
+// they are without call, or for any other downstream.
+func (s *Session) relate(params json.RawMessage, call string) json.RawMessage {
+	if call == "" || !s.related {
+		return params
+	}
+	if t := bytes.TrimSpace(params); len(t) == 0 || bytes.Equal(t, []byte("null")) {
+		params = json.RawMessage(`{}`)
+	}
+	meta := map[string]json.RawMessage{}
+	if start, end, found, err := rawjson.FieldSpan(params, "_meta"); err != nil {
+		return params
+	} else if found {
+		if meta, err = rawjson.Object(params[start:end]); err != nil {
+			return params
+		}
+	}
+	meta[RelatedRequestMeta] = json.RawMessage(call)
+	b, err := json.Marshal(meta)
+	if err != nil {
+		return params
+	}
+	out, err := rawjson.ReplaceField(params, "_meta", b)
+	if err != nil {
+		return params
+	}
+	return out
 }
 
 // Attach connects a host session, speaking line-delimited JSON-RPC on in
@@ -103,7 +145,7 @@ func (t *Trunk) Attach(in io.Reader, out io.Writer, opts *SessionOptions) *Sessi
 	if opts == nil {
 		opts = &SessionOptions{}
 	}
-	s := &Session{trunk: t, logger: t.logger, listens: translate.NewListens(), id: opts.ID, subject: opts.Subject, token: opts.AccessToken, perRequest: opts.PerRequest,
+	s := &Session{trunk: t, logger: t.logger, listens: translate.NewListens(), id: opts.ID, subject: opts.Subject, token: opts.AccessToken, perRequest: opts.PerRequest, related: opts.RelatedStreams,
 		caller: access.NewCaller(opts.Subject, opts.Claims, opts.Profile)}
 	peer := "host"
 	if opts.ID != "" {

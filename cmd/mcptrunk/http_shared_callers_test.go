@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -331,4 +332,110 @@ func TestHTTPHiddenServerLogs(t *testing.T) {
 		t.Errorf("bob, who cannot see notes, was asked %q and heard %q", questions, logs)
 	}
 	checkNoRace(t, trunk.stderr)
+}
+
+// What a server sends during a call of a 2025-era HTTP session goes on
+// that call's POST stream, though the session's GET stream is open: the
+// call's log line and the server's question (answered with a POST of its
+// own) come before the call's answer on its stream, without the trunk's
+// mark, and the GET stream's first event is the list change a later call
+// causes.
+func TestHTTPRelatedOnCallStream(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t, 2*time.Minute)
+	trunk := startHTTPTrunk(t, ctx, writeConfig(t, map[string]server{
+		"notes":       pinLegacy(server{"command": askerBin(t)}),
+		"conformance": pinLegacy(server{"command": conformanceBin(t)}),
+	}, nil))
+	session := rawSessionWith(t, ctx, trunk.url, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"raw","version":"0"}}}`)
+	post := func(body string) {
+		t.Helper()
+		if r, err := postMCP(ctx, trunk.url, body, map[string]string{"Mcp-Session-Id": session}); err != nil || r.status >= 300 {
+			t.Fatalf("POST %s: %v %d %q", body, err, r.status, r.messages)
+		}
+	}
+	post(`{"jsonrpc":"2.0","id":2,"method":"logging/setLevel","params":{"level":"debug"}}`)
+	post(`{"jsonrpc":"2.0","id":3,"method":"tools/list"}`) // a list served is a list whose changes it is told
+
+	// streamOf reads req's event stream on a goroutine of its own: each
+	// event's data, or "error: ..." when there is no stream.
+	streamOf := func(req *http.Request) <-chan string {
+		out := make(chan string, 16)
+		go func() {
+			defer close(out)
+			sse, err := startSSE(req)
+			if err != nil {
+				out <- "error: " + err.Error()
+				return
+			}
+			defer sse.close()
+			for ev, ok := sse.next(); ok; ev, ok = sse.next() {
+				out <- ev.data
+			}
+		}()
+		return out
+	}
+	get := streamOf(sessionRequest(t, ctx, http.MethodGet, trunk.url, session, "", nil))
+	onCall := streamOf(sessionRequest(t, ctx, http.MethodPost, trunk.url, session,
+		`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"mcp__notes__ask","arguments":{"text":"mine","barrier":0}}}`, nil))
+
+	// answer answers a question of the server's, wherever it came.
+	answer := func(msg string) {
+		var req struct {
+			ID json.RawMessage `json:"id"`
+		}
+		if json.Unmarshal([]byte(msg), &req) != nil || req.ID == nil {
+			t.Fatalf("a request without an id: %s", msg)
+		}
+		post(`{"jsonrpc":"2.0","id":` + string(req.ID) + `,"result":{"action":"accept","content":{"answer":"raw"}}}`)
+	}
+	var seen []string
+	for done := false; !done; {
+		select {
+		case msg, ok := <-onCall:
+			if !ok {
+				t.Fatalf("the call's stream ended before its answer, after %q", seen)
+			}
+			switch {
+			case strings.Contains(msg, `"elicitation/create"`):
+				seen = append(seen, "question")
+				answer(msg)
+			case strings.Contains(msg, `"notifications/message"`):
+				seen = append(seen, "log")
+			case strings.Contains(msg, `"id":7`):
+				seen = append(seen, "answer")
+				if !strings.Contains(msg, "answer: accept raw") {
+					t.Errorf("the call's answer: %s", msg)
+				}
+				done = true
+			}
+			if strings.Contains(msg, "relatedRequest") || strings.HasPrefix(msg, "error: ") {
+				t.Errorf("the call's stream: %s", msg)
+			}
+		case msg, ok := <-get:
+			if !ok {
+				t.Fatal("the GET stream ended")
+			}
+			t.Errorf("the GET stream got %s during the call, want it on the call's stream", msg)
+			if strings.Contains(msg, `"elicitation/create"`) {
+				answer(msg)
+			}
+		case <-ctx.Done():
+			t.Fatalf("the call's stream so far: %q", seen)
+		}
+	}
+	// The log line is queued for the host and the question written at
+	// once: either may come first, both before the answer.
+	if got := strings.Join(seen, " "); got != "log question answer" && got != "question log answer" {
+		t.Errorf("the call's stream: %s, want its log line and the question, then the answer", got)
+	}
+	post(`{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"mcp__conformance__test_trigger_tool_change","arguments":{}}}`)
+	select {
+	case msg, ok := <-get:
+		if !ok || !strings.Contains(msg, `"notifications/tools/list_changed"`) {
+			t.Errorf("the GET stream's first event: %s, want the list change", msg)
+		}
+	case <-ctx.Done():
+		t.Fatal("no list change on the GET stream")
+	}
 }
