@@ -87,7 +87,7 @@ func (t *Trunk) unattributed(server, method string, busy int) {
 	}
 	reason := "no session has a call in flight on it"
 	if busy > 1 {
-		reason = "sessions of several callers have calls in flight on it"
+		reason = "several sessions have calls in flight on it at once"
 	}
 	t.logger.Warn("a shared server's notification concerns no session the trunk can name, so it goes to nobody (this and later ones are counted in unattributedNotifications)",
 		"server", server, "method", method, "reason", reason, "setting", config.ScopeSetting)

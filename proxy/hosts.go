@@ -38,7 +38,8 @@ import (
 // server (Session.sees).
 //
 // With one session and sharing off (stdio only, the usual case) nothing is
-// rewritten and everything goes to that session, as it always has.
+// rewritten and everything goes to that session, of the servers its view
+// shows.
 type hostSet struct {
 	shared atomic.Bool // set before Start by Trunk.Share: more than one session may attach
 

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +13,7 @@ import (
 	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
 	"github.com/mcptrunk/mcptrunk/internal/rawjson"
+	"github.com/mcptrunk/mcptrunk/internal/testkit"
 	"github.com/mcptrunk/mcptrunk/internal/testkit/memserver"
 	"github.com/mcptrunk/mcptrunk/upstream"
 )
@@ -72,12 +75,15 @@ func quote(s string) string { b, _ := json.Marshal(s); return string(b) }
 // askTrunk is a shared trunk (as serve --http runs it) whose server
 // "notes" is an askServer, with the extra fields of its entry, and
 // trunkOpts as the config's "trunk" object.
-func askTrunk(t *testing.T, a *askServer, entry, trunkOpts map[string]any) *Trunk {
+// The trunk's log goes to log.
+func askTrunk(t *testing.T, a *askServer, entry, trunkOpts map[string]any) (tr *Trunk, log *testkit.Buffer) {
 	t.Helper()
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
-	tr := New(memConfig(t, memserver.Set{"notes": nil}, map[string]map[string]any{"notes": entry}, trunkOpts), &Options{Dial: a.dial})
+	log = &testkit.Buffer{}
+	tr = New(memConfig(t, memserver.Set{"notes": nil}, map[string]map[string]any{"notes": entry}, trunkOpts),
+		&Options{Dial: a.dial, Logger: slog.New(slog.NewTextHandler(io.Writer(log), nil))})
 	tr.Share()
-	return tr
+	return tr, log
 }
 
 // driven is what one host saw of one call: the call's text result, and
@@ -185,7 +191,7 @@ func TestSharedServerCallersIsolated(t *testing.T) {
 	for _, order := range []string{"alice first", "bob first"} {
 		t.Run(order, func(t *testing.T) {
 			a := newAskServer()
-			tr := askTrunk(t, a, nil, nil)
+			tr, log := askTrunk(t, a, nil, nil)
 			attach := func(subject string) *memHost {
 				h := &memHost{pipeHost: attachPipes(t, tr, &SessionOptions{ID: subject + "-session", Subject: subject})}
 				h.initialize(`{"elicitation":{}}`)
@@ -212,6 +218,9 @@ func TestSharedServerCallersIsolated(t *testing.T) {
 			if n := tr.unowned.Load(); n != 2 {
 				t.Errorf("unattributed notifications: %d, want the 2 log lines", n)
 			}
+			if n := strings.Count(log.String(), "goes to nobody"); n != 1 || !strings.Contains(log.String(), "several sessions have calls in flight") {
+				t.Errorf("the trunk logged %d lines about notifications that went to nobody, want 1 naming the reason:\n%s", n, log)
+			}
 
 			// One caller in flight: it is asked, and the other hears nothing.
 			askCall(first, "alone", firstName+"-again")
@@ -236,7 +245,7 @@ func TestSharedServerCallersIsolated(t *testing.T) {
 // setting; with sharing off (the stdio host) it still reaches the host.
 func TestSharedServerUnsolicited(t *testing.T) {
 	a := newAskServer()
-	tr := askTrunk(t, a, nil, nil)
+	tr, _ := askTrunk(t, a, nil, nil)
 	bob := &memHost{pipeHost: attachPipes(t, tr, &SessionOptions{ID: "bob-session", Subject: "bob"})}
 	bob.initialize(`{"elicitation":{}}`)
 	res, err := tr.forwardRequest(context.Background(), "notes", "elicitation/create", json.RawMessage(`{"message":"unsolicited"}`))
@@ -270,7 +279,7 @@ func TestSharedServerUnsolicited(t *testing.T) {
 // their own log line, in either order.
 func TestPerCallerScope(t *testing.T) {
 	a := newAskServer()
-	tr := askTrunk(t, a, map[string]any{"scope": "caller"}, nil)
+	tr, _ := askTrunk(t, a, map[string]any{"scope": "caller"}, nil)
 	attach := func(subject string) *memHost {
 		h := &memHost{pipeHost: attachPipes(t, tr, &SessionOptions{ID: subject + "-session", Subject: subject})}
 		h.initialize(`{"elicitation":{}}`)
