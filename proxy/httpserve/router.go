@@ -204,7 +204,7 @@ func takeRelated(line []byte) (string, []byte) {
 	if meta, err = rawjson.DeleteFields(meta, proxy.RelatedRequestMeta); err != nil {
 		return "", line
 	}
-	if m, err := rawjson.Object(meta); err == nil && len(m) == 0 {
+	if rest, _ := rawjson.Object(meta); rest != nil && len(rest) == 0 {
 		params, err = rawjson.DeleteFields(params, "_meta")
 	} else {
 		params, err = rawjson.ReplaceField(params, "_meta", meta)
