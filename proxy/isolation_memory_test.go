@@ -72,6 +72,20 @@ func (a *askServer) dial(_ config.Spec, h jsonrpc.Handler) (upstream.Transport, 
 
 func quote(s string) string { b, _ := json.Marshal(s); return string(b) }
 
+// await receives from ch, failing the test when nothing comes in 30 s (a
+// call that never got there: the trunk sent its question elsewhere).
+func await[T any](t *testing.T, ch <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(30 * time.Second):
+		t.Fatalf("waiting for %s", what)
+		var zero T
+		return zero
+	}
+}
+
 // askTrunk is a shared trunk (as serve --http runs it) whose server
 // "notes" is an askServer, with the extra fields of its entry, and
 // trunkOpts as the config's "trunk" object.
@@ -162,20 +176,20 @@ func overlap(t *testing.T, a *askServer, first, second *memHost, firstName, seco
 		a.gates[text], a.holds[text] = make(chan struct{}), make(chan struct{})
 	}
 	askCall(first, "c-"+firstName, one)
-	if got := <-a.arrived; got != one {
+	if got := await(t, a.arrived, one+" to arrive"); got != one {
 		t.Fatalf("the server got %q first, want %q", got, one)
 	}
 	firstSaw := drive(t, first, quote("c-"+firstName), firstName)
 	askCall(second, "c-"+secondName, two)
-	if got := <-a.arrived; got != two {
+	if got := await(t, a.arrived, two+" to arrive"); got != two {
 		t.Fatalf("the server got %q second, want %q", got, two)
 	}
 	secondSaw := drive(t, second, quote("c-"+secondName), secondName)
 	// Both calls stay in flight until both questions were answered.
 	close(a.gates[one])
 	close(a.gates[two])
-	<-a.asked
-	<-a.asked
+	await(t, a.asked, "the first question answered")
+	await(t, a.asked, "the second question answered")
 	close(a.holds[one])
 	close(a.holds[two])
 	return <-firstSaw, <-secondSaw
@@ -224,7 +238,7 @@ func TestSharedServerCallersIsolated(t *testing.T) {
 
 			// One caller in flight: it is asked, and the other hears nothing.
 			askCall(first, "alone", firstName+"-again")
-			<-a.arrived
+			await(t, a.arrived, "the call alone to arrive")
 			alone := <-drive(t, first, `"alone"`, firstName)
 			if alone.text != `answer: {"action":"accept","content":{"by":"`+firstName+`"}}` ||
 				strings.Join(alone.questions, "|") != "confirm: "+firstName+"-again" || strings.Join(alone.logs, "|") != firstName+"-again" {
@@ -274,32 +288,87 @@ func TestSharedServerUnsolicited(t *testing.T) {
 	}
 }
 
-// With "scope": "caller" each signed-in caller has an instance of its own:
-// two callers in flight at once are each asked their own question and hear
-// their own log line, in either order.
-func TestPerCallerScope(t *testing.T) {
+// Stateless (2026-07-28) requests of two callers, in flight at once on
+// one shared 2025 server: the server's question reaches neither caller's
+// result (it would come back as the other's input_required), it is
+// refused naming the setting, and neither hears the other's log line.
+func TestStatelessCallersOnSharedServer(t *testing.T) {
 	a := newAskServer()
-	tr, _ := askTrunk(t, a, map[string]any{"scope": "caller"}, nil)
-	attach := func(subject string) *memHost {
-		h := &memHost{pipeHost: attachPipes(t, tr, &SessionOptions{ID: subject + "-session", Subject: subject})}
-		h.initialize(`{"elicitation":{}}`)
-		h.call("logging/setLevel", `{"level":"debug"}`)
-		return h
+	tr, _ := askTrunk(t, a, nil, nil)
+	caller := func(subject string) *memHost {
+		return &memHost{pipeHost: runPipes(t, func(ctx context.Context, in io.Reader, out io.Writer) error {
+			return tr.Attach(in, out, &SessionOptions{PerRequest: true, Subject: subject}).Run(ctx)
+		})}
 	}
-	alice, bob := attach("alice"), attach("bob")
-	<-a.dials // the shared instance, which lists
-	aliceSaw, bobSaw := overlap(t, a, alice, bob, "alice", "bob")
+	alice, bob := caller("alice"), caller("bob")
+	// The first request starts the servers; the trunk's own tools list.
+	if res, errObj := alice.call("tools/list", `{`+statelessMeta(`{}`)+`}`); res == nil {
+		t.Fatalf("tools/list: %s", errObj)
+	}
+	ask := func(h *memHost, id, text string) {
+		h.send(`{"jsonrpc":"2.0","id":` + quote(id) + `,"method":"tools/call","params":{"name":"mcp__notes__ask","arguments":{"text":` + quote(text) + `},` +
+			statelessMeta(`{"elicitation":{}}`) + `,"logLevel":"debug"}}`)
+	}
+	for _, text := range []string{"alice-private-data", "bob-private-data"} {
+		a.gates[text], a.holds[text] = make(chan struct{}), make(chan struct{})
+	}
+	ask(alice, "c-alice", "alice-private-data")
+	await(t, a.arrived, "alice's call to arrive")
+	aliceSaw := drive(t, alice, `"c-alice"`, "alice")
+	ask(bob, "c-bob", "bob-private-data")
+	await(t, a.arrived, "bob's call to arrive")
+	bobSaw := drive(t, bob, `"c-bob"`, "bob")
+	close(a.gates["alice-private-data"])
+	close(a.gates["bob-private-data"])
+	await(t, a.asked, "the first question answered")
+	await(t, a.asked, "the second question answered")
+	close(a.holds["alice-private-data"])
+	close(a.holds["bob-private-data"])
 	for _, c := range []struct {
 		who string
 		saw driven
-	}{{"alice", aliceSaw}, {"bob", bobSaw}} {
-		want := driven{text: `answer: {"action":"accept","content":{"by":"` + c.who + `"}}`, questions: []string{"confirm: " + c.who + "-private-data"}, logs: []string{c.who + "-private-data"}}
-		if fmt.Sprint(c.saw) != fmt.Sprint(want) {
-			t.Errorf("%s: %+v, want %+v", c.who, c.saw, want)
+	}{{"alice", <-aliceSaw}, {"bob", <-bobSaw}} {
+		if len(c.saw.questions) != 0 || len(c.saw.logs) != 0 || !strings.HasPrefix(c.saw.text, "refused: ") || !strings.Contains(c.saw.text, `"scope": "caller"`) {
+			t.Errorf("%s: %+v, want the server's question refused naming the setting, and no log line", c.who, c.saw)
 		}
 	}
-	if n := len(a.dials); n != 2 {
-		t.Errorf("%d instances started besides the shared one, want one per caller (2)", n)
+}
+
+// With "scope": "caller" each caller has an instance of its own (a
+// signed-in caller's by subject, an anonymous session its own): two
+// callers in flight at once are each asked their own question and hear
+// their own log line.
+func TestPerCallerScope(t *testing.T) {
+	for _, signedIn := range []bool{true, false} {
+		t.Run(fmt.Sprintf("signed in %v", signedIn), func(t *testing.T) {
+			a := newAskServer()
+			tr, _ := askTrunk(t, a, map[string]any{"scope": "caller"}, nil)
+			attach := func(name string) *memHost {
+				opts := &SessionOptions{ID: name + "-session"}
+				if signedIn {
+					opts.Subject = name
+				}
+				h := &memHost{pipeHost: attachPipes(t, tr, opts)}
+				h.initialize(`{"elicitation":{}}`)
+				h.call("logging/setLevel", `{"level":"debug"}`)
+				return h
+			}
+			alice, bob := attach("alice"), attach("bob")
+			await(t, a.dials, "the shared instance, which lists")
+			aliceSaw, bobSaw := overlap(t, a, alice, bob, "alice", "bob")
+			for _, c := range []struct {
+				who string
+				saw driven
+			}{{"alice", aliceSaw}, {"bob", bobSaw}} {
+				want := driven{text: `answer: {"action":"accept","content":{"by":"` + c.who + `"}}`, questions: []string{"confirm: " + c.who + "-private-data"}, logs: []string{c.who + "-private-data"}}
+				if fmt.Sprint(c.saw) != fmt.Sprint(want) {
+					t.Errorf("%s: %+v, want %+v", c.who, c.saw, want)
+				}
+			}
+			if n := len(a.dials); n != 2 {
+				t.Errorf("%d instances started besides the shared one, want one per caller (2)", n)
+			}
+		})
 	}
 }
 
