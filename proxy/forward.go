@@ -4,13 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 
+	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
 	"github.com/mcptrunk/mcptrunk/internal/rawjson"
 	"github.com/mcptrunk/mcptrunk/proxy/catalog"
 	"github.com/mcptrunk/mcptrunk/proxy/outbox"
 	"github.com/mcptrunk/mcptrunk/proxy/tasks"
-	"github.com/mcptrunk/mcptrunk/proxy/translate"
 )
 
 // forwardNotification passes an upstream's notification to the hosts it
@@ -28,8 +29,8 @@ func (t *Trunk) forwardNotification(server, method string, params json.RawMessag
 }
 
 // toHosts delivers a notification from server (or the trunk's own, about
-// server) to the sessions it concerns. With sharing off, that is every
-// session: the one host.
+// server) to the sessions it concerns (hostSet). With sharing off, that is
+// the one host, when its view shows server.
 func (t *Trunk) toHosts(server, method string, params json.RawMessage) {
 	sessions := t.hosts.all()
 	if !t.hosts.shared.Load() {
@@ -43,7 +44,6 @@ func (t *Trunk) toHosts(server, method string, params json.RawMessage) {
 		}
 		return
 	}
-	var wants func(*Session) bool
 	switch method {
 	case "notifications/progress":
 		s, p, ok := t.hosts.progress.Owner(params)
@@ -55,26 +55,42 @@ func (t *Trunk) toHosts(server, method string, params json.RawMessage) {
 			t.notifyFailed(server, method, err)
 		}
 		return
-	case "notifications/message":
-		level, _ := rawjson.StringField(params, "level")
-		wants = func(s *Session) bool { return s.wantsLog(server, level) }
 	case "notifications/resources/updated":
 		uri, _ := rawjson.StringField(params, "uri")
-		wants = func(s *Session) bool { return s.wantsUpdate(uri) }
-	default:
-		// Anything else an upstream says is taken to concern the session
-		// that has a call on it, as its requests are.
-		caller := t.hosts.caller(server, "", nil)
-		wants = func(s *Session) bool { return s == caller }
-	}
-	for _, s := range sessions {
-		if !wants(s) || !s.sees(server) {
-			continue
+		for _, s := range sessions {
+			if !s.wantsUpdate(uri) || !s.sees(server) {
+				continue
+			}
+			if err := s.Notify(method, params); err != nil {
+				t.notifyFailed(server, method, err)
+			}
 		}
-		if err := s.Notify(method, params); err != nil {
-			t.notifyFailed(server, method, err)
-		}
+		return
 	}
+	// A log line, or anything else a server says, names no call: it
+	// concerns the one session with calls on the server, if there is one.
+	s, call, busy := t.hosts.concerned(server, params, nil)
+	if s == nil {
+		t.unattributed(server, method, busy)
+		return
+	}
+	t.toSession(s, call, server, method, params)
+}
+
+// unattributed counts a notification of a shared server that no session
+// can be told it concerns (busy sessions had calls in flight on it), and
+// logs the first of each server: it goes to nobody rather than to a guess.
+func (t *Trunk) unattributed(server, method string, busy int) {
+	t.unowned.Add(1)
+	if _, seen := t.unownedFrom.LoadOrStore(server, true); seen {
+		return
+	}
+	reason := "no session has a call in flight on it"
+	if busy > 1 {
+		reason = "several sessions have calls in flight on it at once"
+	}
+	t.logger.Warn("a shared server's notification concerns no session the trunk can name, so it goes to nobody (this and later ones are counted in unattributedNotifications)",
+		"server", server, "method", method, "reason", reason, "setting", config.ScopeSetting)
 }
 
 // CountDropped counts n notifications a downstream of the trunk dropped
@@ -104,38 +120,69 @@ func (t *Trunk) notifyFailed(server, method string, err error) {
 }
 
 // forwardRequest passes an upstream's request (sampling, elicitation, roots)
-// to the host whose call caused it, and its answer back. ctx ends when the
+// to the host whose call caused it, and its answer back; when the trunk
+// cannot tell whose call that is, the server gets an error that says why
+// and what setting avoids it (hostSet.concerned). ctx ends when the
 // upstream cancels.
 func (t *Trunk) forwardRequest(ctx context.Context, server, method string, params json.RawMessage) (json.RawMessage, error) {
-	if ex := t.parked.Current(server, params); ex != nil {
-		// A stateless host's call is in flight on this server: the
-		// request goes to the host inside the call's next result.
-		return ex.Ask(ctx, method, params)
+	if ex := t.parked.HeldFor(server, params); ex != nil {
+		return ex.Ask(ctx, method, params) // it names a task the trunk holds for its host
 	}
-	s := t.hosts.caller(server, translate.CapabilityFor[method], nil)
+	if !t.hosts.shared.Load() {
+		if ex := t.parked.Current(server, params); ex != nil {
+			// The stateless host's call: the request goes to the host
+			// inside the call's next result.
+			return ex.Ask(ctx, method, params)
+		}
+	}
+	s, call, busy := t.hosts.concerned(server, params, nil)
 	if s == nil {
 		if len(t.hosts.all()) == 0 {
 			return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method %q: mcptrunk has no host to ask", method)
 		}
-		return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method %q of server %q: no session has a call in flight on it, so mcptrunk cannot tell which host to ask", method, server)
+		return nil, unattributedRequest(server, method, "", busy)
+	}
+	if s.perRequest {
+		// A stateless request's call, parked: the request goes to its
+		// host inside the call's next result.
+		if ex := t.parked.Current(server, params); ex != nil {
+			return ex.Ask(ctx, method, params)
+		}
+		return nil, unattributedRequest(server, method, "", 0)
 	}
 	t.logger.Debug("forwarding a request to the host", "server", server, "method", method, "session", s.id)
 	// A request during a task names it by the server's id; the host knows the trunk's.
-	params, release := s.routeProgress(server, tasks.Relate(params, t.sessionTaskIDs(s, server)))
-	defer release()
-	return s.Call(ctx, method, params)
+	return t.askSession(ctx, s, call, server, method, tasks.Relate(params, t.sessionTaskIDs(s, server)))
 }
 
-// askSession sends an upstream's request to the session whose request it
-// belongs to, when that is known (a multi-round-trip result names its
-// call), else where forwardRequest's rule says.
-func (t *Trunk) askSession(ctx context.Context, s *Session, server, method string, params json.RawMessage) (json.RawMessage, error) {
+// unattributedRequest is the answer to a server's request that the trunk
+// cannot take to a caller: busy sessions (of subject, when named) had
+// calls in flight on server. It names the setting that gives each caller
+// an instance of its own, whose requests are always its caller's.
+func unattributedRequest(server, method, subject string, busy int) error {
+	whose := "no session"
+	if subject != "" {
+		whose = fmt.Sprintf("no session of %q", subject)
+	}
+	reason := whose + " has a call in flight on it"
+	if busy > 1 {
+		reason = fmt.Sprintf("%d sessions have calls in flight on it at once", busy)
+	}
+	return jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method %q of server %q: %s, so mcptrunk cannot tell whose call it belongs to and asks nobody; "+
+		"give the server an instance per caller (%q: %q in its entry, or %q) so that its questions reach the caller whose call asks them",
+		method, server, reason, config.ScopeSetting, config.ScopeCaller, config.ScopeSession)
+}
+
+// askSession sends an upstream's request to s, the session whose request
+// (call, its id; "" when not known) it belongs to, and returns the answer;
+// without s, where forwardRequest's rule says.
+func (t *Trunk) askSession(ctx context.Context, s *Session, call, server, method string, params json.RawMessage) (json.RawMessage, error) {
 	if s == nil {
 		return t.forwardRequest(ctx, server, method, params)
 	}
 	params, release := s.routeProgress(server, params)
 	defer release()
-	return s.Call(ctx, method, params)
+	return s.Call(ctx, method, s.relate(params, call))
 }
 
 // exportNotification is a server's notification as hosts get it

@@ -1,13 +1,16 @@
 package proxy
 
 import (
+	"bytes"
 	"encoding/json"
 	"slices"
 	"sync"
 	"sync/atomic"
 
+	"github.com/mcptrunk/mcptrunk/internal/rawjson"
 	"github.com/mcptrunk/mcptrunk/proxy/relay"
 	"github.com/mcptrunk/mcptrunk/proxy/tasks"
+	"github.com/mcptrunk/mcptrunk/proxy/translate"
 )
 
 // hostSet is every host session attached to the trunk: the stdio host, and
@@ -18,17 +21,25 @@ import (
 //     mode every request's progressToken is replaced on the way up with one
 //     unique to the trunk (two hosts may pick the same token), and replaced
 //     back on the way down (claimProgress, progress.Owner);
-//   - log messages go to every session whose level admits them (wantsLog);
 //   - resources/updated to the sessions subscribed to the URI;
 //   - list_changed to every session;
 //   - a server-to-client request (sampling, elicitation, roots) to the
 //     session whose request caused it: exact with the stateless revision
-//     (the request comes back inside the call's result), and for a 2025
-//     server, which does not say, the session with the oldest call in
-//     flight on that server (caller).
+//     (the request comes back inside the call's result); a 2025 server's
+//     request, its log messages and any other notification it sends, which
+//     do not say whose call they belong to, to the one session with calls
+//     in flight on that server (concerned), at that session's log level.
+//     With no session, or several, in flight the trunk cannot tell: a
+//     request is refused with the reason and the setting that avoids it
+//     (an instance per caller, "scope"), a notification goes to nobody
+//     (Trunk.unattributed), never to a guess.
+//
+// Nothing a server sends reaches a session whose view does not show the
+// server (Session.sees).
 //
 // With one session and sharing off (stdio only, the usual case) nothing is
-// rewritten and everything goes to that session, as it always has.
+// rewritten and everything goes to that session, of the servers its view
+// shows.
 type hostSet struct {
 	shared atomic.Bool // set before Start by Trunk.Share: more than one session may attach
 
@@ -36,8 +47,15 @@ type hostSet struct {
 	list atomic.Pointer[[]*Session] // attach order, oldest first; copied on change
 
 	progress relay.Progress[*Session] // the trunk's progress tokens, in shared mode
-	calls    relay.InFlight[*Session] // sessions with a call in flight, by server, in shared mode
+	calls    relay.InFlight[hostCall] // the calls in flight, by server, in shared mode
 	tasks    tasks.Owners[*Session]   // the session that created each task, for its status notifications
+}
+
+// hostCall is a session's call in flight on a server: the session, and
+// the id of the host's request (compact JSON; "" when it has none).
+type hostCall struct {
+	s  *Session
+	id string
 }
 
 func newHostSet() *hostSet {
@@ -76,44 +94,87 @@ func (h *hostSet) claimProgress(s *Session, params json.RawMessage) (json.RawMes
 	return h.progress.Claim(s, params)
 }
 
-// began records that s has a call in flight on server; the func ends it.
-// Only in shared mode, where there is someone to choose from.
-func (h *hostSet) began(s *Session, server string) func() {
+// began records that s has a call in flight on server, for its host's
+// request id (jsonrpc.RequestID; nil for none); the func ends it. Only in
+// shared mode, where there is someone to choose from.
+func (h *hostSet) began(s *Session, server string, id json.RawMessage) func() {
 	if s == nil || !h.shared.Load() {
 		return func() {}
 	}
-	return h.calls.Began(s, server)
+	return h.calls.Began(hostCall{s, compactID(id)}, server)
 }
 
-// caller is the session a 2025 server's request is taken to come from: of
-// the sessions with a call in flight on that server (of those mine admits,
-// when set), the oldest that declared the capability the request needs
-// ("" for none), else the oldest; with none, the only session that can be
-// asked, when there is exactly one. nil when it cannot be known.
-func (h *hostSet) caller(server, capability string, mine func(*Session) bool) *Session {
+// compactID is a request id as a key, whatever its spacing.
+func compactID(id json.RawMessage) string {
+	var b bytes.Buffer
+	if len(id) == 0 || json.Compact(&b, id) != nil {
+		return string(id)
+	}
+	return b.String()
+}
+
+// concerned is the session what server sends on its own concerns (a
+// request of a 2025 server, a log line, any notification no token routes;
+// params are its params), when the trunk can tell: the session that owns
+// the task params names in its related-task _meta (exact), else in shared
+// mode the one session with calls in flight on server (of those mine
+// admits, when set), busy counting those sessions; with none, or several,
+// it names nobody rather than guess. With sharing off it is the one host.
+// A session whose view does not show server is never named (Session.sees).
+// call is the id of the host's request the message belongs to, when the
+// session has exactly one call in flight on server ("" otherwise): on
+// HTTP the message goes on that request's stream (Session.relate).
+func (h *hostSet) concerned(server string, params json.RawMessage, mine func(*Session) bool) (s *Session, call string, busy int) {
 	if mine == nil {
 		mine = func(*Session) bool { return true }
 	}
-	if list := slices.DeleteFunc(h.calls.On(server), func(s *Session) bool { return !mine(s) }); len(list) > 0 {
-		for _, c := range list {
-			if capability == "" || c.legacyHost().Can(capability) {
-				return c
+	if id, _ := rawjson.StringField(rawjson.MetaValue(params, translate.RelatedTaskKey), "taskId"); id != "" {
+		if owner, ok := h.tasks.Owner(server, id); ok && mine(owner) {
+			if !owner.sees(server) {
+				return nil, "", 1
 			}
+			return owner, "", 1
 		}
-		return list[0]
 	}
-	var only *Session
-	for _, s := range h.all() {
-		if s.perRequest || !mine(s) {
+	if !h.shared.Load() {
+		for _, c := range h.all() {
+			if c.perRequest || !mine(c) {
+				continue
+			}
+			if s != nil {
+				return nil, "", 0
+			}
+			s = c
+		}
+		if s == nil || !s.sees(server) {
+			return nil, "", 0
+		}
+		return s, "", 0
+	}
+	var sessions []*Session
+	var calls []string // the first session's
+	for _, c := range h.calls.On(server) {
+		if !mine(c.s) {
 			continue
 		}
-		if only != nil {
-			return nil
+		if !slices.Contains(sessions, c.s) {
+			sessions = append(sessions, c.s)
 		}
-		only = s
+		if c.s == sessions[0] && !slices.Contains(calls, c.id) {
+			calls = append(calls, c.id)
+		}
 	}
-	return only
+	if busy = len(sessions); busy != 1 || !sessions[0].sees(server) {
+		return nil, "", busy
+	}
+	s = sessions[0]
+	if len(calls) == 1 {
+		call = calls[0]
+	}
+	return s, call, busy
 }
 
 // busyOn reports whether s has a call in flight on server.
-func (h *hostSet) busyOn(s *Session, server string) bool { return h.calls.Busy(s, server) }
+func (h *hostSet) busyOn(s *Session, server string) bool {
+	return slices.ContainsFunc(h.calls.On(server), func(c hostCall) bool { return c.s == s })
+}

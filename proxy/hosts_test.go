@@ -19,38 +19,76 @@ func legacySession(t *Trunk, caps ...string) *Session {
 	return s
 }
 
-// The rule for a 2025 server's request: the oldest session with a call on
-// it that can answer, else the oldest; with no call, the only session.
-func TestHostSetCaller(t *testing.T) {
+// What a 2025 server sends on its own concerns, in shared mode, the one
+// session with calls in flight on it: none with no call or with calls of
+// two sessions (the trunk cannot tell), whatever their order or number of
+// calls; the call is named when that session has one in flight there. A
+// request naming a session's task is that session's. With sharing off it
+// is the one host.
+func TestHostSetConcerned(t *testing.T) {
 	tr := &Trunk{hosts: newHostSet()}
-	tr.hosts.shared.Store(true)
 	a, b := legacySession(tr), legacySession(tr, "sampling")
 	tr.hosts.add(a)
-	if got := tr.hosts.caller("x", "sampling", nil); got != a {
-		t.Errorf("one session, no call: %p, want the only session", got)
+	if got, _, _ := tr.hosts.concerned("x", nil, nil); got != a {
+		t.Errorf("sharing off, one host: %p, want it", got)
+	}
+	tr.hosts.shared.Store(true)
+	if got, _, busy := tr.hosts.concerned("x", nil, nil); got != nil || busy != 0 {
+		t.Errorf("shared, one session, no call: %p (%d busy), want none", got, busy)
 	}
 	tr.hosts.add(b)
-	if got := tr.hosts.caller("x", "", nil); got != nil {
-		t.Errorf("two sessions, no call: %p, want none (cannot be known)", got)
+	endA := tr.hosts.began(a, "x", json.RawMessage(`1`))
+	if got, call, busy := tr.hosts.concerned("x", nil, nil); got != a || call != "1" || busy != 1 {
+		t.Errorf("one call of a: %p call %q (%d busy), want a's call 1", got, call, busy)
 	}
-	endA := tr.hosts.began(a, "x")
-	endB := tr.hosts.began(b, "x")
-	if got := tr.hosts.caller("x", "sampling", nil); got != b {
-		t.Errorf("sampling with calls from a (cannot sample) and b: got %p, want b", got)
+	endA2 := tr.hosts.began(a, "x", json.RawMessage(`"two"`))
+	if got, call, _ := tr.hosts.concerned("x", nil, nil); got != a || call != "" {
+		t.Errorf("two calls of a: %p call %q, want a and no one call", got, call)
 	}
-	if got := tr.hosts.caller("x", "elicitation", nil); got != a {
-		t.Errorf("elicitation nobody declared: got %p, want the oldest, a", got)
+	endB := tr.hosts.began(b, "x", json.RawMessage(` 7 `))
+	if got, _, busy := tr.hosts.concerned("x", nil, nil); got != nil || busy != 2 {
+		t.Errorf("calls of a and b: %p (%d busy), want none of 2", got, busy)
 	}
-	if got := tr.hosts.caller("y", "", nil); got != nil {
-		t.Errorf("a call on x says nothing of y: got %p", got)
+	if got, call, _ := tr.hosts.concerned("x", nil, func(s *Session) bool { return s == b }); got != b || call != "7" {
+		t.Errorf("calls of a and b, only b mine: %p call %q, want b's call 7", got, call)
+	}
+	tr.hosts.tasks.Own("x", "t-1", b)
+	if got, _, _ := tr.hosts.concerned("x", json.RawMessage(`{"_meta":{"`+translate.RelatedTaskKey+`":{"taskId":"t-1"}}}`), nil); got != b {
+		t.Errorf("calls of a and b, a request of b's task: %p, want b", got)
+	}
+	if got, _, busy := tr.hosts.concerned("y", nil, nil); got != nil || busy != 0 {
+		t.Errorf("a call on x says nothing of y: %p", got)
 	}
 	endA()
-	if got := tr.hosts.caller("x", "", nil); got != b {
-		t.Errorf("after a's call ended: %p, want b", got)
+	if got, _, _ := tr.hosts.concerned("x", nil, nil); got != nil {
+		t.Errorf("a's second call still in flight, and b's: %p, want none", got)
+	}
+	endA2()
+	if got, _, _ := tr.hosts.concerned("x", nil, nil); got != b {
+		t.Errorf("after a's calls ended: %p, want b", got)
 	}
 	endB()
 	if n := tr.hosts.calls.Servers(); n != 0 {
 		t.Errorf("calls left on %d servers", n)
+	}
+}
+
+// relate marks a message with the call it belongs to only for a session
+// whose downstream routes by it, keeping the rest of _meta.
+func TestSessionRelate(t *testing.T) {
+	s := &Session{related: true}
+	for _, c := range []struct{ in, call, want string }{
+		{`{"message":"m"}`, `"a"`, `{"message":"m","_meta":{"io.mcptrunk/relatedRequest":"a"}}`},
+		{`{"_meta":{"progressToken":1},"x":2}`, `3`, `{"_meta":{"io.mcptrunk/relatedRequest":3,"progressToken":1},"x":2}`},
+		{``, `3`, `{"_meta":{"io.mcptrunk/relatedRequest":3}}`},
+		{`{"x":1}`, ``, `{"x":1}`},
+	} {
+		if got := string(s.relate(json.RawMessage(c.in), c.call)); got != c.want {
+			t.Errorf("relate(%s, %s) = %s, want %s", c.in, c.call, got, c.want)
+		}
+	}
+	if got := string((&Session{}).relate(json.RawMessage(`{"x":1}`), `1`)); got != `{"x":1}` {
+		t.Errorf("a session without related streams: %s", got)
 	}
 }
 
@@ -110,7 +148,7 @@ func TestWantsLog(t *testing.T) {
 	if r.wantsLog("x", "error") {
 		t.Error("a stateless request got a message of a server it has no call on")
 	}
-	end := tr.hosts.began(r, "x")
+	end := tr.hosts.began(r, "x", nil)
 	defer end()
 	if !r.wantsLog("x", "info") {
 		t.Error("a stateless request at debug missed its server's message")

@@ -30,7 +30,7 @@ func (o ownTools) CallTool(ctx context.Context, params json.RawMessage) (json.Ra
 
 // statusReport is the report of the status tool and resource now.
 func (t *Trunk) statusReport() trunktools.StatusReport {
-	r := trunktools.StatusReport{Servers: []upstream.Status{}, MaxMessageBytes: t.cfg.Load().Trunk.MaxMessageBytes, DroppedNotifications: t.dropped.Load(), Pinning: t.pins.Load().Report(), ParkedCalls: t.parked.Count(),
+	r := trunktools.StatusReport{Servers: []upstream.Status{}, MaxMessageBytes: t.cfg.Load().Trunk.MaxMessageBytes, DroppedNotifications: t.dropped.Load(), UnattributedNotifications: t.unowned.Load(), Pinning: t.pins.Load().Report(), ParkedCalls: t.parked.Count(),
 		Conflicts: t.snapshot().Conflicts}
 	running := t.taskLog.Running()
 	for _, c := range t.clients() {

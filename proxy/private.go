@@ -13,7 +13,6 @@ import (
 	"github.com/mcptrunk/mcptrunk/naming"
 	"github.com/mcptrunk/mcptrunk/proxy/signin"
 	"github.com/mcptrunk/mcptrunk/proxy/tasks"
-	"github.com/mcptrunk/mcptrunk/proxy/translate"
 	"github.com/mcptrunk/mcptrunk/upstream"
 )
 
@@ -50,7 +49,9 @@ func (t *Trunk) ownInstance(ctx context.Context, s *Session, c *upstream.Client)
 		}
 		return t.perUser.Client(ctx, s.subject, id, func() (config.Spec, error) { return t.creds.ForSubject(spec, s.subject) },
 			func(c *upstream.Client) { t.tellPrivate(ctx, s, c) })
-	case s != nil && spec.PerSession() && t.hosts.shared.Load() && !s.perRequest:
+	case spec.PerCaller() && s != nil && s.subject != "":
+		return t.perUser.Client(ctx, s.subject, id, func() (config.Spec, error) { return spec, nil }, func(c *upstream.Client) { t.tellPrivate(ctx, s, c) })
+	case s != nil && (spec.PerSession() || spec.PerCaller()) && t.hosts.shared.Load() && !s.perRequest:
 		return t.own.Client(ctx, s, id, func() (config.Spec, error) { return spec, nil }, func(c *upstream.Client) { t.tellPrivate(ctx, s, c) })
 	}
 	return nil, nil
@@ -71,9 +72,9 @@ func (t *Trunk) initPools() {
 	t.own.Whose, t.own.Logger = "the session's", t.logger
 	t.own.New = func(_ context.Context, s *Session) *upstream.Fleet {
 		return t.ownFleet(s.logger, *s.legacyHost(), func(server, method string, params json.RawMessage) {
-			t.toSession(s, server, method, t.exportNotification(server, method, params))
+			t.toSession(s, t.ownCall(s, server), server, method, t.exportNotification(server, method, params))
 		}, func(ctx context.Context, server, method string, params json.RawMessage) (json.RawMessage, error) {
-			return t.askSession(ctx, s, server, method, tasks.Relate(params, t.sessionTaskIDs(s, server)))
+			return t.askSession(ctx, s, t.ownCall(s, server), server, method, tasks.Relate(params, t.sessionTaskIDs(s, server)))
 		}, nil)
 	}
 	t.perUser.Whose, t.perUser.Logger = "the caller's", t.logger
@@ -83,19 +84,32 @@ func (t *Trunk) initPools() {
 		mine := func(s *Session) bool { return s.subject == subject }
 		return t.ownFleet(t.logger.With("subject", subject), *hostRequestOf(ctx).session.legacyHost(), func(server, method string, params json.RawMessage) {
 			params = t.exportNotification(server, method, params)
-			for _, s := range t.hosts.all() {
-				if mine(s) {
-					t.toSession(s, server, method, params)
-					if method == "notifications/progress" {
-						return // its token says whose; toSession routed it
+			switch method {
+			case "notifications/progress":
+				t.toHosts(server, method, params) // its token says whose
+				return
+			case "notifications/resources/updated":
+				for _, s := range t.hosts.all() {
+					if mine(s) {
+						t.toSession(s, "", server, method, params)
 					}
 				}
+				return
 			}
+			// Anything else, as on a shared instance, concerns the one
+			// session of the caller's with calls on the server.
+			s, call, busy := t.hosts.concerned(server, params, mine)
+			if s == nil {
+				t.unattributed(server, method, busy)
+				return
+			}
+			t.toSession(s, call, server, method, params)
 		}, func(ctx context.Context, server, method string, params json.RawMessage) (json.RawMessage, error) {
-			if s := t.hosts.caller(server, translate.CapabilityFor[method], mine); s != nil {
-				return t.askSession(ctx, s, server, method, tasks.Relate(params, t.sessionTaskIDs(s, server)))
+			s, call, busy := t.hosts.concerned(server, params, mine)
+			if s == nil {
+				return nil, unattributedRequest(server, method, subject, busy)
 			}
-			return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method %q of server %q: no session of %q has a call in flight on it", method, server, subject)
+			return t.askSession(ctx, s, call, server, method, tasks.Relate(params, t.sessionTaskIDs(s, server)))
 		}, func(ctx context.Context, server string) (string, error) {
 			return t.creds.Authorization(ctx, subject, server, func() string { return t.inboundToken(subject) })
 		})
@@ -154,19 +168,33 @@ func (t *Trunk) tellPrivate(ctx context.Context, s *Session, c *upstream.Client)
 	}
 }
 
-// toSession delivers a notification of one of s's own instances to s.
-func (t *Trunk) toSession(s *Session, server, method string, params json.RawMessage) {
+// ownCall is the id of s's one call in flight on server, "" when it has
+// none or several: what a message of s's own instance belongs to.
+func (t *Trunk) ownCall(s *Session, server string) string {
+	_, call, _ := t.hosts.concerned(server, nil, func(o *Session) bool { return o == s })
+	return call
+}
+
+// toSession delivers a notification of server to s, which it concerns, on
+// the stream of its request call ("" when not known): a log message at
+// s's level.
+func (t *Trunk) toSession(s *Session, call, server, method string, params json.RawMessage) {
 	switch method {
 	case "notifications/progress":
 		t.toHosts(server, method, params) // the token says whose: s's
 		return
+	}
+	if !s.sees(server) { // its view hides server: it hears of it what it hears of a server that does not exist
+		return
+	}
+	switch method {
 	case "notifications/message":
 		level, _ := rawjson.StringField(params, "level")
 		if !s.wantsLog(server, level) {
 			return
 		}
 	}
-	if err := s.Notify(method, params); err != nil {
+	if err := s.Notify(method, s.relate(params, call)); err != nil {
 		t.notifyFailed(server, method, err)
 	}
 }
@@ -180,5 +208,5 @@ func (t *Trunk) perSessionURI(uri string) bool {
 		return false
 	}
 	c, ok := t.Fleet().Client(server)
-	return ok && (c.Spec().PerSession() || c.Spec().PerUser())
+	return ok && (c.Spec().PerSession() || c.Spec().PerCaller() || c.Spec().PerUser())
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
 	"github.com/mcptrunk/mcptrunk/internal/protocol"
 	"github.com/mcptrunk/mcptrunk/proxy/observe"
 	"github.com/mcptrunk/mcptrunk/proxy/translate"
@@ -15,7 +16,7 @@ import (
 // and the upstream's.
 func (t *Trunk) callUpstream(ctx context.Context, c *upstream.Client, method string, params json.RawMessage) (json.RawMessage, error) {
 	hr := hostRequestOf(ctx)
-	defer t.hosts.began(hr.session, c.Name())()
+	defer t.hosts.began(hr.session, c.Name(), jsonrpc.RequestID(ctx))()
 	hostStateless := hr.Stateless()
 	upStateless := protocol.IsStateless(c.Init().ProtocolVersion)
 	switch {
@@ -24,7 +25,7 @@ func (t *Trunk) callUpstream(ctx context.Context, c *upstream.Client, method str
 			Method: method, Params: params, Continues: func(first context.Context) { observe.NoteContinues(ctx, first) }})
 	case !hostStateless && upStateless:
 		ask := func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-			return t.askSession(ctx, hr.session, c.Name(), method, params)
+			return t.askSession(ctx, hr.session, compactID(jsonrpc.RequestID(ctx)), c.Name(), method, params)
 		}
 		return translate.Fulfil(ctx, c, hr.HostRequest, ask, method, params)
 	}

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -42,7 +43,8 @@ type Session struct {
 	// the subject, the profile and the claims of the newest access token
 	// the caller presented (SetClaims). Every view the session is served
 	// is built from it (Trunk.sessionView).
-	caller atomic.Pointer[access.Caller]
+	caller  atomic.Pointer[access.Caller]
+	related bool // SessionOptions.RelatedStreams
 
 	initialized atomic.Bool
 	listens     *translate.Listens // the host's open subscriptions/listen requests (translate/listen.go)
@@ -111,6 +113,46 @@ type SessionOptions struct {
 	// messages of the servers it has a call on, its listen's
 	// notifications), never a broadcast.
 	PerRequest bool
+	// RelatedStreams marks a session whose downstream puts each message on
+	// the stream of the request it belongs to (HTTP): what a server sends
+	// during one of the session's calls carries that call's id in
+	// _meta[RelatedRequestMeta], which the downstream removes.
+	RelatedStreams bool
+}
+
+// RelatedRequestMeta is the _meta key that names, to a downstream with
+// SessionOptions.RelatedStreams, the id (JSON) of the session's request a
+// message belongs to; the downstream removes it before the host reads.
+const RelatedRequestMeta = "io.mcptrunk/relatedRequest"
+
+// relate marks params as belonging to the host's request call (its id as
+// compact JSON) for a downstream that routes by it; params come back as
+// they are without call, or for any other downstream.
+func (s *Session) relate(params json.RawMessage, call string) json.RawMessage {
+	if call == "" || !s.related {
+		return params
+	}
+	if t := bytes.TrimSpace(params); len(t) == 0 || bytes.Equal(t, []byte("null")) {
+		params = json.RawMessage(`{}`)
+	}
+	meta := map[string]json.RawMessage{}
+	if start, end, found, err := rawjson.FieldSpan(params, "_meta"); err != nil {
+		return params
+	} else if found {
+		if meta, err = rawjson.Object(params[start:end]); err != nil {
+			return params
+		}
+	}
+	meta[RelatedRequestMeta] = json.RawMessage(call)
+	b, err := json.Marshal(meta)
+	if err != nil {
+		return params
+	}
+	out, err := rawjson.ReplaceField(params, "_meta", b)
+	if err != nil {
+		return params
+	}
+	return out
 }
 
 // Attach connects a host session, speaking line-delimited JSON-RPC on in
@@ -120,7 +162,7 @@ func (t *Trunk) Attach(in io.Reader, out io.Writer, opts *SessionOptions) *Sessi
 	if opts == nil {
 		opts = &SessionOptions{}
 	}
-	s := &Session{trunk: t, logger: t.logger, listens: translate.NewListens(), id: opts.ID, subject: opts.Subject, profile: opts.Profile, token: opts.AccessToken, perRequest: opts.PerRequest}
+	s := &Session{trunk: t, logger: t.logger, listens: translate.NewListens(), id: opts.ID, subject: opts.Subject, profile: opts.Profile, token: opts.AccessToken, perRequest: opts.PerRequest, related: opts.RelatedStreams}
 	s.SetClaims(opts.Claims)
 	peer := "host"
 	if opts.ID != "" {

@@ -65,10 +65,14 @@ func (s *Session) ownLevel() string {
 }
 
 // wantsLog reports whether a log message of server at level goes to this
-// session. A session that asked for no level gets every message, as a
-// host alone does; a stateless request's session gets the messages of the
-// servers it has a call on, at the level it named, and only when it named one.
+// session. Never when its view does not show server (sees). A session
+// that asked for no level gets every message, as a host alone does; a
+// stateless request's session gets the messages of the servers it has a
+// call on, at the level it named, and only when it named one.
 func (s *Session) wantsLog(server, level string) bool {
+	if !s.sees(server) {
+		return false
+	}
 	own := s.ownLevel()
 	if s.perRequest && (own == "" || !s.trunk.hosts.busyOn(s, server)) {
 		return false

@@ -154,7 +154,7 @@ func (t *Trunk) listTasks(ctx context.Context) (json.RawMessage, error) {
 // call on c (a 2025 server's requests during it find the session).
 func (t *Trunk) driveTask(ctx context.Context, c *upstream.Client, how tasks.Mode, forward json.RawMessage) (json.RawMessage, error) {
 	hr := hostRequestOf(ctx)
-	defer t.hosts.began(hr.session, c.Name())()
+	defer t.hosts.began(hr.session, c.Name(), jsonrpc.RequestID(ctx))()
 	call := tasks.Call{How: how, Follower: t.follower(ctx, c), Host: hr.HostRequest, Forward: forward, Timeout: c.Spec().Timeouts.Call.D(), Life: t.life,
 		Send: func(ctx context.Context, params json.RawMessage, withExtension bool) (json.RawMessage, error) {
 			if withExtension {
@@ -188,7 +188,7 @@ func (t *Trunk) follower(ctx context.Context, c *upstream.Client) tasks.Follower
 	hr := hostRequestOf(ctx)
 	return tasks.Follower{Conn: t.taskLog.Watch(c.Name(), c), Server: c.Name(), Can: hr.Can,
 		Ask: func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-			return t.askSession(ctx, hr.session, c.Name(), method, params)
+			return t.askSession(ctx, hr.session, compactID(jsonrpc.RequestID(ctx)), c.Name(), method, params)
 		}}
 }
 

@@ -108,6 +108,10 @@ type Trunk struct {
 	access   atomic.Pointer[access.Rules]   // trunk.policy and trunk.profiles in force
 	record   bool                           // Options.RecordPins
 	dropped  atomic.Int64                   // notifications to the host dropped for its message limit
+	// unowned counts shared servers' notifications no session could be
+	// told they concern; unownedFrom holds the servers already logged.
+	unowned     atomic.Int64
+	unownedFrom sync.Map
 
 	levelMu     sync.Mutex // serialises applySharedLevel
 	sharedLevel string     // the level the upstreams were last told in shared mode

@@ -139,13 +139,13 @@ func testMain(m *testing.M) int {
 }
 
 // buildBinaries builds every command, go-sdk's everything-server and the
-// probe server into dir. When the tests run with
+// probe and asker servers into dir. When the tests run with
 // -race, mcptrunk is rebuilt with -race too, and every test that reads its
 // stderr fails on a race report.
 func buildBinaries(dir string) error {
 	start := time.Now()
 	build := func(args ...string) error { return testkit.GoBuild(moduleRoot, args...) }
-	// go-sdk's everything-server and the probe server, which tests run,
+	// go-sdk's everything-server and the probe and asker servers, which tests run,
 	// are built here beside the commands rather than by the first test
 	// that asks: a build inside a test's deadline failed it on a loaded
 	// machine.
@@ -154,6 +154,9 @@ func buildBinaries(dir string) error {
 		_, err := testkit.ConformanceServer(dir)
 		if err == nil {
 			_, err = buildProbe()
+		}
+		if err == nil {
+			_, err = buildAsker()
 		}
 		conformance <- err
 	}()

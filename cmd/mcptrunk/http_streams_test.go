@@ -10,6 +10,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"fmt"
 	"math/big"
 	"net"
 	"net/http"
@@ -33,17 +34,27 @@ type sseReader struct {
 // answer is one.
 func openSSE(t *testing.T, req *http.Request) *sseReader {
 	t.Helper()
-	resp, err := http.DefaultClient.Do(req)
+	r, err := startSSE(req)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return r
+}
+
+// startSSE is openSSE for any goroutine: an error when the answer is no
+// event stream.
+func startSSE(req *http.Request) (*sseReader, error) {
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
 	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		resp.Body.Close()
-		t.Fatalf("%s %s: HTTP %d %s, want an event stream", req.Method, req.URL, resp.StatusCode, resp.Header.Get("Content-Type"))
+		return nil, fmt.Errorf("%s %s: HTTP %d %s, want an event stream", req.Method, req.URL, resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 1<<20), 16<<20)
-	return &sseReader{resp: resp, sc: sc}
+	return &sseReader{resp: resp, sc: sc}, nil
 }
 
 // next returns the next event, or false when the stream ended.
@@ -68,7 +79,13 @@ func (r *sseReader) close() { r.resp.Body.Close() }
 // rawSession opens a 2025-11-25 session on the trunk with raw requests.
 func rawSession(t *testing.T, ctx context.Context, url string) string {
 	t.Helper()
-	r, err := postMCP(ctx, url, initializeBody, nil)
+	return rawSessionWith(t, ctx, url, initializeBody)
+}
+
+// rawSessionWith is rawSession with initialize's body.
+func rawSessionWith(t *testing.T, ctx context.Context, url, initialize string) string {
+	t.Helper()
+	r, err := postMCP(ctx, url, initialize, nil)
 	if err != nil || r.status != http.StatusOK {
 		t.Fatalf("initialize: %v %d %q", err, r.status, r.messages)
 	}

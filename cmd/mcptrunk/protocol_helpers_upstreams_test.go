@@ -130,22 +130,25 @@ func main() {
 `
 
 // buildProbe builds probeSource into binDir, once per run (TestMain).
-var buildProbe = sync.OnceValues(func() (string, error) {
-	dir := filepath.Join(binDir, "probe-src")
+var buildProbe = sync.OnceValues(func() (string, error) { return buildServerSource("probe", probeSource) })
+
+// buildServerSource builds a test server's one-file source into binDir as
+// mcptrunk-<name>, in the module root (the module's go-sdk).
+func buildServerSource(name, source string) (string, error) {
+	dir := filepath.Join(binDir, name+"-src")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
 	src := filepath.Join(dir, "main.go")
-	if err := os.WriteFile(src, []byte(probeSource), 0o644); err != nil {
+	if err := os.WriteFile(src, []byte(source), 0o644); err != nil {
 		return "", err
 	}
-	path := filepath.Join(binDir, "mcptrunk-probe")
-	// Built in the module root: the module's go-sdk.
+	path := filepath.Join(binDir, "mcptrunk-"+name)
 	if err := testkit.GoBuild(moduleRoot, "-o", path, src); err != nil {
-		return "", fmt.Errorf("building the probe server: %w", err)
+		return "", fmt.Errorf("building the %s server: %w", name, err)
 	}
 	return path, nil
-})
+}
 
 // probeBin returns the path of the probe server, built by TestMain.
 func probeBin(t testing.TB) string {

@@ -344,10 +344,10 @@ func parseServer(name string, raw json.RawMessage, lookup func(string) (string, 
 	if scope, ok := p.str(rs.Scope, "scope"); ok {
 		switch scope {
 		case "", ScopeShared:
-		case ScopeSession:
-			s.Scope = ScopeSession
+		case ScopeSession, ScopeCaller:
+			s.Scope = scope
 		default:
-			p.addf("scope", "must be %q or %q, got %q", ScopeShared, ScopeSession, scope)
+			p.addf("scope", "must be %q, %q or %q, got %q", ScopeShared, ScopeCaller, ScopeSession, scope)
 		}
 	}
 

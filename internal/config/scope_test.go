@@ -6,19 +6,21 @@ import (
 )
 
 // scope per server: absent and "shared" share one instance, "session"
-// gives each host session its own, anything else is an error naming the
-// server and field.
+// gives each host session its own, "caller" each caller, anything else is
+// an error naming the server and field.
 func TestConfigScope(t *testing.T) {
 	for _, tc := range []struct {
 		name, server string
 		perSession   bool
+		perCaller    bool
 		wantErr      string
 	}{
-		{"default", `{"command":"x"}`, false, ""},
-		{"shared", `{"command":"x","scope":"shared"}`, false, ""},
-		{"session", `{"command":"x","scope":"session"}`, true, ""},
-		{"unknown", `{"command":"x","scope":"host"}`, false, `server "s": scope: must be "shared" or "session", got "host"`},
-		{"a number", `{"command":"x","scope":1}`, false, `server "s": scope: want string, got number`},
+		{"default", `{"command":"x"}`, false, false, ""},
+		{"shared", `{"command":"x","scope":"shared"}`, false, false, ""},
+		{"session", `{"command":"x","scope":"session"}`, true, false, ""},
+		{"caller", `{"command":"x","scope":"caller"}`, false, true, ""},
+		{"unknown", `{"command":"x","scope":"host"}`, false, false, `server "s": scope: must be "shared", "caller" or "session", got "host"`},
+		{"a number", `{"command":"x","scope":1}`, false, false, `server "s": scope: want string, got number`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, err := parseString(t, `{"mcpServers":{"s":`+tc.server+`}}`, noEnv)
@@ -33,6 +35,9 @@ func TestConfigScope(t *testing.T) {
 			}
 			if got := c.Servers[0].PerSession(); got != tc.perSession {
 				t.Errorf("PerSession() = %v, want %v", got, tc.perSession)
+			}
+			if got := c.Servers[0].PerCaller(); got != tc.perCaller {
+				t.Errorf("PerCaller() = %v, want %v", got, tc.perCaller)
 			}
 		})
 	}

@@ -129,8 +129,8 @@ type Spec struct {
 	// name up in the catalog; a name another server also claims is
 	// withheld from the later server. nil (the default) and true namespace.
 	Namespace *bool `json:"namespace,omitempty"`
-	// Scope is ScopeSession or "" (ScopeShared): whether host sessions
-	// share one instance of the server.
+	// Scope is ScopeSession, ScopeCaller or "" (ScopeShared): whether
+	// host sessions share one instance of the server.
 	Scope string `json:"scope,omitempty"`
 	// Credentials say whose credential the server's calls carry: shared
 	// (the zero value) or per-user (credentials.go).
@@ -153,10 +153,21 @@ const (
 	// instance of its own, started at its first call and stopped when the
 	// session ends: for servers whose state is one host's, such as roots.
 	ScopeSession = "session"
+	// ScopeCaller: with several host sessions, each signed-in caller
+	// (subject) gets an instance of its own, shared by its sessions and
+	// its stateless requests, stopped an idle time after its last session
+	// ended; a session without identity is a caller of its own. What the
+	// server sends on its own then reaches only that caller.
+	ScopeCaller = "caller"
+	// ScopeSetting is the server entry's key for the scope, for messages.
+	ScopeSetting = "scope"
 )
 
 // PerSession reports whether each host session gets its own instance.
 func (s Spec) PerSession() bool { return s.Scope == ScopeSession }
+
+// PerCaller reports whether each caller gets its own instance.
+func (s Spec) PerCaller() bool { return s.Scope == ScopeCaller }
 
 // OAuthOptions are a remote server's optional OAuth settings.
 type OAuthOptions struct {

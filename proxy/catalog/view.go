@@ -44,6 +44,7 @@ func (c *Catalog) Restrict(keep func(policy.Item) bool) *Catalog {
 		server, exported string
 	}
 	admitted := map[key]bool{}
+	v.shown = map[string]bool{}
 	admit := func(l List, e Entry) bool {
 		k := key{l, e.Server, e.Exported}
 		ok, seen := admitted[k]

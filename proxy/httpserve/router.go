@@ -10,13 +10,16 @@ import (
 
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
 	"github.com/mcptrunk/mcptrunk/internal/rawjson"
+	"github.com/mcptrunk/mcptrunk/proxy"
 )
 
 // router takes what the trunk writes to one host session, a line at a
 // time, and puts each message on the HTTP stream it belongs to: a response
 // on the stream of the POST that asked, progress on the stream of the
-// request that carries its token, anything else (log messages, list
-// changes, the trunk's requests to the host) on the session's GET stream
+// request that carries its token, a server's request or notification the
+// trunk marks as belonging to a request (proxy.RelatedRequestMeta, removed
+// here) on that request's stream while it is open, anything else (list
+// changes, what belongs to no open request) on the session's GET stream
 // when it is open, else on the newest POST stream still open, else on the
 // GET stream before it opens, which the first GET starts with. What the
 // streams keep is bounded by the session's budget (budget.go).
@@ -113,12 +116,16 @@ func (r *router) route(line []byte) {
 	if err != nil {
 		return // the trunk writes only valid messages
 	}
+	var call string
+	if env.Method != "" {
+		call, line = takeRelated(line)
+	}
 	r.mu.Lock()
 	if r.closed {
 		r.mu.Unlock()
 		return
 	}
-	st, last := r.targetLocked(env)
+	st, last := r.targetLocked(env, call)
 	if st == nil {
 		r.mu.Unlock()
 		return
@@ -139,8 +146,9 @@ func (r *router) route(line []byte) {
 
 // targetLocked is the stream a message goes on, and whether it is that
 // stream's response; nil for a response nobody waits for (its request was
-// cancelled).
-func (r *router) targetLocked(env jsonrpc.Envelope) (*stream, bool) {
+// cancelled). call is the key of the request the trunk says the message
+// belongs to ("" when it does not say): its stream while it is open.
+func (r *router) targetLocked(env jsonrpc.Envelope, call string) (*stream, bool) {
 	if env.IsResponse() {
 		key := compact(env.ID)
 		st, ok := r.waiting[key]
@@ -158,10 +166,57 @@ func (r *router) targetLocked(env jsonrpc.Envelope) (*stream, bool) {
 			}
 		}
 	}
+	if st, ok := r.waiting[call]; ok && call != "" {
+		return st, false
+	}
 	if !r.getOpen && len(r.order) > 0 {
 		return r.order[len(r.order)-1], false
 	}
 	return r.get, false
+}
+
+// relatedKey is the trunk's mark, as it appears in a line.
+var relatedKey = []byte(`"` + proxy.RelatedRequestMeta + `"`)
+
+// takeRelated takes the trunk's mark of the request a message belongs to
+// (proxy.RelatedRequestMeta) out of line: that request's id as a key, and
+// the line as the host reads it. A line without the mark comes back as it
+// is, with "".
+func takeRelated(line []byte) (string, []byte) {
+	if !bytes.Contains(line, relatedKey) {
+		return "", line
+	}
+	pStart, pEnd, found, err := rawjson.FieldSpan(line, "params")
+	if err != nil || !found {
+		return "", line
+	}
+	params := json.RawMessage(line[pStart:pEnd])
+	mStart, mEnd, found, err := rawjson.FieldSpan(params, "_meta")
+	if err != nil || !found {
+		return "", line
+	}
+	meta := json.RawMessage(params[mStart:mEnd])
+	iStart, iEnd, found, err := rawjson.FieldSpan(meta, proxy.RelatedRequestMeta)
+	if err != nil || !found {
+		return "", line
+	}
+	call := compact(meta[iStart:iEnd])
+	if meta, err = rawjson.DeleteFields(meta, proxy.RelatedRequestMeta); err != nil {
+		return "", line
+	}
+	if rest, _ := rawjson.Object(meta); rest != nil && len(rest) == 0 {
+		params, err = rawjson.DeleteFields(params, "_meta")
+	} else {
+		params, err = rawjson.ReplaceField(params, "_meta", meta)
+	}
+	if err != nil {
+		return "", line
+	}
+	out, err := rawjson.ReplaceField(line, "params", params)
+	if err != nil {
+		return "", line
+	}
+	return call, out
 }
 
 // expect registers the stream of a POSTed request before the request is

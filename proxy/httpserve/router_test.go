@@ -89,6 +89,36 @@ func TestRouterRoutes(t *testing.T) {
 	}
 }
 
+// A message the trunk marks as belonging to a request goes on that
+// request's stream while it is open, even with the GET stream open, and
+// the host never sees the mark; once the request is answered, or with no
+// mark, it goes where a general message goes.
+func TestRouterRelated(t *testing.T) {
+	r := newRouter(testRouterConfig())
+	get := r.openGet()
+	a, b := newStream("a"), newStream("b")
+	if !r.expect([]byte(`"alice-call"`), nil, a) || !r.expect([]byte(`2`), nil, b) {
+		t.Fatal("expect refused a new id")
+	}
+	_, _ = r.Write([]byte(`{"jsonrpc":"2.0","id":9,"method":"elicitation/create","params":{"message":"confirm","_meta":{"io.mcptrunk/relatedRequest":"alice-call"}}}` + "\n"))
+	_, _ = r.Write([]byte(`{"jsonrpc":"2.0","method":"notifications/message","params":{"_meta":{"keep":1,"io.mcptrunk/relatedRequest":2},"level":"info"}}` + "\n"))
+	_, _ = r.Write([]byte(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"no mark"}}` + "\n"))
+	if got := strings.Join(events(a), "\n"); got != `{"jsonrpc":"2.0","id":9,"method":"elicitation/create","params":{"message":"confirm"}}` {
+		t.Errorf("stream a (alice-call): %s, want the request without the mark", got)
+	}
+	if got := strings.Join(events(b), "\n"); got != `{"jsonrpc":"2.0","method":"notifications/message","params":{"_meta":{"keep":1},"level":"info"}}` {
+		t.Errorf("stream b (call 2): %s, want the log line, its own _meta kept", got)
+	}
+	if got := events(get); len(got) != 1 || !strings.Contains(got[0], "no mark") {
+		t.Errorf("GET stream: %q, want the unmarked line alone", got)
+	}
+	_, _ = r.Write([]byte(`{"jsonrpc":"2.0","id":2,"result":{}}` + "\n"))
+	_, _ = r.Write([]byte(`{"jsonrpc":"2.0","method":"notifications/message","params":{"_meta":{"io.mcptrunk/relatedRequest":2},"level":"info"}}` + "\n"))
+	if got := events(get); len(got) != 2 || strings.Contains(got[1], "relatedRequest") {
+		t.Errorf("GET stream after call 2 was answered: %q, want the late line, unmarked", got)
+	}
+}
+
 // A stream keeps at most keptEvents messages; a reader that far behind
 // goes on from the oldest kept.
 func TestStreamBound(t *testing.T) {

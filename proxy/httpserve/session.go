@@ -88,7 +88,7 @@ func (h *Handler) startSession(id, client string, c caller, perRequest bool) *se
 			h.endSession(s, "the session was closed: "+reason)
 		}})
 	s.touch()
-	server := h.attach(pr, s.router, &proxy.SessionOptions{ID: id, Subject: c.subject, Claims: c.claims, Profile: c.profile, PerRequest: perRequest, AccessToken: s.accessToken})
+	server := h.attach(pr, s.router, &proxy.SessionOptions{ID: id, Subject: c.subject, Claims: c.claims, Profile: c.profile, PerRequest: perRequest, RelatedStreams: !perRequest, AccessToken: s.accessToken})
 	if cr, ok := server.(claimsRunner); ok {
 		s.setClaims = cr.SetClaims
 	}

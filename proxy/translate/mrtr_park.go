@@ -370,14 +370,14 @@ func (p *Parking) Watch() (int, <-chan struct{}) {
 // exchange between rounds is waiting for the host, and one whose host gave
 // up, say because the host could not answer, must not swallow the requests
 // of the next call), else the oldest in flight. With several calls waiting
-// on one server at once, a request may reach another of them, whose host
-// then answers it.
+// on one server at once it cannot tell: the trunk asks it only when one
+// caller has calls in flight on the server, or for its one host.
 func (p *Parking) Current(server string, params json.RawMessage) *Exchange {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if ex := p.held[heldKey{server, relatedTask(params)}]; ex != nil {
+	if ex := p.HeldFor(server, params); ex != nil {
 		return ex
 	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	list := p.inFlight[server]
 	for _, ex := range list {
 		ex.mu.Lock()
@@ -391,6 +391,15 @@ func (p *Parking) Current(server string, params json.RawMessage) *Exchange {
 		return list[0]
 	}
 	return nil
+}
+
+// HeldFor is the exchange a server's request names by the task the trunk
+// holds for it (mrtr_held.go), else nil: exact, however many calls are
+// in flight on server.
+func (p *Parking) HeldFor(server string, params json.RawMessage) *Exchange {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.held[heldKey{server, relatedTask(params)}]
 }
 
 type exchangeKey struct{}

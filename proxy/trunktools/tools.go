@@ -149,6 +149,10 @@ type StatusReport struct {
 	// DroppedNotifications how many notifications it has cost.
 	MaxMessageBytes      int   `json:"maxMessageBytes"`
 	DroppedNotifications int64 `json:"droppedNotifications"`
+	// UnattributedNotifications counts notifications of shared servers
+	// that went to nobody: the trunk could not tell whose call they
+	// concern (no session, or several, had calls in flight on the server).
+	UnattributedNotifications int64 `json:"unattributedNotifications"`
 	// Pinning is trunk.pin at work: drift, withheld items and findings.
 	Pinning *catalog.PinReport `json:"pinning"`
 	// ParkedCalls counts a stateless host's calls to legacy upstreams that
