@@ -1,0 +1,213 @@
+package config
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/mcptrunk/mcptrunk/naming"
+)
+
+// Overrides are a server's items reshaped for the model ("overrides" in a
+// server's entry): what the host sees of a tool and what its calls carry.
+// They are config, applied when the catalog is exported; the server's own
+// definitions are what pinning records. The "tools" filter stays the
+// filter; an override never admits a tool the filter leaves out.
+type Overrides struct {
+	// Tools maps a tool's upstream name to its override.
+	Tools map[string]ToolOverride `json:"tools,omitempty"`
+}
+
+// ToolOverride is one tool's override. Empty fields leave the server's own.
+type ToolOverride struct {
+	// Name replaces the tool's name inside the server's namespace
+	// (mcp__<server>__<Name>); calls of it go to the upstream name.
+	Name string `json:"name,omitempty"`
+	// Title and Description replace the tool's own.
+	Title       string `json:"title,omitempty"`
+	Description string `json:"description,omitempty"`
+	// Annotations are set member by member over the tool's own
+	// annotations (a JSON object; the server's others stay).
+	Annotations json.RawMessage `json:"annotations,omitempty"`
+	// Arguments maps an argument (a property of the input schema) to its
+	// default or fixed value.
+	Arguments map[string]ArgumentOverride `json:"arguments,omitempty"`
+}
+
+// ArgumentOverride is one argument's default or fixed value (exactly one
+// is set), a JSON value sent as it is written.
+type ArgumentOverride struct {
+	// Default shows in the schema as the property's "default" and is sent
+	// when a call leaves the argument out.
+	Default json.RawMessage `json:"default,omitempty"`
+	// Fixed is removed from the schema (and from "required") and always
+	// sent; a call that gives the argument is refused.
+	Fixed json.RawMessage `json:"fixed,omitempty"`
+}
+
+// Tool returns the override of the tool upstream calls name, and whether
+// there is one.
+func (o Overrides) Tool(name string) (ToolOverride, bool) {
+	t, ok := o.Tools[name]
+	return t, ok
+}
+
+type rawOverrides struct {
+	Tools json.RawMessage `json:"tools"`
+}
+
+type rawToolOverride struct {
+	Name        json.RawMessage `json:"name"`
+	Title       json.RawMessage `json:"title"`
+	Description json.RawMessage `json:"description"`
+	Annotations json.RawMessage `json:"annotations"`
+	Arguments   json.RawMessage `json:"arguments"`
+}
+
+type rawArgumentOverride struct {
+	Default json.RawMessage `json:"default"`
+	Fixed   json.RawMessage `json:"fixed"`
+}
+
+// maxToolName is the longest tool name MCP allows (SEP-986).
+const maxToolName = 128
+
+// overrides decodes and validates "overrides". Values are quoted in no
+// error: a fixed argument may be an account id or a token.
+func (p *fieldErrs) overrides(raw json.RawMessage) Overrides {
+	var o Overrides
+	var ro rawOverrides
+	if !p.object(raw, "overrides", &ro) {
+		return o
+	}
+	if rawAbsent(ro.Tools) {
+		return o
+	}
+	if rawKind(ro.Tools) != "object" {
+		p.wrongType("overrides.tools", "object", ro.Tools)
+		return o
+	}
+	names, vals, err := decodeRawObject(ro.Tools)
+	if err != nil {
+		p.add("overrides.tools", err)
+		return o
+	}
+	o.Tools = make(map[string]ToolOverride, len(names))
+	renamed := map[string]string{} // new name -> the tool that took it
+	for i, name := range names {   // in the file's order: the second to take a name is the one named
+		field := keyField("overrides.tools", name)
+		if name == "" {
+			p.addf("overrides.tools", "empty tool name")
+			continue
+		}
+		t := p.toolOverride(vals[i], field)
+		if t.Name != "" {
+			if other, dup := renamed[t.Name]; dup {
+				p.addf(field+".name", "%q is already the new name of %q", t.Name, other)
+			}
+			renamed[t.Name] = name
+		}
+		o.Tools[name] = t
+	}
+	return o
+}
+
+// toolOverride decodes one tool's override.
+func (p *fieldErrs) toolOverride(raw json.RawMessage, field string) ToolOverride {
+	var t ToolOverride
+	var rt rawToolOverride
+	if !p.object(raw, field, &rt) {
+		if rawAbsent(raw) {
+			p.wrongType(field, "object", raw)
+		}
+		return t
+	}
+	t.Name, _ = p.str(rt.Name, field+".name")
+	if !rawAbsent(rt.Name) && (t.Name == "" || naming.Sanitize(t.Name) != t.Name || len(t.Name) > maxToolName) {
+		p.addf(field+".name", "must be 1 to %d characters of A-Z, a-z, 0-9, _ and -, got %q", maxToolName, t.Name)
+		t.Name = ""
+	}
+	t.Title, _ = p.str(rt.Title, field+".title")
+	t.Description, _ = p.str(rt.Description, field+".description")
+	if !rawAbsent(rt.Annotations) {
+		if rawKind(rt.Annotations) != "object" || !json.Valid(rt.Annotations) {
+			p.wrongType(field+".annotations", "object", rt.Annotations)
+		} else {
+			t.Annotations = compact(rt.Annotations)
+		}
+	}
+	if rawAbsent(rt.Arguments) {
+		return t
+	}
+	if rawKind(rt.Arguments) != "object" {
+		p.wrongType(field+".arguments", "object", rt.Arguments)
+		return t
+	}
+	names, vals, err := decodeRawObject(rt.Arguments)
+	if err != nil {
+		p.add(field+".arguments", err)
+		return t
+	}
+	t.Arguments = make(map[string]ArgumentOverride, len(names))
+	for i, name := range names {
+		afield := keyField(field+".arguments", name)
+		var ra rawArgumentOverride
+		if !p.object(vals[i], afield, &ra) {
+			if rawAbsent(vals[i]) {
+				p.wrongType(afield, "object", vals[i])
+			}
+			continue
+		}
+		// null is a value an argument can be given, so only a member
+		// left out is absent here.
+		switch def, fixed := len(ra.Default) > 0, len(ra.Fixed) > 0; {
+		case def && fixed:
+			p.addf(afield, `has both "default" and "fixed"; give one`)
+		case !def && !fixed:
+			p.addf(afield, `wants "default" or "fixed"`)
+		default:
+			t.Arguments[name] = ArgumentOverride{Default: compact(ra.Default), Fixed: compact(ra.Fixed)}
+		}
+	}
+	return t
+}
+
+// compact is v without insignificant whitespace (nil stays nil), so that
+// the value spliced into a schema or a call is one line.
+func compact(v json.RawMessage) json.RawMessage {
+	if v == nil {
+		return nil
+	}
+	var b bytes.Buffer
+	if err := json.Compact(&b, v); err != nil {
+		return v
+	}
+	return json.RawMessage(b.Bytes())
+}
+
+// String is the override as check and list describe it: which of its
+// fields are set, not their values.
+func (t ToolOverride) String() string {
+	var parts []string
+	if t.Name != "" {
+		parts = append(parts, "name "+t.Name)
+	}
+	if t.Title != "" {
+		parts = append(parts, "title")
+	}
+	if t.Description != "" {
+		parts = append(parts, "description")
+	}
+	if len(t.Annotations) > 0 {
+		parts = append(parts, "annotations")
+	}
+	for _, arg := range sortedMapKeys(t.Arguments) {
+		if len(t.Arguments[arg].Fixed) > 0 {
+			parts = append(parts, fmt.Sprintf("%s fixed", arg))
+		} else {
+			parts = append(parts, fmt.Sprintf("%s default", arg))
+		}
+	}
+	return strings.Join(parts, ", ")
+}

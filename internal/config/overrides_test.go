@@ -1,0 +1,110 @@
+package config
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestOverridesParse: every field of a tool's override is read, values
+// kept as JSON (null a value like any other), compacted to one line.
+func TestOverridesParse(t *testing.T) {
+	cfg, err := parseString(t, `{"mcpServers": {"notes": {"command": "notes", "overrides": {"tools": {
+		"echo": {"name": "say", "title": "Say", "description": "Say it back", "annotations": {"readOnlyHint": true},
+			"arguments": {"text": {"fixed": "fixed-text"}, "n": {"default": {"a": [1, 2]}}, "z": {"default": null}}},
+		"add_note": {"description": "Add a note"}}}}}}`, noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := cfg.Servers[0].Overrides
+	echo, ok := o.Tool("echo")
+	if !ok {
+		t.Fatalf("no override of echo: %+v", o)
+	}
+	if echo.Name != "say" || echo.Title != "Say" || echo.Description != "Say it back" || string(echo.Annotations) != `{"readOnlyHint":true}` {
+		t.Errorf("echo: %+v", echo)
+	}
+	args := map[string][2]string{}
+	for name, a := range echo.Arguments {
+		args[name] = [2]string{string(a.Default), string(a.Fixed)}
+	}
+	want := map[string][2]string{"text": {"", `"fixed-text"`}, "n": {`{"a":[1,2]}`, ""}, "z": {"null", ""}}
+	if len(args) != len(want) {
+		t.Errorf("arguments %q, want %q", args, want)
+	}
+	for k, v := range want {
+		if args[k] != v {
+			t.Errorf("argument %s: %q, want %q", k, args[k], v)
+		}
+	}
+	if got := echo.String(); got != "name say, title, description, annotations, n default, text fixed, z default" {
+		t.Errorf("String() = %q", got)
+	}
+	if _, ok := o.Tool("search"); ok {
+		t.Error("an override of a tool the config does not name")
+	}
+	// The same overrides are the same spec (a reload leaves the server
+	// alone); another value is another spec.
+	again, _ := parseString(t, `{"mcpServers": {"notes": {"command": "notes", "overrides": {"tools": {
+		"echo": {"name": "say", "title": "Say", "description": "Say it back", "annotations": {"readOnlyHint": true},
+			"arguments": {"text": {"fixed": "fixed-text"}, "n": {"default": {"a": [1, 2]}}, "z": {"default": null}}},
+		"add_note": {"description": "Add a note"}}}}}}`, noEnv)
+	if !cfg.Servers[0].Equal(again.Servers[0]) {
+		t.Error("the same overrides parse to specs that differ")
+	}
+	other, _ := parseString(t, `{"mcpServers": {"notes": {"command": "notes", "overrides": {"tools": {"echo": {"arguments": {"text": {"fixed": "other"}}}}}}}}`, noEnv)
+	if cfg.Servers[0].Equal(other.Servers[0]) {
+		t.Error("different overrides parse to equal specs")
+	}
+}
+
+// TestOverridesInvalid: each mistake is an error naming the server, the
+// tool and the field, never quoting a fixed or default value.
+func TestOverridesInvalid(t *testing.T) {
+	cases := []struct{ overrides, want string }{
+		{`[]`, `server "s": overrides: want object, got array`},
+		{`{"tools": []}`, `server "s": overrides.tools: want object, got array`},
+		{`{"tools": {"echo": 1}}`, `server "s": overrides.tools.echo: want object, got number`},
+		{`{"tools": {"echo": {"name": "say it"}}}`, `server "s": overrides.tools.echo.name: must be 1 to 128 characters of A-Z, a-z, 0-9, _ and -, got "say it"`},
+		{`{"tools": {"echo": {"name": ""}}}`, `server "s": overrides.tools.echo.name: must be 1 to 128`},
+		{`{"tools": {"echo": {"name": 3}}}`, `server "s": overrides.tools.echo.name: want string, got number`},
+		{`{"tools": {"echo": {"description": false}}}`, `server "s": overrides.tools.echo.description: want string, got boolean`},
+		{`{"tools": {"echo": {"annotations": "ro"}}}`, `server "s": overrides.tools.echo.annotations: want object, got string`},
+		{`{"tools": {"echo": {"arguments": {"text": {"fixed": "SECRET-1", "default": "SECRET-2"}}}}}`, `server "s": overrides.tools.echo.arguments.text: has both "default" and "fixed"; give one`},
+		{`{"tools": {"echo": {"arguments": {"text": {}}}}}`, `server "s": overrides.tools.echo.arguments.text: wants "default" or "fixed"`},
+		{`{"tools": {"echo": {"arguments": {"text": "SECRET-1"}}}}`, `server "s": overrides.tools.echo.arguments.text: want object, got string`},
+		{`{"tools": {"a": {"name": "x"}, "b": {"name": "x"}}}`, `server "s": overrides.tools.b.name: "x" is already the new name of "a"`},
+	}
+	for _, c := range cases {
+		_, err := parseString(t, `{"mcpServers": {"s": {"command": "s", "overrides": `+c.overrides+`}}}`, noEnv)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("overrides %s: error %v, want one containing %q", c.overrides, err, c.want)
+		}
+		if err != nil && strings.Contains(err.Error(), "SECRET") {
+			t.Errorf("overrides %s: the error quotes a value: %v", c.overrides, err)
+		}
+	}
+}
+
+// TestOverridesUnknownKeys: a misspelt key inside an override is a
+// warning with the key it probably meant; the tools' and arguments' own
+// names are names, never warned about.
+func TestOverridesUnknownKeys(t *testing.T) {
+	cfg, err := parseString(t, `{"mcpServers": {"s": {"command": "s", "overrides": {"tool": {}, "tools": {
+		"descriptoin": {"descripton": "d", "arguments": {"text": {"fixd": 1, "fixed": 2}}}}}}}}`, noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		`server "s": unknown key "overrides.tool" (did you mean "overrides.tools"?), ignored`,
+		`server "s": unknown key "overrides.tools.descriptoin.descripton" (did you mean "overrides.tools.descriptoin.description"?), ignored`,
+		`server "s": unknown key "overrides.tools.descriptoin.arguments.text.fixd" (did you mean "overrides.tools.descriptoin.arguments.text.fixed"?), ignored`,
+	}
+	if !slices.Equal(cfg.Warnings, want) {
+		t.Errorf("warnings:\n%s\nwant:\n%s", strings.Join(cfg.Warnings, "\n"), strings.Join(want, "\n"))
+	}
+	if fixed := cfg.Servers[0].Overrides.Tools["descriptoin"].Arguments["text"].Fixed; !json.Valid(fixed) || string(fixed) != "2" {
+		t.Errorf("fixed = %s", fixed)
+	}
+}
