@@ -55,9 +55,21 @@ func (c *Catalog) NotExported(srv *upstream.Client, readOnly bool, kind, name st
 		switch {
 		case !filter.Allows(it.Key):
 			return fmt.Sprintf("unknown %s %q: server %q has it, and its %q filter in the config leaves it out", kind, name, srv.Name(), field)
+		case kind == "tool" && spec.Overrides.Tools[it.Key].Name != "" && c.renamed(srv.Name(), it.Key) != "":
+			return fmt.Sprintf("unknown %s %q: server %q has it, and its overrides in the config rename it %q", kind, name, srv.Name(), c.renamed(srv.Name(), it.Key))
 		case kind == "tool" && readOnly:
 			return fmt.Sprintf("unknown %s %q: server %q has it, and trunk.readOnly leaves it out: it is not marked read-only (readOnlyTools in the server's config marks it)", kind, name, srv.Name())
 		}
 	}
 	return fmt.Sprintf("unknown %s %q: server %q exports no such %s%s", kind, name, srv.Name(), kind, c.DidYouMean(kind, name))
+}
+
+// renamed is the name a server's tool is exported under, or "".
+func (c *Catalog) renamed(server, raw string) string {
+	for exported, r := range c.Tools[server] {
+		if r == raw {
+			return exported
+		}
+	}
+	return ""
 }
