@@ -15,12 +15,13 @@ import (
 // mcp__notes__say with that description and no text in its schema, gets
 // fixed-text back for {}, and is refused when it passes text; the lockfile
 // holds echo as the server gives it, so pin --check finds no drift, and
-// the trunk under enforce serves the override of what was pinned.
+// the trunk under enforce serves the override of what was pinned; check
+// and list say what is overridden, and that "ecko" names no tool.
 func TestToolOverrides(t *testing.T) {
 	t.Parallel()
 	notes := withFields(notesServer(), map[string]any{"overrides": map[string]any{"tools": map[string]any{"echo": map[string]any{
 		"name": "say", "description": "Say it back", "arguments": map[string]any{"text": map[string]any{"fixed": "fixed-text"}},
-	}}}})
+	}, "ecko": map[string]any{"description": "a typo"}}}})
 	cfg := writeConfig(t, map[string]server{"notes": notes}, map[string]any{"pin": "enforce"})
 	runPin(t, 0, []string{"Recorded"}, "--config", cfg, "--yes")
 	lock, _ := readLockfile(t, lockfilePath(cfg))
@@ -29,6 +30,17 @@ func TestToolOverrides(t *testing.T) {
 		t.Errorf("the lockfile's echo is not the server's: %+v, %v", echo, err)
 	}
 	runPin(t, 0, []string{"Everything matches the lockfile"}, "--config", cfg, "--check")
+	for _, cmd := range []string{"check", "list"} {
+		stdout, stderr, code := runCLI(t, pinRunTimeout, cmd, "--config", cfg)
+		for _, want := range []string{
+			`overrides: server "notes": tool "echo" is listed as "mcp__notes__say": name say, description, text fixed`,
+			`overrides: warning: server "notes": overrides.tools names "ecko", which the server does not have (did you mean "echo"?)`,
+		} {
+			if code != 0 || !strings.Contains(stdout, want) {
+				t.Errorf("mcptrunk %s: exit %d, stdout lacks %q:\n%s\nstderr:\n%s", cmd, code, want, stdout, stderr)
+			}
+		}
+	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

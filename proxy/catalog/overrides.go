@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"maps"
 	"slices"
 
@@ -256,4 +257,36 @@ func didYouMean(word string, known []string) string {
 		return fmt.Sprintf(" (did you mean %q?)", m)
 	}
 	return ""
+}
+
+// OverrideLines describes each listed server's overrides as the catalog
+// built from servers under pol applies them, one line each, for
+// mcptrunk check and list: the tool, the name the host sees it under and
+// what of it is overridden (never a value); then each override that
+// names a tool or argument the server does not have, or a name another
+// tool keeps. None when no server has overrides.
+func OverrideLines(pol Policy, servers []Server) []string {
+	var lines []string
+	var cat *Catalog
+	for _, s := range servers {
+		o := s.Spec.Overrides
+		if !s.Listed || len(o.Tools) == 0 {
+			continue
+		}
+		if cat == nil {
+			cat = Build(Input{Servers: servers, Policy: pol, Logger: slog.New(slog.DiscardHandler)})
+		}
+		for _, name := range slices.Sorted(maps.Keys(o.Tools)) {
+			if exported := cat.renamed(s.Name, name); exported != "" {
+				lines = append(lines, fmt.Sprintf("overrides: server %q: tool %q is listed as %q: %s", s.Name, name, exported, o.Tools[name]))
+			} else if slices.ContainsFunc(s.Items.Tools, func(it upstream.Item) bool { return it.Key == name }) {
+				lines = append(lines, fmt.Sprintf("overrides: server %q: tool %q is not listed (a filter, trunk.readOnly or a name another server claims leaves it out)", s.Name, name))
+			}
+		}
+		_, _, warn := overrideTools(s.Name, o, filterItems(s.Spec.Tools, s.Items.Tools))
+		for _, w := range append(warn, unmatchedOverrides(s.Name, o, s.Items.Tools)...) {
+			lines = append(lines, "overrides: warning: "+w)
+		}
+	}
+	return lines
 }

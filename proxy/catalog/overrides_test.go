@@ -182,3 +182,29 @@ func TestOverridesArePinnedAsTheServerSays(t *testing.T) {
 		t.Errorf("a server's change under an override was exported: %+v", cat.Lists[ListTools])
 	}
 }
+
+// TestOverrideLines: check and list name each override's tool, the name
+// the host sees and what is overridden, never a value; a tool the filter
+// leaves out and an override naming no tool are said so.
+func TestOverrideLines(t *testing.T) {
+	o := config.Overrides{Tools: map[string]config.ToolOverride{
+		"echo":   {Name: "say", Arguments: map[string]config.ArgumentOverride{"text": {Fixed: json.RawMessage(`"SECRET"`)}}},
+		"search": {Description: "Find"},
+		"ecko":   {Title: "t"},
+	}}
+	srv := overrideServer(o, echoTool, `{"name":"search"}`)
+	srv.Spec.Tools = config.Filter{Deny: []string{"search"}}
+	other := Server{Name: "plain", Spec: config.Spec{Name: "plain"}, Items: upstream.Catalog{Tools: catItems("name", "x")}, Listed: true}
+	got := OverrideLines(PolicyOf(config.TrunkOptions{Prefix: naming.Default.Prefix, MaxNameLength: 64}), []Server{srv, other})
+	want := []string{
+		`overrides: server "notes": tool "echo" is listed as "mcp__notes__say": name say, text fixed`,
+		`overrides: server "notes": tool "search" is not listed (a filter, trunk.readOnly or a name another server claims leaves it out)`,
+		`overrides: warning: server "notes": overrides.tools names "ecko", which the server does not have (did you mean "echo"?)`,
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("lines:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if got := OverrideLines(PolicyOf(config.TrunkOptions{}), []Server{other}); got != nil {
+		t.Errorf("no overrides: %q", got)
+	}
+}
