@@ -177,6 +177,7 @@ func Build(in Input) *Catalog {
 		cat.relisted[server] = items.Relisted
 		items, withheld := pins.admit(server, items, others[server], s.Settled)
 		if withheld != nil {
+			withheld.renamed(spec.Overrides)
 			cat.Withheld[server] = withheld
 		}
 		exp, warn, err := exportServer(pol, server, spec, items, logger)

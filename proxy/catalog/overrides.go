@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
+	"github.com/mcptrunk/mcptrunk/internal/pin"
 	"github.com/mcptrunk/mcptrunk/internal/rawjson"
 	"github.com/mcptrunk/mcptrunk/internal/suggest"
 	"github.com/mcptrunk/mcptrunk/upstream"
@@ -62,6 +63,24 @@ func overrideTools(server string, o config.Overrides, items []upstream.Item) (ou
 		out = append(out, upstream.Item{Key: it.Key, Raw: raw})
 	}
 	return out, names, warn
+}
+
+// renamed adds, for each withheld tool an override renames, the new name
+// with the same reason: the host knows the tool by that name, and a call
+// of it is refused saying why. A name that is another tool's own keeps
+// that tool's entry.
+func (w withheldItems) renamed(o config.Overrides) {
+	aliases := map[string]string{}
+	for raw, why := range w[pin.Tools] {
+		if t, ok := o.Tool(raw); ok && t.Name != "" {
+			if _, taken := w[pin.Tools][t.Name]; !taken {
+				aliases[t.Name] = why
+			}
+		}
+	}
+	for name, why := range aliases {
+		w.add(pin.Tools, name, why)
+	}
 }
 
 // OverrideTool is a tool's definition under its override: the name,

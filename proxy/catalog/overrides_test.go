@@ -181,6 +181,10 @@ func TestOverridesArePinnedAsTheServerSays(t *testing.T) {
 	if len(cat.Lists[ListTools]) != 0 {
 		t.Errorf("a server's change under an override was exported: %+v", cat.Lists[ListTools])
 	}
+	// A call by the name the host knows says why it is refused.
+	if why, ok := cat.WithheldWhy("notes", "tool", "mcp__notes__say"); !ok || !strings.Contains(why, "mcptrunk pin notes") {
+		t.Errorf("WithheldWhy(mcp__notes__say) = %q, %v", why, ok)
+	}
 }
 
 // TestOverrideLines: check and list name each override's tool, the name
