@@ -90,3 +90,37 @@ func TestToolOverridesInMemory(t *testing.T) {
 		}
 	}
 }
+
+// TestPromptOverridesInMemory: a renamed prompt is listed under its new
+// name, its defaulted argument not required, and a get of it reaches the
+// upstream name with the default filled in.
+func TestPromptOverridesInMemory(t *testing.T) {
+	srv := &memserver.Server{
+		Prompts: []json.RawMessage{json.RawMessage(`{"name":"summarize","description":"Summarize","arguments":[{"name":"style","required":true}]}`)},
+		Handle: func(_ context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+			if method != "prompts/get" {
+				return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "no %s", method)
+			}
+			name, _ := rawjson.StringField(params, "name")
+			text, _ := json.Marshal(name + " " + string(mustField(params, "arguments")))
+			return json.RawMessage(`{"messages":[{"role":"user","content":{"type":"text","text":` + string(text) + `}}]}`), nil
+		},
+	}
+	overrides := map[string]any{"prompts": map[string]any{"summarize": map[string]any{
+		"name": "digest", "description": "Sum it up", "arguments": map[string]any{"style": map[string]any{"default": "short"}},
+	}}}
+	_, h := memTrunk(t, memserver.Set{"notes": srv}, map[string]map[string]any{"notes": {"overrides": overrides}}, nil, nil)
+	h.initialize(`{}`)
+	res, errObj := h.call("prompts/list", `{}`)
+	if want := `{"name":"mcp__notes__digest","description":"Sum it up","arguments":[{"name":"style","required":false}]}`; !strings.Contains(string(res), want) {
+		t.Errorf("prompts/list: %s %s\nwant it to hold %s", res, errObj, want)
+	}
+	res, errObj = h.call("prompts/get", `{"name":"mcp__notes__digest"}`)
+	if !strings.Contains(string(res), `summarize {\"style\":\"short\"}`) {
+		t.Errorf("prompts/get without style: %s %s", res, errObj)
+	}
+	res, errObj = h.call("prompts/get", `{"name":"mcp__notes__digest","arguments":{"style":"long"}}`)
+	if !strings.Contains(string(res), `summarize {\"style\":\"long\"}`) {
+		t.Errorf("prompts/get with style: %s %s", res, errObj)
+	}
+}

@@ -66,6 +66,9 @@ var serverKeys = &keySet{
 			"tools": {values: &keySet{raw: reflect.TypeFor[rawToolOverride](), nested: map[string]*keySet{
 				"arguments": {values: &keySet{raw: reflect.TypeFor[rawArgumentOverride]()}},
 			}}},
+			"prompts": {values: &keySet{raw: reflect.TypeFor[rawPromptOverride](), nested: map[string]*keySet{
+				"arguments": {values: &keySet{raw: reflect.TypeFor[rawPromptArgumentOverride]()}},
+			}}},
 		}},
 	},
 }

@@ -2,6 +2,7 @@ package config
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -17,6 +18,30 @@ import (
 type Overrides struct {
 	// Tools maps a tool's upstream name to its override.
 	Tools map[string]ToolOverride `json:"tools,omitempty"`
+	// Prompts maps a prompt's upstream name to its override.
+	Prompts map[string]PromptOverride `json:"prompts,omitempty"`
+}
+
+// PromptOverride is one prompt's override. Empty fields leave the
+// server's own.
+type PromptOverride struct {
+	// Name replaces the prompt's name inside the server's namespace;
+	// prompts/get of it goes to the upstream name.
+	Name string `json:"name,omitempty"`
+	// Title and Description replace the prompt's own.
+	Title       string `json:"title,omitempty"`
+	Description string `json:"description,omitempty"`
+	// Arguments maps an argument to its default (a JSON string, as every
+	// prompt argument is): listed as not required, sent when a get leaves
+	// it out.
+	Arguments map[string]ArgumentOverride `json:"arguments,omitempty"`
+}
+
+// Prompt returns the override of the prompt upstream calls name, and
+// whether there is one.
+func (o Overrides) Prompt(name string) (PromptOverride, bool) {
+	p, ok := o.Prompts[name]
+	return p, ok
 }
 
 // ToolOverride is one tool's override. Empty fields leave the server's own.
@@ -54,7 +79,19 @@ func (o Overrides) Tool(name string) (ToolOverride, bool) {
 }
 
 type rawOverrides struct {
-	Tools json.RawMessage `json:"tools"`
+	Tools   json.RawMessage `json:"tools"`
+	Prompts json.RawMessage `json:"prompts"`
+}
+
+type rawPromptOverride struct {
+	Name        json.RawMessage `json:"name"`
+	Title       json.RawMessage `json:"title"`
+	Description json.RawMessage `json:"description"`
+	Arguments   json.RawMessage `json:"arguments"`
+}
+
+type rawPromptArgumentOverride struct {
+	Default json.RawMessage `json:"default"`
 }
 
 type rawToolOverride struct {
@@ -81,36 +118,113 @@ func (p *fieldErrs) overrides(raw json.RawMessage) Overrides {
 	if !p.object(raw, "overrides", &ro) {
 		return o
 	}
-	if rawAbsent(ro.Tools) {
-		return o
+	p.named(ro.Tools, "overrides.tools", "tool", func(name string, raw json.RawMessage, field string) string {
+		if o.Tools == nil {
+			o.Tools = map[string]ToolOverride{}
+		}
+		t := p.toolOverride(raw, field)
+		o.Tools[name] = t
+		return t.Name
+	})
+	p.named(ro.Prompts, "overrides.prompts", "prompt", func(name string, raw json.RawMessage, field string) string {
+		if o.Prompts == nil {
+			o.Prompts = map[string]PromptOverride{}
+		}
+		pr := p.promptOverride(raw, field)
+		o.Prompts[name] = pr
+		return pr.Name
+	})
+	return o
+}
+
+// named decodes an object of overrides by item name (field, of items of
+// kind), calling each for every one, which returns the item's new name
+// or "". Two items given one new name are an error naming the second in
+// the file's order.
+func (p *fieldErrs) named(raw json.RawMessage, field, kind string, each func(name string, raw json.RawMessage, field string) string) {
+	if rawAbsent(raw) {
+		return
 	}
-	if rawKind(ro.Tools) != "object" {
-		p.wrongType("overrides.tools", "object", ro.Tools)
-		return o
+	if rawKind(raw) != "object" {
+		p.wrongType(field, "object", raw)
+		return
 	}
-	names, vals, err := decodeRawObject(ro.Tools)
+	names, vals, err := decodeRawObject(raw)
 	if err != nil {
-		p.add("overrides.tools", err)
-		return o
+		p.add(field, err)
+		return
 	}
-	o.Tools = make(map[string]ToolOverride, len(names))
-	renamed := map[string]string{} // new name -> the tool that took it
-	for i, name := range names {   // in the file's order: the second to take a name is the one named
-		field := keyField("overrides.tools", name)
+	renamed := map[string]string{} // new name -> the item that took it
+	for i, name := range names {
+		ifield := keyField(field, name)
 		if name == "" {
-			p.addf("overrides.tools", "empty tool name")
+			p.addf(field, "empty %s name", kind)
 			continue
 		}
-		t := p.toolOverride(vals[i], field)
-		if t.Name != "" {
-			if other, dup := renamed[t.Name]; dup {
-				p.addf(field+".name", "%q is already the new name of %q", t.Name, other)
+		if n := each(name, vals[i], ifield); n != "" {
+			if other, dup := renamed[n]; dup {
+				p.addf(ifield+".name", "%q is already the new name of %q", n, other)
 			}
-			renamed[t.Name] = name
+			renamed[n] = name
 		}
-		o.Tools[name] = t
 	}
-	return o
+}
+
+// itemName decodes an override's new name: a tool's or a prompt's, 1 to
+// 128 characters of [A-Za-z0-9_-] (what MCP allows of a tool name, and
+// what every host reads), or "" when it is left out or wrong.
+func (p *fieldErrs) itemName(raw json.RawMessage, field string) string {
+	name, _ := p.str(raw, field)
+	if !rawAbsent(raw) && (name == "" || naming.Sanitize(name) != name || len(name) > maxToolName) {
+		p.addf(field, "must be 1 to %d characters of A-Z, a-z, 0-9, _ and -, got %q", maxToolName, name)
+		return ""
+	}
+	return name
+}
+
+// promptOverride decodes one prompt's override: its arguments take a
+// default only, a string (a prompt's arguments are strings).
+func (p *fieldErrs) promptOverride(raw json.RawMessage, field string) PromptOverride {
+	var pr PromptOverride
+	var rp rawPromptOverride
+	if !p.object(raw, field, &rp) {
+		if rawAbsent(raw) {
+			p.wrongType(field, "object", raw)
+		}
+		return pr
+	}
+	pr.Name = p.itemName(rp.Name, field+".name")
+	pr.Title, _ = p.str(rp.Title, field+".title")
+	pr.Description, _ = p.str(rp.Description, field+".description")
+	if rawAbsent(rp.Arguments) {
+		return pr
+	}
+	if rawKind(rp.Arguments) != "object" {
+		p.wrongType(field+".arguments", "object", rp.Arguments)
+		return pr
+	}
+	names, vals, err := decodeRawObject(rp.Arguments)
+	if err != nil {
+		p.add(field+".arguments", err)
+		return pr
+	}
+	pr.Arguments = make(map[string]ArgumentOverride, len(names))
+	for i, name := range names {
+		afield := keyField(field+".arguments", name)
+		var ra rawPromptArgumentOverride
+		if !p.object(vals[i], afield, &ra) {
+			if rawAbsent(vals[i]) {
+				p.wrongType(afield, "object", vals[i])
+			}
+			continue
+		}
+		if rawKind(ra.Default) != "string" {
+			p.addf(afield+".default", "want string (a prompt's arguments are strings), got %s", cmp.Or(rawKind(ra.Default), "nothing"))
+			continue
+		}
+		pr.Arguments[name] = ArgumentOverride{Default: compact(ra.Default)}
+	}
+	return pr
 }
 
 // toolOverride decodes one tool's override.
@@ -123,11 +237,7 @@ func (p *fieldErrs) toolOverride(raw json.RawMessage, field string) ToolOverride
 		}
 		return t
 	}
-	t.Name, _ = p.str(rt.Name, field+".name")
-	if !rawAbsent(rt.Name) && (t.Name == "" || naming.Sanitize(t.Name) != t.Name || len(t.Name) > maxToolName) {
-		p.addf(field+".name", "must be 1 to %d characters of A-Z, a-z, 0-9, _ and -, got %q", maxToolName, t.Name)
-		t.Name = ""
-	}
+	t.Name = p.itemName(rt.Name, field+".name")
 	t.Title, _ = p.str(rt.Title, field+".title")
 	t.Description, _ = p.str(rt.Description, field+".description")
 	if !rawAbsent(rt.Annotations) {
@@ -210,4 +320,10 @@ func (t ToolOverride) String() string {
 		}
 	}
 	return strings.Join(parts, ", ")
+}
+
+// String is the override as check and list describe it: which of its
+// fields are set, not their values.
+func (pr PromptOverride) String() string {
+	return ToolOverride{Name: pr.Name, Title: pr.Title, Description: pr.Description, Arguments: pr.Arguments}.String()
 }

@@ -108,3 +108,41 @@ func TestOverridesUnknownKeys(t *testing.T) {
 		t.Errorf("fixed = %s", fixed)
 	}
 }
+
+// TestPromptOverrides: a prompt's name, title, description and argument
+// defaults are read; a default must be a string, as every prompt argument
+// is, and the mistakes name the prompt and field.
+func TestPromptOverrides(t *testing.T) {
+	cfg, err := parseString(t, `{"mcpServers": {"s": {"command": "s", "overrides": {"prompts": {
+		"summarize": {"name": "digest", "title": "Digest", "description": "Sum it up", "arguments": {"style": {"default": "short"}}}}}}}}`, noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr, ok := cfg.Servers[0].Overrides.Prompt("summarize")
+	if !ok || pr.Name != "digest" || pr.Title != "Digest" || pr.Description != "Sum it up" || string(pr.Arguments["style"].Default) != `"short"` {
+		t.Errorf("summarize: %+v, %v", pr, ok)
+	}
+	if got := pr.String(); got != "name digest, title, description, style default" {
+		t.Errorf("String() = %q", got)
+	}
+	for _, c := range []struct{ overrides, want string }{
+		{`{"prompts": {"p": {"arguments": {"a": {"default": 3}}}}}`, `server "s": overrides.prompts.p.arguments.a.default: want string (a prompt's arguments are strings), got number`},
+		{`{"prompts": {"p": {"arguments": {"a": {}}}}}`, `server "s": overrides.prompts.p.arguments.a.default: want string (a prompt's arguments are strings), got nothing`},
+		{`{"prompts": {"p": {"name": "a b"}}}`, `server "s": overrides.prompts.p.name: must be 1 to 128 characters`},
+		{`{"prompts": {"p": {"name": "x"}, "q": {"name": "x"}}}`, `server "s": overrides.prompts.q.name: "x" is already the new name of "p"`},
+		{`{"prompts": 1}`, `server "s": overrides.prompts: want object, got number`},
+	} {
+		_, err := parseString(t, `{"mcpServers": {"s": {"command": "s", "overrides": `+c.overrides+`}}}`, noEnv)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("overrides %s: error %v, want one containing %q", c.overrides, err, c.want)
+		}
+	}
+	// A tool and a prompt may take the same new name: they are in two lists.
+	if _, err := parseString(t, `{"mcpServers": {"s": {"command": "s", "overrides": {"tools": {"a": {"name": "x"}}, "prompts": {"b": {"name": "x"}}}}}}`, noEnv); err != nil {
+		t.Errorf("a tool and a prompt of one new name: %v", err)
+	}
+	warned, err := parseString(t, `{"mcpServers": {"s": {"command": "s", "overrides": {"prompts": {"p": {"arguments": {"a": {"default": "d", "fixed": "f"}}}}}}}}`, noEnv)
+	if err != nil || !slices.Equal(warned.Warnings, []string{`server "s": unknown key "overrides.prompts.p.arguments.a.fixed", ignored`}) {
+		t.Errorf("a prompt argument's fixed: %v, warnings %q", err, warned.Warnings)
+	}
+}

@@ -27,6 +27,8 @@ var schemaObjects = map[string]reflect.Type{
 	"/$defs/overrides":                             reflect.TypeFor[rawOverrides](),
 	"/$defs/toolOverride":                          reflect.TypeFor[rawToolOverride](),
 	"/$defs/argumentOverride":                      reflect.TypeFor[rawArgumentOverride](),
+	"/$defs/promptOverride":                        reflect.TypeFor[rawPromptOverride](),
+	"/$defs/promptArgumentOverride":                reflect.TypeFor[rawPromptArgumentOverride](),
 	"/$defs/trunk":                                 reflect.TypeFor[rawTrunk](),
 	"/$defs/trunk/properties/audit":                reflect.TypeFor[rawAudit](),
 	"/$defs/trunk/properties/http":                 reflect.TypeFor[rawHTTP](),

@@ -96,8 +96,9 @@ type Spec struct {
 	Prompts       Filter            `json:"prompts,omitzero"`
 	Resources     Filter            `json:"resources,omitzero"`
 	ReadOnlyTools []string          `json:"readOnlyTools,omitempty"`
-	// Overrides reshape the server's tools for the model: names,
-	// descriptions, annotations, argument defaults and fixed arguments.
+	// Overrides reshape the server's tools and prompts for the model:
+	// names, descriptions, annotations, argument defaults and fixed
+	// arguments.
 	Overrides Overrides `json:"overrides,omitzero"`
 	Timeouts  Timeouts  `json:"timeouts,omitzero"`
 	// OAuth tunes OAuth 2.1 for a remote server (see upstream/oauth); the zero
@@ -196,6 +197,9 @@ func (s Spec) normalized() Spec {
 	s.Credentials.Scopes = nilIfEmptyStrings(s.Credentials.Scopes)
 	if len(s.Overrides.Tools) == 0 {
 		s.Overrides.Tools = nil
+	}
+	if len(s.Overrides.Prompts) == 0 {
+		s.Overrides.Prompts = nil
 	}
 	if !s.Unprefixed() {
 		s.Namespace = nil // true says what the default says

@@ -207,7 +207,7 @@ func Build(in Input) *Catalog {
 		cat.Lists[ListTemplates] = append(cat.Lists[ListTemplates], exp[ListTemplates]...)
 		if s.Settled {
 			cat.Unmatched = append(cat.Unmatched, unmatchedPatterns(server, spec, items)...)
-			cat.Unmatched = append(cat.Unmatched, unmatchedOverrides(server, spec.Overrides, items.Tools)...)
+			cat.Unmatched = append(cat.Unmatched, unmatchedOverrides(server, spec.Overrides, items)...)
 		}
 	}
 	if claimed != nil {
@@ -245,11 +245,12 @@ type exportError struct {
 func exportServer(pol Policy, server string, spec config.Spec, items upstream.Catalog, logger *slog.Logger) (_ [ListCount][]Entry, warn []string, _ *exportError) {
 	var exp [ListCount][]Entry
 	tools, renamed, warn := pol.tools(spec, items.Tools)
-	prompts := filterItems(spec.Prompts, items.Prompts)
+	prompts, renamedPrompts, pwarn := overridePrompts(server, spec.Overrides, filterItems(spec.Prompts, items.Prompts))
+	warn = append(warn, pwarn...)
 	resources := filterItems(spec.Resources, items.Resources)
 	templates := filterItems(spec.Resources, items.Templates)
 	if spec.Unprefixed() {
-		exp[ListTools], exp[ListPrompts] = exportUnprefixed(server, tools, renamed), exportUnprefixed(server, prompts, nil)
+		exp[ListTools], exp[ListPrompts] = exportUnprefixed(server, tools, renamed), exportUnprefixed(server, prompts, renamedPrompts)
 		exp[ListResources], exp[ListTemplates] = exportUnprefixed(server, resources, nil), exportUnprefixed(server, templates, nil)
 		return exp, warn, nil
 	}
@@ -258,7 +259,7 @@ func exportServer(pol Policy, server string, spec config.Spec, items upstream.Ca
 		return exp, warn, &exportError{"tools", err}
 	}
 	namespaceAppMetas(server, exp[ListTools])
-	if exp[ListPrompts], err = exportNamed(pol.Scheme, server, prompts, nil, pol.MaxLen); err != nil {
+	if exp[ListPrompts], err = exportNamed(pol.Scheme, server, prompts, renamedPrompts, pol.MaxLen); err != nil {
 		return exp, warn, &exportError{"prompts", err}
 	}
 	exp[ListResources] = exportURIs(server, resources, "uri", logger)

@@ -27,36 +27,67 @@ import (
 // for the namespace; a new name another of the server's tools already
 // has is not taken, and warned about.
 func overrideTools(server string, o config.Overrides, items []upstream.Item) (out []upstream.Item, names map[string]string, warn []string) {
-	if len(o.Tools) == 0 {
-		return items, nil, nil
-	}
+	return overrideItems(server, "tools", items, func(key string) (string, bool) {
+		t, ok := o.Tool(key)
+		return t.Name, ok
+	}, func(it upstream.Item, name string) (json.RawMessage, error) {
+		t, _ := o.Tool(it.Key)
+		t.Name = name
+		return OverrideTool(it.Raw, t)
+	})
+}
+
+// overridePrompts is overrideTools for prompts.
+func overridePrompts(server string, o config.Overrides, items []upstream.Item) (out []upstream.Item, names map[string]string, warn []string) {
+	return overrideItems(server, "prompts", items, func(key string) (string, bool) {
+		p, ok := o.Prompt(key)
+		return p.Name, ok
+	}, func(it upstream.Item, name string) (json.RawMessage, error) {
+		p, _ := o.Prompt(it.Key)
+		p.Name = name
+		return OverridePrompt(it.Raw, p)
+	})
+}
+
+// overrideItems applies overrides to the items of one list (field, such
+// as "tools"): newName says whether an item has an override and its new
+// name, apply rewrites an item under its override (given the new name it
+// takes, or ""). An item whose override cannot be applied is exported as
+// the server gives it, with a warning.
+func overrideItems(server, field string, items []upstream.Item, newName func(key string) (string, bool), apply func(it upstream.Item, name string) (json.RawMessage, error)) (out []upstream.Item, names map[string]string, warn []string) {
 	taken := make(map[string]bool, len(items))
+	overridden := false
 	for _, it := range items {
-		if t, ok := o.Tool(it.Key); !ok || t.Name == "" {
+		n, ok := newName(it.Key)
+		overridden = overridden || ok
+		if !ok || n == "" {
 			taken[it.Key] = true
 		}
 	}
+	if !overridden {
+		return items, nil, nil
+	}
 	out = make([]upstream.Item, 0, len(items))
 	for _, it := range items {
-		t, ok := o.Tool(it.Key)
+		name, ok := newName(it.Key)
 		if !ok {
 			out = append(out, it)
 			continue
 		}
-		if t.Name != "" && t.Name != it.Key {
-			if taken[t.Name] {
-				warn = append(warn, fmt.Sprintf("server %q: overrides.tools.%s.name %q is the name of another of its tools, which keeps it; %q keeps its own", server, it.Key, t.Name, it.Key))
-				t.Name = ""
+		if name != "" && name != it.Key {
+			if taken[name] {
+				warn = append(warn, fmt.Sprintf("server %q: overrides.%s.%s.name %q is the name of another of its %s, which keeps it; %q keeps its own", server, field, it.Key, name, field, it.Key))
+				name = ""
 			} else {
 				if names == nil {
 					names = map[string]string{}
 				}
-				names[it.Key] = t.Name
+				names[it.Key] = name
 			}
 		}
-		raw, err := OverrideTool(it.Raw, t)
+		raw, err := apply(it, name)
 		if err != nil {
-			warn = append(warn, fmt.Sprintf("server %q: overrides.tools.%s not applied: %v", server, it.Key, err))
+			warn = append(warn, fmt.Sprintf("server %q: overrides.%s.%s not applied: %v", server, field, it.Key, err))
 			out = append(out, it)
 			continue
 		}
@@ -65,21 +96,27 @@ func overrideTools(server string, o config.Overrides, items []upstream.Item) (ou
 	return out, names, warn
 }
 
-// renamed adds, for each withheld tool an override renames, the new name
+// renamed adds, for each withheld tool or prompt an override renames, the new name
 // with the same reason: the host knows the tool by that name, and a call
 // of it is refused saying why. A name that is another tool's own keeps
 // that tool's entry.
 func (w withheldItems) renamed(o config.Overrides) {
-	aliases := map[string]string{}
-	for raw, why := range w[pin.Tools] {
-		if t, ok := o.Tool(raw); ok && t.Name != "" {
-			if _, taken := w[pin.Tools][t.Name]; !taken {
-				aliases[t.Name] = why
+	newName := map[pin.Kind]func(string) string{
+		pin.Tools:   func(raw string) string { return o.Tools[raw].Name },
+		pin.Prompts: func(raw string) string { return o.Prompts[raw].Name },
+	}
+	for kind, name := range newName {
+		aliases := map[string]string{}
+		for raw, why := range w[kind] {
+			if n := name(raw); n != "" {
+				if _, taken := w[kind][n]; !taken {
+					aliases[n] = why
+				}
 			}
 		}
-	}
-	for name, why := range aliases {
-		w.add(pin.Tools, name, why)
+		for n, why := range aliases {
+			w.add(kind, n, why)
+		}
 	}
 }
 
@@ -122,6 +159,58 @@ func OverrideTool(tool json.RawMessage, t config.ToolOverride) (json.RawMessage,
 		return nil, fmt.Errorf("inputSchema: %w", err)
 	}
 	return tool, nil
+}
+
+// OverridePrompt is a prompt's definition under its override: the name,
+// title and description replaced, and each argument with a default no
+// longer required. Everything else keeps its bytes.
+func OverridePrompt(prompt json.RawMessage, p config.PromptOverride) (json.RawMessage, error) {
+	var err error
+	for _, f := range [...]struct{ key, value string }{{"name", p.Name}, {"title", p.Title}, {"description", p.Description}} {
+		if f.value == "" {
+			continue
+		}
+		if prompt, err = rawjson.ReplaceString(prompt, f.key, f.value); err != nil {
+			return nil, err
+		}
+	}
+	if len(p.Arguments) == 0 {
+		return prompt, nil
+	}
+	start, end, found, err := rawjson.FieldSpan(prompt, "arguments")
+	if err != nil || !found {
+		return prompt, err
+	}
+	var args []json.RawMessage
+	if json.Unmarshal(prompt[start:end], &args) != nil {
+		return nil, fmt.Errorf("arguments is not a list")
+	}
+	changed := false
+	for i, a := range args {
+		name, err := rawjson.StringField(a, "name")
+		if err != nil {
+			continue
+		}
+		if _, ok := p.Arguments[name]; !ok || !rawjson.HasField(a, "required") {
+			continue
+		}
+		if args[i], err = rawjson.ReplaceField(a, "required", []byte("false")); err != nil {
+			return nil, fmt.Errorf("arguments: %w", err)
+		}
+		changed = true
+	}
+	if !changed {
+		return prompt, nil
+	}
+	list := []byte{'['}
+	for i, a := range args {
+		if i > 0 {
+			list = append(list, ',')
+		}
+		list = append(list, a...)
+	}
+	list = append(list, ']')
+	return rawjson.ReplaceField(prompt, "arguments", list)
 }
 
 // overrideSchema edits an input schema's properties and required list for
@@ -195,63 +284,93 @@ func editMember(obj json.RawMessage, key string, edit func(json.RawMessage) (jso
 	return rawjson.ReplaceField(obj, key, inner)
 }
 
-// Arguments is a call's params with the tool's override applied to its
-// arguments: each fixed value set, each default set where the call leaves
-// the argument out. A call that gives a fixed argument itself is refused,
-// naming the tool as the host knows it (exported) and the argument.
-func Arguments(exported string, t config.ToolOverride, params json.RawMessage) (json.RawMessage, error) {
-	if len(t.Arguments) == 0 {
+// Arguments is a tools/call's or prompts/get's params with an override's
+// arguments applied: each fixed value set, each default set where the
+// request leaves the argument out. A request that gives a fixed argument
+// itself is refused, naming the item as the host knows it (kind and
+// exported) and the argument.
+func Arguments(kind, exported string, overrides map[string]config.ArgumentOverride, params json.RawMessage) (json.RawMessage, error) {
+	if len(overrides) == 0 {
 		return params, nil
 	}
 	args := json.RawMessage(`{}`)
 	start, end, found, err := rawjson.FieldSpan(params, "arguments")
 	if err != nil {
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "tools/call: %v", err)
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s %q: %v", kind, exported, err)
 	}
 	if found && string(params[start:end]) != "null" {
 		args = params[start:end]
 	}
-	for _, name := range slices.Sorted(maps.Keys(t.Arguments)) {
-		a := t.Arguments[name]
+	for _, name := range slices.Sorted(maps.Keys(overrides)) {
+		a := overrides[name]
 		given := rawjson.HasField(args, name)
 		switch {
 		case len(a.Fixed) > 0 && given:
-			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "tool %q: argument %q is fixed by the trunk's configuration and may not be given; call it without %q", exported, name, name)
+			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s %q: argument %q is fixed by the trunk's configuration and may not be given; call it without %q", kind, exported, name, name)
 		case len(a.Fixed) > 0:
 			args, err = rawjson.ReplaceField(args, name, a.Fixed)
 		case !given:
 			args, err = rawjson.ReplaceField(args, name, a.Default)
 		}
 		if err != nil {
-			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "tools/call: arguments: %v", err)
+			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s %q: arguments: %v", kind, exported, err)
 		}
 	}
 	out, err := rawjson.ReplaceField(params, "arguments", args)
 	if err != nil {
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "tools/call: %v", err)
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s %q: %v", kind, exported, err)
 	}
 	return out, nil
 }
 
-// unmatchedOverrides warns of each override naming a tool the server does
-// not have, or an argument its tool's input schema does not have, with the
+// overrideSet is one list's overrides as the warnings and lines see them:
+// by upstream name, what each sets and the arguments it names.
+type overrideSet struct {
+	field, kind string // "tools", "tool"
+	argsOf      string // what has the arguments: "the tool's input schema"
+	items       []upstream.Item
+	keys        []string                  // the overridden items' upstream names, sorted
+	args        func(key string) []string // the arguments an override names, sorted
+	has         func(it upstream.Item) []string
+	describe    func(key string) string
+}
+
+// overrideSets are a server's overrides of tools and of prompts.
+func overrideSets(o config.Overrides, items upstream.Catalog) [2]overrideSet {
+	return [2]overrideSet{{
+		field: "tools", kind: "tool", argsOf: "the tool's input schema", items: items.Tools, keys: slices.Sorted(maps.Keys(o.Tools)),
+		args:     func(key string) []string { return slices.Sorted(maps.Keys(o.Tools[key].Arguments)) },
+		has:      schemaProperties,
+		describe: func(key string) string { return o.Tools[key].String() },
+	}, {
+		field: "prompts", kind: "prompt", argsOf: "the prompt", items: items.Prompts, keys: slices.Sorted(maps.Keys(o.Prompts)),
+		args:     func(key string) []string { return slices.Sorted(maps.Keys(o.Prompts[key].Arguments)) },
+		has:      promptArguments,
+		describe: func(key string) string { return o.Prompts[key].String() },
+	}}
+}
+
+// unmatchedOverrides warns of each override naming a tool or prompt the
+// server does not have, or an argument the item does not have, with the
 // name probably meant.
-func unmatchedOverrides(server string, o config.Overrides, tools []upstream.Item) []string {
+func unmatchedOverrides(server string, o config.Overrides, items upstream.Catalog) []string {
 	var out []string
-	names := make([]string, len(tools))
-	for i, it := range tools {
-		names[i] = it.Key
-	}
-	for _, name := range slices.Sorted(maps.Keys(o.Tools)) {
-		i := slices.Index(names, name)
-		if i < 0 {
-			out = append(out, fmt.Sprintf("server %q: overrides.tools names %q, which the server does not have%s", server, name, didYouMean(name, names)))
-			continue
+	for _, set := range overrideSets(o, items) {
+		names := make([]string, len(set.items))
+		for i, it := range set.items {
+			names[i] = it.Key
 		}
-		props := schemaProperties(tools[i].Raw)
-		for _, arg := range slices.Sorted(maps.Keys(o.Tools[name].Arguments)) {
-			if !slices.Contains(props, arg) {
-				out = append(out, fmt.Sprintf("server %q: overrides.tools.%s.arguments names %q, which the tool's input schema does not have%s", server, name, arg, didYouMean(arg, props)))
+		for _, name := range set.keys {
+			i := slices.Index(names, name)
+			if i < 0 {
+				out = append(out, fmt.Sprintf("server %q: overrides.%s names %q, which the server does not have%s", server, set.field, name, didYouMean(name, names)))
+				continue
+			}
+			has := set.has(set.items[i])
+			for _, arg := range set.args(name) {
+				if !slices.Contains(has, arg) {
+					out = append(out, fmt.Sprintf("server %q: overrides.%s.%s.arguments names %q, which %s does not have%s", server, set.field, name, arg, set.argsOf, didYouMean(arg, has)))
+				}
 			}
 		}
 	}
@@ -259,16 +378,32 @@ func unmatchedOverrides(server string, o config.Overrides, tools []upstream.Item
 }
 
 // schemaProperties are the property names of a tool's input schema.
-func schemaProperties(tool json.RawMessage) []string {
+func schemaProperties(tool upstream.Item) []string {
 	var t struct {
 		InputSchema struct {
 			Properties map[string]json.RawMessage `json:"properties"`
 		} `json:"inputSchema"`
 	}
-	if json.Unmarshal(tool, &t) != nil {
+	if json.Unmarshal(tool.Raw, &t) != nil {
 		return nil
 	}
 	return slices.Sorted(maps.Keys(t.InputSchema.Properties))
+}
+
+// promptArguments are the names of a prompt's arguments.
+func promptArguments(prompt upstream.Item) []string {
+	var p struct {
+		Arguments []struct{ Name string } `json:"arguments"`
+	}
+	if json.Unmarshal(prompt.Raw, &p) != nil {
+		return nil
+	}
+	var out []string
+	for _, a := range p.Arguments {
+		out = append(out, a.Name)
+	}
+	slices.Sort(out)
+	return out
 }
 
 func didYouMean(word string, known []string) string {
@@ -280,30 +415,33 @@ func didYouMean(word string, known []string) string {
 
 // OverrideLines describes each listed server's overrides as the catalog
 // built from servers under pol applies them, one line each, for
-// mcptrunk check and list: the tool, the name the host sees it under and
-// what of it is overridden (never a value); then each override that
-// names a tool or argument the server does not have, or a name another
-// tool keeps. None when no server has overrides.
+// mcptrunk check and list: the tool or prompt, the name the host sees it
+// under and what of it is overridden (never a value); then each override
+// that names an item or argument the server does not have, or a name
+// another item keeps. None when no server has overrides.
 func OverrideLines(pol Policy, servers []Server) []string {
 	var lines []string
 	var cat *Catalog
 	for _, s := range servers {
 		o := s.Spec.Overrides
-		if !s.Listed || len(o.Tools) == 0 {
+		if !s.Listed || len(o.Tools)+len(o.Prompts) == 0 {
 			continue
 		}
 		if cat == nil {
 			cat = Build(Input{Servers: servers, Policy: pol, Logger: slog.New(slog.DiscardHandler)})
 		}
-		for _, name := range slices.Sorted(maps.Keys(o.Tools)) {
-			if exported := cat.renamed(s.Name, name); exported != "" {
-				lines = append(lines, fmt.Sprintf("overrides: server %q: tool %q is listed as %q: %s", s.Name, name, exported, o.Tools[name]))
-			} else if slices.ContainsFunc(s.Items.Tools, func(it upstream.Item) bool { return it.Key == name }) {
-				lines = append(lines, fmt.Sprintf("overrides: server %q: tool %q is not listed (a filter, trunk.readOnly or a name another server claims leaves it out)", s.Name, name))
+		for _, set := range overrideSets(o, s.Items) {
+			for _, name := range set.keys {
+				if exported := cat.exportedAs(set.kind, s.Name, name); exported != "" {
+					lines = append(lines, fmt.Sprintf("overrides: server %q: %s %q is listed as %q: %s", s.Name, set.kind, name, exported, set.describe(name)))
+				} else if slices.ContainsFunc(set.items, func(it upstream.Item) bool { return it.Key == name }) {
+					lines = append(lines, fmt.Sprintf("overrides: server %q: %s %q is not listed (a filter, trunk.readOnly or a name another server claims leaves it out)", s.Name, set.kind, name))
+				}
 			}
 		}
 		_, _, warn := overrideTools(s.Name, o, filterItems(s.Spec.Tools, s.Items.Tools))
-		for _, w := range append(warn, unmatchedOverrides(s.Name, o, s.Items.Tools)...) {
+		_, _, pwarn := overridePrompts(s.Name, o, filterItems(s.Spec.Prompts, s.Items.Prompts))
+		for _, w := range slices.Concat(warn, pwarn, unmatchedOverrides(s.Name, o, s.Items)) {
 			lines = append(lines, "overrides: warning: "+w)
 		}
 	}

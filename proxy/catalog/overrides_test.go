@@ -75,18 +75,18 @@ func TestArguments(t *testing.T) {
 		{`{"name":"echo","arguments":{"n": 7,"loud":true}}`, `{"name":"echo","arguments":{"n": 7,"loud":true,"text":"fixed-text"}}`},
 		{`{"name":"echo","arguments":{"n":null}}`, `{"name":"echo","arguments":{"n":null,"text":"fixed-text"}}`},
 	} {
-		got, err := Arguments("mcp__notes__say", o, json.RawMessage(c.params))
+		got, err := Arguments("tool", "mcp__notes__say", o.Arguments, json.RawMessage(c.params))
 		if err != nil || string(got) != c.want {
 			t.Errorf("Arguments(%s) = %s, %v; want %s", c.params, got, err, c.want)
 		}
 	}
-	_, err := Arguments("mcp__notes__say", o, json.RawMessage(`{"name":"echo","arguments":{"text":"mine"}}`))
+	_, err := Arguments("tool", "mcp__notes__say", o.Arguments, json.RawMessage(`{"name":"echo","arguments":{"text":"mine"}}`))
 	var rpcErr *jsonrpc.Error
 	if !errors.As(err, &rpcErr) || rpcErr.Code != jsonrpc.CodeInvalidParams ||
 		!strings.Contains(rpcErr.Message, `tool "mcp__notes__say": argument "text" is fixed`) || strings.Contains(rpcErr.Message, "fixed-text") {
 		t.Errorf("a fixed argument given: %v", err)
 	}
-	if got, err := Arguments("x", config.ToolOverride{Name: "y"}, json.RawMessage(`{"name":"x","arguments":{"text":1}}`)); err != nil || string(got) != `{"name":"x","arguments":{"text":1}}` {
+	if got, err := Arguments("tool", "x", nil, json.RawMessage(`{"name":"x","arguments":{"text":1}}`)); err != nil || string(got) != `{"name":"x","arguments":{"text":1}}` {
 		t.Errorf("no arguments overridden: %s, %v", got, err)
 	}
 }
@@ -210,5 +210,56 @@ func TestOverrideLines(t *testing.T) {
 	}
 	if got := OverrideLines(PolicyOf(config.TrunkOptions{}), []Server{other}); got != nil {
 		t.Errorf("no overrides: %q", got)
+	}
+}
+
+// TestPromptOverrides: a renamed prompt is listed and routed under its
+// new name with the config's title and description; an argument with a
+// default is no longer required; a get fills it when left out; overrides
+// naming a prompt or argument the server does not have warn.
+func TestPromptOverrides(t *testing.T) {
+	const summarize = `{"name":"summarize","description":"Summarize notes","arguments":[{"name":"topic","required":true},{"name":"style", "description":"how","required": true}]}`
+	p := config.PromptOverride{Name: "digest", Title: "Digest", Description: "Sum it up", Arguments: map[string]config.ArgumentOverride{"style": {Default: json.RawMessage(`"short"`)}}}
+	got, err := OverridePrompt(json.RawMessage(summarize), p)
+	want := `{"name":"digest","description":"Sum it up","arguments":[{"name":"topic","required":true},{"name":"style", "description":"how","required": false}],"title":"Digest"}`
+	if err != nil || string(got) != want {
+		t.Errorf("OverridePrompt:\n got %s, %v\nwant %s", got, err, want)
+	}
+	if got, err := OverridePrompt(json.RawMessage(`{"name":"p","arguments":{}}`), p); err == nil {
+		t.Errorf("arguments that are no list: %s", got)
+	}
+
+	o := config.Overrides{Prompts: map[string]config.PromptOverride{"summarize": p, "sumarise": {Description: "x"}, "plan": {Arguments: map[string]config.ArgumentOverride{"stlye": {Default: json.RawMessage(`"a"`)}}}}}
+	srv := Server{Name: "notes", Spec: config.Spec{Name: "notes", Overrides: o}, Listed: true, Settled: true, Items: upstream.Catalog{Prompts: []upstream.Item{
+		{Key: "summarize", Raw: json.RawMessage(summarize)}, {Key: "plan", Raw: json.RawMessage(`{"name":"plan","arguments":[{"name":"style"}]}`)},
+	}}}
+	cat := Build(Input{Servers: []Server{srv}, Policy: PolicyOf(config.TrunkOptions{Prefix: naming.Default.Prefix, MaxNameLength: 64}), Logger: slog.New(slog.DiscardHandler)})
+	if raw := cat.Prompts["notes"]["mcp__notes__digest"]; raw != "summarize" {
+		t.Errorf("mcp__notes__digest routes to %q, want summarize; routes %v", raw, cat.Prompts)
+	}
+	i := slices.IndexFunc(cat.Lists[ListPrompts], func(e Entry) bool { return e.Exported == "mcp__notes__digest" })
+	if i < 0 || !strings.Contains(string(cat.Lists[ListPrompts][i].Item), `"description":"Sum it up"`) {
+		t.Errorf("prompts: %+v", cat.Lists[ListPrompts])
+	}
+	wantWarn := []string{
+		`server "notes": overrides.prompts.plan.arguments names "stlye", which the prompt does not have (did you mean "style"?)`,
+		`server "notes": overrides.prompts names "sumarise", which the server does not have (did you mean "summarize"?)`,
+	}
+	if !slices.Equal(cat.Unmatched, wantWarn) {
+		t.Errorf("warnings:\n%s\nwant:\n%s", strings.Join(cat.Unmatched, "\n"), strings.Join(wantWarn, "\n"))
+	}
+	lines := OverrideLines(PolicyOf(config.TrunkOptions{Prefix: naming.Default.Prefix, MaxNameLength: 64}), []Server{srv})
+	if len(lines) == 0 || lines[0] != `overrides: server "notes": prompt "plan" is listed as "mcp__notes__plan": stlye default` ||
+		!slices.Contains(lines, `overrides: server "notes": prompt "summarize" is listed as "mcp__notes__digest": name digest, title, description, style default`) {
+		t.Errorf("lines:\n%s", strings.Join(lines, "\n"))
+	}
+
+	got, err = Arguments("prompt", "mcp__notes__digest", p.Arguments, json.RawMessage(`{"name":"summarize","arguments":{"topic":"x"}}`))
+	if err != nil || string(got) != `{"name":"summarize","arguments":{"topic":"x","style":"short"}}` {
+		t.Errorf("a get without style: %s, %v", got, err)
+	}
+	got, err = Arguments("prompt", "mcp__notes__digest", p.Arguments, json.RawMessage(`{"name":"summarize","arguments":{"style":"long"}}`))
+	if err != nil || string(got) != `{"name":"summarize","arguments":{"style":"long"}}` {
+		t.Errorf("a get with style: %s, %v", got, err)
 	}
 }
