@@ -1,8 +1,8 @@
 // Command dist builds the release archives of `make dist` into a directory:
 // mcptrunk for every platform hosts run on, built with -trimpath and the
-// version stamped, each packed with README.md (and LICENSE, when there is
-// one) as a tar.gz, or a zip for Windows, where zip is what opens on a
-// double click; and SHA256SUMS, in the format `sha256sum -c` checks.
+// version stamped, each packed with README.md and LICENSE as a tar.gz, or
+// a zip for Windows, where zip is what opens on a double click; and
+// SHA256SUMS, in the format `sha256sum -c` checks.
 //
 // It is Go rather than shell so that it needs no tar, zip or sha256sum
 // (macOS has shasum, Windows none of them). Files in the archives carry
@@ -37,7 +37,8 @@ var platforms = []struct{ goos, goarch string }{
 	{"windows", "amd64"}, {"windows", "arm64"},
 }
 
-// docs go into every archive beside the binary; a missing one is skipped.
+// docs go into every archive beside the binary. Both must be there: the
+// LICENSE is what lets anyone use and pass on what they downloaded.
 var docs = []string{"README.md", "LICENSE"}
 
 func main() {
@@ -82,9 +83,10 @@ func dist(version, out string) error {
 		exe := exeName(p.goos)
 		files := []archiveFile{{name + "/" + exe, filepath.Join(build, name, exe), 0o755}}
 		for _, d := range docs {
-			if _, err := os.Stat(d); err == nil {
-				files = append(files, archiveFile{name + "/" + d, d, 0o644})
+			if _, err := os.Stat(d); err != nil {
+				return fmt.Errorf("%s goes into every archive: %w", d, err)
 			}
+			files = append(files, archiveFile{name + "/" + d, d, 0o644})
 		}
 		archive := name + ".tar.gz"
 		write := writeTarGz

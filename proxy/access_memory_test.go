@@ -212,3 +212,98 @@ func TestPolicyReloadAnnouncesViews(t *testing.T) {
 		t.Errorf("admin, whose view did not change, was sent %v", got)
 	}
 }
+
+// A session whose caller presents a token with other claims is served
+// their view from then on, and told each list it has read that changed
+// for it; a renewal with the same claims changes nothing and is told
+// nothing.
+func TestPolicyNewClaimsAnnounced(t *testing.T) {
+	tr, _ := memTrunk(t, teamServers(), nil, teamTrunk, nil)
+	tr.Share()
+	h := &memHost{pipeHost: attachPipes(t, tr, &SessionOptions{ID: "ada", Subject: "ada", Claims: map[string]any{"sub": "ada", "groups": []any{"admin"}}})}
+	h.initialize(`{}`)
+	if got := h.toolNames(); !slices.Contains(got, "mcp__notes__add_note") {
+		t.Fatalf("ada as admin sees %v", got)
+	}
+	var s *Session
+	for _, x := range tr.hosts.all() {
+		if x.ID() == "ada" {
+			s = x
+		}
+	}
+	if s == nil {
+		t.Fatal("no session ada")
+	}
+	support := func() map[string]any { return map[string]any{"sub": "ada", "groups": []any{"support"}} }
+	s.SetClaims(support())
+	h.waitFor("notifications/tools/list_changed")
+	if got := h.toolNames(); slices.Contains(got, "mcp__notes__add_note") || !slices.Contains(got, "mcp__weather__forecast") {
+		t.Errorf("ada as support sees %v, want weather's forecast and not notes' add_note", got)
+	}
+	h.seen = nil
+	s.SetClaims(support())
+	h.toolNames() // what a renewal announced comes before this answer
+	if got := h.seenMethods(); len(got) != 0 {
+		t.Errorf("a renewal with the same claims announced %v", got)
+	}
+}
+
+// The tasks methods exist for a caller when a server it sees offers
+// tasks, as its initialize declares: one who sees none gets what a trunk
+// with no such server answers.
+func TestPolicyTasksOfHiddenServers(t *testing.T) {
+	s, _ := taskServer()
+	tr, _ := memTrunk(t, memserver.Set{"slow": s, "plain": &memserver.Server{Tools: []json.RawMessage{memserver.Tool("p", "p")}}}, nil, map[string]any{"policy": map[string]any{"rules": []map[string]string{
+		{"allow": `"admin" in claims.?groups.orValue([])`},
+		{"allow": `"support" in claims.?groups.orValue([]) && server == "plain"`},
+	}}}, nil)
+	tr.Share()
+	attach := func(id, group string) *memHost {
+		h := &memHost{pipeHost: attachPipes(t, tr, &SessionOptions{ID: id, Subject: id, Claims: map[string]any{"sub": id, "groups": []any{group}}})}
+		h.initialize(`{}`)
+		return h
+	}
+	admin, support := attach("ada", "admin"), attach("sam", "support")
+	if res, errObj := admin.call("tasks/get", `{"taskId":"x"}`); res != nil || !strings.Contains(string(errObj), "-32602") {
+		t.Errorf("admin's tasks/get of an unknown id: %s %s, want -32602", res, errObj)
+	}
+	res, errObj := support.call("tasks/get", `{"taskId":"x"}`)
+	if res != nil || !strings.Contains(string(errObj), "-32601") || !strings.Contains(string(errObj), "no server behind mcptrunk offers tasks") {
+		t.Errorf("support's tasks/get: %s %s, want -32601: no server offers tasks", res, errObj)
+	}
+}
+
+// A change of a server a caller does not see is no change to it: only
+// the callers who see it are told their list changed.
+func TestPolicyHiddenChangeNotAnnounced(t *testing.T) {
+	set := teamServers()
+	tr, _ := memTrunk(t, set, nil, teamTrunk, nil)
+	tr.Share()
+	attach := func(subject string, groups []any) *memHost {
+		h := &memHost{pipeHost: attachPipes(t, tr, &SessionOptions{ID: subject, Subject: subject, Claims: map[string]any{"sub": subject, "groups": groups}})}
+		h.initialize(`{}`)
+		h.toolNames()
+		return h
+	}
+	// Attached first, support is announced to first (hostSet keeps the
+	// order): once admin has its announcement, support's was queued.
+	support := attach("sam", []any{"support"})
+	admin := attach("ada", []any{"admin"})
+	if err := set["notes"].SetTools(memserver.Tool("add_note", "adds a note"), memserver.Tool("drop_note", "drops one")); err != nil {
+		t.Fatal(err)
+	}
+	admin.waitFor("notifications/tools/list_changed")
+	support.toolNames() // an answer comes after what was queued before it
+	if got := support.seenMethods(); len(got) != 0 {
+		t.Errorf("support, who does not see notes, was told %v of its change", got)
+	}
+	// A change support sees is announced to it.
+	if err := set["weather"].SetTools(json.RawMessage(`{"name":"forecast","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true,"destructiveHint":false}}`),
+		json.RawMessage(`{"name":"radar","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true,"destructiveHint":false}}`)); err != nil {
+		t.Fatal(err)
+	}
+	support.waitFor("notifications/tools/list_changed")
+	if got := support.toolNames(); !slices.Contains(got, "mcp__weather__radar") {
+		t.Errorf("support's tools after weather's change: %v", got)
+	}
+}

@@ -34,6 +34,9 @@ func (t *Trunk) toHosts(server, method string, params json.RawMessage) {
 	sessions := t.hosts.all()
 	if !t.hosts.shared.Load() {
 		for _, s := range sessions {
+			if !s.sees(server) {
+				continue
+			}
 			if err := s.Notify(method, params); err != nil {
 				t.notifyFailed(server, method, err)
 			}
@@ -65,7 +68,7 @@ func (t *Trunk) toHosts(server, method string, params json.RawMessage) {
 		wants = func(s *Session) bool { return s == caller }
 	}
 	for _, s := range sessions {
-		if !wants(s) {
+		if !wants(s) || !s.sees(server) {
 			continue
 		}
 		if err := s.Notify(method, params); err != nil {

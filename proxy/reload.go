@@ -93,15 +93,35 @@ func (t *Trunk) announceViews(old *access.Rules) {
 		return // no host has been served a list
 	}
 	cat, now := t.snapshot(), t.access.Load()
+	for _, s := range t.hosts.all() {
+		caller := *s.caller.Load()
+		t.announceViewChange(s, old.View(cat, caller), now.View(cat, caller))
+	}
+}
+
+// announceView sends session s list_changed for each list it has been
+// served that differs between what its caller saw (was) and sees now
+// (is), under rules: its token now carries other claims.
+func (t *Trunk) announceView(s *Session, rules *access.Rules, was, is access.Caller) {
+	select {
+	case <-t.started:
+	default:
+		return // no host has been served a list
+	}
+	cat := t.snapshot()
+	t.announceViewChange(s, rules.View(cat, was), rules.View(cat, is))
+}
+
+// announceViewChange sends s list_changed for each list it has been served
+// that differs between two views of it.
+func (t *Trunk) announceViewChange(s *Session, old, now *catalog.Catalog) {
 	t.announceMu.Lock()
 	seen := t.seen
 	t.announceMu.Unlock()
 	served := func(l catalog.List) bool { return seen[l] != nil }
-	for _, s := range t.hosts.all() {
-		for _, m := range catalog.ViewChanged(old.View(cat, s.caller), now.View(cat, s.caller), served) {
-			if err := s.Notify(m, nil); err != nil {
-				t.logger.Debug("announcing a change failed", "method", m, "error", err)
-			}
+	for _, m := range catalog.ViewChanged(old, now, served) {
+		if err := s.Notify(m, nil); err != nil {
+			t.logger.Debug("announcing a change failed", "method", m, "error", err)
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/mcptrunk/mcptrunk/internal/logkey"
 	"github.com/mcptrunk/mcptrunk/proxy/relay"
 	"github.com/mcptrunk/mcptrunk/upstream"
 )
@@ -36,7 +37,7 @@ func (t *Trunk) resync() {
 			for _, uri := range uris {
 				params, _ := json.Marshal(map[string]string{"uri": uri})
 				if _, err := c.Call(ctx, "resources/subscribe", params); err != nil {
-					t.logger.Warn("renewing a subscription failed", "server", c.Name(), "uri", uri, "error", err)
+					t.logger.Warn("renewing a subscription failed", "server", c.Name(), "uri", logkey.Clip(uri), "error", err)
 				}
 			}
 		})

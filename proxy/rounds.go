@@ -20,7 +20,7 @@ func (t *Trunk) callUpstream(ctx context.Context, c *upstream.Client, method str
 	upStateless := protocol.IsStateless(c.Init().ProtocolVersion)
 	switch {
 	case hostStateless && !upStateless:
-		return t.parked.Call(ctx, translate.Parked{Upstream: c, Timeout: c.Spec().Timeouts.Call.D(), Host: hr.HostRequest,
+		return t.parked.Call(ctx, translate.Parked{Upstream: c, Timeout: c.Spec().Timeouts.Call.D(), Host: hr.HostRequest, Caller: taskBinding(hr.session),
 			Method: method, Params: params, Continues: func(first context.Context) { observe.NoteContinues(ctx, first) }})
 	case !hostStateless && upStateless:
 		ask := func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {

@@ -9,6 +9,7 @@ import (
 	"github.com/mcptrunk/mcptrunk/internal/pin"
 	"github.com/mcptrunk/mcptrunk/internal/rawjson"
 	"github.com/mcptrunk/mcptrunk/naming"
+	"github.com/mcptrunk/mcptrunk/proxy/access"
 	"github.com/mcptrunk/mcptrunk/proxy/catalog"
 	"github.com/mcptrunk/mcptrunk/proxy/skills"
 	"github.com/mcptrunk/mcptrunk/proxy/tasks"
@@ -213,10 +214,7 @@ func (t *Trunk) routeResource(ctx context.Context, method string, params json.Ra
 	}
 	t.waitSettled(ctx)
 	cat := t.viewOf(ctx, t.snapshot())
-	server, raw, err := cat.URIOwner(uri)
-	if kind := skills.KindOf(method); cat.Restricted() && (err != nil || !cat.Admits(kind, server, raw, uri)) {
-		return nil, cat.Hidden(kind, uri)
-	}
+	server, raw, err := admitURI(cat, skills.KindOf(method), uri)
 	if err != nil {
 		return nil, err
 	}
@@ -259,6 +257,17 @@ func (t *Trunk) routeResource(ctx context.Context, method string, params json.Ra
 		return catalog.NamespaceSkillResult(method, server, res), nil
 	}
 	return catalog.NamespaceReadResult(server, res), nil
+}
+
+// admitURI finds the server of a URI (a resource's, a skill's) in cat, a
+// caller's view: a URI the view does not admit gets the answer a URI no
+// server has gets (catalog.Hidden), whoever else may use it.
+func admitURI(cat *catalog.Catalog, kind, uri string) (server, raw string, err error) {
+	server, raw, err = cat.URIOwner(uri)
+	if cat.Restricted() && (err != nil || !cat.Admits(kind, server, raw, uri)) {
+		return "", "", cat.Hidden(kind, uri)
+	}
+	return server, raw, err
 }
 
 // routeCompletion routes completion/complete by its reference: a prompt's
@@ -349,9 +358,18 @@ func (c sizeCheck) of(res json.RawMessage, err error) (json.RawMessage, error) {
 	return catalog.Bound(c.t.cfg.Load().Trunk.MaxMessageBytes, c.method, c.params, res, err, c.t.snapshot, c.t.logger)
 }
 
-// ToolHeaderParams returns, for an exported tool, the arguments its input
-// schema mirrors in HTTP headers at the stateless revision
-// (catalog.Catalog.ToolHeaderParams), for the HTTP downstream.
-func (t *Trunk) ToolHeaderParams(name string) map[string]string {
-	return t.snapshot().ToolHeaderParams(name)
+// ToolHeaderParams returns, for an exported tool in the view of the caller
+// who (its Subject, Claims and Profile), the arguments its input schema
+// mirrors in HTTP headers at the stateless revision
+// (catalog.Catalog.ToolHeaderParams), for the HTTP downstream: nil for a
+// tool hidden from the caller, as for one that does not exist, so that
+// the header check answers both alike.
+func (t *Trunk) ToolHeaderParams(name string, who *SessionOptions) map[string]string {
+	cat := t.snapshot()
+	mirrored := cat.ToolHeaderParams(name)
+	if mirrored == nil {
+		return nil // the common case, whoever asks
+	}
+	caller := access.NewCaller(who.Subject, who.Claims, who.Profile)
+	return t.access.Load().View(cat, caller).ToolHeaderParams(name)
 }

@@ -34,10 +34,15 @@ type Session struct {
 
 	id         string        // the HTTP session id; "" for stdio
 	subject    string        // the caller an access token proved (SessionOptions.Subject)
-	caller     access.Caller // who it serves, as trunk.policy sees it (proxy/access)
+	profile    string        // SessionOptions.Profile: fixed, as the subject is
 	token      func() string // SessionOptions.AccessToken: never logged, never sent upstream
 	releaseOwn func()        // ends the session's hold on its own instances (private.go)
 	perRequest bool          // one stateless HTTP request (SessionOptions.PerRequest)
+	// caller is who it serves, as trunk.policy sees it (proxy/access):
+	// the subject, the profile and the claims of the newest access token
+	// the caller presented (SetClaims). Every view the session is served
+	// is built from it (Trunk.sessionView).
+	caller atomic.Pointer[access.Caller]
 
 	initialized atomic.Bool
 	listens     *translate.Listens // the host's open subscriptions/listen requests (translate/listen.go)
@@ -104,8 +109,8 @@ func (t *Trunk) Attach(in io.Reader, out io.Writer, opts *SessionOptions) *Sessi
 	if opts == nil {
 		opts = &SessionOptions{}
 	}
-	s := &Session{trunk: t, logger: t.logger, listens: translate.NewListens(), id: opts.ID, subject: opts.Subject, token: opts.AccessToken, perRequest: opts.PerRequest,
-		caller: access.NewCaller(opts.Subject, opts.Claims, opts.Profile)}
+	s := &Session{trunk: t, logger: t.logger, listens: translate.NewListens(), id: opts.ID, subject: opts.Subject, profile: opts.Profile, token: opts.AccessToken, perRequest: opts.PerRequest}
+	s.SetClaims(opts.Claims)
 	peer := "host"
 	if opts.ID != "" {
 		s.logger = t.logger.With("session", opts.ID)
@@ -154,6 +159,22 @@ func (s *Session) Run(ctx context.Context) error {
 	// that a host that went away will never make.
 	s.out.Close()
 	return err
+}
+
+// SetClaims makes claims, those of the access token the caller presented
+// last, what the session's views are built from: a token whose claims
+// differ from the session's first ones (a group taken away, a role added)
+// changes what the session sees and may use at its next request, and
+// what reaches it from then on. The subject and the profile stay the
+// session's own: the HTTP downstream never lets another subject's request
+// reach a session (httpserve's sessionOf).
+// A host whose lists now differ for it is sent list_changed for each it
+// has been served, as a reload of the rules does (Trunk.announceViews).
+func (s *Session) SetClaims(claims map[string]any) {
+	c := access.NewCaller(s.subject, claims, s.profile)
+	if old := s.caller.Swap(&c); old != nil {
+		s.trunk.announceView(s, s.trunk.access.Load(), *old, c)
+	}
 }
 
 // ID is the session's id ("" for the stdio host).
@@ -393,7 +414,7 @@ func (s *Session) initialize(ctx context.Context, params json.RawMessage) (json.
 	s.trunk.WaitSettled(ctx)
 	return json.Marshal(map[string]any{
 		"protocolVersion": host.Version,
-		"capabilities":    translate.InitializeCapabilities(translate.ReadyOf(s.trunk.clients())),
+		"capabilities":    translate.InitializeCapabilities(s.readyInView()),
 		"serverInfo":      map[string]string{"name": "mcptrunk", "version": s.trunk.version},
 	})
 }

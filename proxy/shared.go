@@ -76,15 +76,33 @@ func (s *Session) wantsLog(server, level string) bool {
 	return own == "" || protocol.LevelRank(level) >= protocol.LevelRank(own)
 }
 
+// sees reports whether the session's view shows server (the caller may
+// use an item of it: catalog.Catalog.Shows): nothing a server sends on its
+// own reaches a caller it is hidden from, who hears of it what it hears of
+// a server that does not exist, nothing.
+func (s *Session) sees(server string) bool {
+	return s.trunk.sessionView(s, s.trunk.snapshot()).Shows(server)
+}
+
 // wantsUpdate reports whether notifications/resources/updated for uri goes
-// to this session: a stateless host's listens decide in Notify.
+// to this session: one it subscribed to (a stateless host's listens decide
+// in Notify) that its caller's view admits now, its credentials having
+// perhaps changed since.
 func (s *Session) wantsUpdate(uri string) bool {
-	if s.stateless.Load() {
+	if !s.stateless.Load() {
+		s.subsMu.Lock()
+		subscribed := s.subs[uri]
+		s.subsMu.Unlock()
+		if !subscribed {
+			return false
+		}
+	}
+	view := s.trunk.sessionView(s, s.trunk.snapshot())
+	if !view.Restricted() {
 		return true
 	}
-	s.subsMu.Lock()
-	defer s.subsMu.Unlock()
-	return s.subs[uri]
+	_, _, err := admitURI(view, "resource", uri)
+	return err == nil
 }
 
 // applySharedLevel tells the upstreams the most verbose level any session
@@ -167,8 +185,14 @@ func (s *Session) releaseSubscriptions() {
 }
 
 // acquireSubscription subscribes upstream to a namespaced URI unless a
-// share of it is held (relay.Shares).
+// share of it is held (relay.Shares). Every holder is admitted by its own
+// view first: a URI hidden from the caller of ctx is refused as a missing
+// one is, whether or not another caller holds it.
 func (t *Trunk) acquireSubscription(ctx context.Context, uri string) error {
+	t.waitSettled(ctx)
+	if _, _, err := admitURI(t.viewOf(ctx, t.snapshot()), "resource", uri); err != nil {
+		return err
+	}
 	return t.subs.Acquire(uri, func() error {
 		_, err := t.Handle(ctx, "resources/subscribe", translate.URIParams(uri))
 		return err

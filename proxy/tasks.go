@@ -34,7 +34,10 @@ func taskBinding(s *Session) string {
 // some server behind the trunk offers tasks (and the trunk declares them).
 func (t *Trunk) handleTasks(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	t.waitSettled(ctx)
-	if !slices.ContainsFunc(t.clients(), func(c *upstream.Client) bool { return tasks.OffersAny(c.Init().RawCapabilities) }) {
+	view := t.viewOf(ctx, t.snapshot()) // tasks exist for a caller when a server it sees offers them, as initialize declares
+	if !slices.ContainsFunc(t.clients(), func(c *upstream.Client) bool {
+		return view.Shows(c.Name()) && tasks.OffersAny(c.Init().RawCapabilities)
+	}) {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method %q is not supported: no server behind mcptrunk offers tasks", method)
 	}
 	if err := tasks.StatelessGate(method, hostRequestOf(ctx).HostRequest); err != nil {
@@ -163,7 +166,7 @@ func (t *Trunk) driveTask(ctx context.Context, c *upstream.Client, how tasks.Mod
 			return res, err
 		},
 		Park: func(ctx context.Context, up translate.Upstream) (json.RawMessage, error) {
-			return t.parked.Call(ctx, translate.Parked{Upstream: up, Timeout: c.Spec().Timeouts.Call.D(), Host: hr.HostRequest, Method: "tools/call", Params: forward})
+			return t.parked.Call(ctx, translate.Parked{Upstream: up, Timeout: c.Spec().Timeouts.Call.D(), Host: hr.HostRequest, Caller: taskBinding(hr.session), Method: "tools/call", Params: forward})
 		},
 		Abandoned: func(err error) {
 			t.logger.Warn("a task the trunk gave up on is still running", "server", c.Name(), "error", err)
@@ -200,6 +203,9 @@ func (t *Trunk) taskStatus(server, method string, params json.RawMessage) {
 	if method == tasks.NotificationMethod {
 		params = tasks.Inlined(params, func(inner json.RawMessage) json.RawMessage { return t.exportToolResult(server, inner) })
 		for _, s := range t.hosts.all() {
+			if !s.sees(server) {
+				continue
+			}
 			out, err := rawjson.ReplaceString(params, "taskId", t.taskIDs.Issue(taskBinding(s), server, id))
 			if err == nil && s.stateless.Load() {
 				err = s.Notify(method, out)

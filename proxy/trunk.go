@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -260,9 +261,18 @@ func (t *Trunk) serverChanged(string) {
 // operator, on the operator's own config) sees all of it.
 func (t *Trunk) viewOf(ctx context.Context, cat *catalog.Catalog) *catalog.Catalog {
 	if s := hostRequestOf(ctx).session; s != nil {
-		return t.access.Load().View(cat, s.caller)
+		return t.sessionView(s, cat)
 	}
 	return cat
+}
+
+// sessionView is cat as session s's caller sees it now: the one place a
+// caller's view is taken, for its requests (viewOf), for what reaches it
+// unasked (resource updates, list changes) and for what it is told of
+// the servers (initialize, server/discover). It is built from the
+// caller's current credentials (Session.SetClaims).
+func (t *Trunk) sessionView(s *Session, cat *catalog.Catalog) *catalog.Catalog {
+	return t.access.Load().View(cat, *s.caller.Load())
 }
 
 func (t *Trunk) snapshot() *catalog.Catalog {
@@ -320,16 +330,44 @@ func (t *Trunk) announce() {
 		t.resync()
 		cat := t.snapshot()
 		t.announceMu.Lock()
+		before := t.seen
 		methods := catalog.Changed(&t.seen, cat)
 		t.announceMu.Unlock()
+		if len(methods) == 0 {
+			continue
+		}
+		rules := t.access.Load()
 		for _, s := range t.hosts.all() {
-			for _, m := range methods {
+			for _, m := range announced(s, rules, before, cat, methods) {
 				if err := s.Notify(m, nil); err != nil {
 					t.logger.Debug("announcing a change failed", "method", m, "error", err)
 				}
 			}
 		}
 	}
+}
+
+// announced is the part of methods, the lists that changed from before to
+// cat, that changed in the view of session s's caller: a change of
+// servers it does not see is no change to it, and it is told nothing.
+func announced(s *Session, rules *access.Rules, before [catalog.ListCount]*catalog.Catalog, cat *catalog.Catalog, methods []string) []string {
+	c := *s.caller.Load()
+	if !rules.Restricts(c.Caller) {
+		return methods
+	}
+	now := rules.View(cat, c)
+	olds := map[*catalog.Catalog]*catalog.Catalog{}
+	return catalog.ListsChanged(func(l catalog.List) bool {
+		if before[l] == nil || !slices.Contains(methods, catalog.Specs[l].Changed) {
+			return false
+		}
+		old, ok := olds[before[l]]
+		if !ok {
+			old = rules.FreshView(before[l], c)
+			olds[before[l]] = old
+		}
+		return !catalog.EqualList(old, now, l)
+	})
 }
 
 // served records that the host has seen list l as it is in cat.

@@ -111,7 +111,16 @@ func (c *Client) connect(ctx context.Context) error {
 	init, step, err := c.negotiate(connectCtx, t)
 	if err != nil {
 		err = c.startError(connectCtx, t, step, c.spec.Timeouts.Connect.D(), "connect", err)
-		_ = t.Close(context.WithoutCancel(ctx))
+		closeCtx := context.WithoutCancel(ctx)
+		if connectCtx.Err() != nil {
+			// It never answered within timeouts.connect: stopped at once,
+			// so that the failure is reported when the timeout says, not
+			// after the grace a server that answers gets to leave.
+			var stop context.CancelFunc
+			closeCtx, stop = context.WithCancel(closeCtx)
+			stop()
+		}
+		_ = t.Close(closeCtx)
 		return err
 	}
 	if init.Stateless() {

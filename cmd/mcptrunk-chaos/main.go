@@ -40,6 +40,9 @@
 //	                        argument of that name (its input schema changes)
 //	CHAOS_LIST_DELAY        a duration resources/list waits before its answer: a
 //	                        server that lists its tools well before the rest
+//	CHAOS_INSTRUCTIONS      the instructions its initialize result gives (none by default)
+//	CHAOS_EXTENSION         when set to an identifier, the extension it declares
+//	                        (capabilities.extensions, with no settings)
 //
 // Making the fault stop: with -state-file PATH every start of the process
 // reads a counter from PATH (missing: 0), writes it back plus one, and so
@@ -311,8 +314,15 @@ func newServer(out io.Writer, crashOnCall bool) *server.MCPServer {
 	})
 	// tools.listChanged: AddTool, as redefine calls it, then announces
 	// notifications/tools/list_changed to the initialised session.
-	s := server.NewMCPServer("chaos", "0.1.0", server.WithToolCapabilities(true),
-		server.WithLogging(), server.WithResourceCapabilities(true, false), server.WithHooks(hooks))
+	opts := []server.ServerOption{server.WithToolCapabilities(true),
+		server.WithLogging(), server.WithResourceCapabilities(true, false), server.WithHooks(hooks)}
+	if text := os.Getenv("CHAOS_INSTRUCTIONS"); text != "" {
+		opts = append(opts, server.WithInstructions(text))
+	}
+	if ext := os.Getenv("CHAOS_EXTENSION"); ext != "" {
+		opts = append(opts, server.WithExtensions(map[string]any{ext: map[string]any{}}))
+	}
+	s := server.NewMCPServer("chaos", "0.1.0", opts...)
 	s.AddResource(mcp.NewResource("chaos://state", "state", mcp.WithMIMEType("text/plain")),
 		func(context.Context, mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
 			return []mcp.ResourceContents{mcp.TextResourceContents{URI: "chaos://state", MIMEType: "text/plain", Text: "ok"}}, nil

@@ -23,7 +23,7 @@ import (
 	"github.com/mcptrunk/mcptrunk/internal/testkit"
 )
 
-// appsShot is the screenshot of the apps behind the trunk in the README.
+// appsShot is the screenshot of the apps behind the trunk in docs/apps-and-skills.md.
 const appsShot = "apps-through-trunk.png"
 
 // hostApp is one app the host page shows: where it connects, the tool it

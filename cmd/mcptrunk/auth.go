@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -34,7 +33,7 @@ func (c *authCommand) flags(fs *flagSet) {
 
 func (c *authCommand) run(ctx context.Context, env *environment) error {
 	if c.timeout <= 0 {
-		return errors.New("--timeout must be positive")
+		return usagef("--timeout must be positive")
 	}
 	logger, err := env.logger(slog.LevelWarn)
 	if err != nil {

@@ -20,7 +20,7 @@ func (callCommand) run(ctx context.Context, env *environment) error {
 	if len(env.args) == 2 {
 		args = json.RawMessage(env.args[1])
 		if err := argumentsObject(args); err != nil {
-			return fmt.Errorf("arguments for %s must be a JSON object (such as '{\"query\": \"x\"}'): %w", name, err)
+			return usagef("arguments for %s must be a JSON object (such as '{\"query\": \"x\"}'): %v", name, err)
 		}
 	}
 	params, err := json.Marshal(map[string]any{"name": name, "arguments": args})

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/mcptrunk/mcptrunk/internal/textview"
 	"github.com/mcptrunk/mcptrunk/internal/usercreds"
 	"github.com/mcptrunk/mcptrunk/internal/wording"
@@ -17,6 +18,28 @@ import (
 	"github.com/mcptrunk/mcptrunk/proxy/trunktools"
 	"github.com/mcptrunk/mcptrunk/upstream"
 )
+
+// configSummary counts a config's servers for check's first line: "ok"
+// only when every entry can be used, else how many cannot (each said
+// below), so that a config of three unusable entries never reads as fine.
+func configSummary(cfg *config.Config) string {
+	unusable := 0
+	for _, s := range cfg.Servers {
+		if s.Invalid != nil {
+			unusable++
+		}
+	}
+	n := plural(len(cfg.Servers), "server", "servers")
+	switch {
+	case unusable == 0:
+		return "ok, " + n
+	case unusable == len(cfg.Servers) && unusable == 1:
+		return n + ", which cannot be used"
+	case unusable == len(cfg.Servers):
+		return n + ", none of which can be used"
+	}
+	return fmt.Sprintf("%s, %d of which cannot be used", n, unusable)
+}
 
 // checkCommand validates the config, connects every server while printing
 // its progress, prints a status table, and fails when any server failed.
@@ -36,12 +59,17 @@ func (cc *checkCommand) run(ctx context.Context, env *environment) error {
 	if err != nil {
 		return err
 	}
-	cfg, err := env.loadConfig()
+	path, err := env.configPath()
 	if err != nil {
-		fmt.Fprintf(env.stdout, "config: invalid\n%v\n", err)
+		fmt.Fprintf(env.stdout, "config: none\n%v\n", err)
 		return exitError(1)
 	}
-	fmt.Fprintf(env.stdout, "config: ok, %s\n", plural(len(cfg.Servers), "server", "servers"))
+	cfg, err := config.Load(path)
+	if err != nil {
+		fmt.Fprintf(env.stdout, "config: %s: invalid\n%v\n", path, err)
+		return exitError(1)
+	}
+	fmt.Fprintf(env.stdout, "config: %s: %s\n", path, configSummary(cfg))
 	for _, w := range cfg.Warnings {
 		fmt.Fprintf(env.stdout, "warning: %s\n", w)
 	}
@@ -91,7 +119,7 @@ func (cc *checkCommand) run(ctx context.Context, env *environment) error {
 			line += " (lazy: listed from its catalog cache of " + textview.Ago(st.CachedAt) + ")"
 		}
 		if err != nil {
-			line += ": " + textview.FirstLine(err.Error())
+			line += ": " + textview.ErrorLine(err.Error())
 		}
 		starting.PrintAbove(env.stdout, line)
 	}

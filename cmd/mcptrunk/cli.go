@@ -91,14 +91,29 @@ var subcommands = []subcommand{
 			"streamable-http and sse) and its status in the registry (active, deprecated, deleted).",
 		example: "  mcptrunk search github",
 		args:    argsBetween(1, 1, "QUERY"), new: func() command { return &searchCommand{} }},
-	{use: "add NAME[@VERSION]", short: "Add a server from the MCP registry to mcptrunk's config",
-		long: "Add the server NAME of the MCP registry (its latest version, or VERSION) to mcptrunk's config,\n" +
-			"pinned to that version: an npm package runs with npx, pypi with uvx, oci with docker, nuget with\n" +
-			"dnx, a remote server by its URL. What the user must give (environment variables, headers, URL\n" +
-			"parts) becomes ${VAR} references, listed with whether each is set; values are never written.\n" +
-			"The config is backed up first. With trunk.pin the server's definitions are recorded on first use.",
-		example: "  mcptrunk add io.github.example/weather --dry-run\n  mcptrunk add io.github.example/weather@1.4.2 --name weather",
-		args:    argsBetween(1, 1, "NAME"), new: func() command { return &addCommand{} }},
+	{use: "add NAME[@VERSION] | NAME -- COMMAND [ARGS...] | NAME --url URL", short: "Add a server to mcptrunk's config: one you run, a remote one, or one from the MCP registry",
+		long: "Add a server to mcptrunk's config, which is backed up first; its other bytes stay as they were.\n\n" +
+			"With -- COMMAND [ARGS...], the server NAME runs COMMAND (a path is made absolute; a bare name is\n" +
+			"looked up in PATH when the server starts), with the environment variables of --env. With --url,\n" +
+			"NAME is a remote server (streamable HTTP) sent the headers of --header.\n\n" +
+			"Otherwise NAME is a server of the MCP registry (its latest version, or VERSION), pinned to that\n" +
+			"version: an npm package runs with npx, pypi with uvx, oci with docker, nuget with dnx, a remote\n" +
+			"server by its URL. What the user must give (environment variables, headers, URL parts) becomes\n" +
+			"${VAR} references, listed with whether each is set; values are never written. With trunk.pin the\n" +
+			"server's definitions are recorded on first use.",
+		example: "  mcptrunk add memory -- npx -y @modelcontextprotocol/server-memory\n" +
+			"  mcptrunk add mine --env API_KEY='${API_KEY}' -- ./bin/my-server --verbose\n" +
+			"  mcptrunk add docs --url https://docs.example.com/mcp --header 'Authorization: Bearer ${DOCS_TOKEN}'\n" +
+			"  mcptrunk add io.github.example/weather --dry-run\n" +
+			"  mcptrunk add io.github.example/weather@1.4.2 --name weather",
+		args: argRule{min: 1, max: 1, what: "NAME", command: true,
+			hint: "to add a server that runs a command: mcptrunk add NAME -- COMMAND [ARGS...]"},
+		new: func() command { return &addCommand{} }},
+	{use: "remove NAME", aliases: []string{"rm"}, short: "Remove a server from mcptrunk's config",
+		long: "Remove the server NAME from mcptrunk's config, which is backed up first; its other bytes stay as\n" +
+			"they were. A running trunk drops the server when it reloads the config.",
+		example: "  mcptrunk remove notes",
+		args:    argsBetween(1, 1, "NAME"), new: func() command { return &removeCommand{} }, complete: completeServers(false)},
 	{use: "connect URL", aliases: []string{"bridge"}, short: "Serve one remote MCP server on stdin/stdout under its own names",
 		long: "Serve the remote MCP server at URL (streamable HTTP, or legacy HTTP+SSE) on stdin/stdout under its\n" +
 			"own names, for a host that runs only stdio servers. The server gets everything the trunk gives any\n" +
@@ -122,7 +137,8 @@ Cursor, ...) runs it as a single stdio server, and through it gets every server 
 each one's tools, prompts, resources and templates under names of its own: mcp__<server>__<name>.
 
 Run with no command, mcptrunk serves MCP on stdin/stdout (mcptrunk serve): that is what a host runs.
-To try it from a terminal: mcptrunk list, then mcptrunk call.`
+To try it from a terminal: mcptrunk add NAME -- COMMAND [ARGS...] (or mcptrunk import, to see the
+servers your hosts have), then mcptrunk list, then mcptrunk call.`
 
 const serveLong = `Serve MCP on stdin/stdout for a host such as Claude Desktop, starting every server of the config.
 The config is reloaded when its file changes (or on SIGHUP). With --http, serve streamable HTTP for
@@ -156,7 +172,7 @@ func newRootCommand(env *environment) *cobra.Command {
 			Use: sc.use, Aliases: sc.aliases, Short: sc.short, Long: sc.long, Example: sc.example,
 			Args: sc.args.check, ValidArgsFunction: sc.complete,
 			RunE: func(cmd *cobra.Command, args []string) error {
-				env.args = args
+				env.args, env.dash = args, cmd.ArgsLenAtDash()
 				if err := c.run(cmd.Context(), env); err != nil {
 					return commandError{err}
 				}
@@ -215,10 +231,13 @@ func defaultToServe(root *cobra.Command, args []string) []string {
 // argRule is what positional arguments a command takes; check is the
 // cobra.PositionalArgs that refuses the others, naming them.
 type argRule struct {
-	min, max int      // max < 0: no limit
-	what     string   // what the first argument is, for "needs ..."
-	hint     string   // said after an argument was refused
-	oneOf    []string // the words the arguments may be (nil: any)
+	min, max int // max < 0: no limit, for the arguments before any "--"
+	// command: the arguments after "--" are a command to run, of at least
+	// one word, and min and max count only those before it.
+	command bool
+	what    string   // what the first argument is, for "needs ..."
+	hint    string   // said after an argument was refused
+	oneOf   []string // the words the arguments may be (nil: any)
 }
 
 var anyArgs = argRule{max: -1}
@@ -234,6 +253,12 @@ func (r argRule) check(cmd *cobra.Command, args []string) error {
 			q[i] = fmt.Sprintf("%q", a)
 		}
 		return strings.Join(q, " ")
+	}
+	if at := cmd.ArgsLenAtDash(); r.command && at >= 0 {
+		if at == len(args) {
+			return fmt.Errorf("%s: -- needs the COMMAND to run after it", cmd.Name())
+		}
+		args = args[:at]
 	}
 	var msg string
 	switch {

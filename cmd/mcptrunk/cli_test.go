@@ -128,8 +128,8 @@ func TestFlagsAnywhere(t *testing.T) {
 		t.Errorf("--log-level debug after the arguments did not apply: no debug line in\n%s", errOut)
 	}
 	_, errOut, code = runCLI(t, time.Minute, "call", "--config", cfg, "--", "mcp__notes__search", "--log-level")
-	if code != 1 || !strings.Contains(errOut, "arguments for mcp__notes__search must be a JSON object") {
-		t.Errorf(`call -- NAME --log-level: exit %d, want 1 with "--log-level" taken as the arguments:\n%s`, code, errOut)
+	if code != 2 || !strings.Contains(errOut, "arguments for mcp__notes__search must be a JSON object") {
+		t.Errorf(`call -- NAME --log-level: exit %d, want 2 (a usage error) with "--log-level" taken as the arguments:\n%s`, code, errOut)
 	}
 }
 
@@ -171,7 +171,8 @@ func TestFatalErrorOnce(t *testing.T) {
 }
 
 // TestNoConfigSuggestsImport: with no config anywhere, the error says how
-// to make one from the hosts' servers.
+// to make one: add a server, or see the hosts' servers with import (not
+// import --write, which writes nothing when the hosts have none).
 func TestNoConfigSuggestsImport(t *testing.T) {
 	dir := t.TempDir()
 	for _, args := range [][]string{{"list"}, {}} {
@@ -180,7 +181,8 @@ func TestNoConfigSuggestsImport(t *testing.T) {
 		cmd.Env = append(cmd.Env, "HOME="+dir, "XDG_CONFIG_HOME="+dir, "MCPTRUNK_CONFIG=")
 		cmd.Stdin = strings.NewReader("")
 		out, err := cmd.CombinedOutput()
-		if err == nil || !strings.Contains(string(out), "no config file found") || !strings.Contains(string(out), "run mcptrunk import --write") {
+		if err == nil || !strings.Contains(string(out), "no config file found") || !strings.Contains(string(out), "mcptrunk add NAME -- COMMAND") ||
+			!strings.Contains(string(out), "run mcptrunk import to see") || strings.Contains(string(out), "--write") {
 			t.Errorf("mcptrunk %s with no config: %v\n%s", strings.Join(args, " "), err, out)
 		}
 	}
@@ -209,9 +211,35 @@ func TestExitCodes(t *testing.T) {
 func TestCheckCountsInWords(t *testing.T) {
 	cfg := writeConfig(t, map[string]server{"gone": {"command": "/nonexistent/mcptrunk-test-server"}}, nil)
 	out, errOut, code := runCLI(t, 30*time.Second, "check", "--config", cfg)
-	for _, want := range []string{"config: ok, 1 server\n", "1 of 1 server failed\n"} {
+	for _, want := range []string{"config: " + cfg + ": ok, 1 server\n", "1 of 1 server failed\n"} {
 		if code != 1 || !strings.Contains(out, want) {
 			t.Errorf("check: exit %d, want 1 and %q in:\n%s\n%s", code, want, out, errOut)
+		}
+	}
+}
+
+// TestUsageErrorsExit2: a mistake in the command line that a command finds
+// after parsing (a flag's value, flags that do not go together) exits 2
+// and is said once, as the parser's own are.
+func TestUsageErrorsExit2(t *testing.T) {
+	t.Parallel()
+	cfg := writeConfig(t, map[string]server{"notes": notesServer()}, nil)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"list", "--log-level", "loud", "--config", cfg}, `--log-level: "loud" is not one of debug, info, warn, error`},
+		{[]string{"search", "x", "--limit", "0"}, "--limit 0: want 1 or more"},
+		{[]string{"auth", "notes", "--timeout", "0s", "--config", cfg}, "--timeout must be positive"},
+		{[]string{"import", "--from", "emacs"}, "--from emacs: neither a host"},
+		{[]string{"import", "--from", "claude"}, `--from claude: host "claude" could be claude-desktop (Claude Desktop) or claude-code (Claude Code)`},
+		{[]string{"serve", "--stdio", "--config", cfg}, "go with --http"},
+		{[]string{"serve", "--http", "nowhere", "--config", cfg}, `want HOST:PORT`},
+		{[]string{"call", "mcp__notes__echo", "[1]", "--config", cfg}, "must be a JSON object"},
+	} {
+		_, stderr, code := runCLI(t, 30*time.Second, c.args...)
+		if code != 2 || strings.Count(stderr, c.want) != 1 {
+			t.Errorf("mcptrunk %s: exit %d, want 2 and %q said once:\n%s", strings.Join(c.args, " "), code, c.want, stderr)
 		}
 	}
 }

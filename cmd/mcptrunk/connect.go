@@ -66,7 +66,7 @@ func (c *connectCommand) config(rawURL string, lookup func(string) (string, bool
 	transport := c.transport
 	switch {
 	case c.sse && transport != "" && !strings.EqualFold(transport, string(config.TransportSSE)):
-		return nil, fmt.Errorf("--sse and --type %q disagree", transport)
+		return nil, usagef("--sse and --type %q disagree", transport)
 	case c.sse:
 		transport = string(config.TransportSSE)
 	case transport == "":
@@ -94,10 +94,17 @@ func (c *connectCommand) config(rawURL string, lookup func(string) (string, bool
 	return config.ParseAll(bytes.NewReader(doc), lookup)
 }
 
-// headerFlags are the --header flags, in order: each "Name: value".
+// headerFlags are the --header flags, in order: each "Name: value" (or
+// Name=value: a header's name holds neither character).
 type headerFlags []string
 
-func (h *headerFlags) String() string { return fmt.Sprintf("%d headers", len(*h)) }
+// String is "" for none, which help then shows no default for.
+func (h *headerFlags) String() string {
+	if len(*h) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d headers", len(*h))
+}
 
 // Set takes any text: the flag package would quote a refused value in its
 // error, and a header's value may be a secret. byName checks the form.
@@ -113,14 +120,14 @@ func (h *headerFlags) Set(s string) error {
 func (h headerFlags) byName() (map[string]string, error) {
 	m := make(map[string]string, len(h))
 	for i, s := range h {
-		name, value, ok := strings.Cut(s, ":")
-		name = strings.TrimSpace(name)
-		if !ok || name == "" {
-			return nil, fmt.Errorf(`--header #%d: want "Name: value" (the name, a colon, the value)`, i+1)
+		at := strings.IndexAny(s, ":=")
+		if at < 0 || strings.TrimSpace(s[:at]) == "" {
+			return nil, usagef(`--header #%d: want "Name: value" (the name, a colon, the value) or Name=value`, i+1)
 		}
+		name, value := strings.TrimSpace(s[:at]), s[at+1:]
 		for prev := range m {
 			if strings.EqualFold(prev, name) {
-				return nil, fmt.Errorf("--header: %q is given twice", name)
+				return nil, usagef("--header: %q is given twice", name)
 			}
 		}
 		m[name] = strings.TrimSpace(value)

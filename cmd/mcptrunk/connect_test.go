@@ -148,7 +148,8 @@ func TestConnectHeaders(t *testing.T) {
 }
 
 // TestConnectBadFlags: flags the bridge cannot use are refused with a
-// message naming the flag or field, never a header's value.
+// message naming the flag or field, never a header's value: a mistake in
+// the command line with status 2, a value the config refuses with 1.
 func TestConnectBadFlags(t *testing.T) {
 	t.Parallel()
 	const secret = "s3cret-value"
@@ -158,12 +159,12 @@ func TestConnectBadFlags(t *testing.T) {
 		code int
 	}{
 		{[]string{"connect"}, "connect needs URL", 2},
-		{[]string{"connect", "--header", "X-Key " + secret, "http://127.0.0.1:1/mcp"}, `--header #1: want "Name: value"`, 1},
-		{[]string{"connect", "--header", "A: " + secret, "--header", "a: " + secret, "http://127.0.0.1:1/mcp"}, `--header: "a" is given twice`, 1},
+		{[]string{"connect", "--header", "X-Key " + secret, "http://127.0.0.1:1/mcp"}, `--header #1: want "Name: value"`, 2},
+		{[]string{"connect", "--header", "A: " + secret, "--header", "a: " + secret, "http://127.0.0.1:1/mcp"}, `--header: "a" is given twice`, 2},
 		{[]string{"connect", "--header", "Bad Name: " + secret, "http://127.0.0.1:1/mcp"}, `headers: invalid header name "Bad Name"`, 1},
 		{[]string{"connect", "--header", "X-Key: ${MCPTRUNK_SURELY_UNSET}", "http://127.0.0.1:1/mcp"}, `headers.X-Key: variable "MCPTRUNK_SURELY_UNSET" is not set`, 1},
 		{[]string{"connect", "ftp://example.com/" + secret}, `url: must be an absolute http:// or https:// URL`, 1},
-		{[]string{"connect", "--sse", "--type", "http", "http://127.0.0.1:1/mcp"}, `--sse and --type "http" disagree`, 1},
+		{[]string{"connect", "--sse", "--type", "http", "http://127.0.0.1:1/mcp"}, `--sse and --type "http" disagree`, 2},
 		{[]string{"connect", "--name", "a__b", "http://127.0.0.1:1/mcp"}, `server "a__b": name may not contain "__"`, 1},
 		{[]string{"connect", "--protocol-version", "1999-01-01", "http://127.0.0.1:1/mcp"}, `server "127_0_0_1": protocolVersion`, 1},
 	} {

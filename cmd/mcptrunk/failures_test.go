@@ -23,7 +23,7 @@ func TestBadUpstream(t *testing.T) {
 		reasons []string // check's line for the server says one of these
 	}{
 		{"missing-command", server{"command": "mcptrunk-e2e-no-such-command"},
-			[]string{"executable file not found", "no such file"}},
+			[]string{`command "mcptrunk-e2e-no-such-command" not found: it is in no directory of PATH`}},
 		{"exit", chaosServer("-mode", "exit"),
 			[]string{"exit status 3", "exiting on purpose"}},
 		{"garbage", server{"command": chaosBin, "args": []string{"-mode", "garbage"}, "timeouts": fast},

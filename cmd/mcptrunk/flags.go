@@ -33,12 +33,13 @@ func (*headerFlags) Type() string { return "header" }
 func (*stringsFlag) Type() string { return "strings" }
 
 // configPath finds the config the flags (or the environment) point at.
-// When there is none it says how to make one: from the servers the hosts
-// already have.
+// When there is none it says how to make one: by adding a server, or
+// from the servers the hosts have, which import shows first (it writes
+// nothing when they have none, so it is not told to write).
 func (e *environment) configPath() (string, error) {
 	path, err := config.Resolve(e.global.config, os.Getenv, fileExists)
 	if err != nil {
-		return "", fmt.Errorf("%w; to make one from the servers your hosts have configured, run mcptrunk import --write (mcptrunk import alone shows what it would add), or name one with --config", err)
+		return "", fmt.Errorf("%w; to make one, add a server (mcptrunk add NAME -- COMMAND [ARGS...]), or run mcptrunk import to see the servers your hosts have configured and bring them in, or name a config with --config", err)
 	}
 	return path, nil
 }
@@ -73,7 +74,7 @@ func (e *environment) logger(fallback slog.Level) (*slog.Logger, error) {
 	level := fallback
 	if e.global.logLevel != "" {
 		if err := level.UnmarshalText([]byte(e.global.logLevel)); err != nil {
-			return nil, fmt.Errorf("--log-level: %q is not one of debug, info, warn, error", e.global.logLevel)
+			return nil, usagef("--log-level: %q is not one of debug, info, warn, error", e.global.logLevel)
 		}
 	}
 	return newLogger(e.stderr, level), nil

@@ -33,7 +33,7 @@ func (c *importCommand) run(_ context.Context, env *environment) error {
 	}
 	locs, err := hostcfg.LocationsFor(c.from, sys)
 	if err != nil {
-		return fmt.Errorf("--from %s: %w", c.from, err)
+		return usagef("--from %s: %v", c.from, err)
 	}
 	cfgPath, err := env.writableConfigPath(sys)
 	if err != nil {

@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -32,18 +34,18 @@ func (c *installCommand) flags(fs *flagSet) {
 func (c *installCommand) run(_ context.Context, env *environment) error {
 	verb := map[bool]string{false: "install", true: "uninstall"}[c.undo]
 	if c.host == "" {
-		return fmt.Errorf("%s: --host is required (one of: %s)", verb, strings.Join(hostcfg.HostIDs(), ", "))
+		return usagef("%s: --host is required (one of: %s)", verb, strings.Join(hostcfg.HostIDs(), ", "))
 	}
 	host, err := hostcfg.HostByID(c.host)
 	if err != nil {
-		return err
+		return usagef("--host: %v", err)
 	}
 	sys, err := hostcfg.SystemEnv(c.project)
 	if err != nil {
 		return err
 	}
 	if c.scope != string(hostcfg.ScopeUser) && c.scope != string(hostcfg.ScopeProject) {
-		return fmt.Errorf("--scope %s: want user or project", c.scope)
+		return usagef("--scope %s: want user or project", c.scope)
 	}
 	loc, err := hostcfg.ScopeLocation(host, hostcfg.Scope(c.scope), sys)
 	if err != nil {
@@ -56,7 +58,7 @@ func (c *installCommand) run(_ context.Context, env *environment) error {
 }
 
 func install(env *environment, loc hostcfg.Location, sys hostcfg.Env) error {
-	data, err := hostcfg.ReadToInstall(loc, sys)
+	data, created, err := hostcfg.ReadToInstall(loc, sys)
 	if err != nil {
 		return err
 	}
@@ -81,6 +83,17 @@ func install(env *environment, loc hostcfg.Location, sys hostcfg.Env) error {
 		if err := plan.WriteConfig(env.stdout); err != nil {
 			return err
 		}
+	} else if _, err := os.Stat(cfgPath); errors.Is(err, fs.ErrNotExist) {
+		// The host will start mcptrunk with this config: it must exist,
+		// if only to be added to.
+		empty, err := hostcfg.MergeServers(nil, nil)
+		if err == nil {
+			err = hostcfg.EditConfig(env.stdout, cfgPath, nil, empty)
+		}
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(env.stdout, "Created %s with no servers yet; add one with mcptrunk add NAME -- COMMAND [ARGS...].\n", cfgPath)
 	}
 	// The host keeps what mcptrunk did not take: entries it cannot express,
 	// and those whose name another entry holds in mcptrunk's config. No
@@ -94,6 +107,9 @@ func install(env *environment, loc hostcfg.Location, sys hostcfg.Env) error {
 	out, err := hostcfg.Install(loc, data, name, self, installArgs(loc.Host, name, cfgPath), keep)
 	if err != nil {
 		return err
+	}
+	if created {
+		fmt.Fprintf(env.stdout, "\n%s had no %s; it was created.", loc.Host.Name, loc.Path)
 	}
 	fmt.Fprintf(env.stdout, "\n%s now starts mcptrunk (%q in %s): %s %s\n", loc.Host.Name, name, loc.Path, self, strings.Join(installArgs(loc.Host, name, cfgPath), " "))
 	if len(keep) > 0 {

@@ -116,9 +116,9 @@ func TestInstallServes(t *testing.T) {
 	h.write(t, path, `{"mcpServers": {"notes": {"command": "`+notesBin+`"}}}`)
 	h.expect(t, 0, []string{"+ notes"}, "install", "--host", "claude-desktop")
 	h.expect(t, 0, []string{"mcp__notes__search"}, "list", "--config", h.configPath())
-	// The host's own file, as the README suggests: the entry that runs
+	// The host's own file, as docs/hosts.md suggests: the entry that runs
 	// mcptrunk is skipped with a note, not refused as a reserved name.
-	h.expect(t, 0, []string{`note: server "trunk": skipped: it runs mcptrunk itself`, "config: ok, 0 servers"}, "check", "--config", path)
+	h.expect(t, 0, []string{`note: server "trunk": skipped: it runs mcptrunk itself`, "config: " + path + ": ok, 0 servers"}, "check", "--config", path)
 }
 
 // TestInstallNamesUnusableServers: install says which servers will not
@@ -151,16 +151,41 @@ func TestInstallRefuses(t *testing.T) {
 		}
 	}
 	_, stderr, code = h.run(t, "install", "--host", "claude-code", "--scope", "local")
-	if code != 1 || !strings.Contains(stderr, "want user or project") {
+	if code != 2 || !strings.Contains(stderr, "want user or project") {
 		t.Errorf("--scope local: exit %d\n%s", code, stderr)
 	}
-	_, stderr, code = h.run(t, "install")
-	if code != 1 || !strings.Contains(stderr, "--host is required") {
-		t.Errorf("no --host: exit %d\n%s", code, stderr)
+	// Mistakes in the command line are usage errors: status 2, with help.
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"install"}, "--host is required (one of: claude-desktop, claude-code"},
+		{[]string{"uninstall"}, "--host is required"},
+		{[]string{"install", "--host", "claude"}, `host "claude" could be claude-desktop (Claude Desktop) or claude-code (Claude Code)`},
+		{[]string{"install", "--host", "emacs"}, `unknown host "emacs"`},
+	} {
+		_, stderr, code = h.run(t, c.args...)
+		if code != 2 || !strings.Contains(stderr, c.want) || !strings.Contains(stderr, "--help") {
+			t.Errorf("%q: exit %d, want 2 saying %q:\n%s", c.args, code, c.want, stderr)
+		}
 	}
-	_, stderr, code = h.run(t, "install", "--host", "windsurf")
-	if code != 1 || !strings.Contains(stderr, "no such file") {
-		t.Errorf("no file: exit %d\n%s", code, stderr)
+}
+
+// TestInstallCreatesHostFile: a host that keeps no file yet gets one,
+// holding only mcptrunk's entry, and uninstall leaves it with no servers.
+func TestInstallCreatesHostFile(t *testing.T) {
+	h := newFakeHome(t)
+	path := h.path(t, "windsurf", hostcfg.ScopeUser)
+	h.expect(t, 0, []string{"Windsurf had no " + path + "; it was created.", "now starts mcptrunk"}, "install", "--host", "windsurf")
+	hh, _ := hostcfg.HostByID("windsurf")
+	data, _ := os.ReadFile(path)
+	servers, err := hostcfg.Read(hostcfg.Location{Host: hh, Path: path, Scope: hostcfg.ScopeUser}, data, h.env())
+	if err != nil || len(servers) != 1 || !servers[0].Self {
+		t.Fatalf("the created file: %v\n%s", err, data)
+	}
+	h.expect(t, 0, []string{"Restored"}, "uninstall", "--host", "windsurf")
+	if data, _ := os.ReadFile(path); string(data) != "{}\n" {
+		t.Errorf("after uninstall the file is %q, want an empty object", data)
 	}
 }
 

@@ -97,6 +97,7 @@ type environment struct {
 	screen         *liveline.Screen // stderr, shared with the live progress line
 	global         *globalFlags
 	args           []string // the command's positional arguments
+	dash           int      // how many of args came before "--"; -1 when there was none
 }
 
 // run parses args and runs the chosen subcommand. It is main without the
@@ -107,9 +108,15 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	root := newRootCommand(env)
 	root.SetArgs(defaultToServe(root, args))
 	cmd, err := root.ExecuteContextC(ctx)
-	var failed commandError
+	var (
+		failed commandError
+		usage  usageError
+	)
 	if errors.As(err, &failed) {
-		return failed.error
+		var reported reportedError
+		if !errors.As(err, &usage) || errors.As(err, &reported) {
+			return failed.error // a usage error logged already exits 2 all the same
+		}
 	}
 	if err != nil {
 		msg := err.Error()
@@ -125,3 +132,19 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 // commandError is an error a command's run returned, as opposed to one of
 // parsing the command line.
 type commandError struct{ error }
+
+func (e commandError) Unwrap() error { return e.error }
+
+// usageError is a mistake in the command line that a command's run finds
+// (a required flag left out, flags that do not go together, arguments
+// that are not what the command takes): run prints it as it prints the
+// parser's, with where to find help, and the status is 2.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+// Is makes a usage error errUsage, for the status.
+func (e usageError) Is(target error) bool { return target == errUsage }
+
+// usagef makes a usageError.
+func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }

@@ -1,7 +1,7 @@
 package main
 
 // Policy end to end (policy_*_test.go): what mcptrunk exports, and under
-// which names, as the config's policy options say (README "Policy: what is
+// which names, as the config's policy options say (docs/exports.md, "What is
 // exported" and "Names"). Every test runs mcptrunk as a real process over
 // stdio, with our example servers and the npm reference servers behind it,
 // each option on and off.

@@ -97,7 +97,7 @@ func matchesAny(patterns []string, s string) bool {
 
 // applyFilter applies an allow/deny filter to upstream keys and returns the
 // exported form of those that pass, sorted: the test's own reading of the
-// README's rule ("deny wins; an empty allow list allows all").
+// docs/exports.md's rule ("deny wins; an empty allow list allows all").
 func applyFilter(keys []string, allow, deny []string, export func(string) string) []string {
 	var out []string
 	for _, k := range keys {

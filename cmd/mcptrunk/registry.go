@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path"
 	"strings"
 
@@ -27,7 +26,7 @@ func (c *searchCommand) flags(fs *flagSet) {
 
 func (c *searchCommand) run(ctx context.Context, env *environment) error {
 	if c.limit < 1 {
-		return fmt.Errorf("--limit %d: want 1 or more", c.limit)
+		return usagef("--limit %d: want 1 or more", c.limit)
 	}
 	found, more, err := (&registry.Client{Base: c.registry}).SearchUpTo(ctx, env.args[0], c.limit)
 	if err != nil {
@@ -45,20 +44,9 @@ func (c *searchCommand) run(ctx context.Context, env *environment) error {
 	return nil
 }
 
-// addCommand adds a server of the registry to mcptrunk's config.
-type addCommand struct {
-	registry string
-	name     string
-	dryRun   bool
-}
-
-func (c *addCommand) flags(fs *flagSet) {
-	fs.StringVar(&c.registry, "registry", registry.Official, "the registry's `URL` (its /v0.1 read API)")
-	fs.StringVar(&c.name, "name", "", "the server's `NAME` in mcptrunk's config (default: the last part of its registry name)")
-	fs.BoolVar(&c.dryRun, "dry-run", false, "show the entry, and write nothing")
-}
-
-func (c *addCommand) run(ctx context.Context, env *environment) error {
+// addFromRegistry adds the server of the registry env.args[0] names
+// (NAME[@VERSION]).
+func (c *addCommand) addFromRegistry(ctx context.Context, env *environment) error {
 	ref := env.args[0]
 	name, version := ref, ""
 	if i := strings.LastIndex(ref, "@"); i > 0 { // registry names hold no @
@@ -83,28 +71,13 @@ func (c *addCommand) run(ctx context.Context, env *environment) error {
 		id = path.Base(name)
 	}
 	if id, err = naming.ServerID(id); err != nil {
-		return fmt.Errorf("--name: %w", err)
+		return usagef("--name: %v", err)
 	}
 	raw, _ := json.Marshal(plan.Entry)
 
-	sys, err := hostcfg.SystemEnv("")
+	cfgPath, cfg, err := env.configToAddTo(id, "choose another with --name")
 	if err != nil {
 		return err
-	}
-	cfgPath, err := env.writableConfigPath(sys)
-	if err != nil {
-		return err
-	}
-	cfg, err := os.ReadFile(cfgPath)
-	if err != nil && !os.IsNotExist(err) {
-		return err
-	}
-	existing, err := hostcfg.ConfigServers(cfg)
-	if err != nil {
-		return fmt.Errorf("%s: %w", cfgPath, err)
-	}
-	if _, taken := existing[id]; taken {
-		return fmt.Errorf("%s already has a server named %q: choose another with --name", cfgPath, id)
 	}
 	fmt.Fprintf(env.stdout, "%s %s (%s) as %q:\n  %s\n", name, entry.Server.Version, plan.Via, id, raw)
 	textview.Variables(env.stdout, plan.Variables)

@@ -71,7 +71,7 @@ func (c *serveCommand) run(ctx context.Context, env *environment) error {
 			}
 		}()
 	} else if c.http.stdio || c.http.tokenFile != "" || c.http.tlsCert != "" || len(c.http.origins) > 0 {
-		err := errors.New("--stdio, --token-file, --tls-cert, --tls-key and --allow-origin go with --http (or trunk.http.listen)")
+		err := usagef("--stdio, --token-file, --tls-cert, --tls-key and --allow-origin go with --http (or trunk.http.listen)")
 		return fatal(logger, "cannot serve", err)
 	}
 	fmt.Fprint(env.stderr, textview.ServeHint(isTerminal(env.stdin), down == nil || c.http.stdio))

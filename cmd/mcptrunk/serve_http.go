@@ -81,10 +81,10 @@ type httpDownstream struct {
 func listenHTTP(cfg config.HTTP, f *httpFlags, logger *slog.Logger) (*httpDownstream, error) {
 	host, _, err := net.SplitHostPort(cfg.Listen)
 	if err != nil {
-		return nil, fmt.Errorf("--http %q: want HOST:PORT, such as 127.0.0.1:8931", cfg.Listen)
+		return nil, usagef("--http %q: want HOST:PORT, such as 127.0.0.1:8931", cfg.Listen)
 	}
 	if (f.tlsCert == "") != (f.tlsKey == "") {
-		return nil, errors.New("--tls-cert and --tls-key go together")
+		return nil, usagef("--tls-cert and --tls-key go together")
 	}
 	d := &httpDownstream{cfg: cfg, flags: f, loopback: host != "" && config.IsLoopbackHost(strings.Trim(host, "[]")), logger: logger, done: make(chan error, 1)}
 	if cfg.TokenFile != "" {
@@ -155,6 +155,11 @@ func (d *httpDownstream) serve(t *proxy.Trunk, m *metrics.Metrics) {
 		path = httpserve.DefaultPath
 	}
 	d.logger.Info("serving MCP over HTTP", "url", scheme+"://"+d.ln.Addr().String()+path, "token", d.token != "", "issuer", authIssuer(d.cfg.Auth))
+	page := "status page"
+	if d.token != "" || d.auth != nil {
+		page += " (for requests with the token)"
+	}
+	d.logger.Info(page, "url", scheme+"://"+d.ln.Addr().String()+"/")
 	go func() {
 		if d.flags.tlsCert != "" {
 			d.done <- d.srv.ServeTLS(d.handler.Listener(d.ln), d.flags.tlsCert, d.flags.tlsKey)

@@ -26,7 +26,7 @@ import (
 )
 
 // updateScreenshot, when set, also writes the screenshot to
-// docs/status-page.png, the README's picture of the page.
+// docs/status-page.png, the README's picture of the page (and docs/status-page.md's).
 const updateScreenshot = "MCPTRUNK_UPDATE_SCREENSHOT"
 
 // artifactsEnv names the directory a test's artifacts are copied to (a CI
@@ -251,4 +251,23 @@ func httpGet(t *testing.T, ctx context.Context, url string) string {
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
 	return string(body)
+}
+
+// TestServeHTTPNamesStatusPage: serve --http says on stderr where its
+// status page is, and the page is there.
+func TestServeHTTPNamesStatusPage(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t, time.Minute)
+	tr := startHTTPTrunk(t, ctx, writeConfig(t, map[string]server{"notes": notesServer()}, nil))
+	line, err := waitStderrLine(ctx, tr.stderr, 10*time.Second, "status page", "url=")
+	if err != nil {
+		t.Fatalf("no status page line: %v\n%s", err, tr.stderr.String())
+	}
+	want := "http://" + tr.addr + "/"
+	if !strings.Contains(line, "url="+want) {
+		t.Fatalf("the status page line %q does not name %s", line, want)
+	}
+	if page := httpGet(t, ctx, want); !strings.Contains(page, "notes") {
+		t.Errorf("%s is not the status page:\n%s", want, page)
+	}
 }

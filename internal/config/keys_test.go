@@ -50,7 +50,7 @@ func TestUnknownKeysWarn(t *testing.T) {
 		t.Errorf("warnings:\n%s\nwant:\n%s", strings.Join(cfg.Warnings, "\n"), strings.Join(want, "\n"))
 	}
 
-	// Claude Desktop's own file, as the README suggests using it, warns of
+	// Claude Desktop's own file, as docs/hosts.md suggests using it, warns of
 	// nothing.
 	cd, err := Load(filepath.Join(configDir, "claude_desktop_config.json"))
 	if err != nil {

@@ -81,30 +81,48 @@ func readFile(t *testing.T, path string) []byte {
 	return data
 }
 
-// readmeConfigs returns the README's ```json blocks, each as a config: a
-// block that is an object is one; any other block is taken to be
-// mcpServers entries (such as `"remote": {...}`) and wrapped in one. A
-// host's config, which starts mcptrunk itself, is left out: it is the
-// host's format, not mcptrunk's.
+// readmeConfigs returns the ```json blocks of the README and of the pages
+// of docs/, each as a config named by its file and line: a block that is
+// an object is one; any other block is members, wrapped in trunk when
+// each is a trunk option (`"policy": {...}`), else in mcpServers as
+// entries (`"remote": {...}`). A host's config, which
+// starts mcptrunk itself, is left out: it is the host's format, not
+// mcptrunk's.
 func readmeConfigs(t *testing.T) map[string][]byte {
 	t.Helper()
+	pages, err := filepath.Glob(filepath.Join(filepath.Dir(schemaPath), "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	trunkKeys := schemaNode(t, "/$defs/trunk/properties")
 	out := map[string][]byte{}
-	blocks := regexp.MustCompile("(?ms)^```json\n(.*?)^```").FindAllStringSubmatchIndex(string(readFile(t, readmePath)), -1)
-	data := readFile(t, readmePath)
-	for _, b := range blocks {
-		body := data[b[2]:b[3]]
-		line := 1 + strings.Count(string(data[:b[0]]), "\n")
-		name := filepath.Base(readmePath) + ":" + strconv.Itoa(line)
-		var obj map[string]json.RawMessage
-		if json.Unmarshal(body, &obj) != nil {
-			body = append(append([]byte(`{"mcpServers": {`), body...), "}}"...)
-		}
-		if !startsMCPTrunk(body) {
-			out[name] = body
+	for _, page := range append([]string{readmePath}, pages...) {
+		data := readFile(t, page)
+		for _, b := range regexp.MustCompile("(?ms)^```json\n(.*?)^```").FindAllSubmatchIndex(data, -1) {
+			body := data[b[2]:b[3]]
+			line := 1 + strings.Count(string(data[:b[0]]), "\n")
+			name := filepath.Base(page) + ":" + strconv.Itoa(line)
+			var obj map[string]json.RawMessage
+			if json.Unmarshal(body, &obj) != nil {
+				wrap := "mcpServers"
+				var members map[string]json.RawMessage
+				if json.Unmarshal(append(append([]byte("{"), body...), '}'), &members) == nil && len(members) > 0 {
+					wrap = "trunk"
+					for k := range members {
+						if _, ok := trunkKeys[k]; !ok {
+							wrap = "mcpServers"
+						}
+					}
+				}
+				body = append(append([]byte(`{"`+wrap+`": {`), body...), "}}"...)
+			}
+			if !startsMCPTrunk(body) {
+				out[name] = body
+			}
 		}
 	}
 	if len(out) == 0 {
-		t.Fatalf("%s: found no ```json blocks", readmePath)
+		t.Fatalf("%s and docs/: found no ```json blocks", readmePath)
 	}
 	return out
 }

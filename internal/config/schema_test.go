@@ -179,8 +179,8 @@ func TestSchemaValuesMatchParser(t *testing.T) {
 	}
 }
 
-// TestSchemaValidatesConfigs: every config the project shows (the README's
-// blocks, the test configs meant to be valid, the demo) passes the schema
+// TestSchemaValidatesConfigs: every config the project shows (the blocks
+// of the README and docs/, the test configs meant to be valid, the demo) passes the schema
 // and the parser.
 func TestSchemaValidatesConfigs(t *testing.T) {
 	rs := configSchema(t)

@@ -2,9 +2,11 @@
 // are (Claude Desktop, Claude Code, Cursor, VS Code, Windsurf, Zed, Gemini CLI, Codex), where
 // each keeps its servers on macOS, Windows and Linux, how to read their
 // entries and turn them into mcptrunk's (each field and ${VAR} form mapped,
-// or a reason why it cannot be), how to add them to mcptrunk's config, and
-// how to swap a host's servers for one mcptrunk entry and back, on disk
-// with a backup (Install, Uninstall).
+// or a reason why it cannot be), how to add them to mcptrunk's config and
+// take a server out of it (EditConfig: a backup first, and a config that
+// holds a credential readable by the user alone), and how to swap a host's
+// servers for one mcptrunk entry and back, on disk with a backup (Install,
+// Uninstall).
 //
 // Files are edited as bytes: only the member that holds the servers
 // changes, so a host's other settings, their order, and (in the JSON with

@@ -68,11 +68,14 @@ func typedEntry(command string, args []string) selfEntry {
 }
 
 // HostByID returns the host the command line names, accepting a few
-// spellings ("claude_desktop", "VSCode", "code").
+// spellings ("claude_desktop", "VSCode", "code") and the start of one id
+// ("wind"). A start that several ids share ("claude": Claude Desktop and
+// Claude Code) is refused naming them: a guess would edit the wrong
+// host's file.
 func HostByID(id string) (*Host, error) {
 	norm := strings.NewReplacer("_", "-", " ", "-").Replace(strings.ToLower(id))
 	switch norm {
-	case "claude", "desktop":
+	case "desktop":
 		norm = "claude-desktop"
 	case "claudecode":
 		norm = "claude-code"
@@ -83,13 +86,33 @@ func HostByID(id string) (*Host, error) {
 	case "codex-cli", "openai-codex":
 		norm = "codex"
 	}
+	var starts []*Host
 	for _, h := range Hosts {
 		if h.ID == norm {
 			return h, nil
 		}
+		if norm != "" && strings.HasPrefix(h.ID, norm) {
+			starts = append(starts, h)
+		}
 	}
-	return nil, fmt.Errorf("unknown host %q (want one of: %s)", id, strings.Join(HostIDs(), ", "))
+	switch len(starts) {
+	case 1:
+		return starts[0], nil
+	case 0:
+		return nil, fmt.Errorf("unknown host %q (want one of: %s)", id, strings.Join(HostIDs(), ", "))
+	}
+	ids := make([]string, len(starts))
+	for i, h := range starts {
+		ids[i] = fmt.Sprintf("%s (%s)", h.ID, h.Name)
+	}
+	return nil, &AmbiguousHostError{fmt.Sprintf("host %q could be %s: name one", id, strings.Join(ids, " or "))}
 }
+
+// AmbiguousHostError is HostByID's error for a name that starts several
+// hosts' ids.
+type AmbiguousHostError struct{ msg string }
+
+func (e *AmbiguousHostError) Error() string { return e.msg }
 
 // HostIDs lists the hosts' ids, in order.
 func HostIDs() []string {

@@ -2,6 +2,7 @@ package hostcfg
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -85,13 +86,17 @@ func TestLocations(t *testing.T) {
 }
 
 func TestHostByIDAndGuess(t *testing.T) {
-	for in, want := range map[string]string{"claude-desktop": "claude-desktop", "Claude_Desktop": "claude-desktop", "code": "vscode", "VSCode": "vscode", "zed": "zed"} {
+	for in, want := range map[string]string{"claude-desktop": "claude-desktop", "Claude_Desktop": "claude-desktop", "code": "vscode", "VSCode": "vscode", "zed": "zed", "wind": "windsurf"} {
 		if h, err := HostByID(in); err != nil || h.ID != want {
 			t.Errorf("HostByID(%q) = %v, %v", in, h, err)
 		}
 	}
 	if _, err := HostByID("emacs"); err == nil {
 		t.Error("emacs: no error")
+	}
+	// Two hosts start so: neither is guessed.
+	if _, err := HostByID("claude"); err == nil || !strings.Contains(err.Error(), "claude-desktop (Claude Desktop) or claude-code (Claude Code)") {
+		t.Errorf("claude: %v, want the candidates named", err)
 	}
 	for in, want := range map[string]string{
 		"/a/Claude/claude_desktop_config.json": "claude-desktop", "/h/.claude.json": "claude-code", "/p/.mcp.json": "claude-code",

@@ -6,7 +6,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"time"
 
 	"github.com/mcptrunk/mcptrunk/internal/wording"
 	"github.com/mcptrunk/mcptrunk/naming"
@@ -18,8 +17,9 @@ type ImportPlan struct {
 	cfgPath    string
 	cfg        []byte // the config's bytes; nil when it does not exist yet
 	files      []importedFile
-	Add        []Server // the servers to add
-	Unreadable int      // files that exist but cannot be read or parsed
+	looked     []Location // every file looked for, found or not
+	Add        []Server   // the servers to add
+	Unreadable int        // files that exist but cannot be read or parsed
 }
 
 // importedFile is one host file and what became of each of its servers.
@@ -52,7 +52,7 @@ const (
 // error: nothing is added to a file mcptrunk cannot read. showMissing: say
 // so of a file that does not exist (one asked for by name).
 func PlanImport(cfgPath string, locs []Location, sys Env, showMissing bool) (*ImportPlan, error) {
-	plan := &ImportPlan{cfgPath: cfgPath}
+	plan := &ImportPlan{cfgPath: cfgPath, looked: locs}
 	data, err := os.ReadFile(cfgPath)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -166,6 +166,13 @@ func (p *ImportPlan) Print(w io.Writer) {
 			}
 		}
 	}
+	if len(p.files) == 0 {
+		fmt.Fprintf(w, "\nNo host's file was found. Looked for:\n")
+		for _, loc := range p.looked {
+			fmt.Fprintf(w, "  %s\n", describe(loc))
+		}
+		fmt.Fprintf(w, "Name another file with --from HOST:FILE, or add a server with mcptrunk add NAME -- COMMAND [ARGS...].\n")
+	}
 	fmt.Fprintf(w, "\n%s to add", wording.Count(len(p.Add), "server", "servers"))
 	if refused > 0 {
 		fmt.Fprintf(w, ", %d that mcptrunk cannot express (-)", refused)
@@ -173,40 +180,15 @@ func (p *ImportPlan) Print(w io.Writer) {
 	fmt.Fprintln(w, ".")
 }
 
-// WriteConfig adds the planned servers to mcptrunk's config: a backup of
-// the file first, the new file written atomically, then read back and
-// validated as mcptrunk will read it. When that fails the old file is put
-// back, and the error says why.
+// WriteConfig adds the planned servers to mcptrunk's config as
+// EditConfig writes it.
 func (p *ImportPlan) WriteConfig(w io.Writer) error {
 	out, err := MergeServers(p.cfg, p.Add)
 	if err != nil {
 		return fmt.Errorf("%s: %w", p.cfgPath, err)
 	}
-	backup := ""
-	if p.cfg != nil {
-		backup = fmt.Sprintf("%s.bak-%s", p.cfgPath, time.Now().Format("20060102-150405.000"))
-		if err := WriteNew(backup, p.cfg); err != nil {
-			return fmt.Errorf("backing up mcptrunk's config: %w", err)
-		}
-	}
-	// A new config may hold the hosts' tokens: readable by the user only.
-	if err := WriteAtomic(p.cfgPath, out, 0o600); err != nil {
+	if err := EditConfig(w, p.cfgPath, p.cfg, out); err != nil {
 		return err
-	}
-	written, err := os.ReadFile(p.cfgPath)
-	if err == nil {
-		err = ValidateConfig(written, os.LookupEnv)
-	}
-	if err != nil {
-		if p.cfg == nil {
-			os.Remove(p.cfgPath)
-		} else if rerr := WriteAtomic(p.cfgPath, p.cfg, 0o600); rerr != nil {
-			return fmt.Errorf("the new config does not validate (%v), and putting the old one back failed: %w; it is in %s", err, rerr, backup)
-		}
-		return fmt.Errorf("the new config does not validate, so %s was left as it was:\n%w", p.cfgPath, err)
-	}
-	if backup != "" {
-		fmt.Fprintf(w, "Backed up %s to %s.\n", p.cfgPath, backup)
 	}
 	fmt.Fprintf(w, "Added %s to %s.\n", wording.Count(len(p.Add), "server", "servers"), p.cfgPath)
 	return nil

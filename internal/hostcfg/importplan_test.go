@@ -31,3 +31,26 @@ func TestWriteConfigRestoresOnInvalid(t *testing.T) {
 		t.Errorf("backups: %q", m)
 	}
 }
+
+// TestImportNamesFilesLookedFor: an import that finds no host's file says
+// which files it looked for, so that a host keeping its file elsewhere can
+// be named.
+func TestImportNamesFilesLookedFor(t *testing.T) {
+	dir := t.TempDir()
+	env := Env{GOOS: "linux", Home: dir, Project: filepath.Join(dir, "p"), Getenv: func(string) string { return "" }}
+	locs, err := LocationsFor("", env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := PlanImport(filepath.Join(dir, "config.json"), locs, env, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	plan.Print(&out)
+	for _, want := range []string{"No host's file was found. Looked for:", filepath.Join(dir, ".claude.json"), filepath.Join(dir, ".cursor", "mcp.json"), "--from HOST:FILE", "0 servers to add."} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the report lacks %q:\n%s", want, out.String())
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/mcptrunk/mcptrunk/internal/config"
@@ -79,25 +80,33 @@ func serverSpans(loc Location, p []byte) ([]span, error) {
 }
 
 // ReadToInstall reads loc's file for Install: refused when an Install's
-// backup is already beside it (the file runs mcptrunk already), when it
-// does not exist (the host keeps no servers there yet), or when it does
-// not parse, all before anything is written.
-func ReadToInstall(loc Location, sys Env) ([]byte, error) {
+// backup is already beside it (the file runs mcptrunk already) or when it
+// does not parse, both before anything is written. A file that does not
+// exist yet reads as an empty one of the host's format (created: true),
+// which Install then writes and backs up, so that uninstall leaves the
+// host a file with no servers.
+func ReadToInstall(loc Location, sys Env) (data []byte, created bool, err error) {
 	backup := BackupPath(loc.Path)
 	if _, err := os.Lstat(backup); err == nil {
-		return nil, fmt.Errorf("%s: already installed: the backup of %s's file is at %s; run \"mcptrunk uninstall --host %s\" first",
+		return nil, false, fmt.Errorf("%s: already installed: the backup of %s's file is at %s; run \"mcptrunk uninstall --host %s\" first",
 			loc.Path, loc.Host.Name, backup, loc.Host.ID)
 	}
-	data, err := os.ReadFile(loc.Path)
+	data, err = os.ReadFile(loc.Path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%s: no such file: %s keeps no servers there yet; add mcptrunk to it by hand (see README, \"Plug it into a host\")", loc.Path, loc.Host.Name)
+		if err := Installable(loc); err != nil {
+			return nil, false, err
+		}
+		if loc.Host.toml() {
+			return []byte{}, true, nil
+		}
+		return []byte("{}\n"), true, nil
 	} else if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if _, err := Read(loc, data, sys); err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	return data, nil
+	return data, false, nil
 }
 
 // Install gives the host of loc, whose file holds data, the entry name
@@ -111,6 +120,9 @@ func Install(loc Location, data []byte, name, command string, args, keep []strin
 		return nil, err
 	}
 	backup := BackupPath(loc.Path)
+	if err := os.MkdirAll(filepath.Dir(loc.Path), 0o755); err != nil {
+		return nil, err
+	}
 	if err := WriteNew(backup, data); err != nil {
 		return nil, fmt.Errorf("backing up %s's file: %w", loc.Host.Name, err)
 	}

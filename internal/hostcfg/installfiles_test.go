@@ -34,7 +34,7 @@ func readString(t *testing.T, path string) string {
 func TestInstallUninstallFiles(t *testing.T) {
 	const orig = `{"mcpServers": {"a": {"command": "a"}}}`
 	loc := hostFile(t, orig)
-	data, err := ReadToInstall(loc, testEnv)
+	data, _, err := ReadToInstall(loc, testEnv)
 	if err != nil || string(data) != orig {
 		t.Fatalf("ReadToInstall: %q, %v", data, err)
 	}
@@ -42,7 +42,7 @@ func TestInstallUninstallFiles(t *testing.T) {
 	if err != nil || readString(t, loc.Path) != string(out) || readString(t, BackupPath(loc.Path)) != orig {
 		t.Fatalf("Install: %v; file %s", err, readString(t, loc.Path))
 	}
-	if _, err := ReadToInstall(loc, testEnv); err == nil || !strings.Contains(err.Error(), "already installed") {
+	if _, _, err := ReadToInstall(loc, testEnv); err == nil || !strings.Contains(err.Error(), "already installed") {
 		t.Errorf("a second install: %v", err)
 	}
 	u, err := Uninstall(loc, time.Now())
@@ -83,12 +83,12 @@ func TestUninstallKeepsBackupOfChanged(t *testing.T) {
 // written; a failed write leaves no backup behind.
 func TestInstallFilesRefuse(t *testing.T) {
 	loc := hostFile(t, `{"mcpServers": {`)
-	if _, err := ReadToInstall(loc, testEnv); err == nil || !strings.Contains(err.Error(), "cannot be parsed") {
+	if _, _, err := ReadToInstall(loc, testEnv); err == nil || !strings.Contains(err.Error(), "cannot be parsed") {
 		t.Errorf("a file that does not parse: %v", err)
 	}
 	loc.Path += ".missing"
-	if _, err := ReadToInstall(loc, testEnv); err == nil || !strings.Contains(err.Error(), "no such file") {
-		t.Errorf("no file: %v", err)
+	if data, created, err := ReadToInstall(loc, testEnv); err != nil || !created || string(data) != "{}\n" {
+		t.Errorf("no file: %q, %v, %v; want an empty object to create", data, created, err)
 	}
 	loc.Path = filepath.Join(t.TempDir(), "dir")
 	if err := os.Mkdir(loc.Path, 0o700); err != nil {

@@ -1,6 +1,7 @@
 package hostcfg
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -39,8 +40,13 @@ func LocationsFor(from string, sys Env) ([]Location, error) {
 		}
 		return out, nil
 	}
-	if h, err := HostByID(from); err == nil {
+	h, err := HostByID(from)
+	var ambiguous *AmbiguousHostError
+	switch {
+	case err == nil:
 		return Locations(h, sys), nil
+	case errors.As(err, &ambiguous):
+		return nil, err
 	}
 	var host *Host
 	path := from

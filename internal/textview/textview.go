@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -27,7 +28,7 @@ func StatusTable(w io.Writer, statuses []upstream.Status) {
 	fmt.Fprintln(tw, "SERVER\tSTATE\tTOOLS\tPROMPTS\tRESOURCES\tTEMPLATES\tAPPS\tCATALOG\tUSED\tERROR")
 	for _, s := range statuses {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\n", s.Server, s.State, s.Tools, s.Prompts, s.Resources, s.Templates, s.Apps,
-			catalogSource(s), Ago(s.LastUse), FirstLine(s.Error))
+			catalogSource(s), Ago(s.LastUse), ErrorLine(s.Error))
 	}
 	tw.Flush()
 }
@@ -238,4 +239,61 @@ on stdin, and a host is what should start it. To try it from a terminal:
   mcptrunk --help                 every command
 Ctrl-C ends it.
 `
+}
+
+// stderrLead is where a stdio server's error gives the last lines it wrote
+// to stderr (upstream/transport/stdio's Err).
+const stderrLead = "; last stderr: "
+
+// ErrorLine is a server's error as one line of a table: up to its first
+// newline, but when it ends in the server's last stderr lines, the one of
+// them that says why (StderrReason) in their place. A server that warns,
+// then fails, then exits shows its failure, not its first warning.
+func ErrorLine(err string) string {
+	before, tail, ok := strings.Cut(err, stderrLead)
+	if !ok {
+		return FirstLine(err)
+	}
+	return FirstLine(before) + "; stderr: " + StderrReason(tail)
+}
+
+var (
+	// failureWords mark a line that reports a failure outright.
+	failureWords = regexp.MustCompile(`(?i)(error|exception|fatal|panic)`)
+	// troubleWords mark one that says what is wrong in other words.
+	troubleWords = regexp.MustCompile(`(?i)(fail|cannot|can't|could not|couldn't|unable|denied|refused|not found|no such|invalid|missing|not set|required)`)
+	// notFailure marks a line logged at a level below error.
+	notFailure = regexp.MustCompile(`(?i)^\W*(warn|warning|info|notice|debug|trace)\b`)
+)
+
+// StderrReason picks, of the lines a server wrote to stderr, the one most
+// likely to say why it failed: the first that reports a failure (error,
+// exception, fatal, panic), else the first that says what is wrong
+// (cannot, not found, denied...), else the last. Lines logged as
+// warnings or below, and indented ones (stack frames, quoted source), are
+// passed over while any other is left.
+func StderrReason(tail string) string {
+	lines := strings.Split(strings.TrimRight(tail, "\n"), "\n")
+	var candidates []string
+	for _, l := range lines {
+		if strings.TrimSpace(l) != "" && l[0] != ' ' && l[0] != '\t' && !notFailure.MatchString(l) {
+			candidates = append(candidates, l)
+		}
+	}
+	for _, words := range []*regexp.Regexp{failureWords, troubleWords} {
+		for _, l := range candidates {
+			if words.MatchString(l) {
+				return l
+			}
+		}
+	}
+	if len(candidates) > 0 {
+		return candidates[len(candidates)-1]
+	}
+	for i := len(lines) - 1; i >= 0; i-- {
+		if strings.TrimSpace(lines[i]) != "" {
+			return strings.TrimSpace(lines[i])
+		}
+	}
+	return ""
 }

@@ -163,6 +163,16 @@ func (r *Rules) View(cat *catalog.Catalog, c Caller) *catalog.Catalog {
 	return view
 }
 
+// FreshView is View built afresh and kept nowhere: for a catalog that is
+// no longer the current one (what a host was last served), whose view in
+// the cache would only push out the current one's.
+func (r *Rules) FreshView(cat *catalog.Catalog, c Caller) *catalog.Catalog {
+	if !r.Restricts(c.Caller) {
+		return cat
+	}
+	return cat.Restrict(func(it policy.Item) bool { return r.Allows(c.Caller, it) })
+}
+
 // key is the caller's whole identity as the rules may read it: two
 // callers share a view only when everything a rule could tell them apart
 // by is the same.

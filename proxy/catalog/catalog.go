@@ -448,8 +448,10 @@ func ViewChanged(old, now *Catalog, served func(List) bool) []string {
 	return changedLists(func(l List) bool { return served(l) && !EqualList(old, now, l) })
 }
 
-// changedLists is the notification of each list changed reports, in list
+// ListsChanged is the notification of each list changed reports, in list
 // order. Resources and templates share one notification, sent once.
+func ListsChanged(changed func(List) bool) []string { return changedLists(changed) }
+
 func changedLists(changed func(List) bool) []string {
 	var methods []string
 	for l := List(0); l < ListCount; l++ {

@@ -86,11 +86,9 @@ func (c *Catalog) Restrict(keep func(policy.Item) bool) *Catalog {
 		}
 	}
 	v.relisted = map[string][ListCount]uint64{}
-	for _, list := range append(v.Lists[:], v.Searchable) {
-		for _, e := range list {
-			if n, ok := c.relisted[e.Server]; ok {
-				v.relisted[e.Server] = n
-			}
+	for server := range v.shown {
+		if n, ok := c.relisted[server]; ok {
+			v.relisted[server] = n
 		}
 	}
 	for name, entries := range c.bare {

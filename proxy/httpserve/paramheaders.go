@@ -10,6 +10,7 @@ import (
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
 	"github.com/mcptrunk/mcptrunk/internal/protocol"
 	"github.com/mcptrunk/mcptrunk/internal/rawjson"
+	"github.com/mcptrunk/mcptrunk/proxy"
 )
 
 // paramHeaderPrefix starts the headers that mirror tool arguments at the
@@ -31,7 +32,8 @@ func (h *Handler) paramHeaderMismatch(r *http.Request, env jsonrpc.Envelope) str
 	if err != nil || name == "" {
 		return ""
 	}
-	mirrored := h.trunk.ToolHeaderParams(name)
+	c := callerOf(r)
+	mirrored := h.trunk.ToolHeaderParams(name, &proxy.SessionOptions{Subject: c.subject, Claims: c.claims, Profile: c.profile})
 	if len(mirrored) == 0 {
 		return ""
 	}

@@ -26,6 +26,7 @@ type session struct {
 	client     string                 // the client's address (host only), for fairness
 	caller     caller                 // who opened it, on which profile's endpoint: only that caller's requests there reach it
 	token      atomic.Pointer[string] // the caller's newest access token, for the trunk's token exchange only
+	tokenMu    sync.Mutex             // serialises replacing token and the claims it carries (noteToken)
 	router     *router
 	perRequest bool // answers one stateless request: its errors carry their HTTP status (errorStatus)
 
@@ -48,7 +49,15 @@ type session struct {
 	// direct hands a 2025-era session's messages to its connection on the
 	// POST's own goroutine (see deliver); nil: through the pipe.
 	direct func(line []byte) error
+	// setClaims hands the trunk's session the claims of a newer token
+	// (noteToken): what it sees follows the caller's current credentials.
+	// nil for a runner that takes none (the tests' own).
+	setClaims func(map[string]any)
 }
+
+// A claimsRunner is a runner whose caller's claims can be replaced
+// (proxy.Session.SetClaims).
+type claimsRunner interface{ SetClaims(map[string]any) }
 
 // A runner is a session's connection to the trunk (a *proxy.Session).
 type runner interface{ Run(context.Context) error }
@@ -80,6 +89,9 @@ func (h *Handler) startSession(id, client string, c caller, perRequest bool) *se
 		}})
 	s.touch()
 	server := h.attach(pr, s.router, &proxy.SessionOptions{ID: id, Subject: c.subject, Claims: c.claims, Profile: c.profile, PerRequest: perRequest, AccessToken: s.accessToken})
+	if cr, ok := server.(claimsRunner); ok {
+		s.setClaims = cr.SetClaims
+	}
 	if cr, ok := server.(connRunner); ok && perRequest {
 		s.cancel = cr.Conn().CancelRequests
 	} else if ok {
@@ -98,10 +110,22 @@ func (h *Handler) startSession(id, client string, c caller, perRequest bool) *se
 }
 
 // noteToken keeps the access token r was admitted with: a client renews
-// its token during a long session, and exchanges need a current one.
+// its token during a long session, and exchanges need a current one. A
+// token other than the last one also carries the caller's current claims,
+// which the session's views are built from from now on (the subject and
+// the profile are the session's own: sessionOf saw to it).
 func (s *session) noteToken(r *http.Request) {
-	if raw := rawTokenOf(r); raw != "" {
-		s.token.Store(&raw)
+	raw := rawTokenOf(r)
+	if raw == "" {
+		return
+	}
+	if p := s.token.Load(); p != nil && *p == raw {
+		return // the usual case: the token of the last request
+	}
+	s.tokenMu.Lock() // the token and the claims kept are of one token
+	defer s.tokenMu.Unlock()
+	if old := s.token.Swap(&raw); old != nil && *old != raw && s.setClaims != nil {
+		s.setClaims(callerOf(r).claims)
 	}
 }
 

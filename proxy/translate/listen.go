@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
+	"github.com/mcptrunk/mcptrunk/internal/logkey"
 	"github.com/mcptrunk/mcptrunk/internal/protocol"
 	"github.com/mcptrunk/mcptrunk/internal/rawjson"
 )
@@ -173,7 +174,7 @@ func (ls *Listens) Listen(ctx context.Context, id json.RawMessage, answered <-ch
 			continue
 		}
 		if err := sess.Acquire(ctx, uri); err != nil {
-			logger.Info("a listen's resource subscription was refused", "uri", uri, "error", err)
+			logger.Info("a listen's resource subscription was refused", "uri", logkey.Clip(uri), "error", err)
 			continue
 		}
 		l.uris[uri] = true

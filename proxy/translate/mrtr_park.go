@@ -64,6 +64,11 @@ type Parked struct {
 	Host    HostRequest
 	Method  string
 	Params  json.RawMessage
+	// Caller is who the host is (its subject, its session when it has no
+	// subject; tasks.Binding): the states of the exchange are bound to
+	// it, so that another caller's retry with one gets the answer an
+	// unknown state gets.
+	Caller string
 	// Continues, when set, is told of a retry the context of the
 	// exchange's first round (observers link the two with it).
 	Continues func(first context.Context)
@@ -81,6 +86,7 @@ type Exchange struct {
 	err                    error
 	wake                   chan struct{} // an upstream request arrived
 	task                   string        // held (mrtr_held.go): the server's id of the task whose tasks/result this is
+	caller                 string        // Parked.Caller: what its states are bound to
 
 	mu      sync.Mutex
 	hr      HostRequest           // the host request now waiting, or the last one
@@ -166,7 +172,7 @@ func (p *Parking) start(ctx context.Context, pc Parked, target string, params js
 		id: p.seq, server: pc.Upstream.Name(), method: pc.Method, target: target,
 		timeout: pc.Timeout, first: first, cancel: cancel,
 		done: make(chan struct{}), wake: make(chan struct{}, 1),
-		hr: pc.Host, serving: task == "", task: task,
+		hr: pc.Host, serving: task == "", task: task, caller: pc.Caller,
 	}
 	p.byID[ex.id] = ex
 	if task != "" {
@@ -205,7 +211,7 @@ func (p *Parking) start(ctx context.Context, pc Parked, target string, params js
 // answers the requests given to the host in that round.
 func (p *Parking) resume(pc Parked, state, target string, responses map[string]json.RawMessage) (*Exchange, error) {
 	server, method := pc.Upstream.Name(), pc.Method
-	id, round, err := p.signer.verify(state)
+	id, round, err := p.signer.verify(state, pc.Caller)
 	if err != nil {
 		return nil, err
 	}
@@ -278,7 +284,7 @@ func (p *Parking) await(ctx context.Context, ex *Exchange) (json.RawMessage, err
 		ex.expiry = time.AfterFunc(ex.timeout, func() {
 			p.end(ex, fmt.Errorf("the host did not retry within %v (timeouts.call)", ex.timeout))
 		})
-		state := p.signer.sign(ex.id, ex.round)
+		state := p.signer.sign(ex.id, ex.round, ex.caller)
 		ex.mu.Unlock()
 		out, err := json.Marshal(inputRequired{ResultType: protocol.ResultTypeInputRequired, InputRequests: requests, RequestState: &state})
 		if err != nil {

@@ -10,10 +10,12 @@ import (
 // stateSigner makes and checks the requestState the trunk gives a host at
 // the stateless revision when it turns an upstream's server-to-client
 // requests into an input_required result. The state names this trunk
-// process, one parked exchange and one round of it, sealed (seal.go): a host
-// cannot forge a state (no key), cannot point one at another exchange (the
-// MAC covers the id), and cannot replay an old round (the exchange has moved
-// on, and the round is in the MAC). The exchange lives in the process that
+// process, one parked exchange and one round of it, sealed (seal.go) and
+// bound to the caller of the exchange: a host cannot forge a state (no
+// key), cannot point one at another exchange (the MAC covers the id),
+// cannot replay an old round (the exchange has moved on, and the round is
+// in the MAC), and another caller cannot use it (the MAC covers the
+// caller, so its retry meets the answer a forged state meets). The exchange lives in the process that
 // parked it, on that process's connection to the server; replicas that
 // share the key tell a state of another replica's from a forged one.
 type stateSigner struct {
@@ -39,19 +41,20 @@ var (
 		"a retry that carries a requestState must reach the replica that issued it (docs/deploy.md)")
 )
 
-// sign returns the state for round of exchange id.
-func (s *stateSigner) sign(id uint64, round uint32) string {
+// sign returns the state for round of exchange id, bound to caller.
+func (s *stateSigner) sign(id uint64, round uint32, caller string) string {
 	var payload [20]byte
 	copy(payload[:8], s.instance[:])
 	binary.BigEndian.PutUint64(payload[8:16], id)
 	binary.BigEndian.PutUint32(payload[16:], round)
-	return s.key.seal(statePrefix, payload[:], "")
+	return s.key.seal(statePrefix, payload[:], caller)
 }
 
-// verify returns the exchange and round a state names, errOtherReplica for
-// a genuine state of another process, or errBadState.
-func (s *stateSigner) verify(state string) (id uint64, round uint32, err error) {
-	payload, ok := s.key.open(statePrefix, state, "")
+// verify returns the exchange and round a state of caller's names,
+// errOtherReplica for a genuine state of caller's from another process,
+// or errBadState (a state of another caller's included).
+func (s *stateSigner) verify(state, caller string) (id uint64, round uint32, err error) {
+	payload, ok := s.key.open(statePrefix, state, caller)
 	if !ok || len(payload) != 20 {
 		return 0, 0, errBadState
 	}

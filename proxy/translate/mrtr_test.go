@@ -8,14 +8,15 @@ import (
 
 func TestStateSignerRefusesForgeries(t *testing.T) {
 	s := newStateSigner(nil)
-	state := s.sign(42, 3)
-	id, round, err := s.verify(state)
+	const alice = "subject:alice"
+	state := s.sign(42, 3, alice)
+	id, round, err := s.verify(state, alice)
 	if err != nil || id != 42 || round != 3 {
 		t.Fatalf("verify(sign(42, 3)) = %d, %d, %v", id, round, err)
 	}
-	other := newStateSigner(nil).sign(42, 3) // another trunk's key
+	other := newStateSigner(nil).sign(42, 3, alice) // another trunk's key
 	payload, mac, _ := strings.Cut(strings.TrimPrefix(state, statePrefix), ".")
-	otherPayload, _, _ := strings.Cut(strings.TrimPrefix(s.sign(43, 3), statePrefix), ".")
+	otherPayload, _, _ := strings.Cut(strings.TrimPrefix(s.sign(43, 3, alice), statePrefix), ".")
 	flipped := []byte(mac)
 	flipped[0] ^= 1
 	for name, forged := range map[string]string{
@@ -27,8 +28,14 @@ func TestStateSignerRefusesForgeries(t *testing.T) {
 		"empty":                 "",
 		"upstream-like":         "round=1",
 	} {
-		if _, _, err := s.verify(forged); err != errBadState {
+		if _, _, err := s.verify(forged, alice); err != errBadState {
 			t.Errorf("%s: verify = %v, want errBadState", name, err)
+		}
+	}
+	// Another caller holding alice's state: the answer a forgery gets.
+	for _, caller := range []string{"subject:bob", "", "a-session-id"} {
+		if _, _, err := s.verify(state, caller); err != errBadState {
+			t.Errorf("alice's state verified as %q's: %v, want errBadState", caller, err)
 		}
 	}
 }
@@ -87,14 +94,14 @@ func TestSharedSigningKey(t *testing.T) {
 	}
 
 	sa, sb := newStateSigner(secret), newStateSigner(secret)
-	state := sa.sign(7, 1)
-	if id, round, err := sa.verify(state); err != nil || id != 7 || round != 1 {
+	state := sa.sign(7, 1, "")
+	if id, round, err := sa.verify(state, ""); err != nil || id != 7 || round != 1 {
 		t.Errorf("the issuing replica verifies %d %d %v", id, round, err)
 	}
-	if _, _, err := sb.verify(state); err != errOtherReplica {
+	if _, _, err := sb.verify(state, ""); err != errOtherReplica {
 		t.Errorf("another replica with the key: %v, want errOtherReplica", err)
 	}
-	if _, _, err := newStateSigner([]byte("another deployment's secret")).verify(state); err != errBadState {
+	if _, _, err := newStateSigner([]byte("another deployment's secret")).verify(state, ""); err != errBadState {
 		t.Errorf("a replica with another key: %v, want errBadState", err)
 	}
 }

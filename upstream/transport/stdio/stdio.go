@@ -66,9 +66,10 @@ type Command struct {
 // made with connOpts (its Logger is logger). The process is not tied to a
 // context: it lives until Close.
 func Start(c Command, h jsonrpc.Handler, logger *slog.Logger, connOpts jsonrpc.Options) (*Transport, error) {
-	cmd, err := command(c.Path, c.Args, mergeEnv(os.Environ(), c.Env), c.Dir)
+	env := mergeEnv(os.Environ(), c.Env)
+	cmd, err := command(c.Path, c.Args, env, c.Dir)
 	if err != nil {
-		return nil, fmt.Errorf("starting %q: %w", c.Path, err)
+		return nil, startError(c.Path, env, err)
 	}
 	group, err := newProcessGroup()
 	if err != nil {
@@ -99,7 +100,7 @@ func Start(c Command, h jsonrpc.Handler, logger *slog.Logger, connOpts jsonrpc.O
 	if err := cmd.Start(); err != nil {
 		group.close()
 		closeAll(childIn, stdin, stdout, childOut, stderr, childErr)
-		return nil, fmt.Errorf("starting %q: %w", c.Path, err)
+		return nil, startError(c.Path, env, err)
 	}
 	closeAll(childIn, childOut, childErr) // the child has its own copies
 	if err := group.add(cmd.Process); err != nil {

@@ -1,0 +1,62 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestCheckTellsWhy: check names the config it loaded and says why each
+// server failed in words a person acts on: the line of a server's stderr
+// that reports its failure (not a warning written before it), a command
+// that is not there named as missing, and entries that cannot be used
+// counted on the first line rather than called ok.
+func TestCheckTellsWhy(t *testing.T) {
+	t.Parallel()
+	if runtime.GOOS == "windows" {
+		t.Skip("the failing server is a shell script")
+	}
+	dir := t.TempDir()
+	script := filepath.Join(dir, "fails.sh")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\necho 'Warning: first line' >&2\necho 'Error: the real reason' >&2\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := writeConfig(t, map[string]server{
+		"fails":   {"command": script},
+		"missing": {"command": "mcptrunk-e2e-no-such-command"},
+		"unset":   {"url": "https://x.example.invalid/mcp", "headers": map[string]string{"Authorization": "Bearer ${MCPTRUNK_TEST_UNSET_TOKEN}"}},
+	}, nil)
+	out, errOut, code := runCLI(t, time.Minute, "check", "--config", cfg)
+	if code != 1 {
+		t.Fatalf("check: exit %d, want 1\n%s\n%s", code, out, errOut)
+	}
+	table := out[strings.Index(out, "SERVER"):]
+	for _, want := range []string{
+		"config: " + cfg + ": 3 servers, 1 of which cannot be used\n",
+		"Error: the real reason",
+		`command "mcptrunk-e2e-no-such-command" not found: it is in no directory of PATH`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("check lacks %q:\n%s", want, out)
+		}
+	}
+	if line := lineWith(table, "fails "); !strings.Contains(line, "Error: the real reason") || strings.Contains(line, "Warning") {
+		t.Errorf("the table's line for the failing server: %q", line)
+	}
+	if strings.Contains(out, "fork/exec") {
+		t.Errorf("check names the system call:\n%s", out)
+	}
+}
+
+// lineWith is the first line of s that contains sub ("" when none).
+func lineWith(s, sub string) string {
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			return l
+		}
+	}
+	return ""
+}
