@@ -149,8 +149,8 @@ func OverrideTool(tool json.RawMessage, t config.ToolOverride) (json.RawMessage,
 			return nil, fmt.Errorf("annotations: %w", err)
 		}
 	}
-	if len(t.Arguments) == 0 {
-		return tool, nil
+	if len(t.Arguments) == 0 || !rawjson.HasField(tool, "inputSchema") {
+		return tool, nil // no schema: nothing to show of the arguments
 	}
 	tool, err = editMember(tool, "inputSchema", func(schema json.RawMessage) (json.RawMessage, error) {
 		return overrideSchema(schema, t.Arguments)
@@ -217,6 +217,14 @@ func OverridePrompt(prompt json.RawMessage, p config.PromptOverride) (json.RawMe
 // the arguments' defaults and fixed values, in the arguments' name order.
 func overrideSchema(schema json.RawMessage, args map[string]config.ArgumentOverride) (json.RawMessage, error) {
 	var fixed []string
+	if !rawjson.HasField(schema, "properties") { // no property to edit; a fixed one may still be required
+		for name, a := range args {
+			if len(a.Fixed) > 0 {
+				fixed = append(fixed, name)
+			}
+		}
+		return dropRequired(schema, fixed)
+	}
 	schema, err := editMember(schema, "properties", func(props json.RawMessage) (json.RawMessage, error) {
 		for _, name := range slices.Sorted(maps.Keys(args)) {
 			a := args[name]
@@ -241,8 +249,17 @@ func overrideSchema(schema json.RawMessage, args map[string]config.ArgumentOverr
 		}
 		return props, nil
 	})
-	if err != nil || len(fixed) == 0 {
+	if err != nil {
 		return schema, err
+	}
+	return dropRequired(schema, fixed)
+}
+
+// dropRequired removes the names fixed from a schema's required list, and
+// the list when it empties.
+func dropRequired(schema json.RawMessage, fixed []string) (json.RawMessage, error) {
+	if len(fixed) == 0 {
+		return schema, nil
 	}
 	start, end, found, err := rawjson.FieldSpan(schema, "required")
 	if err != nil || !found {

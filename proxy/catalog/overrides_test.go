@@ -55,6 +55,14 @@ func TestOverrideTool(t *testing.T) {
 	if err != nil || string(got) != `{"name":"t","annotations":{"readOnlyHint":true}}` {
 		t.Errorf("no annotations of its own: %s, %v", got, err)
 	}
+	// A schema without properties, or no schema, gets none.
+	for _, tool := range []string{`{"name":"t","inputSchema":{"type":"object"}}`, `{"name":"t"}`, `{"name":"t","inputSchema":{"type":"object","required":["x"]}}`} {
+		got, err := OverrideTool(json.RawMessage(tool), config.ToolOverride{Arguments: map[string]config.ArgumentOverride{"x": {Fixed: json.RawMessage(`1`)}, "y": {Default: json.RawMessage(`2`)}}})
+		want := strings.Replace(tool, `,"required":["x"]`, "", 1)
+		if err != nil || string(got) != want {
+			t.Errorf("OverrideTool(%s) = %s, %v; want %s", tool, got, err, want)
+		}
+	}
 	if _, err := OverrideTool(json.RawMessage(`{"name":"t","inputSchema":true}`), o); err == nil {
 		t.Error("a schema that is no object: no error")
 	}
