@@ -112,7 +112,7 @@ const maxToolName = 128
 
 // overrides decodes and validates "overrides". Values are quoted in no
 // error: a fixed argument may be an account id or a token.
-func (p *fieldErrs) overrides(raw json.RawMessage) Overrides {
+func (p *fieldErrs) overrides(raw json.RawMessage, lookup func(string) (string, bool)) Overrides {
 	var o Overrides
 	var ro rawOverrides
 	if !p.object(raw, "overrides", &ro) {
@@ -122,7 +122,7 @@ func (p *fieldErrs) overrides(raw json.RawMessage) Overrides {
 		if o.Tools == nil {
 			o.Tools = map[string]ToolOverride{}
 		}
-		t := p.toolOverride(raw, field)
+		t := p.toolOverride(raw, field, lookup)
 		o.Tools[name] = t
 		return t.Name
 	})
@@ -130,7 +130,7 @@ func (p *fieldErrs) overrides(raw json.RawMessage) Overrides {
 		if o.Prompts == nil {
 			o.Prompts = map[string]PromptOverride{}
 		}
-		pr := p.promptOverride(raw, field)
+		pr := p.promptOverride(raw, field, lookup)
 		o.Prompts[name] = pr
 		return pr.Name
 	})
@@ -184,7 +184,7 @@ func (p *fieldErrs) itemName(raw json.RawMessage, field string) string {
 
 // promptOverride decodes one prompt's override: its arguments take a
 // default only, a string (a prompt's arguments are strings).
-func (p *fieldErrs) promptOverride(raw json.RawMessage, field string) PromptOverride {
+func (p *fieldErrs) promptOverride(raw json.RawMessage, field string, lookup func(string) (string, bool)) PromptOverride {
 	var pr PromptOverride
 	var rp rawPromptOverride
 	if !p.object(raw, field, &rp) {
@@ -222,13 +222,13 @@ func (p *fieldErrs) promptOverride(raw json.RawMessage, field string) PromptOver
 			p.addf(afield+".default", "want string (a prompt's arguments are strings), got %s", cmp.Or(rawKind(ra.Default), "nothing"))
 			continue
 		}
-		pr.Arguments[name] = ArgumentOverride{Default: compact(ra.Default)}
+		pr.Arguments[name] = ArgumentOverride{Default: p.argValue(ra.Default, afield+".default", lookup)}
 	}
 	return pr
 }
 
 // toolOverride decodes one tool's override.
-func (p *fieldErrs) toolOverride(raw json.RawMessage, field string) ToolOverride {
+func (p *fieldErrs) toolOverride(raw json.RawMessage, field string, lookup func(string) (string, bool)) ToolOverride {
 	var t ToolOverride
 	var rt rawToolOverride
 	if !p.object(raw, field, &rt) {
@@ -277,10 +277,32 @@ func (p *fieldErrs) toolOverride(raw json.RawMessage, field string) ToolOverride
 		case !def && !fixed:
 			p.addf(afield, `wants "default" or "fixed"`)
 		default:
-			t.Arguments[name] = ArgumentOverride{Default: compact(ra.Default), Fixed: compact(ra.Fixed)}
+			t.Arguments[name] = ArgumentOverride{Default: p.argValue(ra.Default, afield+".default", lookup), Fixed: p.argValue(ra.Fixed, afield+".fixed", lookup)}
 		}
 	}
 	return t
+}
+
+// argValue is an argument's default or fixed value as it is sent: a
+// string with ${VAR} expanded (an account id kept in the environment),
+// anything else as written; nil when it is left out.
+func (p *fieldErrs) argValue(raw json.RawMessage, field string, lookup func(string) (string, bool)) json.RawMessage {
+	if len(raw) == 0 {
+		return nil
+	}
+	var str string
+	if rawKind(raw) != "string" || !bytes.Contains(raw, []byte("${")) || json.Unmarshal(raw, &str) != nil {
+		return compact(raw)
+	}
+	str, ok := p.expand(field, str, lookup)
+	if !ok {
+		return nil
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(str) // a string always encodes
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 }
 
 // compact is v without insignificant whitespace (nil stays nil), so that

@@ -146,3 +146,35 @@ func TestPromptOverrides(t *testing.T) {
 		t.Errorf("a prompt argument's fixed: %v, warnings %q", err, warned.Warnings)
 	}
 }
+
+// TestOverridesExpand: a string default or fixed value takes ${VAR} from
+// the environment, as command and env do (an account id kept out of the
+// file); an unset one is an error naming the field, not the value.
+func TestOverridesExpand(t *testing.T) {
+	env := func(k string) (string, bool) {
+		if k == "ACCOUNT" {
+			return "acct-<42>", true
+		}
+		return "", false
+	}
+	cfg, err := parseString(t, `{"mcpServers": {"s": {"command": "s", "overrides": {
+		"tools": {"t": {"arguments": {"account": {"fixed": "${ACCOUNT}"}, "raw": {"default": {"v": "${ACCOUNT}"}}}}},
+		"prompts": {"p": {"arguments": {"who": {"default": "id ${ACCOUNT}"}}}}}}}}`, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := cfg.Servers[0].Overrides
+	if got := string(o.Tools["t"].Arguments["account"].Fixed); got != `"acct-<42>"` {
+		t.Errorf("fixed = %s", got)
+	}
+	if got := string(o.Tools["t"].Arguments["raw"].Default); got != `{"v":"${ACCOUNT}"}` {
+		t.Errorf("an object's strings are not expanded: %s", got)
+	}
+	if got := string(o.Prompts["p"].Arguments["who"].Default); got != `"id acct-<42>"` {
+		t.Errorf("prompt default = %s", got)
+	}
+	_, err = parseString(t, `{"mcpServers": {"s": {"command": "s", "overrides": {"tools": {"t": {"arguments": {"account": {"fixed": "${NOPE}"}}}}}}}}`, env)
+	if err == nil || !strings.Contains(err.Error(), `server "s": overrides.tools.t.arguments.account.fixed:`) || !strings.Contains(err.Error(), "NOPE") {
+		t.Errorf("an unset variable: %v", err)
+	}
+}

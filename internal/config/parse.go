@@ -327,7 +327,7 @@ func parseServer(name string, raw json.RawMessage, lookup func(string) (string, 
 		}
 	}
 	s.ReadOnlyTools = nilIfEmptyStrings(readOnly)
-	s.Overrides = p.overrides(rs.Overrides)
+	s.Overrides = p.overrides(rs.Overrides, lookup)
 	s.Timeouts = p.timeouts(rs.Timeouts, "timeouts")
 	s.ProtocolVersion = p.protocolVersion(rs.Protocol, "protocolVersion")
 	s.Lazy = trunk.Lazy
