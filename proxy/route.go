@@ -142,6 +142,15 @@ func (t *Trunk) routeNamed(ctx context.Context, method string, params json.RawMe
 	if err != nil {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s: %v", method, err)
 	}
+	// The config's defaults and fixed arguments: the server gets them,
+	// the model never gives a fixed one.
+	overrides := c.Spec().Overrides.Tools[raw].Arguments
+	if kind == "prompt" {
+		overrides = c.Spec().Overrides.Prompts[raw].Arguments
+	}
+	if forward, err = catalog.Arguments(kind, name, overrides, forward); err != nil {
+		return nil, err
+	}
 	call := t.callUpstream
 	if kind == "tool" {
 		tools := func() []upstream.Item { return c.Catalog().Tools }

@@ -17,7 +17,8 @@ import (
 // upstream.CachedTools). When no server is left (a typo, or a cache
 // that missed a tool added since) every server without a namespace is
 // kept, whose live catalogs then decide. The trunk's own tools see every
-// server: all are kept.
+// server: all are kept. A tool an override renames is found by its new
+// name.
 func callServers(cfg *config.Config, name string, cached func(config.Spec) ([]string, bool)) []config.Spec {
 	scheme := naming.Scheme{Prefix: cfg.Trunk.Prefix}
 	var out, plain []config.Spec
@@ -31,7 +32,7 @@ func callServers(cfg *config.Config, name string, cached func(config.Spec) ([]st
 				continue
 			}
 			plain = append(plain, s)
-			if tools, ok := cached(s); !ok || slices.Contains(tools, name) {
+			if tools, ok := cached(s); !ok || slices.Contains(tools, name) || renames(s, tools, name) {
 				out = append(out, s)
 			}
 			continue
@@ -44,4 +45,15 @@ func callServers(cfg *config.Config, name string, cached func(config.Spec) ([]st
 		return plain
 	}
 	return out
+}
+
+// renames reports whether the server's overrides give one of its cached
+// tools the name.
+func renames(s config.Spec, tools []string, name string) bool {
+	for raw, o := range s.Overrides.Tools {
+		if o.Name == name && slices.Contains(tools, raw) {
+			return true
+		}
+	}
+	return false
 }

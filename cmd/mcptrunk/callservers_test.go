@@ -21,6 +21,7 @@ func TestCallServers(t *testing.T) {
 			{Name: "plain-off", Namespace: &off, Disabled: true},
 		},
 	}
+	cfg.Servers[3].Overrides.Tools = map[string]config.ToolOverride{"echo": {Name: "say"}}
 	cache := map[string][]string{"cached": {"echo", "mcp__hang__x"}}
 	cached := func(s config.Spec) ([]string, bool) {
 		tools, ok := cache[s.Name]
@@ -31,6 +32,7 @@ func TestCallServers(t *testing.T) {
 		"mcp__My_Notes__echo": "My Notes,uncached",
 		"mcp__hang__x":        "hang,cached,uncached", // both may claim it: the claims decide, as in serve
 		"echo":                "cached,uncached",
+		"say":                 "cached,uncached", // echo renamed
 		"mcp__nope__echo":     "uncached",
 		"mcp__trunk__status":  "hang,notes,My Notes,cached,uncached,plain-off",
 	}

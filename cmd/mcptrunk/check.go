@@ -158,6 +158,9 @@ func (cc *checkCommand) run(ctx context.Context, env *environment) error {
 	for _, line := range trunktools.ConflictLines(cfg.Trunk, host.Clients()) {
 		fmt.Fprintln(env.stdout, line)
 	}
+	for _, line := range catalog.OverrideLines(catalog.PolicyOf(cfg.Trunk), catalog.ServersOf(host.Clients())) {
+		fmt.Fprintln(env.stdout, line)
+	}
 	for _, line := range textview.AccessLines(cfg.Trunk, cmp.Or(cfg.Trunk.HTTP.Path, httpserve.DefaultPath)) {
 		fmt.Fprintln(env.stdout, line)
 	}

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/mcptrunk/mcptrunk/internal/textview"
 	"github.com/mcptrunk/mcptrunk/proxy"
+	"github.com/mcptrunk/mcptrunk/proxy/catalog"
 	"github.com/mcptrunk/mcptrunk/upstream"
 )
 
@@ -35,7 +37,8 @@ var listSections = []struct{ title, method, field string }{
 }
 
 func (c *listCommand) run(ctx context.Context, env *environment) error {
-	var o oneShot
+	var trunkOpts config.TrunkOptions // the config's, for the overrides' lines
+	o := oneShot{pick: func(cfg *config.Config) []config.Spec { trunkOpts = cfg.Trunk; return cfg.Servers }}
 	if c.asHost {
 		o.caps = capableHost
 	}
@@ -58,12 +61,19 @@ func (c *listCommand) run(ctx context.Context, env *environment) error {
 		lists[s.field] = page[s.field]
 	}
 	statuses := serverStatuses(t)
+	overrides := catalog.OverrideLines(catalog.PolicyOf(trunkOpts), catalog.ServersOf(t.Fleet().Clients()))
 	if c.json {
-		return textview.JSON(env.stdout, map[string]any{"servers": statuses, "lists": lists})
+		return textview.JSON(env.stdout, map[string]any{"servers": statuses, "lists": lists, "overrides": overrides})
 	}
 	textview.StatusTable(env.stdout, statuses)
 	for _, s := range listSections {
 		textview.Items(env.stdout, s.title, lists[s.field])
+	}
+	if len(overrides) > 0 {
+		fmt.Fprintln(env.stdout)
+		for _, line := range overrides {
+			fmt.Fprintln(env.stdout, line)
+		}
 	}
 	return nil
 }

@@ -21,6 +21,9 @@ import (
 type keySet struct {
 	raw    reflect.Type
 	nested map[string]*keySet
+	// values, when set, makes the object a map: its keys are names (a
+	// tool's, an argument's), each value an object of this set.
+	values *keySet
 	// extra are keys that mean nothing to mcptrunk and are no mistake.
 	extra []string
 	// loose: an unknown key is someone else's unless it is close to a
@@ -59,6 +62,14 @@ var serverKeys = &keySet{
 		"tools":       filterKeys,
 		"prompts":     filterKeys,
 		"resources":   filterKeys,
+		"overrides": {raw: reflect.TypeFor[rawOverrides](), nested: map[string]*keySet{
+			"tools": {values: &keySet{raw: reflect.TypeFor[rawToolOverride](), nested: map[string]*keySet{
+				"arguments": {values: &keySet{raw: reflect.TypeFor[rawArgumentOverride]()}},
+			}}},
+			"prompts": {values: &keySet{raw: reflect.TypeFor[rawPromptOverride](), nested: map[string]*keySet{
+				"arguments": {values: &keySet{raw: reflect.TypeFor[rawPromptArgumentOverride]()}},
+			}}},
+		}},
 	},
 }
 
@@ -100,6 +111,12 @@ func (k *keySet) check(raw json.RawMessage, where, path string, warn *[]string) 
 	}
 	keys, vals, err := decodeRawObject(raw)
 	if err != nil {
+		return
+	}
+	if k.values != nil {
+		for i, key := range keys {
+			k.values.check(vals[i], where, path+key+".", warn)
+		}
 		return
 	}
 	known := k.known()

@@ -41,6 +41,7 @@ type rawServer struct {
 	Namespace     json.RawMessage `json:"namespace"`
 	Scope         json.RawMessage `json:"scope"`
 	Credentials   json.RawMessage `json:"credentials"`
+	Overrides     json.RawMessage `json:"overrides"`
 }
 
 type rawOAuth struct {
@@ -327,6 +328,7 @@ func parseServer(name string, raw json.RawMessage, lookup func(string) (string, 
 		}
 	}
 	s.ReadOnlyTools = nilIfEmptyStrings(readOnly)
+	s.Overrides = p.overrides(rs.Overrides, lookup)
 	s.Timeouts = p.timeouts(rs.Timeouts, "timeouts")
 	s.ProtocolVersion = p.protocolVersion(rs.Protocol, "protocolVersion")
 	s.Lazy = trunk.Lazy

@@ -24,6 +24,11 @@ var schemaObjects = map[string]reflect.Type{
 	"/$defs/server/properties/oauth":               reflect.TypeFor[rawOAuth](),
 	"/$defs/server/properties/credentials":         reflect.TypeFor[rawCredentials](),
 	"/$defs/filter":                                reflect.TypeFor[rawFilter](),
+	"/$defs/overrides":                             reflect.TypeFor[rawOverrides](),
+	"/$defs/toolOverride":                          reflect.TypeFor[rawToolOverride](),
+	"/$defs/argumentOverride":                      reflect.TypeFor[rawArgumentOverride](),
+	"/$defs/promptOverride":                        reflect.TypeFor[rawPromptOverride](),
+	"/$defs/promptArgumentOverride":                reflect.TypeFor[rawPromptArgumentOverride](),
 	"/$defs/trunk":                                 reflect.TypeFor[rawTrunk](),
 	"/$defs/trunk/properties/audit":                reflect.TypeFor[rawAudit](),
 	"/$defs/trunk/properties/http":                 reflect.TypeFor[rawHTTP](),
@@ -98,9 +103,14 @@ func TestKeySetsMatchSchema(t *testing.T) {
 	walked := map[reflect.Type]bool{}
 	var walk func(k *keySet)
 	walk = func(k *keySet) {
-		walked[k.raw] = true
+		if k.raw != nil { // a map's own keys are names; its values are a set
+			walked[k.raw] = true
+		}
 		for _, sub := range k.nested {
 			walk(sub)
+		}
+		if k.values != nil {
+			walk(k.values)
 		}
 	}
 	walk(configKeys)

@@ -101,7 +101,11 @@ type Spec struct {
 	Prompts       Filter            `json:"prompts,omitzero"`
 	Resources     Filter            `json:"resources,omitzero"`
 	ReadOnlyTools []string          `json:"readOnlyTools,omitempty"`
-	Timeouts      Timeouts          `json:"timeouts,omitzero"`
+	// Overrides reshape the server's tools and prompts for the model:
+	// names, descriptions, annotations, argument defaults and fixed
+	// arguments.
+	Overrides Overrides `json:"overrides,omitzero"`
+	Timeouts  Timeouts  `json:"timeouts,omitzero"`
 	// OAuth tunes OAuth 2.1 for a remote server (see upstream/oauth); the zero
 	// value discovers everything. Not allowed for stdio servers, nor next to
 	// an Authorization header (which turns OAuth off).
@@ -207,6 +211,12 @@ func (s Spec) normalized() Spec {
 	}
 	s.OAuth.Scopes = nilIfEmptyStrings(s.OAuth.Scopes)
 	s.Credentials.Scopes = nilIfEmptyStrings(s.Credentials.Scopes)
+	if len(s.Overrides.Tools) == 0 {
+		s.Overrides.Tools = nil
+	}
+	if len(s.Overrides.Prompts) == 0 {
+		s.Overrides.Prompts = nil
+	}
 	if !s.Unprefixed() {
 		s.Namespace = nil // true says what the default says
 	}

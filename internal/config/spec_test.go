@@ -72,6 +72,12 @@ func TestSpecEqual(t *testing.T) {
 		{"prompts", base(), func() Spec { s := base(); s.Prompts.Allow = []string{"x"}; return s }(), false},
 		{"resources", base(), func() Spec { s := base(); s.Resources.Deny = []string{"x"}; return s }(), false},
 		{"readOnlyTools", base(), func() Spec { s := base(); s.ReadOnlyTools = nil; return s }(), false},
+		{"overrides", base(), func() Spec {
+			s := base()
+			s.Overrides.Tools = map[string]ToolOverride{"echo": {Description: "d"}}
+			return s
+		}(), false},
+		{"overrides nil vs empty", base(), func() Spec { s := base(); s.Overrides.Tools = map[string]ToolOverride{}; return s }(), true},
 		{"timeouts", base(), func() Spec { s := base(); s.Timeouts.Call++; return s }(), false},
 		{"oauth client", base(), func() Spec { s := base(); s.OAuth.ClientID = "c"; return s }(), false},
 		{"oauth scopes", base(), func() Spec { s := base(); s.OAuth.Scopes = []string{"a"}; return s }(), false},
@@ -115,7 +121,7 @@ func TestSpecEqual(t *testing.T) {
 // TestSpecEqualCoversAllFields fails when a field is added to Spec without
 // thinking about Equal (every field must change the result).
 func TestSpecEqualCoversAllFields(t *testing.T) {
-	if n := reflect.TypeFor[Spec]().NumField(); n != 22 {
+	if n := reflect.TypeFor[Spec]().NumField(); n != 23 {
 		t.Fatalf("Spec has %d fields; update Spec.Equal's normalisation and this test", n)
 	}
 }

@@ -97,7 +97,7 @@ func benchCatalog(b *testing.B) *Catalog {
 	cat := &Catalog{Scheme: naming.Default, Tools: map[string]map[string]string{}}
 	for s := range 20 {
 		server := fmt.Sprintf("n%02d", s+1)
-		entries, err := exportNamed(naming.Default, server, benchItems(server, 50), 64)
+		entries, err := exportNamed(naming.Default, server, benchItems(server, 50), nil, 64)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -126,7 +126,7 @@ func BenchmarkExportNamed(b *testing.B) {
 	items := benchItems("n01", 50)
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := exportNamed(naming.Default, "n01", items, 64); err != nil {
+		if _, err := exportNamed(naming.Default, "n01", items, nil, 64); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -142,7 +142,7 @@ func BenchmarkNameOwner(b *testing.B) {
 	for l := range withUnprefixed.unprefixedIndex.owners {
 		withUnprefixed.unprefixedIndex.owners[l] = map[string]string{}
 	}
-	withUnprefixed.unprefixedIndex.add(ListTools, exportUnprefixed("remote", benchItems("remote", 50)))
+	withUnprefixed.unprefixedIndex.add(ListTools, exportUnprefixed("remote", benchItems("remote", 50), nil))
 	for server := range cat.Tools {
 		withUnprefixed.unprefixedIndex.unprefixed[server] = false
 	}

@@ -177,9 +177,11 @@ func Build(in Input) *Catalog {
 		cat.relisted[server] = items.Relisted
 		items, withheld := pins.admit(server, items, others[server], s.Settled)
 		if withheld != nil {
+			withheld.renamed(spec.Overrides)
 			cat.Withheld[server] = withheld
 		}
-		exp, err := exportServer(pol, server, spec, items, logger)
+		exp, warn, err := exportServer(pol, server, spec, items, logger)
+		cat.Unmatched = append(cat.Unmatched, warn...)
 		if err != nil {
 			logger.Error("cannot export the server's "+err.list, "server", server, "error", err.err)
 			continue
@@ -205,6 +207,7 @@ func Build(in Input) *Catalog {
 		cat.Lists[ListTemplates] = append(cat.Lists[ListTemplates], exp[ListTemplates]...)
 		if s.Settled {
 			cat.Unmatched = append(cat.Unmatched, unmatchedPatterns(server, spec, items)...)
+			cat.Unmatched = append(cat.Unmatched, unmatchedOverrides(server, spec.Overrides, items)...)
 		}
 	}
 	if claimed != nil {
@@ -237,36 +240,49 @@ type exportError struct {
 }
 
 // exportServer is one server's four lists in catalog form, under the
-// policy: namespaced, or as they are for an unprefixed server.
-func exportServer(pol Policy, server string, spec config.Spec, items upstream.Catalog, logger *slog.Logger) ([ListCount][]Entry, *exportError) {
+// policy and the server's overrides: namespaced, or as they are for an
+// unprefixed server. warn are the overrides that could not be applied.
+func exportServer(pol Policy, server string, spec config.Spec, items upstream.Catalog, logger *slog.Logger) (_ [ListCount][]Entry, warn []string, _ *exportError) {
 	var exp [ListCount][]Entry
-	tools := pol.tools(spec, items.Tools)
-	prompts := filterItems(spec.Prompts, items.Prompts)
+	tools, renamed, warn := pol.tools(spec, items.Tools)
+	prompts, renamedPrompts, pwarn := overridePrompts(server, spec.Overrides, filterItems(spec.Prompts, items.Prompts))
+	warn = append(warn, pwarn...)
 	resources := filterItems(spec.Resources, items.Resources)
 	templates := filterItems(spec.Resources, items.Templates)
 	if spec.Unprefixed() {
-		exp[ListTools], exp[ListPrompts] = exportUnprefixed(server, tools), exportUnprefixed(server, prompts)
-		exp[ListResources], exp[ListTemplates] = exportUnprefixed(server, resources), exportUnprefixed(server, templates)
-		return exp, nil
+		exp[ListTools], exp[ListPrompts] = exportUnprefixed(server, tools, renamed), exportUnprefixed(server, prompts, renamedPrompts)
+		exp[ListResources], exp[ListTemplates] = exportUnprefixed(server, resources, nil), exportUnprefixed(server, templates, nil)
+		return exp, warn, nil
 	}
 	var err error
-	if exp[ListTools], err = exportNamed(pol.Scheme, server, tools, pol.MaxLen); err != nil {
-		return exp, &exportError{"tools", err}
+	if exp[ListTools], err = exportNamed(pol.Scheme, server, tools, renamed, pol.MaxLen); err != nil {
+		return exp, warn, &exportError{"tools", err}
 	}
 	namespaceAppMetas(server, exp[ListTools])
-	if exp[ListPrompts], err = exportNamed(pol.Scheme, server, prompts, pol.MaxLen); err != nil {
-		return exp, &exportError{"prompts", err}
+	if exp[ListPrompts], err = exportNamed(pol.Scheme, server, prompts, renamedPrompts, pol.MaxLen); err != nil {
+		return exp, warn, &exportError{"prompts", err}
 	}
 	exp[ListResources] = exportURIs(server, resources, "uri", logger)
 	exp[ListTemplates] = exportURIs(server, templates, "uriTemplate", logger)
-	return exp, nil
+	return exp, warn, nil
 }
 
-// exportNamed gives tools or prompts their namespaced names.
-func exportNamed(scheme naming.Scheme, server string, items []upstream.Item, maxLen int) ([]Entry, error) {
+// shownName is the name an item is exported under, before the namespace:
+// its new name when an override renames it, else its own.
+func shownName(it upstream.Item, renamed map[string]string) string {
+	if n, ok := renamed[it.Key]; ok {
+		return n
+	}
+	return it.Key
+}
+
+// exportNamed gives tools or prompts their namespaced names: of their own
+// or, for those renamed, of the new name (which routes back to the
+// upstream name, Entry.Raw).
+func exportNamed(scheme naming.Scheme, server string, items []upstream.Item, renamed map[string]string, maxLen int) ([]Entry, error) {
 	raws := make([]string, len(items))
 	for i, it := range items {
-		raws[i] = it.Key
+		raws[i] = shownName(it, renamed)
 	}
 	names, err := scheme.Assign(server, raws, maxLen)
 	if err != nil {
@@ -279,7 +295,7 @@ func exportNamed(scheme naming.Scheme, server string, items []upstream.Item, max
 			continue // a server listing one name twice: the first wins
 		}
 		seen[it.Key] = true
-		name := names[it.Key]
+		name := names[shownName(it, renamed)]
 		item, err := rawjson.ReplaceString(it.Raw, "name", name)
 		if err != nil {
 			continue // itemKey already parsed it upstream; cannot happen

@@ -78,7 +78,7 @@ func TestExportNamed(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			entries, err := exportNamed(naming.Default, "files", catItems("name", tt.raws...), 64)
+			entries, err := exportNamed(naming.Default, "files", catItems("name", tt.raws...), nil, 64)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -125,7 +125,7 @@ func TestExportNamed(t *testing.T) {
 
 func TestExportNamedLongNameBudget(t *testing.T) {
 	long := strings.Repeat("x", 100)
-	entries, err := exportNamed(naming.Default, "srv", catItems("name", long), 0) // 0: the default 64
+	entries, err := exportNamed(naming.Default, "srv", catItems("name", long), nil, 0) // 0: the default 64
 	if err != nil || len(entries) != 1 {
 		t.Fatalf("exportNamed: %v, %v", entries, err)
 	}
@@ -137,7 +137,7 @@ func TestExportNamedLongNameBudget(t *testing.T) {
 		t.Errorf("item name %q, want %q", got, e.Exported)
 	}
 	// A bigger budget leaves the name alone.
-	entries, err = exportNamed(naming.Default, "srv", catItems("name", long), 200)
+	entries, err = exportNamed(naming.Default, "srv", catItems("name", long), nil, 200)
 	if err != nil || entries[0].Exported != "mcp__srv__"+long {
 		t.Errorf("budget 200: %v, %v", entries, err)
 	}
@@ -150,7 +150,7 @@ func TestExportNamedDuplicatesAndErrors(t *testing.T) {
 		{Key: "u", Raw: json.RawMessage(`{"name":"u"}`)},
 		{Key: "t", Raw: json.RawMessage(`{"name":"t","description":"second"}`)},
 	}
-	entries, err := exportNamed(naming.Default, "s", items, 0)
+	entries, err := exportNamed(naming.Default, "s", items, nil, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +166,7 @@ func TestExportNamedDuplicatesAndErrors(t *testing.T) {
 	if err := json.Unmarshal(raw, &keyed); err != nil {
 		t.Fatal(err)
 	}
-	entries, err = exportNamed(naming.Default, "s", []upstream.Item{{Key: keyed.Name, Raw: raw}}, 0)
+	entries, err = exportNamed(naming.Default, "s", []upstream.Item{{Key: keyed.Name, Raw: raw}}, nil, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,13 +175,13 @@ func TestExportNamedDuplicatesAndErrors(t *testing.T) {
 	}
 
 	// Items that are not objects are skipped (upstream never lets one through).
-	entries, err = exportNamed(naming.Default, "s", []upstream.Item{{Key: "x", Raw: json.RawMessage(`["x"]`)}, {Key: "y", Raw: json.RawMessage(`{"name":"y"}`)}}, 0)
+	entries, err = exportNamed(naming.Default, "s", []upstream.Item{{Key: "x", Raw: json.RawMessage(`["x"]`)}, {Key: "y", Raw: json.RawMessage(`{"name":"y"}`)}}, nil, 0)
 	if err != nil || len(entries) != 1 || entries[0].Exported != "mcp__s__y" {
 		t.Errorf("non-object item: %+v, %v", entries, err)
 	}
 
 	// No items: no entries, no error.
-	if entries, err := exportNamed(naming.Default, "s", nil, 0); err != nil || len(entries) != 0 {
+	if entries, err := exportNamed(naming.Default, "s", nil, nil, 0); err != nil || len(entries) != 0 {
 		t.Errorf("no items: %+v, %v", entries, err)
 	}
 
@@ -190,7 +190,7 @@ func TestExportNamedDuplicatesAndErrors(t *testing.T) {
 		server string
 		maxLen int
 	}{{"a__b", 0}, {"", 0}, {"bad_", 0}, {"files", 20}, {strings.Repeat("s", 50), 64}} {
-		if _, err := exportNamed(naming.Default, tc.server, catItems("name", "t"), tc.maxLen); err == nil {
+		if _, err := exportNamed(naming.Default, tc.server, catItems("name", "t"), nil, tc.maxLen); err == nil {
 			t.Errorf("exportNamed(%q, _, %d) succeeded, want an error", tc.server, tc.maxLen)
 		}
 	}
@@ -262,7 +262,7 @@ func catCompareEntries(t *testing.T, got, want []Entry) {
 func TestExportNamedScheme(t *testing.T) {
 	long := strings.Repeat("y", 100)
 	for _, scheme := range []naming.Scheme{{Prefix: ""}, {Prefix: "t_"}, naming.Default} {
-		entries, err := exportNamed(scheme, "files", catItems("name", "read", "read.me", long), 64)
+		entries, err := exportNamed(scheme, "files", catItems("name", "read", "read.me", long), nil, 64)
 		if err != nil {
 			t.Fatalf("prefix %q: %v", scheme.Prefix, err)
 		}

@@ -77,7 +77,7 @@ func TestCatalogAssembled(t *testing.T) {
 	}
 	cat := &Catalog{Tools: map[string]map[string]string{}, Prompts: map[string]map[string]string{}}
 	for server, raws := range servers {
-		tools, err := exportNamed(naming.Default, server, catItems("name", raws...), 64)
+		tools, err := exportNamed(naming.Default, server, catItems("name", raws...), nil, 64)
 		if err != nil {
 			t.Fatal(err)
 		}

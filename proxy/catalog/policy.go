@@ -35,15 +35,15 @@ func PolicyOf(o config.TrunkOptions) Policy {
 	}
 }
 
-// tools applies a server's tool filter and read-only overrides, and the
-// trunk's read-only mode, to its tools: what comes out is exported, with
-// the annotations the host should act on.
-func (p Policy) tools(spec config.Spec, items []upstream.Item) []upstream.Item {
+// tools applies a server's tool filter, its overrides and read-only list,
+// and the trunk's read-only mode, to its tools: what comes out is
+// exported, with the annotations the host should act on. names are the
+// new names of renamed tools, by upstream name (overrideTools).
+func (p Policy) tools(spec config.Spec, items []upstream.Item) (_ []upstream.Item, names map[string]string, warn []string) {
+	items = filterItems(spec.Tools, items)
+	items, names, warn = overrideTools(spec.Name, spec.Overrides, items)
 	out := make([]upstream.Item, 0, len(items))
 	for _, it := range items {
-		if !spec.Tools.Allows(it.Key) {
-			continue
-		}
 		readOnly := readOnlyHint(it.Raw)
 		if !readOnly && slices.Contains(spec.ReadOnlyTools, it.Key) {
 			if raw, err := markReadOnly(it.Raw); err == nil {
@@ -55,7 +55,7 @@ func (p Policy) tools(spec config.Spec, items []upstream.Item) []upstream.Item {
 		}
 		out = append(out, it)
 	}
-	return out
+	return out, names, warn
 }
 
 // filterItems keeps the items a filter allows (matched against the name of

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/mcptrunk/mcptrunk/internal/suggest"
 	"github.com/mcptrunk/mcptrunk/naming"
 	"github.com/mcptrunk/mcptrunk/upstream"
@@ -55,9 +56,34 @@ func (c *Catalog) NotExported(srv *upstream.Client, readOnly bool, kind, name st
 		switch {
 		case !filter.Allows(it.Key):
 			return fmt.Sprintf("unknown %s %q: server %q has it, and its %q filter in the config leaves it out", kind, name, srv.Name(), field)
+		case renamedIn(spec.Overrides, kind, it.Key) && c.exportedAs(kind, srv.Name(), it.Key) != "":
+			return fmt.Sprintf("unknown %s %q: server %q has it, and its overrides in the config rename it %q", kind, name, srv.Name(), c.exportedAs(kind, srv.Name(), it.Key))
 		case kind == "tool" && readOnly:
 			return fmt.Sprintf("unknown %s %q: server %q has it, and trunk.readOnly leaves it out: it is not marked read-only (readOnlyTools in the server's config marks it)", kind, name, srv.Name())
 		}
 	}
 	return fmt.Sprintf("unknown %s %q: server %q exports no such %s%s", kind, name, srv.Name(), kind, c.DidYouMean(kind, name))
+}
+
+// renamedIn reports whether the overrides rename a tool or prompt.
+func renamedIn(o config.Overrides, kind, raw string) bool {
+	if kind == "prompt" {
+		return o.Prompts[raw].Name != ""
+	}
+	return o.Tools[raw].Name != ""
+}
+
+// exportedAs is the name a server's tool or prompt is exported under, or
+// "".
+func (c *Catalog) exportedAs(kind, server, raw string) string {
+	routes := c.Tools
+	if kind == "prompt" {
+		routes = c.Prompts
+	}
+	for exported, r := range routes[server] {
+		if r == raw {
+			return exported
+		}
+	}
+	return ""
 }

@@ -91,7 +91,7 @@ func (c *Catalog) HasUnprefixed() bool { return c.unprefixedIndex != nil }
 
 // exportUnprefixed is the catalog form of an unprefixed server's items: each
 // exported under its own name or URI, its definition untouched.
-func exportUnprefixed(server string, items []upstream.Item) []Entry {
+func exportUnprefixed(server string, items []upstream.Item, renamed map[string]string) []Entry {
 	out := make([]Entry, 0, len(items))
 	seen := map[string]bool{}
 	for _, it := range items {
@@ -99,7 +99,7 @@ func exportUnprefixed(server string, items []upstream.Item) []Entry {
 			continue // listed twice: the first wins, as for the others
 		}
 		seen[it.Key] = true
-		out = append(out, Entry{Exported: it.Key, Server: server, Raw: it.Key, Item: it.Raw})
+		out = append(out, Entry{Exported: shownName(it, renamed), Server: server, Raw: it.Key, Item: it.Raw})
 	}
 	return out
 }
