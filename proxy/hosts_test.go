@@ -2,15 +2,31 @@ package proxy
 
 import (
 	"encoding/json"
+	"log/slog"
 	"testing"
+
+	"github.com/mcptrunk/mcptrunk/internal/config"
+	"github.com/mcptrunk/mcptrunk/proxy/access"
+	"github.com/mcptrunk/mcptrunk/proxy/catalog"
 
 	"github.com/mcptrunk/mcptrunk/internal/rawjson"
 	"github.com/mcptrunk/mcptrunk/proxy/translate"
 )
 
-// legacySession is a 2025-era session that declared caps.
+// bareTrunk is a Trunk with no servers and no rules, enough for its
+// sessions' routing to be tested without starting it.
+func bareTrunk() *Trunk {
+	tr := &Trunk{hosts: newHostSet()}
+	tr.access.Store(access.New(config.TrunkOptions{}, slog.New(slog.DiscardHandler)))
+	tr.cat.Store(&catalog.Catalog{})
+	return tr
+}
+
+// legacySession is a 2025-era session that declared caps, of a caller
+// without identity.
 func legacySession(t *Trunk, caps ...string) *Session {
 	s := &Session{trunk: t}
+	s.SetClaims(nil)
 	hr := hostRequest{translate.HostRequest{Version: "2025-11-25", Caps: map[string]json.RawMessage{}}, s}
 	for _, c := range caps {
 		hr.Caps[c] = json.RawMessage(`{}`)
@@ -26,7 +42,7 @@ func legacySession(t *Trunk, caps ...string) *Session {
 // request naming a session's task is that session's. With sharing off it
 // is the one host.
 func TestHostSetConcerned(t *testing.T) {
-	tr := &Trunk{hosts: newHostSet()}
+	tr := bareTrunk()
 	a, b := legacySession(tr), legacySession(tr, "sampling")
 	tr.hosts.add(a)
 	if got, _, _ := tr.hosts.concerned("x", nil, nil); got != a {
@@ -96,7 +112,7 @@ func TestSessionRelate(t *testing.T) {
 // trunk's, mapped back to the session and its own token, and forgotten at
 // release; with sharing off, params are untouched.
 func TestHostSetProgress(t *testing.T) {
-	tr := &Trunk{hosts: newHostSet()}
+	tr := bareTrunk()
 	a, b := legacySession(tr), legacySession(tr)
 	params := json.RawMessage(`{"name":"x","_meta":{"progressToken":"same"}}`)
 	if out, _ := tr.hosts.claimProgress(a, params); string(out) != string(params) {
@@ -130,7 +146,7 @@ func TestHostSetProgress(t *testing.T) {
 // none gets all; a stateless request's only those of servers it has a call
 // on, at the level it named.
 func TestWantsLog(t *testing.T) {
-	tr := &Trunk{hosts: newHostSet()}
+	tr := bareTrunk()
 	tr.hosts.shared.Store(true)
 	s := legacySession(tr)
 	if !s.wantsLog("x", "debug") {
@@ -141,6 +157,7 @@ func TestWantsLog(t *testing.T) {
 		t.Error("at warning: want error and unknown levels, not info")
 	}
 	r := &Session{trunk: tr, perRequest: true}
+	r.SetClaims(nil)
 	if r.wantsLog("x", "error") {
 		t.Error("a stateless request that named no level got a message")
 	}

@@ -37,7 +37,7 @@ var (
 		"session.go": {"HandleRequest", "handle", "handleStateless"},
 		"shared.go":  {"handleShared"},
 	}
-	forwarders = map[string][]string{"forward.go": {"forwardNotification", "toHosts"}}
+	forwarders = map[string][]string{"forward.go": {"forwardNotification", "toHosts"}, "private.go": {"toSession"}}
 	// constants the switches name, by their spelling there.
 	methodConsts = map[string]string{
 		"skills.GetMethod": skills.GetMethod, "skills.DirReadMethod": skills.DirReadMethod, "skills.ListMethod": skills.ListMethod,
