@@ -26,6 +26,7 @@ var schemaObjects = map[string]reflect.Type{
 	"/$defs/filter":                                reflect.TypeFor[rawFilter](),
 	"/$defs/trunk":                                 reflect.TypeFor[rawTrunk](),
 	"/$defs/trunk/properties/audit":                reflect.TypeFor[rawAudit](),
+	"/$defs/trunk/properties/codeMode":             reflect.TypeFor[rawCodeMode](),
 	"/$defs/trunk/properties/http":                 reflect.TypeFor[rawHTTP](),
 	"/$defs/trunk/properties/http/properties/auth": reflect.TypeFor[rawHTTPAuth](),
 	"/$defs/trunk/properties/metrics":              reflect.TypeFor[rawMetrics](),
