@@ -111,3 +111,21 @@ func TestRunCodeFails(t *testing.T) {
 		t.Errorf("no code: %s, %v", res, err)
 	}
 }
+
+// The code-mode tools are offered when trunk.codeMode is on, and only then.
+func TestCodeModeToolsOnlyWhenOn(t *testing.T) {
+	for _, on := range []bool{false, true} {
+		tools, _ := Entries(catalog.PolicyOf(config.TrunkOptions{Prefix: naming.Default.Prefix, MaxNameLength: 64, CodeMode: config.CodeMode{Enabled: on}}))
+		var names []string
+		for _, e := range tools {
+			names = append(names, e.Exported)
+		}
+		want := "mcp__trunk__status mcp__trunk__wait_for_servers"
+		if on {
+			want += " mcp__trunk__run_code mcp__trunk__code_api"
+		}
+		if got := strings.Join(names, " "); got != want {
+			t.Errorf("code mode %v: tools %s, want %s", on, got, want)
+		}
+	}
+}
