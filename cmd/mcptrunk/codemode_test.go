@@ -135,3 +135,69 @@ func TestCodeModeRunsTheCallersCalls(t *testing.T) {
 		t.Errorf("a call after the endless program: %s", text)
 	}
 }
+
+// figuresProgram is the task of TestCodeModeFigures as one program: the
+// notes that mention the weather, and which of three cities is warmest
+// over the next week.
+const figuresProgram = `const [notes, ...fc] = await Promise.all([
+  call("mcp__notes__search", {query: "weather"}),
+  ...["Oslo", "Lisbon", "Tokyo"].map(city => tools.weather.forecast({city, days: 7}))]);
+const highs = fc.map(f => Math.max(...[...f.content[0].text.matchAll(/high (-?\d+)/g)].map(m => +m[1])));
+const i = highs.indexOf(Math.max(...highs));
+return {notes: notes.structuredContent.matches.map(m => m.title), warmest: ["Oslo", "Lisbon", "Tokyo"][i], high: highs[i]};`
+
+// The figures of docs/context.md's code-mode section: one task done by
+// four direct calls and by one program, measured as the bytes of the
+// results that reach the host (the model's context) and the trunk's wall
+// time. It checks that the program's answer is the smaller and agrees
+// with the direct calls, and logs the table.
+func TestCodeModeFigures(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t, 2*time.Minute)
+	c := startRawTrunkEnv(t, ctx, writeConfig(t, map[string]server{"notes": notesServer(), "weather": weatherServer()},
+		waitingForAll(map[string]any{"codeMode": map[string]any{"enabled": true}})))
+	settledTools(t, ctx, c, 1)
+	written := 0 // bytes of the calls' params: what the model writes
+	call := func(name string, args map[string]any) json.RawMessage {
+		params := map[string]any{"name": name, "arguments": args}
+		b, _ := json.Marshal(params)
+		written += len(b)
+		return c.result(ctx, "tools/call", params)
+	}
+
+	start := time.Now()
+	direct := []json.RawMessage{call("mcp__notes__search", map[string]any{"query": "weather"})}
+	for _, city := range []string{"Oslo", "Lisbon", "Tokyo"} {
+		direct = append(direct, call("mcp__weather__forecast", map[string]any{"city": city, "days": 7}))
+	}
+	directTime, directWritten := time.Since(start), written
+	written = 0
+	directBytes := 0
+	for _, r := range direct {
+		directBytes += len(r)
+	}
+
+	start = time.Now()
+	program := call("mcp__trunk__run_code", map[string]any{"code": figuresProgram})
+	programTime, programWritten := time.Since(start), written
+	api := call("mcp__trunk__code_api", map[string]any{})
+
+	var res struct {
+		StructuredContent runReport `json:"structuredContent"`
+		IsError           bool      `json:"isError"`
+	}
+	if err := json.Unmarshal(program, &res); err != nil || res.IsError || !strings.Contains(string(res.StructuredContent.Result), `"warmest":`) {
+		t.Fatalf("the program: %s", program)
+	}
+	var answer struct{ Warmest string }
+	_ = json.Unmarshal(res.StructuredContent.Result, &answer)
+	if !strings.Contains(string(direct[1])+string(direct[2])+string(direct[3]), "Forecast for "+answer.Warmest) || len(program) >= directBytes {
+		t.Errorf("the program's answer %s (%d bytes) against the direct calls' %d bytes", res.StructuredContent.Result, len(program), directBytes)
+	}
+	tokens := func(b int) int { return (b + 3) / 4 }
+	t.Logf("\n| done by | tool calls the model makes | bytes of results (≈ tokens) | bytes of the calls the model writes (≈ tokens) | trunk wall time |\n|---|---:|---:|---:|---:|\n"+
+		"| direct calls | 4 | %d (%d) | %d (%d) | %v |\n| one program | 1 | %d (%d) | %d (%d) | %v |\n| code_api, once | 1 | %d (%d) | | |",
+		directBytes, tokens(directBytes), directWritten, tokens(directWritten), directTime.Round(time.Millisecond),
+		len(program), tokens(len(program)), programWritten, tokens(programWritten), programTime.Round(time.Millisecond),
+		len(api), tokens(len(api)))
+}
