@@ -73,8 +73,9 @@ func (e *BudgetError) Error() string {
 	return fmt.Sprintf("the program went over its budget %s (%s)", e.Budget, e.Limit)
 }
 
-// Wrapper is how the program is compiled: the body of an async function,
-// so that it may await and return. Its first line holds the code's first.
+// wrapStart and wrapEnd make the program the body of an async function
+// called at once, so that it may await and return; the code's first line
+// is the compiled source's first, so the lines errors name are the code's.
 const (
 	wrapStart = "(async function () {"
 	wrapEnd   = "\n})()"
