@@ -120,6 +120,11 @@ func Run(ctx context.Context, code string, o Options) (Result, error) {
 	return res, nil
 }
 
+// maxStack bounds the program's call stack, in frames: deep enough for
+// any program of a few calls, shallow enough that runaway recursion ends
+// at once.
+const maxStack = 2000
+
 // run is one program's state. Everything but wg, the semaphore and the
 // channel is touched only on the goroutine running the VM.
 type run struct {
@@ -150,7 +155,7 @@ type completion struct {
 // install defines what the program may use beyond ECMAScript itself.
 func (r *run) install() error {
 	vm := r.vm
-	vm.SetMaxCallStackSize(2000)
+	vm.SetMaxCallStackSize(maxStack)
 	jsonObj := vm.Get("JSON").ToObject(vm)
 	var ok, ok2 bool
 	r.parse, ok = goja.AssertFunction(jsonObj.Get("parse"))
@@ -333,6 +338,9 @@ func (r *run) toJSON(v goja.Value) (json.RawMessage, error) {
 func (r *run) cause(err error) error {
 	if r.fatal != nil {
 		return r.fatal
+	}
+	if _, ok := errors.AsType[*goja.StackOverflowError](err); ok {
+		return fmt.Errorf("the program's call stack went over %d frames (a recursion without end?)", maxStack)
 	}
 	if ie, ok := errors.AsType[*goja.InterruptedError](err); ok {
 		if e, ok := ie.Value().(error); ok {

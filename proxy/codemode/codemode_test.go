@@ -165,6 +165,7 @@ func TestRunHasNoAccess(t *testing.T) {
 		`return (`:                                  "compiling the program",
 		`await new Promise(() => {})`:               "never settles",
 		`throw new TypeError("bad")`:                "the program threw TypeError: bad",
+		`function f() { return f() + 1; } f();`:     "call stack went over 2000 frames",
 		`call(42)`:                                  "name must be a tool's name",
 		`call("mcp__t__x", [1])`:                    "args must be an object",
 	} {
