@@ -58,6 +58,26 @@ func (s *Session) observe(ctx context.Context, method, revision, client string, 
 	server, item := t.describe(s, method, params)
 	r := observe.Request{Method: method, Server: server, Item: item, Revision: revision, Client: client,
 		Transport: s.transport(), Session: s.id, Subject: s.subject, ID: jsonrpc.RequestID(ctx), Params: params}
+	return t.observed(ctx, r, handle)
+}
+
+// observeInRun runs handle, a tools/call with params that the code-mode
+// run with id run makes within the request of ctx, under the trunk's
+// observers as a request of the same caller, session and client, with the
+// run's id and no JSON-RPC id of its own; with none it is handle.
+func (s *Session) observeInRun(ctx context.Context, run string, params json.RawMessage, handle func(context.Context) (json.RawMessage, error)) (json.RawMessage, error) {
+	t := s.trunk
+	if len(t.observers) == 0 {
+		return handle(ctx)
+	}
+	r := observe.RequestOf(ctx)
+	r.Method, r.Params, r.Run = "tools/call", params, run
+	r.Server, r.Item = t.describe(s, r.Method, params)
+	return t.observed(ctx, r, handle)
+}
+
+// observed runs handle as the request r under the trunk's observers.
+func (t *Trunk) observed(ctx context.Context, r observe.Request, handle func(context.Context) (json.RawMessage, error)) (json.RawMessage, error) {
 	start := time.Now()
 	ctx, end := t.observers.Begin(ctx, r)
 	ctx, continues := observe.Handling(ctx, r)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/mcptrunk/mcptrunk/proxy/catalog"
 	"github.com/mcptrunk/mcptrunk/proxy/trunktools"
 	"github.com/mcptrunk/mcptrunk/upstream"
@@ -27,6 +28,16 @@ func (o ownTools) ReadResource(ctx context.Context, params json.RawMessage) (jso
 func (o ownTools) CallTool(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
 	return o.t.routeNamed(ctx, "tools/call", params, "tool")
 }
+
+func (o ownTools) CallInRun(ctx context.Context, run string, params json.RawMessage) (json.RawMessage, error) {
+	handle := func(ctx context.Context) (json.RawMessage, error) { return o.t.Handle(ctx, "tools/call", params) }
+	if s := hostRequestOf(ctx).session; s != nil {
+		return s.observeInRun(ctx, run, params, handle)
+	}
+	return handle(ctx)
+}
+
+func (o ownTools) CodeMode() config.CodeMode { return o.t.cfg.Load().Trunk.CodeMode.WithDefaults() }
 
 // statusReport is the report of the status tool and resource now.
 func (t *Trunk) statusReport() trunktools.StatusReport {

@@ -56,6 +56,7 @@ type line struct {
 	Server     string          `json:"server,omitempty"`
 	Item       string          `json:"item"`
 	Task       string          `json:"task,omitempty"` // a task's lines: the server's id for it
+	Run        string          `json:"run,omitempty"`  // a call a code-mode program made: the run's id
 	DurationMs float64         `json:"durationMs"`
 	Outcome    string          `json:"outcome"`
 	Code       int             `json:"code,omitempty"`
@@ -76,6 +77,7 @@ func (l *Log) line(start time.Time, r observe.Request, out observe.Outcome) []by
 		Method:     r.Method,
 		Server:     r.Server,
 		Item:       logkey.ClipTo(r.Item, maxItemLen),
+		Run:        r.Run,
 		DurationMs: float64(out.Duration.Microseconds()) / 1000,
 		BytesIn:    len(r.Params),
 		BytesOut:   len(out.Result),

@@ -42,10 +42,11 @@ var configKeys = &keySet{
 		"trunk": {
 			raw: reflect.TypeFor[rawTrunk](),
 			nested: map[string]*keySet{
-				"audit":   {raw: reflect.TypeFor[rawAudit]()},
-				"http":    {raw: reflect.TypeFor[rawHTTP](), nested: map[string]*keySet{"auth": {raw: reflect.TypeFor[rawHTTPAuth]()}}},
-				"metrics": {raw: reflect.TypeFor[rawMetrics]()},
-				"policy":  {raw: reflect.TypeFor[rawPolicy]()},
+				"audit":    {raw: reflect.TypeFor[rawAudit]()},
+				"codeMode": {raw: reflect.TypeFor[rawCodeMode]()},
+				"http":     {raw: reflect.TypeFor[rawHTTP](), nested: map[string]*keySet{"auth": {raw: reflect.TypeFor[rawHTTPAuth]()}}},
+				"metrics":  {raw: reflect.TypeFor[rawMetrics]()},
+				"policy":   {raw: reflect.TypeFor[rawPolicy]()},
 			},
 		},
 	},

@@ -22,7 +22,7 @@ func TestUnknownKeysWarn(t *testing.T) {
       "timeouts": {"conect": "5s", "restrat": "1s"}, "tools": {"alow": ["x"]}},
     "cursor": {"command": "c", "envFile": ".env", "autoApprove": ["x"], "alwaysAllow": [], "timeout": 60, "disabledTools": []}
   },
-  "trunk": {"toolsearch": true, "audit": {"file": "a.log", "argument": true}}
+  "trunk": {"toolsearch": true, "audit": {"file": "a.log", "argument": true}, "codeMode": {"enable": true}}
 }`
 	if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
 		t.Fatal(err)
@@ -35,6 +35,7 @@ func TestUnknownKeysWarn(t *testing.T) {
 		`unknown key "mcpservers" (did you mean "mcpServers"?), ignored`,
 		`unknown key "trunk.toolsearch" (did you mean "trunk.toolSearch"?), ignored`,
 		`unknown key "trunk.audit.argument" (did you mean "trunk.audit.arguments"?), ignored`,
+		`unknown key "trunk.codeMode.enable" (did you mean "trunk.codeMode.enabled"?), ignored`,
 		`server "files": unknown key "arg" (did you mean "args"?), ignored`,
 		`server "files": unknown key "enviroment" (did you mean "env"?), ignored`,
 		`server "files": unknown key "dissabled" (did you mean "disabled"?), ignored`,

@@ -71,6 +71,7 @@ type rawTrunk struct {
 	ReadOnly      json.RawMessage `json:"readOnly"`
 	ResourceTools json.RawMessage `json:"resourceTools"`
 	ToolSearch    json.RawMessage `json:"toolSearch"`
+	CodeMode      json.RawMessage `json:"codeMode"`
 	MaxMessage    json.RawMessage `json:"maxMessageBytes"`
 	MaxResult     json.RawMessage `json:"maxResultBytes"` // the old name of maxMessageBytes
 	Pin           json.RawMessage `json:"pin"`

@@ -31,6 +31,7 @@ var schemaObjects = map[string]reflect.Type{
 	"/$defs/promptArgumentOverride":                reflect.TypeFor[rawPromptArgumentOverride](),
 	"/$defs/trunk":                                 reflect.TypeFor[rawTrunk](),
 	"/$defs/trunk/properties/audit":                reflect.TypeFor[rawAudit](),
+	"/$defs/trunk/properties/codeMode":             reflect.TypeFor[rawCodeMode](),
 	"/$defs/trunk/properties/http":                 reflect.TypeFor[rawHTTP](),
 	"/$defs/trunk/properties/http/properties/auth": reflect.TypeFor[rawHTTPAuth](),
 	"/$defs/trunk/properties/metrics":              reflect.TypeFor[rawMetrics](),

@@ -251,6 +251,8 @@ type TrunkOptions struct {
 	// ToolSearch exports a search tool and a call tool instead of every
 	// tool, to keep large catalogs out of the host's context.
 	ToolSearch bool `json:"toolSearch,omitempty"`
+	// CodeMode offers the run_code and code_api tools (trunk.codeMode).
+	CodeMode CodeMode `json:"codeMode,omitzero"`
 	// MaxMessageBytes bounds every message written to the host, measured
 	// on the encoded line it reads (default DefaultMaxMessageBytes; the
 	// config also takes it under its old name, maxResultBytes). Hosts read

@@ -53,6 +53,7 @@ func parseTrunk(raw json.RawMessage, lookup func(string) (string, bool)) (TrunkO
 	t.ReadOnly = p.boolean(rt.ReadOnly, "trunk.readOnly")
 	t.ResourceTools = p.boolean(rt.ResourceTools, "trunk.resourceTools")
 	t.ToolSearch = p.boolean(rt.ToolSearch, "trunk.toolSearch")
+	t.CodeMode = p.codeMode(rt.CodeMode, "trunk.codeMode")
 	t.MaxMessageBytes = DefaultMaxMessageBytes
 	limit, field := rt.MaxMessage, "trunk.maxMessageBytes"
 	switch {

@@ -30,6 +30,9 @@ import (
 // name).
 const attrServer = attribute.Key("mcptrunk.server")
 
+// attrCodeRun is the id of the code-mode run whose program made a call.
+const attrCodeRun = attribute.Key("mcptrunk.code.run")
+
 // spanName is "{mcp.method.name} {target}", the target being the tool or
 // prompt name, as the conventions ask; a resource URI is not (too many
 // distinct names).

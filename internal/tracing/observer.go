@@ -35,6 +35,9 @@ func (o *observer) Begin(ctx context.Context, r observe.Request) (context.Contex
 	if r.Session != "" {
 		attrs = append(attrs, semconv.McpSessionID(r.Session))
 	}
+	if r.Run != "" {
+		attrs = append(attrs, attrCodeRun.String(r.Run))
+	}
 	ctx, span := o.tracer.Start(ctx, spanName(r.Method, target),
 		trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
 	ctx = outgoing.WithObserver(ctx, o.upstreamRequest)

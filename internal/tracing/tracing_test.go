@@ -136,8 +136,15 @@ func TestSpans(t *testing.T) {
 		t.Errorf("a session's request: %v", server.Attributes())
 	}
 
-	if len(server.Links()) != 0 {
-		t.Errorf("a plain request's span has links %v", server.Links())
+	if len(server.Links()) != 0 || hasAttr(server, "mcptrunk.code.run") {
+		t.Errorf("a plain request's span has links %v or a run: %v", server.Links(), server.Attributes())
+	}
+	// A call a code-mode program made names its run.
+	inRun := r
+	inRun.ID, inRun.Run = nil, "0123abcd"
+	server, _, _ = recorded(t, inRun, observe.Outcome{Result: json.RawMessage(`{"content":[]}`)}, nil)
+	if attr(server, "mcptrunk.code.run") != "0123abcd" || hasAttr(server, "jsonrpc.request.id") {
+		t.Errorf("a program's call: %v", server.Attributes())
 	}
 	// The retry of a parked call links to the call's first round.
 	first := trace.NewSpanContext(trace.SpanContextConfig{TraceID: trace.TraceID{1}, SpanID: trace.SpanID{2}, TraceFlags: trace.FlagsSampled})

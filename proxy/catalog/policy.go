@@ -21,7 +21,8 @@ type Policy struct {
 	ReadOnly      bool
 	ResourceTools bool
 	ToolSearch    bool
-	MaxMessage    int // trunk.maxMessageBytes: bounds each list page
+	CodeMode      bool // trunk.codeMode.enabled: the run_code and code_api tools
+	MaxMessage    int  // trunk.maxMessageBytes: bounds each list page
 }
 
 func PolicyOf(o config.TrunkOptions) Policy {
@@ -31,6 +32,7 @@ func PolicyOf(o config.TrunkOptions) Policy {
 		ReadOnly:      o.ReadOnly,
 		ResourceTools: o.ResourceTools,
 		ToolSearch:    o.ToolSearch,
+		CodeMode:      o.CodeMode.Enabled,
 		MaxMessage:    o.MaxMessageBytes,
 	}
 }

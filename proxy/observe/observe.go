@@ -51,6 +51,10 @@ type Request struct {
 	// Params are the request's params as the host sent them. An observer
 	// must not keep or change them.
 	Params json.RawMessage
+	// Run is the id of the code-mode run (mcp__trunk__run_code) whose
+	// program made this tools/call on the caller's behalf; empty for a
+	// request the host sent itself.
+	Run string
 }
 
 // Outcome is how a host request ended.

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
 	"github.com/mcptrunk/mcptrunk/internal/rawjson"
 	"github.com/mcptrunk/mcptrunk/naming"
@@ -48,6 +49,9 @@ func toolsUnder(pol catalog.Policy) []ownTool {
 	}
 	if pol.ToolSearch {
 		tools = append(tools, searchTool, callTool)
+	}
+	if pol.CodeMode {
+		tools = append(tools, runCodeTool, codeAPITool)
 	}
 	return tools
 }
@@ -98,6 +102,12 @@ type Trunk interface {
 	// as the host's would be.
 	ReadResource(ctx context.Context, params json.RawMessage) (json.RawMessage, error)
 	CallTool(ctx context.Context, params json.RawMessage) (json.RawMessage, error)
+	// CallInRun routes a tools/call that the code-mode run with id run
+	// makes on behalf of the caller of ctx: as the caller's own, observed
+	// (audited) as one with the run's id.
+	CallInRun(ctx context.Context, run string, params json.RawMessage) (json.RawMessage, error)
+	// CodeMode is trunk.codeMode in force, its defaults filled in.
+	CodeMode() config.CodeMode
 }
 
 // runner runs the trunk's tools against the trunk.
@@ -123,6 +133,10 @@ func Call(ctx context.Context, tr Trunk, raw string, params json.RawMessage) (js
 		return t.runSearchTools(ctx, args)
 	case callTool.name:
 		return t.runCallTool(ctx, args)
+	case runCodeTool.name:
+		return t.runCode(ctx, args)
+	case codeAPITool.name:
+		return t.codeAPI(ctx)
 	}
 	return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "unknown tool %q: mcptrunk has no such tool", raw)
 }

@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/mcptrunk/mcptrunk/internal/config"
+	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
 	"github.com/mcptrunk/mcptrunk/internal/policy"
 	"github.com/mcptrunk/mcptrunk/naming"
 	"github.com/mcptrunk/mcptrunk/proxy/catalog"
@@ -18,6 +20,7 @@ import (
 type fakeTrunk struct {
 	cat    *catalog.Catalog
 	report StatusReport
+	mu     sync.Mutex // guards called: a program's calls run at once
 	called []string
 }
 
@@ -34,6 +37,20 @@ func (f *fakeTrunk) CallTool(_ context.Context, params json.RawMessage) (json.Ra
 	f.called = append(f.called, string(params))
 	return json.RawMessage(`{"content":[]}`), nil
 }
+
+// CallInRun records the call with its run's id; a call of
+// mcp__weather__secret is refused as a hidden tool is.
+func (f *fakeTrunk) CallInRun(_ context.Context, run string, params json.RawMessage) (json.RawMessage, error) {
+	f.mu.Lock()
+	f.called = append(f.called, run+" "+string(params))
+	f.mu.Unlock()
+	if strings.Contains(string(params), "mcp__weather__secret") {
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, `unknown tool "mcp__weather__secret"`)
+	}
+	return json.RawMessage(`{"content":[{"type":"text","text":"ok"}],"structuredContent":{"hits":["a"]}}`), nil
+}
+
+func (f *fakeTrunk) CodeMode() config.CodeMode { return config.CodeMode{Enabled: true}.WithDefaults() }
 
 // The trunk's tools run against the small Trunk interface alone: status
 // reports what the trunk says, search ranks the catalog's tools, call_tool
