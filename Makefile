@@ -11,8 +11,10 @@ build:
 	$(GO) build -o $(BIN)/ ./cmd/...
 
 # The demo: two example servers of ours that both have a tool called
-# "search", behind one trunk.
-demo: build
+# "search", behind one trunk. It builds only the three binaries it runs,
+# not the bench and test servers `build` makes as well.
+demo:
+	$(GO) build -o $(BIN)/ ./cmd/mcptrunk ./cmd/mcptrunk-notes ./cmd/mcptrunk-weather
 	@echo '$$ mcptrunk list --config testdata/demo/mcptrunk.json'
 	@./$(BIN)/mcptrunk list --config testdata/demo/mcptrunk.json
 	@echo
@@ -59,9 +61,10 @@ cross:
 	GOOS=windows $(GO) build -o /dev/null ./cmd/...
 
 # Benchmarks (docs/performance.md): the Go micro-benchmarks of the hot path,
-# then mcptrunk-bench, which sends the same workloads straight to
-# mcptrunk-notes and through the trunk, interleaved, and prints the table
-# with the ratios and targets. About two minutes on 2 cores;
+# then mcptrunk-bench, which first measures what every start costs (binary
+# size, `mcptrunk version`, package init, the first initialize answer, idle
+# RSS), then sends the same workloads straight to mcptrunk-notes and through
+# the trunk, interleaved, and prints the table with the ratios and targets. About two minutes on 2 cores;
 # BENCHFLAGS=-quick for under a minute.
 BENCHFLAGS ?=
 bench: build

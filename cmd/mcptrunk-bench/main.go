@@ -83,7 +83,7 @@ type settings struct {
 	soakFlood, soakFloodBytes             int
 }
 
-var workloads = []string{"calls", "http", "blob", "catalog", "startup", "growth", "hol", "lazy", "shared", "soak", "peers"}
+var workloads = []string{"footprint", "calls", "http", "blob", "catalog", "startup", "growth", "hol", "lazy", "shared", "soak", "peers"}
 
 func parseFlags(args []string, stderr io.Writer) (*settings, error) {
 	fs := flag.NewFlagSet("mcptrunk-bench", flag.ContinueOnError)
@@ -212,6 +212,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		name string
 		run  func(context.Context) error
 	}{
+		{"footprint", b.footprintWorkload},
 		{"calls", b.callsWorkload},
 		{"http", b.httpWorkload},
 		{"blob", func(ctx context.Context) error {

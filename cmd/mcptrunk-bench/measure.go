@@ -113,6 +113,10 @@ func fmtDelta(d time.Duration) string {
 
 func fmtRate(perSec float64) string { return fmt.Sprintf("%.0f calls/s", perSec) }
 
+// fmtMB formats a size in bytes in millions of bytes, as ls -l and
+// release pages count a binary's size.
+func fmtMB(n int64) string { return fmt.Sprintf("%.1f MB", float64(n)/1e6) }
+
 func fmtKB(kb int64) string { return fmt.Sprintf("%.1f MB", float64(kb)/1024) }
 
 // procCPU is the CPU time (user + system) process pid has used so far,

@@ -95,3 +95,25 @@ func TestFlags(t *testing.T) {
 		}
 	}
 }
+
+func TestParseInitTrace(t *testing.T) {
+	trace := "init runtime @0.024 ms, 0.088 ms clock, 0 bytes, 0 allocs\n" +
+		"some other line on stderr\n" +
+		"init github.com/prometheus/client_golang/prometheus @8.0 ms, 0.20 ms clock, 64544 bytes, 249 allocs\n"
+	got, err := parseInitTrace(trace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []initCost{{"runtime", 88 * time.Microsecond}, {"github.com/prometheus/client_golang/prometheus", 200 * time.Microsecond}}
+	if len(got) != len(want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i].pkg != want[i].pkg || (got[i].clock-want[i].clock).Abs() > time.Microsecond {
+			t.Errorf("line %d: got %v, want %v", i, got[i], want[i])
+		}
+	}
+	if _, err := parseInitTrace("no trace at all\n"); err == nil {
+		t.Error("a stderr without init lines parsed without an error")
+	}
+}
