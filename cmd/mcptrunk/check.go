@@ -152,6 +152,7 @@ func (cc *checkCommand) run(ctx context.Context, env *environment) error {
 	fmt.Fprintln(env.stdout)
 	textview.Credentials(env.stdout, cfg.Servers)
 	fmt.Fprintln(env.stdout)
+	textview.Protection(env.stdout, statuses)
 	for _, line := range catalog.PinLines(cfg.Trunk, catalog.ServersOf(host.Clients()), logger) {
 		fmt.Fprintln(env.stdout, line)
 	}

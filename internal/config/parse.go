@@ -41,6 +41,14 @@ type rawServer struct {
 	Namespace     json.RawMessage `json:"namespace"`
 	Scope         json.RawMessage `json:"scope"`
 	Credentials   json.RawMessage `json:"credentials"`
+	MaxInFlight   json.RawMessage `json:"maxInFlight"`
+	MaxQueued     json.RawMessage `json:"maxQueued"`
+	Breaker       json.RawMessage `json:"breaker"`
+}
+
+type rawBreaker struct {
+	Failures json.RawMessage `json:"failures"`
+	Cooldown json.RawMessage `json:"cooldown"`
 }
 
 type rawOAuth struct {
@@ -442,6 +450,7 @@ func parseServer(name string, raw json.RawMessage, lookup func(string) (string, 
 	if !rawAbsent(rs.Credentials) {
 		p.credentials(rs.Credentials, &s, headers, !rawAbsent(rs.OAuth), lookup, trunk)
 	}
+	p.protection(rs, &s)
 	return s, p.errs
 }
 

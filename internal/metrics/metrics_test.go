@@ -166,6 +166,7 @@ func TestStatus(t *testing.T) {
 		Servers: []upstream.Status{
 			{Server: "notes", State: upstream.StateReady, Since: since, Restarts: 2, Tools: 5, Prompts: 1, Tasks: 3},
 			{Server: "lazy", State: upstream.StateSleeping, Since: since, Lazy: true, LazyStarts: 4, IdleStops: 3},
+			{Server: "api", State: upstream.StateReady, Since: since, MaxInFlight: 2, InFlight: 2, Queued: 5, Breaker: upstream.BreakerOpen},
 		},
 		DroppedNotifications: 7, ParkedCalls: 1, Sessions: 2,
 		Pins: map[string]observe.PinCounts{"notes": {Drift: 3, Withheld: 2}},
@@ -196,6 +197,9 @@ func TestStatus(t *testing.T) {
 		{"mcptrunk_server_lazy_starts_total", map[string]string{"server": "notes"}, 0},
 		{"mcptrunk_tasks_running", map[string]string{"server": "notes"}, 3},
 		{"mcptrunk_tasks_running", map[string]string{"server": "lazy"}, 0},
+		{"mcptrunk_server_calls_in_flight", map[string]string{"server": "api"}, 2},
+		{"mcptrunk_server_calls_queued", map[string]string{"server": "api"}, 5},
+		{"mcptrunk_server_breaker_open", map[string]string{"server": "api"}, 1},
 	} {
 		if got, ok := value(fams, c.name, c.labels); !ok || got != c.want {
 			t.Errorf("%s%v = %v (present %v), want %v", c.name, c.labels, got, ok, c.want)
@@ -203,6 +207,11 @@ func TestStatus(t *testing.T) {
 	}
 	if _, ok := value(fams, "mcptrunk_server_start_time_seconds", map[string]string{"server": "lazy"}); ok {
 		t.Error("a sleeping server has a start time")
+	}
+	for _, name := range []string{"mcptrunk_server_calls_in_flight", "mcptrunk_server_calls_queued", "mcptrunk_server_breaker_open"} {
+		if _, ok := value(fams, name, map[string]string{"server": "notes"}); ok {
+			t.Errorf("%s of a server without maxInFlight or a breaker", name)
+		}
 	}
 }
 
