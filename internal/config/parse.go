@@ -89,6 +89,7 @@ type rawTrunk struct {
 	Metrics       json.RawMessage `json:"metrics"`
 	Policy        json.RawMessage `json:"policy"`
 	Profiles      json.RawMessage `json:"profiles"`
+	Limits        json.RawMessage `json:"limits"`
 }
 
 type rawAudit struct {

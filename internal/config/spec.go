@@ -289,6 +289,9 @@ type TrunkOptions struct {
 	// internal/policy.
 	Policy   Policy                    `json:"policy,omitzero"`
 	Profiles map[string]policy.Profile `json:"profiles,omitempty"`
+	// Limits are the rules on how often callers may call (trunk.limits),
+	// by name.
+	Limits map[string]Limit `json:"limits,omitempty"`
 }
 
 // Pinning modes (trunk.pin).
