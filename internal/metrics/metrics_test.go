@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
+	"github.com/mcptrunk/mcptrunk/internal/limits"
 	"github.com/mcptrunk/mcptrunk/proxy/observe"
 	"github.com/mcptrunk/mcptrunk/upstream"
 	dto "github.com/prometheus/client_model/go"
@@ -95,6 +96,9 @@ func TestRequestsByOutcome(t *testing.T) {
 	request(m, call, `{"content":[],"isError":true}`, nil)
 	request(m, call, "", jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "no"))
 	request(m, call, "", fmt.Errorf("host went away: %w", context.Canceled))
+	refusal := limits.Refusal{Limit: "echoes", Requests: 1, Window: "1m0s", RetryAfter: 60}
+	request(m, call, string(refusal.ToolResult()), nil)
+	request(m, observe.Request{Method: "prompts/get", Server: "notes", Item: "mcp__notes__greet"}, "", refusal.Error())
 	read := observe.Request{Method: "resources/read", Server: "notes", Item: "mcptrunk://notes/any/uri"}
 	request(m, read, `{"contents":[]}`, nil)
 	request(m, observe.Request{Method: "tools/list"}, `{"tools":[]}`, nil)
@@ -108,6 +112,8 @@ func TestRequestsByOutcome(t *testing.T) {
 		{map[string]string{"server": "notes", "method": "tools/call", "item": "mcp__notes__echo", "outcome": "tool_error"}, 1},
 		{map[string]string{"server": "notes", "method": "tools/call", "item": "mcp__notes__echo", "outcome": "error"}, 1},
 		{map[string]string{"server": "notes", "method": "tools/call", "item": "mcp__notes__echo", "outcome": "cancelled"}, 1},
+		{map[string]string{"server": "notes", "method": "tools/call", "item": "mcp__notes__echo", "outcome": "limited"}, 1},
+		{map[string]string{"server": "notes", "method": "prompts/get", "item": "mcp__notes__greet", "outcome": "limited"}, 1},
 		{map[string]string{"server": "notes", "method": "resources/read", "item": "", "outcome": "ok"}, 1},
 		{map[string]string{"server": "", "method": "tools/list", "item": "", "outcome": "ok"}, 1},
 	} {
@@ -116,14 +122,15 @@ func TestRequestsByOutcome(t *testing.T) {
 		}
 	}
 	callLabels := map[string]string{"server": "notes", "method": "tools/call"}
-	if got, _ := value(fams, "mcptrunk_request_duration_seconds", callLabels); got != 6 {
-		t.Errorf("duration count = %v, want 6", got)
+	if got, _ := value(fams, "mcptrunk_request_duration_seconds", callLabels); got != 7 {
+		t.Errorf("duration count = %v, want 7", got)
 	}
-	if got, _ := value(fams, "mcptrunk_request_params_bytes_total", callLabels); got != 6*float64(len(call.Params)) {
-		t.Errorf("params bytes = %v, want %d", got, 6*len(call.Params))
+	if got, _ := value(fams, "mcptrunk_request_params_bytes_total", callLabels); got != 7*float64(len(call.Params)) {
+		t.Errorf("params bytes = %v, want %d", got, 7*len(call.Params))
 	}
-	if got, _ := value(fams, "mcptrunk_response_result_bytes_total", callLabels); got != 3*14+29 {
-		t.Errorf("result bytes = %v, want %d", got, 3*14+29)
+	want := float64(3*14 + 29 + len(refusal.ToolResult()))
+	if got, _ := value(fams, "mcptrunk_response_result_bytes_total", callLabels); got != want {
+		t.Errorf("result bytes = %v, want %v", got, want)
 	}
 	if got, ok := value(fams, "mcptrunk_requests_in_flight", callLabels); !ok || got != 0 {
 		t.Errorf("in flight = %v (%v), want 0", got, ok)
