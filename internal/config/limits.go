@@ -9,7 +9,8 @@ import (
 
 // Limit is one trunk.limits rule: at most Requests requests per Window
 // (a token bucket refilled evenly over the window, full at the start),
-// counted per each value of By, for the requests it matches.
+// or with Daily per calendar day in UTC (a quota, all of it back at
+// midnight), counted per each value of By, for the requests it matches.
 type Limit struct {
 	// Server and Tool are globs (path.Match) on the server's name and the
 	// tool's name at its server; "" matches any. A rule with Tool counts
@@ -22,7 +23,8 @@ type Limit struct {
 	// after Parse never: it is [subject] when the config says nothing.
 	By       []string `json:"by,omitempty"`
 	Requests int      `json:"requests"`
-	Window   Duration `json:"window"`
+	Window   Duration `json:"window,omitzero"`
+	Daily    bool     `json:"daily,omitempty"`
 }
 
 // What a limit's count is kept for (Limit.By).
@@ -44,7 +46,7 @@ func (p *fieldErrs) limits(raw json.RawMessage, field string) map[string]Limit {
 	}
 	var out map[string]Limit
 	if err := strictDecode(raw, &out); err != nil {
-		p.addf(field, `want {"<name>": {"requests": 20, "window": "1m", "server": "<glob>", "tool": "<glob>", "by": ["subject"]}}: %v`, err)
+		p.addf(field, `want {"<name>": {"requests": 20, "window": "1m" or "daily": true, "server": "<glob>", "tool": "<glob>", "by": ["subject"]}}: %v`, err)
 		return nil
 	}
 	for _, name := range sortedMapKeys(out) {
@@ -56,8 +58,11 @@ func (p *fieldErrs) limits(raw json.RawMessage, field string) map[string]Limit {
 		if l.Requests < 1 {
 			p.addf(at+".requests", "must be 1 or more, got %d", l.Requests)
 		}
-		if l.Window <= 0 {
-			p.addf(at+".window", `must be a positive duration such as "1m"`)
+		switch {
+		case l.Daily && l.Window != 0:
+			p.addf(at, `set window or "daily": true, not both`)
+		case !l.Daily && l.Window <= 0:
+			p.addf(at+".window", `must be a positive duration such as "1m" (or set "daily": true for a quota per day)`)
 		}
 		for _, g := range []struct{ f, glob string }{{"server", l.Server}, {"tool", l.Tool}} {
 			if _, err := path.Match(g.glob, ""); err != nil {

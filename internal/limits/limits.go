@@ -1,10 +1,11 @@
 // Package limits counts callers' requests against trunk.limits and says,
 // for one refused, which rule refused it and when to try again.
 //
-// Each rule is a generic cell rate algorithm (GCRA), the token bucket
-// without a refill timer: one time per count (its theoretical arrival
-// time) says how full the bucket is, so a count costs a map entry and a
-// check a subtraction. Counts live in this process alone.
+// Each rule with a window is a generic cell rate algorithm (GCRA), the
+// token bucket without a refill timer: one time per count (its
+// theoretical arrival time) says how full the bucket is, so a count costs
+// a map entry and a check a subtraction. A daily rule is a count per UTC
+// day. Counts live in this process alone.
 //
 //	l := limits.New(cfg.Trunk.Limits)
 //	if r, refused := l.Allow(limits.Request{Subject: "alice", Server: "weather", Tool: "forecast"}); refused {
@@ -46,7 +47,7 @@ type Request struct {
 type Refusal struct {
 	Limit      string    `json:"limit"` // the rule's name
 	Requests   int       `json:"requests"`
-	Window     string    `json:"window"`
+	Window     string    `json:"window"` // a duration, or "day" for a daily quota
 	RetryAfter int       `json:"retryAfter"` // whole seconds, rounded up (HTTP's Retry-After)
 	RetryAt    time.Time `json:"retryAt"`
 }
@@ -165,12 +166,19 @@ type Limiter struct {
 	mu    sync.Mutex
 	rules []rule
 	tat   map[string]time.Time // per count: when its bucket is full again
+	days  map[string]dayCount  // per count of a daily rule
 	adds  int                  // new counts since the last sweep
+}
+
+// dayCount is a daily rule's count on one UTC day.
+type dayCount struct {
+	day time.Time
+	n   int
 }
 
 // New is a Limiter for rules (trunk.limits); none lets every request go.
 func New(rules map[string]config.Limit) *Limiter {
-	l := &Limiter{now: time.Now, tat: map[string]time.Time{}}
+	l := &Limiter{now: time.Now, tat: map[string]time.Time{}, days: map[string]dayCount{}}
 	l.Configure(rules)
 	return l
 }
@@ -181,7 +189,7 @@ func (l *Limiter) Configure(rules map[string]config.Limit) {
 	var rs []rule
 	for _, name := range slices.Sorted(maps.Keys(rules)) {
 		lim := rules[name]
-		if lim.Requests < 1 || lim.Window <= 0 {
+		if lim.Requests < 1 || lim.Window <= 0 && !lim.Daily {
 			continue // refused by Parse
 		}
 		id, _ := json.Marshal(struct {
@@ -193,9 +201,17 @@ func (l *Limiter) Configure(rules map[string]config.Limit) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.rules = rs
+	kept := func(k string) bool {
+		return slices.ContainsFunc(rs, func(r rule) bool { return strings.HasPrefix(k, r.id+"\x00") || k == r.id })
+	}
 	for k := range l.tat {
-		if !slices.ContainsFunc(rs, func(r rule) bool { return strings.HasPrefix(k, r.id+"\x00") || k == r.id }) {
+		if !kept(k) {
 			delete(l.tat, k)
+		}
+	}
+	for k := range l.days {
+		if !kept(k) {
+			delete(l.days, k)
 		}
 	}
 }
@@ -218,17 +234,34 @@ func (l *Limiter) Allow(req Request) (Refusal, bool) {
 	}
 	now := l.now()
 	type hit struct {
-		key string
-		tat time.Time
+		key   string
+		tat   time.Time
+		daily bool
 	}
 	var hits []hit
 	var refusal Refusal
 	refused := false
+	refuse := func(r rule, window string, wait time.Duration) {
+		secs := int((wait + time.Second - 1) / time.Second)
+		if !refused || secs > refusal.RetryAfter {
+			refusal = Refusal{Limit: r.name, Requests: r.limit.Requests, Window: window, RetryAfter: secs, RetryAt: now.Add(wait).Truncate(time.Millisecond)}
+		}
+		refused = true
+	}
+	today := now.UTC().Truncate(24 * time.Hour)
 	for _, r := range l.rules {
 		if !r.matches(req) {
 			continue
 		}
 		k := r.key(req)
+		if r.limit.Daily {
+			if c := l.days[k]; c.day.Equal(today) && c.n >= r.limit.Requests {
+				refuse(r, "day", today.Add(24*time.Hour).Sub(now))
+			} else {
+				hits = append(hits, hit{key: k, daily: true})
+			}
+			continue
+		}
 		tat := l.tat[k]
 		if tat.Before(now) {
 			tat = now
@@ -236,37 +269,47 @@ func (l *Limiter) Allow(req Request) (Refusal, bool) {
 		next := tat.Add(r.interval)
 		// The bucket holds requests: next may run a whole window ahead.
 		if allowAt := next.Add(-r.limit.Window.D()); now.Before(allowAt) {
-			wait := allowAt.Sub(now)
-			secs := int((wait + time.Second - 1) / time.Second)
-			if !refused || secs > refusal.RetryAfter {
-				refusal = Refusal{Limit: r.name, Requests: r.limit.Requests, Window: r.limit.Window.D().String(),
-					RetryAfter: secs, RetryAt: now.Add(wait).Truncate(time.Millisecond)}
-			}
-			refused = true
+			refuse(r, r.limit.Window.D().String(), allowAt.Sub(now))
 			continue
 		}
-		hits = append(hits, hit{k, next})
+		hits = append(hits, hit{key: k, tat: next})
 	}
 	if refused {
 		return refusal, true
 	}
 	for _, h := range hits {
+		if h.daily {
+			c := l.days[h.key]
+			if !c.day.Equal(today) {
+				c = dayCount{day: today}
+				l.adds++
+			}
+			c.n++
+			l.days[h.key] = c
+			continue
+		}
 		if _, ok := l.tat[h.key]; !ok {
 			l.adds++
 		}
 		l.tat[h.key] = h.tat
 	}
-	if l.adds > 1024 && l.adds > len(l.tat)/2 {
-		l.sweep(now)
+	if l.adds > 1024 && l.adds > (len(l.tat)+len(l.days))/2 {
+		l.sweep(now, today)
 	}
 	return Refusal{}, false
 }
 
-// sweep drops the counts whose buckets are full again: absent means full.
-func (l *Limiter) sweep(now time.Time) {
+// sweep drops the counts that are back to full: a bucket refilled, a
+// daily count of an earlier day. Absent means full.
+func (l *Limiter) sweep(now, today time.Time) {
 	for k, tat := range l.tat {
 		if !tat.After(now) {
 			delete(l.tat, k)
+		}
+	}
+	for k, c := range l.days {
+		if !c.day.Equal(today) {
+			delete(l.days, k)
 		}
 	}
 	l.adds = 0
@@ -284,7 +327,11 @@ func Lines(rules map[string]config.Limit) []string {
 		if l.Server != "" {
 			what += " of servers " + l.Server
 		}
-		out = append(out, fmt.Sprintf("  %s: %d per %s, %s, counted per %s", name, l.Requests, l.Window.D(), what, strings.Join(l.By, " and ")))
+		per := l.Window.D().String()
+		if l.Daily {
+			per = "day (UTC)"
+		}
+		out = append(out, fmt.Sprintf("  %s: %d per %s, %s, counted per %s", name, l.Requests, per, what, strings.Join(l.By, " and ")))
 	}
 	return out
 }

@@ -122,6 +122,34 @@ func TestRefusedCountsNowhere(t *testing.T) {
 	}
 }
 
+// TestDailyQuota: a daily rule lets its requests through at any pace,
+// refuses the next until midnight UTC, and starts afresh then.
+func TestDailyQuota(t *testing.T) {
+	l, c := newAt(map[string]config.Limit{"day": {By: []string{config.LimitBySubject}, Requests: 3, Daily: true}})
+	alice := Request{Subject: "alice", Server: "s"}
+	for i := range 3 {
+		if r, refused := l.Allow(alice); refused {
+			t.Fatalf("request %d refused: %+v", i+1, r)
+		}
+	}
+	midnight := time.Date(2026, 1, 3, 0, 0, 0, 0, time.UTC) // the clock starts at 03:04:05 on the 2nd
+	r, refused := l.Allow(alice)
+	if !refused || r.Window != "day" || !r.RetryAt.Equal(midnight) || r.RetryAfter != int(midnight.Sub(c.now()).Seconds()) {
+		t.Fatalf("the 4th: %+v (refused %v), want refused until midnight", r, refused)
+	}
+	if _, refused := l.Allow(Request{Subject: "bob", Server: "s"}); refused {
+		t.Error("bob refused by alice's quota")
+	}
+	c.add(midnight.Sub(c.now()) - time.Second)
+	if _, refused := l.Allow(alice); !refused {
+		t.Error("a second before midnight: let through")
+	}
+	c.add(time.Second)
+	if r, refused := l.Allow(alice); refused {
+		t.Errorf("at midnight: refused %+v", r)
+	}
+}
+
 // TestConfigureKeepsUnchangedCounts: a reload that keeps a rule keeps its
 // counts; a changed rule starts afresh.
 func TestConfigureKeepsUnchangedCounts(t *testing.T) {
@@ -191,9 +219,11 @@ func TestLines(t *testing.T) {
 	got := Lines(map[string]config.Limit{
 		"forecasts": perMinute(20, "weather", "forecast"),
 		"all":       {By: []string{"subject", "server"}, Requests: 1000, Window: config.Duration(24 * time.Hour)},
+		"daily":     {By: []string{"subject"}, Requests: 5000, Daily: true},
 	})
 	want := []string{
 		"  all: 1000 per 24h0m0s, every request, counted per subject and server",
+		"  daily: 5000 per day (UTC), every request, counted per subject",
 		"  forecasts: 20 per 1m0s, calls of tools forecast of servers weather, counted per subject",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
