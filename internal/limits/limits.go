@@ -47,7 +47,7 @@ type Request struct {
 type Refusal struct {
 	Limit      string    `json:"limit"` // the rule's name
 	Requests   int       `json:"requests"`
-	Window     string    `json:"window"` // a duration, or "day" for a daily quota
+	Window     string    `json:"window"`     // a duration, or "day" for a daily quota
 	RetryAfter int       `json:"retryAfter"` // whole seconds, rounded up (HTTP's Retry-After)
 	RetryAt    time.Time `json:"retryAt"`
 }
