@@ -7,6 +7,7 @@ import (
 	"github.com/mcptrunk/mcptrunk/internal/limits"
 	"github.com/mcptrunk/mcptrunk/internal/logkey"
 	"github.com/mcptrunk/mcptrunk/naming"
+	"github.com/mcptrunk/mcptrunk/proxy/catalog"
 )
 
 // limited counts a request routed to a server against trunk.limits, by the
@@ -24,13 +25,17 @@ func (t *Trunk) limited(ctx context.Context, method string, params json.RawMessa
 	if server == "" || server == naming.TrunkServer {
 		return nil, false, nil
 	}
+	view := t.viewOf(ctx, t.snapshot())
+	if view.Restricted() && !viewAdmits(view, method, server, item) {
+		return nil, false, nil // refused as a missing item is, uncounted: no answer tells a hidden item is there
+	}
 	req := limits.Request{Server: server}
 	if s != nil {
 		req.Subject = s.subject
 	}
 	if method == "tools/call" {
 		req.Tool = item
-		if raw, ok := t.snapshot().Tools[server][item]; ok {
+		if raw, ok := view.Tools[server][item]; ok {
 			req.Tool = raw // the tool's own name at its server
 		}
 	}
@@ -43,4 +48,22 @@ func (t *Trunk) limited(ctx context.Context, method string, params json.RawMessa
 		return r.ToolResult(), true, nil
 	}
 	return nil, true, r.Error()
+}
+
+// viewAdmits reports whether a caller's view holds what a request names:
+// a tool or prompt by its exported name, a resource by its URI (tasks are
+// bound to their caller already).
+func viewAdmits(view *catalog.Catalog, method, server, item string) bool {
+	switch method {
+	case "tools/call":
+		_, ok := view.Tools[server][item]
+		return ok
+	case "prompts/get":
+		_, ok := view.Prompts[server][item]
+		return ok
+	case "resources/read", "resources/subscribe", "resources/unsubscribe":
+		_, _, err := admitURI(view, "resource", item)
+		return err == nil
+	}
+	return true
 }

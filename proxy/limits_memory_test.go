@@ -56,3 +56,35 @@ func TestLimitsInMemory(t *testing.T) {
 		t.Errorf("another tool: %q %s, want it answered", text, errObj)
 	}
 }
+
+// A limit never tells a caller that an item hidden from it is there: its
+// calls of the hidden item are refused as a missing one's are, however
+// many, and count toward no limit; the caller who sees the item is
+// limited as usual.
+func TestLimitsKeepHiddenItemsHidden(t *testing.T) {
+	trunkOpts := map[string]any{"limits": map[string]any{"notes-calls": map[string]any{"server": "notes", "requests": 1, "window": "1h"}}}
+	for k, v := range teamTrunk {
+		trunkOpts[k] = v
+	}
+	tr, _ := memTrunk(t, teamServers(), nil, trunkOpts, nil)
+	tr.Share()
+	attach := func(subject, group string) *memHost {
+		h := &memHost{pipeHost: attachPipes(t, tr, &SessionOptions{ID: subject, Subject: subject, Claims: map[string]any{"sub": subject, "groups": []any{group}}})}
+		h.initialize(`{}`)
+		return h
+	}
+	support, admin := attach("sam", "support"), attach("ada", "admin")
+	for i := range 3 {
+		res, errObj := support.call("tools/call", `{"name":"mcp__notes__add_note","arguments":{}}`)
+		if _, limited := limits.InResult(res); limited || errObj == nil || strings.Contains(string(errObj), "limit") {
+			t.Fatalf("support's call %d of the hidden add_note: %s %s; want the refusal of a missing tool", i+1, res, errObj)
+		}
+	}
+	if text, errObj := callText(admin, "mcp__notes__add_note", `{}`); text != "done" {
+		t.Fatalf("admin's 1st call: %q %s", text, errObj)
+	}
+	res, _ := admin.call("tools/call", `{"name":"mcp__notes__add_note","arguments":{}}`)
+	if _, limited := limits.InResult(res); !limited {
+		t.Errorf("admin's 2nd call: %s, want the limit's tool error", res)
+	}
+}

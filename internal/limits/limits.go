@@ -54,8 +54,12 @@ type Refusal struct {
 
 // Message is the refusal in words, for the model and the person.
 func (r Refusal) Message() string {
-	return fmt.Sprintf("limit %q refused this request (%d requests per %s): try again in %ds, at %s",
-		r.Limit, r.Requests, r.Window, r.RetryAfter, r.RetryAt.UTC().Format(time.RFC3339))
+	requests := "requests"
+	if r.Requests == 1 {
+		requests = "request"
+	}
+	return fmt.Sprintf("limit %q refused this request (%d %s per %s): try again in %ds, at %s",
+		r.Limit, r.Requests, requests, r.Window, r.RetryAfter, r.RetryAt.UTC().Format(time.RFC3339))
 }
 
 // Error is the refusal as a JSON-RPC error: Code, the message, and the
