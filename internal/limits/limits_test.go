@@ -3,6 +3,7 @@ package limits
 import (
 	"encoding/json"
 	"errors"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -228,5 +229,35 @@ func TestLines(t *testing.T) {
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// BenchmarkAllow is the cost a limit check adds to a request: three
+// rules, one of them matching by subject and tool, over 1,000 subjects.
+func BenchmarkAllow(b *testing.B) {
+	l := New(map[string]config.Limit{
+		"forecasts": perMinute(1_000_000, "weather", "forecast"),
+		"all":       perMinute(1_000_000, "", "", config.LimitBySubject, config.LimitByServer),
+		"other":     perMinute(10, "db", ""),
+	})
+	subjects := make([]string, 1000)
+	for i := range subjects {
+		subjects[i] = "user-" + strconv.Itoa(i)
+	}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		if r, refused := l.Allow(Request{Subject: subjects[i%len(subjects)], Server: "weather", Tool: "forecast"}); refused {
+			b.Fatalf("refused: %+v", r)
+		}
+		i++
+	}
+}
+
+// BenchmarkAllowNoRules is the check with no trunk.limits.
+func BenchmarkAllowNoRules(b *testing.B) {
+	l := New(nil)
+	for b.Loop() {
+		l.Allow(Request{Subject: "alice", Server: "weather", Tool: "forecast"})
 	}
 }
