@@ -215,7 +215,9 @@ func TestBreakerFailsFastAndRecovers(t *testing.T) {
 	}
 
 	seen := calls()
+	began := time.Now()
 	_, err := callTool(ctx, c, "echo", map[string]any{"text": "hi"})
+	t.Logf("the call the breaker refused returned in %s (the call timeout is 300ms)", time.Since(began))
 	var rpcErr *jsonrpc.Error
 	if !errors.As(err, &rpcErr) || rpcErr.Code != jsonrpc.CodeUnavailable ||
 		!strings.Contains(err.Error(), `server "flaky" is failing (3 calls in a row without an answer`) ||
