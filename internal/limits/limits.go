@@ -14,6 +14,7 @@
 package limits
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -35,6 +36,10 @@ const Code = -32029
 // MetaKey is the _meta key of a refused tools/call's tool error: its
 // value is the Refusal, as the data of Code's error is.
 const MetaKey = "mcptrunk/limit"
+
+// metaKey and codeText are what a message must hold to carry a refusal:
+// most answers are passed over without decoding.
+var metaKey, codeText = []byte(`"` + MetaKey + `"`), []byte(strconv.Itoa(Code))
 
 // Request is what a rule matches and counts a request by.
 type Request struct {
@@ -93,7 +98,7 @@ func RetryAfterOf(msg []byte) (seconds int, isError, ok bool) {
 			Meta map[string]json.RawMessage `json:"_meta"`
 		} `json:"result"`
 	}
-	if !strings.Contains(string(msg), MetaKey) && !strings.Contains(string(msg), strconv.Itoa(Code)) {
+	if !bytes.Contains(msg, metaKey) && !bytes.Contains(msg, codeText) {
 		return 0, false, false // the usual answer: no decoding
 	}
 	if json.Unmarshal(msg, &m) != nil {
@@ -113,7 +118,7 @@ func RetryAfterOf(msg []byte) (seconds int, isError, ok bool) {
 
 // InResult finds the refusal a refused tools/call's result carries.
 func InResult(res json.RawMessage) (Refusal, bool) {
-	if !strings.Contains(string(res), MetaKey) {
+	if !bytes.Contains(res, metaKey) {
 		return Refusal{}, false
 	}
 	var m struct {
