@@ -123,7 +123,7 @@ func newClient(id string, spec config.Spec, opts clientOptions) *Client {
 		moved:   make(chan struct{}),
 		state:   StateStarting,
 		since:   time.Now(),
-		guard:   newGuard(spec),
+		guard:   newGuard(id, spec),
 	}
 	c.cacheKey = specKey(spec, opts.preferLegacy)
 	switch {

@@ -23,7 +23,7 @@ type guard struct {
 	slots    chan struct{} // a token per call in flight; nil without a cap
 	failures int           // 0: no breaker
 	cooldown time.Duration
-	now      func() time.Time
+	now      func() time.Time // read under mu: a test may replace it
 
 	mu          sync.Mutex
 	waiting     int       // calls waiting for a slot
@@ -34,9 +34,10 @@ type guard struct {
 	opened      int64     // times the breaker opened
 }
 
-func newGuard(spec config.Spec) *guard {
+// newGuard is the guard of the server id, under spec's settings.
+func newGuard(id string, spec config.Spec) *guard {
 	g := &guard{
-		server:   spec.Name,
+		server:   id,
 		max:      spec.MaxInFlight,
 		queue:    spec.MaxQueued,
 		failures: spec.Breaker.Failures,

@@ -251,7 +251,7 @@ func TestBreakerFailsFastAndRecovers(t *testing.T) {
 // giving up does not count; past the cooldown one probe goes, the others
 // still fail; a failed probe opens it again for a whole cooldown.
 func TestGuardBreaker(t *testing.T) {
-	g := newGuard(config.Spec{Name: "s", Breaker: config.Breaker{Failures: 2, Cooldown: config.Duration(time.Second)}})
+	g := newGuard("s", config.Spec{Name: "s", Breaker: config.Breaker{Failures: 2, Cooldown: config.Duration(time.Second)}})
 	clock := &fakeClock{now: time.Now()}
 	g.now = clock.Now
 	ctx := context.Background()
