@@ -14,9 +14,18 @@ import (
 // subject of the session it came from, and reports whether a rule refused
 // it, with the answer: a tools/call gets a tool error the model reads, any
 // other request a JSON-RPC error whose data says when to retry (the HTTP
-// side turns either into Retry-After). Requests to no server (the lists,
-// ping) and to the trunk's own tools are not counted.
+// side turns either into Retry-After). Counted are the requests that ask
+// a server for something: tools/call, prompts/get, resources/read and
+// resources/subscribe; not the lists, nor what continues or undoes one
+// (tasks/*, resources/unsubscribe), nor the trunk's own tools (whose
+// call_tool and read_resource count as the request they stand for:
+// ownTools).
 func (t *Trunk) limited(ctx context.Context, method string, params json.RawMessage) (res json.RawMessage, refused bool, err error) {
+	switch method {
+	case "tools/call", "prompts/get", "resources/read", "resources/subscribe":
+	default:
+		return nil, false, nil
+	}
 	if !t.limiter.Rules() {
 		return nil, false, nil
 	}
@@ -51,8 +60,7 @@ func (t *Trunk) limited(ctx context.Context, method string, params json.RawMessa
 }
 
 // viewAdmits reports whether a caller's view holds what a request names:
-// a tool or prompt by its exported name, a resource by its URI (tasks are
-// bound to their caller already).
+// a tool or prompt by its exported name, a resource by its URI.
 func viewAdmits(view *catalog.Catalog, method, server, item string) bool {
 	switch method {
 	case "tools/call":
@@ -61,7 +69,7 @@ func viewAdmits(view *catalog.Catalog, method, server, item string) bool {
 	case "prompts/get":
 		_, ok := view.Prompts[server][item]
 		return ok
-	case "resources/read", "resources/subscribe", "resources/unsubscribe":
+	case "resources/read", "resources/subscribe":
 		_, _, err := admitURI(view, "resource", item)
 		return err == nil
 	}

@@ -14,8 +14,8 @@ import (
 type Limit struct {
 	// Server and Tool are globs (path.Match) on the server's name and the
 	// tool's name at its server; "" matches any. A rule with Tool counts
-	// only tools/call; one without counts every request routed to a
-	// matching server (tools/call, prompts/get, resources/read, ...).
+	// only tools/call; one without counts tools/call, prompts/get,
+	// resources/read and resources/subscribe of a matching server.
 	Server string `json:"server,omitempty"`
 	Tool   string `json:"tool,omitempty"`
 	// By is what each count is kept for: LimitBySubject (each signed-in
