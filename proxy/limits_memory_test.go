@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"encoding/json"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -86,5 +87,9 @@ func TestLimitsKeepHiddenItemsHidden(t *testing.T) {
 	res, _ := admin.call("tools/call", `{"name":"mcp__notes__add_note","arguments":{}}`)
 	if _, limited := limits.InResult(res); !limited {
 		t.Errorf("admin's 2nd call: %s, want the limit's tool error", res)
+	}
+	// A rule without a tool counts the server's other requests too.
+	if _, errObj := admin.call("resources/subscribe", `{"uri":"mcptrunk://notes/notes://all"}`); !strings.Contains(string(errObj), strconv.Itoa(limits.Code)) {
+		t.Errorf("admin's subscribe past the limit: %s, want the limit's error", errObj)
 	}
 }
