@@ -21,11 +21,19 @@ func (o ownTools) Catalog(ctx context.Context) *catalog.Catalog {
 }
 func (o ownTools) Status() trunktools.StatusReport { return o.t.statusReport() }
 
+// ReadResource and CallTool are counted by trunk.limits as the request
+// they stand for is: the trunk's own tools are no way around a limit.
 func (o ownTools) ReadResource(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
+	if res, refused, err := o.t.limited(ctx, "resources/read", params); refused {
+		return res, err
+	}
 	return o.t.routeResource(ctx, "resources/read", params, true)
 }
 
 func (o ownTools) CallTool(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
+	if res, refused, err := o.t.limited(ctx, "tools/call", params); refused {
+		return res, err
+	}
 	return o.t.routeNamed(ctx, "tools/call", params, "tool")
 }
 

@@ -27,6 +27,7 @@ func (t *Trunk) Reload(ctx context.Context, cfg *config.Config) error {
 	defer t.announceViews(t.access.Swap(access.New(cfg.Trunk, t.logger)))
 	t.creds.Configure(cfg.Servers)
 	t.signIn.Configure(cfg)
+	t.limiter.Configure(cfg.Trunk.Limits)
 	if old.Trunk.Pin != cfg.Trunk.Pin || old.Trunk.LockFile != cfg.Trunk.LockFile {
 		t.pins.Store(catalog.NewPinner(cfg.Trunk, t.record, t.logger))
 		t.serverChanged("")

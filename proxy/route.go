@@ -22,6 +22,9 @@ import (
 // the four lists, and every request routed to an owner. Results come back as
 // the upstream sent them, apart from the names and URIs the trunk rewrites.
 func (t *Trunk) Handle(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	if res, refused, err := t.limited(ctx, method, params); refused {
+		return res, err
+	}
 	switch method {
 	case "tools/list":
 		return t.list(ctx, catalog.ListTools, params)

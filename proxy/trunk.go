@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcptrunk/mcptrunk/internal/config"
+	"github.com/mcptrunk/mcptrunk/internal/limits"
 	"github.com/mcptrunk/mcptrunk/internal/protocol"
 	"github.com/mcptrunk/mcptrunk/internal/usercreds"
 	"github.com/mcptrunk/mcptrunk/internal/workgroup"
@@ -106,6 +107,7 @@ type Trunk struct {
 	reported sync.Map                       // unmatched-pattern messages already logged
 	pins     atomic.Pointer[catalog.Pinner] // pinning under the config in force
 	access   atomic.Pointer[access.Rules]   // trunk.policy and trunk.profiles in force
+	limiter  *limits.Limiter                // trunk.limits: configured anew at each reload, counts kept
 	record   bool                           // Options.RecordPins
 	dropped  atomic.Int64                   // notifications to the host dropped for its message limit
 	// unowned counts shared servers' notifications no session could be
@@ -156,6 +158,7 @@ func New(cfg *config.Config, opts *Options) *Trunk {
 	t.taskLog = tasks.NewLedger(t.observers)
 	t.pins.Store(catalog.NewPinner(cfg.Trunk, t.record, logger))
 	t.access.Store(access.New(cfg.Trunk, logger))
+	t.limiter = limits.New(cfg.Trunk.Limits)
 	t.stdioProfile = opts.Profile
 	t.signIn = signin.New(signin.Options{Logger: logger})
 	t.signIn.Configure(cfg)

@@ -81,6 +81,7 @@ type Client struct {
 	closeMu  sync.Once
 	restarts atomic.Int64 // restarts so far
 	stats    callStats
+	guard    *guard // maxInFlight, maxQueued, breaker
 
 	clientInfoOnce sync.Once // clientInfoRaw: the clientInfo every request to a stateless server carries
 	clientInfoRaw  json.RawMessage
@@ -122,6 +123,7 @@ func newClient(id string, spec config.Spec, opts clientOptions) *Client {
 		moved:   make(chan struct{}),
 		state:   StateStarting,
 		since:   time.Now(),
+		guard:   newGuard(id, spec),
 	}
 	c.cacheKey = specKey(spec, opts.preferLegacy)
 	switch {
@@ -187,10 +189,21 @@ func (c *Client) settle() { c.settleMu.Do(func() { close(c.settled) }) }
 // before the request reached it, waits for the server to be back
 // (timeouts.restart) and is sent then; one in flight when the server went
 // away fails, saying so.
+//
+// A server with maxInFlight takes the call when a slot is free, and
+// otherwise has it wait its turn (within ctx and timeouts.call) or refuses
+// it when maxQueued others wait already; one whose breaker is open refuses
+// it at once, naming the server and when it is tried again. Each refusal
+// is a CodeUnavailable error.
 func (c *Client) Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	tk, err := c.guard.admit(ctx, c.spec.Timeouts.Call.D())
+	if err != nil {
+		return nil, err
+	}
 	for tries := 1; ; tries++ {
-		res, sent, err := c.callOnce(ctx, method, params)
+		res, sent, o, err := c.callOnce(ctx, method, params)
 		if sent || tries == 3 || ctx.Err() != nil {
+			c.guard.done(tk, o, err)
 			return res, err
 		}
 	}
@@ -198,26 +211,46 @@ func (c *Client) Call(ctx context.Context, method string, params json.RawMessage
 
 // callOnce is one try of Call; sent is false when the request did not
 // reach the server because its connection had ended, so that it may be
-// sent again once the server is back.
-func (c *Client) callOnce(ctx context.Context, method string, params json.RawMessage) (_ json.RawMessage, sent bool, _ error) {
+// sent again once the server is back. o is what the try says of the
+// server, for its breaker.
+func (c *Client) callOnce(ctx context.Context, method string, params json.RawMessage) (_ json.RawMessage, sent bool, o outcome, _ error) {
 	t, err := c.acquire(ctx)
 	if err != nil {
-		return nil, true, err
+		// Not there to answer: away past timeouts.restart, failed, closed.
+		return nil, true, c.outcome(ctx, errNoAnswer), err
 	}
 	defer c.release()
 	timeout := c.spec.Timeouts.Call.D()
 	began := time.Now()
 	res, err := t.CallWithin(ctx, timeout, method, params)
 	if errors.Is(err, jsonrpc.ErrNotSent) && endsSoon(ctx, t) {
-		return nil, false, c.callError(ctx, t, method, timeout, err)
+		return nil, false, c.outcome(ctx, err), c.callError(ctx, t, method, timeout, err)
 	}
 	c.stats.record(time.Since(began), err != nil)
 	if err == nil {
 		c.track(t, method, params)
-		return res, true, nil
+		return res, true, answered, nil
 	}
-	return nil, true, c.callError(ctx, t, method, timeout, err)
+	return nil, true, c.outcome(ctx, err), c.callError(ctx, t, method, timeout, err)
 }
+
+// outcome classifies a try's error, before callError words it: an error
+// the server sent, or an answer over the size limit, is an answer; the
+// caller's own end says nothing of the server; anything else (the call
+// timeout, a transport error, the server not coming back) is none.
+func (c *Client) outcome(ctx context.Context, err error) outcome {
+	var rpcErr *jsonrpc.Error
+	switch {
+	case ctx.Err() != nil:
+		return abandoned
+	case errors.As(err, &rpcErr), overlongAnswer(err):
+		return answered
+	}
+	return noAnswer
+}
+
+// errNoAnswer stands for a server that was not there to take a call.
+var errNoAnswer = errors.New("no answer")
 
 // endsSoon reports whether t's connection has ended or ends shortly (a
 // write to a process that died fails before its output is seen to end).

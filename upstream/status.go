@@ -2,6 +2,8 @@ package upstream
 
 import (
 	"encoding/json"
+	"fmt"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -62,6 +64,20 @@ type Status struct {
 	LazyStarts int64 `json:"lazyStarts,omitempty"`
 	IdleStops  int64 `json:"idleStops,omitempty"`
 	Tasks      int   `json:"tasks,omitempty"` // running now, as proxy/tasks.Ledger knows them: not the Client's
+	// MaxInFlight is the server's cap on calls in flight (0: none);
+	// InFlight and Queued are the calls holding a slot and waiting for one.
+	MaxInFlight int `json:"maxInFlight,omitempty"`
+	InFlight    int `json:"inFlight,omitempty"`
+	Queued      int `json:"queued,omitempty"`
+	// Breaker is the circuit breaker's state, "" without one:
+	// BreakerClosed, BreakerOpen (calls fail at once until BreakerRetryAt)
+	// or BreakerHalfOpen (the next call tries the server). FailuresInRow
+	// counts the calls without an answer since the last answer,
+	// BreakerOpened the times it opened.
+	Breaker        string    `json:"breaker,omitempty"`
+	BreakerRetryAt time.Time `json:"breakerRetryAt,omitzero"`
+	FailuresInRow  int       `json:"failuresInRow,omitempty"`
+	BreakerOpened  int64     `json:"breakerOpened,omitempty"`
 }
 
 // Status reports the server's state, catalog sizes and call statistics.
@@ -106,6 +122,9 @@ func (c *Client) Status() Status {
 	}
 	s.Restarts = c.restarts.Load()
 	s.LazyStarts, s.IdleStops = c.lazy.starts.Load(), c.lazy.idleStops.Load()
+	g := c.guard.status()
+	s.MaxInFlight, s.InFlight, s.Queued = c.guard.max, g.inFlight, g.waiting
+	s.Breaker, s.BreakerRetryAt, s.FailuresInRow, s.BreakerOpened = g.breaker, g.retryAt, g.consecutive, g.opened
 	s.Calls = c.stats.calls.Load()
 	s.CallErrors = c.stats.errors.Load()
 	if s.Calls > 0 {
@@ -123,4 +142,27 @@ func countApps(resources []Item) int {
 		}
 	}
 	return n
+}
+
+// Protection says in one line what the server's maxInFlight and breaker
+// are doing now, "" for a server with neither: for check and the status
+// page.
+func (s Status) Protection() string {
+	var parts []string
+	if s.MaxInFlight > 0 {
+		parts = append(parts, fmt.Sprintf("maxInFlight %d: %d in flight, %d waiting", s.MaxInFlight, s.InFlight, s.Queued))
+	}
+	switch s.Breaker {
+	case "":
+	case BreakerOpen:
+		parts = append(parts, fmt.Sprintf("breaker open after %d calls in a row without an answer: calls fail at once until %s",
+			s.FailuresInRow, s.BreakerRetryAt.UTC().Format(time.TimeOnly)))
+	default:
+		b := "breaker " + s.Breaker
+		if s.BreakerOpened > 0 {
+			b += fmt.Sprintf(" (opened %d times)", s.BreakerOpened)
+		}
+		parts = append(parts, b)
+	}
+	return strings.Join(parts, "; ")
 }

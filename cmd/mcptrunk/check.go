@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcptrunk/mcptrunk/internal/config"
+	"github.com/mcptrunk/mcptrunk/internal/limits"
 	"github.com/mcptrunk/mcptrunk/internal/textview"
 	"github.com/mcptrunk/mcptrunk/internal/usercreds"
 	"github.com/mcptrunk/mcptrunk/internal/wording"
@@ -152,6 +153,14 @@ func (cc *checkCommand) run(ctx context.Context, env *environment) error {
 	fmt.Fprintln(env.stdout)
 	textview.Credentials(env.stdout, cfg.Servers)
 	fmt.Fprintln(env.stdout)
+	textview.Protection(env.stdout, statuses)
+	if len(cfg.Trunk.Limits) > 0 {
+		fmt.Fprintln(env.stdout, "limits (trunk.limits):")
+		for _, line := range limits.Lines(cfg.Trunk.Limits) {
+			fmt.Fprintln(env.stdout, line)
+		}
+		fmt.Fprintln(env.stdout)
+	}
 	for _, line := range catalog.PinLines(cfg.Trunk, catalog.ServersOf(host.Clients()), logger) {
 		fmt.Fprintln(env.stdout, line)
 	}

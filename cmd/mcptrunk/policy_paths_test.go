@@ -99,6 +99,13 @@ func (s *authSession) call(t *testing.T, ctx context.Context, token, method stri
 // answer.
 func statelessAs(t *testing.T, ctx context.Context, url, token, method, name string, params map[string]any, extra map[string]string) (int, rawResponse) {
 	t.Helper()
+	r := statelessReply(t, ctx, url, token, method, name, params, extra)
+	return r.status, answerIn(t, r, 1)
+}
+
+// statelessReply is statelessAs's whole reply, headers and all.
+func statelessReply(t *testing.T, ctx context.Context, url, token, method, name string, params map[string]any, extra map[string]string) httpReply {
+	t.Helper()
 	p := map[string]any{"_meta": statelessMeta(`{"elicitation":{}}`)}
 	for k, v := range params {
 		p[k] = v
@@ -114,7 +121,7 @@ func statelessAs(t *testing.T, ctx context.Context, url, token, method, name str
 	if err != nil {
 		t.Fatalf("%s: %v", method, err)
 	}
-	return r.status, answerIn(t, r, 1)
+	return r
 }
 
 // answerIn is the response with id among a reply's messages.

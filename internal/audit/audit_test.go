@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
+	"github.com/mcptrunk/mcptrunk/internal/limits"
 	"github.com/mcptrunk/mcptrunk/proxy/observe"
 )
 
@@ -96,6 +97,38 @@ func TestLines(t *testing.T) {
 	}
 	if got, ok := lines[len(lines)-1]["session"]; !ok || got != "" {
 		t.Errorf("the session of a stateless request over HTTP: %v (present %v), want none", got, ok)
+	}
+}
+
+// A request trunk.limits refused is a line of its own outcome, with the
+// subject and the limit's message, whether the refusal is a JSON-RPC error
+// or a tool error; a server's own error of the same code is its error.
+func TestLimitedLines(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	l, _ := newTestLog(t, config.Audit{File: path})
+	r := limits.Refusal{Limit: "forecasts", Requests: 20, Window: "1m0s", RetryAfter: 3, RetryAt: time.Date(2026, 3, 1, 12, 0, 3, 0, time.UTC)}
+	who := func(method, item string) observe.Request {
+		return observe.Request{Method: method, Server: "weather", Item: item, Transport: config.TransportHTTP, Subject: "ann@example.com"}
+	}
+	request(l, who("tools/call", "mcp__weather__forecast"), observe.Outcome{Result: r.ToolResult()})
+	request(l, who("prompts/get", "mcp__weather__daily"), observe.Outcome{Err: r.Error()})
+	request(l, who("prompts/get", "mcp__weather__own"), observe.Outcome{Err: jsonrpc.Errorf(limits.Code, "the server's own"), Forwarded: true})
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	lines := readLines(t, path)
+	if len(lines) != 3 {
+		t.Fatalf("%d lines, want 3: %v", len(lines), lines)
+	}
+	for i, want := range []string{OutcomeLimited, OutcomeLimited, OutcomeError} {
+		if lines[i]["outcome"] != want || lines[i]["subject"] != "ann@example.com" {
+			t.Errorf("line %d: outcome %v subject %v, want %s and the subject", i, lines[i]["outcome"], lines[i]["subject"], want)
+		}
+	}
+	for i := range 2 {
+		if lines[i]["error"] != r.Message() {
+			t.Errorf("line %d: error %v, want the limit's message", i, lines[i]["error"])
+		}
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
+	"github.com/mcptrunk/mcptrunk/internal/limits"
 	"github.com/mcptrunk/mcptrunk/internal/logkey"
 	"github.com/mcptrunk/mcptrunk/internal/protocol"
 	"github.com/mcptrunk/mcptrunk/internal/rawjson"
@@ -34,6 +35,10 @@ const (
 	// -32602 it answered itself too: observe.Outcome.Forwarded), a server
 	// not running, a timeout, a cancellation.
 	OutcomeError = "error"
+	// OutcomeLimited is a request trunk.limits refused (internal/limits):
+	// a JSON-RPC error of limits.Code, or a tool error carrying the
+	// refusal; the error names the limit and when to retry.
+	OutcomeLimited = "limited"
 )
 
 // maxErrorLen bounds the error message kept in a line: a server's error
@@ -125,6 +130,9 @@ func outcome(method string, out observe.Outcome) (string, int, string) {
 	if out.Err != nil {
 		e := jsonrpc.AsError(out.Err)
 		msg := logkey.ClipTo(e.Message, maxErrorLen)
+		if e.Code == limits.Code && !out.Forwarded {
+			return OutcomeLimited, e.Code, msg
+		}
 		if e.Code == jsonrpc.CodeInvalidParams && !out.Forwarded {
 			return OutcomeRefused, e.Code, msg
 		}
@@ -134,6 +142,9 @@ func outcome(method string, out observe.Outcome) (string, int, string) {
 		return OutcomeInputRequired, 0, ""
 	}
 	if method == "tools/call" && isError(out.Result) {
+		if r, ok := limits.InResult(out.Result); ok {
+			return OutcomeLimited, 0, r.Message()
+		}
 		return OutcomeToolError, 0, ""
 	}
 	return OutcomeOK, 0, ""

@@ -198,6 +198,43 @@ func (p *fieldErrs) timeouts(raw json.RawMessage, field string) Timeouts {
 	return t
 }
 
+// protection decodes maxInFlight, maxQueued and breaker (a remote
+// server's only: a stdio server that fails is restarted instead).
+func (p *fieldErrs) protection(rs rawServer, s *Spec) {
+	if n, ok := p.integer(rs.MaxInFlight, "maxInFlight"); ok && n < 0 {
+		p.addf("maxInFlight", "must be 0 (no cap) or more, got %d", n)
+	} else {
+		s.MaxInFlight = n
+	}
+	if n, ok := p.integer(rs.MaxQueued, "maxQueued"); ok && !rawAbsent(rs.MaxQueued) {
+		switch {
+		case n < 1:
+			p.addf("maxQueued", "must be 1 or more, got %d", n)
+		case rawAbsent(rs.MaxInFlight):
+			p.addf("maxQueued", "needs maxInFlight: only calls past that cap wait")
+		default:
+			s.MaxQueued = n
+		}
+	}
+	var rb rawBreaker
+	if !p.object(rs.Breaker, "breaker", &rb) {
+		return
+	}
+	if s.Type == TransportStdio {
+		p.addf("breaker", `only for remote servers (type "http" or "sse"): a stdio server is restarted when it fails`)
+	}
+	if n, ok := p.integer(rb.Failures, "breaker.failures"); ok {
+		if n < 1 {
+			p.addf("breaker.failures", "must be 1 or more (consecutive failures that open the breaker), got %d", n)
+		}
+		s.Breaker.Failures = n
+	}
+	s.Breaker.Cooldown = p.duration(rb.Cooldown, "breaker.cooldown")
+	if s.Breaker.Cooldown == 0 {
+		s.Breaker.Cooldown = Duration(DefaultBreakerCooldown)
+	}
+}
+
 // expand expands variables in s, recording an error naming field on failure.
 func (p *fieldErrs) expand(field, s string, lookup func(string) (string, bool)) (string, bool) {
 	v, err := Expand(s, lookup)

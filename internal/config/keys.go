@@ -60,6 +60,7 @@ var serverKeys = &keySet{
 		"timeouts":    {raw: reflect.TypeFor[rawTimeouts]()},
 		"oauth":       {raw: reflect.TypeFor[rawOAuth]()},
 		"credentials": {raw: reflect.TypeFor[rawCredentials]()},
+		"breaker":     {raw: reflect.TypeFor[rawBreaker]()},
 		"tools":       filterKeys,
 		"prompts":     filterKeys,
 		"resources":   filterKeys,

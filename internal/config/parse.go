@@ -42,6 +42,14 @@ type rawServer struct {
 	Scope         json.RawMessage `json:"scope"`
 	Credentials   json.RawMessage `json:"credentials"`
 	Overrides     json.RawMessage `json:"overrides"`
+	MaxInFlight   json.RawMessage `json:"maxInFlight"`
+	MaxQueued     json.RawMessage `json:"maxQueued"`
+	Breaker       json.RawMessage `json:"breaker"`
+}
+
+type rawBreaker struct {
+	Failures json.RawMessage `json:"failures"`
+	Cooldown json.RawMessage `json:"cooldown"`
 }
 
 type rawOAuth struct {
@@ -83,6 +91,7 @@ type rawTrunk struct {
 	Metrics       json.RawMessage `json:"metrics"`
 	Policy        json.RawMessage `json:"policy"`
 	Profiles      json.RawMessage `json:"profiles"`
+	Limits        json.RawMessage `json:"limits"`
 }
 
 type rawAudit struct {
@@ -445,6 +454,7 @@ func parseServer(name string, raw json.RawMessage, lookup func(string) (string, 
 	if !rawAbsent(rs.Credentials) {
 		p.credentials(rs.Credentials, &s, headers, !rawAbsent(rs.OAuth), lookup, trunk)
 	}
+	p.protection(rs, &s)
 	return s, p.errs
 }
 

@@ -41,6 +41,13 @@ func TestConfigParseBadFiles(t *testing.T) {
 		{"bad_duration_syntax.json", []string{`server "x": timeouts.call: time: invalid duration "forever"`}, 1},
 		{"bad_duration_number.json", []string{`server "x": timeouts.call: want a duration string such as "30s", got number`}, 1},
 		{"bad_duration_negative.json", []string{`server "x": timeouts.connect: duration must not be negative`}, 1},
+		{"bad_protection.json", []string{
+			`server "local": breaker: only for remote servers`,
+			`server "remote": maxQueued: needs maxInFlight`,
+			`server "remote": breaker.failures: must be 1 or more`,
+			`server "remote": breaker.cooldown: time: invalid duration "soon"`,
+			`server "negative": maxInFlight: must be 0 (no cap) or more, got -1`,
+		}, 5},
 		{"bad_timeouts_string.json", []string{`server "x": timeouts: want object, got string`}, 1},
 		{"bad_glob.json", []string{`server "x": tools.deny[1]: bad glob pattern "[abc": syntax error in pattern`}, 1},
 		{"bad_glob_empty.json", []string{`server "x": prompts.allow[0]: empty pattern`}, 1},

@@ -23,6 +23,7 @@ var schemaObjects = map[string]reflect.Type{
 	"/$defs/server/properties/timeouts":            reflect.TypeFor[rawTimeouts](),
 	"/$defs/server/properties/oauth":               reflect.TypeFor[rawOAuth](),
 	"/$defs/server/properties/credentials":         reflect.TypeFor[rawCredentials](),
+	"/$defs/server/properties/breaker":             reflect.TypeFor[rawBreaker](),
 	"/$defs/filter":                                reflect.TypeFor[rawFilter](),
 	"/$defs/overrides":                             reflect.TypeFor[rawOverrides](),
 	"/$defs/toolOverride":                          reflect.TypeFor[rawToolOverride](),

@@ -139,6 +139,16 @@ type Spec struct {
 	// Credentials say whose credential the server's calls carry: shared
 	// (the zero value) or per-user (credentials.go).
 	Credentials Credentials `json:"credentials,omitzero"`
+	// MaxInFlight caps the calls in flight to the server at once; 0 (the
+	// default) does not. A call past the cap waits its turn, with at most
+	// MaxQueued others (0: DefaultMaxQueued), within its own deadline and
+	// timeouts.call, so that one busy caller cannot take every slot of a
+	// slow server.
+	MaxInFlight int `json:"maxInFlight,omitempty"`
+	MaxQueued   int `json:"maxQueued,omitempty"`
+	// Breaker, for a remote server, fails calls at once while the server
+	// keeps failing, rather than having every caller wait its timeout.
+	Breaker Breaker `json:"breaker,omitzero"`
 	// Invalid is why the entry cannot be used, nil when it can: the server
 	// is then reported failed with it and never started (unless disabled),
 	// and the other fields are only what could be read.
@@ -172,6 +182,23 @@ func (s Spec) PerSession() bool { return s.Scope == ScopeSession }
 
 // PerCaller reports whether each caller gets its own instance.
 func (s Spec) PerCaller() bool { return s.Scope == ScopeCaller }
+
+// DefaultMaxQueued is how many calls may wait for a slot of a server with
+// maxInFlight when its maxQueued is not set.
+const DefaultMaxQueued = 64
+
+// Breaker is a remote server's circuit breaker: after Failures
+// consecutive calls that got no answer (a timeout, a transport error),
+// calls fail at once for Cooldown; then one probe call is let through,
+// and its answer closes the breaker. The zero value has no breaker.
+type Breaker struct {
+	Failures int      `json:"failures,omitempty"`
+	Cooldown Duration `json:"cooldown,omitzero"` // Parse fills in DefaultBreakerCooldown
+}
+
+// DefaultBreakerCooldown is how long an open breaker fails calls before
+// it lets a probe through, when breaker.cooldown is not set.
+const DefaultBreakerCooldown = 30 * time.Second
 
 // OAuthOptions are a remote server's optional OAuth settings.
 type OAuthOptions struct {
@@ -285,6 +312,9 @@ type TrunkOptions struct {
 	// internal/policy.
 	Policy   Policy                    `json:"policy,omitzero"`
 	Profiles map[string]policy.Profile `json:"profiles,omitempty"`
+	// Limits are the rules on how often callers may call (trunk.limits),
+	// by name.
+	Limits map[string]Limit `json:"limits,omitempty"`
 }
 
 // Pinning modes (trunk.pin).

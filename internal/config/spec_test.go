@@ -88,6 +88,9 @@ func TestSpecEqual(t *testing.T) {
 		{"oauth nil vs empty scopes", base(), func() Spec { s := base(); s.OAuth.Scopes = []string{}; return s }(), true},
 		{"credentials", base(), func() Spec { s := base(); s.Credentials.Mode = CredentialsStatic; return s }(), false},
 		{"credentials nil vs empty scopes", base(), func() Spec { s := base(); s.Credentials.Scopes = []string{}; return s }(), true},
+		{"maxInFlight", base(), func() Spec { s := base(); s.MaxInFlight = 2; return s }(), false},
+		{"maxQueued", base(), func() Spec { s := base(); s.MaxQueued = 3; return s }(), false},
+		{"breaker", base(), func() Spec { s := base(); s.Breaker.Failures = 3; return s }(), false},
 		{"namespace false", base(), func() Spec { s := base(); s.Namespace = new(false); return s }(), false},
 		{"namespace true is the default", base(), func() Spec { s := base(); s.Namespace = new(true); return s }(), true},
 		{"invalid", base(), func() Spec {
@@ -121,7 +124,7 @@ func TestSpecEqual(t *testing.T) {
 // TestSpecEqualCoversAllFields fails when a field is added to Spec without
 // thinking about Equal (every field must change the result).
 func TestSpecEqualCoversAllFields(t *testing.T) {
-	if n := reflect.TypeFor[Spec]().NumField(); n != 23 {
+	if n := reflect.TypeFor[Spec]().NumField(); n != 26 {
 		t.Fatalf("Spec has %d fields; update Spec.Equal's normalisation and this test", n)
 	}
 }

@@ -87,5 +87,6 @@ func parseTrunk(raw json.RawMessage, lookup func(string) (string, bool)) (TrunkO
 	t.Metrics = p.metricsOptions(rt.Metrics, "trunk.metrics")
 	t.Policy = p.policyOptions(rt.Policy, "trunk.policy")
 	t.Profiles = p.profiles(rt.Profiles, "trunk.profiles")
+	t.Limits = p.limits(rt.Limits, "trunk.limits")
 	return t, p.errs
 }

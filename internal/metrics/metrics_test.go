@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
+	"github.com/mcptrunk/mcptrunk/internal/limits"
 	"github.com/mcptrunk/mcptrunk/proxy/observe"
 	"github.com/mcptrunk/mcptrunk/upstream"
 	dto "github.com/prometheus/client_model/go"
@@ -95,6 +96,9 @@ func TestRequestsByOutcome(t *testing.T) {
 	request(m, call, `{"content":[],"isError":true}`, nil)
 	request(m, call, "", jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "no"))
 	request(m, call, "", fmt.Errorf("host went away: %w", context.Canceled))
+	refusal := limits.Refusal{Limit: "echoes", Requests: 1, Window: "1m0s", RetryAfter: 60}
+	request(m, call, string(refusal.ToolResult()), nil)
+	request(m, observe.Request{Method: "prompts/get", Server: "notes", Item: "mcp__notes__greet"}, "", refusal.Error())
 	read := observe.Request{Method: "resources/read", Server: "notes", Item: "mcptrunk://notes/any/uri"}
 	request(m, read, `{"contents":[]}`, nil)
 	request(m, observe.Request{Method: "tools/list"}, `{"tools":[]}`, nil)
@@ -108,6 +112,8 @@ func TestRequestsByOutcome(t *testing.T) {
 		{map[string]string{"server": "notes", "method": "tools/call", "item": "mcp__notes__echo", "outcome": "tool_error"}, 1},
 		{map[string]string{"server": "notes", "method": "tools/call", "item": "mcp__notes__echo", "outcome": "error"}, 1},
 		{map[string]string{"server": "notes", "method": "tools/call", "item": "mcp__notes__echo", "outcome": "cancelled"}, 1},
+		{map[string]string{"server": "notes", "method": "tools/call", "item": "mcp__notes__echo", "outcome": "limited"}, 1},
+		{map[string]string{"server": "notes", "method": "prompts/get", "item": "mcp__notes__greet", "outcome": "limited"}, 1},
 		{map[string]string{"server": "notes", "method": "resources/read", "item": "", "outcome": "ok"}, 1},
 		{map[string]string{"server": "", "method": "tools/list", "item": "", "outcome": "ok"}, 1},
 	} {
@@ -116,14 +122,15 @@ func TestRequestsByOutcome(t *testing.T) {
 		}
 	}
 	callLabels := map[string]string{"server": "notes", "method": "tools/call"}
-	if got, _ := value(fams, "mcptrunk_request_duration_seconds", callLabels); got != 6 {
-		t.Errorf("duration count = %v, want 6", got)
+	if got, _ := value(fams, "mcptrunk_request_duration_seconds", callLabels); got != 7 {
+		t.Errorf("duration count = %v, want 7", got)
 	}
-	if got, _ := value(fams, "mcptrunk_request_params_bytes_total", callLabels); got != 6*float64(len(call.Params)) {
-		t.Errorf("params bytes = %v, want %d", got, 6*len(call.Params))
+	if got, _ := value(fams, "mcptrunk_request_params_bytes_total", callLabels); got != 7*float64(len(call.Params)) {
+		t.Errorf("params bytes = %v, want %d", got, 7*len(call.Params))
 	}
-	if got, _ := value(fams, "mcptrunk_response_result_bytes_total", callLabels); got != 3*14+29 {
-		t.Errorf("result bytes = %v, want %d", got, 3*14+29)
+	want := float64(3*14 + 29 + len(refusal.ToolResult()))
+	if got, _ := value(fams, "mcptrunk_response_result_bytes_total", callLabels); got != want {
+		t.Errorf("result bytes = %v, want %v", got, want)
 	}
 	if got, ok := value(fams, "mcptrunk_requests_in_flight", callLabels); !ok || got != 0 {
 		t.Errorf("in flight = %v (%v), want 0", got, ok)
@@ -166,6 +173,7 @@ func TestStatus(t *testing.T) {
 		Servers: []upstream.Status{
 			{Server: "notes", State: upstream.StateReady, Since: since, Restarts: 2, Tools: 5, Prompts: 1, Tasks: 3},
 			{Server: "lazy", State: upstream.StateSleeping, Since: since, Lazy: true, LazyStarts: 4, IdleStops: 3},
+			{Server: "api", State: upstream.StateReady, Since: since, MaxInFlight: 2, InFlight: 2, Queued: 5, Breaker: upstream.BreakerOpen},
 		},
 		DroppedNotifications: 7, ParkedCalls: 1, Sessions: 2,
 		Pins: map[string]observe.PinCounts{"notes": {Drift: 3, Withheld: 2}},
@@ -196,6 +204,9 @@ func TestStatus(t *testing.T) {
 		{"mcptrunk_server_lazy_starts_total", map[string]string{"server": "notes"}, 0},
 		{"mcptrunk_tasks_running", map[string]string{"server": "notes"}, 3},
 		{"mcptrunk_tasks_running", map[string]string{"server": "lazy"}, 0},
+		{"mcptrunk_server_calls_in_flight", map[string]string{"server": "api"}, 2},
+		{"mcptrunk_server_calls_queued", map[string]string{"server": "api"}, 5},
+		{"mcptrunk_server_breaker_open", map[string]string{"server": "api"}, 1},
 	} {
 		if got, ok := value(fams, c.name, c.labels); !ok || got != c.want {
 			t.Errorf("%s%v = %v (present %v), want %v", c.name, c.labels, got, ok, c.want)
@@ -203,6 +214,11 @@ func TestStatus(t *testing.T) {
 	}
 	if _, ok := value(fams, "mcptrunk_server_start_time_seconds", map[string]string{"server": "lazy"}); ok {
 		t.Error("a sleeping server has a start time")
+	}
+	for _, name := range []string{"mcptrunk_server_calls_in_flight", "mcptrunk_server_calls_queued", "mcptrunk_server_breaker_open"} {
+		if _, ok := value(fams, name, map[string]string{"server": "notes"}); ok {
+			t.Errorf("%s of a server without maxInFlight or a breaker", name)
+		}
 	}
 }
 

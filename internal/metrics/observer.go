@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 
+	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
+	"github.com/mcptrunk/mcptrunk/internal/limits"
 	"github.com/mcptrunk/mcptrunk/internal/rawjson"
 	"github.com/mcptrunk/mcptrunk/proxy/observe"
 	"go.opentelemetry.io/otel/attribute"
@@ -16,9 +18,10 @@ const (
 	outcomeToolError        // a tools/call result with isError: the tool ran and failed
 	outcomeError            // a JSON-RPC error
 	outcomeCancelled        // the host cancelled it (or went away)
+	outcomeLimited          // trunk.limits refused it (internal/limits)
 )
 
-var outcomes = [...]string{"ok", "tool_error", "error", "cancelled"}
+var outcomes = [...]string{"ok", "tool_error", "error", "cancelled", "limited"}
 
 // itemMethods are the methods whose item (the exported tool or prompt
 // name) is a label. A resource URI is not: a server may serve any number
@@ -94,9 +97,14 @@ func outcomeOf(ctx context.Context, method string, out observe.Outcome) int {
 	switch {
 	case out.Err != nil && (ctx.Err() != nil || errors.Is(out.Err, context.Canceled)):
 		return outcomeCancelled
+	case out.Err != nil && !out.Forwarded && jsonrpc.AsError(out.Err).Code == limits.Code:
+		return outcomeLimited
 	case out.Err != nil:
 		return outcomeError
 	case method == "tools/call" && isToolError(out.Result):
+		if _, limited := limits.InResult(out.Result); limited {
+			return outcomeLimited
+		}
 		return outcomeToolError
 	}
 	return outcomeOK

@@ -20,12 +20,13 @@ var states = []upstream.State{upstream.StateStarting, upstream.StateReady, upstr
 // metrics are collected.
 type statusGauges struct {
 	state, startTime, items, parked, pinDrift, pinWithheld, sessions, tasks metric.Int64ObservableGauge
+	inFlight, queued, breakerOpen                                           metric.Int64ObservableGauge
 	restarts, lazyStarts, idleStops, dropped                                metric.Int64ObservableCounter
 }
 
 func (m *Metrics) statusInstruments() error {
 	g := &m.gauges
-	var errs [12]error
+	var errs [15]error
 	g.state, errs[0] = m.meter.Int64ObservableGauge("mcptrunk.server.state",
 		metric.WithDescription("1 for the state each server is in, 0 for the others (starting, ready, sleeping, restarting, failed, disabled, closed)."))
 	g.startTime, errs[1] = m.meter.Int64ObservableGauge("mcptrunk.server.start_time", metric.WithUnit("s"),
@@ -50,6 +51,12 @@ func (m *Metrics) statusInstruments() error {
 		metric.WithDescription("Host sessions connected to the trunk now (the stdio host is one)."))
 	g.tasks, errs[11] = m.meter.Int64ObservableGauge("mcptrunk.tasks.running",
 		metric.WithDescription("Each server's tasks running now, as far as the trunk has heard (a task it hears no end of counts until its ttl, at most a day)."))
+	g.inFlight, errs[12] = m.meter.Int64ObservableGauge("mcptrunk.server.calls_in_flight",
+		metric.WithDescription("Calls in flight to each server with maxInFlight."))
+	g.queued, errs[13] = m.meter.Int64ObservableGauge("mcptrunk.server.calls_queued",
+		metric.WithDescription("Calls waiting for a slot of each server with maxInFlight."))
+	g.breakerOpen, errs[14] = m.meter.Int64ObservableGauge("mcptrunk.server.breaker_open",
+		metric.WithDescription("1 while the circuit breaker of each server with one fails its calls at once, else 0."))
 	return errors.Join(errs[:]...)
 }
 
@@ -82,12 +89,24 @@ func (m *Metrics) WatchStatus(status func() observe.Status) error {
 			o.ObserveInt64(g.pinDrift, int64(pins.Drift), metric.WithAttributes(server))
 			o.ObserveInt64(g.pinWithheld, int64(pins.Withheld), metric.WithAttributes(server))
 			o.ObserveInt64(g.tasks, int64(s.Tasks), metric.WithAttributes(server))
+			if s.MaxInFlight > 0 {
+				o.ObserveInt64(g.inFlight, int64(s.InFlight), metric.WithAttributes(server))
+				o.ObserveInt64(g.queued, int64(s.Queued), metric.WithAttributes(server))
+			}
+			if s.Breaker != "" {
+				var open int64
+				if s.Breaker == upstream.BreakerOpen {
+					open = 1
+				}
+				o.ObserveInt64(g.breakerOpen, open, metric.WithAttributes(server))
+			}
 		}
 		o.ObserveInt64(g.parked, int64(st.ParkedCalls))
 		o.ObserveInt64(g.dropped, st.DroppedNotifications)
 		o.ObserveInt64(g.sessions, int64(st.Sessions))
 		return nil
-	}, g.state, g.startTime, g.items, g.parked, g.pinDrift, g.pinWithheld, g.sessions, g.tasks, g.restarts, g.lazyStarts, g.idleStops, g.dropped)
+	}, g.state, g.startTime, g.items, g.parked, g.pinDrift, g.pinWithheld, g.sessions, g.tasks, g.restarts, g.lazyStarts, g.idleStops, g.dropped,
+		g.inFlight, g.queued, g.breakerOpen)
 	if err != nil {
 		return err
 	}

@@ -26,6 +26,8 @@ func snapshot(state upstream.State, errText string) Snapshot {
 			{Server: "chaos", State: state, Transport: "stdio", Since: time.Now(), Restarts: 2, Error: errText},
 			{Server: "lazy", State: upstream.StateSleeping, Transport: "stdio", Since: time.Now(), Lazy: true, LazyStarts: 5, IdleStops: 4, CachedAt: time.Now().Add(-31 * time.Second)},
 			{Server: "woken", State: upstream.StateReady, Transport: "stdio", Since: time.Now(), Lazy: true, LazyStarts: 1, CachedAt: time.Now().Add(-31 * time.Second)},
+			{Server: "api", State: upstream.StateReady, Transport: "http", Since: time.Now(), MaxInFlight: 2, InFlight: 2, Queued: 1,
+				Breaker: upstream.BreakerOpen, FailuresInRow: 3, BreakerRetryAt: time.Date(2026, 1, 2, 15, 4, 5, 0, time.UTC)},
 		},
 		MaxMessageBytes: 1 << 20, DroppedNotifications: 4, ParkedCalls: 1, Sessions: 3, PinMode: "warn",
 		Pins: map[string]PinCounts{"chaos": {Drift: 1}}, Version: "test", Profiles: map[string]string{"weather": "the weather server alone", "ops": ""},
@@ -82,6 +84,10 @@ func TestPageShowsEveryServerEscaped(t *testing.T) {
 	woken, _, _ = strings.Cut(woken, "</article>")
 	if !strings.Contains(woken, "catalog live") || strings.Contains(woken, "31s") {
 		t.Errorf("the card of a lazy server that just started shows its cache's age:\n%s", woken)
+	}
+	if n := strings.Count(body, "<dt>protection</dt>"); n != 1 ||
+		!strings.Contains(body, "<dt>protection</dt><dd>maxInFlight 2: 2 in flight, 1 waiting; breaker open after 3 calls in a row without an answer: calls fail at once until 15:04:05</dd>") {
+		t.Errorf("%d servers show protection, want api alone with its cap and open breaker", n)
 	}
 	if strings.Contains(body, "lazy starts</dt><dd>0") {
 		t.Error("a server that is not lazy shows lazy starts")

@@ -120,6 +120,9 @@ func serverOf(st upstream.Status, pin PinCounts, rate float64, now time.Time) se
 		calls += fmt.Sprintf(", mean %.1f ms", st.MeanCallMillis)
 	}
 	wide("calls", calls+fmt.Sprintf(", %.2f/s now", rate))
+	if p := st.Protection(); p != "" {
+		wide("protection", p)
+	}
 	if pin != (PinCounts{}) {
 		wide("pinning", fmt.Sprintf("%d drifted, %d withheld, %s", pin.Drift, pin.Withheld, wording.Count(pin.Findings, "finding", "findings")))
 	}

@@ -8,10 +8,12 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
+	"github.com/mcptrunk/mcptrunk/internal/limits"
 	"github.com/mcptrunk/mcptrunk/internal/protocol"
 	"github.com/mcptrunk/mcptrunk/internal/rawjson"
 )
@@ -248,11 +250,21 @@ func (h *Handler) replyJSONOnly(w http.ResponseWriter, r *http.Request, s *sessi
 }
 
 // writeResponse writes a request's response as the JSON body, with the
-// HTTP status the stateless revision gives its error (errorStatus).
+// HTTP status the stateless revision gives its error (errorStatus). The
+// answer of a request a limit refused carries Retry-After, and when it is
+// a JSON-RPC error, 429; a refused tools/call's tool error keeps 200, so
+// that the host hands it to the model rather than failing the exchange.
 func writeResponse(w http.ResponseWriter, s *session, msg []byte) {
 	w.Header().Set("Content-Type", "application/json")
 	if s.perRequest {
-		if status := errorStatus(msg); status != 0 {
+		status := errorStatus(msg)
+		if secs, isError, ok := limits.RetryAfterOf(msg); ok {
+			w.Header().Set("Retry-After", strconv.Itoa(secs))
+			if isError {
+				status = http.StatusTooManyRequests
+			}
+		}
+		if status != 0 {
 			w.WriteHeader(status)
 		}
 	}
