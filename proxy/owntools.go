@@ -10,23 +10,27 @@ import (
 	"github.com/mcptrunk/mcptrunk/upstream"
 )
 
-// ownTools is the trunk as its own tools see it (trunktools.Trunk).
-type ownTools struct{ t *Trunk }
+// ownTools is the trunk as its own tools see it (trunktools.Trunk), in
+// the generation of the request that called one.
+type ownTools struct {
+	t  *Trunk
+	st *state
+}
 
 func (o ownTools) WaitSettled(ctx context.Context)             { o.t.WaitSettled(ctx) }
 func (o ownTools) Servers() []*upstream.Client                 { return o.t.clients() }
 func (o ownTools) Server(name string) (*upstream.Client, bool) { return o.t.Fleet().Client(name) }
 func (o ownTools) Catalog(ctx context.Context) *catalog.Catalog {
-	return o.t.viewOf(ctx, o.t.snapshot())
+	return o.st.viewOf(ctx, o.st.catalog())
 }
-func (o ownTools) Status() trunktools.StatusReport { return o.t.statusReport() }
+func (o ownTools) Status() trunktools.StatusReport { return o.t.statusReport(o.st) }
 
 func (o ownTools) ReadResource(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
-	return o.t.routeResource(ctx, "resources/read", params, true)
+	return o.t.routeResource(ctx, o.st, "resources/read", params, true)
 }
 
 func (o ownTools) CallTool(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
-	return o.t.routeNamed(ctx, "tools/call", params, "tool")
+	return o.t.routeNamed(ctx, o.st, "tools/call", params, "tool")
 }
 
 func (o ownTools) CallInRun(ctx context.Context, run string, params json.RawMessage) (json.RawMessage, error) {
@@ -37,12 +41,13 @@ func (o ownTools) CallInRun(ctx context.Context, run string, params json.RawMess
 	return handle(ctx)
 }
 
-func (o ownTools) CodeMode() config.CodeMode { return o.t.cfg.Load().Trunk.CodeMode.WithDefaults() }
+func (o ownTools) CodeMode() config.CodeMode { return o.st.cfg.Trunk.CodeMode.WithDefaults() }
 
-// statusReport is the report of the status tool and resource now.
-func (t *Trunk) statusReport() trunktools.StatusReport {
-	r := trunktools.StatusReport{Servers: []upstream.Status{}, MaxMessageBytes: t.cfg.Load().Trunk.MaxMessageBytes, DroppedNotifications: t.dropped.Load(), UnattributedNotifications: t.unowned.Load(), Pinning: t.pins.Load().Report(), ParkedCalls: t.parked.Count(),
-		Conflicts: t.snapshot().Conflicts}
+// statusReport is the report of the status tool and resource now, under
+// generation st.
+func (t *Trunk) statusReport(st *state) trunktools.StatusReport {
+	r := trunktools.StatusReport{Servers: []upstream.Status{}, MaxMessageBytes: st.cfg.Trunk.MaxMessageBytes, DroppedNotifications: t.dropped.Load(), UnattributedNotifications: t.unowned.Load(), Pinning: st.pins.Report(), ParkedCalls: t.parked.Count(),
+		Conflicts: st.catalog().Conflicts}
 	running := t.taskLog.Running()
 	for _, c := range t.clients() {
 		st := c.Status()

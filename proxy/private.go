@@ -78,7 +78,7 @@ func (t *Trunk) initPools() {
 		}, nil)
 	}
 	t.perUser.Whose, t.perUser.Logger = "the caller's", t.logger
-	t.perUser.Idle = func() time.Duration { return t.cfg.Load().Trunk.CallerIdle() }
+	t.perUser.Idle = func() time.Duration { return t.state.Load().cfg.Trunk.CallerIdle() }
 	t.perUser.Closed = t.creds.Forget
 	t.perUser.New = func(ctx context.Context, subject string) *upstream.Fleet {
 		mine := func(s *Session) bool { return s.subject == subject }
@@ -137,7 +137,7 @@ func (t *Trunk) ownFleet(logger *slog.Logger, hr hostRequest, notify func(server
 	return upstream.NewFleet(&upstream.Options{
 		Logger:          logger,
 		Concurrency:     1,
-		MaxMessageBytes: t.cfg.Load().Trunk.MaxMessageBytes,
+		MaxMessageBytes: t.state.Load().cfg.Trunk.MaxMessageBytes,
 		Version:         t.version,
 		Capabilities:    hr.ForwardedCaps(),
 		Restart:         t.restart,

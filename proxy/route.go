@@ -21,31 +21,34 @@ import (
 // Handle answers one request from the host that concerns the upstreams:
 // the four lists, and every request routed to an owner. Results come back as
 // the upstream sent them, apart from the names and URIs the trunk rewrites.
+// The request is handled under the generation in force when it begins
+// (state), from start to end, whatever reload happens meanwhile.
 func (t *Trunk) Handle(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	st := t.state.Load()
 	switch method {
 	case "tools/list":
-		return t.list(ctx, catalog.ListTools, params)
+		return t.list(ctx, st, catalog.ListTools, params)
 	case "prompts/list":
-		return t.list(ctx, catalog.ListPrompts, params)
+		return t.list(ctx, st, catalog.ListPrompts, params)
 	case "resources/list":
-		return t.list(ctx, catalog.ListResources, params)
+		return t.list(ctx, st, catalog.ListResources, params)
 	case "resources/templates/list":
-		return t.list(ctx, catalog.ListTemplates, params)
+		return t.list(ctx, st, catalog.ListTemplates, params)
 	case "tools/call":
-		return t.bounded(method, params).of(t.routeNamed(ctx, method, params, "tool"))
+		return t.bounded(st, method, params).of(t.routeNamed(ctx, st, method, params, "tool"))
 	case "prompts/get":
-		return t.bounded(method, params).of(t.routeNamed(ctx, method, params, "prompt"))
+		return t.bounded(st, method, params).of(t.routeNamed(ctx, st, method, params, "prompt"))
 	case "resources/read", skills.GetMethod, skills.DirReadMethod:
-		return t.bounded(method, params).of(t.routeResource(ctx, method, params, true))
+		return t.bounded(st, method, params).of(t.routeResource(ctx, st, method, params, true))
 	case skills.ListMethod:
 		t.waitSettled(ctx)
-		return t.bounded(method, params).of(skills.ListOf(ctx, t.clients(), t.viewOf(ctx, t.snapshot()).Admits, t.pins.Load(), t.logger))
+		return t.bounded(st, method, params).of(skills.ListOf(ctx, t.clients(), st.viewOf(ctx, st.catalog()).Admits, st.pins, t.logger))
 	case "resources/subscribe", "resources/unsubscribe":
-		return t.routeResource(ctx, method, params, false)
+		return t.routeResource(ctx, st, method, params, false)
 	case "completion/complete":
-		return t.routeCompletion(ctx, params)
+		return t.routeCompletion(ctx, st, params)
 	case "tasks/get", "tasks/cancel", "tasks/result", "tasks/list", "tasks/update":
-		return t.handleTasks(ctx, method, params)
+		return t.handleTasks(ctx, st, method, params)
 	case "logging/setLevel":
 		return t.setLevel(ctx, params)
 	case "ping":
@@ -54,7 +57,7 @@ func (t *Trunk) Handle(ctx context.Context, method string, params json.RawMessag
 	return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method %q is not supported by mcptrunk", method)
 }
 
-func (t *Trunk) list(ctx context.Context, l catalog.List, params json.RawMessage) (json.RawMessage, error) {
+func (t *Trunk) list(ctx context.Context, st *state, l catalog.List, params json.RawMessage) (json.RawMessage, error) {
 	t.waitSettled(ctx)
 	var cursor string
 	if len(params) > 0 {
@@ -63,9 +66,9 @@ func (t *Trunk) list(ctx context.Context, l catalog.List, params json.RawMessage
 			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s: %v", catalog.Specs[l].Method, err)
 		}
 	}
-	cat := t.snapshot()
+	cat := st.catalog()
 	t.served(l, cat)
-	cat = t.viewOf(ctx, cat)
+	cat = st.viewOf(ctx, cat)
 	if cursor == "" {
 		return cat.FirstPage(l, t.pageSize)
 	}
@@ -76,7 +79,7 @@ func (t *Trunk) list(ctx context.Context, l catalog.List, params json.RawMessage
 // owner (the exported name split by the scheme, or looked up for an
 // unprefixed server), the owner's own map gives the upstream name, and the
 // params go on with only the name replaced.
-func (t *Trunk) routeNamed(ctx context.Context, method string, params json.RawMessage, kind string) (json.RawMessage, error) {
+func (t *Trunk) routeNamed(ctx context.Context, st *state, method string, params json.RawMessage, kind string) (json.RawMessage, error) {
 	name, err := translate.RequiredName(method, params, kind)
 	if err != nil {
 		return nil, err
@@ -85,7 +88,7 @@ func (t *Trunk) routeNamed(ctx context.Context, method string, params json.RawMe
 		return nil, err
 	}
 	t.waitSettled(ctx)
-	cat := t.viewOf(ctx, t.snapshot())
+	cat := st.viewOf(ctx, st.catalog())
 	l, routes := catalog.ListTools, cat.Tools
 	if kind == "prompt" {
 		l, routes = catalog.ListPrompts, cat.Prompts
@@ -101,7 +104,7 @@ func (t *Trunk) routeNamed(ctx context.Context, method string, params json.RawMe
 	}
 	if c, ok := t.Fleet().Client(server); ok && c.AwaitRestart(ctx) {
 		// Its names were withdrawn while it restarted: look again.
-		cat = t.viewOf(ctx, t.snapshot())
+		cat = st.viewOf(ctx, st.catalog())
 		routes = cat.Tools
 		if kind == "prompt" {
 			routes = cat.Prompts
@@ -112,9 +115,9 @@ func (t *Trunk) routeNamed(ctx context.Context, method string, params json.RawMe
 		return nil, cat.UnknownName(kind, name) // forbidden, filtered or missing: one answer
 	}
 	if server == naming.TrunkServer && kind == "tool" && known {
-		return trunktools.Call(ctx, ownTools{t}, raw, params)
+		return trunktools.Call(ctx, ownTools{t, st}, raw, params)
 	}
-	c, woke, err := t.owner(ctx, server, kind, name, params)
+	c, woke, err := t.owner(ctx, st, server, kind, name, params)
 	if err != nil {
 		return nil, err
 	}
@@ -122,7 +125,7 @@ func (t *Trunk) routeNamed(ctx context.Context, method string, params json.RawMe
 		// The server's live catalog replaced the cached one: the name may
 		// be gone, or another now.
 		wasKnown := known
-		cat = t.viewOf(ctx, t.snapshot())
+		cat = st.viewOf(ctx, st.catalog())
 		routes = cat.Tools
 		if kind == "prompt" {
 			routes = cat.Prompts
@@ -136,7 +139,7 @@ func (t *Trunk) routeNamed(ctx context.Context, method string, params json.RawMe
 		if why, ok := cat.WithheldWhy(server, kind, name); ok {
 			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s", why)
 		}
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s", cat.NotExported(c, t.cfg.Load().Trunk.ReadOnly, kind, name))
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s", cat.NotExported(c, st.cfg.Trunk.ReadOnly, kind, name))
 	}
 	forward, err := rawjson.ReplaceString(params, "name", raw)
 	if err != nil {
@@ -180,10 +183,10 @@ func (t *Trunk) routeNamed(ctx context.Context, method string, params json.RawMe
 // the item when the server is unknown or not available. A sleeping server
 // is started first (wake); woke says so, since its catalog may then differ
 // from the cached one the name was found in.
-func (t *Trunk) owner(ctx context.Context, server, kind, item string, params json.RawMessage) (_ *upstream.Client, woke bool, _ error) {
+func (t *Trunk) owner(ctx context.Context, st *state, server, kind, item string, params json.RawMessage) (_ *upstream.Client, woke bool, _ error) {
 	c, ok := t.Fleet().Client(server)
 	if !ok {
-		return nil, false, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "unknown %s %q: no server %q is configured%s", kind, item, server, t.snapshot().DidYouMean(kind, item))
+		return nil, false, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "unknown %s %q: no server %q is configured%s", kind, item, server, st.catalog().DidYouMean(kind, item))
 	}
 	if own, err := t.ownInstance(ctx, hostRequestOf(ctx).session, c); err != nil {
 		return nil, false, err
@@ -210,28 +213,28 @@ func (t *Trunk) owner(ctx context.Context, server, kind, item string, params jso
 
 // routeResource routes requests that carry a resource URI. For reads, the
 // URIs in the result are rewritten too, so the host can read them back.
-func (t *Trunk) routeResource(ctx context.Context, method string, params json.RawMessage, read bool) (json.RawMessage, error) {
+func (t *Trunk) routeResource(ctx context.Context, st *state, method string, params json.RawMessage, read bool) (json.RawMessage, error) {
 	uri, err := translate.RequiredString(method, params, "uri", "the resource's URI")
 	if err != nil {
 		return nil, err
 	}
 	if server, raw, ok := naming.SplitResourceURI(uri); ok && server == naming.TrunkServer && read {
-		if cat := t.viewOf(ctx, t.snapshot()); !cat.Admits("resource", server, raw, uri) {
+		if cat := st.viewOf(ctx, st.catalog()); !cat.Admits("resource", server, raw, uri) {
 			return nil, cat.Hidden("resource", uri)
 		}
-		return trunktools.ReadResource(ctx, ownTools{t}, uri) // without waiting for the servers
+		return trunktools.ReadResource(ctx, ownTools{t, st}, uri) // without waiting for the servers
 	}
 	t.waitSettled(ctx)
-	cat := t.viewOf(ctx, t.snapshot())
+	cat := st.viewOf(ctx, st.catalog())
 	server, raw, err := admitURI(cat, skills.KindOf(method), uri)
 	if err != nil {
 		return nil, err
 	}
-	c, _, err := t.owner(ctx, server, "resource", uri, params)
+	c, _, err := t.owner(ctx, st, server, "resource", uri, params)
 	if err != nil {
 		return nil, err
 	}
-	if why, ok := t.snapshot().Withheld[server][pin.Resources][raw]; ok {
+	if why, ok := st.catalog().Withheld[server][pin.Resources][raw]; ok {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s", why)
 	}
 	if !catalog.ResourceAllowed(c.Spec().Resources, raw, c.Catalog().Templates) {
@@ -256,7 +259,7 @@ func (t *Trunk) routeResource(ctx context.Context, method string, params json.Ra
 		t.toResync.Subscribed(server, raw, method == "resources/subscribe", conn)
 		return res, nil
 	}
-	if err := t.pins.Load().CheckRead(method, server, raw, res); err != nil {
+	if err := st.pins.CheckRead(method, server, raw, res); err != nil {
 		return nil, err
 	}
 	switch {
@@ -281,14 +284,14 @@ func admitURI(cat *catalog.Catalog, kind, uri string) (server, raw string, err e
 
 // routeCompletion routes completion/complete by its reference: a prompt's
 // exported name or a template's namespaced URI.
-func (t *Trunk) routeCompletion(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
+func (t *Trunk) routeCompletion(ctx context.Context, st *state, params json.RawMessage) (json.RawMessage, error) {
 	start, end, found, err := rawjson.FieldSpan(params, "ref")
 	if err != nil || !found {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "completion/complete: params need a ref")
 	}
 	ref := params[start:end]
 	t.waitSettled(ctx)
-	cat := t.viewOf(ctx, t.snapshot())
+	cat := st.viewOf(ctx, st.catalog())
 	server, field, value, err := cat.CompletionTarget(ref)
 	if exported, _ := rawjson.StringField(ref, "uri"); err == nil && field == "uri" && !cat.Admits("template", server, value, exported) {
 		err = fmt.Errorf("unknown resource %q", exported)
@@ -296,7 +299,7 @@ func (t *Trunk) routeCompletion(ctx context.Context, params json.RawMessage) (js
 	if err != nil {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "completion/complete: %v", err)
 	}
-	c, _, err := t.owner(ctx, server, "completion reference", value, params)
+	c, _, err := t.owner(ctx, st, server, "completion reference", value, params)
 	if err != nil {
 		return nil, err
 	}
@@ -349,22 +352,23 @@ func (t *Trunk) waitSettled(ctx context.Context) {
 	t.WaitSettled(ctx)
 }
 
-// bounded checks a routed result against trunk.maxMessageBytes
-// (catalog.Bound).
-func (t *Trunk) bounded(method string, params json.RawMessage) sizeCheck {
-	return sizeCheck{t, method, params}
+// bounded checks a routed result against trunk.maxMessageBytes of st, the
+// request's generation (catalog.Bound).
+func (t *Trunk) bounded(st *state, method string, params json.RawMessage) sizeCheck {
+	return sizeCheck{t, st, method, params}
 }
 
 // sizeCheck is bounded's check of one request's result: a value, so the
 // check costs no allocation on every call.
 type sizeCheck struct {
 	t      *Trunk
+	st     *state
 	method string
 	params json.RawMessage
 }
 
 func (c sizeCheck) of(res json.RawMessage, err error) (json.RawMessage, error) {
-	return catalog.Bound(c.t.cfg.Load().Trunk.MaxMessageBytes, c.method, c.params, res, err, c.t.snapshot, c.t.logger)
+	return catalog.Bound(c.st.cfg.Trunk.MaxMessageBytes, c.method, c.params, res, err, c.st.catalog, c.t.logger)
 }
 
 // ToolHeaderParams returns, for an exported tool in the view of the caller
@@ -374,11 +378,12 @@ func (c sizeCheck) of(res json.RawMessage, err error) (json.RawMessage, error) {
 // tool hidden from the caller, as for one that does not exist, so that
 // the header check answers both alike.
 func (t *Trunk) ToolHeaderParams(name string, who *SessionOptions) map[string]string {
-	cat := t.snapshot()
+	st := t.state.Load()
+	cat := st.catalog()
 	mirrored := cat.ToolHeaderParams(name)
 	if mirrored == nil {
 		return nil // the common case, whoever asks
 	}
 	caller := access.NewCaller(who.Subject, who.Claims, who.Profile)
-	return t.access.Load().View(cat, caller).ToolHeaderParams(name)
+	return st.access.View(cat, caller).ToolHeaderParams(name)
 }

@@ -42,7 +42,7 @@ type Session struct {
 	// caller is who it serves, as trunk.policy sees it (proxy/access):
 	// the subject, the profile and the claims of the newest access token
 	// the caller presented (SetClaims). Every view the session is served
-	// is built from it (Trunk.sessionView).
+	// is built from it (state.sessionView).
 	caller  atomic.Pointer[access.Caller]
 	related bool // SessionOptions.RelatedStreams
 
@@ -179,7 +179,7 @@ func (t *Trunk) Attach(in io.Reader, out io.Writer, opts *SessionOptions) *Sessi
 		connOpts.MaxUnreadBytes, connOpts.MaxHandled = stdioUnreadBytes, stdioMaxHandled
 	}
 	s.conn = jsonrpc.NewConn(in, out, s, connOpts)
-	s.setLimits(t.cfg.Load().Trunk.MaxMessageBytes)
+	s.setLimits(t.state.Load().cfg.Trunk.MaxMessageBytes)
 	s.out = outbox.New(s.conn, func(method string, err error) { t.notifyFailed("", method, err) })
 	t.hosts.add(s)
 	s.releaseOwn = t.holdOwn(s)
@@ -232,7 +232,7 @@ func (s *Session) Run(ctx context.Context) error {
 func (s *Session) SetClaims(claims map[string]any) {
 	c := access.NewCaller(s.subject, claims, s.profile)
 	if old := s.caller.Swap(&c); old != nil {
-		s.trunk.announceView(s, s.trunk.access.Load(), *old, c)
+		s.trunk.announceView(s, *old, c)
 	}
 }
 

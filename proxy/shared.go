@@ -85,7 +85,7 @@ func (s *Session) wantsLog(server, level string) bool {
 // own reaches a caller it is hidden from, who hears of it what it hears of
 // a server that does not exist, nothing.
 func (s *Session) sees(server string) bool {
-	return s.trunk.sessionView(s, s.trunk.snapshot()).Shows(server)
+	return s.trunk.state.Load().view(s).Shows(server)
 }
 
 // wantsUpdate reports whether notifications/resources/updated for uri goes
@@ -101,7 +101,7 @@ func (s *Session) wantsUpdate(uri string) bool {
 			return false
 		}
 	}
-	view := s.trunk.sessionView(s, s.trunk.snapshot())
+	view := s.trunk.state.Load().view(s)
 	if !view.Restricted() {
 		return true
 	}
@@ -194,7 +194,8 @@ func (s *Session) releaseSubscriptions() {
 // one is, whether or not another caller holds it.
 func (t *Trunk) acquireSubscription(ctx context.Context, uri string) error {
 	t.waitSettled(ctx)
-	if _, _, err := admitURI(t.viewOf(ctx, t.snapshot()), "resource", uri); err != nil {
+	st := t.state.Load()
+	if _, _, err := admitURI(st.viewOf(ctx, st.catalog()), "resource", uri); err != nil {
 		return err
 	}
 	return t.subs.Acquire(uri, func() error {

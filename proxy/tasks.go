@@ -32,9 +32,9 @@ func taskBinding(s *Session) string {
 
 // handleTasks answers the tasks methods, which exist for a host only when
 // some server behind the trunk offers tasks (and the trunk declares them).
-func (t *Trunk) handleTasks(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+func (t *Trunk) handleTasks(ctx context.Context, st *state, method string, params json.RawMessage) (json.RawMessage, error) {
 	t.waitSettled(ctx)
-	view := t.viewOf(ctx, t.snapshot()) // tasks exist for a caller when a server it sees offers them, as initialize declares
+	view := st.viewOf(ctx, st.catalog()) // tasks exist for a caller when a server it sees offers them, as initialize declares
 	if !slices.ContainsFunc(t.clients(), func(c *upstream.Client) bool {
 		return view.Shows(c.Name()) && tasks.OffersAny(c.Init().RawCapabilities)
 	}) {
@@ -47,9 +47,9 @@ func (t *Trunk) handleTasks(ctx context.Context, method string, params json.RawM
 	case "tasks/list":
 		return t.listTasks(ctx) // 2025-11-25 only: the extension has no list
 	case "tasks/result":
-		return t.bounded(method, params).of(t.routeTask(ctx, method, params))
+		return t.bounded(st, method, params).of(t.routeTask(ctx, st, method, params))
 	}
-	return t.routeTask(ctx, method, params)
+	return t.routeTask(ctx, st, method, params)
 }
 
 // routeTask forwards tasks/get, tasks/result, tasks/cancel and (at
@@ -58,7 +58,7 @@ func (t *Trunk) handleTasks(ctx context.Context, method string, params json.RawM
 // answer back with the trunk's id in it and, where a result is inlined
 // (tasks/get of a finished 2026-07-28 task), its names and URIs exported as
 // a tools/call result's are.
-func (t *Trunk) routeTask(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+func (t *Trunk) routeTask(ctx context.Context, st *state, method string, params json.RawMessage) (json.RawMessage, error) {
 	taskID, err := translate.RequiredString(method, params, "taskId", "the task's id")
 	if err != nil {
 		return nil, err
@@ -67,7 +67,7 @@ func (t *Trunk) routeTask(ctx context.Context, method string, params json.RawMes
 	if err != nil {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s: %v", method, err)
 	}
-	c, _, err := t.owner(ctx, server, "task", taskID, params)
+	c, _, err := t.owner(ctx, st, server, "task", taskID, params)
 	if err != nil {
 		return nil, err
 	}
@@ -76,13 +76,14 @@ func (t *Trunk) routeTask(ctx context.Context, method string, params json.RawMes
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s: %v", method, err)
 	}
 	r := tasks.Route{Follower: t.follower(ctx, c), ServerCaps: c.Init().RawCapabilities, Issue: t.issueTaskID(ctx, server), Parking: t.parked, Host: hostRequestOf(ctx).HostRequest,
-		Timeout: c.Spec().Timeouts.Call.D(), Export: func(res json.RawMessage) json.RawMessage { return t.exportToolResult(server, res) }}
+		Timeout: c.Spec().Timeouts.Call.D(), Export: func(res json.RawMessage) json.RawMessage { return exportToolResult(st.catalog(), server, res) }}
 	return r.Answer(ctx, t.life, method, forward, hostRequestOf(ctx).Stateless())
 }
 
-// exportToolResult is a tool result of server's as hosts get it.
-func (t *Trunk) exportToolResult(server string, res json.RawMessage) json.RawMessage {
-	if t.snapshot().Unprefixed(server) {
+// exportToolResult is a tool result of server's as hosts get it, its
+// names exported as in cat.
+func exportToolResult(cat *catalog.Catalog, server string, res json.RawMessage) json.RawMessage {
+	if cat.Unprefixed(server) {
 		return res
 	}
 	return catalog.NamespaceToolResult(server, res)
@@ -99,7 +100,7 @@ func (t *Trunk) watchTask(ctx context.Context, id string) (func(), <-chan error,
 	if err != nil {
 		return nil, nil, err
 	}
-	c, _, err := t.owner(ctx, server, "task", id, nil)
+	c, _, err := t.owner(ctx, t.state.Load(), server, "task", id, nil)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -201,7 +202,7 @@ func (t *Trunk) taskStatus(server, method string, params json.RawMessage) {
 	id, _ := rawjson.StringField(params, "taskId")
 	t.taskLog.Heard(server, id, tasks.StatusMethod, params, nil)
 	if method == tasks.NotificationMethod {
-		params = tasks.Inlined(params, func(inner json.RawMessage) json.RawMessage { return t.exportToolResult(server, inner) })
+		params = tasks.Inlined(params, func(inner json.RawMessage) json.RawMessage { return exportToolResult(t.snapshot(), server, inner) })
 		for _, s := range t.hosts.all() {
 			if !s.sees(server) {
 				continue
