@@ -10,38 +10,38 @@ import (
 	"github.com/mcptrunk/mcptrunk/upstream"
 )
 
-// ownTools is the trunk as its own tools see it (trunktools.Trunk), in
-// the generation of the request that called one.
+// ownTools is the trunk as its own tools see it (trunktools.Trunk), for
+// the request that called one, in its generation.
 type ownTools struct {
 	t  *Trunk
-	st *state
+	rq request
 }
 
 func (o ownTools) WaitSettled(ctx context.Context)             { o.t.WaitSettled(ctx) }
 func (o ownTools) Servers() []*upstream.Client                 { return o.t.clients() }
 func (o ownTools) Server(name string) (*upstream.Client, bool) { return o.t.Fleet().Client(name) }
 func (o ownTools) Catalog(ctx context.Context) *catalog.Catalog {
-	return o.st.viewOf(ctx, o.st.catalog())
+	return o.rq.view(o.rq.st.catalog())
 }
-func (o ownTools) Status() trunktools.StatusReport { return o.t.statusReport(o.st) }
+func (o ownTools) Status() trunktools.StatusReport { return o.t.statusReport(o.rq.st) }
 
 func (o ownTools) ReadResource(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
-	return o.t.routeResource(ctx, o.st, "resources/read", params, true)
+	return o.t.routeResource(ctx, o.rq, "resources/read", params, true)
 }
 
 func (o ownTools) CallTool(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
-	return o.t.routeNamed(ctx, o.st, "tools/call", params, "tool")
+	return o.t.routeNamed(ctx, o.rq, "tools/call", params, "tool")
 }
 
 func (o ownTools) CallInRun(ctx context.Context, run string, params json.RawMessage) (json.RawMessage, error) {
 	handle := func(ctx context.Context) (json.RawMessage, error) { return o.t.Handle(ctx, "tools/call", params) }
-	if s := hostRequestOf(ctx).session; s != nil {
+	if s := o.rq.session; s != nil {
 		return s.observeInRun(ctx, run, params, handle)
 	}
 	return handle(ctx)
 }
 
-func (o ownTools) CodeMode() config.CodeMode { return o.st.cfg.Trunk.CodeMode.WithDefaults() }
+func (o ownTools) CodeMode() config.CodeMode { return o.rq.st.cfg.Trunk.CodeMode.WithDefaults() }
 
 // statusReport is the report of the status tool and resource now, under
 // generation st.

@@ -34,16 +34,15 @@ import (
 // In both, the shared instance still provides the catalog (names are the
 // same for everyone) and is never called.
 
-// ownInstance returns the instance of c's server a request of s goes to
+// ownInstance returns the instance of c's server that request hr goes to
 // when it is not the shared one, else nil.
-func (t *Trunk) ownInstance(ctx context.Context, s *Session, c *upstream.Client) (*upstream.Client, error) {
-	spec, id := c.Spec(), c.Name()
+func (t *Trunk) ownInstance(ctx context.Context, hr hostRequest, c *upstream.Client) (*upstream.Client, error) {
+	s, spec, id := hr.session, c.Spec(), c.Name()
 	switch {
 	case spec.PerUser():
 		if s == nil || s.subject == "" {
 			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "server %q acts as each caller with the caller's own credentials, so it needs a signed-in caller (serve --http with trunk.http.auth, and an access token); this request carries no identity", id)
 		}
-		hr := hostRequestOf(ctx)
 		if err := t.signIn.Require(ctx, signin.Caller{Subject: s.subject, Session: s.id, Elicitation: hr.Caps["elicitation"], Stateless: hr.Stateless(), Ask: s.Call, Notify: s.Notify}, id); err != nil {
 			return nil, err
 		}

@@ -22,33 +22,35 @@ import (
 // the four lists, and every request routed to an owner. Results come back as
 // the upstream sent them, apart from the names and URIs the trunk rewrites.
 // The request is handled under the generation in force when it begins
-// (state), from start to end, whatever reload happens meanwhile.
+// (state), from start to end, whatever reload happens meanwhile, as the
+// request of the host whose facts ctx carries (withHostRequest): they are
+// read here, once, and passed on as a value (request).
 func (t *Trunk) Handle(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-	st := t.state.Load()
+	rq := request{hostRequestOf(ctx), t.state.Load()}
 	switch method {
 	case "tools/list":
-		return t.list(ctx, st, catalog.ListTools, params)
+		return t.list(ctx, rq, catalog.ListTools, params)
 	case "prompts/list":
-		return t.list(ctx, st, catalog.ListPrompts, params)
+		return t.list(ctx, rq, catalog.ListPrompts, params)
 	case "resources/list":
-		return t.list(ctx, st, catalog.ListResources, params)
+		return t.list(ctx, rq, catalog.ListResources, params)
 	case "resources/templates/list":
-		return t.list(ctx, st, catalog.ListTemplates, params)
+		return t.list(ctx, rq, catalog.ListTemplates, params)
 	case "tools/call":
-		return t.bounded(st, method, params).of(t.routeNamed(ctx, st, method, params, "tool"))
+		return t.bounded(rq.st, method, params).of(t.routeNamed(ctx, rq, method, params, "tool"))
 	case "prompts/get":
-		return t.bounded(st, method, params).of(t.routeNamed(ctx, st, method, params, "prompt"))
+		return t.bounded(rq.st, method, params).of(t.routeNamed(ctx, rq, method, params, "prompt"))
 	case "resources/read", skills.GetMethod, skills.DirReadMethod:
-		return t.bounded(st, method, params).of(t.routeResource(ctx, st, method, params, true))
+		return t.bounded(rq.st, method, params).of(t.routeResource(ctx, rq, method, params, true))
 	case skills.ListMethod:
 		t.waitSettled(ctx)
-		return t.bounded(st, method, params).of(skills.ListOf(ctx, t.clients(), st.viewOf(ctx, st.catalog()).Admits, st.pins, t.logger))
+		return t.bounded(rq.st, method, params).of(skills.ListOf(ctx, t.clients(), rq.view(rq.st.catalog()).Admits, rq.st.pins, t.logger))
 	case "resources/subscribe", "resources/unsubscribe":
-		return t.routeResource(ctx, st, method, params, false)
+		return t.routeResource(ctx, rq, method, params, false)
 	case "completion/complete":
-		return t.routeCompletion(ctx, st, params)
+		return t.routeCompletion(ctx, rq, params)
 	case "tasks/get", "tasks/cancel", "tasks/result", "tasks/list", "tasks/update":
-		return t.handleTasks(ctx, st, method, params)
+		return t.handleTasks(ctx, rq, method, params)
 	case "logging/setLevel":
 		return t.setLevel(ctx, params)
 	case "ping":
@@ -57,7 +59,7 @@ func (t *Trunk) Handle(ctx context.Context, method string, params json.RawMessag
 	return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method %q is not supported by mcptrunk", method)
 }
 
-func (t *Trunk) list(ctx context.Context, st *state, l catalog.List, params json.RawMessage) (json.RawMessage, error) {
+func (t *Trunk) list(ctx context.Context, rq request, l catalog.List, params json.RawMessage) (json.RawMessage, error) {
 	t.waitSettled(ctx)
 	var cursor string
 	if len(params) > 0 {
@@ -66,9 +68,9 @@ func (t *Trunk) list(ctx context.Context, st *state, l catalog.List, params json
 			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s: %v", catalog.Specs[l].Method, err)
 		}
 	}
-	cat := st.catalog()
+	cat := rq.st.catalog()
 	t.served(l, cat)
-	cat = st.viewOf(ctx, cat)
+	cat = rq.view(cat)
 	if cursor == "" {
 		return cat.FirstPage(l, t.pageSize)
 	}
@@ -79,7 +81,7 @@ func (t *Trunk) list(ctx context.Context, st *state, l catalog.List, params json
 // owner (the exported name split by the scheme, or looked up for an
 // unprefixed server), the owner's own map gives the upstream name, and the
 // params go on with only the name replaced.
-func (t *Trunk) routeNamed(ctx context.Context, st *state, method string, params json.RawMessage, kind string) (json.RawMessage, error) {
+func (t *Trunk) routeNamed(ctx context.Context, rq request, method string, params json.RawMessage, kind string) (json.RawMessage, error) {
 	name, err := translate.RequiredName(method, params, kind)
 	if err != nil {
 		return nil, err
@@ -88,7 +90,7 @@ func (t *Trunk) routeNamed(ctx context.Context, st *state, method string, params
 		return nil, err
 	}
 	t.waitSettled(ctx)
-	cat := st.viewOf(ctx, st.catalog())
+	cat := rq.view(rq.st.catalog())
 	l, routes := catalog.ListTools, cat.Tools
 	if kind == "prompt" {
 		l, routes = catalog.ListPrompts, cat.Prompts
@@ -104,7 +106,7 @@ func (t *Trunk) routeNamed(ctx context.Context, st *state, method string, params
 	}
 	if c, ok := t.Fleet().Client(server); ok && c.AwaitRestart(ctx) {
 		// Its names were withdrawn while it restarted: look again.
-		cat = st.viewOf(ctx, st.catalog())
+		cat = rq.view(rq.st.catalog())
 		routes = cat.Tools
 		if kind == "prompt" {
 			routes = cat.Prompts
@@ -115,9 +117,9 @@ func (t *Trunk) routeNamed(ctx context.Context, st *state, method string, params
 		return nil, cat.UnknownName(kind, name) // forbidden, filtered or missing: one answer
 	}
 	if server == naming.TrunkServer && kind == "tool" && known {
-		return trunktools.Call(ctx, ownTools{t, st}, raw, params)
+		return trunktools.Call(ctx, ownTools{t, rq}, raw, params)
 	}
-	c, woke, err := t.owner(ctx, st, server, kind, name, params)
+	c, woke, err := t.owner(ctx, rq, server, kind, name, params)
 	if err != nil {
 		return nil, err
 	}
@@ -125,7 +127,7 @@ func (t *Trunk) routeNamed(ctx context.Context, st *state, method string, params
 		// The server's live catalog replaced the cached one: the name may
 		// be gone, or another now.
 		wasKnown := known
-		cat = st.viewOf(ctx, st.catalog())
+		cat = rq.view(rq.st.catalog())
 		routes = cat.Tools
 		if kind == "prompt" {
 			routes = cat.Prompts
@@ -139,7 +141,7 @@ func (t *Trunk) routeNamed(ctx context.Context, st *state, method string, params
 		if why, ok := cat.WithheldWhy(server, kind, name); ok {
 			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s", why)
 		}
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s", cat.NotExported(c, st.cfg.Trunk.ReadOnly, kind, name))
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s", cat.NotExported(c, rq.st.cfg.Trunk.ReadOnly, kind, name))
 	}
 	forward, err := rawjson.ReplaceString(params, "name", raw)
 	if err != nil {
@@ -157,18 +159,18 @@ func (t *Trunk) routeNamed(ctx context.Context, st *state, method string, params
 	call := t.callUpstream
 	if kind == "tool" {
 		tools := func() []upstream.Item { return c.Catalog().Tools }
-		if how := tasks.ModeOfCall(c.Init().RawCapabilities, hostRequestOf(ctx).HostRequest, tools, raw, forward); how != tasks.Direct {
-			call = func(ctx context.Context, c *upstream.Client, _ string, forward json.RawMessage) (json.RawMessage, error) {
-				return t.driveTask(ctx, c, how, forward)
+		if how := tasks.ModeOfCall(c.Init().RawCapabilities, rq.HostRequest, tools, raw, forward); how != tasks.Direct {
+			call = func(ctx context.Context, rq request, c *upstream.Client, _ string, forward json.RawMessage) (json.RawMessage, error) {
+				return t.driveTask(ctx, rq, c, how, forward)
 			}
 		}
 	}
-	res, err := call(ctx, c, method, forward)
+	res, err := call(ctx, rq, c, method, forward)
 	if err != nil {
 		return nil, err
 	}
 	if kind == "tool" {
-		res = t.taskCreated(ctx, server, res)
+		res = t.taskCreated(ctx, rq.session, server, res)
 	}
 	switch {
 	case cat.Unprefixed(server):
@@ -183,12 +185,12 @@ func (t *Trunk) routeNamed(ctx context.Context, st *state, method string, params
 // the item when the server is unknown or not available. A sleeping server
 // is started first (wake); woke says so, since its catalog may then differ
 // from the cached one the name was found in.
-func (t *Trunk) owner(ctx context.Context, st *state, server, kind, item string, params json.RawMessage) (_ *upstream.Client, woke bool, _ error) {
+func (t *Trunk) owner(ctx context.Context, rq request, server, kind, item string, params json.RawMessage) (_ *upstream.Client, woke bool, _ error) {
 	c, ok := t.Fleet().Client(server)
 	if !ok {
-		return nil, false, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "unknown %s %q: no server %q is configured%s", kind, item, server, st.catalog().DidYouMean(kind, item))
+		return nil, false, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "unknown %s %q: no server %q is configured%s", kind, item, server, rq.st.catalog().DidYouMean(kind, item))
 	}
-	if own, err := t.ownInstance(ctx, hostRequestOf(ctx).session, c); err != nil {
+	if own, err := t.ownInstance(ctx, rq.hostRequest, c); err != nil {
 		return nil, false, err
 	} else if own != nil {
 		c = own // the session's or the caller's own (private.go)
@@ -213,28 +215,28 @@ func (t *Trunk) owner(ctx context.Context, st *state, server, kind, item string,
 
 // routeResource routes requests that carry a resource URI. For reads, the
 // URIs in the result are rewritten too, so the host can read them back.
-func (t *Trunk) routeResource(ctx context.Context, st *state, method string, params json.RawMessage, read bool) (json.RawMessage, error) {
+func (t *Trunk) routeResource(ctx context.Context, rq request, method string, params json.RawMessage, read bool) (json.RawMessage, error) {
 	uri, err := translate.RequiredString(method, params, "uri", "the resource's URI")
 	if err != nil {
 		return nil, err
 	}
 	if server, raw, ok := naming.SplitResourceURI(uri); ok && server == naming.TrunkServer && read {
-		if cat := st.viewOf(ctx, st.catalog()); !cat.Admits("resource", server, raw, uri) {
+		if cat := rq.view(rq.st.catalog()); !cat.Admits("resource", server, raw, uri) {
 			return nil, cat.Hidden("resource", uri)
 		}
-		return trunktools.ReadResource(ctx, ownTools{t, st}, uri) // without waiting for the servers
+		return trunktools.ReadResource(ctx, ownTools{t, rq}, uri) // without waiting for the servers
 	}
 	t.waitSettled(ctx)
-	cat := st.viewOf(ctx, st.catalog())
+	cat := rq.view(rq.st.catalog())
 	server, raw, err := admitURI(cat, skills.KindOf(method), uri)
 	if err != nil {
 		return nil, err
 	}
-	c, _, err := t.owner(ctx, st, server, "resource", uri, params)
+	c, _, err := t.owner(ctx, rq, server, "resource", uri, params)
 	if err != nil {
 		return nil, err
 	}
-	if why, ok := st.catalog().Withheld[server][pin.Resources][raw]; ok {
+	if why, ok := rq.st.catalog().Withheld[server][pin.Resources][raw]; ok {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s", why)
 	}
 	if !catalog.ResourceAllowed(c.Spec().Resources, raw, c.Catalog().Templates) {
@@ -247,7 +249,7 @@ func (t *Trunk) routeResource(ctx context.Context, st *state, method string, par
 	conn := c.Status().Since // the connection the request goes to
 	var res json.RawMessage
 	if read {
-		res, err = t.callUpstream(ctx, c, method, forward)
+		res, err = t.callUpstream(ctx, rq, c, method, forward)
 	} else {
 		res, err = c.Call(ctx, method, forward)
 	}
@@ -259,7 +261,7 @@ func (t *Trunk) routeResource(ctx context.Context, st *state, method string, par
 		t.toResync.Subscribed(server, raw, method == "resources/subscribe", conn)
 		return res, nil
 	}
-	if err := st.pins.CheckRead(method, server, raw, res); err != nil {
+	if err := rq.st.pins.CheckRead(method, server, raw, res); err != nil {
 		return nil, err
 	}
 	switch {
@@ -284,14 +286,14 @@ func admitURI(cat *catalog.Catalog, kind, uri string) (server, raw string, err e
 
 // routeCompletion routes completion/complete by its reference: a prompt's
 // exported name or a template's namespaced URI.
-func (t *Trunk) routeCompletion(ctx context.Context, st *state, params json.RawMessage) (json.RawMessage, error) {
+func (t *Trunk) routeCompletion(ctx context.Context, rq request, params json.RawMessage) (json.RawMessage, error) {
 	start, end, found, err := rawjson.FieldSpan(params, "ref")
 	if err != nil || !found {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "completion/complete: params need a ref")
 	}
 	ref := params[start:end]
 	t.waitSettled(ctx)
-	cat := st.viewOf(ctx, st.catalog())
+	cat := rq.view(rq.st.catalog())
 	server, field, value, err := cat.CompletionTarget(ref)
 	if exported, _ := rawjson.StringField(ref, "uri"); err == nil && field == "uri" && !cat.Admits("template", server, value, exported) {
 		err = fmt.Errorf("unknown resource %q", exported)
@@ -299,7 +301,7 @@ func (t *Trunk) routeCompletion(ctx context.Context, st *state, params json.RawM
 	if err != nil {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "completion/complete: %v", err)
 	}
-	c, _, err := t.owner(ctx, st, server, "completion reference", value, params)
+	c, _, err := t.owner(ctx, rq, server, "completion reference", value, params)
 	if err != nil {
 		return nil, err
 	}

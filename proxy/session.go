@@ -318,7 +318,7 @@ func (s *Session) handleStateless(ctx context.Context, meta translate.RequestMet
 	case protocol.MethodDiscover:
 		return s.discover(ctx, hr)
 	case protocol.MethodListen:
-		return s.listens.Listen(ctx, jsonrpc.RequestID(ctx), jsonrpc.Answered(ctx), params, listenSession{s}, s.logger)
+		return s.listens.Listen(ctx, jsonrpc.RequestID(ctx), jsonrpc.Answered(ctx), params, listenSession{s, hr}, s.logger)
 	}
 	params, release := s.trunk.hosts.claimProgress(s, params)
 	defer release()

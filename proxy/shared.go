@@ -149,7 +149,7 @@ func (s *Session) subscribe(ctx context.Context, uri string) error {
 	}
 	s.subs[uri] = true
 	s.subsMu.Unlock()
-	if err := s.trunk.acquireSubscription(ctx, uri); err != nil {
+	if err := s.trunk.acquireSubscription(ctx, s, uri); err != nil {
 		s.subsMu.Lock()
 		delete(s.subs, uri)
 		s.subsMu.Unlock()
@@ -190,12 +190,11 @@ func (s *Session) releaseSubscriptions() {
 
 // acquireSubscription subscribes upstream to a namespaced URI unless a
 // share of it is held (relay.Shares). Every holder is admitted by its own
-// view first: a URI hidden from the caller of ctx is refused as a missing
+// view first: a URI hidden from session s's caller is refused as a missing
 // one is, whether or not another caller holds it.
-func (t *Trunk) acquireSubscription(ctx context.Context, uri string) error {
+func (t *Trunk) acquireSubscription(ctx context.Context, s *Session, uri string) error {
 	t.waitSettled(ctx)
-	st := t.state.Load()
-	if _, _, err := admitURI(st.viewOf(ctx, st.catalog()), "resource", uri); err != nil {
+	if _, _, err := admitURI(t.state.Load().view(s), "resource", uri); err != nil {
 		return err
 	}
 	return t.subs.Acquire(uri, func() error {
@@ -223,11 +222,15 @@ func (t *Trunk) releaseSubscription(uri string, quiet bool) {
 // subscriptionRelease bounds the upstream unsubscribe when a share ends.
 const subscriptionRelease = 5 * time.Second
 
-// listenSession is a session as its listens see it (ListenSession).
-type listenSession struct{ s *Session }
+// listenSession is a session as its listens see it (ListenSession), with
+// the facts of the listen request (hr).
+type listenSession struct {
+	s  *Session
+	hr hostRequest
+}
 
 func (l listenSession) Acquire(ctx context.Context, uri string) error {
-	return l.s.trunk.acquireSubscription(ctx, uri)
+	return l.s.trunk.acquireSubscription(ctx, l.s, uri)
 }
 
 func (l listenSession) Release(uri string, shutdown bool) {
@@ -235,7 +238,7 @@ func (l listenSession) Release(uri string, shutdown bool) {
 }
 
 func (l listenSession) WatchTask(ctx context.Context, id string) (func(), <-chan error, error) {
-	return l.s.trunk.watchTask(ctx, id)
+	return l.s.trunk.watchTask(ctx, l.hr, id)
 }
 
 func (l listenSession) CheckSize(size int) error { return l.s.conn.CheckSize(size) }

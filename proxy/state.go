@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"context"
 	"sync"
 	"sync/atomic"
 
@@ -65,20 +64,9 @@ func (st *state) catalog() *catalog.Catalog {
 // policy is the generation's export policy.
 func (st *state) policy() catalog.Policy { return catalog.PolicyOf(st.cfg.Trunk) }
 
-// viewOf is cat (the generation's whole catalog) as the caller of ctx's
-// request sees it under the generation's rules (proxy/access). A request
-// of no session (the one-shot commands: the operator, on the operator's
-// own config) sees all of it.
-func (st *state) viewOf(ctx context.Context, cat *catalog.Catalog) *catalog.Catalog {
-	if s := hostRequestOf(ctx).session; s != nil {
-		return st.sessionView(s, cat)
-	}
-	return cat
-}
-
 // sessionView is cat as session s's caller sees it now under the
 // generation's rules: the one place a caller's view is taken, for its
-// requests (viewOf), for what reaches it unasked (resource updates, list
+// requests (request.view), for what reaches it unasked (resource updates, list
 // changes) and for what it is told of the servers (initialize,
 // server/discover). It is built from the caller's current credentials
 // (Session.SetClaims).
