@@ -1,8 +1,6 @@
 package proxy
 
 import (
-	"context"
-
 	"github.com/mcptrunk/mcptrunk/proxy/catalog"
 	"github.com/mcptrunk/mcptrunk/proxy/translate"
 )
@@ -33,24 +31,4 @@ func (rq request) view(cat *catalog.Catalog) *catalog.Catalog {
 		return rq.st.sessionView(rq.session, cat)
 	}
 	return cat
-}
-
-type hostRequestKey struct{}
-
-// withHostRequest attaches the host request's facts to ctx for Trunk.Handle,
-// which reads them once, at its entry, and passes them on as a request;
-// nothing below it reads them from the context. By pointer, read only: a
-// 2025-era host's requests share legacyHost's, unboxed.
-func withHostRequest(ctx context.Context, hr *hostRequest) context.Context {
-	return context.WithValue(ctx, hostRequestKey{}, hr)
-}
-
-// hostRequestOf returns the facts attached by withHostRequest; a context
-// without them (the trunk's own calls, the CLI's one-shot commands) is a
-// legacy request with no capabilities.
-func hostRequestOf(ctx context.Context) hostRequest {
-	if hr, _ := ctx.Value(hostRequestKey{}).(*hostRequest); hr != nil {
-		return *hr
-	}
-	return hostRequest{}
 }

@@ -34,7 +34,9 @@ func (o ownTools) CallTool(ctx context.Context, params json.RawMessage) (json.Ra
 }
 
 func (o ownTools) CallInRun(ctx context.Context, run string, params json.RawMessage) (json.RawMessage, error) {
-	handle := func(ctx context.Context) (json.RawMessage, error) { return o.t.Handle(ctx, "tools/call", params) }
+	handle := func(ctx context.Context) (json.RawMessage, error) {
+		return o.t.handle(ctx, o.rq.hostRequest, "tools/call", params)
+	}
 	if s := o.rq.session; s != nil {
 		return s.observeInRun(ctx, run, params, handle)
 	}

@@ -18,15 +18,21 @@ import (
 	"github.com/mcptrunk/mcptrunk/upstream"
 )
 
-// Handle answers one request from the host that concerns the upstreams:
-// the four lists, and every request routed to an owner. Results come back as
+// Handle answers one request that concerns the upstreams and comes from no
+// host connection (the trunk's own, the one-shot commands'): a legacy
+// request with no capabilities and no session (handle).
+func (t *Trunk) Handle(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	return t.handle(ctx, hostRequest{}, method, params)
+}
+
+// handle answers one request of host hr that concerns the upstreams: the
+// four lists, and every request routed to an owner. Results come back as
 // the upstream sent them, apart from the names and URIs the trunk rewrites.
 // The request is handled under the generation in force when it begins
-// (state), from start to end, whatever reload happens meanwhile, as the
-// request of the host whose facts ctx carries (withHostRequest): they are
-// read here, once, and passed on as a value (request).
-func (t *Trunk) Handle(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-	rq := request{hostRequestOf(ctx), t.state.Load()}
+// (state), from start to end, whatever reload happens meanwhile; its facts
+// go down as a value (request), never through ctx.
+func (t *Trunk) handle(ctx context.Context, hr hostRequest, method string, params json.RawMessage) (json.RawMessage, error) {
+	rq := request{hr, t.state.Load()}
 	switch method {
 	case "tools/list":
 		return t.list(ctx, rq, catalog.ListTools, params)

@@ -281,9 +281,8 @@ func (s *Session) handle(ctx context.Context, meta translate.RequestMeta, method
 		if meta.Version != "" {
 			hr = &hostRequest{translate.HostRequest{Version: meta.Version, Caps: meta.Caps}, s}
 		}
-		return s.discover(withHostRequest(ctx, hr), *hr)
+		return s.discover(ctx, *hr)
 	}
-	ctx = withHostRequest(ctx, hr)
 	if s.trunk.hosts.shared.Load() {
 		if res, handled, err := s.handleShared(ctx, method, params); handled {
 			return res, err
@@ -291,7 +290,7 @@ func (s *Session) handle(ctx context.Context, meta translate.RequestMeta, method
 	}
 	params, release := s.trunk.hosts.claimProgress(s, params)
 	defer release()
-	res, err := s.trunk.Handle(ctx, method, params)
+	res, err := s.trunk.handle(ctx, *hr, method, params)
 	s.out.Flush()
 	if err != nil {
 		return nil, err
@@ -307,7 +306,7 @@ func (s *Session) handleStateless(ctx context.Context, meta translate.RequestMet
 	// An upstream at the stateless revision is told, in each request, what
 	// this very request's host can be asked and the log level it asked for
 	// (none when it named none), exactly: upstream.Client sets the _meta.
-	ctx = outgoing.WithHostCapabilities(withHostRequest(ctx, &hr), hr.ForwardedCaps())
+	ctx = outgoing.WithHostCapabilities(ctx, hr.ForwardedCaps())
 	ctx = outgoing.WithLogLevel(ctx, meta.LogLevel)
 	if err := translate.RemovedError(method); err != nil {
 		return nil, err
@@ -322,7 +321,7 @@ func (s *Session) handleStateless(ctx context.Context, meta translate.RequestMet
 	}
 	params, release := s.trunk.hosts.claimProgress(s, params)
 	defer release()
-	res, err := s.trunk.Handle(ctx, method, params)
+	res, err := s.trunk.handle(ctx, hr, method, params)
 	s.out.Flush()
 	if err != nil {
 		return nil, err
