@@ -58,3 +58,43 @@ func TestReloadMidRequestKeepsTheRequestsGeneration(t *testing.T) {
 		t.Errorf("the request after the reload was not served under its maxMessageBytes %d: got %.200s", large, second)
 	}
 }
+
+// A generation's catalog is rebuilt after a server change under that
+// generation's export policy, not the one in force: a request begun
+// before a reload that changed trunk.prefix still finds names as its
+// generation exports them, and one begun after finds them the new way.
+func TestStateCatalogIsItsGenerations(t *testing.T) {
+	set := memserver.Set{"notes": {Tools: []json.RawMessage{memserver.Tool("echo", "")}}}
+	tr, h := memTrunk(t, set, nil, nil, nil)
+	h.initialize(`{}`)
+	if res, errObj := h.call("tools/list", `{}`); !strings.Contains(string(res), `"mcp__notes__echo"`) {
+		t.Fatalf("tools/list: %s %s", res, errObj)
+	}
+	old := tr.state.Load()
+	if err := tr.Reload(context.Background(), memConfig(t, set, nil, map[string]any{"prefix": ""})); err != nil {
+		t.Fatalf("reload: %v", err)
+	}
+	now := tr.state.Load()
+	if now == old {
+		t.Fatal("the reload did not replace the state")
+	}
+	tr.serverChanged("notes") // both generations' catalogs are stale now
+	for _, c := range []struct {
+		name  string
+		st    *state
+		names map[string]bool // exported name: exported
+	}{
+		{"the old generation", old, map[string]bool{"mcp__notes__echo": true, "notes__echo": false}},
+		{"the new generation", now, map[string]bool{"notes__echo": true, "mcp__notes__echo": false}},
+	} {
+		cat := c.st.catalog()
+		if got, want := c.st.built.Load(), tr.changes.Load(); got != want {
+			t.Errorf("%s's catalog includes %d server changes, want all %d", c.name, got, want)
+		}
+		for name, want := range c.names {
+			if _, found := cat.Tools["notes"][name]; found != want {
+				t.Errorf("%s's catalog exports %q: %v, want %v", c.name, name, found, want)
+			}
+		}
+	}
+}
