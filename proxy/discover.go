@@ -16,7 +16,7 @@ import (
 // server or an extension the caller's view leaves out.
 func (s *Session) readyInView() []translate.Ready {
 	ready := translate.ReadyOf(s.trunk.clients())
-	view := s.trunk.sessionView(s, s.trunk.snapshot())
+	view := s.trunk.state.Load().view(s)
 	if !view.Restricted() {
 		return ready
 	}

@@ -1,8 +1,7 @@
 package proxy
 
 import (
-	"context"
-
+	"github.com/mcptrunk/mcptrunk/proxy/catalog"
 	"github.com/mcptrunk/mcptrunk/proxy/translate"
 )
 
@@ -15,21 +14,21 @@ type hostRequest struct {
 	session *Session
 }
 
-type hostRequestKey struct{}
-
-// withHostRequest attaches the host request's facts to ctx: Trunk.Handle
-// takes them there, so that its signature stays that of a request. By
-// pointer, read only: a 2025-era host's requests share legacyHost's, unboxed.
-func withHostRequest(ctx context.Context, hr *hostRequest) context.Context {
-	return context.WithValue(ctx, hostRequestKey{}, hr)
+// request is one host request as the trunk routes it: the facts of the
+// host that sent it and the generation of the trunk's state it is handled
+// under, passed from Handle down as a value.
+type request struct {
+	hostRequest
+	st *state
 }
 
-// hostRequestOf returns the facts attached by withHostRequest; a context
-// without them (the trunk's own calls, the CLI's one-shot commands) is a
-// legacy request with no capabilities.
-func hostRequestOf(ctx context.Context) hostRequest {
-	if hr, _ := ctx.Value(hostRequestKey{}).(*hostRequest); hr != nil {
-		return *hr
+// view is cat, a catalog of the request's generation, as the request's
+// caller sees it under the generation's rules (proxy/access). A request
+// of no session (the one-shot commands: the operator, on the operator's
+// own config) sees all of it.
+func (rq request) view(cat *catalog.Catalog) *catalog.Catalog {
+	if rq.session != nil {
+		return rq.st.sessionView(rq.session, cat)
 	}
-	return hostRequest{}
+	return cat
 }

@@ -6,8 +6,6 @@ import (
 	"testing"
 
 	"github.com/mcptrunk/mcptrunk/internal/config"
-	"github.com/mcptrunk/mcptrunk/proxy/access"
-	"github.com/mcptrunk/mcptrunk/proxy/catalog"
 
 	"github.com/mcptrunk/mcptrunk/internal/rawjson"
 	"github.com/mcptrunk/mcptrunk/proxy/translate"
@@ -16,9 +14,8 @@ import (
 // bareTrunk is a Trunk with no servers and no rules, enough for its
 // sessions' routing to be tested without starting it.
 func bareTrunk() *Trunk {
-	tr := &Trunk{hosts: newHostSet()}
-	tr.access.Store(access.New(config.TrunkOptions{}, slog.New(slog.DiscardHandler)))
-	tr.cat.Store(&catalog.Catalog{})
+	tr := &Trunk{hosts: newHostSet(), logger: slog.New(slog.DiscardHandler)}
+	tr.state.Store(newState(tr, &config.Config{}, nil))
 	return tr
 }
 

@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"context"
 	"encoding/json"
 
 	"github.com/mcptrunk/mcptrunk/internal/limits"
@@ -20,7 +19,7 @@ import (
 // (tasks/*, resources/unsubscribe), nor the trunk's own tools (whose
 // call_tool and read_resource count as the request they stand for:
 // ownTools).
-func (t *Trunk) limited(ctx context.Context, method string, params json.RawMessage) (res json.RawMessage, refused bool, err error) {
+func (t *Trunk) limited(rq request, method string, params json.RawMessage) (res json.RawMessage, refused bool, err error) {
 	switch method {
 	case "tools/call", "prompts/get", "resources/read", "resources/subscribe":
 	default:
@@ -29,12 +28,12 @@ func (t *Trunk) limited(ctx context.Context, method string, params json.RawMessa
 	if !t.limiter.Rules() {
 		return nil, false, nil
 	}
-	s := hostRequestOf(ctx).session
+	s := rq.session
 	server, item := t.describe(s, method, params)
 	if server == "" || server == naming.TrunkServer {
 		return nil, false, nil
 	}
-	view := t.viewOf(ctx, t.snapshot())
+	view := rq.view(rq.st.catalog())
 	if view.Restricted() && !viewAdmits(view, method, server, item) {
 		return nil, false, nil // refused as a missing item is, uncounted: no answer tells a hidden item is there
 	}

@@ -29,11 +29,12 @@ func (t *Trunk) describe(s *Session, method string, params json.RawMessage) (ser
 	default:
 		return "", ""
 	}
-	cat := t.snapshot()
+	st := t.state.Load()
+	cat := st.catalog()
 	if !cat.HasUnprefixed() {
 		// Every server is namespaced, or no catalog is built yet: the
 		// name says whose it is, in the scheme in force.
-		cat = &catalog.Catalog{Scheme: t.policy().Scheme}
+		cat = &catalog.Catalog{Scheme: st.policy().Scheme}
 	}
 	return cat.ServerOf(method, item), item
 }

@@ -10,47 +10,54 @@ import (
 	"github.com/mcptrunk/mcptrunk/upstream"
 )
 
-// ownTools is the trunk as its own tools see it (trunktools.Trunk).
-type ownTools struct{ t *Trunk }
+// ownTools is the trunk as its own tools see it (trunktools.Trunk), for
+// the request that called one, in its generation.
+type ownTools struct {
+	t  *Trunk
+	rq request
+}
 
 func (o ownTools) WaitSettled(ctx context.Context)             { o.t.WaitSettled(ctx) }
 func (o ownTools) Servers() []*upstream.Client                 { return o.t.clients() }
 func (o ownTools) Server(name string) (*upstream.Client, bool) { return o.t.Fleet().Client(name) }
 func (o ownTools) Catalog(ctx context.Context) *catalog.Catalog {
-	return o.t.viewOf(ctx, o.t.snapshot())
+	return o.rq.view(o.rq.st.catalog())
 }
-func (o ownTools) Status() trunktools.StatusReport { return o.t.statusReport() }
+func (o ownTools) Status() trunktools.StatusReport { return o.t.statusReport(o.rq.st) }
 
 // ReadResource and CallTool are counted by trunk.limits as the request
 // they stand for is: the trunk's own tools are no way around a limit.
 func (o ownTools) ReadResource(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
-	if res, refused, err := o.t.limited(ctx, "resources/read", params); refused {
+	if res, refused, err := o.t.limited(o.rq, "resources/read", params); refused {
 		return res, err
 	}
-	return o.t.routeResource(ctx, "resources/read", params, true)
+	return o.t.routeResource(ctx, o.rq, "resources/read", params, true)
 }
 
 func (o ownTools) CallTool(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
-	if res, refused, err := o.t.limited(ctx, "tools/call", params); refused {
+	if res, refused, err := o.t.limited(o.rq, "tools/call", params); refused {
 		return res, err
 	}
-	return o.t.routeNamed(ctx, "tools/call", params, "tool")
+	return o.t.routeNamed(ctx, o.rq, "tools/call", params, "tool")
 }
 
 func (o ownTools) CallInRun(ctx context.Context, run string, params json.RawMessage) (json.RawMessage, error) {
-	handle := func(ctx context.Context) (json.RawMessage, error) { return o.t.Handle(ctx, "tools/call", params) }
-	if s := hostRequestOf(ctx).session; s != nil {
+	handle := func(ctx context.Context) (json.RawMessage, error) {
+		return o.t.handle(ctx, o.rq.hostRequest, "tools/call", params)
+	}
+	if s := o.rq.session; s != nil {
 		return s.observeInRun(ctx, run, params, handle)
 	}
 	return handle(ctx)
 }
 
-func (o ownTools) CodeMode() config.CodeMode { return o.t.cfg.Load().Trunk.CodeMode.WithDefaults() }
+func (o ownTools) CodeMode() config.CodeMode { return o.rq.st.cfg.Trunk.CodeMode.WithDefaults() }
 
-// statusReport is the report of the status tool and resource now.
-func (t *Trunk) statusReport() trunktools.StatusReport {
-	r := trunktools.StatusReport{Servers: []upstream.Status{}, MaxMessageBytes: t.cfg.Load().Trunk.MaxMessageBytes, DroppedNotifications: t.dropped.Load(), UnattributedNotifications: t.unowned.Load(), Pinning: t.pins.Load().Report(), ParkedCalls: t.parked.Count(),
-		Conflicts: t.snapshot().Conflicts}
+// statusReport is the report of the status tool and resource now, under
+// generation st.
+func (t *Trunk) statusReport(st *state) trunktools.StatusReport {
+	r := trunktools.StatusReport{Servers: []upstream.Status{}, MaxMessageBytes: st.cfg.Trunk.MaxMessageBytes, DroppedNotifications: t.dropped.Load(), UnattributedNotifications: t.unowned.Load(), Pinning: st.pins.Report(), ParkedCalls: t.parked.Count(),
+		Conflicts: st.catalog().Conflicts}
 	running := t.taskLog.Running()
 	for _, c := range t.clients() {
 		st := c.Status()

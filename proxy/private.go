@@ -34,25 +34,24 @@ import (
 // In both, the shared instance still provides the catalog (names are the
 // same for everyone) and is never called.
 
-// ownInstance returns the instance of c's server a request of s goes to
+// ownInstance returns the instance of c's server that request hr goes to
 // when it is not the shared one, else nil.
-func (t *Trunk) ownInstance(ctx context.Context, s *Session, c *upstream.Client) (*upstream.Client, error) {
-	spec, id := c.Spec(), c.Name()
+func (t *Trunk) ownInstance(ctx context.Context, hr hostRequest, c *upstream.Client) (*upstream.Client, error) {
+	s, spec, id := hr.session, c.Spec(), c.Name()
 	switch {
 	case spec.PerUser():
 		if s == nil || s.subject == "" {
 			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "server %q acts as each caller with the caller's own credentials, so it needs a signed-in caller (serve --http with trunk.http.auth, and an access token); this request carries no identity", id)
 		}
-		hr := hostRequestOf(ctx)
 		if err := t.signIn.Require(ctx, signin.Caller{Subject: s.subject, Session: s.id, Elicitation: hr.Caps["elicitation"], Stateless: hr.Stateless(), Ask: s.Call, Notify: s.Notify}, id); err != nil {
 			return nil, err
 		}
-		return t.perUser.Client(ctx, s.subject, id, func() (config.Spec, error) { return t.creds.ForSubject(spec, s.subject) },
+		return t.perUser.Client(ctx, s.subject, t.callerFleet(s), id, func() (config.Spec, error) { return t.creds.ForSubject(spec, s.subject) },
 			func(c *upstream.Client) { t.tellPrivate(ctx, s, c) })
 	case spec.PerCaller() && s != nil && s.subject != "":
-		return t.perUser.Client(ctx, s.subject, id, func() (config.Spec, error) { return spec, nil }, func(c *upstream.Client) { t.tellPrivate(ctx, s, c) })
+		return t.perUser.Client(ctx, s.subject, t.callerFleet(s), id, func() (config.Spec, error) { return spec, nil }, func(c *upstream.Client) { t.tellPrivate(ctx, s, c) })
 	case s != nil && (spec.PerSession() || spec.PerCaller()) && t.hosts.shared.Load() && !s.perRequest:
-		return t.own.Client(ctx, s, id, func() (config.Spec, error) { return spec, nil }, func(c *upstream.Client) { t.tellPrivate(ctx, s, c) })
+		return t.own.Client(ctx, s, t.sessionFleet(s), id, func() (config.Spec, error) { return spec, nil }, func(c *upstream.Client) { t.tellPrivate(ctx, s, c) })
 	}
 	return nil, nil
 }
@@ -67,22 +66,35 @@ func (t *Trunk) holdOwn(s *Session) func() {
 	return func() { release(); releaseUser() }
 }
 
-// initPools sets how own instances are made (the Trunk's zero pools).
+// initPools sets up the pools of own instances (the Trunk's zero pools).
 func (t *Trunk) initPools() {
 	t.own.Whose, t.own.Logger = "the session's", t.logger
-	t.own.New = func(_ context.Context, s *Session) *upstream.Fleet {
+	t.perUser.Whose, t.perUser.Logger = "the caller's", t.logger
+	t.perUser.Idle = func() time.Duration { return t.state.Load().cfg.Trunk.CallerIdle() }
+	t.perUser.Closed = t.creds.Forget
+}
+
+// sessionFleet makes session s's fleet of own instances: told s's host's
+// capabilities, their notifications and requests go to s alone.
+func (t *Trunk) sessionFleet(s *Session) func() *upstream.Fleet {
+	return func() *upstream.Fleet {
 		return t.ownFleet(s.logger, *s.legacyHost(), func(server, method string, params json.RawMessage) {
 			t.toSession(s, t.ownCall(s, server), server, method, t.exportNotification(server, method, params))
 		}, func(ctx context.Context, server, method string, params json.RawMessage) (json.RawMessage, error) {
 			return t.askSession(ctx, s, t.ownCall(s, server), server, method, tasks.Relate(params, t.sessionTaskIDs(s, server)))
 		}, nil)
 	}
-	t.perUser.Whose, t.perUser.Logger = "the caller's", t.logger
-	t.perUser.Idle = func() time.Duration { return t.cfg.Load().Trunk.CallerIdle() }
-	t.perUser.Closed = t.creds.Forget
-	t.perUser.New = func(ctx context.Context, subject string) *upstream.Fleet {
+}
+
+// callerFleet makes the fleet of own instances of the caller of session
+// first, whose request needs the caller's first instance: told first's host's
+// capabilities, they act with the caller's credentials, and what they
+// send goes to the caller's sessions alone.
+func (t *Trunk) callerFleet(first *Session) func() *upstream.Fleet {
+	return func() *upstream.Fleet {
+		subject := first.subject
 		mine := func(s *Session) bool { return s.subject == subject }
-		return t.ownFleet(t.logger.With("subject", subject), *hostRequestOf(ctx).session.legacyHost(), func(server, method string, params json.RawMessage) {
+		return t.ownFleet(t.logger.With("subject", subject), *first.legacyHost(), func(server, method string, params json.RawMessage) {
 			params = t.exportNotification(server, method, params)
 			switch method {
 			case "notifications/progress":
@@ -137,7 +149,7 @@ func (t *Trunk) ownFleet(logger *slog.Logger, hr hostRequest, notify func(server
 	return upstream.NewFleet(&upstream.Options{
 		Logger:          logger,
 		Concurrency:     1,
-		MaxMessageBytes: t.cfg.Load().Trunk.MaxMessageBytes,
+		MaxMessageBytes: t.state.Load().cfg.Trunk.MaxMessageBytes,
 		Version:         t.version,
 		Capabilities:    hr.ForwardedCaps(),
 		Restart:         t.restart,

@@ -15,23 +15,31 @@ import (
 // Reload applies a new config to a running trunk: servers that are gone are
 // shut down, new ones started, and those whose spec changed restarted;
 // servers whose spec is unchanged are not disturbed, nor are their calls in
-// flight. The trunk options that can change at runtime (maxNameLength) take
-// effect at once. Reloads are serialised; the error joins every server that
-// failed to start (they are running the new config anyway, as failed).
+// flight. The trunk options that can change at runtime (maxNameLength,
+// the rules, pinning) take effect at once, as one new generation (state):
+// a request begun before ends under the generation it began with. Reloads
+// are serialised; the error joins every server that failed to start (they
+// are running the new config anyway, as failed).
 func (t *Trunk) Reload(ctx context.Context, cfg *config.Config) error {
 	t.reloadMu.Lock()
 	defer t.reloadMu.Unlock()
-	old := t.cfg.Swap(cfg)
-	// The views anew, under the rules in force; at the end each host is
-	// told the lists the new rules changed for it.
-	defer t.announceViews(t.access.Swap(access.New(cfg.Trunk, t.logger)))
+	was := t.state.Load()
+	old := was.cfg
+	pins := was.pins
+	if old.Trunk.Pin != cfg.Trunk.Pin || old.Trunk.LockFile != cfg.Trunk.LockFile {
+		pins = catalog.NewPinner(cfg.Trunk, t.record, t.logger)
+	}
+	// The new generation whole: requests that began before finish under
+	// the old one. Its catalog is built under the new policy and pins at
+	// its first read; the announcer is woken to compare it with what the
+	// hosts were served, and at the end each host is told the lists the
+	// new rules changed for it.
+	t.state.Store(newState(t, cfg, pins))
+	t.serverChanged("")
+	defer t.announceViews(was.access)
 	t.creds.Configure(cfg.Servers)
 	t.signIn.Configure(cfg)
 	t.limiter.Configure(cfg.Trunk.Limits)
-	if old.Trunk.Pin != cfg.Trunk.Pin || old.Trunk.LockFile != cfg.Trunk.LockFile {
-		t.pins.Store(catalog.NewPinner(cfg.Trunk, t.record, t.logger))
-		t.serverChanged("")
-	}
 	for _, s := range t.hosts.all() {
 		s.setLimits(cfg.Trunk.MaxMessageBytes)
 	}
@@ -93,24 +101,26 @@ func (t *Trunk) announceViews(old *access.Rules) {
 	default:
 		return // no host has been served a list
 	}
-	cat, now := t.snapshot(), t.access.Load()
+	st := t.state.Load()
+	cat := st.catalog()
 	for _, s := range t.hosts.all() {
 		caller := *s.caller.Load()
-		t.announceViewChange(s, old.View(cat, caller), now.View(cat, caller))
+		t.announceViewChange(s, old.View(cat, caller), st.access.View(cat, caller))
 	}
 }
 
 // announceView sends session s list_changed for each list it has been
 // served that differs between what its caller saw (was) and sees now
-// (is), under rules: its token now carries other claims.
-func (t *Trunk) announceView(s *Session, rules *access.Rules, was, is access.Caller) {
+// (is), under the rules in force: its token now carries other claims.
+func (t *Trunk) announceView(s *Session, was, is access.Caller) {
 	select {
 	case <-t.started:
 	default:
 		return // no host has been served a list
 	}
-	cat := t.snapshot()
-	t.announceViewChange(s, rules.View(cat, was), rules.View(cat, is))
+	st := t.state.Load()
+	cat := st.catalog()
+	t.announceViewChange(s, st.access.View(cat, was), st.access.View(cat, is))
 }
 
 // announceViewChange sends s list_changed for each list it has been served

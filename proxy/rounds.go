@@ -11,11 +11,11 @@ import (
 	"github.com/mcptrunk/mcptrunk/upstream"
 )
 
-// callUpstream sends a tools/call, prompts/get or resources/read to its
-// owner, translating multi-round-trip results between the host's revision
-// and the upstream's.
-func (t *Trunk) callUpstream(ctx context.Context, c *upstream.Client, method string, params json.RawMessage) (json.RawMessage, error) {
-	hr := hostRequestOf(ctx)
+// callUpstream sends a tools/call, prompts/get or resources/read of
+// request rq to its owner, translating multi-round-trip results between
+// the host's revision and the upstream's.
+func (t *Trunk) callUpstream(ctx context.Context, rq request, c *upstream.Client, method string, params json.RawMessage) (json.RawMessage, error) {
+	hr := rq.hostRequest
 	defer t.hosts.began(hr.session, c.Name(), jsonrpc.RequestID(ctx))()
 	hostStateless := hr.Stateless()
 	upStateless := protocol.IsStateless(c.Init().ProtocolVersion)

@@ -18,37 +18,48 @@ import (
 	"github.com/mcptrunk/mcptrunk/upstream"
 )
 
-// Handle answers one request from the host that concerns the upstreams:
-// the four lists, and every request routed to an owner. Results come back as
-// the upstream sent them, apart from the names and URIs the trunk rewrites.
+// Handle answers one request that concerns the upstreams and comes from no
+// host connection (the trunk's own, the one-shot commands'): a legacy
+// request with no capabilities and no session (handle).
 func (t *Trunk) Handle(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-	if res, refused, err := t.limited(ctx, method, params); refused {
+	return t.handle(ctx, hostRequest{}, method, params)
+}
+
+// handle answers one request of host hr that concerns the upstreams: the
+// four lists, and every request routed to an owner. Results come back as
+// the upstream sent them, apart from the names and URIs the trunk rewrites.
+// The request is handled under the generation in force when it begins
+// (state), from start to end, whatever reload happens meanwhile; its facts
+// go down as a value (request), never through ctx.
+func (t *Trunk) handle(ctx context.Context, hr hostRequest, method string, params json.RawMessage) (json.RawMessage, error) {
+	rq := request{hr, t.state.Load()}
+	if res, refused, err := t.limited(rq, method, params); refused {
 		return res, err
 	}
 	switch method {
 	case "tools/list":
-		return t.list(ctx, catalog.ListTools, params)
+		return t.list(ctx, rq, catalog.ListTools, params)
 	case "prompts/list":
-		return t.list(ctx, catalog.ListPrompts, params)
+		return t.list(ctx, rq, catalog.ListPrompts, params)
 	case "resources/list":
-		return t.list(ctx, catalog.ListResources, params)
+		return t.list(ctx, rq, catalog.ListResources, params)
 	case "resources/templates/list":
-		return t.list(ctx, catalog.ListTemplates, params)
+		return t.list(ctx, rq, catalog.ListTemplates, params)
 	case "tools/call":
-		return t.bounded(method, params).of(t.routeNamed(ctx, method, params, "tool"))
+		return t.bounded(rq.st, method, params).of(t.routeNamed(ctx, rq, method, params, "tool"))
 	case "prompts/get":
-		return t.bounded(method, params).of(t.routeNamed(ctx, method, params, "prompt"))
+		return t.bounded(rq.st, method, params).of(t.routeNamed(ctx, rq, method, params, "prompt"))
 	case "resources/read", skills.GetMethod, skills.DirReadMethod:
-		return t.bounded(method, params).of(t.routeResource(ctx, method, params, true))
+		return t.bounded(rq.st, method, params).of(t.routeResource(ctx, rq, method, params, true))
 	case skills.ListMethod:
 		t.waitSettled(ctx)
-		return t.bounded(method, params).of(skills.ListOf(ctx, t.clients(), t.viewOf(ctx, t.snapshot()).Admits, t.pins.Load(), t.logger))
+		return t.bounded(rq.st, method, params).of(skills.ListOf(ctx, t.clients(), rq.view(rq.st.catalog()).Admits, rq.st.pins, t.logger))
 	case "resources/subscribe", "resources/unsubscribe":
-		return t.routeResource(ctx, method, params, false)
+		return t.routeResource(ctx, rq, method, params, false)
 	case "completion/complete":
-		return t.routeCompletion(ctx, params)
+		return t.routeCompletion(ctx, rq, params)
 	case "tasks/get", "tasks/cancel", "tasks/result", "tasks/list", "tasks/update":
-		return t.handleTasks(ctx, method, params)
+		return t.handleTasks(ctx, rq, method, params)
 	case "logging/setLevel":
 		return t.setLevel(ctx, params)
 	case "ping":
@@ -57,7 +68,7 @@ func (t *Trunk) Handle(ctx context.Context, method string, params json.RawMessag
 	return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method %q is not supported by mcptrunk", method)
 }
 
-func (t *Trunk) list(ctx context.Context, l catalog.List, params json.RawMessage) (json.RawMessage, error) {
+func (t *Trunk) list(ctx context.Context, rq request, l catalog.List, params json.RawMessage) (json.RawMessage, error) {
 	t.waitSettled(ctx)
 	var cursor string
 	if len(params) > 0 {
@@ -66,9 +77,9 @@ func (t *Trunk) list(ctx context.Context, l catalog.List, params json.RawMessage
 			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s: %v", catalog.Specs[l].Method, err)
 		}
 	}
-	cat := t.snapshot()
+	cat := rq.st.catalog()
 	t.served(l, cat)
-	cat = t.viewOf(ctx, cat)
+	cat = rq.view(cat)
 	if cursor == "" {
 		return cat.FirstPage(l, t.pageSize)
 	}
@@ -79,7 +90,7 @@ func (t *Trunk) list(ctx context.Context, l catalog.List, params json.RawMessage
 // owner (the exported name split by the scheme, or looked up for an
 // unprefixed server), the owner's own map gives the upstream name, and the
 // params go on with only the name replaced.
-func (t *Trunk) routeNamed(ctx context.Context, method string, params json.RawMessage, kind string) (json.RawMessage, error) {
+func (t *Trunk) routeNamed(ctx context.Context, rq request, method string, params json.RawMessage, kind string) (json.RawMessage, error) {
 	name, err := translate.RequiredName(method, params, kind)
 	if err != nil {
 		return nil, err
@@ -88,7 +99,7 @@ func (t *Trunk) routeNamed(ctx context.Context, method string, params json.RawMe
 		return nil, err
 	}
 	t.waitSettled(ctx)
-	cat := t.viewOf(ctx, t.snapshot())
+	cat := rq.view(rq.st.catalog())
 	l, routes := catalog.ListTools, cat.Tools
 	if kind == "prompt" {
 		l, routes = catalog.ListPrompts, cat.Prompts
@@ -104,7 +115,7 @@ func (t *Trunk) routeNamed(ctx context.Context, method string, params json.RawMe
 	}
 	if c, ok := t.Fleet().Client(server); ok && c.AwaitRestart(ctx) {
 		// Its names were withdrawn while it restarted: look again.
-		cat = t.viewOf(ctx, t.snapshot())
+		cat = rq.view(rq.st.catalog())
 		routes = cat.Tools
 		if kind == "prompt" {
 			routes = cat.Prompts
@@ -115,9 +126,9 @@ func (t *Trunk) routeNamed(ctx context.Context, method string, params json.RawMe
 		return nil, cat.UnknownName(kind, name) // forbidden, filtered or missing: one answer
 	}
 	if server == naming.TrunkServer && kind == "tool" && known {
-		return trunktools.Call(ctx, ownTools{t}, raw, params)
+		return trunktools.Call(ctx, ownTools{t, rq}, raw, params)
 	}
-	c, woke, err := t.owner(ctx, server, kind, name, params)
+	c, woke, err := t.owner(ctx, rq, server, kind, name, params)
 	if err != nil {
 		return nil, err
 	}
@@ -125,7 +136,7 @@ func (t *Trunk) routeNamed(ctx context.Context, method string, params json.RawMe
 		// The server's live catalog replaced the cached one: the name may
 		// be gone, or another now.
 		wasKnown := known
-		cat = t.viewOf(ctx, t.snapshot())
+		cat = rq.view(rq.st.catalog())
 		routes = cat.Tools
 		if kind == "prompt" {
 			routes = cat.Prompts
@@ -139,7 +150,7 @@ func (t *Trunk) routeNamed(ctx context.Context, method string, params json.RawMe
 		if why, ok := cat.WithheldWhy(server, kind, name); ok {
 			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s", why)
 		}
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s", cat.NotExported(c, t.cfg.Load().Trunk.ReadOnly, kind, name))
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s", cat.NotExported(c, rq.st.cfg.Trunk.ReadOnly, kind, name))
 	}
 	forward, err := rawjson.ReplaceString(params, "name", raw)
 	if err != nil {
@@ -157,18 +168,18 @@ func (t *Trunk) routeNamed(ctx context.Context, method string, params json.RawMe
 	call := t.callUpstream
 	if kind == "tool" {
 		tools := func() []upstream.Item { return c.Catalog().Tools }
-		if how := tasks.ModeOfCall(c.Init().RawCapabilities, hostRequestOf(ctx).HostRequest, tools, raw, forward); how != tasks.Direct {
-			call = func(ctx context.Context, c *upstream.Client, _ string, forward json.RawMessage) (json.RawMessage, error) {
-				return t.driveTask(ctx, c, how, forward)
+		if how := tasks.ModeOfCall(c.Init().RawCapabilities, rq.HostRequest, tools, raw, forward); how != tasks.Direct {
+			call = func(ctx context.Context, rq request, c *upstream.Client, _ string, forward json.RawMessage) (json.RawMessage, error) {
+				return t.driveTask(ctx, rq, c, how, forward)
 			}
 		}
 	}
-	res, err := call(ctx, c, method, forward)
+	res, err := call(ctx, rq, c, method, forward)
 	if err != nil {
 		return nil, err
 	}
 	if kind == "tool" {
-		res = t.taskCreated(ctx, server, res)
+		res = t.taskCreated(ctx, rq.session, server, res)
 	}
 	switch {
 	case cat.Unprefixed(server):
@@ -183,12 +194,12 @@ func (t *Trunk) routeNamed(ctx context.Context, method string, params json.RawMe
 // the item when the server is unknown or not available. A sleeping server
 // is started first (wake); woke says so, since its catalog may then differ
 // from the cached one the name was found in.
-func (t *Trunk) owner(ctx context.Context, server, kind, item string, params json.RawMessage) (_ *upstream.Client, woke bool, _ error) {
+func (t *Trunk) owner(ctx context.Context, rq request, server, kind, item string, params json.RawMessage) (_ *upstream.Client, woke bool, _ error) {
 	c, ok := t.Fleet().Client(server)
 	if !ok {
-		return nil, false, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "unknown %s %q: no server %q is configured%s", kind, item, server, t.snapshot().DidYouMean(kind, item))
+		return nil, false, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "unknown %s %q: no server %q is configured%s", kind, item, server, rq.st.catalog().DidYouMean(kind, item))
 	}
-	if own, err := t.ownInstance(ctx, hostRequestOf(ctx).session, c); err != nil {
+	if own, err := t.ownInstance(ctx, rq.hostRequest, c); err != nil {
 		return nil, false, err
 	} else if own != nil {
 		c = own // the session's or the caller's own (private.go)
@@ -213,28 +224,28 @@ func (t *Trunk) owner(ctx context.Context, server, kind, item string, params jso
 
 // routeResource routes requests that carry a resource URI. For reads, the
 // URIs in the result are rewritten too, so the host can read them back.
-func (t *Trunk) routeResource(ctx context.Context, method string, params json.RawMessage, read bool) (json.RawMessage, error) {
+func (t *Trunk) routeResource(ctx context.Context, rq request, method string, params json.RawMessage, read bool) (json.RawMessage, error) {
 	uri, err := translate.RequiredString(method, params, "uri", "the resource's URI")
 	if err != nil {
 		return nil, err
 	}
 	if server, raw, ok := naming.SplitResourceURI(uri); ok && server == naming.TrunkServer && read {
-		if cat := t.viewOf(ctx, t.snapshot()); !cat.Admits("resource", server, raw, uri) {
+		if cat := rq.view(rq.st.catalog()); !cat.Admits("resource", server, raw, uri) {
 			return nil, cat.Hidden("resource", uri)
 		}
-		return trunktools.ReadResource(ctx, ownTools{t}, uri) // without waiting for the servers
+		return trunktools.ReadResource(ctx, ownTools{t, rq}, uri) // without waiting for the servers
 	}
 	t.waitSettled(ctx)
-	cat := t.viewOf(ctx, t.snapshot())
+	cat := rq.view(rq.st.catalog())
 	server, raw, err := admitURI(cat, skills.KindOf(method), uri)
 	if err != nil {
 		return nil, err
 	}
-	c, _, err := t.owner(ctx, server, "resource", uri, params)
+	c, _, err := t.owner(ctx, rq, server, "resource", uri, params)
 	if err != nil {
 		return nil, err
 	}
-	if why, ok := t.snapshot().Withheld[server][pin.Resources][raw]; ok {
+	if why, ok := rq.st.catalog().Withheld[server][pin.Resources][raw]; ok {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s", why)
 	}
 	if !catalog.ResourceAllowed(c.Spec().Resources, raw, c.Catalog().Templates) {
@@ -247,7 +258,7 @@ func (t *Trunk) routeResource(ctx context.Context, method string, params json.Ra
 	conn := c.Status().Since // the connection the request goes to
 	var res json.RawMessage
 	if read {
-		res, err = t.callUpstream(ctx, c, method, forward)
+		res, err = t.callUpstream(ctx, rq, c, method, forward)
 	} else {
 		res, err = c.Call(ctx, method, forward)
 	}
@@ -259,7 +270,7 @@ func (t *Trunk) routeResource(ctx context.Context, method string, params json.Ra
 		t.toResync.Subscribed(server, raw, method == "resources/subscribe", conn)
 		return res, nil
 	}
-	if err := t.pins.Load().CheckRead(method, server, raw, res); err != nil {
+	if err := rq.st.pins.CheckRead(method, server, raw, res); err != nil {
 		return nil, err
 	}
 	switch {
@@ -284,14 +295,14 @@ func admitURI(cat *catalog.Catalog, kind, uri string) (server, raw string, err e
 
 // routeCompletion routes completion/complete by its reference: a prompt's
 // exported name or a template's namespaced URI.
-func (t *Trunk) routeCompletion(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
+func (t *Trunk) routeCompletion(ctx context.Context, rq request, params json.RawMessage) (json.RawMessage, error) {
 	start, end, found, err := rawjson.FieldSpan(params, "ref")
 	if err != nil || !found {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "completion/complete: params need a ref")
 	}
 	ref := params[start:end]
 	t.waitSettled(ctx)
-	cat := t.viewOf(ctx, t.snapshot())
+	cat := rq.view(rq.st.catalog())
 	server, field, value, err := cat.CompletionTarget(ref)
 	if exported, _ := rawjson.StringField(ref, "uri"); err == nil && field == "uri" && !cat.Admits("template", server, value, exported) {
 		err = fmt.Errorf("unknown resource %q", exported)
@@ -299,7 +310,7 @@ func (t *Trunk) routeCompletion(ctx context.Context, params json.RawMessage) (js
 	if err != nil {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "completion/complete: %v", err)
 	}
-	c, _, err := t.owner(ctx, server, "completion reference", value, params)
+	c, _, err := t.owner(ctx, rq, server, "completion reference", value, params)
 	if err != nil {
 		return nil, err
 	}
@@ -352,22 +363,23 @@ func (t *Trunk) waitSettled(ctx context.Context) {
 	t.WaitSettled(ctx)
 }
 
-// bounded checks a routed result against trunk.maxMessageBytes
-// (catalog.Bound).
-func (t *Trunk) bounded(method string, params json.RawMessage) sizeCheck {
-	return sizeCheck{t, method, params}
+// bounded checks a routed result against trunk.maxMessageBytes of st, the
+// request's generation (catalog.Bound).
+func (t *Trunk) bounded(st *state, method string, params json.RawMessage) sizeCheck {
+	return sizeCheck{t, st, method, params}
 }
 
 // sizeCheck is bounded's check of one request's result: a value, so the
 // check costs no allocation on every call.
 type sizeCheck struct {
 	t      *Trunk
+	st     *state
 	method string
 	params json.RawMessage
 }
 
 func (c sizeCheck) of(res json.RawMessage, err error) (json.RawMessage, error) {
-	return catalog.Bound(c.t.cfg.Load().Trunk.MaxMessageBytes, c.method, c.params, res, err, c.t.snapshot, c.t.logger)
+	return catalog.Bound(c.st.cfg.Trunk.MaxMessageBytes, c.method, c.params, res, err, c.st.catalog, c.t.logger)
 }
 
 // ToolHeaderParams returns, for an exported tool in the view of the caller
@@ -377,11 +389,12 @@ func (c sizeCheck) of(res json.RawMessage, err error) (json.RawMessage, error) {
 // tool hidden from the caller, as for one that does not exist, so that
 // the header check answers both alike.
 func (t *Trunk) ToolHeaderParams(name string, who *SessionOptions) map[string]string {
-	cat := t.snapshot()
+	st := t.state.Load()
+	cat := st.catalog()
 	mirrored := cat.ToolHeaderParams(name)
 	if mirrored == nil {
 		return nil // the common case, whoever asks
 	}
 	caller := access.NewCaller(who.Subject, who.Claims, who.Profile)
-	return t.access.Load().View(cat, caller).ToolHeaderParams(name)
+	return st.access.View(cat, caller).ToolHeaderParams(name)
 }

@@ -42,7 +42,7 @@ type Session struct {
 	// caller is who it serves, as trunk.policy sees it (proxy/access):
 	// the subject, the profile and the claims of the newest access token
 	// the caller presented (SetClaims). Every view the session is served
-	// is built from it (Trunk.sessionView).
+	// is built from it (state.sessionView).
 	caller  atomic.Pointer[access.Caller]
 	related bool // SessionOptions.RelatedStreams
 
@@ -179,7 +179,7 @@ func (t *Trunk) Attach(in io.Reader, out io.Writer, opts *SessionOptions) *Sessi
 		connOpts.MaxUnreadBytes, connOpts.MaxHandled = stdioUnreadBytes, stdioMaxHandled
 	}
 	s.conn = jsonrpc.NewConn(in, out, s, connOpts)
-	s.setLimits(t.cfg.Load().Trunk.MaxMessageBytes)
+	s.setLimits(t.state.Load().cfg.Trunk.MaxMessageBytes)
 	s.out = outbox.New(s.conn, func(method string, err error) { t.notifyFailed("", method, err) })
 	t.hosts.add(s)
 	s.releaseOwn = t.holdOwn(s)
@@ -232,7 +232,7 @@ func (s *Session) Run(ctx context.Context) error {
 func (s *Session) SetClaims(claims map[string]any) {
 	c := access.NewCaller(s.subject, claims, s.profile)
 	if old := s.caller.Swap(&c); old != nil {
-		s.trunk.announceView(s, s.trunk.access.Load(), *old, c)
+		s.trunk.announceView(s, *old, c)
 	}
 }
 
@@ -281,9 +281,8 @@ func (s *Session) handle(ctx context.Context, meta translate.RequestMeta, method
 		if meta.Version != "" {
 			hr = &hostRequest{translate.HostRequest{Version: meta.Version, Caps: meta.Caps}, s}
 		}
-		return s.discover(withHostRequest(ctx, hr), *hr)
+		return s.discover(ctx, *hr)
 	}
-	ctx = withHostRequest(ctx, hr)
 	if s.trunk.hosts.shared.Load() {
 		if res, handled, err := s.handleShared(ctx, method, params); handled {
 			return res, err
@@ -291,7 +290,7 @@ func (s *Session) handle(ctx context.Context, meta translate.RequestMeta, method
 	}
 	params, release := s.trunk.hosts.claimProgress(s, params)
 	defer release()
-	res, err := s.trunk.Handle(ctx, method, params)
+	res, err := s.trunk.handle(ctx, *hr, method, params)
 	s.out.Flush()
 	if err != nil {
 		return nil, err
@@ -307,7 +306,7 @@ func (s *Session) handleStateless(ctx context.Context, meta translate.RequestMet
 	// An upstream at the stateless revision is told, in each request, what
 	// this very request's host can be asked and the log level it asked for
 	// (none when it named none), exactly: upstream.Client sets the _meta.
-	ctx = outgoing.WithHostCapabilities(withHostRequest(ctx, &hr), hr.ForwardedCaps())
+	ctx = outgoing.WithHostCapabilities(ctx, hr.ForwardedCaps())
 	ctx = outgoing.WithLogLevel(ctx, meta.LogLevel)
 	if err := translate.RemovedError(method); err != nil {
 		return nil, err
@@ -318,11 +317,11 @@ func (s *Session) handleStateless(ctx context.Context, meta translate.RequestMet
 	case protocol.MethodDiscover:
 		return s.discover(ctx, hr)
 	case protocol.MethodListen:
-		return s.listens.Listen(ctx, jsonrpc.RequestID(ctx), jsonrpc.Answered(ctx), params, listenSession{s}, s.logger)
+		return s.listens.Listen(ctx, jsonrpc.RequestID(ctx), jsonrpc.Answered(ctx), params, listenSession{s, hr}, s.logger)
 	}
 	params, release := s.trunk.hosts.claimProgress(s, params)
 	defer release()
-	res, err := s.trunk.Handle(ctx, method, params)
+	res, err := s.trunk.handle(ctx, hr, method, params)
 	s.out.Flush()
 	if err != nil {
 		return nil, err

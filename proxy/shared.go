@@ -85,7 +85,7 @@ func (s *Session) wantsLog(server, level string) bool {
 // own reaches a caller it is hidden from, who hears of it what it hears of
 // a server that does not exist, nothing.
 func (s *Session) sees(server string) bool {
-	return s.trunk.sessionView(s, s.trunk.snapshot()).Shows(server)
+	return s.trunk.state.Load().view(s).Shows(server)
 }
 
 // wantsUpdate reports whether notifications/resources/updated for uri goes
@@ -101,7 +101,7 @@ func (s *Session) wantsUpdate(uri string) bool {
 			return false
 		}
 	}
-	view := s.trunk.sessionView(s, s.trunk.snapshot())
+	view := s.trunk.state.Load().view(s)
 	if !view.Restricted() {
 		return true
 	}
@@ -136,7 +136,7 @@ func (t *Trunk) applySharedLevel(ctx context.Context) error {
 // upstream one. A server of the session's own is subscribed directly.
 func (s *Session) subscribe(ctx context.Context, uri string) error {
 	if s.trunk.perSessionURI(uri) {
-		_, err := s.trunk.Handle(ctx, "resources/subscribe", translate.URIParams(uri))
+		_, err := s.trunk.handle(ctx, *s.legacyHost(), "resources/subscribe", translate.URIParams(uri))
 		return err
 	}
 	s.subsMu.Lock()
@@ -149,7 +149,7 @@ func (s *Session) subscribe(ctx context.Context, uri string) error {
 	}
 	s.subs[uri] = true
 	s.subsMu.Unlock()
-	if err := s.trunk.acquireSubscription(ctx, uri); err != nil {
+	if err := s.trunk.acquireSubscription(ctx, *s.legacyHost(), uri); err != nil {
 		s.subsMu.Lock()
 		delete(s.subs, uri)
 		s.subsMu.Unlock()
@@ -160,7 +160,7 @@ func (s *Session) subscribe(ctx context.Context, uri string) error {
 
 func (s *Session) unsubscribe(ctx context.Context, uri string) error {
 	if s.trunk.perSessionURI(uri) {
-		_, err := s.trunk.Handle(ctx, "resources/unsubscribe", translate.URIParams(uri))
+		_, err := s.trunk.handle(ctx, *s.legacyHost(), "resources/unsubscribe", translate.URIParams(uri))
 		return err
 	}
 	s.subsMu.Lock()
@@ -190,15 +190,15 @@ func (s *Session) releaseSubscriptions() {
 
 // acquireSubscription subscribes upstream to a namespaced URI unless a
 // share of it is held (relay.Shares). Every holder is admitted by its own
-// view first: a URI hidden from the caller of ctx is refused as a missing
-// one is, whether or not another caller holds it.
-func (t *Trunk) acquireSubscription(ctx context.Context, uri string) error {
+// view first: a URI hidden from the caller of request hr is refused as a
+// missing one is, whether or not another caller holds it.
+func (t *Trunk) acquireSubscription(ctx context.Context, hr hostRequest, uri string) error {
 	t.waitSettled(ctx)
-	if _, _, err := admitURI(t.viewOf(ctx, t.snapshot()), "resource", uri); err != nil {
+	if _, _, err := admitURI(t.state.Load().view(hr.session), "resource", uri); err != nil {
 		return err
 	}
 	return t.subs.Acquire(uri, func() error {
-		_, err := t.Handle(ctx, "resources/subscribe", translate.URIParams(uri))
+		_, err := t.handle(ctx, hr, "resources/subscribe", translate.URIParams(uri))
 		return err
 	})
 }
@@ -211,9 +211,9 @@ func (t *Trunk) releaseSubscription(uri string, quiet bool) {
 		if quiet || t.life.Err() != nil {
 			return
 		}
-		ctx, cancel := context.WithTimeout(withHostRequest(context.Background(), &hostRequest{HostRequest: translate.HostRequest{Version: protocol.Stateless}}), subscriptionRelease)
+		ctx, cancel := context.WithTimeout(context.Background(), subscriptionRelease)
 		defer cancel()
-		if _, err := t.Handle(ctx, "resources/unsubscribe", translate.URIParams(uri)); err != nil {
+		if _, err := t.handle(ctx, hostRequest{HostRequest: translate.HostRequest{Version: protocol.Stateless}}, "resources/unsubscribe", translate.URIParams(uri)); err != nil {
 			t.logger.Debug("ending a resource subscription failed", "uri", uri, "error", err)
 		}
 	})
@@ -222,11 +222,15 @@ func (t *Trunk) releaseSubscription(uri string, quiet bool) {
 // subscriptionRelease bounds the upstream unsubscribe when a share ends.
 const subscriptionRelease = 5 * time.Second
 
-// listenSession is a session as its listens see it (ListenSession).
-type listenSession struct{ s *Session }
+// listenSession is a session as its listens see it (ListenSession), with
+// the facts of the listen request (hr).
+type listenSession struct {
+	s  *Session
+	hr hostRequest
+}
 
 func (l listenSession) Acquire(ctx context.Context, uri string) error {
-	return l.s.trunk.acquireSubscription(ctx, uri)
+	return l.s.trunk.acquireSubscription(ctx, l.hr, uri)
 }
 
 func (l listenSession) Release(uri string, shutdown bool) {
@@ -234,7 +238,7 @@ func (l listenSession) Release(uri string, shutdown bool) {
 }
 
 func (l listenSession) WatchTask(ctx context.Context, id string) (func(), <-chan error, error) {
-	return l.s.trunk.watchTask(ctx, id)
+	return l.s.trunk.watchTask(ctx, l.hr, id)
 }
 
 func (l listenSession) CheckSize(size int) error { return l.s.conn.CheckSize(size) }

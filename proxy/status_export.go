@@ -4,9 +4,10 @@ import "github.com/mcptrunk/mcptrunk/proxy/observe"
 
 // Status reports the trunk's servers and counters now.
 func (t *Trunk) Status() observe.Status {
-	r := t.statusReport()
+	st := t.state.Load()
+	r := t.statusReport(st)
 	s := observe.Status{Servers: r.Servers, DroppedNotifications: r.DroppedNotifications, ParkedCalls: r.ParkedCalls,
-		Sessions: t.sessions(), Pins: map[string]observe.PinCounts{}, Profiles: t.access.Load().Profiles()}
+		Sessions: t.sessions(), Pins: map[string]observe.PinCounts{}, Profiles: st.access.Profiles()}
 	if r.Pinning != nil {
 		s.PinMode = r.Pinning.Mode
 		for server, st := range r.Pinning.Servers {

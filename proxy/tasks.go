@@ -32,24 +32,24 @@ func taskBinding(s *Session) string {
 
 // handleTasks answers the tasks methods, which exist for a host only when
 // some server behind the trunk offers tasks (and the trunk declares them).
-func (t *Trunk) handleTasks(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+func (t *Trunk) handleTasks(ctx context.Context, rq request, method string, params json.RawMessage) (json.RawMessage, error) {
 	t.waitSettled(ctx)
-	view := t.viewOf(ctx, t.snapshot()) // tasks exist for a caller when a server it sees offers them, as initialize declares
+	view := rq.view(rq.st.catalog()) // tasks exist for a caller when a server it sees offers them, as initialize declares
 	if !slices.ContainsFunc(t.clients(), func(c *upstream.Client) bool {
 		return view.Shows(c.Name()) && tasks.OffersAny(c.Init().RawCapabilities)
 	}) {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method %q is not supported: no server behind mcptrunk offers tasks", method)
 	}
-	if err := tasks.StatelessGate(method, hostRequestOf(ctx).HostRequest); err != nil {
+	if err := tasks.StatelessGate(method, rq.HostRequest); err != nil {
 		return nil, err
 	}
 	switch method {
 	case "tasks/list":
-		return t.listTasks(ctx) // 2025-11-25 only: the extension has no list
+		return t.listTasks(ctx, rq.session) // 2025-11-25 only: the extension has no list
 	case "tasks/result":
-		return t.bounded(method, params).of(t.routeTask(ctx, method, params))
+		return t.bounded(rq.st, method, params).of(t.routeTask(ctx, rq, method, params))
 	}
-	return t.routeTask(ctx, method, params)
+	return t.routeTask(ctx, rq, method, params)
 }
 
 // routeTask forwards tasks/get, tasks/result, tasks/cancel and (at
@@ -58,16 +58,16 @@ func (t *Trunk) handleTasks(ctx context.Context, method string, params json.RawM
 // answer back with the trunk's id in it and, where a result is inlined
 // (tasks/get of a finished 2026-07-28 task), its names and URIs exported as
 // a tools/call result's are.
-func (t *Trunk) routeTask(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+func (t *Trunk) routeTask(ctx context.Context, rq request, method string, params json.RawMessage) (json.RawMessage, error) {
 	taskID, err := translate.RequiredString(method, params, "taskId", "the task's id")
 	if err != nil {
 		return nil, err
 	}
-	server, upID, err := t.taskIDs.Open(taskBinding(hostRequestOf(ctx).session), taskID)
+	server, upID, err := t.taskIDs.Open(taskBinding(rq.session), taskID)
 	if err != nil {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s: %v", method, err)
 	}
-	c, _, err := t.owner(ctx, server, "task", taskID, params)
+	c, _, err := t.owner(ctx, rq, server, "task", taskID, params)
 	if err != nil {
 		return nil, err
 	}
@@ -75,23 +75,23 @@ func (t *Trunk) routeTask(ctx context.Context, method string, params json.RawMes
 	if err != nil {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s: %v", method, err)
 	}
-	r := tasks.Route{Follower: t.follower(ctx, c), ServerCaps: c.Init().RawCapabilities, Issue: t.issueTaskID(ctx, server), Parking: t.parked, Host: hostRequestOf(ctx).HostRequest,
-		Timeout: c.Spec().Timeouts.Call.D(), Export: func(res json.RawMessage) json.RawMessage { return t.exportToolResult(server, res) }}
-	return r.Answer(ctx, t.life, method, forward, hostRequestOf(ctx).Stateless())
+	r := tasks.Route{Follower: t.follower(rq.hostRequest, c), ServerCaps: c.Init().RawCapabilities, Issue: t.sessionTaskIDs(rq.session, server), Parking: t.parked, Host: rq.HostRequest,
+		Timeout: c.Spec().Timeouts.Call.D(), Export: func(res json.RawMessage) json.RawMessage { return exportToolResult(rq.st.catalog(), server, res) }}
+	return r.Answer(ctx, t.life, method, forward, rq.Stateless())
 }
 
-// exportToolResult is a tool result of server's as hosts get it.
-func (t *Trunk) exportToolResult(server string, res json.RawMessage) json.RawMessage {
-	if t.snapshot().Unprefixed(server) {
+// exportToolResult is a tool result of server's as hosts get it, its
+// names exported as in cat.
+func exportToolResult(cat *catalog.Catalog, server string, res json.RawMessage) json.RawMessage {
+	if cat.Unprefixed(server) {
 		return res
 	}
 	return catalog.NamespaceToolResult(server, res)
 }
 
-// watchTask has the server of the task the host of ctx knows as id report
-// its status on a listen of the trunk's (translate.ListenSession).
-func (t *Trunk) watchTask(ctx context.Context, id string) (func(), <-chan error, error) {
-	hr := hostRequestOf(ctx)
+// watchTask has the server of the task the host of request hr knows as id
+// report its status on a listen of the trunk's (translate.ListenSession).
+func (t *Trunk) watchTask(ctx context.Context, hr hostRequest, id string) (func(), <-chan error, error) {
 	if err := tasks.StatelessGate(protocol.MethodListen, hr.HostRequest); err != nil {
 		return nil, nil, err
 	}
@@ -99,17 +99,11 @@ func (t *Trunk) watchTask(ctx context.Context, id string) (func(), <-chan error,
 	if err != nil {
 		return nil, nil, err
 	}
-	c, _, err := t.owner(ctx, server, "task", id, nil)
+	c, _, err := t.owner(ctx, request{hr, t.state.Load()}, server, "task", id, nil)
 	if err != nil {
 		return nil, nil, err
 	}
 	return tasks.Listen(ctx, c, upID)
-}
-
-// issueTaskID returns the function that turns server's task ids into the
-// ids the host of ctx gets.
-func (t *Trunk) issueTaskID(ctx context.Context, server string) func(string) string {
-	return t.sessionTaskIDs(hostRequestOf(ctx).session, server)
 }
 
 // sessionTaskIDs turns server's task ids into the ids session s gets.
@@ -118,21 +112,21 @@ func (t *Trunk) sessionTaskIDs(s *Session, server string) func(string) string {
 }
 
 // taskCreated rewrites a tools/call result that is a task to carry the
-// trunk's id, and records the session that owns the task for its status
-// notifications.
-func (t *Trunk) taskCreated(ctx context.Context, server string, res json.RawMessage) json.RawMessage {
+// trunk's id for session s, and records s as the task's owner for its
+// status notifications.
+func (t *Trunk) taskCreated(ctx context.Context, s *Session, server string, res json.RawMessage) json.RawMessage {
 	if tasks.IsCreated(res) {
 		t.taskLog.Created(ctx, server, res, false)
 		// 2026-07-28: the task is the result, its id at the top; its status
 		// comes by tasks/get, or on a listen that names it (watchTask).
-		return tasks.RewriteID(res, t.issueTaskID(ctx, server))
+		return tasks.RewriteID(res, t.sessionTaskIDs(s, server))
 	}
 	if !rawjson.HasField(res, "task") {
 		return res // the usual answer: no task, and no closure to make
 	}
 	t.taskLog.Created(ctx, server, res, false)
-	out, id := tasks.Created(res, t.issueTaskID(ctx, server))
-	if s := hostRequestOf(ctx).session; id != "" && s != nil {
+	out, id := tasks.Created(res, t.sessionTaskIDs(s, server))
+	if id != "" && s != nil {
 		t.hosts.tasks.Own(server, id, s)
 	}
 	return out
@@ -141,9 +135,8 @@ func (t *Trunk) taskCreated(ctx context.Context, server string, res json.RawMess
 // listTasks answers tasks/list (tasks.ListAll). When sessions share the
 // servers (serve --http), a session is shown only the tasks it created: a
 // server lists the tasks of its one client, every session's.
-func (t *Trunk) listTasks(ctx context.Context) (json.RawMessage, error) {
-	session := hostRequestOf(ctx).session
-	return tasks.ListAll(ctx, t.clients(), func(server string) func(string) string { return t.issueTaskID(ctx, server) },
+func (t *Trunk) listTasks(ctx context.Context, session *Session) (json.RawMessage, error) {
+	return tasks.ListAll(ctx, t.clients(), func(server string) func(string) string { return t.sessionTaskIDs(session, server) },
 		func(server, id string) bool {
 			owner, ok := t.hosts.tasks.Owner(server, id)
 			return !t.hosts.shared.Load() || session == nil || ok && owner == session
@@ -152,15 +145,15 @@ func (t *Trunk) listTasks(ctx context.Context) (json.RawMessage, error) {
 
 // driveTask runs a call of c's tool that is not Direct (tasks.Call), all of it the session's
 // call on c (a 2025 server's requests during it find the session).
-func (t *Trunk) driveTask(ctx context.Context, c *upstream.Client, how tasks.Mode, forward json.RawMessage) (json.RawMessage, error) {
-	hr := hostRequestOf(ctx)
+func (t *Trunk) driveTask(ctx context.Context, rq request, c *upstream.Client, how tasks.Mode, forward json.RawMessage) (json.RawMessage, error) {
+	hr := rq.hostRequest
 	defer t.hosts.began(hr.session, c.Name(), jsonrpc.RequestID(ctx))()
-	call := tasks.Call{How: how, Follower: t.follower(ctx, c), Host: hr.HostRequest, Forward: forward, Timeout: c.Spec().Timeouts.Call.D(), Life: t.life,
+	call := tasks.Call{How: how, Follower: t.follower(hr, c), Host: hr.HostRequest, Forward: forward, Timeout: c.Spec().Timeouts.Call.D(), Life: t.life,
 		Send: func(ctx context.Context, params json.RawMessage, withExtension bool) (json.RawMessage, error) {
 			if withExtension {
 				ctx = outgoing.WithHostCapabilities(ctx, tasks.WithExtension(hr.ForwardedCaps()))
 			}
-			res, err := t.callUpstream(ctx, c, "tools/call", params)
+			res, err := t.callUpstream(ctx, rq, c, "tools/call", params)
 			// driven: the trunk runs it (not the host's own task, translated)
 			t.taskLog.Created(ctx, c.Name(), res, how == tasks.AsLegacyTask || how == tasks.AsExtensionTask)
 			return res, err
@@ -183,9 +176,9 @@ func (t *Trunk) driveTask(ctx context.Context, c *upstream.Client, how tasks.Mod
 	return call.Run(ctx)
 }
 
-// follower follows c's tasks for ctx's session, their input requests put to it.
-func (t *Trunk) follower(ctx context.Context, c *upstream.Client) tasks.Follower {
-	hr := hostRequestOf(ctx)
+// follower follows c's tasks for the session of request hr, their input
+// requests put to it.
+func (t *Trunk) follower(hr hostRequest, c *upstream.Client) tasks.Follower {
 	return tasks.Follower{Conn: t.taskLog.Watch(c.Name(), c), Server: c.Name(), Can: hr.Can,
 		Ask: func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 			return t.askSession(ctx, hr.session, compactID(jsonrpc.RequestID(ctx)), c.Name(), method, params)
@@ -201,7 +194,7 @@ func (t *Trunk) taskStatus(server, method string, params json.RawMessage) {
 	id, _ := rawjson.StringField(params, "taskId")
 	t.taskLog.Heard(server, id, tasks.StatusMethod, params, nil)
 	if method == tasks.NotificationMethod {
-		params = tasks.Inlined(params, func(inner json.RawMessage) json.RawMessage { return t.exportToolResult(server, inner) })
+		params = tasks.Inlined(params, func(inner json.RawMessage) json.RawMessage { return exportToolResult(t.snapshot(), server, inner) })
 		for _, s := range t.hosts.all() {
 			if !s.sees(server) {
 				continue

@@ -96,20 +96,17 @@ type Trunk struct {
 	startedAt time.Time
 	workers   workgroup.Group // the trunk's own goroutines (start, announcer, resync, task watches, parked calls), refused once Close began
 
-	cfg atomic.Pointer[config.Config] // the config in force: first, then each reload
-	cat atomic.Pointer[catalog.Catalog]
+	// state is the generation in force (config, rules, pins, catalog):
+	// the first, then each reload's, replaced whole. A request reads the
+	// one it started with.
+	state    atomic.Pointer[state]
+	reloadMu sync.Mutex    // serialises Reload
+	changes  atomic.Uint64 // counts server changes: a generation's catalog including fewer is rebuilt
 
-	reloadMu  sync.Mutex    // serialises Reload
-	rebuildMu sync.Mutex    // serialises catalog rebuilds
-	changes   atomic.Uint64 // counts server changes
-	built     atomic.Uint64 // the count the current catalog includes
-
-	reported sync.Map                       // unmatched-pattern messages already logged
-	pins     atomic.Pointer[catalog.Pinner] // pinning under the config in force
-	access   atomic.Pointer[access.Rules]   // trunk.policy and trunk.profiles in force
-	limiter  *limits.Limiter                // trunk.limits: configured anew at each reload, counts kept
-	record   bool                           // Options.RecordPins
-	dropped  atomic.Int64                   // notifications to the host dropped for its message limit
+	reported sync.Map        // unmatched-pattern messages already logged
+	limiter  *limits.Limiter // trunk.limits: configured anew at each reload, counts kept
+	record   bool            // Options.RecordPins
+	dropped  atomic.Int64    // notifications to the host dropped for its message limit
 	// unowned counts shared servers' notifications no session could be
 	// told they concern; unownedFrom holds the servers already logged.
 	unowned     atomic.Int64
@@ -151,13 +148,10 @@ func New(cfg *config.Config, opts *Options) *Trunk {
 	t.life, t.stopLife = context.WithCancel(context.Background())
 	t.parked = translate.NewParking(t.life, t.workers.Go, opts.SigningKey)
 	t.taskIDs = translate.NewTaskIDs(opts.SigningKey)
-	t.cat.Store(&catalog.Catalog{Scheme: catalog.PolicyOf(cfg.Trunk).Scheme}) // names split with the right prefix even before the first build
-	t.cfg.Store(cfg)
 	t.record = opts.RecordPins
+	t.state.Store(newState(t, cfg, catalog.NewPinner(cfg.Trunk, t.record, logger)))
 	t.observers = opts.Observers
 	t.taskLog = tasks.NewLedger(t.observers)
-	t.pins.Store(catalog.NewPinner(cfg.Trunk, t.record, logger))
-	t.access.Store(access.New(cfg.Trunk, logger))
 	t.limiter = limits.New(cfg.Trunk.Limits)
 	t.stdioProfile = opts.Profile
 	t.signIn = signin.New(signin.Options{Logger: logger})
@@ -179,10 +173,11 @@ func (t *Trunk) SignIn() *signin.Manager { return t.signIn }
 // Only the first call does anything.
 func (t *Trunk) Start(clientCaps json.RawMessage, hostRevision string) {
 	t.startOnce.Do(func() {
+		cfg := t.state.Load().cfg
 		t.fleet = upstream.NewFleet(&upstream.Options{
 			Logger:          t.logger,
-			Concurrency:     t.cfg.Load().Trunk.Concurrency,
-			MaxMessageBytes: t.cfg.Load().Trunk.MaxMessageBytes,
+			Concurrency:     cfg.Trunk.Concurrency,
+			MaxMessageBytes: cfg.Trunk.MaxMessageBytes,
 			Version:         t.version,
 			Capabilities:    clientCaps,
 			Restart:         t.restart,
@@ -200,7 +195,7 @@ func (t *Trunk) Start(clientCaps json.RawMessage, hostRevision string) {
 		close(t.started)
 		t.workers.Go(t.watchLock)
 		t.workers.Go(func() {
-			if err := t.fleet.StartAll(context.Background(), t.cfg.Load().Servers); err != nil {
+			if err := t.fleet.StartAll(context.Background(), cfg.Servers); err != nil {
 				t.logger.Warn("some servers did not start", "error", err)
 			}
 			t.serverChanged("")
@@ -236,7 +231,8 @@ func (t *Trunk) WaitSettled(ctx context.Context) {
 	case <-ctx.Done():
 		return
 	}
-	wait := t.cfg.Load().Trunk.StartupWait.D() - time.Since(t.startedAt)
+	startupWait := t.state.Load().cfg.Trunk.StartupWait.D()
+	wait := startupWait - time.Since(t.startedAt)
 	if wait <= 0 {
 		return
 	}
@@ -246,7 +242,7 @@ func (t *Trunk) WaitSettled(ctx context.Context) {
 	case <-t.fleet.Settled():
 	case <-timer.C:
 		t.logger.Warn("answering before every server is up; late ones will follow with list_changed",
-			"startupWait", t.cfg.Load().Trunk.StartupWait.D())
+			"startupWait", startupWait)
 	case <-ctx.Done():
 	}
 }
@@ -260,52 +256,16 @@ func (t *Trunk) serverChanged(string) {
 	}
 }
 
-// snapshot returns a catalog that includes every server change made before
-// the call, rebuilding it first if needed. The common case, nothing changed,
-// takes no lock: the hot path of every routed request.
-// viewOf is cat (the whole catalog) as the caller of ctx's request sees
-// it (proxy/access). A request of no session (the one-shot commands: the
-// operator, on the operator's own config) sees all of it.
-func (t *Trunk) viewOf(ctx context.Context, cat *catalog.Catalog) *catalog.Catalog {
-	if s := hostRequestOf(ctx).session; s != nil {
-		return t.sessionView(s, cat)
-	}
-	return cat
-}
+// snapshot is the catalog of the generation in force (state.catalog), for
+// what the trunk does outside a request: a request reads its own
+// generation's.
+func (t *Trunk) snapshot() *catalog.Catalog { return t.state.Load().catalog() }
 
-// sessionView is cat as session s's caller sees it now: the one place a
-// caller's view is taken, for its requests (viewOf), for what reaches it
-// unasked (resource updates, list changes) and for what it is told of
-// the servers (initialize, server/discover). It is built from the
-// caller's current credentials (Session.SetClaims).
-func (t *Trunk) sessionView(s *Session, cat *catalog.Catalog) *catalog.Catalog {
-	return t.access.Load().View(cat, *s.caller.Load())
-}
-
-func (t *Trunk) snapshot() *catalog.Catalog {
-	want := t.changes.Load()
-	if t.built.Load() >= want {
-		return t.cat.Load()
-	}
-	t.rebuildMu.Lock()
-	defer t.rebuildMu.Unlock()
-	if t.built.Load() < want {
-		// Changes that arrive during the build are counted after now, so
-		// they make the next caller build again.
-		now := t.changes.Load()
-		t.cat.Store(t.build())
-		t.built.Store(now)
-	}
-	return t.cat.Load()
-}
-
-// policy is the export policy of the config in force.
-func (t *Trunk) policy() catalog.Policy { return catalog.PolicyOf(t.cfg.Load().Trunk) }
-
-// build makes a catalog from the servers as they are now, and reports each
-// filter pattern that matches nothing once.
-func (t *Trunk) build() *catalog.Catalog {
-	cat := trunktools.Catalog(t.fleet.Clients(), t.policy(), t.pins.Load(), t.logger)
+// build makes st's catalog from the servers as they are now, under st's
+// policy and pins, and reports each filter pattern that matches nothing
+// once.
+func (t *Trunk) build(st *state) *catalog.Catalog {
+	cat := trunktools.Catalog(t.clients(), st.policy(), st.pins, t.logger)
 	for _, msg := range cat.Unmatched {
 		if _, seen := t.reported.LoadOrStore(msg, true); !seen {
 			t.logger.Warn(msg)
@@ -335,7 +295,8 @@ func (t *Trunk) announce() {
 		case <-time.After(announceDelay):
 		}
 		t.resync()
-		cat := t.snapshot()
+		st := t.state.Load()
+		cat := st.catalog()
 		t.announceMu.Lock()
 		before := t.seen
 		methods := catalog.Changed(&t.seen, cat)
@@ -343,9 +304,8 @@ func (t *Trunk) announce() {
 		if len(methods) == 0 {
 			continue
 		}
-		rules := t.access.Load()
 		for _, s := range t.hosts.all() {
-			for _, m := range announced(s, rules, before, cat, methods) {
+			for _, m := range announced(s, st.access, before, cat, methods) {
 				if err := s.Notify(m, nil); err != nil {
 					t.logger.Debug("announcing a change failed", "method", m, "error", err)
 				}
@@ -420,7 +380,7 @@ func (t *Trunk) watchLock() {
 		case <-t.stopped:
 			return
 		case <-tick.C:
-			if p := t.pins.Load(); !p.Off() && p.LockChanged() {
+			if p := t.state.Load().pins; !p.Off() && p.LockChanged() {
 				t.serverChanged("")
 			}
 		}

@@ -205,7 +205,7 @@ func TestUnprefixedCatalogAndRouting(t *testing.T) {
 	var status struct {
 		Conflicts []catalog.Conflict `json:"conflicts"`
 	}
-	if body, err := json.Marshal(tr.statusReport()); err != nil || json.Unmarshal(body, &status) != nil || len(status.Conflicts) != len(wantConflicts) {
+	if body, err := json.Marshal(tr.statusReport(tr.state.Load())); err != nil || json.Unmarshal(body, &status) != nil || len(status.Conflicts) != len(wantConflicts) {
 		t.Errorf("the status report has conflicts %v, want %d (%v)", status.Conflicts, len(wantConflicts), err)
 	}
 

@@ -33,7 +33,7 @@ import (
 // notifications of a server's it passes on ("*": the default, any other).
 var (
 	dispatchers = map[string][]string{
-		"route.go":   {"Handle"},
+		"route.go":   {"handle"},
 		"session.go": {"HandleRequest", "handle", "handleStateless"},
 		"shared.go":  {"handleShared"},
 	}

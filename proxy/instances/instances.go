@@ -5,8 +5,8 @@
 // instance ever serves another caller). A key's fleet is made at its
 // first use and lives while the key is held (by its sessions); when the
 // last hold ends it is closed, after Idle. Knows nothing of the trunk:
-// the trunk says how a key's fleet is made (New) and what its instances
-// are started with.
+// the trunk says how a key's fleet is made (Client's made) and what its
+// instances are started with.
 package instances
 
 import (
@@ -26,9 +26,6 @@ const closeTimeout = 10 * time.Second
 
 // Pool is the instances of every key. Set its fields before first use.
 type Pool[K comparable] struct {
-	// New makes the fleet of key's instances; ctx is the request's that
-	// needs the first one.
-	New func(ctx context.Context, key K) *upstream.Fleet
 	// Idle, when set, says how long a key's fleet outlives its last hold;
 	// without it (or at 0) the fleet is closed as the hold ends, before
 	// release returns.
@@ -133,8 +130,11 @@ func (p *Pool[K]) closeSet(key K, s *set) {
 
 // Client returns key's own instance of server id, starting it (once,
 // whatever the number of requests waiting) from spec(), and then calling
-// started with it when it came up. key must be held.
-func (p *Pool[K]) Client(ctx context.Context, key K, id string, spec func() (config.Spec, error), started func(*upstream.Client)) (*upstream.Client, error) {
+// started with it when it came up. key must be held. The first request
+// of a key makes its fleet with made: the request that needs the first
+// instance says what the key's instances are told (the host's
+// capabilities, where their notifications go).
+func (p *Pool[K]) Client(ctx context.Context, key K, made func() *upstream.Fleet, id string, spec func() (config.Spec, error), started func(*upstream.Client)) (*upstream.Client, error) {
 	p.mu.Lock()
 	s, ok := p.sets[key]
 	if !ok || s.holds == 0 || p.closed {
@@ -142,7 +142,7 @@ func (p *Pool[K]) Client(ctx context.Context, key K, id string, spec func() (con
 		return nil, jsonrpc.Errorf(jsonrpc.CodeUnavailable, "server %q: %s own instances have been stopped", id, p.Whose)
 	}
 	if s.fleet == nil {
-		s.fleet = p.New(ctx, key)
+		s.fleet = made()
 	}
 	fleet := s.fleet
 	p.mu.Unlock()

@@ -14,15 +14,26 @@ import (
 	"github.com/mcptrunk/mcptrunk/upstream"
 )
 
+// testPool is a Pool whose keys' fleets are made by made.
+type testPool struct {
+	*Pool[string]
+	made func(key string) *upstream.Fleet
+}
+
+// Client is Pool.Client with the fleet made by made.
+func (p testPool) Client(ctx context.Context, key, id string, spec func() (config.Spec, error), started func(*upstream.Client)) (*upstream.Client, error) {
+	return p.Pool.Client(ctx, key, func() *upstream.Fleet { return p.made(key) }, id, spec, started)
+}
+
 // pool is a Pool of in-memory instances of one server "s", which counts
 // its dials per key and reports each key's closing on closed.
-func pool(t *testing.T, idle *time.Duration) (*Pool[string], chan string, func(key string) int) {
+func pool(t *testing.T, idle *time.Duration) (testPool, chan string, func(key string) int) {
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	var mu sync.Mutex
 	dials := map[string]int{}
 	closed := make(chan string, 8)
 	p := &Pool[string]{Whose: "the caller's", Idle: func() time.Duration { return *idle }, Closed: func(key string) { closed <- key }}
-	p.New = func(_ context.Context, key string) *upstream.Fleet {
+	made := func(key string) *upstream.Fleet {
 		return upstream.NewFleet(&upstream.Options{Dial: func(spec config.Spec, h jsonrpc.Handler) (upstream.Transport, error) {
 			mu.Lock()
 			dials[key]++
@@ -32,7 +43,7 @@ func pool(t *testing.T, idle *time.Duration) (*Pool[string], chan string, func(k
 		}})
 	}
 	t.Cleanup(p.Close)
-	return p, closed, func(key string) int { mu.Lock(); defer mu.Unlock(); return dials[key] }
+	return testPool{p, made}, closed, func(key string) int { mu.Lock(); defer mu.Unlock(); return dials[key] }
 }
 
 var spec = func() (config.Spec, error) {
