@@ -55,6 +55,11 @@ type Options struct {
 	// Profile is the stdio host's profile (serve --profile): the trunk
 	// shows it that view (trunk.profiles); "" shows everything.
 	Profile string
+	// ExactHostPrefix says the config's name budget was fitted to the
+	// prefix the host puts before the trunk's names, as the operator gave
+	// it (serve --host-prefix): the trunk then names nothing after the
+	// host's clientInfo (Session.fitNames).
+	ExactHostPrefix bool
 }
 
 // DefaultPageSize is the most items one list page carries. Hosts that
@@ -67,27 +72,28 @@ const DefaultPageSize = 1000
 // how the host is connected; see Session for a host's connection.
 type Trunk struct {
 	// fixed at creation
-	logger       *slog.Logger
-	version      string
-	pageSize     int
-	stdioProfile string
-	restart      upstream.RestartPolicy
-	dial         upstream.Dialer // Options.Dial
-	kick         chan struct{}   // a server changed: rebuild the catalog
-	stopped      chan struct{}   // closed by Close: stops the announcer
-	life         context.Context // ends at Close: work the trunk starts on its own
-	stopLife     context.CancelFunc
-	toResync     *relay.Resync      // what upstreams must be told again after a restart
-	hosts        *hostSet           // the host sessions attached (hosts.go)
-	subs         relay.Shares       // shares of upstream resource subscriptions (shared.go)
-	parked       *translate.Parking // stateless hosts' calls to legacy upstreams, between rounds
-	taskIDs      *translate.TaskIDs // the ids of the servers' tasks as hosts get them (tasks.go)
-	taskLog      *tasks.Ledger      // the tasks running, for status and observers (tasks.go)
-	observers    observe.Observers
-	creds        *usercreds.Broker        // servers' per-user credentials
-	signIn       *signin.Manager          // their callers' own sign-ins (credentials mode "oauth")
-	own          instances.Pool[*Session] // sessions' own instances of "scope": "session" servers (private.go)
-	perUser      instances.Pool[string]   // callers' own instances of servers with per-user credentials
+	logger          *slog.Logger
+	version         string
+	pageSize        int
+	stdioProfile    string
+	exactHostPrefix bool // Options.ExactHostPrefix
+	restart         upstream.RestartPolicy
+	dial            upstream.Dialer // Options.Dial
+	kick            chan struct{}   // a server changed: rebuild the catalog
+	stopped         chan struct{}   // closed by Close: stops the announcer
+	life            context.Context // ends at Close: work the trunk starts on its own
+	stopLife        context.CancelFunc
+	toResync        *relay.Resync      // what upstreams must be told again after a restart
+	hosts           *hostSet           // the host sessions attached (hosts.go)
+	subs            relay.Shares       // shares of upstream resource subscriptions (shared.go)
+	parked          *translate.Parking // stateless hosts' calls to legacy upstreams, between rounds
+	taskIDs         *translate.TaskIDs // the ids of the servers' tasks as hosts get them (tasks.go)
+	taskLog         *tasks.Ledger      // the tasks running, for status and observers (tasks.go)
+	observers       observe.Observers
+	creds           *usercreds.Broker        // servers' per-user credentials
+	signIn          *signin.Manager          // their callers' own sign-ins (credentials mode "oauth")
+	own             instances.Pool[*Session] // sessions' own instances of "scope": "session" servers (private.go)
+	perUser         instances.Pool[string]   // callers' own instances of servers with per-user credentials
 
 	startOnce sync.Once
 	started   chan struct{} // closed once host is set
@@ -157,6 +163,7 @@ func New(cfg *config.Config, opts *Options) *Trunk {
 	t.pins.Store(catalog.NewPinner(cfg.Trunk, t.record, logger))
 	t.access.Store(access.New(cfg.Trunk, logger))
 	t.stdioProfile = opts.Profile
+	t.exactHostPrefix = opts.ExactHostPrefix
 	t.signIn = signin.New(signin.Options{Logger: logger})
 	t.signIn.Configure(cfg)
 	t.creds = usercreds.New(usercreds.Options{Logger: logger, OAuth: t.signIn})
@@ -274,9 +281,10 @@ func (t *Trunk) viewOf(ctx context.Context, cat *catalog.Catalog) *catalog.Catal
 // caller's view is taken, for its requests (viewOf), for what reaches it
 // unasked (resource updates, list changes) and for what it is told of
 // the servers (initialize, server/discover). It is built from the
-// caller's current credentials (Session.SetClaims).
+// caller's current credentials (Session.SetClaims), with the names fitted
+// to the session's host (Session.fitNames).
 func (t *Trunk) sessionView(s *Session, cat *catalog.Catalog) *catalog.Catalog {
-	return t.access.Load().View(cat, *s.caller.Load())
+	return t.access.Load().View(cat.Fitted(int(s.nameBudget.Load())), *s.caller.Load())
 }
 
 func (t *Trunk) snapshot() *catalog.Catalog {
