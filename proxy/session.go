@@ -345,9 +345,7 @@ func (s *Session) fitNames(client string) {
 	if s.trunk.exactHostPrefix {
 		return
 	}
-	if budget := naming.HostBudget(client); budget > 0 {
-		s.nameBudget.Store(int32(budget))
-	}
+	s.nameBudget.Store(int32(naming.HostBudget(client)))
 }
 
 // legacyClient is the clientInfo name a 2025-era host gave ("" before).
