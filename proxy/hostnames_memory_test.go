@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcptrunk/mcptrunk/internal/testkit/memserver"
 	"github.com/mcptrunk/mcptrunk/naming"
 )
 
@@ -105,5 +106,24 @@ func TestHostNamesClaudeCodeInMemory(t *testing.T) {
 	}
 	if got := longName(t, statelessToolNames(t, stateless, "some-other-host")); got != full {
 		t.Errorf("a stateless request of another host is offered %q, want %q", got, full)
+	}
+}
+
+// The stateless header check (Trunk.ToolHeaderParams) finds a tool by the
+// name its host is offered: Claude Code's fitted name of a long tool that
+// mirrors an argument in a header gives that argument, as the 64-character
+// name does for a host that adds no prefix.
+func TestToolHeaderParamsFittedName(t *testing.T) {
+	tool := `{"name":"` + namesLongTool + `","inputSchema":{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"}}}}`
+	tr, h := memTrunk(t, memserver.Set{"notes": &memserver.Server{Tools: []json.RawMessage{json.RawMessage(tool)}}}, nil, nil, nil)
+	fitted := longName(t, statelessToolNames(t, h, "claude-code"))
+	full := longName(t, statelessToolNames(t, h, "other"))
+	if fitted == full {
+		t.Fatalf("Claude Code is offered the 64-character name %q", full)
+	}
+	for _, c := range []struct{ name, client string }{{fitted, "claude-code"}, {full, "other"}} {
+		if got := tr.ToolHeaderParams(c.name, c.client, &SessionOptions{}); got["region"] != "Region" {
+			t.Errorf("ToolHeaderParams(%q, %q) = %v, want region in Mcp-Param-Region", c.name, c.client, got)
+		}
 	}
 }

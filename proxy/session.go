@@ -342,10 +342,18 @@ func (s *Session) handleStateless(ctx context.Context, meta translate.RequestMet
 // A 2025-era session's names are decided at its initialize; a stateless
 // host's by each request's clientInfo, the same for the same host.
 func (s *Session) fitNames(client string) {
-	if s.trunk.exactHostPrefix {
-		return
+	s.nameBudget.Store(int32(s.trunk.hostBudget(client)))
+}
+
+// hostBudget is the name budget of the names offered the host whose
+// clientInfo name is client (naming.HostBudget): 0, the config's, for a
+// host not known to prefix, and for every host when the operator gave the
+// prefix exactly (Options.ExactHostPrefix).
+func (t *Trunk) hostBudget(client string) int {
+	if t.exactHostPrefix {
+		return 0
 	}
-	s.nameBudget.Store(int32(naming.HostBudget(client)))
+	return naming.HostBudget(client)
 }
 
 // legacyClient is the clientInfo name a 2025-era host gave ("" before).
