@@ -8,34 +8,42 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/mcptrunk/mcptrunk/naming"
 )
 
-// Claude Code configured with the README's own line (serve --config, no
-// --host-prefix) and a server with a 100-character tool: the go-sdk client
-// presenting clientInfo "claude-code" is listed only names that fit 64
-// characters behind Claude Code's mcp__trunk__, and the long tool's name
-// routes to it; at the 2025-era revision (initialize) and at the SDK's
-// default (which probes the stateless revision first).
-func TestHostNamesClaudeCode(t *testing.T) {
+// Claude Code, Codex and Gemini CLI, each configured with the README's
+// own line (an entry "trunk" running serve --config, no --host-prefix),
+// and a server with a 100-character tool: the go-sdk client presenting
+// each host's clientInfo name is listed only names that fit the host's
+// limit behind the prefix it puts before the trunk's tools (each written
+// here as the host's own source has it), and the long tool's name routes
+// to it; Claude Code at the 2025-era revision (initialize) and at the
+// SDK's default (which probes the stateless revision first).
+func TestHostNamesFitEachHost(t *testing.T) {
 	cfg := writeConfig(t, map[string]server{"notes": notesServer("-long-names")}, nil)
-	prefix := "mcp__" + naming.AssumedTrunkName + "__"
-	for _, version := range []string{"2025-11-25", ""} {
-		t.Run("revision="+version, func(t *testing.T) {
+	for _, c := range []struct {
+		client, prefix string
+		limit          int
+		version        string
+	}{
+		{"claude-code", "mcp__trunk__", 64, "2025-11-25"},
+		{"claude-code", "mcp__trunk__", 64, ""},
+		{"codex-mcp-client", "mcp__trunk__", 64, ""},
+		{"gemini-cli-mcp-client", "mcp_trunk_", 63, ""},
+	} {
+		t.Run(c.client+"/revision="+c.version, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
-			client := mcp.NewClient(&mcp.Implementation{Name: "claude-code", Version: "2.1.328"}, nil)
+			client := mcp.NewClient(&mcp.Implementation{Name: c.client, Version: "1"}, nil)
 			var opts *mcp.ClientSessionOptions
-			if version != "" {
-				opts = &mcp.ClientSessionOptions{ProtocolVersion: version}
+			if c.version != "" {
+				opts = &mcp.ClientSessionOptions{ProtocolVersion: c.version}
 			}
 			h := dialHost(t, ctx, exec.Command(trunkBin, "serve", "--config", cfg), client, nil, opts, 0)
 			names := waitTools(t, ctx, h.ClientSession, "mcp__notes__get_note")
 			var long string
 			for _, n := range names {
-				if offered := prefix + n; len(offered) > naming.ModelNameLimit {
-					t.Errorf("Claude Code would offer %q: %d characters", offered, len(offered))
+				if offered := c.prefix + n; len(offered) > c.limit {
+					t.Errorf("%s would offer %q: %d characters, over %d", c.client, offered, len(offered), c.limit)
 				}
 				if strings.HasPrefix(n, "mcp__notes__long_0123") {
 					long = n
