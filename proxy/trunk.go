@@ -72,28 +72,29 @@ const DefaultPageSize = 1000
 // how the host is connected; see Session for a host's connection.
 type Trunk struct {
 	// fixed at creation
-	logger          *slog.Logger
-	version         string
-	pageSize        int
-	stdioProfile    string
-	exactHostPrefix bool // Options.ExactHostPrefix
-	restart         upstream.RestartPolicy
-	dial            upstream.Dialer // Options.Dial
-	kick            chan struct{}   // a server changed: rebuild the catalog
-	stopped         chan struct{}   // closed by Close: stops the announcer
-	life            context.Context // ends at Close: work the trunk starts on its own
-	stopLife        context.CancelFunc
-	toResync        *relay.Resync      // what upstreams must be told again after a restart
-	hosts           *hostSet           // the host sessions attached (hosts.go)
-	subs            relay.Shares       // shares of upstream resource subscriptions (shared.go)
-	parked          *translate.Parking // stateless hosts' calls to legacy upstreams, between rounds
-	taskIDs         *translate.TaskIDs // the ids of the servers' tasks as hosts get them (tasks.go)
-	taskLog         *tasks.Ledger      // the tasks running, for status and observers (tasks.go)
-	observers       observe.Observers
-	creds           *usercreds.Broker        // servers' per-user credentials
-	signIn          *signin.Manager          // their callers' own sign-ins (credentials mode "oauth")
-	own             instances.Pool[*Session] // sessions' own instances of "scope": "session" servers (private.go)
-	perUser         instances.Pool[string]   // callers' own instances of servers with per-user credentials
+	logger       *slog.Logger
+	version      string
+	pageSize     int
+	stdioProfile string
+	restart      upstream.RestartPolicy
+	dial         upstream.Dialer // Options.Dial
+	kick         chan struct{}   // a server changed: rebuild the catalog
+	stopped      chan struct{}   // closed by Close: stops the announcer
+	life         context.Context // ends at Close: work the trunk starts on its own
+	stopLife     context.CancelFunc
+	toResync     *relay.Resync      // what upstreams must be told again after a restart
+	hosts        *hostSet           // the host sessions attached (hosts.go)
+	subs         relay.Shares       // shares of upstream resource subscriptions (shared.go)
+	parked       *translate.Parking // stateless hosts' calls to legacy upstreams, between rounds
+	taskIDs      *translate.TaskIDs // the ids of the servers' tasks as hosts get them (tasks.go)
+	taskLog      *tasks.Ledger      // the tasks running, for status and observers (tasks.go)
+	observers    observe.Observers
+	creds        *usercreds.Broker        // servers' per-user credentials
+	signIn       *signin.Manager          // their callers' own sign-ins (credentials mode "oauth")
+	own          instances.Pool[*Session] // sessions' own instances of "scope": "session" servers (private.go)
+	perUser      instances.Pool[string]   // callers' own instances of servers with per-user credentials
+
+	exactHostPrefix bool // Options.ExactHostPrefix: names are not fitted by clientInfo (Trunk.hostBudget)
 
 	startOnce sync.Once
 	started   chan struct{} // closed once host is set
