@@ -383,14 +383,15 @@ func (c sizeCheck) of(res json.RawMessage, err error) (json.RawMessage, error) {
 }
 
 // ToolHeaderParams returns, for an exported tool in the view of the caller
-// who (its Subject, Claims and Profile), the arguments its input schema
-// mirrors in HTTP headers at the stateless revision
+// who (its Subject, Claims and Profile), under the names the host whose
+// clientInfo name is client is offered (Trunk.hostBudget), the arguments
+// its input schema mirrors in HTTP headers at the stateless revision
 // (catalog.Catalog.ToolHeaderParams), for the HTTP downstream: nil for a
 // tool hidden from the caller, as for one that does not exist, so that
 // the header check answers both alike.
-func (t *Trunk) ToolHeaderParams(name string, who *SessionOptions) map[string]string {
+func (t *Trunk) ToolHeaderParams(name, client string, who *SessionOptions) map[string]string {
 	st := t.state.Load()
-	cat := st.catalog()
+	cat := st.catalog().Fitted(t.hostBudget(client))
 	mirrored := cat.ToolHeaderParams(name)
 	if mirrored == nil {
 		return nil // the common case, whoever asks

@@ -14,6 +14,7 @@ import (
 	"github.com/mcptrunk/mcptrunk/internal/logkey"
 	"github.com/mcptrunk/mcptrunk/internal/protocol"
 	"github.com/mcptrunk/mcptrunk/internal/rawjson"
+	"github.com/mcptrunk/mcptrunk/naming"
 	"github.com/mcptrunk/mcptrunk/proxy/access"
 	"github.com/mcptrunk/mcptrunk/proxy/catalog"
 	"github.com/mcptrunk/mcptrunk/proxy/outbox"
@@ -55,6 +56,9 @@ type Session struct {
 	// of its requests (theirs come in no request). nil before initialize.
 	legacy atomic.Pointer[hostRequest]
 	client atomic.Value // string: the clientInfo name of a 2025-era host's initialize
+	// nameBudget is the name budget of the host's names (fitNames): 0
+	// for the config's.
+	nameBudget atomic.Int32
 	// stateless is set once the host sent a request at the stateless
 	// revision: its notifications then go through its listens.
 	stateless atomic.Bool
@@ -302,6 +306,7 @@ func (s *Session) handle(ctx context.Context, meta translate.RequestMeta, method
 // handshake: the first request may be any, so it starts the upstreams.
 func (s *Session) handleStateless(ctx context.Context, meta translate.RequestMeta, method string, params json.RawMessage) (json.RawMessage, error) {
 	s.stateless.Store(true)
+	s.fitNames(meta.ClientName())
 	hr := hostRequest{translate.HostRequest{Version: meta.Version, Caps: meta.Caps}, s}
 	// An upstream at the stateless revision is told, in each request, what
 	// this very request's host can be asked and the log level it asked for
@@ -327,6 +332,27 @@ func (s *Session) handleStateless(ctx context.Context, meta translate.RequestMet
 		return nil, err
 	}
 	return translate.StatelessResult(method, res)
+}
+
+// fitNames fits the names the session is offered to its host, named by
+// its clientInfo: a host known to put a prefix of its own before them
+// (naming.HostOf) is offered names that fit its model behind that prefix,
+// unless the operator gave the prefix exactly (Options.ExactHostPrefix).
+// A 2025-era session's names are decided at its initialize; a stateless
+// host's by each request's clientInfo, the same for the same host.
+func (s *Session) fitNames(client string) {
+	s.nameBudget.Store(int32(s.trunk.hostBudget(client)))
+}
+
+// hostBudget is the name budget of the names offered the host whose
+// clientInfo name is client (naming.HostBudget): 0, the config's, for a
+// host not known to prefix, and for every host when the operator gave the
+// prefix exactly (Options.ExactHostPrefix).
+func (t *Trunk) hostBudget(client string) int {
+	if t.exactHostPrefix {
+		return 0
+	}
+	return naming.HostBudget(client)
 }
 
 // legacyClient is the clientInfo name a 2025-era host gave ("" before).
@@ -468,6 +494,7 @@ func (s *Session) initialize(ctx context.Context, params json.RawMessage) (json.
 	hr := hostRequest{host.HostRequest, s}
 	s.legacy.Store(&hr)
 	s.client.Store(host.ClientName)
+	s.fitNames(host.ClientName)
 	s.trunk.Start(hr.ForwardedCaps(), hr.Version)
 	s.trunk.WaitSettled(ctx)
 	return json.Marshal(map[string]any{

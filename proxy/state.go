@@ -69,9 +69,10 @@ func (st *state) policy() catalog.Policy { return catalog.PolicyOf(st.cfg.Trunk)
 // requests (request.view), for what reaches it unasked (resource updates, list
 // changes) and for what it is told of the servers (initialize,
 // server/discover). It is built from the caller's current credentials
-// (Session.SetClaims).
+// (Session.SetClaims), with the names fitted to the session's host
+// (Session.fitNames).
 func (st *state) sessionView(s *Session, cat *catalog.Catalog) *catalog.Catalog {
-	return st.access.View(cat, *s.caller.Load())
+	return st.access.View(cat.Fitted(int(s.nameBudget.Load())), *s.caller.Load())
 }
 
 // view is session s's caller's view of the generation's catalog as it is

@@ -56,6 +56,11 @@ type Options struct {
 	// Profile is the stdio host's profile (serve --profile): the trunk
 	// shows it that view (trunk.profiles); "" shows everything.
 	Profile string
+	// ExactHostPrefix says the config's name budget was fitted to the
+	// prefix the host puts before the trunk's names, as the operator gave
+	// it (serve --host-prefix): the trunk then names nothing after the
+	// host's clientInfo (Session.fitNames).
+	ExactHostPrefix bool
 }
 
 // DefaultPageSize is the most items one list page carries. Hosts that
@@ -89,6 +94,8 @@ type Trunk struct {
 	signIn       *signin.Manager          // their callers' own sign-ins (credentials mode "oauth")
 	own          instances.Pool[*Session] // sessions' own instances of "scope": "session" servers (private.go)
 	perUser      instances.Pool[string]   // callers' own instances of servers with per-user credentials
+
+	exactHostPrefix bool // Options.ExactHostPrefix: names are not fitted by clientInfo (Trunk.hostBudget)
 
 	startOnce sync.Once
 	started   chan struct{} // closed once host is set
@@ -154,6 +161,7 @@ func New(cfg *config.Config, opts *Options) *Trunk {
 	t.taskLog = tasks.NewLedger(t.observers)
 	t.limiter = limits.New(cfg.Trunk.Limits)
 	t.stdioProfile = opts.Profile
+	t.exactHostPrefix = opts.ExactHostPrefix
 	t.signIn = signin.New(signin.Options{Logger: logger})
 	t.signIn.Configure(cfg)
 	t.creds = usercreds.New(usercreds.Options{Logger: logger, OAuth: t.signIn})

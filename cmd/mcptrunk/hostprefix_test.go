@@ -32,7 +32,7 @@ func TestNamesFitEveryHost(t *testing.T) {
 					t.Fatal(err)
 				}
 				for raw, name := range names {
-					if offered := prefix + name; len(offered) > modelNameLimit {
+					if offered := prefix + name; len(offered) > naming.ModelNameLimit {
 						t.Errorf("%s offers %s (%d characters) for %s's %q", h.Name, offered, len(offered), server, raw)
 					}
 				}

@@ -103,7 +103,7 @@ func (c *serveCommand) run(ctx context.Context, env *environment) error {
 	t := proxy.New(cfg, &proxy.Options{
 		Logger: logger, Version: version(), Restart: upstream.DefaultRestartPolicy, RecordPins: true,
 		Observers:  slices.Concat(obs.observers(), traces.observers(), audits.observers()),
-		SigningKey: signingKey, Profile: c.profile,
+		SigningKey: signingKey, Profile: c.profile, ExactHostPrefix: c.hostPrefix != "",
 	})
 	if down != nil {
 		t.Share() // before anything starts: every session shares the upstreams

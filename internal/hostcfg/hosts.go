@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"path"
 	"strings"
+
+	"github.com/mcptrunk/mcptrunk/naming"
 )
 
 // Host is one MCP host whose config files this package reads and edits.
@@ -34,20 +36,28 @@ func (h *Host) ToolPrefix(name string) string {
 	return h.prefix(name)
 }
 
-func doubleUnderscorePrefix(name string) string { return "mcp__" + name + "__" }
-func singleUnderscorePrefix(name string) string { return "mcp_" + name + "_" }
+// prefixOf is the prefix the host whose clientInfo name is client puts
+// before a server's tools (naming.HostOf): one table for install's
+// --host-prefix and the trunk's own fitting.
+func prefixOf(client string) func(name string) string {
+	h, ok := naming.HostOf(client)
+	if !ok {
+		panic("hostcfg: no naming convention for " + client)
+	}
+	return h.Prefix
+}
 
 // Hosts, in the order import reads them: when two hosts have a server of
 // the same name, the first one read is kept.
 var Hosts = []*Host{
 	{ID: "claude-desktop", Name: "Claude Desktop", Key: "mcpServers", vars: literalVars, entry: commandEntry},
-	{ID: "claude-code", Name: "Claude Code", Key: "mcpServers", vars: mcptrunkVars, entry: typedEntry, prefix: doubleUnderscorePrefix},
+	{ID: "claude-code", Name: "Claude Code", Key: "mcpServers", vars: mcptrunkVars, entry: typedEntry, prefix: prefixOf("claude-code")},
 	{ID: "cursor", Name: "Cursor", Key: "mcpServers", vars: cursorVars, entry: commandEntry},
 	{ID: "vscode", Name: "VS Code", Key: "servers", vars: vscodeVars, entry: typedEntry},
 	{ID: "windsurf", Name: "Windsurf", Key: "mcpServers", vars: windsurfVars, entry: commandEntry},
 	{ID: "zed", Name: "Zed", Key: "context_servers", vars: literalVars, entry: commandEntry},
-	{ID: "gemini", Name: "Gemini CLI", Key: "mcpServers", vars: geminiVars, entry: commandEntry, prefix: singleUnderscorePrefix},
-	{ID: "codex", Name: "Codex", Key: "mcp_servers", vars: mcptrunkVars, entry: commandEntry, prefix: doubleUnderscorePrefix},
+	{ID: "gemini", Name: "Gemini CLI", Key: "mcpServers", vars: geminiVars, entry: commandEntry, prefix: prefixOf("gemini-cli-mcp-client")},
+	{ID: "codex", Name: "Codex", Key: "mcp_servers", vars: mcptrunkVars, entry: commandEntry, prefix: prefixOf("codex-mcp-client")},
 }
 
 // selfEntry is the entry that starts mcptrunk, its fields in the order the

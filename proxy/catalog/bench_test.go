@@ -3,9 +3,11 @@ package catalog
 import (
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"strings"
 	"testing"
 
+	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/mcptrunk/mcptrunk/internal/rawjson"
 	"github.com/mcptrunk/mcptrunk/naming"
 	"github.com/mcptrunk/mcptrunk/upstream"
@@ -159,6 +161,33 @@ func BenchmarkNameOwner(b *testing.B) {
 			for b.Loop() {
 				if _, ok := tc.cat.NameOwner(ListTools, tc.tool); !ok {
 					b.Fatal(tc.tool)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkFittedBuild is building the catalog of 20 servers of 50 tools
+// (build), and that and once more under Claude Code's budget
+// (Catalog.Fitted: paid once per catalog by the first request of a host
+// that prefixes; later requests find it built).
+func BenchmarkFittedBuild(b *testing.B) {
+	servers := make([]Server, 20)
+	for s := range servers {
+		name := fmt.Sprintf("n%02d", s+1)
+		servers[s] = Server{Name: name, Spec: config.Spec{Name: name}, Items: upstream.Catalog{Tools: benchItems(name, 50)}, Listed: true, Settled: true}
+	}
+	in := Input{Servers: servers, Policy: PolicyOf(config.TrunkOptions{Prefix: naming.Default.Prefix, MaxNameLength: 64}), Logger: slog.New(slog.DiscardHandler)}
+	for _, budget := range []int{0, 52} {
+		name := "build"
+		if budget != 0 {
+			name = "build+fitted"
+		}
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if Build(in).Fitted(budget) == nil {
+					b.Fatal("no catalog")
 				}
 			}
 		})

@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"log/slog"
 	"slices"
@@ -97,6 +98,12 @@ type Catalog struct {
 	// page is a message the host cannot read.
 	maxPage int
 
+	// input is what the catalog was built from, pinning already applied,
+	// for Fitted; fitted holds the catalogs Fitted built, by budget.
+	input    Input
+	fittedMu sync.Mutex
+	fitted   map[int]*Catalog
+
 	// first caches each list's first page: the catalog never changes, and
 	// most hosts only ever ask for the first page (the only one, usually).
 	first [ListCount]struct {
@@ -149,17 +156,40 @@ type Input struct {
 // server whose names cannot be assigned (its name leaves no room under the
 // budget) is left out and logged: the others still export.
 func Build(in Input) *Catalog {
-	pol, pins, logger := in.Policy, in.Pins, in.Logger
+	var others map[string][]string
+	if !in.Pins.Off() {
+		others = otherTools(in.Servers, in.Policy.Scheme)
+	}
+	admitted := make([]Server, len(in.Servers))
+	withheld := map[string]withheldItems{}
+	for i, s := range in.Servers {
+		admitted[i] = s
+		if !s.Listed {
+			continue
+		}
+		items, held := in.Pins.admit(s.Name, s.Items, others[s.Name], s.Settled)
+		if held != nil {
+			held.renamed(s.Spec.Overrides)
+			withheld[s.Name] = held
+		}
+		items.Relisted = s.Items.Relisted
+		admitted[i].Items = items
+	}
+	in.Servers, in.Pins = admitted, nil
+	return build(in, withheld)
+}
+
+// build is Build of servers whose items pinning has admitted already
+// (withheld: what it kept back, per server).
+func build(in Input, withheld map[string]withheldItems) *Catalog {
+	pol, logger := in.Policy, in.Logger
 	cat := &Catalog{
 		Scheme:   pol.Scheme,
 		Tools:    map[string]map[string]string{},
 		Prompts:  map[string]map[string]string{},
-		Withheld: map[string]withheldItems{},
+		Withheld: withheld,
 		relisted: map[string][ListCount]uint64{},
-	}
-	var others map[string][]string
-	if !pins.Off() {
-		others = otherTools(in.Servers, pol.Scheme)
+		input:    in,
 	}
 	cat.unprefixedIndex = newUnprefixedIndex(in.Servers)
 	claimed := newClaims(cat.unprefixedIndex)
@@ -175,11 +205,6 @@ func Build(in Input) *Catalog {
 		}
 		server, spec, items := s.Name, s.Spec, s.Items
 		cat.relisted[server] = items.Relisted
-		items, withheld := pins.admit(server, items, others[server], s.Settled)
-		if withheld != nil {
-			withheld.renamed(spec.Overrides)
-			cat.Withheld[server] = withheld
-		}
 		exp, warn, err := exportServer(pol, server, spec, items, logger)
 		cat.Unmatched = append(cat.Unmatched, warn...)
 		if err != nil {
@@ -227,6 +252,34 @@ func Build(in Input) *Catalog {
 	}
 	sortEntries(cat.Searchable)
 	return cat
+}
+
+// Fitted is the catalog as it is under a name budget of maxLen characters
+// when that is below the budget it was built under (else c itself): the
+// same items, from the same moment of the servers and the same pinning
+// decisions, named to fit a host that puts a prefix of its own before
+// them (naming.HostBudget). Built once per catalog and budget, so a host's
+// names are the same on every request until a server changes.
+func (c *Catalog) Fitted(maxLen int) *Catalog {
+	if maxLen <= 0 || c.input.Servers == nil && c.input.OwnTools == nil {
+		return c
+	}
+	if built := cmp.Or(c.input.Policy.MaxLen, naming.DefaultMaxLength); maxLen >= built {
+		return c
+	}
+	c.fittedMu.Lock()
+	defer c.fittedMu.Unlock()
+	if f, ok := c.fitted[maxLen]; ok {
+		return f
+	}
+	in := c.input
+	in.Policy.MaxLen = maxLen
+	f := build(in, c.Withheld)
+	if c.fitted == nil {
+		c.fitted = map[int]*Catalog{}
+	}
+	c.fitted[maxLen] = f
+	return f
 }
 
 func sortEntries(e []Entry) {

@@ -33,7 +33,8 @@ func (h *Handler) paramHeaderMismatch(r *http.Request, env jsonrpc.Envelope) str
 		return ""
 	}
 	c := callerOf(r)
-	mirrored := h.trunk.ToolHeaderParams(name, &proxy.SessionOptions{Subject: c.subject, Claims: c.claims, Profile: c.profile})
+	client, _ := rawjson.StringField(rawjson.MetaValue(env.Params, protocol.MetaClientInfo), "name")
+	mirrored := h.trunk.ToolHeaderParams(name, client, &proxy.SessionOptions{Subject: c.subject, Claims: c.claims, Profile: c.profile})
 	if len(mirrored) == 0 {
 		return ""
 	}
