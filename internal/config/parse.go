@@ -42,6 +42,7 @@ type rawServer struct {
 	Scope         json.RawMessage `json:"scope"`
 	Credentials   json.RawMessage `json:"credentials"`
 	Overrides     json.RawMessage `json:"overrides"`
+	MaxResult     json.RawMessage `json:"maxResultBytes"`
 }
 
 type rawOAuth struct {
@@ -330,6 +331,7 @@ func parseServer(name string, raw json.RawMessage, lookup func(string) (string, 
 	}
 	s.ReadOnlyTools = nilIfEmptyStrings(readOnly)
 	s.Overrides = p.overrides(rs.Overrides, lookup)
+	s.MaxResultBytes = p.resultBudget(rs.MaxResult, "maxResultBytes")
 	s.Timeouts = p.timeouts(rs.Timeouts, "timeouts")
 	s.ProtocolVersion = p.protocolVersion(rs.Protocol, "protocolVersion")
 	s.Lazy = trunk.Lazy
