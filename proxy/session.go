@@ -212,6 +212,7 @@ func (s *Session) Run(ctx context.Context) error {
 		}
 	}
 	t.hosts.remove(s)
+	t.kept.Drop(keptOwner{session: s})
 	s.releaseSubscriptions()
 	s.releaseOwn()
 	// The outbox stops last: the announcer may be waiting in it for room

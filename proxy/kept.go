@@ -1,0 +1,81 @@
+package proxy
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
+	"github.com/mcptrunk/mcptrunk/naming"
+	"github.com/mcptrunk/mcptrunk/proxy/catalog"
+	"github.com/mcptrunk/mcptrunk/proxy/results"
+	"github.com/mcptrunk/mcptrunk/proxy/trunktools"
+)
+
+// Tool results over their budget (maxResultBytes, proxy/results): the
+// host gets the beginning and a link, and the whole is kept for the
+// caller that made the call, read back with resources/read of
+// mcptrunk://trunk/results/<id>.
+
+// keptOwner is whom a kept whole is for: a session, or for a stateless
+// request, whose session ends with its answer, what its task ids are
+// bound to (the caller's subject; nothing for an anonymous one) and its
+// profile.
+type keptOwner struct {
+	session          *Session
+	binding, profile string
+}
+
+// keptOwnerOf is the owner of what the request of ctx keeps; false for a
+// request that no host made (the CLI's one-shot commands), which nobody
+// could read back.
+func keptOwnerOf(ctx context.Context) (keptOwner, bool) {
+	s := hostRequestOf(ctx).session
+	switch {
+	case s == nil:
+		return keptOwner{}, false
+	case !s.perRequest:
+		return keptOwner{session: s}, true
+	}
+	return keptOwner{binding: taskBinding(s), profile: s.profile}, true
+}
+
+// fitResult is a tool's result res as it reaches the host under budget
+// (the tool's maxResultBytes, 0 for none): unchanged within it; past it
+// cut, the whole kept for the caller of ctx (results.Over.Cut), whom cat,
+// its view, tells how to read it.
+func (t *Trunk) fitResult(ctx context.Context, cat *catalog.Catalog, budget int, res json.RawMessage) json.RawMessage {
+	over := results.Measure(res, budget)
+	if over == nil {
+		return res
+	}
+	owner, ok := keptOwnerOf(ctx)
+	if !ok {
+		return res
+	}
+	link := results.Link{For: t.kept.TTL(), ReadTool: trunktools.ReadToolName(cat)}
+	if id, ok := t.kept.Keep(owner, over.Whole()); ok {
+		link.URI = naming.ResourceURI(naming.TrunkServer, results.Path+id)
+	} else {
+		link.NotKept = fmt.Sprintf("it is larger than the %d bytes the trunk keeps for one caller", t.kept.MaxOwnerBytes())
+	}
+	return over.Cut(link)
+}
+
+// readKept answers resources/read of a kept whole's link (raw, the part
+// after mcptrunk://trunk/), whole or one page. A link that is not the
+// caller's gets the answer one that was never given gets.
+func (t *Trunk) readKept(ctx context.Context, uri, id string, page int, perr error) (json.RawMessage, error) {
+	owner, ok := keptOwnerOf(ctx)
+	var w results.Whole
+	if ok {
+		w, ok = t.kept.Get(owner, id)
+	}
+	if !ok {
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "unknown resource %q: no result is kept under it for you (results are kept for %s, for the session that called the tool)", uri, t.kept.TTL())
+	}
+	if perr != nil {
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "resource %q: %v", uri, perr)
+	}
+	return results.Read(uri, w, page)
+}
