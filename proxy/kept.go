@@ -79,3 +79,21 @@ func (t *Trunk) readKept(ctx context.Context, uri, id string, page int, perr err
 	}
 	return results.Read(uri, w, page)
 }
+
+// KeptResultsBound is the most memory the tool results cut to their
+// budget may keep, for the process's memory limit: results.DefaultMaxBytes
+// when a server in the config has a budget (maxResultBytes, its own or a
+// tool's), else 0.
+func (t *Trunk) KeptResultsBound() int64 {
+	for _, s := range t.cfg.Load().Servers {
+		if s.MaxResultBytes > 0 {
+			return results.DefaultMaxBytes
+		}
+		for _, o := range s.Overrides.Tools {
+			if o.MaxResultBytes > 0 {
+				return results.DefaultMaxBytes
+			}
+		}
+	}
+	return 0
+}

@@ -233,3 +233,21 @@ func TestResultsKeptForTheCallerInMemory(t *testing.T) {
 		t.Errorf("a result too large to keep: %.600s", res)
 	}
 }
+
+// TestKeptResultsBound: the memory kept results may take counts only when
+// some server or tool has a budget.
+func TestKeptResultsBound(t *testing.T) {
+	for _, c := range []struct {
+		spec map[string]any
+		want int64
+	}{
+		{nil, 0},
+		{map[string]any{"maxResultBytes": 4096}, 64 << 20},
+		{map[string]any{"overrides": map[string]any{"tools": map[string]any{"blob": map[string]any{"maxResultBytes": 4096}}}}, 64 << 20},
+	} {
+		tr := New(memConfig(t, memserver.Set{"notes": blobServer()}, map[string]map[string]any{"notes": c.spec}, nil), nil)
+		if got := tr.KeptResultsBound(); got != c.want {
+			t.Errorf("%v: %d, want %d", c.spec, got, c.want)
+		}
+	}
+}
