@@ -72,7 +72,7 @@ func (t *Trunk) readKept(ctx context.Context, uri, id string, page int, perr err
 		w, ok = t.kept.Get(owner, id)
 	}
 	if !ok {
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "unknown resource %q: no result is kept under it for you (results are kept for %s, for the session that called the tool)", uri, t.kept.TTL())
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "unknown resource %q: no result is kept under it for you (a cut result is kept for the session that called the tool, for %s)", uri, results.Minutes(t.kept.TTL()))
 	}
 	if perr != nil {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "resource %q: %v", uri, perr)

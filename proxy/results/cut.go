@@ -236,7 +236,7 @@ func note(w Whole, shown int, structuredLeft bool, othersLeft int, link Link) st
 		fmt.Fprintf(&b, " The rest is not kept: %s.]", link.NotKept)
 		return b.String()
 	}
-	fmt.Fprintf(&b, " The whole result is kept for you for %s as the resource %s: read it one page of at most %d bytes at a time, %s?page=1 to %s?page=%d", link.For, link.URI, w.Budget, link.URI, link.URI, w.Pages())
+	fmt.Fprintf(&b, " The whole result is kept for you for %s: read it one page at a time (at most %d bytes each) as the resource %s?page=1 to ?page=%d", Minutes(link.For), w.Budget, link.URI, w.Pages())
 	if link.ReadTool != "" {
 		fmt.Fprintf(&b, ", with the tool %s (argument uri)", link.ReadTool)
 	} else {
@@ -244,4 +244,15 @@ func note(w Whole, shown int, structuredLeft bool, othersLeft int, link Link) st
 	}
 	b.WriteString(".]")
 	return b.String()
+}
+
+// Minutes says d in minutes when it is a whole number of them.
+func Minutes(d time.Duration) string {
+	if d%time.Minute != 0 {
+		return d.String()
+	}
+	if d == time.Minute {
+		return "1 minute"
+	}
+	return fmt.Sprintf("%d minutes", d/time.Minute)
 }
