@@ -199,6 +199,9 @@ func TestResultsKeptForTheCallerInMemory(t *testing.T) {
 	if got, errObj := readText(host, link); got != blobText(10000) {
 		t.Fatalf("the caller reading its own link: %d bytes %s", len(got), errObj)
 	}
+	if r := tr.statusReport(); r.KeptResults != 1 || r.KeptResultBytes != 10000 {
+		t.Errorf("status: %d results kept in %d bytes, want 1 in 10000", r.KeptResults, r.KeptResultBytes)
+	}
 	never := "mcptrunk://trunk/results/00000000000000000000000000000000"
 	_, neverErr := readText(host, never)
 	if neverErr == nil {
@@ -225,6 +228,21 @@ func TestResultsKeptForTheCallerInMemory(t *testing.T) {
 	sameAsNever("bob", errObj, adaLink)
 	_, errObj = readText(host, adaLink)
 	sameAsNever("the stdio host", errObj, adaLink)
+
+	// A session's wholes go when it ends.
+	gone := &memHost{pipeHost: runPipes(t, func(ctx context.Context, in io.Reader, out io.Writer) error {
+		return tr.Attach(in, out, &SessionOptions{ID: "gone"}).Run(ctx)
+	})}
+	gone.initialize(`{}`)
+	linkOf(gone, "")
+	_, before := tr.kept.Bytes()
+	_ = gone.in.Close()
+	if err := <-gone.served; err != nil {
+		t.Errorf("the session ending: %v", err)
+	}
+	if _, after := tr.kept.Bytes(); after != before-1 {
+		t.Errorf("results kept: %d with the session, %d after it ended; want one fewer", before, after)
+	}
 
 	// A whole larger than one caller may keep is cut, and not kept.
 	res, _ := host.call("tools/call", `{"name":"mcp__notes__blob","arguments":{"bytes":`+strconv.Itoa(17<<20)+`}}`)

@@ -43,6 +43,7 @@ func (o ownTools) CodeMode() config.CodeMode { return o.t.cfg.Load().Trunk.CodeM
 func (t *Trunk) statusReport() trunktools.StatusReport {
 	r := trunktools.StatusReport{Servers: []upstream.Status{}, MaxMessageBytes: t.cfg.Load().Trunk.MaxMessageBytes, DroppedNotifications: t.dropped.Load(), UnattributedNotifications: t.unowned.Load(), Pinning: t.pins.Load().Report(), ParkedCalls: t.parked.Count(),
 		Conflicts: t.snapshot().Conflicts}
+	r.KeptResultBytes, r.KeptResults = t.kept.Bytes()
 	running := t.taskLog.Running()
 	for _, c := range t.clients() {
 		st := c.Status()
