@@ -207,6 +207,17 @@ func TestResultBytes(t *testing.T) {
 	if other.Equal(cfg.Servers[1]) {
 		t.Error("another budget is the same spec")
 	}
+	// A misspelt key is a warning with the key meant, here and in an override.
+	typo, err := parseString(t, `{"mcpServers": {"s": {"command": "s", "maxResultsBytes": 4096, "overrides": {"tools": {"blob": {"maxResultByte": 4096}}}}}}`, noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{
+		`server "s": unknown key "maxResultsBytes" (did you mean "maxResultBytes"?), ignored`,
+		`server "s": unknown key "overrides.tools.blob.maxResultByte" (did you mean "overrides.tools.blob.maxResultBytes"?), ignored`,
+	}; !slices.Equal(typo.Warnings, want) {
+		t.Errorf("warnings:\n%s\nwant:\n%s", strings.Join(typo.Warnings, "\n"), strings.Join(want, "\n"))
+	}
 	for _, c := range []struct{ entry, want string }{
 		{`"maxResultBytes": 100`, `server "s": maxResultBytes: must be at least 1024 (or 0, off), got 100`},
 		{`"maxResultBytes": "16k"`, `server "s": maxResultBytes: want integer, got string`},
