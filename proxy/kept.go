@@ -40,11 +40,21 @@ func keptOwnerOf(ctx context.Context) (keptOwner, bool) {
 	return keptOwner{binding: taskBinding(s), profile: s.profile}, true
 }
 
+type inRunKey struct{}
+
+// inRun marks ctx as a code-mode run's call: its result goes to the
+// program, whole, and never to the model (the run's own result has its
+// budget, trunk.codeMode.maxResultBytes).
+func inRun(ctx context.Context) context.Context { return context.WithValue(ctx, inRunKey{}, true) }
+
 // fitResult is a tool's result res as it reaches the host under budget
-// (the tool's maxResultBytes, 0 for none): unchanged within it; past it
-// cut, the whole kept for the caller of ctx (results.Over.Cut), whom cat,
-// its view, tells how to read it.
+// (the tool's maxResultBytes, 0 for none): unchanged within it, and for
+// a code-mode run's call; past it cut, the whole kept for the caller of
+// ctx (results.Over.Cut), whom cat, its view, tells how to read it.
 func (t *Trunk) fitResult(ctx context.Context, cat *catalog.Catalog, budget int, res json.RawMessage) json.RawMessage {
+	if budget == 0 || ctx.Value(inRunKey{}) != nil {
+		return res
+	}
 	over := results.Measure(res, budget)
 	if over == nil {
 		return res

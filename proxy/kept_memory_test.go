@@ -269,3 +269,16 @@ func TestKeptResultsBound(t *testing.T) {
 		}
 	}
 }
+
+// TestResultsWholeInCodeModeInMemory: a code-mode program's call gets the
+// whole result, past the tool's budget: none of it reaches the model but
+// what the run returns.
+func TestResultsWholeInCodeModeInMemory(t *testing.T) {
+	_, h := memTrunk(t, memserver.Set{"notes": blobServer()}, map[string]map[string]any{"notes": {"maxResultBytes": 4096}},
+		map[string]any{"codeMode": map[string]any{"enabled": true}}, nil)
+	h.initialize(`{}`)
+	text, errObj := callText(h, "mcp__trunk__run_code", `{"code":"const r = await call(\"mcp__notes__blob\", {bytes: 10000}); return [r.content.length, r.content[0].text.length];"}`)
+	if !strings.Contains(text, "[1,10000]") {
+		t.Errorf("the program saw %q %s, want the whole: one item of 10000 bytes", text, errObj)
+	}
+}

@@ -30,6 +30,7 @@ func (o ownTools) CallTool(ctx context.Context, params json.RawMessage) (json.Ra
 }
 
 func (o ownTools) CallInRun(ctx context.Context, run string, params json.RawMessage) (json.RawMessage, error) {
+	ctx = inRun(ctx) // the program reads the whole result: none of it reaches the model but what the run returns
 	handle := func(ctx context.Context) (json.RawMessage, error) { return o.t.Handle(ctx, "tools/call", params) }
 	if s := hostRequestOf(ctx).session; s != nil {
 		return s.observeInRun(ctx, run, params, handle)
