@@ -6,10 +6,12 @@ import (
 	"fmt"
 
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
+	"github.com/mcptrunk/mcptrunk/internal/rawjson"
 	"github.com/mcptrunk/mcptrunk/naming"
 	"github.com/mcptrunk/mcptrunk/proxy/catalog"
 	"github.com/mcptrunk/mcptrunk/proxy/results"
 	"github.com/mcptrunk/mcptrunk/proxy/trunktools"
+	"github.com/mcptrunk/mcptrunk/upstream"
 )
 
 // Tool results over their budget (maxResultBytes, proxy/results): the
@@ -47,11 +49,12 @@ type inRunKey struct{}
 // budget, trunk.codeMode.maxResultBytes).
 func inRun(ctx context.Context) context.Context { return context.WithValue(ctx, inRunKey{}, true) }
 
-// fitResult is a tool's result res as it reaches the host under budget
-// (the tool's maxResultBytes, 0 for none): unchanged within it, and for
+// fitResult is the result res of c's tool raw as it reaches the host
+// under its budget (maxResultBytes, 0 for none): unchanged within it, and for
 // a code-mode run's call; past it cut, the whole kept for the caller of
 // ctx (results.Over.Cut), whom cat, its view, tells how to read it.
-func (t *Trunk) fitResult(ctx context.Context, cat *catalog.Catalog, budget int, res json.RawMessage) json.RawMessage {
+func (t *Trunk) fitResult(ctx context.Context, cat *catalog.Catalog, c *upstream.Client, raw string, res json.RawMessage) json.RawMessage {
+	budget := c.Spec().ResultBytes(raw)
 	if budget == 0 || ctx.Value(inRunKey{}) != nil {
 		return res
 	}
@@ -64,6 +67,11 @@ func (t *Trunk) fitResult(ctx context.Context, cat *catalog.Catalog, budget int,
 		return res
 	}
 	link := results.Link{For: t.kept.TTL(), ReadTool: trunktools.ReadToolName(cat)}
+	for _, it := range c.Catalog().Tools {
+		if it.Key == raw {
+			link.OutputSchema = rawjson.HasField(it.Raw, "outputSchema")
+		}
+	}
 	if id, ok := t.kept.Keep(owner, over.Whole()); ok {
 		link.URI = naming.ResourceURI(naming.TrunkServer, results.Path+id)
 	} else {

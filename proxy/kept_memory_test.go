@@ -31,7 +31,7 @@ func blobServer() *memserver.Server {
 	return &memserver.Server{
 		Tools: []json.RawMessage{
 			json.RawMessage(`{"name":"blob","inputSchema":{"type":"object","properties":{"bytes":{"type":"integer"}}}}`),
-			json.RawMessage(`{"name":"shaped","inputSchema":{"type":"object","properties":{"bytes":{"type":"integer"}}}}`),
+			json.RawMessage(`{"name":"shaped","inputSchema":{"type":"object","properties":{"bytes":{"type":"integer"}}},"outputSchema":{"type":"object","properties":{"data":{"type":"string"}}}}`),
 		},
 		Handle: func(_ context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 			if method != "tools/call" {
@@ -54,6 +54,7 @@ type cutResult struct {
 		Type, Text, URI string
 	} `json:"content"`
 	Structured json.RawMessage `json:"structuredContent"`
+	IsError    bool            `json:"isError"`
 }
 
 // readText reads uri as h, returning the text of its first content, or
@@ -138,13 +139,16 @@ func TestResultsCutAndPagedInMemory(t *testing.T) {
 
 // TestResultsStructuredInMemory: structuredContent is never cut: kept
 // whole when it fits the budget (the text then gets what is left), else
-// left out with the note saying so, and read back after the text.
+// left out with the note saying so, and read back after the text. The
+// tool has an output schema, so the result without its structuredContent
+// is marked isError (hosts on the TypeScript SDK refuse it otherwise),
+// the note saying the call succeeded.
 func TestResultsStructuredInMemory(t *testing.T) {
 	_, h := memTrunk(t, memserver.Set{"notes": blobServer()}, map[string]map[string]any{"notes": {"maxResultBytes": 2048}}, nil, nil)
 	h.initialize(`{}`)
 
 	res, _ := h.call("tools/call", `{"name":"mcp__notes__shaped","arguments":{"bytes":1000}}`)
-	if !strings.Contains(string(res), `"structuredContent":{"data":"`+blobText(1000)+`"}`) {
+	if !strings.Contains(string(res), `"structuredContent":{"data":"`+blobText(1000)+`"}`) || strings.Contains(string(res), "isError") {
 		t.Errorf("a structuredContent within the budget: %.300s", res)
 	}
 
@@ -153,8 +157,9 @@ func TestResultsStructuredInMemory(t *testing.T) {
 	if err := json.Unmarshal(res, &r); err != nil || len(r.Content) != 3 || r.Structured != nil {
 		t.Fatalf("a structuredContent over the budget: %.600s", res)
 	}
-	if r.Content[0].Text != "see structuredContent" || !strings.Contains(r.Content[1].Text, "structuredContent (5011 bytes) is left out") {
-		t.Errorf("the text and the note: %q, %q", r.Content[0].Text, r.Content[1].Text)
+	if r.Content[0].Text != "see structuredContent" || !strings.Contains(r.Content[1].Text, "structuredContent (5011 bytes) is left out") ||
+		!strings.Contains(r.Content[1].Text, "The call succeeded; it is marked as an error only because the tool's output schema") || !r.IsError {
+		t.Errorf("the text, the note, isError: %q, %q, %v", r.Content[0].Text, r.Content[1].Text, r.IsError)
 	}
 	var pages strings.Builder
 	for page := 1; ; page++ {

@@ -175,7 +175,7 @@ func (t *Trunk) routeNamed(ctx context.Context, method string, params json.RawMe
 	if !cat.Unprefixed(server) {
 		res = catalog.NamespaceToolResult(server, res)
 	}
-	return t.fitResult(ctx, cat, c.Spec().ResultBytes(raw), res), nil
+	return t.fitResult(ctx, cat, c, raw, res), nil
 }
 
 // owner finds the server an exported name points at, with an error naming

@@ -142,8 +142,8 @@ func textOf(item json.RawMessage) (string, bool) {
 	return text, err == nil
 }
 
-// Link is where the whole of a cut result is kept, for the note that
-// tells the model how to read it.
+// Link is what a cut result says of its whole: where it is kept, for the
+// note that tells the model how to read it, and what the tool declares.
 type Link struct {
 	// URI is the kept whole's; "" when it could not be kept.
 	URI string
@@ -154,11 +154,18 @@ type Link struct {
 	ReadTool string
 	// NotKept says why the whole is not kept, when URI is "".
 	NotKept string
+	// OutputSchema says the tool declares one. Hosts on the TypeScript
+	// SDK refuse a result of such a tool without structuredContent unless
+	// it is an error, so a cut that leaves structuredContent out marks the
+	// result isError, and its note says why.
+	OutputSchema bool
 }
 
 // Cut is the result the host gets instead: its members but content and
 // structuredContent as the server sent them; structuredContent when it
-// fits the budget whole, else left out; the content items in their order
+// fits the budget whole, else left out (and the result marked isError
+// when the tool has an output schema, Link.OutputSchema); the content
+// items in their order
 // within what remains of the budget, the text cut on a character's
 // boundary and an item that is not text kept only whole; then a note
 // saying what was left out and how to read it, and a resource_link to the
@@ -202,7 +209,11 @@ func (o *Over) Cut(link Link) json.RawMessage {
 			}
 		}
 	}
-	content = append(content, textItem(note(w, shown, structuredLeft, othersLeft, link)))
+	flagged := structuredLeft && link.OutputSchema && string(o.members["isError"]) != "true"
+	if flagged {
+		out["isError"] = json.RawMessage("true")
+	}
+	content = append(content, textItem(note(w, shown, structuredLeft, flagged, othersLeft, link)))
 	if link.URI != "" {
 		l, _ := json.Marshal(map[string]any{"type": "resource_link", "uri": link.URI, "name": "result", "title": "The whole tool result", "mimeType": "text/plain", "size": w.Size()})
 		content = append(content, l)
@@ -219,7 +230,7 @@ func textItem(text string) json.RawMessage {
 
 // note tells the model what of the result it was not given and how to
 // read it.
-func note(w Whole, shown int, structuredLeft bool, othersLeft int, link Link) string {
+func note(w Whole, shown int, structuredLeft, flagged bool, othersLeft int, link Link) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "[mcptrunk: this result is %d bytes, over the %d bytes of it that may reach the context", w.Size(), w.Budget)
 	if len(w.Text) > 0 {
@@ -228,6 +239,9 @@ func note(w Whole, shown int, structuredLeft bool, othersLeft int, link Link) st
 	b.WriteString(".")
 	if structuredLeft {
 		fmt.Fprintf(&b, " Its structuredContent (%d bytes) is left out: it follows the text in the whole result.", len(w.Structured))
+	}
+	if flagged {
+		b.WriteString(" The call succeeded; it is marked as an error only because the tool's output schema describes the structuredContent left out.")
 	}
 	if othersLeft > 0 {
 		fmt.Fprintf(&b, " %d of its content items that are not text (images, audio, resources) are left out: reading the whole result without ?page gives them.", othersLeft)

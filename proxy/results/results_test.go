@@ -81,6 +81,9 @@ func TestCutItems(t *testing.T) {
 	if !strings.Contains(cut, "1 of its content items that are not text") || !strings.Contains(cut, "with the tool mcp__trunk__read_resource") {
 		t.Errorf("the note: %s", cut)
 	}
+	if strings.Contains(cut, "isError") {
+		t.Errorf("a result without structuredContent marked isError: %.300s", cut)
+	}
 	read, err := Read("u", over.Whole(), 0)
 	if err != nil || !strings.Contains(string(read), `{"blob":"`+strings.Repeat("QkJC", 1000)+`","mimeType":"image/png","uri":"u"}`) {
 		t.Errorf("read: %.300s %v", read, err)
@@ -141,5 +144,35 @@ func TestStoreBounds(t *testing.T) {
 	}
 	if bytes, n := s.Bytes(); bytes != 0 || n != 0 {
 		t.Errorf("after the TTL: %d bytes in %d", bytes, n)
+	}
+}
+
+// TestCutStructured: a structuredContent over what the budget leaves is
+// left out whole, never cut; the result is marked isError only for a tool
+// with an output schema, and a result that is an error stays one.
+func TestCutStructured(t *testing.T) {
+	sc := `{"rows":"` + strings.Repeat("r", 2000) + `"}`
+	for _, c := range []struct {
+		isError, schema, want bool
+	}{{false, false, false}, {false, true, true}, {true, true, true}, {true, false, true}} {
+		res := json.RawMessage(`{"content":[{"type":"text","text":"rows"}],"structuredContent":` + sc + `,"isError":` + map[bool]string{true: "true", false: "false"}[c.isError] + `}`)
+		over := Measure(res, 1024)
+		if over == nil {
+			t.Fatal("not over")
+		}
+		var cut struct {
+			Content    []struct{ Text string }
+			Structured json.RawMessage `json:"structuredContent"`
+			IsError    bool
+		}
+		if err := json.Unmarshal(over.Cut(Link{URI: "u", For: time.Minute, OutputSchema: c.schema}), &cut); err != nil {
+			t.Fatal(err)
+		}
+		if cut.Structured != nil || cut.IsError != c.want || cut.Content[0].Text != "rows" || !strings.Contains(cut.Content[1].Text, "structuredContent (2011 bytes) is left out") {
+			t.Errorf("isError %v, schema %v: %+v", c.isError, c.schema, cut)
+		}
+		if said := strings.Contains(cut.Content[1].Text, "marked as an error only because"); said != (c.schema && !c.isError) {
+			t.Errorf("isError %v, schema %v: the note says why it is an error: %v", c.isError, c.schema, said)
+		}
 	}
 }
