@@ -19,6 +19,11 @@ import (
 // caller that made the call, read back with resources/read of
 // mcptrunk://trunk/results/<id>.
 
+// keptResults are the wholes the trunk keeps, by owner.
+type keptResults = results.Store[keptOwner]
+
+func newKeptResults() *keptResults { return results.NewStore[keptOwner](nil) }
+
 // keptOwner is whom a kept whole is for: a session, or for a stateless
 // request, whose session ends with its answer, what its task ids are
 // bound to (the caller's subject; nothing for an anonymous one) and its

@@ -18,7 +18,6 @@ import (
 	"github.com/mcptrunk/mcptrunk/proxy/instances"
 	"github.com/mcptrunk/mcptrunk/proxy/observe"
 	"github.com/mcptrunk/mcptrunk/proxy/relay"
-	"github.com/mcptrunk/mcptrunk/proxy/results"
 	"github.com/mcptrunk/mcptrunk/proxy/signin"
 	"github.com/mcptrunk/mcptrunk/proxy/tasks"
 	"github.com/mcptrunk/mcptrunk/proxy/translate"
@@ -78,13 +77,13 @@ type Trunk struct {
 	stopped      chan struct{}   // closed by Close: stops the announcer
 	life         context.Context // ends at Close: work the trunk starts on its own
 	stopLife     context.CancelFunc
-	toResync     *relay.Resync             // what upstreams must be told again after a restart
-	hosts        *hostSet                  // the host sessions attached (hosts.go)
-	subs         relay.Shares              // shares of upstream resource subscriptions (shared.go)
-	parked       *translate.Parking        // stateless hosts' calls to legacy upstreams, between rounds
-	taskIDs      *translate.TaskIDs        // the ids of the servers' tasks as hosts get them (tasks.go)
-	taskLog      *tasks.Ledger             // the tasks running, for status and observers (tasks.go)
-	kept         *results.Store[keptOwner] // the wholes of tool results cut to their budget (kept.go)
+	toResync     *relay.Resync      // what upstreams must be told again after a restart
+	hosts        *hostSet           // the host sessions attached (hosts.go)
+	subs         relay.Shares       // shares of upstream resource subscriptions (shared.go)
+	parked       *translate.Parking // stateless hosts' calls to legacy upstreams, between rounds
+	taskIDs      *translate.TaskIDs // the ids of the servers' tasks as hosts get them (tasks.go)
+	taskLog      *tasks.Ledger      // the tasks running, for status and observers (tasks.go)
+	kept         *keptResults       // the wholes of tool results cut to their budget (kept.go)
 	observers    observe.Observers
 	creds        *usercreds.Broker        // servers' per-user credentials
 	signIn       *signin.Manager          // their callers' own sign-ins (credentials mode "oauth")
@@ -147,7 +146,7 @@ func New(cfg *config.Config, opts *Options) *Trunk {
 		toResync: relay.NewResync(),
 		hosts:    newHostSet(),
 		started:  make(chan struct{}),
-		kept:     results.NewStore[keptOwner](nil),
+		kept:     newKeptResults(),
 	}
 	t.life, t.stopLife = context.WithCancel(context.Background())
 	t.parked = translate.NewParking(t.life, t.workers.Go, opts.SigningKey)
