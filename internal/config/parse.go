@@ -33,6 +33,7 @@ type rawServer struct {
 	Prompts       json.RawMessage `json:"prompts"`
 	Resources     json.RawMessage `json:"resources"`
 	ReadOnlyTools json.RawMessage `json:"readOnlyTools"`
+	MaxResult     json.RawMessage `json:"maxResultBytes"`
 	Timeouts      json.RawMessage `json:"timeouts"`
 	OAuth         json.RawMessage `json:"oauth"`
 	Protocol      json.RawMessage `json:"protocolVersion"`
@@ -42,7 +43,6 @@ type rawServer struct {
 	Scope         json.RawMessage `json:"scope"`
 	Credentials   json.RawMessage `json:"credentials"`
 	Overrides     json.RawMessage `json:"overrides"`
-	MaxResult     json.RawMessage `json:"maxResultBytes"`
 }
 
 type rawOAuth struct {
