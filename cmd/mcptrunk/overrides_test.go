@@ -75,7 +75,7 @@ func TestToolOverrides(t *testing.T) {
 }
 
 // TestResultsFitOverHTTP: with maxResultBytes 16384 on the notes server's
-// blob, a go-sdk host of `serve --http` calling for 200,000 bytes gets at
+// blob, check says so, and a go-sdk host of `serve --http` calling for 200,000 bytes gets at
 // most 16,384 of them and a resource_link; reading the link gives back
 // the 200,000 bytes, and its pages at most 16,384 each, adding up to
 // them; another session of the same trunk reading the link is refused as
@@ -84,7 +84,12 @@ func TestResultsFitOverHTTP(t *testing.T) {
 	t.Parallel()
 	ctx := testCtx(t, 2*time.Minute)
 	notes := withFields(notesServer(), map[string]any{"overrides": map[string]any{"tools": map[string]any{"blob": map[string]any{"maxResultBytes": 16384}}}})
-	trunk := startHTTPTrunk(t, ctx, writeConfig(t, map[string]server{"notes": notes}, nil))
+	cfg := writeConfig(t, map[string]server{"notes": notes}, nil)
+	want := `overrides: server "notes": tool "blob" is listed as "mcp__notes__blob": maxResultBytes 16384`
+	if stdout, stderr, code := runCLI(t, pinRunTimeout, "check", "--config", cfg); code != 0 || !strings.Contains(stdout, want) {
+		t.Errorf("mcptrunk check: exit %d, stdout lacks %q:\n%s\nstderr:\n%s", code, want, stdout, stderr)
+	}
+	trunk := startHTTPTrunk(t, ctx, cfg)
 	connect := func() *mcp.ClientSession {
 		return httpHost(t, ctx, trunk.url, hostConfig{sdkDefaults: true}, "2025-11-25").ClientSession
 	}
