@@ -12,6 +12,10 @@ import (
 type hostRequest struct {
 	translate.HostRequest
 	session *Session
+	// inRun: a code-mode run's call, whose result goes to the program
+	// whole and never to the model (the run's own result has its budget,
+	// trunk.codeMode.maxResultBytes).
+	inRun bool
 }
 
 // request is one host request as the trunk routes it: the facts of the

@@ -24,7 +24,7 @@ func bareTrunk() *Trunk {
 func legacySession(t *Trunk, caps ...string) *Session {
 	s := &Session{trunk: t}
 	s.SetClaims(nil)
-	hr := hostRequest{translate.HostRequest{Version: "2025-11-25", Caps: map[string]json.RawMessage{}}, s}
+	hr := hostRequest{HostRequest: translate.HostRequest{Version: "2025-11-25", Caps: map[string]json.RawMessage{}}, session: s}
 	for _, c := range caps {
 		hr.Caps[c] = json.RawMessage(`{}`)
 	}

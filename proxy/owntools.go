@@ -42,8 +42,10 @@ func (o ownTools) CallTool(ctx context.Context, params json.RawMessage) (json.Ra
 }
 
 func (o ownTools) CallInRun(ctx context.Context, run string, params json.RawMessage) (json.RawMessage, error) {
+	hr := o.rq.hostRequest
+	hr.inRun = true // the program reads the whole result: none of it reaches the model but what the run returns
 	handle := func(ctx context.Context) (json.RawMessage, error) {
-		return o.t.handle(ctx, o.rq.hostRequest, "tools/call", params)
+		return o.t.handle(ctx, hr, "tools/call", params)
 	}
 	if s := o.rq.session; s != nil {
 		return s.observeInRun(ctx, run, params, handle)
@@ -58,6 +60,7 @@ func (o ownTools) CodeMode() config.CodeMode { return o.rq.st.cfg.Trunk.CodeMode
 func (t *Trunk) statusReport(st *state) trunktools.StatusReport {
 	r := trunktools.StatusReport{Servers: []upstream.Status{}, MaxMessageBytes: st.cfg.Trunk.MaxMessageBytes, DroppedNotifications: t.dropped.Load(), UnattributedNotifications: t.unowned.Load(), Pinning: st.pins.Report(), ParkedCalls: t.parked.Count(),
 		Conflicts: st.catalog().Conflicts}
+	r.KeptResultBytes, r.KeptResults = t.kept.Bytes()
 	running := t.taskLog.Running()
 	for _, c := range t.clients() {
 		st := c.Status()

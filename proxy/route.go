@@ -11,6 +11,7 @@ import (
 	"github.com/mcptrunk/mcptrunk/naming"
 	"github.com/mcptrunk/mcptrunk/proxy/access"
 	"github.com/mcptrunk/mcptrunk/proxy/catalog"
+	"github.com/mcptrunk/mcptrunk/proxy/results"
 	"github.com/mcptrunk/mcptrunk/proxy/skills"
 	"github.com/mcptrunk/mcptrunk/proxy/tasks"
 	"github.com/mcptrunk/mcptrunk/proxy/translate"
@@ -178,16 +179,17 @@ func (t *Trunk) routeNamed(ctx context.Context, rq request, method string, param
 	if err != nil {
 		return nil, err
 	}
-	if kind == "tool" {
-		res = t.taskCreated(ctx, rq.session, server, res)
-	}
-	switch {
-	case cat.Unprefixed(server):
-		return res, nil
-	case kind == "prompt":
+	if kind == "prompt" {
+		if cat.Unprefixed(server) {
+			return res, nil
+		}
 		return catalog.NamespacePromptResult(server, res), nil
 	}
-	return catalog.NamespaceToolResult(server, res), nil
+	res = t.taskCreated(ctx, rq.session, server, res)
+	if !cat.Unprefixed(server) {
+		res = catalog.NamespaceToolResult(server, res)
+	}
+	return t.fitResult(rq, cat, c, raw, res), nil
 }
 
 // owner finds the server an exported name points at, with an error naming
@@ -230,6 +232,9 @@ func (t *Trunk) routeResource(ctx context.Context, rq request, method string, pa
 		return nil, err
 	}
 	if server, raw, ok := naming.SplitResourceURI(uri); ok && server == naming.TrunkServer && read {
+		if id, page, kept, err := results.Parse(raw); kept && method == "resources/read" {
+			return t.readKept(rq, uri, id, page, err) // the caller's own, whatever its view
+		}
 		if cat := rq.view(rq.st.catalog()); !cat.Admits("resource", server, raw, uri) {
 			return nil, cat.Hidden("resource", uri)
 		}

@@ -216,6 +216,7 @@ func (s *Session) Run(ctx context.Context) error {
 		}
 	}
 	t.hosts.remove(s)
+	t.kept.Drop(keptOwner{session: s})
 	s.releaseSubscriptions()
 	s.releaseOwn()
 	// The outbox stops last: the announcer may be waiting in it for room
@@ -283,7 +284,7 @@ func (s *Session) handle(ctx context.Context, meta translate.RequestMeta, method
 		// A probe at a legacy revision, or with no _meta: the answer lists
 		// the revisions, and the host falls back to initialize.
 		if meta.Version != "" {
-			hr = &hostRequest{translate.HostRequest{Version: meta.Version, Caps: meta.Caps}, s}
+			hr = &hostRequest{HostRequest: translate.HostRequest{Version: meta.Version, Caps: meta.Caps}, session: s}
 		}
 		return s.discover(ctx, *hr)
 	}
@@ -307,7 +308,7 @@ func (s *Session) handle(ctx context.Context, meta translate.RequestMeta, method
 func (s *Session) handleStateless(ctx context.Context, meta translate.RequestMeta, method string, params json.RawMessage) (json.RawMessage, error) {
 	s.stateless.Store(true)
 	s.fitNames(meta.ClientName())
-	hr := hostRequest{translate.HostRequest{Version: meta.Version, Caps: meta.Caps}, s}
+	hr := hostRequest{HostRequest: translate.HostRequest{Version: meta.Version, Caps: meta.Caps}, session: s}
 	// An upstream at the stateless revision is told, in each request, what
 	// this very request's host can be asked and the log level it asked for
 	// (none when it named none), exactly: upstream.Client sets the _meta.
@@ -491,7 +492,7 @@ func (s *Session) initialize(ctx context.Context, params json.RawMessage) (json.
 		return nil, err
 	}
 	s.logger.Info("host connected", "client", logkey.Clip(host.ClientName), "clientVersion", logkey.Clip(host.ClientVersion), "protocol", host.Version)
-	hr := hostRequest{host.HostRequest, s}
+	hr := hostRequest{HostRequest: host.HostRequest, session: s}
 	s.legacy.Store(&hr)
 	s.client.Store(host.ClientName)
 	s.fitNames(host.ClientName)

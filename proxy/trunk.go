@@ -89,6 +89,7 @@ type Trunk struct {
 	parked       *translate.Parking // stateless hosts' calls to legacy upstreams, between rounds
 	taskIDs      *translate.TaskIDs // the ids of the servers' tasks as hosts get them (tasks.go)
 	taskLog      *tasks.Ledger      // the tasks running, for status and observers (tasks.go)
+	kept         *keptResults       // the wholes of tool results cut to their budget (kept.go)
 	observers    observe.Observers
 	creds        *usercreds.Broker        // servers' per-user credentials
 	signIn       *signin.Manager          // their callers' own sign-ins (credentials mode "oauth")
@@ -151,6 +152,7 @@ func New(cfg *config.Config, opts *Options) *Trunk {
 		toResync: relay.NewResync(),
 		hosts:    newHostSet(),
 		started:  make(chan struct{}),
+		kept:     newKeptResults(),
 	}
 	t.life, t.stopLife = context.WithCancel(context.Background())
 	t.parked = translate.NewParking(t.life, t.workers.Go, opts.SigningKey)

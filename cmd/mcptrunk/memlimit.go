@@ -19,19 +19,21 @@ import (
 const memoryOverhead = 128 << 20
 
 // limitMemory sets the Go runtime's soft memory limit of a shared trunk to
-// what it may keep for hosts plus memoryOverhead, unless GOMEMLIMIT says
+// what it may keep for hosts (maxBufferedBytes, and kept, the tool results
+// it keeps for them to read: proxy.Trunk.KeptResultsBound) plus
+// memoryOverhead, unless GOMEMLIMIT says
 // otherwise. Without it the collector lets the heap grow to twice what is
 // live, so a flood held within the byte budgets could still take the
 // process to twice the budget. A soft limit never fails an allocation: past
 // it the collector only runs more often (at most half the CPU).
-func limitMemory(maxBufferedBytes int64, logger *slog.Logger) {
+func limitMemory(maxBufferedBytes, kept int64, logger *slog.Logger) {
 	if os.Getenv("GOMEMLIMIT") != "" {
 		return
 	}
 	if maxBufferedBytes <= 0 {
 		maxBufferedBytes = httpserve.DefaultMaxBufferedBytes
 	}
-	limit := maxBufferedBytes + memoryOverhead
+	limit := maxBufferedBytes + kept + memoryOverhead
 	debug.SetMemoryLimit(limit)
 	logger.Debug("soft memory limit set", "bytes", limit)
 }

@@ -124,7 +124,7 @@ var sharedCapabilities = []byte(`{"elicitation":{},"sampling":{}}`)
 // (httpserve.Handler.Handle).
 func (d *httpDownstream) serve(t *proxy.Trunk, m *metrics.Metrics) {
 	t.Start(sharedCapabilities, protocol.Legacy)
-	limitMemory(int64(d.cfg.MaxBufferedBytes), d.logger)
+	limitMemory(int64(d.cfg.MaxBufferedBytes), t.KeptResultsBound(), d.logger)
 	d.handler = httpserve.New(t, httpserve.Options{
 		Path: d.cfg.Path, Token: d.token, Auth: d.auth, Operator: t.Operator, Profiles: t.HasProfile, AllowedOrigins: d.cfg.AllowedOrigins, LoopbackOnly: d.loopback,
 		MaxBodyBytes: int64(d.cfg.MaxBodyBytes), MaxSessions: d.cfg.MaxSessions, MaxInFlight: d.cfg.MaxInFlight,

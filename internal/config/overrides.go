@@ -58,6 +58,9 @@ type ToolOverride struct {
 	// Arguments maps an argument (a property of the input schema) to its
 	// default or fixed value.
 	Arguments map[string]ArgumentOverride `json:"arguments,omitempty"`
+	// MaxResultBytes replaces the server's maxResultBytes for this tool:
+	// what of one result reaches the model (0 leaves the server's).
+	MaxResultBytes int `json:"maxResultBytes,omitempty"`
 }
 
 // ArgumentOverride is one argument's default or fixed value (exactly one
@@ -95,11 +98,12 @@ type rawPromptArgumentOverride struct {
 }
 
 type rawToolOverride struct {
-	Name        json.RawMessage `json:"name"`
-	Title       json.RawMessage `json:"title"`
-	Description json.RawMessage `json:"description"`
-	Annotations json.RawMessage `json:"annotations"`
-	Arguments   json.RawMessage `json:"arguments"`
+	Name           json.RawMessage `json:"name"`
+	Title          json.RawMessage `json:"title"`
+	Description    json.RawMessage `json:"description"`
+	Annotations    json.RawMessage `json:"annotations"`
+	Arguments      json.RawMessage `json:"arguments"`
+	MaxResultBytes json.RawMessage `json:"maxResultBytes"`
 }
 
 type rawArgumentOverride struct {
@@ -240,6 +244,7 @@ func (p *fieldErrs) toolOverride(raw json.RawMessage, field string, lookup func(
 	t.Name = p.itemName(rt.Name, field+".name")
 	t.Title, _ = p.str(rt.Title, field+".title")
 	t.Description, _ = p.str(rt.Description, field+".description")
+	t.MaxResultBytes = p.resultBudget(rt.MaxResultBytes, field+".maxResultBytes")
 	if !rawAbsent(rt.Annotations) {
 		if rawKind(rt.Annotations) != "object" || !json.Valid(rt.Annotations) {
 			p.wrongType(field+".annotations", "object", rt.Annotations)
@@ -281,6 +286,22 @@ func (p *fieldErrs) toolOverride(raw json.RawMessage, field string, lookup func(
 		}
 	}
 	return t
+}
+
+// MinResultBytes is the least budget maxResultBytes takes: below it the
+// beginning of a result and the note saying how to read the rest would
+// leave the model nothing to go on.
+const MinResultBytes = 1024
+
+// resultBudget decodes a maxResultBytes: 0 (off) when it is left out, else
+// at least MinResultBytes.
+func (p *fieldErrs) resultBudget(raw json.RawMessage, field string) int {
+	n, ok := p.integer(raw, field)
+	if ok && n != 0 && n < MinResultBytes {
+		p.addf(field, "must be at least %d (or 0, off), got %d", MinResultBytes, n)
+		return 0
+	}
+	return n
 }
 
 // argValue is an argument's default or fixed value as it is sent: a
@@ -341,6 +362,9 @@ func (t ToolOverride) String() string {
 			parts = append(parts, fmt.Sprintf("%s default", arg))
 		}
 	}
+	if t.MaxResultBytes > 0 {
+		parts = append(parts, fmt.Sprintf("maxResultBytes %d", t.MaxResultBytes))
+	}
 	return strings.Join(parts, ", ")
 }
 
@@ -348,4 +372,13 @@ func (t ToolOverride) String() string {
 // fields are set, not their values.
 func (pr PromptOverride) String() string {
 	return ToolOverride{Name: pr.Name, Title: pr.Title, Description: pr.Description, Arguments: pr.Arguments}.String()
+}
+
+// ResultBytes is the budget of one result of the tool upstream calls
+// name: its override's maxResultBytes, else the server's; 0 is none.
+func (s Spec) ResultBytes(name string) int {
+	if t, ok := s.Overrides.Tools[name]; ok && t.MaxResultBytes > 0 {
+		return t.MaxResultBytes
+	}
+	return s.MaxResultBytes
 }

@@ -178,3 +178,54 @@ func TestOverridesExpand(t *testing.T) {
 		t.Errorf("an unset variable: %v", err)
 	}
 }
+
+// TestResultBytes: maxResultBytes of a server's entry and of a tool's
+// override are read, the override's winning for its tool; each is off by
+// default, and a budget too small to hold a note, or not a number, is an
+// error naming the field.
+func TestResultBytes(t *testing.T) {
+	cfg, err := parseString(t, `{"mcpServers": {"notes": {"command": "notes", "maxResultBytes": 65536,
+		"overrides": {"tools": {"blob": {"maxResultBytes": 16384}, "echo": {"description": "d"}}}},
+		"other": {"command": "other"}}}`, noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	notes, other := cfg.Servers[0], cfg.Servers[1]
+	for _, c := range []struct {
+		spec Spec
+		tool string
+		want int
+	}{{notes, "blob", 16384}, {notes, "echo", 65536}, {notes, "add_note", 65536}, {other, "blob", 0}} {
+		if got := c.spec.ResultBytes(c.tool); got != c.want {
+			t.Errorf("%s: ResultBytes(%q) = %d, want %d", c.spec.Name, c.tool, got, c.want)
+		}
+	}
+	if got := notes.Overrides.Tools["blob"].String(); got != "maxResultBytes 16384" {
+		t.Errorf("String() = %q", got)
+	}
+	other.MaxResultBytes = 2048
+	if other.Equal(cfg.Servers[1]) {
+		t.Error("another budget is the same spec")
+	}
+	// A misspelt key is a warning with the key meant, here and in an override.
+	typo, err := parseString(t, `{"mcpServers": {"s": {"command": "s", "maxResultsBytes": 4096, "overrides": {"tools": {"blob": {"maxResultByte": 4096}}}}}}`, noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{
+		`server "s": unknown key "maxResultsBytes" (did you mean "maxResultBytes"?), ignored`,
+		`server "s": unknown key "overrides.tools.blob.maxResultByte" (did you mean "overrides.tools.blob.maxResultBytes"?), ignored`,
+	}; !slices.Equal(typo.Warnings, want) {
+		t.Errorf("warnings:\n%s\nwant:\n%s", strings.Join(typo.Warnings, "\n"), strings.Join(want, "\n"))
+	}
+	for _, c := range []struct{ entry, want string }{
+		{`"maxResultBytes": 100`, `server "s": maxResultBytes: must be at least 1024 (or 0, off), got 100`},
+		{`"maxResultBytes": "16k"`, `server "s": maxResultBytes: want integer, got string`},
+		{`"overrides": {"tools": {"blob": {"maxResultBytes": -1}}}`, `server "s": overrides.tools.blob.maxResultBytes: must be at least 1024 (or 0, off), got -1`},
+	} {
+		_, err := parseString(t, `{"mcpServers": {"s": {"command": "s", `+c.entry+`}}}`, noEnv)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want one containing %q", c.entry, err, c.want)
+		}
+	}
+}

@@ -33,6 +33,7 @@ type rawServer struct {
 	Prompts       json.RawMessage `json:"prompts"`
 	Resources     json.RawMessage `json:"resources"`
 	ReadOnlyTools json.RawMessage `json:"readOnlyTools"`
+	MaxResult     json.RawMessage `json:"maxResultBytes"`
 	Timeouts      json.RawMessage `json:"timeouts"`
 	OAuth         json.RawMessage `json:"oauth"`
 	Protocol      json.RawMessage `json:"protocolVersion"`
@@ -339,6 +340,7 @@ func parseServer(name string, raw json.RawMessage, lookup func(string) (string, 
 	}
 	s.ReadOnlyTools = nilIfEmptyStrings(readOnly)
 	s.Overrides = p.overrides(rs.Overrides, lookup)
+	s.MaxResultBytes = p.resultBudget(rs.MaxResult, "maxResultBytes")
 	s.Timeouts = p.timeouts(rs.Timeouts, "timeouts")
 	s.ProtocolVersion = p.protocolVersion(rs.Protocol, "protocolVersion")
 	s.Lazy = trunk.Lazy

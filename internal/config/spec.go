@@ -105,7 +105,11 @@ type Spec struct {
 	// names, descriptions, annotations, argument defaults and fixed
 	// arguments.
 	Overrides Overrides `json:"overrides,omitzero"`
-	Timeouts  Timeouts  `json:"timeouts,omitzero"`
+	// MaxResultBytes is what of one tool result reaches the model, in
+	// bytes (0: all of it); past it the trunk keeps the whole for the
+	// caller to read in pages. An override's own maxResultBytes wins.
+	MaxResultBytes int      `json:"maxResultBytes,omitempty"`
+	Timeouts       Timeouts `json:"timeouts,omitzero"`
 	// OAuth tunes OAuth 2.1 for a remote server (see upstream/oauth); the zero
 	// value discovers everything. Not allowed for stdio servers, nor next to
 	// an Authorization header (which turns OAuth off).

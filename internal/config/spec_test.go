@@ -78,6 +78,7 @@ func TestSpecEqual(t *testing.T) {
 			return s
 		}(), false},
 		{"overrides nil vs empty", base(), func() Spec { s := base(); s.Overrides.Tools = map[string]ToolOverride{}; return s }(), true},
+		{"maxResultBytes", base(), func() Spec { s := base(); s.MaxResultBytes = 4096; return s }(), false},
 		{"timeouts", base(), func() Spec { s := base(); s.Timeouts.Call++; return s }(), false},
 		{"oauth client", base(), func() Spec { s := base(); s.OAuth.ClientID = "c"; return s }(), false},
 		{"oauth scopes", base(), func() Spec { s := base(); s.OAuth.Scopes = []string{"a"}; return s }(), false},
@@ -124,7 +125,7 @@ func TestSpecEqual(t *testing.T) {
 // TestSpecEqualCoversAllFields fails when a field is added to Spec without
 // thinking about Equal (every field must change the result).
 func TestSpecEqualCoversAllFields(t *testing.T) {
-	if n := reflect.TypeFor[Spec]().NumField(); n != 26 {
+	if n := reflect.TypeFor[Spec]().NumField(); n != 27 {
 		t.Fatalf("Spec has %d fields; update Spec.Equal's normalisation and this test", n)
 	}
 }

@@ -435,12 +435,16 @@ func didYouMean(word string, known []string) string {
 // mcptrunk check and list: the tool or prompt, the name the host sees it
 // under and what of it is overridden (never a value); then each override
 // that names an item or argument the server does not have, or a name
-// another item keeps. None when no server has overrides.
+// another item keeps; and a server's own maxResultBytes. None when no
+// server has overrides.
 func OverrideLines(pol Policy, servers []Server) []string {
 	var lines []string
 	var cat *Catalog
 	for _, s := range servers {
 		o := s.Spec.Overrides
+		if s.Listed && s.Spec.MaxResultBytes > 0 {
+			lines = append(lines, fmt.Sprintf("overrides: server %q: a tool result over maxResultBytes %d reaches the host cut, the whole kept for its caller", s.Name, s.Spec.MaxResultBytes))
+		}
 		if !s.Listed || len(o.Tools)+len(o.Prompts) == 0 {
 			continue
 		}

@@ -271,3 +271,18 @@ func TestPromptOverrides(t *testing.T) {
 		t.Errorf("a get with style: %s, %v", got, err)
 	}
 }
+
+// TestOverrideLinesResultBytes: check and list say a server's
+// maxResultBytes, and a tool's among its override's fields.
+func TestOverrideLinesResultBytes(t *testing.T) {
+	srv := overrideServer(config.Overrides{Tools: map[string]config.ToolOverride{"echo": {MaxResultBytes: 16384}}}, echoTool)
+	srv.Spec.MaxResultBytes = 65536
+	got := OverrideLines(PolicyOf(config.TrunkOptions{Prefix: naming.Default.Prefix, MaxNameLength: 64}), []Server{srv})
+	want := []string{
+		`overrides: server "notes": a tool result over maxResultBytes 65536 reaches the host cut, the whole kept for its caller`,
+		`overrides: server "notes": tool "echo" is listed as "mcp__notes__echo": maxResultBytes 16384`,
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("lines:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

@@ -158,3 +158,14 @@ func blobExt(uri string) string {
 	}
 	return ext
 }
+
+// ReadToolName is the name the caller whose view cat is knows the trunk's
+// read_resource tool by, or "" when trunk.resourceTools leaves it out.
+func ReadToolName(cat *catalog.Catalog) string {
+	for exported, raw := range cat.Tools[naming.TrunkServer] {
+		if raw == readResourceTool.name {
+			return exported
+		}
+	}
+	return ""
+}

@@ -175,6 +175,11 @@ type StatusReport struct {
 	// Conflicts are items withheld because another server exports the
 	// same name or URI (servers with "namespace": false, unprefixed.go).
 	Conflicts []catalog.Conflict `json:"conflicts,omitempty"`
+	// KeptResults and KeptResultBytes are the tool results cut to their
+	// maxResultBytes whose wholes the trunk keeps for their callers now,
+	// all callers' together.
+	KeptResults     int   `json:"keptResults"`
+	KeptResultBytes int64 `json:"keptResultBytes"`
 }
 
 // statusFor is the status report as the caller of ctx may read it: the
