@@ -175,6 +175,11 @@ func (t *Trunk) routeNamed(ctx context.Context, rq request, method string, param
 			}
 		}
 	}
+	if kind == "tool" && c.Spec().IdleTimeout.D() > 0 {
+		// Its idle timeout must not stop the server between the answer
+		// and the record of a task it created (taskCreated).
+		defer t.taskLog.Expect(server)()
+	}
 	res, err := call(ctx, rq, c, method, forward)
 	if err != nil {
 		return nil, err

@@ -70,7 +70,13 @@ func (l *logTap) await(t *testing.T, from int, parts ...string) string {
 		select {
 		case <-changed:
 		case <-deadline:
-			t.Fatalf("no log record with %q", parts)
+			l.mu.Lock()
+			tail := l.lines[from:]
+			if len(tail) > 40 {
+				tail = tail[len(tail)-40:]
+			}
+			l.mu.Unlock()
+			t.Fatalf("no log record with %q; the records since:\n%s", parts, strings.Join(tail, "\n"))
 		}
 	}
 }

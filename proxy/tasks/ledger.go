@@ -44,6 +44,7 @@ type Ledger struct {
 	mu        sync.Mutex
 	running   map[string]*record // key(server, id)
 	perServer map[string]int
+	expected  map[string]int // server -> calls in flight that may create a task (Expect)
 	next      time.Time // the earliest deadline of running; zero when empty
 }
 
@@ -171,10 +172,31 @@ func (l *Ledger) Runs(server string) bool {
 	now := l.now()
 	l.mu.Lock()
 	ends := l.sweep(now)
-	n := l.perServer[server]
+	n := l.perServer[server] + l.expected[server]
 	l.mu.Unlock()
 	l.finish(now, ends)
 	return n > 0
+}
+
+// Expect counts a call to server that may create a task as work at the
+// server until done is called, which the caller does once the call's
+// result has been recorded (Created): between the server's answer and its
+// record, Runs still says the server is in use, so an idle timeout never
+// stops a server whose task the trunk is about to learn of.
+func (l *Ledger) Expect(server string) (done func()) {
+	l.mu.Lock()
+	if l.expected == nil {
+		l.expected = map[string]int{}
+	}
+	l.expected[server]++
+	l.mu.Unlock()
+	return func() {
+		l.mu.Lock()
+		if l.expected[server]--; l.expected[server] == 0 {
+			delete(l.expected, server)
+		}
+		l.mu.Unlock()
+	}
 }
 
 // Watch returns c as the trunk's own follow-up of server's task sees it:

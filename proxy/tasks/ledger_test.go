@@ -185,3 +185,27 @@ func TestLedgerRuns(t *testing.T) {
 		t.Error("notes still runs a task past its ttl")
 	}
 }
+
+// A call that may create a task counts as work at its server from Expect
+// until done, each call on its own, so that the server is never idle
+// between its answer and the record of the task it created.
+func TestLedgerExpect(t *testing.T) {
+	l, _, _ := newTestLedger()
+	first, second := l.Expect("notes"), l.Expect("notes")
+	if !l.Runs("notes") || l.Runs("weather") {
+		t.Fatalf("Runs with calls expected: notes %v, weather %v; want true, false", l.Runs("notes"), l.Runs("weather"))
+	}
+	first()
+	if !l.Runs("notes") {
+		t.Fatal("the second expected call no longer counts once the first is done")
+	}
+	l.Created(context.Background(), "notes", created("a", `,"ttl":60000`), false)
+	second()
+	if !l.Runs("notes") {
+		t.Fatal("the task the call created does not count once the call is done")
+	}
+	l.Ended("notes", "a", observe.TaskCompleted)
+	if l.Runs("notes") {
+		t.Error("notes runs with no call expected and no task")
+	}
+}
