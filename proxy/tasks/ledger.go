@@ -45,7 +45,7 @@ type Ledger struct {
 	running   map[string]*record // key(server, id)
 	perServer map[string]int
 	expected  map[string]int // server -> calls in flight that may create a task (Expect)
-	next      time.Time // the earliest deadline of running; zero when empty
+	next      time.Time      // the earliest deadline of running; zero when empty
 }
 
 type record struct {
