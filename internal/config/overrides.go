@@ -200,35 +200,48 @@ func (p *fieldErrs) promptOverride(raw json.RawMessage, field string, lookup fun
 	pr.Name = p.itemName(rp.Name, field+".name")
 	pr.Title, _ = p.str(rp.Title, field+".title")
 	pr.Description, _ = p.str(rp.Description, field+".description")
-	if rawAbsent(rp.Arguments) {
-		return pr
+	pr.Arguments = eachArgument(p, rp.Arguments, field, func(afield string, ra rawPromptArgumentOverride) (ArgumentOverride, bool) {
+		if rawKind(ra.Default) != "string" {
+			p.addf(afield+".default", "want string (a prompt's arguments are strings), got %s", cmp.Or(rawKind(ra.Default), "nothing"))
+			return ArgumentOverride{}, false
+		}
+		return ArgumentOverride{Default: p.argValue(ra.Default, afield+".default", lookup)}, true
+	})
+	return pr
+}
+
+// eachArgument decodes an override's "arguments" object (under field):
+// each member an object decoded into R and turned into its override by
+// one, which reports whether it is usable. A member that is not an object
+// is an error naming it; nil when arguments are left out or unusable.
+func eachArgument[R any](p *fieldErrs, raw json.RawMessage, field string, one func(afield string, ra R) (ArgumentOverride, bool)) map[string]ArgumentOverride {
+	if rawAbsent(raw) {
+		return nil
 	}
-	if rawKind(rp.Arguments) != "object" {
-		p.wrongType(field+".arguments", "object", rp.Arguments)
-		return pr
+	if rawKind(raw) != "object" {
+		p.wrongType(field+".arguments", "object", raw)
+		return nil
 	}
-	names, vals, err := decodeRawObject(rp.Arguments)
+	names, vals, err := decodeRawObject(raw)
 	if err != nil {
 		p.add(field+".arguments", err)
-		return pr
+		return nil
 	}
-	pr.Arguments = make(map[string]ArgumentOverride, len(names))
+	args := make(map[string]ArgumentOverride, len(names))
 	for i, name := range names {
 		afield := keyField(field+".arguments", name)
-		var ra rawPromptArgumentOverride
+		var ra R
 		if !p.object(vals[i], afield, &ra) {
 			if rawAbsent(vals[i]) {
 				p.wrongType(afield, "object", vals[i])
 			}
 			continue
 		}
-		if rawKind(ra.Default) != "string" {
-			p.addf(afield+".default", "want string (a prompt's arguments are strings), got %s", cmp.Or(rawKind(ra.Default), "nothing"))
-			continue
+		if a, ok := one(afield, ra); ok {
+			args[name] = a
 		}
-		pr.Arguments[name] = ArgumentOverride{Default: p.argValue(ra.Default, afield+".default", lookup)}
 	}
-	return pr
+	return args
 }
 
 // toolOverride decodes one tool's override.
@@ -252,28 +265,7 @@ func (p *fieldErrs) toolOverride(raw json.RawMessage, field string, lookup func(
 			t.Annotations = compact(rt.Annotations)
 		}
 	}
-	if rawAbsent(rt.Arguments) {
-		return t
-	}
-	if rawKind(rt.Arguments) != "object" {
-		p.wrongType(field+".arguments", "object", rt.Arguments)
-		return t
-	}
-	names, vals, err := decodeRawObject(rt.Arguments)
-	if err != nil {
-		p.add(field+".arguments", err)
-		return t
-	}
-	t.Arguments = make(map[string]ArgumentOverride, len(names))
-	for i, name := range names {
-		afield := keyField(field+".arguments", name)
-		var ra rawArgumentOverride
-		if !p.object(vals[i], afield, &ra) {
-			if rawAbsent(vals[i]) {
-				p.wrongType(afield, "object", vals[i])
-			}
-			continue
-		}
+	t.Arguments = eachArgument(p, rt.Arguments, field, func(afield string, ra rawArgumentOverride) (ArgumentOverride, bool) {
 		// null is a value an argument can be given, so only a member
 		// left out is absent here.
 		switch def, fixed := len(ra.Default) > 0, len(ra.Fixed) > 0; {
@@ -282,9 +274,10 @@ func (p *fieldErrs) toolOverride(raw json.RawMessage, field string, lookup func(
 		case !def && !fixed:
 			p.addf(afield, `wants "default" or "fixed"`)
 		default:
-			t.Arguments[name] = ArgumentOverride{Default: p.argValue(ra.Default, afield+".default", lookup), Fixed: p.argValue(ra.Fixed, afield+".fixed", lookup)}
+			return ArgumentOverride{Default: p.argValue(ra.Default, afield+".default", lookup), Fixed: p.argValue(ra.Fixed, afield+".fixed", lookup)}, true
 		}
-	}
+		return ArgumentOverride{}, false
+	})
 	return t
 }
 
