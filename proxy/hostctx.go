@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/mcptrunk/mcptrunk/proxy/catalog"
 	"github.com/mcptrunk/mcptrunk/proxy/translate"
 )
@@ -35,4 +36,14 @@ func (rq request) view(cat *catalog.Catalog) *catalog.Catalog {
 		return rq.st.sessionView(rq.session, cat)
 	}
 	return cat
+}
+
+// overrides are the overrides the request's caller calls a server's items
+// under: the server's own (own), with the caller's profile's set over
+// them, as its view was exported (access.Rules.Overrides).
+func (rq request) overrides(server string, own config.Overrides) config.Overrides {
+	if rq.session != nil {
+		return rq.st.access.Overrides(*rq.session.caller.Load(), server, own)
+	}
+	return own
 }

@@ -50,7 +50,9 @@ func keptOwnerOf(s *Session) (keptOwner, bool) {
 // a code-mode run's call; past it cut, the whole kept for the caller of
 // rq (results.Over.Cut), whom cat, its view, tells how to read it.
 func (t *Trunk) fitResult(rq request, cat *catalog.Catalog, c *upstream.Client, raw string, res json.RawMessage) json.RawMessage {
-	budget := c.Spec().ResultBytes(raw)
+	spec := c.Spec()
+	spec.Overrides = rq.overrides(c.Name(), spec.Overrides) // a profile's maxResultBytes
+	budget := spec.ResultBytes(raw)
 	if budget == 0 || rq.inRun {
 		return res
 	}
@@ -97,9 +99,19 @@ func (t *Trunk) readKept(rq request, uri, id string, page int, perr error) (json
 // KeptResultsBound is the most memory the tool results cut to their
 // budget may keep, for the process's memory limit: results.DefaultMaxBytes
 // when a server in the config has a budget (maxResultBytes, its own or a
-// tool's), else 0.
+// tool's, a profile's included), else 0.
 func (t *Trunk) KeptResultsBound() int64 {
-	for _, s := range t.state.Load().cfg.Servers {
+	cfg := t.state.Load().cfg
+	for _, byServer := range cfg.Trunk.ProfileOverrides {
+		for _, o := range byServer {
+			for _, to := range o.Tools {
+				if to.MaxResultBytes > 0 {
+					return results.DefaultMaxBytes
+				}
+			}
+		}
+	}
+	for _, s := range cfg.Servers {
 		if s.MaxResultBytes > 0 {
 			return results.DefaultMaxBytes
 		}

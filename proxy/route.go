@@ -159,9 +159,10 @@ func (t *Trunk) routeNamed(ctx context.Context, rq request, method string, param
 	}
 	// The config's defaults and fixed arguments: the server gets them,
 	// the model never gives a fixed one.
-	overrides := c.Spec().Overrides.Tools[raw].Arguments
+	shape := rq.overrides(server, c.Spec().Overrides)
+	overrides := shape.Tools[raw].Arguments
 	if kind == "prompt" {
-		overrides = c.Spec().Overrides.Prompts[raw].Arguments
+		overrides = shape.Prompts[raw].Arguments
 	}
 	if forward, err = catalog.Arguments(kind, name, overrides, forward); err != nil {
 		return nil, err

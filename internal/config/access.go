@@ -69,18 +69,36 @@ func (p *fieldErrs) policyOptions(raw json.RawMessage, field string) Policy {
 // profiles decodes trunk.profiles, named views of the trunk, checking
 // their names and globs; checkProfileServers checks their servers once
 // the servers are known.
-func (p *fieldErrs) profiles(raw json.RawMessage, field string) map[string]policy.Profile {
+func (p *fieldErrs) profiles(raw json.RawMessage, field string, lookup func(string) (string, bool)) (map[string]policy.Profile, map[string]map[string]Overrides) {
 	if rawAbsent(raw) {
-		return nil
+		return nil, nil
 	}
-	var out map[string]policy.Profile
-	if rawKind(raw) != "object" {
+	var each map[string]json.RawMessage
+	if rawKind(raw) != "object" || json.Unmarshal(raw, &each) != nil {
 		p.wrongType(field, "object", raw)
-		return nil
+		return nil, nil
 	}
-	if err := strictDecode(raw, &out); err != nil {
-		p.addf(field, "want {\"<name>\": {\"servers\": [...], \"tools\": [globs]}}: %v", err)
-		return nil
+	out := make(map[string]policy.Profile, len(each))
+	var shaped map[string]map[string]Overrides
+	for _, name := range sortedMapKeys(each) {
+		var withOverrides struct {
+			Overrides json.RawMessage `json:"overrides"`
+		}
+		var pr policy.Profile
+		if rawKind(each[name]) == "object" {
+			_ = json.Unmarshal(each[name], &withOverrides)
+		}
+		if err := strictDecode(withoutKey(each[name], "overrides"), &pr); err != nil {
+			p.addf(field+"."+name, "want {\"servers\": [...], \"tools\": [globs], \"overrides\": {\"<server>\": {...}}}: %v", err)
+			continue
+		}
+		out[name] = pr
+		if o := p.profileOverrides(withOverrides.Overrides, field+"."+name+".overrides", lookup); o != nil {
+			if shaped == nil {
+				shaped = map[string]map[string]Overrides{}
+			}
+			shaped[name] = o
+		}
 	}
 	for _, name := range sortedMapKeys(out) {
 		pr := out[name]
@@ -92,7 +110,48 @@ func (p *fieldErrs) profiles(raw json.RawMessage, field string) map[string]polic
 			p.add(at, err)
 		}
 	}
+	return out, shaped
+}
+
+// profileOverrides decodes a profile's "overrides": by server, the same
+// overrides a server's entry holds, each checked as a server's are, its
+// errors naming the profile and the server.
+func (p *fieldErrs) profileOverrides(raw json.RawMessage, field string, lookup func(string) (string, bool)) map[string]Overrides {
+	if rawAbsent(raw) {
+		return nil
+	}
+	var byServer map[string]json.RawMessage
+	if rawKind(raw) != "object" || json.Unmarshal(raw, &byServer) != nil {
+		p.wrongType(field, "object", raw)
+		return nil
+	}
+	out := make(map[string]Overrides, len(byServer))
+	for _, server := range sortedMapKeys(byServer) {
+		sub := fieldErrs{prefix: p.prefix + field + "." + server + ": "}
+		// A server's entry holds its overrides under "overrides": the
+		// same decoder reads them here, as {"overrides": ...}.
+		out[server] = sub.overrides(byServer[server], lookup)
+		p.errs = append(p.errs, sub.errs...)
+	}
 	return out
+}
+
+// withoutKey is the JSON object raw without its member key (raw itself
+// when it is not an object or has no such member).
+func withoutKey(raw json.RawMessage, key string) json.RawMessage {
+	var m map[string]json.RawMessage
+	if rawKind(raw) != "object" || json.Unmarshal(raw, &m) != nil {
+		return raw
+	}
+	if _, ok := m[key]; !ok {
+		return raw
+	}
+	delete(m, key)
+	b, err := json.Marshal(m)
+	if err != nil {
+		return raw
+	}
+	return b
 }
 
 // strictDecode is json.Unmarshal refusing unknown keys: in access rules
@@ -119,6 +178,35 @@ func checkProfileServers(profiles map[string]policy.Profile, servers []Spec) []e
 		for i, s := range profiles[name].Servers {
 			if !known[s] {
 				errs = append(errs, fmt.Errorf("trunk.profiles.%s.servers[%d]: no server %q is configured", name, i, s))
+			}
+		}
+	}
+	return errs
+}
+
+// checkProfileOverrides refuses a profile's overrides of a server the
+// config does not have, or one the profile does not show.
+func checkProfileOverrides(profiles map[string]policy.Profile, overrides map[string]map[string]Overrides, servers []Spec) []error {
+	id := map[string]string{}
+	for _, s := range servers {
+		sid, err := naming.ServerID(s.Name)
+		if err != nil {
+			sid = s.Name
+		}
+		id[s.Name], id[sid] = sid, sid
+	}
+	var errs []error
+	for _, name := range sortedMapKeys(overrides) {
+		shown := map[string]bool{}
+		for _, s := range profiles[name].Servers {
+			shown[id[s]] = true
+		}
+		for _, s := range sortedMapKeys(overrides[name]) {
+			switch sid, ok := id[s]; {
+			case !ok:
+				errs = append(errs, fmt.Errorf("trunk.profiles.%s.overrides.%s: no server %q is configured", name, s, s))
+			case len(shown) > 0 && !shown[sid]:
+				errs = append(errs, fmt.Errorf("trunk.profiles.%s.overrides.%s: the profile does not show server %q (add it to its servers)", name, s, s))
 			}
 		}
 	}

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -35,11 +36,64 @@ func TestConfigPolicyAndProfiles(t *testing.T) {
 		{`{"profiles":{"weather":{"servers":["wether"]}}}`, `trunk.profiles.weather.servers[0]: no server "wether" is configured`},
 		{`{"profiles":{"a b":{}}}`, `trunk.profiles.a b: a profile's name goes into URLs`},
 		{`{"profiles":{"w":{"tools":["["]}}}`, `trunk.profiles.w: tools[0]: "[" is not a glob`},
-		{`{"profiles":{"w":{"tool":["x"]}}}`, `trunk.profiles: want {`},
+		{`{"profiles":{"w":{"tool":["x"]}}}`, `trunk.profiles.w: want {`},
 	} {
 		_, err := parseString(t, `{`+servers+`,"trunk":`+tc.trunk+`}`, nil)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("trunk %s: error %v, want one containing %q", tc.trunk, err, tc.want)
+		}
+	}
+}
+
+// A profile's own overrides are read by server, as a server's are; each
+// mistake names the profile, the server, the tool and the field, and
+// never quotes a value.
+func TestConfigProfileOverrides(t *testing.T) {
+	servers := `"mcpServers":{"notes":{"command":"n","overrides":{"tools":{"echo":{"description":"Echo it"}}}},"météo fr":{"command":"m"}}`
+	c, err := parseString(t, `{`+servers+`,"trunk":{"profiles":{
+		"ro":{"servers":["notes"],"overrides":{"notes":{"tools":{"echo":{"name":"say","arguments":{"text":{"fixed":"SECRET-1"}}}},"prompts":{"p":{"description":"P"}}}}},
+		"all":{"overrides":{"meteo_fr":{"tools":{"f":{"title":"F"}}}}},
+		"bare":{"servers":["notes"]}}}}`, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ro := c.Trunk.ProfileOverrides["ro"]["notes"]
+	if say := ro.Tools["echo"]; say.Name != "say" || string(say.Arguments["text"].Fixed) != `"SECRET-1"` || ro.Prompts["p"].Description != "P" {
+		t.Errorf("trunk.profiles.ro.overrides.notes = %+v", ro)
+	}
+	if c.Trunk.ProfileOverrides["all"]["meteo_fr"].Tools["f"].Title != "F" {
+		t.Errorf("trunk.profiles.all.overrides = %+v", c.Trunk.ProfileOverrides["all"])
+	}
+	if _, ok := c.Trunk.ProfileOverrides["bare"]; ok {
+		t.Error("a profile without overrides has some")
+	}
+	if p := c.Trunk.Profiles["ro"]; strings.Join(p.Servers, ",") != "notes" {
+		t.Errorf("trunk.profiles.ro = %+v", p)
+	}
+	// Set over the server's own: the profile's fields win, the server's
+	// others stay.
+	notes := c.Servers[slices.IndexFunc(c.Servers, func(s Spec) bool { return s.Name == "notes" })]
+	if over := notes.Overrides.Over(ro).Tools["echo"]; over.Name != "say" || over.Description != "Echo it" || len(over.Arguments) != 1 {
+		t.Errorf("the profile's over the server's: %+v", over)
+	}
+	if notes.Overrides.Tools["echo"].Name != "" {
+		t.Error("Over changed the server's own overrides")
+	}
+	for _, tc := range []struct{ profiles, want string }{
+		{`{"ro":{"overrides":[]}}`, `trunk.profiles.ro.overrides: want object, got array`},
+		{`{"ro":{"overrides":{"notes":{"tools":{"echo":{"name":"say it"}}}}}}`, `trunk.profiles.ro.overrides.notes: overrides.tools.echo.name: must be 1 to 128`},
+		{`{"ro":{"overrides":{"notes":{"tools":{"echo":{"arguments":{"text":{"fixed":"SECRET-1","default":"SECRET-2"}}}}}}}}`, `trunk.profiles.ro.overrides.notes: overrides.tools.echo.arguments.text: has both "default" and "fixed"`},
+		{`{"ro":{"overrides":{"notes":{"tools":{"echo":{"annotations":"SECRET-1"}}}}}}`, `trunk.profiles.ro.overrides.notes: overrides.tools.echo.annotations: want object, got string`},
+		{`{"ro":{"overrides":{"nots":{"tools":{}}}}}`, `trunk.profiles.ro.overrides.nots: no server "nots" is configured`},
+		{`{"ro":{"servers":["meteo_fr"],"overrides":{"notes":{"tools":{}}}}}`, `trunk.profiles.ro.overrides.notes: the profile does not show server "notes"`},
+		{`{"ro":{"overide":{}}}`, `trunk.profiles.ro: want {`},
+	} {
+		_, err := parseString(t, `{`+servers+`,"trunk":{"profiles":`+tc.profiles+`}}`, nil)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("profiles %s: error %v, want one containing %q", tc.profiles, err, tc.want)
+		}
+		if err != nil && strings.Contains(err.Error(), "SECRET") {
+			t.Errorf("profiles %s: the error quotes a value: %v", tc.profiles, err)
 		}
 	}
 }

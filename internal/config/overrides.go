@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"strings"
 
 	"github.com/mcptrunk/mcptrunk/naming"
@@ -42,6 +43,78 @@ type PromptOverride struct {
 func (o Overrides) Prompt(name string) (PromptOverride, bool) {
 	p, ok := o.Prompts[name]
 	return p, ok
+}
+
+// Over is o with a profile's overrides p set over it: each of p's tool
+// and prompt overrides field by field over o's of the same item (p's
+// non-empty fields win, annotations member by member, arguments by
+// argument). o itself is not changed.
+func (o Overrides) Over(p Overrides) Overrides {
+	if len(p.Tools) == 0 && len(p.Prompts) == 0 {
+		return o
+	}
+	out := Overrides{Tools: maps.Clone(o.Tools), Prompts: maps.Clone(o.Prompts)}
+	for name, t := range p.Tools {
+		if out.Tools == nil {
+			out.Tools = map[string]ToolOverride{}
+		}
+		base := out.Tools[name]
+		base.Name = cmp.Or(t.Name, base.Name)
+		base.Title = cmp.Or(t.Title, base.Title)
+		base.Description = cmp.Or(t.Description, base.Description)
+		base.Annotations = mergeObjects(base.Annotations, t.Annotations)
+		base.Arguments = overArguments(base.Arguments, t.Arguments)
+		if t.MaxResultBytes > 0 {
+			base.MaxResultBytes = t.MaxResultBytes
+		}
+		out.Tools[name] = base
+	}
+	for name, pr := range p.Prompts {
+		if out.Prompts == nil {
+			out.Prompts = map[string]PromptOverride{}
+		}
+		base := out.Prompts[name]
+		base.Name = cmp.Or(pr.Name, base.Name)
+		base.Title = cmp.Or(pr.Title, base.Title)
+		base.Description = cmp.Or(pr.Description, base.Description)
+		base.Arguments = overArguments(base.Arguments, pr.Arguments)
+		out.Prompts[name] = base
+	}
+	return out
+}
+
+// overArguments is base with over's arguments replacing base's own.
+func overArguments(base, over map[string]ArgumentOverride) map[string]ArgumentOverride {
+	if len(over) == 0 {
+		return base
+	}
+	out := maps.Clone(base)
+	if out == nil {
+		out = map[string]ArgumentOverride{}
+	}
+	maps.Copy(out, over)
+	return out
+}
+
+// mergeObjects is the JSON object base with over's members set over its
+// own (either may be empty; both are objects, as decoding checked).
+func mergeObjects(base, over json.RawMessage) json.RawMessage {
+	if len(over) == 0 {
+		return base
+	}
+	if len(base) == 0 {
+		return over
+	}
+	var m, o map[string]json.RawMessage
+	if json.Unmarshal(base, &m) != nil || json.Unmarshal(over, &o) != nil {
+		return over
+	}
+	maps.Copy(m, o)
+	b, err := json.Marshal(m)
+	if err != nil {
+		return over
+	}
+	return b
 }
 
 // ToolOverride is one tool's override. Empty fields leave the server's own.

@@ -184,6 +184,7 @@ func Parse(r io.Reader, lookup func(string) (string, bool)) (*Config, error) {
 	}
 	errs = append(errs, terrs...)
 	errs = append(errs, checkProfileServers(trunk.Profiles, cfg.Servers)...)
+	errs = append(errs, checkProfileOverrides(trunk.Profiles, trunk.ProfileOverrides, cfg.Servers)...)
 	cfg.Trunk = trunk
 	if len(errs) > 0 {
 		// Every problem at once: the entries' too.

@@ -316,6 +316,10 @@ type TrunkOptions struct {
 	// internal/policy.
 	Policy   Policy                    `json:"policy,omitzero"`
 	Profiles map[string]policy.Profile `json:"profiles,omitempty"`
+	// ProfileOverrides are the profiles' own overrides ("overrides" in a
+	// profile), by profile and then server (its name in mcpServers or its
+	// identifier): set over the server's own for that profile's callers.
+	ProfileOverrides map[string]map[string]Overrides `json:"profileOverrides,omitempty"`
 	// Limits are the rules on how often callers may call (trunk.limits),
 	// by name.
 	Limits map[string]Limit `json:"limits,omitempty"`

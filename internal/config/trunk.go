@@ -86,7 +86,7 @@ func parseTrunk(raw json.RawMessage, lookup func(string) (string, bool)) (TrunkO
 	t.HTTP = p.httpOptions(rt.HTTP, "trunk.http", lookup)
 	t.Metrics = p.metricsOptions(rt.Metrics, "trunk.metrics")
 	t.Policy = p.policyOptions(rt.Policy, "trunk.policy")
-	t.Profiles = p.profiles(rt.Profiles, "trunk.profiles")
+	t.Profiles, t.ProfileOverrides = p.profiles(rt.Profiles, "trunk.profiles", lookup)
 	t.Limits = p.limits(rt.Limits, "trunk.limits")
 	return t, p.errs
 }

@@ -22,6 +22,9 @@ type Rules struct {
 	policy    *policy.Policy
 	operators *policy.Role // trunk.policy.operators; nil: no caller with a token is one
 	profiles  map[string]policy.Profile
+	// shapes are the profiles' own overrides, by profile and then server
+	// identifier, each with the key its shaped catalogs are cached under.
+	shapes map[string]shape
 	// broken: the policy did not compile (Parse refuses such a config, so
 	// only a config built in code gets here): everything is denied.
 	broken bool
@@ -60,7 +63,41 @@ func New(t config.TrunkOptions, logger *slog.Logger) *Rules {
 		pr.Servers = ids
 		r.profiles[name] = pr
 	}
+	for name, byServer := range t.ProfileOverrides {
+		byID := make(map[string]config.Overrides, len(byServer))
+		for s, o := range byServer {
+			if id, err := naming.ServerID(s); err == nil {
+				s = id
+			}
+			byID[s] = o
+		}
+		if r.shapes == nil {
+			r.shapes = map[string]shape{}
+		}
+		enc, _ := json.Marshal(byID) // map keys sorted: one encoding per shape
+		r.shapes[name] = shape{overrides: byID, key: name + "\x00" + string(enc)}
+	}
 	return r
+}
+
+// shape is one profile's own overrides by server identifier, and the key
+// of the catalogs exported under them (catalog.Catalog.Profiled): the
+// overrides' whole content, so that the rules before a reload and after
+// it never share a shaped catalog they shape differently.
+type shape struct {
+	overrides map[string]config.Overrides
+	key       string
+}
+
+// Overrides are the overrides the caller's items of a server are shaped
+// and called under: the server's own (own), with the caller's profile's
+// set over them. The catalog the caller is served was exported under the
+// same (View), so what it lists is what its calls carry.
+func (r *Rules) Overrides(c Caller, server string, own config.Overrides) config.Overrides {
+	if o, ok := r.shapes[c.Profile].overrides[server]; ok {
+		return own.Over(o)
+	}
+	return own
 }
 
 // HasProfile reports whether the config has a profile of that name.
@@ -143,7 +180,9 @@ func NewCaller(subject string, claims map[string]any, profile string) Caller {
 }
 
 // View is cat as the caller sees it: cat itself when nothing restricts
-// the caller, else its view, built once per catalog for each identity.
+// the caller, else its view, built once per catalog for each identity:
+// exported in its profile's shape when the profile carries overrides
+// (catalog.Catalog.Profiled), then restricted to what it may see.
 func (r *Rules) View(cat *catalog.Catalog, c Caller) *catalog.Catalog {
 	if !r.Restricts(c.Caller) {
 		return cat
@@ -151,7 +190,7 @@ func (r *Rules) View(cat *catalog.Catalog, c Caller) *catalog.Catalog {
 	if v, ok := r.views.Load(c.key); ok && v.(*cachedView).cat == cat {
 		return v.(*cachedView).view
 	}
-	view := cat.Restrict(func(it policy.Item) bool { return r.Allows(c.Caller, it) })
+	view := r.FreshView(cat, c)
 	if _, loaded := r.views.Swap(c.key, &cachedView{cat: cat, view: view}); !loaded {
 		r.sizeMu.Lock()
 		if r.size++; r.size > maxViews {
@@ -165,12 +204,14 @@ func (r *Rules) View(cat *catalog.Catalog, c Caller) *catalog.Catalog {
 
 // FreshView is View built afresh and kept nowhere: for a catalog that is
 // no longer the current one (what a host was last served), whose view in
-// the cache would only push out the current one's.
+// the cache would only push out the current one's. (A profile's shaped
+// catalog is kept with cat itself, catalog.Catalog.Profiled.)
 func (r *Rules) FreshView(cat *catalog.Catalog, c Caller) *catalog.Catalog {
 	if !r.Restricts(c.Caller) {
 		return cat
 	}
-	return cat.Restrict(func(it policy.Item) bool { return r.Allows(c.Caller, it) })
+	sh := r.shapes[c.Profile]
+	return cat.Profiled(sh.key, sh.overrides).Restrict(func(it policy.Item) bool { return r.Allows(c.Caller, it) })
 }
 
 // key is the caller's whole identity as the rules may read it: two

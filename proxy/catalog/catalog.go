@@ -99,10 +99,12 @@ type Catalog struct {
 	maxPage int
 
 	// input is what the catalog was built from, pinning already applied,
-	// for Fitted; fitted holds the catalogs Fitted built, by budget.
+	// for Fitted and Profiled; fitted holds the catalogs Fitted built, by
+	// budget, and profiled those Profiled built, by key.
 	input    Input
 	fittedMu sync.Mutex
 	fitted   map[int]*Catalog
+	profiled map[string]*Catalog
 
 	// first caches each list's first page: the catalog never changes, and
 	// most hosts only ever ask for the first page (the only one, usually).
@@ -280,6 +282,37 @@ func (c *Catalog) Fitted(maxLen int) *Catalog {
 	}
 	c.fitted[maxLen] = f
 	return f
+}
+
+// Profiled is the catalog as a profile's callers see it when the profile
+// carries overrides of its own (by server identifier, set over each
+// server's own with config.Overrides.Over): the same items, from the same
+// moment of the servers and the same pinning decisions, exported in the
+// profile's shape. Built once per catalog and key, which must tell apart
+// every set of overrides given on the same catalog (the rules before and
+// after a reload share it); c itself when the profile overrides nothing.
+func (c *Catalog) Profiled(key string, overrides map[string]config.Overrides) *Catalog {
+	if len(overrides) == 0 || c.input.Servers == nil {
+		return c
+	}
+	c.fittedMu.Lock()
+	defer c.fittedMu.Unlock()
+	if p, ok := c.profiled[key]; ok {
+		return p
+	}
+	in := c.input
+	in.Servers = slices.Clone(in.Servers)
+	for i, s := range in.Servers {
+		if o, ok := overrides[s.Name]; ok {
+			in.Servers[i].Spec.Overrides = s.Spec.Overrides.Over(o)
+		}
+	}
+	p := build(in, c.Withheld)
+	if c.profiled == nil {
+		c.profiled = map[string]*Catalog{}
+	}
+	c.profiled[key] = p
+	return p
 }
 
 func sortEntries(e []Entry) {
