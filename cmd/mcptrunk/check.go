@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -167,7 +168,8 @@ func (cc *checkCommand) run(ctx context.Context, env *environment) error {
 	for _, line := range trunktools.ConflictLines(cfg.Trunk, host.Clients()) {
 		fmt.Fprintln(env.stdout, line)
 	}
-	for _, line := range catalog.OverrideLines(catalog.PolicyOf(cfg.Trunk), catalog.ServersOf(host.Clients())) {
+	servers := catalog.ServersOf(host.Clients())
+	for _, line := range slices.Concat(catalog.OverrideLines(catalog.PolicyOf(cfg.Trunk), servers), catalog.ProfileOverrideLines(catalog.PolicyOf(cfg.Trunk), servers, cfg.Trunk.ProfileOverrides)) {
 		fmt.Fprintln(env.stdout, line)
 	}
 	for _, line := range textview.AccessLines(cfg.Trunk, cmp.Or(cfg.Trunk.HTTP.Path, httpserve.DefaultPath)) {

@@ -61,7 +61,9 @@ func (c *listCommand) run(ctx context.Context, env *environment) error {
 		lists[s.field] = page[s.field]
 	}
 	statuses := serverStatuses(t)
-	overrides := catalog.OverrideLines(catalog.PolicyOf(trunkOpts), catalog.ServersOf(t.Fleet().Clients()))
+	servers := catalog.ServersOf(t.Fleet().Clients())
+	overrides := catalog.OverrideLines(catalog.PolicyOf(trunkOpts), servers)
+	overrides = append(overrides, catalog.ProfileOverrideLines(catalog.PolicyOf(trunkOpts), servers, trunkOpts.ProfileOverrides)...)
 	if c.json {
 		return textview.JSON(env.stdout, map[string]any{"servers": statuses, "lists": lists, "overrides": overrides})
 	}

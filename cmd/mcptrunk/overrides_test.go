@@ -17,13 +17,15 @@ import (
 // fixed-text back for {}, and is refused when it passes text; the lockfile
 // holds echo as the server gives it, so pin --check finds no drift, and
 // the trunk under enforce serves the override of what was pinned; check
-// and list say what is overridden, and that "ecko" names no tool.
+// and list say what is overridden (a profile's own too), and that "ecko"
+// names no tool.
 func TestToolOverrides(t *testing.T) {
 	t.Parallel()
 	notes := withFields(notesServer(), map[string]any{"overrides": map[string]any{"tools": map[string]any{"echo": map[string]any{
 		"name": "say", "description": "Say it back", "arguments": map[string]any{"text": map[string]any{"fixed": "fixed-text"}},
 	}, "ecko": map[string]any{"description": "a typo"}}}})
-	cfg := writeConfig(t, map[string]server{"notes": notes}, map[string]any{"pin": "enforce"})
+	support := map[string]any{"overrides": map[string]any{"notes": map[string]any{"tools": map[string]any{"echo": map[string]any{"title": "Say"}}}}}
+	cfg := writeConfig(t, map[string]server{"notes": notes}, map[string]any{"pin": "enforce", "profiles": map[string]any{"support": support}})
 	runPin(t, 0, []string{"Recorded"}, "--config", cfg, "--yes")
 	lock, _ := readLockfile(t, lockfilePath(cfg))
 	var echo struct{ Name, Description string }
@@ -36,6 +38,7 @@ func TestToolOverrides(t *testing.T) {
 		for _, want := range []string{
 			`overrides: server "notes": tool "echo" is listed as "mcp__notes__say": name say, description, text fixed`,
 			`overrides: warning: server "notes": overrides.tools names "ecko", which the server does not have (did you mean "echo"?)`,
+			`overrides: profile "support": server "notes": tool "echo" is listed as "mcp__notes__say": name say, title, description, text fixed`,
 		} {
 			if code != 0 || !strings.Contains(stdout, want) {
 				t.Errorf("mcptrunk %s: exit %d, stdout lacks %q:\n%s\nstderr:\n%s", cmd, code, want, stdout, stderr)

@@ -7,12 +7,14 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
 	"github.com/mcptrunk/mcptrunk/internal/pin"
 	"github.com/mcptrunk/mcptrunk/internal/rawjson"
 	"github.com/mcptrunk/mcptrunk/internal/suggest"
+	"github.com/mcptrunk/mcptrunk/naming"
 	"github.com/mcptrunk/mcptrunk/upstream"
 )
 
@@ -438,9 +440,58 @@ func didYouMean(word string, known []string) string {
 // another item keeps; and a server's own maxResultBytes. None when no
 // server has overrides.
 func OverrideLines(pol Policy, servers []Server) []string {
+	return overrideLines(pol, servers, func(string) bool { return true })
+}
+
+// ProfileOverrideLines are OverrideLines for each profile's own
+// overrides (by profile, then server name or identifier), in profile
+// order: each overridden server's items as that profile's callers see
+// them, the profile's overrides set over the server's own, each line
+// naming the profile; a line the servers' own overrides give already
+// (the warning of a server's own override naming no tool) is not said
+// again. None when no profile has overrides.
+func ProfileOverrideLines(pol Policy, servers []Server, profiles map[string]map[string]config.Overrides) []string {
+	if len(profiles) == 0 {
+		return nil
+	}
+	said := map[string]bool{}
+	for _, line := range OverrideLines(pol, servers) {
+		said[line] = true
+	}
+	var lines []string
+	for _, name := range slices.Sorted(maps.Keys(profiles)) {
+		byID := map[string]config.Overrides{}
+		for server, o := range profiles[name] {
+			if id, err := naming.ServerID(server); err == nil {
+				server = id
+			}
+			byID[server] = o
+		}
+		shaped := slices.Clone(servers)
+		for i, s := range shaped {
+			if o, ok := byID[s.Name]; ok {
+				shaped[i].Spec.Overrides = s.Spec.Overrides.Over(o)
+				shaped[i].Spec.MaxResultBytes = 0 // the server's own line says it
+			}
+		}
+		for _, line := range overrideLines(pol, shaped, func(server string) bool { _, ok := byID[server]; return ok }) {
+			if said[line] {
+				continue
+			}
+			lines = append(lines, fmt.Sprintf("overrides: profile %q: %s", name, strings.TrimPrefix(line, "overrides: ")))
+		}
+	}
+	return lines
+}
+
+// overrideLines are OverrideLines of the servers that only admits.
+func overrideLines(pol Policy, servers []Server, only func(server string) bool) []string {
 	var lines []string
 	var cat *Catalog
 	for _, s := range servers {
+		if !only(s.Name) {
+			continue
+		}
 		o := s.Spec.Overrides
 		if s.Listed && s.Spec.MaxResultBytes > 0 {
 			lines = append(lines, fmt.Sprintf("overrides: server %q: a tool result over maxResultBytes %d reaches the host cut, the whole kept for its caller", s.Name, s.Spec.MaxResultBytes))

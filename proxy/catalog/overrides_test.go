@@ -221,6 +221,32 @@ func TestOverrideLines(t *testing.T) {
 	}
 }
 
+// TestProfileOverrideLines: check and list name each profile's own
+// overrides, set over the server's, as its callers see them (never a
+// value); a server the profile does not override has no line of it, and
+// the warning of the server's own override is not said again.
+func TestProfileOverrideLines(t *testing.T) {
+	srv := overrideServer(config.Overrides{Tools: map[string]config.ToolOverride{"echo": {Description: "Echo it"}, "echp": {Title: "t"}}}, echoTool)
+	other := Server{Name: "plain", Spec: config.Spec{Name: "plain"}, Items: upstream.Catalog{Tools: catItems("name", "x")}, Listed: true}
+	profiles := map[string]map[string]config.Overrides{
+		"support": {"notes": {Tools: map[string]config.ToolOverride{
+			"echo": {Name: "say", Arguments: map[string]config.ArgumentOverride{"text": {Fixed: json.RawMessage(`"SECRET"`)}}},
+			"ecko": {Title: "t"},
+		}}},
+	}
+	got := ProfileOverrideLines(PolicyOf(config.TrunkOptions{Prefix: naming.Default.Prefix, MaxNameLength: 64}), []Server{srv, other}, profiles)
+	want := []string{
+		`overrides: profile "support": server "notes": tool "echo" is listed as "mcp__notes__say": name say, description, text fixed`,
+		`overrides: profile "support": warning: server "notes": overrides.tools names "ecko", which the server does not have (did you mean "echo"?)`,
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("lines:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if got := ProfileOverrideLines(PolicyOf(config.TrunkOptions{}), []Server{srv, other}, nil); got != nil {
+		t.Errorf("no profile overrides: %q", got)
+	}
+}
+
 // TestPromptOverrides: a renamed prompt is listed and routed under its
 // new name with the config's title and description; an argument with a
 // default is no longer required; a get fills it when left out; overrides
