@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"log/slog"
+	"maps"
 	"slices"
 	"sort"
 	"sync"
@@ -302,12 +303,27 @@ func (c *Catalog) Profiled(key string, overrides map[string]config.Overrides) *C
 	}
 	in := c.input
 	in.Servers = slices.Clone(in.Servers)
+	withheld, cloned := c.Withheld, false
 	for i, s := range in.Servers {
-		if o, ok := overrides[s.Name]; ok {
-			in.Servers[i].Spec.Overrides = s.Spec.Overrides.Over(o)
+		o, ok := overrides[s.Name]
+		if !ok {
+			continue
+		}
+		in.Servers[i].Spec.Overrides = s.Spec.Overrides.Over(o)
+		if held := c.Withheld[s.Name]; held != nil {
+			// A withheld item is refused by the profile's name for it too.
+			if !cloned {
+				withheld, cloned = maps.Clone(c.Withheld), true
+			}
+			shaped := withheldItems{}
+			for kind, why := range held {
+				shaped[kind] = maps.Clone(why)
+			}
+			shaped.renamed(in.Servers[i].Spec.Overrides)
+			withheld[s.Name] = shaped
 		}
 	}
-	p := build(in, c.Withheld)
+	p := build(in, withheld)
 	if c.profiled == nil {
 		c.profiled = map[string]*Catalog{}
 	}

@@ -193,6 +193,24 @@ func TestOverridesArePinnedAsTheServerSays(t *testing.T) {
 	if why, ok := cat.WithheldWhy("notes", "tool", "mcp__notes__say"); !ok || !strings.Contains(why, "mcptrunk pin notes") {
 		t.Errorf("WithheldWhy(mcp__notes__say) = %q, %v", why, ok)
 	}
+	// A profile's own overrides change no pinning decision: the changed
+	// tool is withheld from its callers too, refused by the profile's
+	// name for it; the whole catalog's answers stay the server's.
+	profiled := cat.Profiled("support", map[string]config.Overrides{"notes": {Tools: map[string]config.ToolOverride{"echo": {Name: "speak"}}}})
+	if profiled == cat || len(profiled.Lists[ListTools]) != 0 {
+		t.Errorf("the profile's catalog exports the server's change: %+v", profiled.Lists[ListTools])
+	}
+	if why, ok := profiled.WithheldWhy("notes", "tool", "mcp__notes__speak"); !ok || !strings.Contains(why, "mcptrunk pin notes") {
+		t.Errorf("profiled WithheldWhy(mcp__notes__speak) = %q, %v", why, ok)
+	}
+	if _, ok := cat.WithheldWhy("notes", "tool", "mcp__notes__speak"); ok {
+		t.Error("the profile's name for the withheld tool leaked into the whole catalog")
+	}
+	cat = Build(Input{Servers: []Server{overrideServer(o, echoTool)}, Policy: pol, Logger: logger, Pins: enforce})
+	profiled = cat.Profiled("support", map[string]config.Overrides{"notes": {Tools: map[string]config.ToolOverride{"echo": {Name: "speak"}}}})
+	if len(profiled.Lists[ListTools]) != 1 || profiled.Lists[ListTools][0].Exported != "mcp__notes__speak" || !strings.Contains(string(profiled.Lists[ListTools][0].Item), "Say it back") {
+		t.Errorf("the pinned tool under the profile's override: %+v", profiled.Lists[ListTools])
+	}
 }
 
 // TestOverrideLines: check and list name each override's tool, the name
