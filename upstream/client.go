@@ -89,9 +89,11 @@ type Client struct {
 
 	cacheKey string // the spec's key in the catalog cache
 
-	// Lazy start and idle stop (lazy.go). transition serialises a wake
-	// with a stop, so a request that arrives while the server is being
-	// stopped waits, then starts it again.
+	// Lazy start and idle stop (lazy.go). transition serialises a start
+	// or wake (up to handing the connection to its supervisor) with a stop,
+	// so a request that arrives while the server is being stopped waits,
+	// then starts it again, and a stop waits for the supervisor of the
+	// connection it ends.
 	transition sync.Mutex
 	wakes      singleflight.Group
 

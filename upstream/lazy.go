@@ -39,6 +39,7 @@ type lazyState struct {
 	idle     *time.Timer     // the idle check, when the spec has an idleTimeout
 
 	fill      bool          // started only to fill the cache: stop once it is written
+	filled    bool          // the cache is written and the fill's stop is on its way: the idle timer leaves it to that stop
 	cacheOK   bool          // the last write (or read) of the cache succeeded
 	warned    bool          // the cache's failure was logged
 	cachedAt  time.Time     // when the cached catalog was discovered
@@ -203,6 +204,9 @@ func (c *Client) discovered(complete bool) {
 		}
 	}
 	if fill {
+		c.mu.Lock()
+		c.lazy.filled = true
+		c.mu.Unlock()
 		c.goWorker(func() { c.sleep("its catalog is cached", false) })
 	}
 }
@@ -458,12 +462,18 @@ func (c *Client) keptAwake() bool {
 // sleep stops a ready server that nothing uses, keeping its catalog
 // listed; it reports whether it did. The supervisor sees the connection
 // end and, finding the server asleep, does not restart it. idle says the
-// idle timer asked, which Status counts.
+// idle timer asked, which Status counts; it leaves a server started only to
+// fill the cache to the stop that follows the cache's write.
 func (c *Client) sleep(why string, idle bool) bool {
 	c.transition.Lock()
 	defer c.transition.Unlock()
 	kept := idle && c.keptAwake()
 	c.mu.Lock()
+	if idle {
+		kept = kept || c.lazy.filled
+	} else {
+		c.lazy.filled = false
+	}
 	if c.state != StateReady || c.busyLocked() || kept {
 		if c.state == StateReady && c.lazy.idle != nil {
 			c.lazy.idle.Reset(c.spec.IdleTimeout.D())

@@ -46,6 +46,13 @@ func (c *Client) start(ctx context.Context) error {
 	if c.spec.Lazy && c.fromCache() {
 		return nil
 	}
+	// The first connection is in transition until its supervisor has it:
+	// a stop that comes meanwhile (its catalog cached, its idle timeout)
+	// waits, then waits for that supervisor to see the connection end as a
+	// sleep. Otherwise a supervisor handed the connection after the stop
+	// could find it ended only once a wake had made the server ready again,
+	// and take the stop for a loss.
+	c.transition.Lock()
 	err := c.attempt(ctx)
 	var decided chan struct{}
 	c.mu.Lock()
@@ -56,6 +63,7 @@ func (c *Client) start(ctx context.Context) error {
 		c.startSupervisorLocked(err, decided)
 	}
 	c.mu.Unlock()
+	c.transition.Unlock()
 	if err != nil {
 		if decided != nil {
 			// The failure is recorded (failed or restarting) before the
