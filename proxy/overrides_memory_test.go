@@ -20,19 +20,7 @@ import (
 // call_tool goes the same way.
 func TestToolOverridesInMemory(t *testing.T) {
 	var got []string // the arguments the server received, in order
-	srv := &memserver.Server{
-		Tools: []json.RawMessage{json.RawMessage(`{"name":"echo","description":"Echo text","inputSchema":{"type":"object","properties":{"text":{"type":"string"},"times":{"type":"integer"}},"required":["text"]}}`)},
-		Handle: func(_ context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-			if method != "tools/call" {
-				return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "no %s", method)
-			}
-			name, _ := rawjson.StringField(params, "name")
-			got = append(got, name+" "+string(mustField(params, "arguments")))
-			var a struct{ Text string }
-			_ = json.Unmarshal(mustField(params, "arguments"), &a)
-			return memserver.Text(a.Text), nil
-		},
-	}
+	srv := recordingEcho(&got)
 	overrides := map[string]any{"tools": map[string]any{"echo": map[string]any{
 		"name": "say", "description": "Say it back",
 		"arguments": map[string]any{"text": map[string]any{"fixed": "fixed-text"}, "times": map[string]any{"default": 2}},
@@ -131,19 +119,7 @@ func TestPromptOverridesInMemory(t *testing.T) {
 // one on another profile see and call the server's shape.
 func TestProfileOverridesInMemory(t *testing.T) {
 	var got []string // the arguments the server received, in order
-	srv := &memserver.Server{
-		Tools: []json.RawMessage{json.RawMessage(`{"name":"echo","description":"Echo text","inputSchema":{"type":"object","properties":{"text":{"type":"string"},"times":{"type":"integer"}},"required":["text"]}}`)},
-		Handle: func(_ context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-			if method != "tools/call" {
-				return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "no %s", method)
-			}
-			name, _ := rawjson.StringField(params, "name")
-			got = append(got, name+" "+string(mustField(params, "arguments")))
-			var a struct{ Text string }
-			_ = json.Unmarshal(mustField(params, "arguments"), &a)
-			return memserver.Text(a.Text), nil
-		},
-	}
+	srv := recordingEcho(&got)
 	own := map[string]any{"tools": map[string]any{"echo": map[string]any{
 		"description": "Echo it", "arguments": map[string]any{"times": map[string]any{"default": 2}},
 	}}}
@@ -225,5 +201,23 @@ func TestProfileOverridesInMemory(t *testing.T) {
 	}
 	if _, ok := plain.tools()["mcp__notes__echo"]; !ok {
 		t.Errorf("after the reload the plain profile lists %v, want mcp__notes__echo", plain.toolNames())
+	}
+}
+
+// recordingEcho is a server with one tool, echo (text, times), whose calls
+// answer the text and append "name arguments" to got, in order.
+func recordingEcho(got *[]string) *memserver.Server {
+	return &memserver.Server{
+		Tools: []json.RawMessage{json.RawMessage(`{"name":"echo","description":"Echo text","inputSchema":{"type":"object","properties":{"text":{"type":"string"},"times":{"type":"integer"}},"required":["text"]}}`)},
+		Handle: func(_ context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+			if method != "tools/call" {
+				return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "no %s", method)
+			}
+			name, _ := rawjson.StringField(params, "name")
+			*got = append(*got, name+" "+string(mustField(params, "arguments")))
+			var a struct{ Text string }
+			_ = json.Unmarshal(mustField(params, "arguments"), &a)
+			return memserver.Text(a.Text), nil
+		},
 	}
 }

@@ -148,6 +148,16 @@ func (p *fieldErrs) object(raw json.RawMessage, field string, v any) bool {
 	return true
 }
 
+// requiredObject is object for a value that must be there: left out (or
+// null) is the same error as a value of another kind.
+func (p *fieldErrs) requiredObject(raw json.RawMessage, field string, v any) bool {
+	if rawAbsent(raw) {
+		p.wrongType(field, "object", raw)
+		return false
+	}
+	return p.object(raw, field, v)
+}
+
 // filter decodes and validates an allow/deny filter.
 func (p *fieldErrs) filter(raw json.RawMessage, field string) Filter {
 	var rf rawFilter

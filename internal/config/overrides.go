@@ -264,10 +264,7 @@ func (p *fieldErrs) itemName(raw json.RawMessage, field string) string {
 func (p *fieldErrs) promptOverride(raw json.RawMessage, field string, lookup func(string) (string, bool)) PromptOverride {
 	var pr PromptOverride
 	var rp rawPromptOverride
-	if !p.object(raw, field, &rp) {
-		if rawAbsent(raw) {
-			p.wrongType(field, "object", raw)
-		}
+	if !p.requiredObject(raw, field, &rp) {
 		return pr
 	}
 	pr.Name = p.itemName(rp.Name, field+".name")
@@ -304,10 +301,7 @@ func eachArgument[R any](p *fieldErrs, raw json.RawMessage, field string, one fu
 	for i, name := range names {
 		afield := keyField(field+".arguments", name)
 		var ra R
-		if !p.object(vals[i], afield, &ra) {
-			if rawAbsent(vals[i]) {
-				p.wrongType(afield, "object", vals[i])
-			}
+		if !p.requiredObject(vals[i], afield, &ra) {
 			continue
 		}
 		if a, ok := one(afield, ra); ok {
@@ -321,10 +315,7 @@ func eachArgument[R any](p *fieldErrs, raw json.RawMessage, field string, one fu
 func (p *fieldErrs) toolOverride(raw json.RawMessage, field string, lookup func(string) (string, bool)) ToolOverride {
 	var t ToolOverride
 	var rt rawToolOverride
-	if !p.object(raw, field, &rt) {
-		if rawAbsent(raw) {
-			p.wrongType(field, "object", raw)
-		}
+	if !p.requiredObject(raw, field, &rt) {
 		return t
 	}
 	t.Name = p.itemName(rt.Name, field+".name")
