@@ -12,6 +12,7 @@ import (
 	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/mcptrunk/mcptrunk/internal/limits"
 	"github.com/mcptrunk/mcptrunk/internal/protocol"
+	"github.com/mcptrunk/mcptrunk/internal/statestore"
 	"github.com/mcptrunk/mcptrunk/internal/usercreds"
 	"github.com/mcptrunk/mcptrunk/internal/workgroup"
 	"github.com/mcptrunk/mcptrunk/proxy/access"
@@ -61,6 +62,9 @@ type Options struct {
 	// it (serve --host-prefix): the trunk then names nothing after the
 	// host's clientInfo (Session.fitNames).
 	ExactHostPrefix bool
+	// State keeps callers' sign-ins and exchanged tokens (trunk.state,
+	// opened by the command); nil keeps them in memory.
+	State *statestore.Store
 }
 
 // DefaultPageSize is the most items one list page carries. Hosts that
@@ -93,6 +97,7 @@ type Trunk struct {
 	observers    observe.Observers
 	creds        *usercreds.Broker        // servers' per-user credentials
 	signIn       *signin.Manager          // their callers' own sign-ins (credentials mode "oauth")
+	store        *statestore.Store        // trunk.state; nil: in memory
 	own          instances.Pool[*Session] // sessions' own instances of "scope": "session" servers (private.go)
 	perUser      instances.Pool[string]   // callers' own instances of servers with per-user credentials
 
@@ -164,13 +169,18 @@ func New(cfg *config.Config, opts *Options) *Trunk {
 	t.limiter = limits.New(cfg.Trunk.Limits)
 	t.stdioProfile = opts.Profile
 	t.exactHostPrefix = opts.ExactHostPrefix
-	t.signIn = signin.New(signin.Options{Logger: logger})
+	t.store = opts.State
+	t.signIn = signin.New(signin.Options{Logger: logger, Store: opts.State})
 	t.signIn.Configure(cfg)
-	t.creds = usercreds.New(usercreds.Options{Logger: logger, OAuth: t.signIn})
+	t.creds = usercreds.New(usercreds.Options{Logger: logger, OAuth: t.signIn, Store: opts.State})
 	t.creds.Configure(cfg.Servers)
 	t.initPools()
 	return t
 }
+
+// StateStore is the store of trunk.state the trunk was made with (nil:
+// its state is in memory).
+func (t *Trunk) StateStore() *statestore.Store { return t.store }
 
 // SignIn serves the callers' sign-ins to servers (/oauth/ on the listener).
 func (t *Trunk) SignIn() *signin.Manager { return t.signIn }

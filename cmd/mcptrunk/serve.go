@@ -100,10 +100,15 @@ func (c *serveCommand) run(ctx context.Context, env *environment) error {
 	if down != nil {
 		signingKey = down.key
 	}
+	store, err := openState(cfg.Trunk.State, logger)
+	if err != nil {
+		return fatal(logger, "cannot open the state store", err)
+	}
+	defer store.Close()
 	t := proxy.New(cfg, &proxy.Options{
 		Logger: logger, Version: version(), Restart: upstream.DefaultRestartPolicy, RecordPins: true,
 		Observers:  slices.Concat(obs.observers(), traces.observers(), audits.observers()),
-		SigningKey: signingKey, Profile: c.profile, ExactHostPrefix: c.hostPrefix != "",
+		SigningKey: signingKey, Profile: c.profile, ExactHostPrefix: c.hostPrefix != "", State: store,
 	})
 	if down != nil {
 		t.Share() // before anything starts: every session shares the upstreams
@@ -122,6 +127,9 @@ func (c *serveCommand) run(ctx context.Context, env *environment) error {
 	// the trunk.
 	hup, stopHUP := notifyReload()
 	var watcher sync.WaitGroup
+	if cfg.Trunk.State.Configured {
+		watcher.Go(func() { store.Watch(watchCtx, stateWatchEvery) })
+	}
 	watcher.Go(func() { releaseAfterStartup(watchCtx, t, startupRelease, debug.FreeOSMemory) })
 	watcher.Go(func() {
 		defer stopHUP()
