@@ -341,3 +341,27 @@ func redisValues(t *testing.T, ctx context.Context, srv *testkit.RedisServer) st
 	}
 	return b.String()
 }
+
+// mcptrunk check shows the state store: its kind, where (without the
+// password of a Redis URL), the key's id, and whether it answers.
+func TestCheckShowsTheStateStore(t *testing.T) {
+	t.Parallel()
+	redis := testkit.StartRedis(t, testkit.RedisOptions{})
+	dir := t.TempDir()
+	key := writeStateKey(t, dir)
+	for _, c := range []struct {
+		url, want, also string
+	}{
+		{strings.Replace(redis.URL(), "redis://", "redis://:hunter2-pw@", 1), "state: redis redis://:xxxxx@" + redis.Addr() + "/0, tokens sealed under key ", ", answering; onUnavailable refuse"},
+		{fmt.Sprintf("redis://:hunter2-pw@127.0.0.1:%d/0", freePort(t)), "state: redis redis://:xxxxx@127.0.0.1:", ", NOT answering: the state store (redis, trunk.state) is unavailable"},
+	} {
+		cfg := writeConfig(t, map[string]server{"weather": weatherServer()}, map[string]any{"state": map[string]any{"url": c.url, "keyFile": key}})
+		out, errOut, code := runCLI(t, 60*time.Second, "check", "--config", cfg)
+		if code != 0 {
+			t.Fatalf("check: exit %d\n%s\n%s", code, out, errOut)
+		}
+		if !strings.Contains(out, c.want) || !strings.Contains(out, c.also) || strings.Contains(out+errOut, "hunter2") {
+			t.Errorf("check's output lacks %q and %q, or shows the password:\n%s\n%s", c.want, c.also, out, errOut)
+		}
+	}
+}
