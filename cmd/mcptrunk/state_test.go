@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -363,5 +364,21 @@ func TestCheckShowsTheStateStore(t *testing.T) {
 		if !strings.Contains(out, c.want) || !strings.Contains(out, c.also) || strings.Contains(out+errOut, "hunter2") {
 			t.Errorf("check's output lacks %q and %q, or shows the password:\n%s\n%s", c.want, c.also, out, errOut)
 		}
+	}
+}
+
+// Without a path, the embedded store is state.db in the user's state
+// directory, beside the oauth token directory.
+func TestEmbeddedStoreDefaultsToTheStateDirectory(t *testing.T) {
+	state := t.TempDir()
+	t.Setenv("XDG_STATE_HOME", state)
+	cfg := writeConfig(t, map[string]server{"weather": weatherServer()}, map[string]any{"state": map[string]any{"keyFile": writeStateKey(t, t.TempDir())}})
+	out, errOut, code := runCLI(t, 60*time.Second, "check", "--config", cfg)
+	want := "state: embedded " + filepath.Join(state, "mcptrunk", "state.db") + ", tokens sealed under key "
+	if code != 0 || !strings.Contains(out, want) || !strings.Contains(out, ", answering;") {
+		t.Errorf("check: exit %d, output lacks %q:\n%s\n%s", code, want, out, errOut)
+	}
+	if fi, err := os.Stat(filepath.Join(state, "mcptrunk", "state.db")); err != nil || (runtime.GOOS != "windows" && fi.Mode().Perm() != 0o600) {
+		t.Errorf("the store's file: %v, %v; want it made 0600", fi, err)
 	}
 }
