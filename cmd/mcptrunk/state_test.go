@@ -382,3 +382,26 @@ func TestEmbeddedStoreDefaultsToTheStateDirectory(t *testing.T) {
 		t.Errorf("the store's file: %v, %v; want it made 0600", fi, err)
 	}
 }
+
+// A second stdio trunk on a config whose embedded store another holds
+// serves its host with its state in memory, saying so; a second
+// serve --http, whose callers' sign-ins would silently not be kept, does
+// not start, naming the file.
+func TestSecondTrunkOnTheEmbeddedStore(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t, time.Minute)
+	dir := t.TempDir()
+	db := filepath.Join(dir, "state.db")
+	cfg := writeConfig(t, map[string]server{"weather": weatherServer()}, map[string]any{"state": map[string]any{"path": db, "keyFile": writeStateKey(t, dir)}})
+	first := startRawTrunk(t, ctx, cfg)
+	first.initialize(ctx)
+	second := startRawTrunk(t, ctx, cfg)
+	second.initialize(ctx)
+	if !strings.Contains(second.stderr.String(), "the state store is in use by another mcptrunk; this stdio trunk keeps its state in memory") {
+		t.Errorf("the second stdio trunk did not say its state is in memory:\n%s", tail(second.stderr.String(), 2000))
+	}
+	_, stderr, code := runCLI(t, 30*time.Second, "serve", "--http", "127.0.0.1:0", "--config", cfg)
+	if code == 0 || !strings.Contains(stderr, "trunk.state.path: "+db+" is open in another process") {
+		t.Errorf("a serve --http on the held store: exit %d, stderr:\n%s", code, stderr)
+	}
+}
