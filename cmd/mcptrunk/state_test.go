@@ -309,6 +309,18 @@ func TestSignInSharedByReplicasOverRedis(t *testing.T) {
 	if !strings.Contains(raw, "signin/who/") {
 		t.Errorf("Redis holds no sign-in record: %q", raw)
 	}
+	// Neither replica logged a token, the key or Redis's URL with a secret.
+	for _, tr := range []*httpTrunk{a, b} {
+		log := tr.stderr.String()
+		for _, is := range r.iss.Issued() {
+			if strings.Contains(log, is.Token) {
+				t.Errorf("%s logged a %s token of %s", tr.name, is.Grant, is.Subject)
+			}
+		}
+		if strings.Contains(log, strings.Repeat("c3", 32)) {
+			t.Errorf("%s logged the sealing key", tr.name)
+		}
+	}
 }
 
 // grepLines is the lines of s containing sub.
@@ -368,15 +380,23 @@ func TestCheckShowsTheStateStore(t *testing.T) {
 }
 
 // Without a path, the embedded store is state.db in the user's state
-// directory, beside the oauth token directory.
+// directory, beside the oauth token directory; a key file others may read
+// is warned of.
 func TestEmbeddedStoreDefaultsToTheStateDirectory(t *testing.T) {
 	state := t.TempDir()
 	t.Setenv("XDG_STATE_HOME", state)
-	cfg := writeConfig(t, map[string]server{"weather": weatherServer()}, map[string]any{"state": map[string]any{"keyFile": writeStateKey(t, t.TempDir())}})
+	key := writeStateKey(t, t.TempDir())
+	if err := os.Chmod(key, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := writeConfig(t, map[string]server{"weather": weatherServer()}, map[string]any{"state": map[string]any{"keyFile": key}})
 	out, errOut, code := runCLI(t, 60*time.Second, "check", "--config", cfg)
 	want := "state: embedded " + filepath.Join(state, "mcptrunk", "state.db") + ", tokens sealed under key "
 	if code != 0 || !strings.Contains(out, want) || !strings.Contains(out, ", answering;") {
 		t.Errorf("check: exit %d, output lacks %q:\n%s\n%s", code, want, out, errOut)
+	}
+	if runtime.GOOS != "windows" && !strings.Contains(out, key+" is readable by others than its owner: chmod 600 it") {
+		t.Errorf("a key file others may read: check does not say so:\n%s", out)
 	}
 	if fi, err := os.Stat(filepath.Join(state, "mcptrunk", "state.db")); err != nil || (runtime.GOOS != "windows" && fi.Mode().Perm() != 0o600) {
 		t.Errorf("the store's file: %v, %v; want it made 0600", fi, err)
