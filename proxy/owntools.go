@@ -61,6 +61,10 @@ func (t *Trunk) statusReport(st *state) trunktools.StatusReport {
 	r := trunktools.StatusReport{Servers: []upstream.Status{}, MaxMessageBytes: st.cfg.Trunk.MaxMessageBytes, DroppedNotifications: t.dropped.Load(), UnattributedNotifications: t.unowned.Load(), Pinning: st.pins.Report(), ParkedCalls: t.parked.Count(),
 		Conflicts: st.catalog().Conflicts}
 	r.KeptResultBytes, r.KeptResults = t.kept.Bytes()
+	if t.store != nil && t.store.Info().Kind != "memory" {
+		h := t.store.Status()
+		r.StateStore = &trunktools.StateStoreStatus{Kind: t.store.Info().Kind, Up: h.Up, Since: h.Since}
+	}
 	running := t.taskLog.Running()
 	for _, c := range t.clients() {
 		st := c.Status()

@@ -262,6 +262,11 @@ func TestSignInSharedByReplicasOverRedis(t *testing.T) {
 	if _, err := bobA.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__weather__forecast", Arguments: map[string]any{"city": "Oslo"}}); err != nil {
 		t.Errorf("a call that needs no store, with Redis stopped: %v", err)
 	}
+	if res, err := bobA.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__trunk__status", Arguments: map[string]any{}}); err != nil || len(res.Content) == 0 {
+		t.Errorf("mcp__trunk__status with Redis stopped: %v", err)
+	} else if text, _ := res.Content[0].(*mcp.TextContent); text == nil || !strings.Contains(text.Text, `"stateStore":{"kind":"redis","up":false`) || strings.Contains(text.Text, redis.Addr()) {
+		t.Errorf("mcp__trunk__status with Redis stopped does not say it is down (or says where it is): %+v", res.Content[0])
+	}
 	_, err := whoami(ctx, bobB)
 	var e *sdkrpc.Error
 	if !errors.As(err, &e) || e.Code == signin.CodeURLElicitationRequired || !strings.Contains(err.Error(), "the state store (redis, trunk.state) is unavailable") {

@@ -180,6 +180,18 @@ type StatusReport struct {
 	// all callers' together.
 	KeptResults     int   `json:"keptResults"`
 	KeptResultBytes int64 `json:"keptResultBytes"`
+	// StateStore is trunk.state's store, when it is a file or Redis:
+	// whether it answers (its location and the why are the operators',
+	// on the status page).
+	StateStore *StateStoreStatus `json:"stateStore,omitempty"`
+}
+
+// StateStoreStatus is the state store as any caller may see it: its kind,
+// whether it answered last, and since when.
+type StateStoreStatus struct {
+	Kind  string    `json:"kind"`
+	Up    bool      `json:"up"`
+	Since time.Time `json:"since"`
 }
 
 // statusFor is the status report as the caller of ctx may read it: the
