@@ -161,7 +161,7 @@ func New(cfg *config.Config, opts *Options) *Trunk {
 	t.state.Store(newState(t, cfg, catalog.NewPinner(cfg.Trunk, t.record, logger)))
 	t.observers = opts.Observers
 	t.taskLog = tasks.NewLedger(t.observers)
-	t.limiter = limits.New(cfg.Trunk.Limits)
+	t.limiter = limits.New(cfg.Trunk.Limits, nil)
 	t.stdioProfile = opts.Profile
 	t.exactHostPrefix = opts.ExactHostPrefix
 	t.signIn = signin.New(signin.Options{Logger: logger})
