@@ -61,6 +61,10 @@ type Options struct {
 	// it (serve --host-prefix): the trunk then names nothing after the
 	// host's clientInfo (Session.fitNames).
 	ExactHostPrefix bool
+	// Limits say where trunk.limits' counts are kept: nil keeps them in
+	// this process; a shared store holds each limit across the replicas
+	// that share it.
+	Limits *limits.Options
 }
 
 // DefaultPageSize is the most items one list page carries. Hosts that
@@ -161,7 +165,7 @@ func New(cfg *config.Config, opts *Options) *Trunk {
 	t.state.Store(newState(t, cfg, catalog.NewPinner(cfg.Trunk, t.record, logger)))
 	t.observers = opts.Observers
 	t.taskLog = tasks.NewLedger(t.observers)
-	t.limiter = limits.New(cfg.Trunk.Limits, nil)
+	t.limiter = limits.New(cfg.Trunk.Limits, opts.Limits)
 	t.stdioProfile = opts.Profile
 	t.exactHostPrefix = opts.ExactHostPrefix
 	t.signIn = signin.New(signin.Options{Logger: logger})
