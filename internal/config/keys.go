@@ -47,6 +47,7 @@ var configKeys = &keySet{
 				"http":     {raw: reflect.TypeFor[rawHTTP](), nested: map[string]*keySet{"auth": {raw: reflect.TypeFor[rawHTTPAuth]()}}},
 				"metrics":  {raw: reflect.TypeFor[rawMetrics]()},
 				"policy":   {raw: reflect.TypeFor[rawPolicy]()},
+				"state":    {raw: reflect.TypeFor[rawState]()},
 			},
 		},
 	},

@@ -93,6 +93,7 @@ type rawTrunk struct {
 	Policy        json.RawMessage `json:"policy"`
 	Profiles      json.RawMessage `json:"profiles"`
 	Limits        json.RawMessage `json:"limits"`
+	State         json.RawMessage `json:"state"`
 }
 
 type rawAudit struct {
@@ -254,6 +255,11 @@ func Load(path string) (*Config, error) {
 	}
 	if af := cfg.Trunk.Audit.File; af != "" && !filepath.IsAbs(af) {
 		cfg.Trunk.Audit.File = filepath.Join(filepath.Dir(path), af)
+	}
+	for _, f := range []*string{&cfg.Trunk.State.Path, &cfg.Trunk.State.KeyFile, &cfg.Trunk.State.PreviousKeyFile} {
+		if *f != "" && !filepath.IsAbs(*f) {
+			*f = filepath.Join(filepath.Dir(path), *f)
+		}
 	}
 	return cfg, nil
 }

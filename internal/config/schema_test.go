@@ -37,6 +37,7 @@ var schemaObjects = map[string]reflect.Type{
 	"/$defs/trunk/properties/http/properties/auth": reflect.TypeFor[rawHTTPAuth](),
 	"/$defs/trunk/properties/metrics":              reflect.TypeFor[rawMetrics](),
 	"/$defs/trunk/properties/policy":               reflect.TypeFor[rawPolicy](),
+	"/$defs/trunk/properties/state":                reflect.TypeFor[rawState](),
 }
 
 // schemaOnly are properties the schema has and the parser ignores on

@@ -323,6 +323,9 @@ type TrunkOptions struct {
 	// Limits are the rules on how often callers may call (trunk.limits),
 	// by name.
 	Limits map[string]Limit `json:"limits,omitempty"`
+	// State is where sign-ins, exchanged tokens and shared counts are
+	// kept (trunk.state); in memory when not configured.
+	State State `json:"state,omitzero"`
 }
 
 // Pinning modes (trunk.pin).

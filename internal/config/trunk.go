@@ -88,5 +88,6 @@ func parseTrunk(raw json.RawMessage, lookup func(string) (string, bool)) (TrunkO
 	t.Policy = p.policyOptions(rt.Policy, "trunk.policy")
 	t.Profiles, t.ProfileOverrides = p.profiles(rt.Profiles, "trunk.profiles", lookup)
 	t.Limits = p.limits(rt.Limits, "trunk.limits")
+	t.State = p.state(rt.State, "trunk.state", lookup)
 	return t, p.errs
 }

@@ -57,7 +57,7 @@ func eachStore(t *testing.T, test func(t *testing.T, newAt newAtFunc)) {
 		t.Run(store, func(t *testing.T) {
 			var opts *Options
 			if store == "redis" {
-				opts = &Options{Shared: redisClient(t, testkit.StartRedis(t)), Store: "test"}
+				opts = &Options{Shared: redisClient(t, testkit.StartRedis(t, testkit.RedisOptions{})), Store: "test"}
 			}
 			test(t, func(rules map[string]config.Limit) (testLimiter, *clock) {
 				c := &clock{t: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
@@ -70,8 +70,8 @@ func eachStore(t *testing.T, test func(t *testing.T, newAt newAtFunc)) {
 }
 
 // redisClient is a client of r for the test, closed when it ends.
-func redisClient(t testing.TB, r *testkit.Redis) *redis.Client {
-	opts, err := redis.ParseURL(r.URL)
+func redisClient(t testing.TB, r *testkit.RedisServer) *redis.Client {
+	opts, err := redis.ParseURL(r.URL())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -319,7 +319,7 @@ func BenchmarkAllow(b *testing.B) {
 		}
 	})
 	b.Run("redis", func(b *testing.B) {
-		l := New(rules, &Options{Shared: redisClient(b, testkit.StartRedis(b))})
+		l := New(rules, &Options{Shared: redisClient(b, testkit.StartRedis(b, testkit.RedisOptions{}))})
 		b.ReportAllocs()
 		i := 0
 		for b.Loop() {
@@ -328,7 +328,7 @@ func BenchmarkAllow(b *testing.B) {
 		}
 	})
 	b.Run("redis-parallel", func(b *testing.B) {
-		l := New(rules, &Options{Shared: redisClient(b, testkit.StartRedis(b))})
+		l := New(rules, &Options{Shared: redisClient(b, testkit.StartRedis(b, testkit.RedisOptions{}))})
 		var n atomic.Int64
 		b.ReportAllocs()
 		b.RunParallel(func(pb *testing.PB) {

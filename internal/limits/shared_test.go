@@ -18,11 +18,11 @@ import (
 // are refused with the rule's name and a retry time; another subject's
 // call goes through after them. The counts are on Redis's clock.
 func TestSharedAcrossReplicas(t *testing.T) {
-	r := testkit.StartRedis(t)
+	r := testkit.StartRedis(t, testkit.RedisOptions{})
 	rules := map[string]config.Limit{"forecasts": {Server: "weather", Tool: "forecast", By: []string{config.LimitBySubject}, Requests: 20, Window: config.Duration(time.Hour)}}
 	replicas := []*Limiter{
-		New(rules, &Options{Shared: redisClient(t, r), Store: r.URL}),
-		New(rules, &Options{Shared: redisClient(t, r), Store: r.URL}),
+		New(rules, &Options{Shared: redisClient(t, r), Store: r.URL()}),
+		New(rules, &Options{Shared: redisClient(t, r), Store: r.URL()}),
 	}
 	alice := Request{Subject: "alice", Server: "weather", Tool: "forecast"}
 	var mu sync.Mutex
@@ -65,7 +65,7 @@ func TestSharedAcrossReplicas(t *testing.T) {
 // TestSharedDailyQuotaExact: a daily quota shared by two replicas, each
 // checking from ten goroutines at once, lets exactly its number through.
 func TestSharedDailyQuotaExact(t *testing.T) {
-	r := testkit.StartRedis(t)
+	r := testkit.StartRedis(t, testkit.RedisOptions{})
 	rules := map[string]config.Limit{"day": {By: []string{config.LimitBySubject}, Requests: 37, Daily: true}}
 	replicas := []*Limiter{New(rules, &Options{Shared: redisClient(t, r)}), New(rules, &Options{Shared: redisClient(t, r)})}
 	var wg sync.WaitGroup
@@ -102,10 +102,10 @@ func TestSharedDailyQuotaExact(t *testing.T) {
 // not counted. Requests no rule matches need no store. Once Redis is back
 // (empty, its scripts forgotten), checks are made again.
 func TestSharedStoreDown(t *testing.T) {
-	r := testkit.StartRedis(t)
+	r := testkit.StartRedis(t, testkit.RedisOptions{})
 	rules := map[string]config.Limit{"forecasts": perMinute(20, "weather", "forecast")}
-	closed := New(rules, &Options{Shared: redisClient(t, r), Store: r.URL})
-	open := New(rules, &Options{Shared: redisClient(t, r), Store: r.URL, AllowUnavailable: true})
+	closed := New(rules, &Options{Shared: redisClient(t, r), Store: r.URL()})
+	open := New(rules, &Options{Shared: redisClient(t, r), Store: r.URL(), AllowUnavailable: true})
 	alice := Request{Subject: "alice", Server: "weather", Tool: "forecast"}
 	for _, l := range []*Limiter{closed, open} {
 		if _, refused, err := l.Allow(context.Background(), alice); refused || err != nil {
@@ -119,15 +119,15 @@ func TestSharedStoreDown(t *testing.T) {
 	if !refused || !errors.As(err, &unavailable) || unavailable.Allowed || unavailable.Limit != "forecasts" {
 		t.Fatalf("failing closed with Redis down: refused %v, %v; want refused with an UnavailableError of forecasts", refused, err)
 	}
-	for _, want := range []string{`limit "forecasts"`, r.URL, "unavailable", "refused"} {
+	for _, want := range []string{`limit "forecasts"`, r.URL(), "unavailable", "refused"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("the error %q does not say %q", err, want)
 		}
 	}
-	if e := unavailable.RPCError(); !strings.Contains(e.Message, r.URL) {
+	if e := unavailable.RPCError(); !strings.Contains(e.Message, r.URL()) {
 		t.Errorf("the JSON-RPC error: %+v", e)
 	}
-	if res := string(unavailable.ToolResult()); !strings.Contains(res, `"isError":true`) || !strings.Contains(res, r.URL) {
+	if res := string(unavailable.ToolResult()); !strings.Contains(res, `"isError":true`) || !strings.Contains(res, r.URL()) {
 		t.Errorf("the tool result: %s", res)
 	}
 	_, refused, err = open.Allow(context.Background(), alice)

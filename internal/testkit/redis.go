@@ -2,133 +2,151 @@ package testkit
 
 import (
 	"bufio"
-	"errors"
 	"fmt"
-	"io"
 	"net"
+	"os"
 	"os/exec"
 	"strconv"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 )
 
-// Redis is a redis-server of the test's own on a loopback port, with
-// nothing saved to disk: every test that shares state between replicas
-// gets a Redis no other test writes to. Stop and Start take it down and
-// bring it back on the same address, for what a replica does without
-// its store. Its methods are for the test's goroutine.
-type Redis struct {
-	Addr string // 127.0.0.1:PORT
-	URL  string // redis://127.0.0.1:PORT/0
-
-	t    testing.TB
-	bin  string
-	dir  string
-	cmd  *exec.Cmd
-	done chan struct{} // closed when cmd has exited
-	log  *Buffer       // what the server printed, for a failure's message
+// RedisServer is a redis-server of the test's own on a loopback port,
+// with its data in the test's directory. Stop and Start keep the port and
+// the directory, so that a test can take the store away and bring it
+// back (with Persist, holding what was written).
+type RedisServer struct {
+	t       testing.TB
+	bin     string
+	dir     string
+	port    int
+	persist bool
+	cmd     *exec.Cmd
+	exited  chan struct{}
+	stderr  *Buffer
 }
 
-// StartRedis starts a redis-server for the test, stopped when it ends. A
-// test without redis-server installed is skipped, saying what to install.
-func StartRedis(t testing.TB) *Redis {
+// RedisOptions tune StartRedis.
+type RedisOptions struct {
+	// Persist turns on the append-only file, fsynced on every write, so
+	// that a restart finds everything written before the stop.
+	Persist bool
+}
+
+// RedisBinary returns redis-server's path. Without one the test is
+// skipped, or fails where CI=true: CI installs it (.ci/run).
+func RedisBinary(t testing.TB) string {
 	t.Helper()
-	bin, err := exec.LookPath("redis-server")
+	for _, name := range []string{"redis-server", "/usr/bin/redis-server", "/usr/sbin/redis-server"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	const why = "redis-server is not installed (Debian: apt-get install redis-server); the tests of the Redis state store need it"
+	if os.Getenv("CI") == "true" {
+		t.Fatal(why)
+	}
+	t.Skip(why)
+	return ""
+}
+
+// StartRedis starts redis-server on a free loopback port and waits until
+// it answers PING; it is stopped when the test ends.
+func StartRedis(t testing.TB, opts RedisOptions) *RedisServer {
+	t.Helper()
+	r := &RedisServer{t: t, bin: RedisBinary(t), dir: t.TempDir(), persist: opts.Persist}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		t.Skip("redis-server is not installed (Debian: apt-get install redis-server); the tests of the shared store need it")
+		t.Fatal(err)
 	}
-	r := &Redis{t: t, bin: bin, dir: t.TempDir(), log: &Buffer{}}
-	// A free port found by listening is free only until someone else takes
-	// it: a server that cannot bind it tries another.
-	for attempt := 0; ; attempt++ {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		r.Addr = ln.Addr().String()
-		ln.Close()
-		if err = r.start(); err == nil {
-			break
-		}
-		if attempt == 4 {
-			t.Fatalf("starting redis-server: %v\n%s", err, r.log.String())
-		}
-	}
-	r.URL = "redis://" + r.Addr + "/0"
+	r.port = l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	r.Start()
 	t.Cleanup(r.Stop)
 	return r
 }
 
-// Start brings a stopped server back on its address.
-func (r *Redis) Start() {
+// URL is the redis:// URL of the server.
+func (r *RedisServer) URL() string { return fmt.Sprintf("redis://127.0.0.1:%d/0", r.port) }
+
+// Addr is the server's host:port.
+func (r *RedisServer) Addr() string { return "127.0.0.1:" + strconv.Itoa(r.port) }
+
+// Dir is the server's data directory (dump and append-only files).
+func (r *RedisServer) Dir() string { return r.dir }
+
+// Start starts the server (again) on its port and directory, and waits
+// until it answers PING.
+func (r *RedisServer) Start() {
 	r.t.Helper()
-	if r.cmd != nil {
-		return
+	args := []string{"--port", strconv.Itoa(r.port), "--bind", "127.0.0.1", "--dir", r.dir, "--save", "", "--daemonize", "no", "--loglevel", "warning"}
+	if r.persist {
+		args = append(args, "--appendonly", "yes", "--appendfsync", "always")
+	} else {
+		args = append(args, "--appendonly", "no")
 	}
-	if err := r.start(); err != nil {
-		r.t.Fatalf("starting redis-server again on %s: %v\n%s", r.Addr, err, r.log.String())
+	r.stderr = &Buffer{}
+	r.cmd = exec.Command(r.bin, args...)
+	r.cmd.Stdout, r.cmd.Stderr = r.stderr, r.stderr
+	if err := r.cmd.Start(); err != nil {
+		r.t.Fatalf("redis-server: %v", err)
+	}
+	r.exited = make(chan struct{})
+	go func(cmd *exec.Cmd, exited chan struct{}) {
+		_ = cmd.Wait()
+		close(exited)
+	}(r.cmd, r.exited)
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		err := r.ping()
+		if err == nil {
+			return
+		}
+		select {
+		case <-r.exited:
+			r.t.Fatalf("redis-server exited at start: %s", r.stderr.String())
+		case <-time.After(20 * time.Millisecond): // polling its port: it says nothing when ready
+		}
+		if time.Now().After(deadline) {
+			r.t.Fatalf("redis-server did not answer PING in 15s: %v\n%s", err, r.stderr.String())
+		}
 	}
 }
 
-// Stop ends the server (SIGTERM, then waits for it): until Start, every
-// connection to its address is refused. Stopping a stopped server does
-// nothing.
-func (r *Redis) Stop() {
-	if r.cmd == nil {
-		return
-	}
-	_ = r.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-r.done:
-	case <-time.After(10 * time.Second):
-		_ = r.cmd.Process.Kill()
-		<-r.done
-	}
-	r.cmd = nil
-}
-
-// start runs redis-server on r.Addr and returns once it says it accepts
-// connections, or with why it could not.
-func (r *Redis) start() error {
-	_, port, _ := net.SplitHostPort(r.Addr)
-	cmd := exec.Command(r.bin, "--bind", "127.0.0.1", "--port", port, "--dir", r.dir,
-		"--save", "", "--appendonly", "no", "--protected-mode", "no", "--loglevel", "notice")
-	out, err := cmd.StdoutPipe()
+// ping sends PING and reads the reply.
+func (r *RedisServer) ping() error {
+	c, err := net.DialTimeout("tcp", r.Addr(), time.Second)
 	if err != nil {
 		return err
 	}
-	cmd.Stderr = r.log
-	if err := cmd.Start(); err != nil {
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(2 * time.Second))
+	if _, err := c.Write([]byte("PING\r\n")); err != nil {
 		return err
 	}
-	ready := make(chan struct{})
-	done := make(chan struct{})
-	var once sync.Once
-	go func() {
-		defer close(done)
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			line := sc.Text()
-			_, _ = r.log.Write([]byte(line + "\n"))
-			if strings.Contains(line, "Ready to accept connections") {
-				once.Do(func() { close(ready) })
-			}
-		}
-		_, _ = io.Copy(io.Discard, out)
-		_ = cmd.Wait()
-	}()
-	select {
-	case <-ready:
-		r.cmd, r.done = cmd, done
-		return nil
-	case <-done:
-		return fmt.Errorf("redis-server on port %s exited before it was ready", strconv.Quote(port))
-	case <-time.After(30 * time.Second):
-		_ = cmd.Process.Kill()
-		<-done
-		return errors.New("redis-server was not ready after 30s")
+	line, err := bufio.NewReader(c).ReadString('\n')
+	if err != nil {
+		return err
 	}
+	if strings.TrimSpace(line) != "+PONG" {
+		return fmt.Errorf("PING answered %q", strings.TrimSpace(line))
+	}
+	return nil
+}
+
+// Stop stops the server (SIGTERM: it writes its append-only file and
+// exits) and waits for it to exit. Stopping a stopped server does nothing.
+func (r *RedisServer) Stop() {
+	if r.cmd == nil {
+		return
+	}
+	_ = r.cmd.Process.Signal(os.Interrupt)
+	select {
+	case <-r.exited:
+	case <-time.After(10 * time.Second):
+		_ = r.cmd.Process.Kill()
+		<-r.exited
+	}
+	r.cmd = nil
 }

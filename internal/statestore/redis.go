@@ -1,0 +1,85 @@
+package statestore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	neturl "net/url"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/mcptrunk/mcptrunk/internal/config"
+)
+
+// RedisPrefix starts the name of every key the trunk writes to Redis, so
+// that it can share a Redis with other programs.
+const RedisPrefix = "mcptrunk:"
+
+// Redis is the Backend shared by replicas: each record a Redis string
+// expired by Redis itself (PXAT). The client reconnects by itself when
+// the server returns; while it is away every operation fails within its
+// timeouts (a second or two) rather than waiting.
+type Redis struct {
+	client *redis.Client
+	where  string
+}
+
+// OpenRedis connects to the Redis at url (redis:// or rediss://) without
+// waiting for it to answer: a trunk starts while its store is down, and
+// says so. Errors name trunk.state.url and never quote it.
+func OpenRedis(url string) (*Redis, error) {
+	opts, err := redis.ParseURL(url)
+	if err != nil {
+		return nil, fmt.Errorf("trunk.state.url: not a usable Redis URL: %s", redactedErr(err, url))
+	}
+	opts.DialTimeout = 2 * time.Second
+	opts.ReadTimeout = time.Second
+	opts.WriteTimeout = time.Second
+	opts.MaxRetries = 1
+	opts.ClientName = "mcptrunk"
+	return &Redis{client: redis.NewClient(opts), where: config.RedactURL(url)}, nil
+}
+
+// redactedErr is err's text, which go-redis may build from the URL, with
+// the URL's password out of it.
+func redactedErr(err error, url string) string {
+	msg := err.Error()
+	if u, perr := neturl.Parse(url); perr == nil {
+		if p, ok := u.User.Password(); ok && p != "" {
+			msg = strings.ReplaceAll(msg, p, "xxxxx")
+		}
+	}
+	return msg
+}
+
+func (r *Redis) Get(ctx context.Context, name string) ([]byte, error) {
+	b, err := r.client.Get(ctx, RedisPrefix+name).Bytes()
+	if errors.Is(err, redis.Nil) {
+		return nil, ErrNotFound
+	}
+	return b, err
+}
+
+func (r *Redis) Put(ctx context.Context, name string, record []byte, expires time.Time) error {
+	args := redis.SetArgs{}
+	if !expires.IsZero() {
+		args.ExpireAt = expires
+	}
+	return r.client.SetArgs(ctx, RedisPrefix+name, record, args).Err()
+}
+
+func (r *Redis) Delete(ctx context.Context, name string) error {
+	return r.client.Del(ctx, RedisPrefix+name).Err()
+}
+
+func (r *Redis) Ping(ctx context.Context) error { return r.client.Ping(ctx).Err() }
+func (r *Redis) Kind() string                   { return "redis" }
+func (r *Redis) Where() string                  { return r.where }
+func (r *Redis) Close() error                   { return r.client.Close() }
+
+// Client is the connection, for what needs Redis's own operations (the
+// counts of trunk.limits, which must be atomic across replicas). Names
+// written through it should start with RedisPrefix.
+func (r *Redis) Client() *redis.Client { return r.client }

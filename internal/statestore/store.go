@@ -1,0 +1,291 @@
+package statestore
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/mcptrunk/mcptrunk/internal/config"
+)
+
+// Store is keys and values with an expiry over a Backend, sealing the
+// values its caller asks to seal, and remembering whether the backend
+// answered. Safe for concurrent use.
+type Store struct {
+	b    Backend
+	keys *Keys // nil: nothing can be sealed (memory needs no sealing)
+	opts Options
+
+	mu     sync.Mutex
+	status Status
+}
+
+// Options tune a Store; the zero value works.
+type Options struct {
+	Logger *slog.Logger     // names and errors only, never a value
+	Now    func() time.Time // time.Now when nil
+	// OnChange is called (outside any lock) when the backend stops or
+	// starts answering.
+	OnChange func(Status)
+}
+
+// Status is whether the backend answered its last operation or ping.
+type Status struct {
+	Up    bool
+	Since time.Time // when it last changed (the open's time at first)
+	Error string    // why it is down; never a value or a password
+}
+
+// Info is what the store is, fit to show (mcptrunk check, status).
+type Info struct {
+	Kind   string // "memory", "embedded", "redis"
+	Where  string // the file, or the URL without its password
+	Sealed bool   // it has a key: it can hold tokens
+	KeyID  string // the current key's id, when Sealed
+}
+
+// Put says how a value is written.
+type Put struct {
+	// Expires is when the record goes (zero: never): a token's own
+	// expiry, so the store never keeps one longer than it is good.
+	Expires time.Time
+	// Seal writes the value sealed under the current key: a token or
+	// anything else secret. Without a key it is refused (ErrNoKey), except
+	// in memory, which nothing else reads.
+	Seal bool
+}
+
+// ErrNoKey refuses a sealed write to a store on disk or in Redis that has
+// no trunk.state.keyFile.
+var ErrNoKey = errors.New("trunk.state.keyFile is not set: tokens are not written to the store unsealed")
+
+// UnavailableError is an operation the backend did not answer.
+type UnavailableError struct {
+	Kind string
+	Err  error
+}
+
+func (e *UnavailableError) Error() string {
+	return fmt.Sprintf("the state store (%s, trunk.state) is unavailable: %v", e.Kind, e.Err)
+}
+
+func (e *UnavailableError) Unwrap() error { return e.Err }
+
+// New returns a Store over b; keys may be nil (then nothing is sealed,
+// and a sealed Put is refused unless b is Memory).
+func New(b Backend, keys *Keys, opts Options) *Store {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	return &Store{b: b, keys: keys, opts: opts, status: Status{Up: true, Since: opts.Now()}}
+}
+
+// Open opens the store trunk.state describes: Redis with url, else the
+// embedded file at path (defaultPath when path is ""), with the key files
+// read. An unconfigured state is Memory. Errors name the field.
+func Open(st config.State, defaultPath string, opts Options) (*Store, error) {
+	if !st.Configured {
+		return New(NewMemory(opts.Now), nil, opts), nil
+	}
+	var keys *Keys
+	if st.KeyFile != "" {
+		var err error
+		if keys, err = LoadKeys(st.KeyFile, st.PreviousKeyFile); err != nil {
+			return nil, err
+		}
+	}
+	var b Backend
+	var err error
+	switch {
+	case st.URL != "":
+		b, err = OpenRedis(st.URL)
+	default:
+		p := st.Path
+		if p == "" {
+			p = defaultPath
+		}
+		if p == "" {
+			return nil, errors.New("trunk.state.path: not set, and the user's state directory could not be found")
+		}
+		b, err = OpenEmbedded(p, opts.Now)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return New(b, keys, opts), nil
+}
+
+// Info describes the store.
+func (s *Store) Info() Info {
+	i := Info{Kind: s.b.Kind(), Where: s.b.Where(), Sealed: s.keys != nil}
+	if s.keys != nil {
+		i.KeyID = s.keys.ID()
+	}
+	return i
+}
+
+// Backend is the store's backend (the Redis client for atomic counts:
+// see Redis.Client).
+func (s *Store) Backend() Backend { return s.b }
+
+// CanSeal reports whether sealed values can be written: a key, or memory.
+func (s *Store) CanSeal() bool {
+	_, mem := s.b.(*Memory)
+	return s.keys != nil || mem
+}
+
+// Status is whether the backend answered last.
+func (s *Store) Status() Status {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.status
+}
+
+// Health asks the backend now, and records the answer in Status.
+func (s *Store) Health(ctx context.Context) error {
+	return s.observe(s.b.Ping(ctx))
+}
+
+// Watch asks the backend every period until ctx is done, so that Status
+// notices a store that went away or came back without waiting for a
+// request to need it.
+func (s *Store) Watch(ctx context.Context, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		pctx, cancel := context.WithTimeout(ctx, every)
+		_ = s.Health(pctx)
+		cancel()
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// observe records whether the backend answered (err is nil or
+// ErrNotFound) and passes err on, as an UnavailableError when it did not.
+func (s *Store) observe(err error) error {
+	up := err == nil || errors.Is(err, ErrNotFound)
+	s.mu.Lock()
+	changed := s.status.Up != up
+	if changed {
+		s.status = Status{Up: up, Since: s.opts.Now()}
+		if !up {
+			s.status.Error = err.Error()
+		}
+	}
+	st := s.status
+	s.mu.Unlock()
+	if changed {
+		if up {
+			s.opts.Logger.Info("the state store answers again", "store", s.b.Kind())
+		} else {
+			s.opts.Logger.Warn("the state store does not answer", "store", s.b.Kind(), "error", err)
+		}
+		if s.opts.OnChange != nil {
+			s.opts.OnChange(st)
+		}
+	}
+	if up {
+		return err
+	}
+	return &UnavailableError{Kind: s.b.Kind(), Err: err}
+}
+
+// Header of every record: version, flags, expiry (Unix ms, 0 for none).
+const (
+	recordVersion = 1
+	flagSealed    = 1
+	headerLen     = 2 + 8
+)
+
+// Get returns the value under name, unsealed; ErrNotFound when there is
+// none (or it expired), an *UnavailableError when the backend did not
+// answer. A record sealed under the previous key is sealed again under
+// the current one.
+func (s *Store) Get(ctx context.Context, name string) ([]byte, error) {
+	rec, err := s.b.Get(ctx, name)
+	if err = s.observe(err); err != nil {
+		return nil, err
+	}
+	if len(rec) < headerLen || rec[0] != recordVersion {
+		return nil, fmt.Errorf("state store: record %q is not one this trunk wrote", name)
+	}
+	expires := fromMillis(binary.BigEndian.Uint64(rec[2:headerLen]))
+	if expired(expires, s.opts.Now()) {
+		return nil, ErrNotFound
+	}
+	if rec[1]&flagSealed == 0 {
+		return rec[headerLen:], nil
+	}
+	value, stale, err := s.keys.open(rec[headerLen:], additional(name, rec[:headerLen]))
+	if err != nil {
+		return nil, fmt.Errorf("state store: record %q: %w", name, err)
+	}
+	if stale {
+		if err := s.Put(ctx, name, value, Put{Expires: expires, Seal: true}); err != nil {
+			s.opts.Logger.Warn("sealing a record again under the current key failed", "name", name, "error", err)
+		} else {
+			s.opts.Logger.Debug("record sealed again under the current key", "name", name)
+		}
+	}
+	return value, nil
+}
+
+// Put writes value under name.
+func (s *Store) Put(ctx context.Context, name string, value []byte, p Put) error {
+	if !p.Expires.IsZero() && expired(p.Expires, s.opts.Now()) {
+		return s.Delete(ctx, name)
+	}
+	header := make([]byte, headerLen)
+	header[0] = recordVersion
+	binary.BigEndian.PutUint64(header[2:], toMillis(p.Expires))
+	var rec []byte
+	switch {
+	case p.Seal && s.keys != nil:
+		header[1] = flagSealed
+		rec = append(header, s.keys.seal(value, additional(name, header))...)
+	case p.Seal && !s.CanSeal():
+		return ErrNoKey
+	default:
+		rec = append(header, value...)
+	}
+	return s.observe(s.b.Put(ctx, name, rec, p.Expires))
+}
+
+// Delete removes name.
+func (s *Store) Delete(ctx context.Context, name string) error {
+	return s.observe(s.b.Delete(ctx, name))
+}
+
+// Close closes the backend.
+func (s *Store) Close() error { return s.b.Close() }
+
+// additional is a sealed record's additional data: its name and header,
+// so that it cannot be moved to another name or given another expiry.
+func additional(name string, header []byte) []byte {
+	return append(append([]byte(name), 0), header...)
+}
+
+func toMillis(t time.Time) uint64 {
+	if t.IsZero() {
+		return 0
+	}
+	return uint64(t.UnixMilli())
+}
+
+func fromMillis(n uint64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(int64(n))
+}
