@@ -45,7 +45,7 @@ func (b *bench) capacityWorkload(ctx context.Context) error {
 	}
 	n := b.cfg.capacitySessions
 	httpLimits := map[string]any{"maxSessions": n + 64, "maxSessionsPerClient": n + 64, "maxConnections": 4 * n, "maxConnectionsPerClient": 4 * n}
-	rule := map[string]any{"echo": map[string]any{"server": "notes", "tool": "echo", "requests": 1_000_000_000, "window": "1m"}}
+	rule := map[string]any{"echo": map[string]any{"server": "notes", "tool": "echo", "requests": 1_000_000_000, "window": "24h"}}
 	settings := []struct {
 		name  string
 		trunk map[string]any

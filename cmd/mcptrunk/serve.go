@@ -100,10 +100,15 @@ func (c *serveCommand) run(ctx context.Context, env *environment) error {
 	if down != nil {
 		signingKey = down.key
 	}
+	limitsOpts, closeLimits, err := sharedLimits(cfg.Trunk.State, logger)
+	if err != nil {
+		return fatal(logger, "cannot open the state store", err)
+	}
+	defer closeLimits()
 	t := proxy.New(cfg, &proxy.Options{
 		Logger: logger, Version: version(), Restart: upstream.DefaultRestartPolicy, RecordPins: true,
 		Observers:  slices.Concat(obs.observers(), traces.observers(), audits.observers()),
-		SigningKey: signingKey, Profile: c.profile, ExactHostPrefix: c.hostPrefix != "",
+		SigningKey: signingKey, Profile: c.profile, ExactHostPrefix: c.hostPrefix != "", Limits: limitsOpts,
 	})
 	if down != nil {
 		t.Share() // before anything starts: every session shares the upstreams

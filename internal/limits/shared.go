@@ -13,7 +13,8 @@ import (
 // check is the whole of a check in Redis, run atomically: the GCRA of
 // allowHere and the daily count, over every count a request falls in.
 // Times are whole microseconds of the Unix epoch: ARGV[1], or Redis's
-// own clock when it is empty, so that every replica reads one clock.
+// own clock when it is empty, so that every replica reads one clock (a
+// rule of more than a million requests a second per count holds no one).
 // Then three arguments per key: "g", the interval and the window for a
 // rule with a window; "d" and the requests per day for a daily one. A
 // refusal changes nothing and returns {now, the key's index, the wait};
@@ -56,7 +57,7 @@ end
 if refused > 0 then return {now, refused, wait} end
 for i, key in ipairs(KEYS) do
   if next[i] then
-    redis.call('SET', key, string.format('%.0f', next[i]), 'PX', math.ceil((next[i] - now) / 1000))
+    redis.call('SET', key, string.format('%.0f', next[i]), 'PX', math.max(1, math.ceil((next[i] - now) / 1000)))
   else
     redis.call('SET', key, string.format('%.0f %d', today, count[i]), 'PX', math.ceil((midnight - now) / 1000) + 60000)
   end

@@ -145,3 +145,17 @@ func TestSharedStoreDown(t *testing.T) {
 		}
 	}
 }
+
+// TestSharedFineRules: a rule finer than Redis's microseconds (a billion
+// a minute: 60 ns a request) lets requests through rather than failing
+// the script.
+func TestSharedFineRules(t *testing.T) {
+	r := testkit.StartRedis(t, testkit.RedisOptions{})
+	l := New(map[string]config.Limit{"fine": {By: []string{config.LimitBySubject}, Requests: 1_000_000_000, Window: config.Duration(time.Minute)}},
+		&Options{Shared: redisClient(t, r), Store: r.URL()})
+	for i := range 3 {
+		if r, refused, err := l.Allow(context.Background(), Request{Subject: "alice", Server: "s"}); refused || err != nil {
+			t.Fatalf("request %d: refused %+v, %v", i+1, r, err)
+		}
+	}
+}
