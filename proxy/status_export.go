@@ -8,6 +8,10 @@ func (t *Trunk) Status() observe.Status {
 	r := t.statusReport(st)
 	s := observe.Status{Servers: r.Servers, DroppedNotifications: r.DroppedNotifications, ParkedCalls: r.ParkedCalls,
 		Sessions: t.sessions(), Pins: map[string]observe.PinCounts{}, Profiles: st.access.Profiles()}
+	if t.store != nil && t.store.Info().Kind != "memory" {
+		info, health := t.store.Info(), t.store.Status()
+		s.Store = &observe.StoreStatus{Kind: info.Kind, Where: info.Where, Up: health.Up, Since: health.Since, Error: health.Error}
+	}
 	if r.Pinning != nil {
 		s.PinMode = r.Pinning.Mode
 		for server, st := range r.Pinning.Servers {

@@ -12,6 +12,7 @@ import (
 	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/mcptrunk/mcptrunk/internal/limits"
 	"github.com/mcptrunk/mcptrunk/internal/protocol"
+	"github.com/mcptrunk/mcptrunk/internal/statestore"
 	"github.com/mcptrunk/mcptrunk/internal/usercreds"
 	"github.com/mcptrunk/mcptrunk/internal/workgroup"
 	"github.com/mcptrunk/mcptrunk/proxy/access"
@@ -65,6 +66,9 @@ type Options struct {
 	// this process; a shared store holds each limit across the replicas
 	// that share it.
 	Limits *limits.Options
+	// State keeps callers' sign-ins and exchanged tokens (trunk.state,
+	// opened by the command); nil keeps them in memory.
+	State *statestore.Store
 }
 
 // DefaultPageSize is the most items one list page carries. Hosts that
@@ -97,6 +101,7 @@ type Trunk struct {
 	observers    observe.Observers
 	creds        *usercreds.Broker        // servers' per-user credentials
 	signIn       *signin.Manager          // their callers' own sign-ins (credentials mode "oauth")
+	store        *statestore.Store        // trunk.state; nil: in memory
 	own          instances.Pool[*Session] // sessions' own instances of "scope": "session" servers (private.go)
 	perUser      instances.Pool[string]   // callers' own instances of servers with per-user credentials
 
@@ -168,13 +173,18 @@ func New(cfg *config.Config, opts *Options) *Trunk {
 	t.limiter = limits.New(cfg.Trunk.Limits, opts.Limits)
 	t.stdioProfile = opts.Profile
 	t.exactHostPrefix = opts.ExactHostPrefix
-	t.signIn = signin.New(signin.Options{Logger: logger})
+	t.store = opts.State
+	t.signIn = signin.New(signin.Options{Logger: logger, Store: opts.State})
 	t.signIn.Configure(cfg)
-	t.creds = usercreds.New(usercreds.Options{Logger: logger, OAuth: t.signIn})
+	t.creds = usercreds.New(usercreds.Options{Logger: logger, OAuth: t.signIn, Store: opts.State})
 	t.creds.Configure(cfg.Servers)
 	t.initPools()
 	return t
 }
+
+// StateStore is the store of trunk.state the trunk was made with (nil:
+// its state is in memory).
+func (t *Trunk) StateStore() *statestore.Store { return t.store }
 
 // SignIn serves the callers' sign-ins to servers (/oauth/ on the listener).
 func (t *Trunk) SignIn() *signin.Manager { return t.signIn }

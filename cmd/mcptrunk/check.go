@@ -162,6 +162,10 @@ func (cc *checkCommand) run(ctx context.Context, env *environment) error {
 		}
 		fmt.Fprintln(env.stdout)
 	}
+	if cfg.Trunk.State.Configured {
+		fmt.Fprintln(env.stdout, stateReport(ctx, cfg.Trunk.State, logger))
+		fmt.Fprintln(env.stdout)
+	}
 	for _, line := range catalog.PinLines(cfg.Trunk, catalog.ServersOf(host.Clients()), logger) {
 		fmt.Fprintln(env.stdout, line)
 	}

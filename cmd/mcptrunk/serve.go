@@ -100,15 +100,16 @@ func (c *serveCommand) run(ctx context.Context, env *environment) error {
 	if down != nil {
 		signingKey = down.key
 	}
-	limitsOpts, closeLimits, err := sharedLimits(cfg.Trunk.State, logger)
+	store, err := openState(cfg.Trunk.State, logger)
 	if err != nil {
 		return fatal(logger, "cannot open the state store", err)
 	}
-	defer closeLimits()
+	defer store.Close()
 	t := proxy.New(cfg, &proxy.Options{
 		Logger: logger, Version: version(), Restart: upstream.DefaultRestartPolicy, RecordPins: true,
 		Observers:  slices.Concat(obs.observers(), traces.observers(), audits.observers()),
-		SigningKey: signingKey, Profile: c.profile, ExactHostPrefix: c.hostPrefix != "", Limits: limitsOpts,
+		SigningKey: signingKey, Profile: c.profile, ExactHostPrefix: c.hostPrefix != "", State: store,
+		Limits: sharedLimits(store, cfg.Trunk.State, logger),
 	})
 	if down != nil {
 		t.Share() // before anything starts: every session shares the upstreams
@@ -127,6 +128,9 @@ func (c *serveCommand) run(ctx context.Context, env *environment) error {
 	// the trunk.
 	hup, stopHUP := notifyReload()
 	var watcher sync.WaitGroup
+	if cfg.Trunk.State.Configured {
+		watcher.Go(func() { store.Watch(watchCtx, stateWatchEvery) })
+	}
 	watcher.Go(func() { releaseAfterStartup(watchCtx, t, startupRelease, debug.FreeOSMemory) })
 	watcher.Go(func() {
 		defer stopHUP()

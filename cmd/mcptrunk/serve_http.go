@@ -140,6 +140,7 @@ func (d *httpDownstream) serve(t *proxy.Trunk, m *metrics.Metrics) {
 				return false
 			}
 		},
+		Degraded: func() string { return stateDegraded(t.StateStore()) },
 	})
 	if m != nil {
 		d.handler.Handle("GET /metrics", m.Handler())

@@ -75,9 +75,13 @@ func statusPageHandler(t *proxy.Trunk) http.Handler {
 		for server, p := range s.Pins {
 			pins[server] = statuspage.PinCounts{Drift: p.Drift, Withheld: p.Withheld, Findings: p.Findings}
 		}
-		return statuspage.Snapshot{
+		snap := statuspage.Snapshot{
 			Servers: s.Servers, MaxMessageBytes: t.MaxMessageBytes(), DroppedNotifications: s.DroppedNotifications,
 			ParkedCalls: s.ParkedCalls, Sessions: s.Sessions, PinMode: s.PinMode, Pins: pins, Profiles: s.Profiles, Version: version(),
 		}
+		if st := s.Store; st != nil {
+			snap.Store = &statuspage.Store{Kind: st.Kind, Where: st.Where, Up: st.Up, Since: st.Since, Error: st.Error}
+		}
+		return snap
 	}, nil)
 }

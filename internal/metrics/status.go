@@ -20,13 +20,13 @@ var states = []upstream.State{upstream.StateStarting, upstream.StateReady, upstr
 // metrics are collected.
 type statusGauges struct {
 	state, startTime, items, parked, pinDrift, pinWithheld, sessions, tasks metric.Int64ObservableGauge
-	inFlight, queued, breakerOpen                                           metric.Int64ObservableGauge
+	inFlight, queued, breakerOpen, storeUp                                  metric.Int64ObservableGauge
 	restarts, lazyStarts, idleStops, dropped                                metric.Int64ObservableCounter
 }
 
 func (m *Metrics) statusInstruments() error {
 	g := &m.gauges
-	var errs [15]error
+	var errs [16]error
 	g.state, errs[0] = m.meter.Int64ObservableGauge("mcptrunk.server.state",
 		metric.WithDescription("1 for the state each server is in, 0 for the others (starting, ready, sleeping, restarting, failed, disabled, closed)."))
 	g.startTime, errs[1] = m.meter.Int64ObservableGauge("mcptrunk.server.start_time", metric.WithUnit("s"),
@@ -57,6 +57,8 @@ func (m *Metrics) statusInstruments() error {
 		metric.WithDescription("Calls waiting for a slot of each server with maxInFlight."))
 	g.breakerOpen, errs[14] = m.meter.Int64ObservableGauge("mcptrunk.server.breaker_open",
 		metric.WithDescription("1 while the circuit breaker of each server with one fails its calls at once, else 0."))
+	g.storeUp, errs[15] = m.meter.Int64ObservableGauge("mcptrunk.state_store.up",
+		metric.WithDescription("1 while the state store (trunk.state) answers, 0 while it does not; absent when state is kept in memory."))
 	return errors.Join(errs[:]...)
 }
 
@@ -104,9 +106,16 @@ func (m *Metrics) WatchStatus(status func() observe.Status) error {
 		o.ObserveInt64(g.parked, int64(st.ParkedCalls))
 		o.ObserveInt64(g.dropped, st.DroppedNotifications)
 		o.ObserveInt64(g.sessions, int64(st.Sessions))
+		if st.Store != nil {
+			var up int64
+			if st.Store.Up {
+				up = 1
+			}
+			o.ObserveInt64(g.storeUp, up, metric.WithAttributes(attribute.String("kind", st.Store.Kind)))
+		}
 		return nil
 	}, g.state, g.startTime, g.items, g.parked, g.pinDrift, g.pinWithheld, g.sessions, g.tasks, g.restarts, g.lazyStarts, g.idleStops, g.dropped,
-		g.inFlight, g.queued, g.breakerOpen)
+		g.inFlight, g.queued, g.breakerOpen, g.storeUp)
 	if err != nil {
 		return err
 	}

@@ -27,6 +27,18 @@ type Snapshot struct {
 	Profiles map[string]string
 	// Version is mcptrunk's own, for the page's footer.
 	Version string
+	// Store is the state store (trunk.state); nil when state is kept in
+	// memory.
+	Store *Store
+}
+
+// Store is the state store: kind, where (never a password), whether it
+// answered last, since when, and why not.
+type Store struct {
+	Kind, Where string
+	Up          bool
+	Since       time.Time
+	Error       string
 }
 
 // PinCounts is pinning's word on one server.

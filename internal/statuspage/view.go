@@ -64,6 +64,16 @@ func newView(s Snapshot, now time.Time, callRates map[string]float64) view {
 		}
 		v.Trunk = append(v.Trunk, field{"profiles", strings.Join(names, ", "), false})
 	}
+	if st := s.Store; st != nil {
+		health := "up"
+		if !st.Up {
+			health = "DOWN: " + st.Error
+		}
+		if !st.Since.IsZero() {
+			health += " (since " + st.Since.UTC().Format(time.RFC3339) + ")"
+		}
+		v.Trunk = append(v.Trunk, field{"state store", fmt.Sprintf("%s %s: %s", st.Kind, st.Where, health), true})
+	}
 	servers := slices.Clone(s.Servers)
 	slices.SortFunc(servers, func(a, b upstream.Status) int { return strings.Compare(a.Server, b.Server) })
 	counts := map[upstream.State]int{}

@@ -2,14 +2,20 @@ package usercreds
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/mcptrunk/mcptrunk/internal/httpx"
+	"github.com/mcptrunk/mcptrunk/internal/statestore"
 	"github.com/mcptrunk/mcptrunk/naming"
 	"golang.org/x/sync/singleflight"
 )
@@ -23,6 +29,10 @@ type Options struct {
 	// which each caller gets by signing in (proxy/signin); without it
 	// such servers have none.
 	OAuth OAuthTokens
+	// Store keeps the exchanged tokens, sealed, until they expire; nil
+	// (or one that cannot seal) keeps them in memory. While it does not
+	// answer, tokens are exchanged afresh: the cache is never needed.
+	Store *statestore.Store
 }
 
 // OAuthTokens are the tokens of servers in credentials mode "oauth": a
@@ -35,20 +45,43 @@ type OAuthTokens interface {
 
 // Broker holds the per-user credentials of a trunk's servers: which
 // servers have them, and the tokens got so far for each subject and
-// server, in memory only. Safe for concurrent use.
+// server, in its store (Options.Store). Safe for concurrent use.
 type Broker struct {
 	opts    Options
 	flights singleflight.Group // one exchange at a time per subject and server
 
 	mu      sync.Mutex
-	servers map[string]*server          // by server id: those with per-user credentials
-	tokens  map[string]map[string]Token // subject -> server -> its token
-	owns    map[string]Token            // server -> the trunk's own token (the catalog's instance)
+	servers map[string]*server              // by server id: those with per-user credentials
+	held    map[string]map[string]time.Time // subject -> server -> until when this process stored its token
+	owns    map[string]Token                // server -> the trunk's own token (the catalog's instance)
 }
 
 type server struct {
-	spec config.Spec
-	ex   *Exchanger // exchange mode only
+	spec  config.Spec
+	ex    *Exchanger // exchange mode only
+	entry string     // what a token was got for: a changed entry finds none of the old ones
+}
+
+// entryOf is a short digest of what in an exchange entry a token depends
+// on, the same in every replica with the same config.
+func entryOf(spec config.Spec) string {
+	c := spec.Credentials
+	sum := sha256.Sum256([]byte(strings.Join(append([]string{spec.URL, c.Issuer, c.TokenEndpoint, c.Audience, c.Resource, c.ClientID, c.ClientSecret}, c.Scopes...), "\x00")))
+	return hex.EncodeToString(sum[:8])
+}
+
+// tokenName is the store's name of subject's token for server id (the
+// subject hashed: the store's names say nothing of who).
+func tokenName(id, entry, subject string) string {
+	sum := sha256.Sum256([]byte(subject))
+	return "exchange/" + id + "/" + entry + "/" + hex.EncodeToString(sum[:16])
+}
+
+// storedToken is a Token as the store keeps it (sealed).
+type storedToken struct {
+	Value   string    `json:"value"`
+	Expires time.Time `json:"expires"`
+	Renew   time.Time `json:"renew"`
 }
 
 // New returns a Broker with no servers; Configure gives it the config's.
@@ -59,7 +92,10 @@ func New(opts Options) *Broker {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Broker{opts: opts, servers: map[string]*server{}, tokens: map[string]map[string]Token{}, owns: map[string]Token{}}
+	if opts.Store == nil || !opts.Store.CanSeal() {
+		opts.Store = statestore.New(statestore.NewMemory(opts.Now), nil, statestore.Options{Now: opts.Now})
+	}
+	return &Broker{opts: opts, servers: map[string]*server{}, held: map[string]map[string]time.Time{}, owns: map[string]Token{}}
 }
 
 // Configure takes the servers of a config (at start and at each reload):
@@ -67,7 +103,6 @@ func New(opts Options) *Broker {
 // for it.
 func (b *Broker) Configure(specs []config.Spec) {
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	next := map[string]*server{}
 	for _, spec := range specs {
 		id, err := naming.ServerID(spec.Name)
@@ -78,21 +113,43 @@ func (b *Broker) Configure(specs []config.Spec) {
 			next[id] = old
 			continue
 		}
-		s := &server{spec: spec}
+		s := &server{spec: spec, entry: entryOf(spec)}
 		if spec.Credentials.Mode == config.CredentialsExchange {
 			s.ex = NewExchanger(id, spec.Credentials, b.opts.Client, b.opts.Now)
 		}
 		next[id] = s
 	}
-	for id := range b.servers {
-		if next[id] != b.servers[id] {
+	var gone []string
+	for id, old := range b.servers {
+		if next[id] != old {
 			delete(b.owns, id)
-			for _, byServer := range b.tokens {
-				delete(byServer, id)
+			for subject, byServer := range b.held {
+				if _, ok := byServer[id]; ok {
+					gone = append(gone, tokenName(id, old.entry, subject))
+					delete(byServer, id)
+				}
 			}
 		}
 	}
 	b.servers = next
+	b.mu.Unlock()
+	b.deleteAll(gone)
+}
+
+// deleteAll deletes the tokens named (not under b.mu: a store over the
+// network may be slow); what it cannot delete expires.
+func (b *Broker) deleteAll(names []string) {
+	if len(names) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for _, n := range names {
+		if err := b.opts.Store.Delete(ctx, n); err != nil {
+			b.opts.Logger.Debug("deleting exchanged tokens failed; they expire", "error", err)
+			return
+		}
+	}
 }
 
 func (b *Broker) server(id string) (*server, error) {
@@ -132,13 +189,13 @@ func (b *Broker) Authorization(ctx context.Context, subject, id string, inbound 
 		return "", err
 	}
 	if refused := httpx.Refused(ctx); refused != "" {
-		b.dropRefused(subject, id, refused)
+		b.dropRefused(ctx, subject, s, id, refused)
 	}
-	if tok, ok := b.cached(subject, id); ok {
+	if tok, ok := b.cached(ctx, subject, s, id); ok {
 		return "Bearer " + tok.Value, nil
 	}
 	v, err, _ := b.flights.Do(subject+"\x00"+id, func() (any, error) {
-		if tok, ok := b.cached(subject, id); ok {
+		if tok, ok := b.cached(ctx, subject, s, id); ok {
 			return tok, nil
 		}
 		in := inbound()
@@ -154,7 +211,7 @@ func (b *Broker) Authorization(ctx context.Context, subject, id string, inbound 
 			return Token{}, err
 		}
 		b.opts.Logger.Debug("token exchanged", "server", id, "subject", subject, "expires", tok.Expires)
-		b.store(subject, id, tok)
+		b.store(ctx, subject, s, id, tok)
 		return tok, nil
 	})
 	if err != nil {
@@ -199,25 +256,45 @@ func (b *Broker) Catalog(ctx context.Context, id string) (string, error) {
 // Forget drops every token got for subject.
 func (b *Broker) Forget(subject string) {
 	b.mu.Lock()
-	defer b.mu.Unlock()
-	delete(b.tokens, subject)
+	var names []string
+	for id, s := range b.servers {
+		if s.ex != nil {
+			names = append(names, tokenName(id, s.entry, subject))
+		}
+	}
+	delete(b.held, subject)
+	b.mu.Unlock()
+	b.deleteAll(names)
 }
 
-// Holding reports how many subjects have tokens kept: for tests and
-// status, never which.
+// Holding reports how many subjects this process stored tokens for that
+// have not expired: for tests and status, never which.
 func (b *Broker) Holding() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return len(b.tokens)
+	now := b.opts.Now()
+	n := 0
+	for _, byServer := range b.held {
+		for _, until := range byServer {
+			if now.Before(until) {
+				n++
+				break
+			}
+		}
+	}
+	return n
 }
 
 // dropRefused forgets subject's token for id when it is the value the
 // server refused, so that the next request exchanges again.
-func (b *Broker) dropRefused(subject, id, refused string) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if tok := b.tokens[subject][id]; "Bearer "+tok.Value == refused {
-		delete(b.tokens[subject], id)
+func (b *Broker) dropRefused(ctx context.Context, subject string, s *server, id, refused string) {
+	if tok, ok := b.cached(ctx, subject, s, id); ok && "Bearer "+tok.Value == refused {
+		if err := b.opts.Store.Delete(ctx, tokenName(id, s.entry, subject)); err != nil {
+			b.opts.Logger.Debug("deleting a refused token failed", "server", id, "subject", subject, "error", err)
+		}
+		b.mu.Lock()
+		delete(b.held[subject], id)
+		b.mu.Unlock()
 	}
 }
 
@@ -238,18 +315,47 @@ func (n noOAuth) Catalog(ctx context.Context, server string) (string, error) {
 	return n.Authorization(ctx, "", server)
 }
 
-func (b *Broker) cached(subject, id string) (Token, bool) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	tok := b.tokens[subject][id]
+// cached is subject's token for id from the store when it is still to be
+// used. A store that is down (or fails now) is a miss: the token is
+// exchanged afresh rather than the call failing.
+func (b *Broker) cached(ctx context.Context, subject string, s *server, id string) (Token, bool) {
+	if !b.opts.Store.Status().Up {
+		return Token{}, false
+	}
+	raw, err := b.opts.Store.Get(ctx, tokenName(id, s.entry, subject))
+	if err != nil {
+		if !errors.Is(err, statestore.ErrNotFound) {
+			b.opts.Logger.Debug("reading an exchanged token failed; exchanging afresh", "server", id, "subject", subject, "error", err)
+		}
+		return Token{}, false
+	}
+	var st storedToken
+	if err := json.Unmarshal(raw, &st); err != nil {
+		return Token{}, false
+	}
+	tok := Token{Value: st.Value, Expires: st.Expires, renew: st.Renew}
 	return tok, tok.usable(b.opts.Now())
 }
 
-func (b *Broker) store(subject, id string, tok Token) {
+// store keeps tok as subject's token for id until it expires; a store
+// that fails only costs the next call an exchange.
+func (b *Broker) store(ctx context.Context, subject string, s *server, id string, tok Token) {
+	raw, _ := json.Marshal(storedToken{Value: tok.Value, Expires: tok.Expires, Renew: tok.renew})
+	until := tok.Expires
+	if until.IsZero() || until.Before(tok.renew) {
+		until = tok.renew
+	}
+	if !b.opts.Store.Status().Up {
+		return
+	}
+	if err := b.opts.Store.Put(ctx, tokenName(id, s.entry, subject), raw, statestore.Put{Expires: until, Seal: true}); err != nil {
+		b.opts.Logger.Debug("keeping an exchanged token failed; the next call exchanges again", "server", id, "subject", subject, "error", err)
+		return
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.tokens[subject] == nil {
-		b.tokens[subject] = map[string]Token{}
+	if b.held[subject] == nil {
+		b.held[subject] = map[string]time.Time{}
 	}
-	b.tokens[subject][id] = tok
+	b.held[subject][id] = until
 }

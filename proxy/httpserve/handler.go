@@ -98,6 +98,11 @@ type Options struct {
 	// Ready reports whether the trunk finished its first startup
 	// (/readyz); nil is always ready.
 	Ready func() bool
+	// Degraded says what the trunk serves without now ("" for nothing):
+	// a part whose loss leaves it ready, such as a state store every
+	// replica shares, which /readyz names in its body without failing
+	// (a balancer would otherwise take every replica out at once).
+	Degraded func() string
 	// Logger receives the handler's records; nil discards them.
 	Logger *slog.Logger
 }
@@ -284,7 +289,13 @@ func (h *Handler) readyz(w http.ResponseWriter, _ *http.Request) {
 		http.Error(w, "starting: the servers have not all started or failed yet", http.StatusServiceUnavailable)
 		return
 	}
-	_, _ = w.Write([]byte("ready\n"))
+	msg := "ready\n"
+	if h.opts.Degraded != nil {
+		if d := h.opts.Degraded(); d != "" {
+			msg += "degraded: " + d + "\n"
+		}
+	}
+	_, _ = w.Write([]byte(msg))
 }
 
 // Close ends every session (their requests in flight answered with an

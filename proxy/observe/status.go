@@ -1,6 +1,10 @@
 package observe
 
-import "github.com/mcptrunk/mcptrunk/upstream"
+import (
+	"time"
+
+	"github.com/mcptrunk/mcptrunk/upstream"
+)
 
 // Status is what the trunk's status tool reports, in a form for programs
 // that watch the trunk from beside it (the metrics collector) rather than
@@ -24,6 +28,19 @@ type Status struct {
 	// Profiles are trunk.profiles in force, each name with its
 	// description.
 	Profiles map[string]string
+	// Store is the state store (trunk.state): nil when the trunk keeps
+	// its state in memory.
+	Store *StoreStatus
+}
+
+// StoreStatus is the state store as status shows it: what and where
+// (never a password), and whether it answered last.
+type StoreStatus struct {
+	Kind  string // "embedded" or "redis"
+	Where string
+	Up    bool
+	Since time.Time // when it last went up or down
+	Error string    // why it is down
 }
 
 // PinCounts is how many of one server's items drifted from the lockfile,

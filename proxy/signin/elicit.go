@@ -3,10 +3,12 @@ package signin
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
+	"github.com/mcptrunk/mcptrunk/internal/statestore"
 )
 
 // CodeURLElicitationRequired is MCP's URLElicitationRequiredError
@@ -22,11 +24,19 @@ const CodeURLElicitationRequired = -32042
 // any other host gets the URLElicitationRequiredError, whose message
 // names the server and the URL too, and retries after signing in.
 func (m *Manager) Require(ctx context.Context, c Caller, id string) error {
-	if s, _ := m.grant(c.Subject, id); s == nil {
+	m.mu.Lock()
+	s := m.servers[id]
+	m.mu.Unlock()
+	if s == nil {
 		return nil
 	}
-	if _, err := m.Authorization(ctx, c.Subject, id); err == nil {
+	_, err := m.Authorization(ctx, c.Subject, id)
+	if err == nil {
 		return nil // signed in (refreshed if it had to be)
+	}
+	if _, ok := errors.AsType[*statestore.UnavailableError](err); ok {
+		// Asking to sign in again would not help: the sign-in may be there.
+		return jsonrpc.Errorf(jsonrpc.CodeInternalError, "%v", err)
 	}
 	f, err := m.start(ctx, c, id)
 	if err != nil {

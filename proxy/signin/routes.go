@@ -108,7 +108,12 @@ func (m *Manager) callback(w http.ResponseWriter, r *http.Request) {
 		page(w, http.StatusBadGateway, fmt.Sprintf("Signing in to %s failed: %v", f.server, err))
 		return
 	}
-	m.store(f.caller.Subject, f.server, g)
+	if err := m.store(ctx, f.caller.Subject, f.server, g); err != nil {
+		m.opts.Logger.Warn("keeping a sign-in failed", "server", f.server, "subject", f.caller.Subject, "error", err)
+		m.finish(f, err)
+		page(w, http.StatusServiceUnavailable, fmt.Sprintf("Signed in to %s, but the trunk could not keep the sign-in: %v. Try again from your MCP host.", f.server, err))
+		return
+	}
 	m.opts.Logger.Info("signed in", "server", f.server, "subject", f.caller.Subject, "expires", g.Expiry())
 	m.finish(f, nil)
 	page(w, http.StatusOK, fmt.Sprintf("Signed in to %s. You may close this window and return to your MCP host.", f.server))

@@ -11,8 +11,11 @@
 // with PKCE and a state; /oauth/callback takes the state once, refuses it
 // expired, or from a browser without that cookie, exchanges the code and
 // keeps the token for (subject, server) (routes.go). Tokens are kept in
-// memory only, refreshed before they expire, dropped when the server
-// refuses one that cannot be refreshed, and never logged.
+// the trunk's state store (trunk.state: in memory unless configured,
+// sealed where it is a file or Redis), read from it at each use so that
+// a restart or another replica finds them, refreshed before they expire,
+// deleted when the server refuses one that cannot be refreshed, and never
+// logged.
 //
 // The instance that lists a server's tools is no caller's: it uses the
 // trunk's own sign-in, the one "mcptrunk auth <server>" stores (Catalog).
@@ -20,6 +23,9 @@ package signin
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -32,6 +38,7 @@ import (
 
 	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/mcptrunk/mcptrunk/internal/httpx"
+	"github.com/mcptrunk/mcptrunk/internal/statestore"
 	"github.com/mcptrunk/mcptrunk/naming"
 	"github.com/mcptrunk/mcptrunk/upstream"
 	"github.com/mcptrunk/mcptrunk/upstream/oauth"
@@ -52,7 +59,17 @@ type Options struct {
 	Logger  *slog.Logger     // server names and subjects only
 	Now     func() time.Time // time.Now when nil
 	FlowTTL time.Duration    // DefaultFlowTTL when 0
+	// Store keeps the grants; nil keeps them in memory. One that cannot
+	// seal (a file or Redis without trunk.state.keyFile) is not used for
+	// them: they are kept in memory, with a warning.
+	Store *statestore.Store
 }
+
+// GrantKeep is how long a grant with a refresh token is kept past its
+// access token's expiry: the usual life of a refresh token (Hydra's,
+// Keycloak's offline default), after which the caller signs in again.
+// Each refresh starts it afresh.
+const GrantKeep = 30 * 24 * time.Hour
 
 // Manager holds the sign-ins: the servers in oauth mode, the flows under
 // way, and the tokens got. Safe for concurrent use; an http.Handler for
@@ -62,17 +79,36 @@ type Manager struct {
 	flights singleflight.Group // one refresh or discovery at a time per key
 
 	mu      sync.Mutex
-	base    string                             // the trunk's public origin
-	servers map[string]*server                 // by id: those in oauth mode
-	flows   map[string]*flow                   // by connect id
-	states  map[string]*flow                   // by state
-	grants  map[string]map[string]*oauth.Grant // subject -> server -> its grant
+	base    string                          // the trunk's public origin
+	servers map[string]*server              // by id: those in oauth mode
+	flows   map[string]*flow                // by connect id
+	states  map[string]*flow                // by state
+	held    map[string]map[string]time.Time // subject -> server -> until when this process stored its grant
 }
 
 type server struct {
 	spec   config.Spec
 	web    *oauth.WebClient // once discovered
 	source *oauth.Source    // the trunk's own sign-in, for the listing instance
+	// entry names what a grant was got for (the server's URL, issuer,
+	// client and scopes): a changed entry finds none of the old grants.
+	entry string
+}
+
+// entryOf is a short digest of what in spec a grant depends on, the same
+// in every replica with the same config.
+func entryOf(spec config.Spec) string {
+	c := spec.Credentials
+	sum := sha256.Sum256([]byte(strings.Join(append([]string{spec.URL, c.Issuer, c.ClientID, c.ClientSecret}, c.Scopes...), "\x00")))
+	return hex.EncodeToString(sum[:8])
+}
+
+// grantName is the store's name of subject's grant for server id: the
+// subject is hashed, so that the store's names say nothing of who signed
+// in.
+func grantName(id, entry, subject string) string {
+	sum := sha256.Sum256([]byte(subject))
+	return "signin/" + id + "/" + entry + "/" + hex.EncodeToString(sum[:16])
 }
 
 // New returns a Manager with no servers; Configure gives it the config's.
@@ -86,13 +122,27 @@ func New(opts Options) *Manager {
 	if opts.FlowTTL <= 0 {
 		opts.FlowTTL = DefaultFlowTTL
 	}
-	return &Manager{opts: opts, servers: map[string]*server{}, flows: map[string]*flow{}, states: map[string]*flow{}, grants: map[string]map[string]*oauth.Grant{}}
+	if opts.Store == nil || !opts.Store.CanSeal() {
+		if opts.Store != nil {
+			opts.Logger.Warn("trunk.state has no keyFile: callers' sign-ins are kept in memory, and a restart asks them to sign in again", "store", opts.Store.Info().Kind)
+		}
+		opts.Store = statestore.New(statestore.NewMemory(opts.Now), nil, statestore.Options{Now: opts.Now})
+	}
+	return &Manager{opts: opts, servers: map[string]*server{}, flows: map[string]*flow{}, states: map[string]*flow{}, held: map[string]map[string]time.Time{}}
 }
 
 // Configure takes a config (at start and at each reload): its servers in
 // oauth mode, and the trunk's public origin (trunk.http.auth.resource's).
 // A server whose entry changed or went away loses its tokens.
 func (m *Manager) Configure(cfg *config.Config) {
+	if gone := m.configure(cfg); len(gone) > 0 {
+		m.deleteAll(gone) // not under m.mu: a store over the network may be slow
+	}
+}
+
+// configure takes cfg and returns the names of the grants this process
+// stored for servers whose entry changed or went away.
+func (m *Manager) configure(cfg *config.Config) (gone []string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	base := ""
@@ -114,16 +164,32 @@ func (m *Manager) Configure(cfg *config.Config) {
 			next[id] = old
 			continue
 		}
-		next[id] = &server{spec: spec, source: oauth.NewSource(upstream.OAuthServer(spec), id, m.opts.Logger, nil)}
+		next[id] = &server{spec: spec, source: oauth.NewSource(upstream.OAuthServer(spec), id, m.opts.Logger, nil), entry: entryOf(spec)}
 	}
-	for id := range m.servers {
-		if next[id] != m.servers[id] {
-			for _, byServer := range m.grants {
-				delete(byServer, id)
+	for id, old := range m.servers {
+		if next[id] != old {
+			for subject, byServer := range m.held {
+				if _, ok := byServer[id]; ok {
+					gone = append(gone, grantName(id, old.entry, subject))
+					delete(byServer, id)
+				}
 			}
 		}
 	}
 	m.servers = next
+	return gone
+}
+
+// deleteAll deletes the grants named; what it cannot delete expires.
+func (m *Manager) deleteAll(names []string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for _, n := range names {
+		if err := m.opts.Store.Delete(ctx, n); err != nil {
+			m.opts.Logger.Debug("deleting the sign-ins of a server whose entry changed failed; they expire", "error", err)
+			return
+		}
+	}
 }
 
 // Has reports whether server is in oauth mode.
@@ -146,9 +212,12 @@ func (e *NeedSignInError) Error() string {
 // says the server refused a value (httpx.Refused) drops that token; it is
 // refreshed if it can be, else the caller must sign in again.
 func (m *Manager) Authorization(ctx context.Context, subject, id string) (string, error) {
-	s, g := m.grant(subject, id)
+	s, g, err := m.grant(ctx, subject, id)
 	if s == nil {
 		return "", fmt.Errorf("server %q is not in credentials mode \"oauth\"", id)
+	}
+	if err != nil {
+		return "", err
 	}
 	if g == nil {
 		return "", &NeedSignInError{Server: id, Subject: subject}
@@ -158,8 +227,8 @@ func (m *Manager) Authorization(ctx context.Context, subject, id string) (string
 		return g.Authorization(), nil
 	}
 	v, err, _ := m.flights.Do("refresh\x00"+subject+"\x00"+id, func() (any, error) {
-		if _, cur := m.grant(subject, id); cur != g {
-			return cur, nil // refreshed (or dropped) meanwhile
+		if _, cur, err := m.grant(ctx, subject, id); err != nil || !same(cur, g) {
+			return cur, err // refreshed (or dropped) meanwhile, here or by another replica
 		}
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		defer cancel()
@@ -167,13 +236,18 @@ func (m *Manager) Authorization(ctx context.Context, subject, id string) (string
 		if err == nil {
 			var next *oauth.Grant
 			if next, err = fresh.Refresh(ctx, g); err == nil {
-				m.store(subject, id, next)
+				if err := m.store(ctx, subject, id, next); err != nil {
+					m.opts.Logger.Warn("keeping a refreshed token failed; it is used for this call", "server", id, "subject", subject, "error", err)
+				}
 				m.opts.Logger.Debug("token refreshed", "server", id, "subject", subject)
 				return next, nil
 			}
 		}
+		if _, cur, lerr := m.grant(ctx, subject, id); lerr == nil && cur != nil && !same(cur, g) {
+			return cur, nil // another replica refreshed it first (its refresh token may be single-use)
+		}
 		if refused || oauth.Permanent(err) || g.Expired(m.opts.Now()) {
-			m.drop(subject, id, g)
+			m.drop(ctx, subject, id)
 			m.opts.Logger.Info("sign-in dropped: the server refused the token or its refresh failed", "server", id, "subject", subject, "error", err)
 			return (*oauth.Grant)(nil), nil
 		}
@@ -187,6 +261,11 @@ func (m *Manager) Authorization(ctx context.Context, subject, id string) (string
 		return next.Authorization(), nil
 	}
 	return "", &NeedSignInError{Server: id, Subject: subject}
+}
+
+// same reports whether a and b hold the same access token.
+func same(a, b *oauth.Grant) bool {
+	return a != nil && b != nil && a.Authorization() == b.Authorization()
 }
 
 // Catalog is the Authorization header of the instance every caller
@@ -218,41 +297,91 @@ func (m *Manager) Catalog(ctx context.Context, id string) (string, error) {
 	return req.Header.Get("Authorization"), nil
 }
 
-// Holding reports how many subjects have tokens kept: for tests and
-// status, never which.
+// Holding reports how many subjects this process stored tokens for that
+// have not expired: for tests and status, never which.
 func (m *Manager) Holding() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	now := m.opts.Now()
 	n := 0
-	for _, byServer := range m.grants {
-		if len(byServer) > 0 {
-			n++
+	for _, byServer := range m.held {
+		for _, until := range byServer {
+			if until.IsZero() || now.Before(until) {
+				n++
+				break
+			}
 		}
 	}
 	return n
 }
 
-func (m *Manager) grant(subject, id string) (*server, *oauth.Grant) {
+// grant is the server id in oauth mode (nil if it is not) and subject's
+// grant for it from the store (nil if there is none); err when the store
+// did not answer or holds what cannot be read.
+func (m *Manager) grant(ctx context.Context, subject, id string) (*server, *oauth.Grant, error) {
 	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.servers[id], m.grants[subject][id]
-}
-
-func (m *Manager) store(subject, id string, g *oauth.Grant) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.grants[subject] == nil {
-		m.grants[subject] = map[string]*oauth.Grant{}
+	s := m.servers[id]
+	m.mu.Unlock()
+	if s == nil {
+		return nil, nil, nil
 	}
-	m.grants[subject][id] = g
+	b, err := m.opts.Store.Get(ctx, grantName(id, s.entry, subject))
+	if errors.Is(err, statestore.ErrNotFound) {
+		return s, nil, nil
+	}
+	if err != nil {
+		return s, nil, fmt.Errorf("server %q: reading %q's sign-in: %w", id, subject, err)
+	}
+	g := &oauth.Grant{}
+	if err := g.UnmarshalBinary(b); err != nil {
+		return s, nil, fmt.Errorf("server %q: %q's stored sign-in cannot be read: %w", id, subject, err)
+	}
+	return s, g, nil
 }
 
-// drop removes subject's grant for id if it is still g.
-func (m *Manager) drop(subject, id string, g *oauth.Grant) {
+// store keeps g as subject's grant for id until it is of no more use: its
+// access token's expiry, or GrantKeep past it when it can be refreshed.
+func (m *Manager) store(ctx context.Context, subject, id string, g *oauth.Grant) error {
+	m.mu.Lock()
+	s := m.servers[id]
+	m.mu.Unlock()
+	if s == nil {
+		return fmt.Errorf("server %q is no longer in credentials mode \"oauth\"", id)
+	}
+	until := g.Expiry()
+	if g.Refreshable() {
+		if until.IsZero() {
+			until = m.opts.Now()
+		}
+		until = until.Add(GrantKeep)
+	}
+	b, err := g.MarshalBinary()
+	if err != nil {
+		return err
+	}
+	if err := m.opts.Store.Put(ctx, grantName(id, s.entry, subject), b, statestore.Put{Expires: until, Seal: true}); err != nil {
+		return err
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.grants[subject][id] == g {
-		delete(m.grants[subject], id)
+	if m.held[subject] == nil {
+		m.held[subject] = map[string]time.Time{}
+	}
+	m.held[subject][id] = until
+	return nil
+}
+
+// drop deletes subject's grant for id.
+func (m *Manager) drop(ctx context.Context, subject, id string) {
+	m.mu.Lock()
+	s := m.servers[id]
+	delete(m.held[subject], id)
+	m.mu.Unlock()
+	if s == nil {
+		return
+	}
+	if err := m.opts.Store.Delete(ctx, grantName(id, s.entry, subject)); err != nil {
+		m.opts.Logger.Warn("deleting a refused sign-in failed; it is deleted when its refresh fails again or it expires", "server", id, "subject", subject, "error", err)
 	}
 }
 

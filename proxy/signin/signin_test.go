@@ -18,6 +18,7 @@ import (
 	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/mcptrunk/mcptrunk/internal/httpx"
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
+	"github.com/mcptrunk/mcptrunk/internal/statestore"
 	"github.com/mcptrunk/mcptrunk/internal/testkit"
 )
 
@@ -33,9 +34,17 @@ type rig struct {
 
 func newRig(t *testing.T) *rig {
 	t.Helper()
-	r := &rig{iss: testissuer.New(t), clk: testkit.NewClock(time.Now()), log: &testkit.Buffer{}}
+	r := &rig{iss: testissuer.New(t), clk: testkit.NewClock(time.Now())}
 	r.who = testkit.StartWhoamiSignIn(t, r.iss.URL)
-	r.m = New(Options{Now: r.clk.Now, Logger: slog.New(slog.NewTextHandler(r.log, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	return r.replica(t, nil)
+}
+
+// replica is another Manager (a restarted trunk, or a second replica) for
+// r's issuer and server, keeping its grants in store (memory when nil).
+func (r *rig) replica(t *testing.T, store *statestore.Store) *rig {
+	t.Helper()
+	r = &rig{iss: r.iss, who: r.who, clk: r.clk, log: &testkit.Buffer{}}
+	r.m = New(Options{Now: r.clk.Now, Store: store, Logger: slog.New(slog.NewTextHandler(r.log, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	hs := httptest.NewUnstartedServer(r.m)
 	base := "http://" + hs.Listener.Addr().String()
 	hs.Start()

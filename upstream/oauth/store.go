@@ -53,6 +53,21 @@ func TokenDir() (string, error) {
 	return filepath.Join(home, ".local", "state", "mcptrunk", "oauth"), nil
 }
 
+// StateDir returns the directory mcptrunk keeps its state in: the token
+// directory's parent ($XDG_STATE_HOME/mcptrunk, %AppData%\mcptrunk,
+// $HOME/.local/state/mcptrunk), which $MCPTRUNK_TOKEN_DIR does not move.
+// The state store's file (trunk.state) is there by default.
+func StateDir() (string, error) {
+	if d := platformTokenDir(runtime.GOOS, os.Getenv, func(string) bool { return false }); d != "" {
+		return filepath.Dir(d), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("finding the state directory: %w", err)
+	}
+	return filepath.Join(home, ".local", "state", "mcptrunk"), nil
+}
+
 // platformTokenDir is the token directory the environment names, or ""
 // when the home directory decides: XDG_STATE_HOME when absolute, else on
 // Windows %AppData% (what os.UserConfigDir returns there), unless only the

@@ -2,6 +2,8 @@ package oauth
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -11,9 +13,10 @@ import (
 // The authorization code flow for a redirect that is not the flow's own:
 // a trunk whose callers each sign in to a server (credentials mode
 // "oauth", proxy/signin) receives the redirect on its own listener, keeps
-// the state and the verifier itself, and keeps the tokens in memory per
-// caller. Discovery, registration, PKCE and the token requests are the
-// same as "mcptrunk auth"'s; nothing here is stored on disk.
+// the state and the verifier itself, and keeps the tokens per caller
+// (in its state store: Grant's MarshalBinary). Discovery, registration,
+// PKCE and the token requests are the same as "mcptrunk auth"'s; nothing
+// here is stored on disk.
 
 // WebClient is the trunk as a client of one server's authorization
 // server, for one redirect URI.
@@ -103,6 +106,28 @@ func (g *Grant) Expiry() time.Time { return g.rec.Expiry }
 // replace it.
 func (g *Grant) NeedsRefresh(now time.Time) bool {
 	return g.rec.RefreshToken != "" && g.rec.needsRefresh(now)
+}
+
+// Refreshable reports whether g holds a refresh token.
+func (g *Grant) Refreshable() bool { return g.rec.RefreshToken != "" }
+
+// MarshalBinary is g as a state store keeps it: the tokens, and the
+// client and token endpoint that refresh them, so that any replica can.
+// It holds secrets: the store seals it, and it is never logged.
+func (g *Grant) MarshalBinary() ([]byte, error) { return json.Marshal(&g.rec) }
+
+// UnmarshalBinary reads what MarshalBinary wrote; a record without an
+// access token is refused.
+func (g *Grant) UnmarshalBinary(b []byte) error {
+	var rec tokenRecord
+	if err := json.Unmarshal(b, &rec); err != nil {
+		return err
+	}
+	if !rec.usable() {
+		return errors.New("a stored grant without an access token")
+	}
+	g.rec = rec
+	return nil
 }
 
 // Expired reports whether the access token has expired at now.

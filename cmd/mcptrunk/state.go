@@ -1,0 +1,81 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"time"
+
+	"github.com/mcptrunk/mcptrunk/internal/config"
+	"github.com/mcptrunk/mcptrunk/internal/statestore"
+	"github.com/mcptrunk/mcptrunk/upstream/oauth"
+)
+
+// stateWatchEvery is how often serve asks its state store whether it
+// answers: how soon status, /readyz and the metric see it go or return.
+const stateWatchEvery = 2 * time.Second
+
+// openState opens trunk.state (memory when the config has none), its
+// embedded file by default in the user's state directory.
+func openState(st config.State, logger *slog.Logger) (*statestore.Store, error) {
+	def := ""
+	if st.Configured && st.URL == "" && st.Path == "" {
+		dir, err := oauth.StateDir()
+		if err != nil {
+			return nil, fmt.Errorf("trunk.state.path: not set, and %w", err)
+		}
+		def = filepath.Join(dir, "state.db")
+	}
+	s, err := statestore.Open(st, def, statestore.Options{Logger: logger})
+	if err != nil {
+		return nil, err
+	}
+	if st.Configured {
+		info := s.Info()
+		logger.Info("state store", "kind", info.Kind, "where", info.Where, "sealed", info.Sealed, "keyId", info.KeyID, "onUnavailable", st.OnUnavailable)
+		if !info.Sealed {
+			logger.Warn("trunk.state has no keyFile: no token is written to the store; callers' sign-ins and exchanged tokens stay in memory")
+		}
+	}
+	return s, nil
+}
+
+// stateDegraded is what /readyz, which answers without a token, says of
+// the state store: "" while it answers (or is memory); else its kind and
+// since when, never where or why (the status page says).
+func stateDegraded(s *statestore.Store) string {
+	if s == nil || s.Info().Kind == "memory" {
+		return ""
+	}
+	if st := s.Status(); !st.Up {
+		return fmt.Sprintf("state store (%s) unavailable since %s", s.Info().Kind, st.Since.UTC().Format(time.RFC3339))
+	}
+	return ""
+}
+
+// stateReport is how mcptrunk check shows the store: kind, where, key,
+// and whether it answers now.
+func stateReport(ctx context.Context, st config.State, logger *slog.Logger) string {
+	if !st.Configured {
+		return "state: in memory (trunk.state not set): sign-ins and exchanged tokens do not outlive a restart"
+	}
+	s, err := openState(st, logger)
+	if err != nil {
+		return "state: cannot be opened: " + err.Error()
+	}
+	defer s.Close()
+	info := s.Info()
+	line := fmt.Sprintf("state: %s %s", info.Kind, info.Where)
+	if info.Sealed {
+		line += ", tokens sealed under key " + info.KeyID
+	} else {
+		line += ", no keyFile: tokens stay in memory"
+	}
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	if err := s.Health(ctx); err != nil {
+		return line + ", NOT answering: " + err.Error()
+	}
+	return line + ", answering; onUnavailable " + st.OnUnavailable
+}

@@ -1,0 +1,81 @@
+package usercreds
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/mcptrunk/mcptrunk/internal/accesstoken/testissuer"
+	"github.com/mcptrunk/mcptrunk/internal/config"
+	"github.com/mcptrunk/mcptrunk/internal/statestore"
+	"github.com/mcptrunk/mcptrunk/internal/testkit"
+)
+
+// flaky is a backend whose answers a test turns off and on.
+type flaky struct {
+	*statestore.Memory
+	down bool
+}
+
+func (f *flaky) Get(ctx context.Context, n string) ([]byte, error) {
+	if f.down {
+		return nil, errors.New("connection refused")
+	}
+	return f.Memory.Get(ctx, n)
+}
+
+func (f *flaky) Put(ctx context.Context, n string, r []byte, e time.Time) error {
+	if f.down {
+		return errors.New("connection refused")
+	}
+	return f.Memory.Put(ctx, n, r, e)
+}
+
+// TestExchangedTokensShared: a token exchanged by one broker is used by
+// another over the same store (another replica, or the trunk after a
+// restart) without a second exchange; with the store down, calls still
+// get tokens, exchanged afresh.
+func TestExchangedTokensShared(t *testing.T) {
+	iss := testissuer.New(t)
+	iss.AddClient("trunk", "s3cret-of-the-trunk")
+	clk := testkit.NewClock(time.Now())
+	back := &flaky{Memory: statestore.NewMemory(clk.Now)}
+	keys, _ := statestore.NewKeys(bytes.Repeat([]byte{3}, statestore.KeySize), nil)
+	store := statestore.New(back, keys, statestore.Options{Now: clk.Now})
+	specs := []config.Spec{exchangeSpec(iss, "gh", "https://gh.example.com")}
+	a, b := New(Options{Now: clk.Now, Store: store}), New(Options{Now: clk.Now, Store: store})
+	a.Configure(specs)
+	b.Configure(specs)
+	in := iss.Token(t, "alice", trunkAud, nil)
+	ctx := context.Background()
+	first, err := a.Authorization(ctx, "alice", "gh", func() string { return in })
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := b.Authorization(ctx, "alice", "gh", func() string { return in })
+	if err != nil || second != first || len(iss.Issued()) != 1 {
+		t.Errorf("the other broker: same token %v, %v, %d minted; want the stored one, one exchange", second == first, err, len(iss.Issued()))
+	}
+
+	back.down = true
+	_ = store.Health(ctx) // the store's watch notices
+	if v, err := b.Authorization(ctx, "alice", "gh", func() string { return in }); err != nil || v == "" {
+		t.Errorf("with the store down: %v; want a token exchanged afresh", err)
+	}
+	back.down = false
+	if err := store.Health(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := a.Authorization(ctx, "alice", "gh", func() string { return in }); err != nil || v != first {
+		t.Errorf("with the store back: the stored token %v, %v", v == first, err)
+	}
+}
+
+func (f *flaky) Ping(context.Context) error {
+	if f.down {
+		return errors.New("connection refused")
+	}
+	return nil
+}
