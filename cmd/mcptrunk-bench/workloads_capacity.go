@@ -40,7 +40,7 @@ func (b *bench) capacityWorkload(ctx context.Context) error {
 		return err
 	}
 	keyFile := filepath.Join(dir, "state.key")
-	if err := os.WriteFile(keyFile, []byte(strings.Repeat("k", 64)), 0o600); err != nil {
+	if err := os.WriteFile(keyFile, []byte(strings.Repeat("5a", 32)), 0o600); err != nil {
 		return err
 	}
 	n := b.cfg.capacitySessions
