@@ -9,6 +9,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -29,7 +30,9 @@ import (
 // spread over both replicas: exactly 20 are answered and 10 refused with
 // the time to retry (a tool error naming the limit, and Retry-After);
 // both replicas served some; another user's call right after goes
-// through. Counted in each replica's memory, 30 would go through.
+// through. Counted in each replica's memory, 30 would go through. With
+// Redis stopped, calls no limit counts go on, and a counted one is
+// refused naming the store; when it is back, counting goes on.
 func TestDeployReplicasShareLimits(t *testing.T) {
 	t.Parallel()
 	bin := needHAProxy(t)
@@ -116,12 +119,54 @@ func TestDeployReplicasShareLimits(t *testing.T) {
 		}
 	}
 
+	if err := answeredCall(forecast(sam)); err != nil {
+		t.Errorf("sam's call after ada's 30: %v", err)
+	}
+
+	// Redis stopped: a call no limit counts goes on; a forecast cannot be
+	// checked and is refused, naming the store and the limit; once Redis
+	// is back, forecasts are counted again.
+	store.Stop()
+	echo := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":` + withMeta(`{"name":"mcp__notes__echo","arguments":{"text":"no store"}}`) + `}`
+	for i := range 2 { // both replicas
+		r, err := postMCP(ctx, lb.url, echo, map[string]string{"Authorization": "Bearer " + ada,
+			protocol.HeaderProtocolVersion: protocol.Stateless, protocol.HeaderMethod: "tools/call", protocol.HeaderName: "mcp__notes__echo"})
+		if err != nil || r.status != http.StatusOK || answerIn(t, r, 1).Err != nil || !strings.Contains(strings.Join(r.messages, ""), "no store") {
+			t.Errorf("echo %d with Redis stopped: HTTP %d %q, %v; want it answered", i+1, r.status, r.messages, err)
+		}
+	}
 	r, err := forecast(sam)
 	if err != nil {
 		t.Fatal(err)
 	}
 	res := answerIn(t, r, 1)
-	if _, limited := limits.InResult(res.Result); r.status != http.StatusOK || res.Err != nil || limited || r.header.Get("Retry-After") != "" {
-		t.Errorf("sam's call after ada's 30: HTTP %d, %+v, %s, Retry-After %q; want it answered", r.status, res.Err, res.Result, r.header.Get("Retry-After"))
+	text := string(res.Result)
+	if r.status != http.StatusOK || res.Err != nil || !strings.Contains(text, `"isError":true`) || !strings.Contains(text, `could not be checked`) ||
+		!strings.Contains(text, store.URL()) || !strings.Contains(text, `forecasts`) {
+		t.Errorf("sam's forecast with Redis stopped: HTTP %d, %+v, %s; want a tool error naming the store and the limit", r.status, res.Err, text)
 	}
+	store.Start()
+	if err := eventually(ctx, 50*time.Millisecond, func() error { return answeredCall(forecast(sam)) }); err != nil {
+		t.Errorf("sam's forecast once Redis is back: %v", err)
+	}
+}
+
+// answeredCall checks that a stateless tools/call's reply is an answer: 200,
+// a result that is not a tool error, no Retry-After.
+func answeredCall(r httpReply, err error) error {
+	if err != nil {
+		return err
+	}
+	if r.status != http.StatusOK || len(r.messages) != 1 || r.header.Get("Retry-After") != "" {
+		return fmt.Errorf("HTTP %d %q, Retry-After %q", r.status, r.messages, r.header.Get("Retry-After"))
+	}
+	var m struct {
+		Result *struct {
+			IsError bool `json:"isError"`
+		} `json:"result"`
+	}
+	if json.Unmarshal([]byte(r.messages[0]), &m) != nil || m.Result == nil || m.Result.IsError {
+		return fmt.Errorf("not an answer: %s", r.messages[0])
+	}
+	return nil
 }
