@@ -100,6 +100,7 @@ func (c *serveCommand) run(ctx context.Context, env *environment) error {
 	if down != nil {
 		signingKey = down.key
 	}
+	startState := cfg.Trunk.State
 	store, err := openState(cfg.Trunk.State, logger)
 	if err != nil {
 		return fatal(logger, "cannot open the state store", err)
@@ -144,6 +145,9 @@ func (c *serveCommand) run(ctx context.Context, env *environment) error {
 			fitHostPrefix(cfg, c.hostPrefix, logger)
 			audits.reloaded(cfg, logger)
 			metricsReloaded(metricsAddr, c.metricsListen(cfg), logger)
+			if cfg.Trunk.State != startState {
+				logger.Warn("trunk.state changed: the state store in use stays until mcptrunk restarts")
+			}
 			if err := t.Reload(watchCtx, cfg); err != nil {
 				logger.Warn("config reloaded with failures", "error", err)
 			}

@@ -31,6 +31,7 @@ func snapshot(state upstream.State, errText string) Snapshot {
 		},
 		MaxMessageBytes: 1 << 20, DroppedNotifications: 4, ParkedCalls: 1, Sessions: 3, PinMode: "warn",
 		Pins: map[string]PinCounts{"chaos": {Drift: 1}}, Version: "test", Profiles: map[string]string{"weather": "the weather server alone", "ops": ""},
+		Store: &Store{Kind: "redis", Where: "redis://:xxxxx@10.0.0.5:6379/0", Since: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Error: "dial tcp 10.0.0.5:6379: connection refused"},
 	}
 }
 
@@ -56,7 +57,8 @@ func TestPageShowsEveryServerEscaped(t *testing.T) {
 	for _, want := range []string{`id="server-notes"`, `data-state="ready"`, `id="server-chaos"`, `data-state="restarting"`,
 		"2026-07-28", "notes 1.0", "1 MiB", "dropped notifications", "warn: 1 drifted", "mean 2.5 ms", "ops, weather (the weather server alone)",
 		"3 tools, 0 prompts, 2 resources, 1 template, 2 MCP Apps<", `class="badge apps"`, "10 (1 error)",
-		"&lt;script&gt;alert(1)&lt;/script&gt;", "<pre>chaos: exiting on purpose</pre>", `name="viewport"`} {
+		"&lt;script&gt;alert(1)&lt;/script&gt;", "<pre>chaos: exiting on purpose</pre>", `name="viewport"`,
+		"redis redis://:xxxxx@10.0.0.5:6379/0: DOWN: dial tcp 10.0.0.5:6379: connection refused (since 2026-01-02T03:04:05Z)"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("the page lacks %q:\n%s", want, body)
 		}

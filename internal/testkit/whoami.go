@@ -99,7 +99,14 @@ func startWhoami(t testing.TB, issuer string, audience func(url string) string, 
 	mux.Handle("/", auth.RequireBearerToken(verify, opts)(h))
 	hs.Config.Handler = mux
 	hs.Start()
-	t.Cleanup(hs.Close)
+	t.Cleanup(func() {
+		hs.Close()
+		// A session whose client could not end it (its token revoked, so
+		// its DELETE is refused too) would outlive the test.
+		for ss := range srv.Sessions() {
+			_ = ss.Close()
+		}
+	})
 	return w
 }
 

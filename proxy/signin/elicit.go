@@ -11,6 +11,10 @@ import (
 	"github.com/mcptrunk/mcptrunk/internal/statestore"
 )
 
+// remoteCheck is how often a call waiting for its caller's sign-in looks
+// in the store for one completed by another replica.
+const remoteCheck = time.Second
+
 // CodeURLElicitationRequired is MCP's URLElicitationRequiredError
 // (2025-11-25): the request cannot go on until the user completes the
 // URL elicitations its data lists.
@@ -58,16 +62,30 @@ func (m *Manager) Require(ctx context.Context, c Caller, id string) error {
 			}
 			timer := time.NewTimer(m.opts.FlowTTL)
 			defer timer.Stop()
-			select {
-			case <-timer.C:
-				return jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "server %q: the sign-in was not completed in time", id)
-			case <-f.done:
-				if f.err != nil {
-					return jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "server %q: the sign-in failed: %v", id, f.err)
+			// Another replica may complete it (the browser's requests go
+			// where the balancer sends them): it says so only through
+			// the grant it stores.
+			elsewhere := time.NewTicker(remoteCheck)
+			defer elsewhere.Stop()
+			for {
+				select {
+				case <-timer.C:
+					return jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "server %q: the sign-in was not completed in time", id)
+				case <-f.done:
+					if f.err != nil {
+						return jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "server %q: the sign-in failed: %v", id, f.err)
+					}
+					return nil
+				case <-elsewhere.C:
+					if _, g, err := m.grant(ctx, c.Subject, id); err == nil && g != nil {
+						m.mu.Lock()
+						m.forget(f)
+						m.mu.Unlock()
+						m.finish(f, nil)
+					}
+				case <-ctx.Done():
+					return ctx.Err()
 				}
-				return nil
-			case <-ctx.Done():
-				return ctx.Err()
 			}
 		}
 		m.opts.Logger.Debug("asking the host to open the sign-in URL failed; answering with the error instead", "server", id, "subject", c.Subject, "error", err)

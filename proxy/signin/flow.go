@@ -5,8 +5,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"sync"
 	"time"
 
+	"github.com/mcptrunk/mcptrunk/internal/statestore"
 	"github.com/mcptrunk/mcptrunk/upstream/oauth"
 )
 
@@ -39,6 +41,64 @@ type flow struct {
 	opened   bool
 	done     chan struct{} // closed when the callback ends it
 	err      error         // why it failed, once done
+	once     sync.Once     // guards done
+	// registration is the client the flow signs in as
+	// (oauth.WebClient.Registration): the replica that completes it may
+	// have registered another.
+	registration []byte
+	// shared: the flow is in the store, whose records decide that its
+	// link opens and its state is taken once across replicas; remote: it
+	// was started by another replica (its caller is not here).
+	shared, remote bool
+}
+
+// sharedFlow is a flow as the store keeps it for the other replicas
+// (sealed: it holds the verifier and the binding), under its id until the
+// link is opened and under its state until the callback.
+type sharedFlow struct {
+	ID, State, Verifier, Binding, Server, Subject string
+	Expires                                       time.Time
+	Registration                                  []byte
+}
+
+// flowName is the store's name of a flow by key ("link" with its id,
+// "state" with its state): hashed, so the names give neither away.
+func flowName(key, v string) string {
+	sum := sha256.Sum256([]byte(v))
+	return "signin-flow/" + key + "/" + hex.EncodeToString(sum[:16])
+}
+
+// share writes f to the store, so that the replica its browser reaches
+// can complete it; a store that fails leaves it to this replica.
+func (m *Manager) share(ctx context.Context, f *flow) {
+	b, _ := json.Marshal(sharedFlow{ID: f.id, State: f.state, Verifier: f.verifier, Binding: f.binding, Server: f.server,
+		Subject: f.caller.Subject, Expires: f.expires, Registration: f.registration})
+	for _, n := range []string{flowName("link", f.id), flowName("state", f.state)} {
+		if err := m.opts.Store.Put(ctx, n, b, statestore.Put{Expires: f.expires, Seal: true}); err != nil {
+			m.opts.Logger.Debug("sharing a sign-in with the other replicas failed; it completes here only", "server", f.server, "subject", f.caller.Subject, "error", err)
+			return
+		}
+	}
+	f.shared = true
+}
+
+// take reads and deletes the shared flow under name: nil when there is
+// none (never shared, already taken, or expired). Deleting it first makes
+// it single use across replicas.
+func (m *Manager) take(ctx context.Context, name string) *flow {
+	b, err := m.opts.Store.Get(ctx, name)
+	if err != nil {
+		return nil
+	}
+	if err := m.opts.Store.Delete(ctx, name); err != nil {
+		return nil
+	}
+	var sf sharedFlow
+	if json.Unmarshal(b, &sf) != nil {
+		return nil
+	}
+	return &flow{id: sf.ID, state: sf.State, verifier: sf.Verifier, binding: sf.Binding, server: sf.Server, caller: Caller{Subject: sf.Subject},
+		expires: sf.Expires, registration: sf.Registration, shared: true, remote: true, done: make(chan struct{})}
 }
 
 // cookieName is the name of f's binding cookie: one per flow, so that a
@@ -54,11 +114,16 @@ func (m *Manager) start(ctx context.Context, c Caller, id string) (*flow, error)
 	m.mu.Lock()
 	s := m.servers[id]
 	m.mu.Unlock()
-	if _, err := s.webClient(ctx, m, id); err != nil {
+	web, err := s.webClient(ctx, m, id)
+	if err != nil {
 		return nil, err
 	}
 	f := &flow{id: oauth.NewVerifier(), state: oauth.NewVerifier(), verifier: oauth.NewVerifier(), binding: oauth.NewVerifier(),
 		server: id, caller: c, expires: m.opts.Now().Add(m.opts.FlowTTL), done: make(chan struct{})}
+	if f.registration, err = web.Registration(); err != nil {
+		return nil, err
+	}
+	m.share(ctx, f)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.sweep()
@@ -86,8 +151,14 @@ func (m *Manager) connectURL(f *flow) string {
 // finish ends f with err (nil: signed in) and tells its host, when the
 // host opens URLs, that the elicitation is complete.
 func (m *Manager) finish(f *flow, err error) {
-	f.err = err
-	close(f.done)
+	first := false
+	f.once.Do(func() {
+		f.err, first = err, true
+		close(f.done)
+	})
+	if !first {
+		return
+	}
 	if f.caller.Notify != nil && urlMode(f.caller) {
 		params, _ := json.Marshal(map[string]string{"elicitationId": f.id})
 		if nerr := f.caller.Notify("notifications/elicitation/complete", params); nerr != nil {

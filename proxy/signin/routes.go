@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/mcptrunk/mcptrunk/upstream/oauth"
 )
 
 // ServeHTTP answers the sign-in's two routes on the trunk's listener,
@@ -37,9 +39,20 @@ func (m *Manager) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (m *Manager) connect(w http.ResponseWriter, r *http.Request, id string) {
+	// Taken from the store whether started here or not: opened once in
+	// every replica.
+	shared := m.take(r.Context(), flowName("link", id))
 	m.mu.Lock()
 	f := m.flows[id]
 	now := m.opts.Now()
+	if f != nil && f.shared && shared == nil && !now.After(f.expires) { // opened in another replica
+		delete(m.flows, id)
+		f = nil
+	}
+	if f == nil && shared != nil { // started by another replica
+		f = shared
+		m.states[f.state] = f
+	}
 	var s *server
 	switch {
 	case f == nil || f.opened:
@@ -55,11 +68,16 @@ func (m *Manager) connect(w http.ResponseWriter, r *http.Request, id string) {
 		s = m.servers[f.server]
 	}
 	m.mu.Unlock()
-	if f == nil || s == nil || s.web == nil {
+	if f == nil || s == nil {
 		page(w, http.StatusNotFound, "This sign-in link is unknown or was already opened. Call the server's tool again from your MCP host for a new one.")
 		return
 	}
-	target, err := s.web.AuthURL(f.state, f.verifier)
+	web, err := m.flowClient(r.Context(), s, f)
+	if err != nil {
+		page(w, http.StatusBadGateway, "The server's authorization server cannot be reached: "+err.Error())
+		return
+	}
+	target, err := web.AuthURL(f.state, f.verifier)
 	if err != nil {
 		page(w, http.StatusBadGateway, "The server's authorization server cannot be reached: "+err.Error())
 		return
@@ -74,8 +92,16 @@ func (m *Manager) connect(w http.ResponseWriter, r *http.Request, id string) {
 func (m *Manager) callback(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	state := q.Get("state")
+	shared := m.take(r.Context(), flowName("state", state)) // single use in every replica
 	m.mu.Lock()
 	f := m.states[state]
+	if f != nil && f.shared && shared == nil && !m.opts.Now().After(f.expires) { // taken in another replica
+		m.forget(f)
+		f = nil
+	}
+	if f == nil {
+		f = shared // started, or its link opened, in another replica
+	}
 	if f != nil {
 		m.forget(f) // single use, whatever comes of it
 	}
@@ -84,7 +110,7 @@ func (m *Manager) callback(w http.ResponseWriter, r *http.Request) {
 		s = m.servers[f.server]
 	}
 	m.mu.Unlock()
-	if f == nil || s == nil || s.web == nil {
+	if f == nil || s == nil {
 		page(w, http.StatusBadRequest, "This sign-in is unknown or was already used. Call the server's tool again from your MCP host to start a new one.")
 		return
 	}
@@ -101,7 +127,13 @@ func (m *Manager) callback(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
 	defer cancel()
-	g, err := s.web.Exchange(ctx, q, f.verifier)
+	web, err := m.flowClient(ctx, s, f)
+	if err != nil {
+		m.finish(f, err)
+		page(w, http.StatusBadGateway, "The server's authorization server cannot be reached: "+err.Error())
+		return
+	}
+	g, err := web.Exchange(ctx, q, f.verifier)
 	if err != nil {
 		m.opts.Logger.Warn("sign-in failed", "server", f.server, "subject", f.caller.Subject, "error", err)
 		m.finish(f, err)
@@ -117,6 +149,16 @@ func (m *Manager) callback(w http.ResponseWriter, r *http.Request) {
 	m.opts.Logger.Info("signed in", "server", f.server, "subject", f.caller.Subject, "expires", g.Expiry())
 	m.finish(f, nil)
 	page(w, http.StatusOK, fmt.Sprintf("Signed in to %s. You may close this window and return to your MCP host.", f.server))
+}
+
+// flowClient is the client f signs in as: this replica's, found if need
+// be, as the client of the registration f began with.
+func (m *Manager) flowClient(ctx context.Context, s *server, f *flow) (*oauth.WebClient, error) {
+	web, err := s.webClient(ctx, m, f.server)
+	if err != nil || len(f.registration) == 0 {
+		return web, err
+	}
+	return web.With(f.registration)
 }
 
 // forget removes f from the tables (under m.mu).

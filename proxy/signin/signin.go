@@ -10,7 +10,8 @@
 // registered with as "mcptrunk auth" does: upstream/oauth's WebClient),
 // with PKCE and a state; /oauth/callback takes the state once, refuses it
 // expired, or from a browser without that cookie, exchanges the code and
-// keeps the token for (subject, server) (routes.go). Tokens are kept in
+// keeps the token for (subject, server) (routes.go). A flow is written to
+// the store too, so that another replica can complete it (flow.go). Tokens are kept in
 // the trunk's state store (trunk.state: in memory unless configured,
 // sealed where it is a file or Redis), read from it at each use so that
 // a restart or another replica finds them, refreshed before they expire,
@@ -101,6 +102,13 @@ func entryOf(spec config.Spec) string {
 	c := spec.Credentials
 	sum := sha256.Sum256([]byte(strings.Join(append([]string{spec.URL, c.Issuer, c.ClientID, c.ClientSecret}, c.Scopes...), "\x00")))
 	return hex.EncodeToString(sum[:8])
+}
+
+// clientName is the store's name of the client the trunk registered at
+// server id's authorization server for the callback at base.
+func clientName(id, entry, base string) string {
+	sum := sha256.Sum256([]byte(base))
+	return "signin-client/" + id + "/" + entry + "/" + hex.EncodeToString(sum[:8])
 }
 
 // grantName is the store's name of subject's grant for server id: the
@@ -402,7 +410,23 @@ func (s *server) webClient(ctx context.Context, m *Manager, id string) (*oauth.W
 		defer cancel()
 		srv := upstream.OAuthServer(s.spec)
 		srv.ClientID, srv.ClientSecret, srv.Scopes = s.spec.Credentials.ClientID, s.spec.Credentials.ClientSecret, s.spec.Credentials.Scopes
-		return oauth.NewWebClient(ctx, srv, base+CallbackPath, m.opts.Logger.With("server", id))
+		// The replicas of a trunk register one client: the first one's,
+		// kept in the store.
+		name := clientName(id, s.entry, base)
+		stored, err := m.opts.Store.Get(ctx, name)
+		if err != nil && !errors.Is(err, statestore.ErrNotFound) {
+			m.opts.Logger.Debug("reading the shared client registration failed; registering anew", "server", id, "error", err)
+		}
+		web, err := oauth.NewWebClientReusing(ctx, srv, base+CallbackPath, m.opts.Logger.With("server", id), stored)
+		if err != nil {
+			return nil, err
+		}
+		if reg, rerr := web.Registration(); rerr == nil && string(reg) != string(stored) {
+			if perr := m.opts.Store.Put(ctx, name, reg, statestore.Put{Seal: true}); perr != nil {
+				m.opts.Logger.Debug("sharing the client registration failed", "server", id, "error", perr)
+			}
+		}
+		return web, nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("server %q: finding where to sign in: %w", id, err)

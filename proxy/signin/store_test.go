@@ -3,11 +3,14 @@ package signin
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -140,5 +143,119 @@ func TestStoreDownIsNotASignIn(t *testing.T) {
 	var e *jsonrpc.Error
 	if !errors.As(err, &e) || e.Code == CodeURLElicitationRequired || !strings.Contains(e.Message, "the state store (redis, trunk.state) is unavailable") {
 		t.Errorf("Require with the store down: %v; want an error naming the store, no sign-in", err)
+	}
+}
+
+// balanced is two Managers (replicas) over one store behind one origin,
+// as a balancer serves them: which one answers each path is the test's
+// choice (route).
+type balanced struct {
+	a, b  *rig
+	base  string // the origin both are served at
+	route func(path string) *Manager
+}
+
+func newBalanced(t *testing.T) *balanced {
+	t.Helper()
+	first := newRig(t)
+	shared := statestore.New(statestore.NewMemory(first.clk.Now), nil, statestore.Options{Now: first.clk.Now})
+	lb := &balanced{}
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { lb.route(r.URL.Path).ServeHTTP(w, r) }))
+	t.Cleanup(hs.Close)
+	lb.base = hs.URL
+	cfg, err := config.Parse(strings.NewReader(`{"trunk": {"http": {"auth": {"issuer": "`+first.iss.URL+`", "resource": "`+hs.URL+`/mcp"}}},
+		"mcpServers": {"who": {"url": "`+first.who.URL+`", "credentials": {"mode": "oauth"}}}}`), func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []**rig{&lb.a, &lb.b} {
+		*r = &rig{iss: first.iss, who: first.who, clk: first.clk, log: &testkit.Buffer{}}
+		(*r).m = New(Options{Now: first.clk.Now, Store: shared})
+		(*r).m.Configure(cfg)
+	}
+	return lb
+}
+
+// TestSignInCompletedByAnotherReplica: a sign-in started by one replica
+// is completed wherever the balancer sends the browser's two requests:
+// the link opened in the other replica, or the callback answered there;
+// both replicas register one client. A callback replayed to the other
+// replica finds nothing.
+func TestSignInCompletedByAnotherReplica(t *testing.T) {
+	lb := newBalanced(t)
+	ctx := context.Background()
+	for _, c := range []struct {
+		sub               string
+		connect, callback *Manager
+	}{{"alice", lb.b.m, lb.a.m}, {"bob", lb.a.m, lb.b.m}, {"carol", lb.b.m, lb.b.m}} {
+		browser := lb.a.iss.Browser(t, c.sub)
+		lb.route = func(string) *Manager { return c.connect }
+		link := lb.a.elicit(t, c.sub)
+		cb := toCallback(t, browser, link)
+		lb.route = func(string) *Manager { return c.callback }
+		if status, page := testissuer.Visit(t, browser, cb); status != http.StatusOK || !strings.Contains(page, "Signed in to who") {
+			t.Fatalf("%s's callback: %d %s", c.sub, status, page)
+		}
+		lb.route = func(string) *Manager { return otherOf(lb, c.callback) }
+		if status, _ := testissuer.Visit(t, browser, cb); status != http.StatusBadRequest {
+			t.Errorf("%s's callback replayed to the other replica: %d, want 400", c.sub, status)
+		}
+		for _, m := range []*Manager{lb.a.m, lb.b.m} {
+			if tok, err := m.Authorization(ctx, c.sub, "who"); err != nil {
+				t.Errorf("%s after signing in: %v", c.sub, err)
+			} else if sub, _ := subjectOf(t, tok); sub != c.sub {
+				t.Errorf("%s's token is %s's", c.sub, sub)
+			}
+		}
+	}
+	if n := lb.a.iss.Registered(lb.base + CallbackPath); n != 1 {
+		t.Errorf("the replicas registered %d clients, want 1 (the first one's, shared)", n)
+	}
+}
+
+func otherOf(lb *balanced, m *Manager) *Manager {
+	if m == lb.a.m {
+		return lb.b.m
+	}
+	return lb.a.m
+}
+
+// TestWaitingCallSeesASignInCompletedElsewhere: a host that opens URLs
+// waits in its call while the browser signs in through the other replica;
+// the call goes on, and the host hears the elicitation complete.
+func TestWaitingCallSeesASignInCompletedElsewhere(t *testing.T) {
+	lb := newBalanced(t)
+	lb.route = func(string) *Manager { return lb.b.m }
+	browser := lb.a.iss.Browser(t, "dana")
+	complete := make(chan string, 1)
+	var visits sync.WaitGroup
+	defer visits.Wait()
+	c := Caller{Subject: "dana", Elicitation: json.RawMessage(`{"url":{}}`),
+		Ask: func(_ context.Context, _ string, params json.RawMessage) (json.RawMessage, error) {
+			var p struct{ URL string }
+			_ = json.Unmarshal(params, &p)
+			visits.Go(func() {
+				if status, page := testissuer.Visit(t, browser, p.URL); status != http.StatusOK {
+					t.Errorf("dana's sign-in through b: %d %s", status, page)
+				}
+			})
+			return json.RawMessage(`{"action":"accept"}`), nil
+		},
+		Notify: func(method string, params json.RawMessage) error {
+			complete <- method
+			return nil
+		}}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := lb.a.m.Require(ctx, c, "who"); err != nil {
+		t.Fatalf("dana's call through a, signed in through b: %v", err)
+	}
+	select {
+	case m := <-complete:
+		if m != "notifications/elicitation/complete" {
+			t.Errorf("the host was sent %s", m)
+		}
+	default:
+		t.Error("the host was not told the elicitation completed")
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -32,6 +33,20 @@ type WebClient struct {
 // metadata) and its client there: spec's ClientID, else a dynamic
 // registration for redirect.
 func NewWebClient(ctx context.Context, spec Server, redirect string, logger *slog.Logger) (*WebClient, error) {
+	return NewWebClientReusing(ctx, spec, redirect, logger, nil)
+}
+
+// NewWebClientReusing is NewWebClient reusing a dynamic registration
+// another WebClient made (its Registration), when it is for the same
+// issuer and redirect: replicas of one trunk then sign in as one client.
+func NewWebClientReusing(ctx context.Context, spec Server, redirect string, logger *slog.Logger, registration []byte) (*WebClient, error) {
+	var stored *tokenRecord
+	if len(registration) > 0 {
+		stored = &tokenRecord{}
+		if err := json.Unmarshal(registration, stored); err != nil {
+			stored = nil
+		}
+	}
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
@@ -45,11 +60,36 @@ func NewWebClient(ctx context.Context, spec Server, redirect string, logger *slo
 	if len(scopes) == 0 {
 		scopes = d.scopes
 	}
-	reg, err := clientRegistration(ctx, hc, spec, d, nil, redirect, scopes, logger)
+	reg, err := clientRegistration(ctx, hc, spec, d, stored, redirect, scopes, logger)
 	if err != nil {
 		return nil, err
 	}
 	return &WebClient{hc: hc, d: d, reg: reg, redirect: redirect, scopes: scopes}, nil
+}
+
+// Registration is the client c signs in as (its id, secret and how it
+// authenticates, for its issuer and redirect), to be kept sealed: it may
+// hold a client secret. NewWebClientReusing and With take it.
+func (c *WebClient) Registration() ([]byte, error) {
+	return json.Marshal(tokenRecord{Issuer: c.reg.Issuer, RedirectURI: c.reg.RedirectURI, ClientID: c.reg.ClientID,
+		ClientSecret: c.reg.ClientSecret, TokenAuthMethod: c.reg.TokenAuthMethod, Registered: c.reg.Registered})
+}
+
+// With is c signing in as the client of registration (another
+// WebClient's Registration for the same issuer and redirect): a sign-in
+// started by one replica is completed by another as the client it began
+// with.
+func (c *WebClient) With(registration []byte) (*WebClient, error) {
+	var r tokenRecord
+	if err := json.Unmarshal(registration, &r); err != nil {
+		return nil, fmt.Errorf("a client registration: %w", err)
+	}
+	if r.ClientID == "" || r.Issuer != c.reg.Issuer || r.RedirectURI != c.redirect {
+		return nil, errors.New("the sign-in began as a client of another authorization server or redirect")
+	}
+	cp := *c
+	cp.reg.ClientID, cp.reg.ClientSecret, cp.reg.TokenAuthMethod, cp.reg.Registered = r.ClientID, r.ClientSecret, r.TokenAuthMethod, r.Registered
+	return &cp, nil
 }
 
 // NewVerifier returns a PKCE code verifier (or a state): 32 random bytes.

@@ -41,6 +41,20 @@ type codeGrant struct {
 	client, redirect, challenge, sub, resource string
 }
 
+// Registered counts the public clients registered dynamically with
+// redirect among their redirect URIs.
+func (iss *Issuer) Registered(redirect string) int {
+	iss.mu.Lock()
+	defer iss.mu.Unlock()
+	n := 0
+	for _, uris := range iss.codes.clients {
+		if slices.Contains(uris, redirect) {
+			n++
+		}
+	}
+	return n
+}
+
 // LoginURL logs a browser in as user when it GETs it: the authorization
 // endpoint approves that user.
 func (iss *Issuer) LoginURL(user string) string {
