@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/mcptrunk/mcptrunk/internal/config"
+	"github.com/mcptrunk/mcptrunk/internal/statestore"
 	"github.com/mcptrunk/mcptrunk/internal/textview"
 	"github.com/mcptrunk/mcptrunk/proxy"
 	"github.com/mcptrunk/mcptrunk/upstream"
@@ -102,6 +103,12 @@ func (c *serveCommand) run(ctx context.Context, env *environment) error {
 	}
 	startState := cfg.Trunk.State
 	store, err := openState(cfg.Trunk.State, logger)
+	if errors.Is(err, statestore.ErrInUse) && down == nil {
+		// A host's own stdio trunk beside another on the same config:
+		// only callers with an identity (HTTP) keep anything there.
+		logger.Warn("the state store is in use by another mcptrunk; this stdio trunk keeps its state in memory", "error", err)
+		store, err = openState(config.State{}, logger)
+	}
 	if err != nil {
 		return fatal(logger, "cannot open the state store", err)
 	}

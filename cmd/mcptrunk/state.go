@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
+	"runtime"
 	"time"
 
 	"github.com/mcptrunk/mcptrunk/internal/config"
@@ -37,8 +39,23 @@ func openState(st config.State, logger *slog.Logger) (*statestore.Store, error) 
 		if !info.Sealed {
 			logger.Warn("trunk.state has no keyFile: no token is written to the store; callers' sign-ins and exchanged tokens stay in memory")
 		}
+		for _, f := range looseKeyFiles(st) {
+			logger.Warn("a sealing key file is readable by others than its owner: chmod 600 it", "file", f)
+		}
 	}
 	return s, nil
+}
+
+// looseKeyFiles are the key files of st that others than their owner may
+// read (never on Windows, whose modes say nothing of that).
+func looseKeyFiles(st config.State) []string {
+	var loose []string
+	for _, f := range []string{st.KeyFile, st.PreviousKeyFile} {
+		if fi, err := os.Stat(f); f != "" && err == nil && runtime.GOOS != "windows" && fi.Mode().Perm()&0o077 != 0 {
+			loose = append(loose, f)
+		}
+	}
+	return loose
 }
 
 // stateDegraded is what /readyz, which answers without a token, says of
@@ -71,6 +88,9 @@ func stateReport(ctx context.Context, st config.State, logger *slog.Logger) stri
 		line += ", tokens sealed under key " + info.KeyID
 	} else {
 		line += ", no keyFile: tokens stay in memory"
+	}
+	for _, f := range looseKeyFiles(st) {
+		line += ", " + f + " is readable by others than its owner: chmod 600 it"
 	}
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()

@@ -309,6 +309,18 @@ func TestSignInSharedByReplicasOverRedis(t *testing.T) {
 	if !strings.Contains(raw, "signin/who/") {
 		t.Errorf("Redis holds no sign-in record: %q", raw)
 	}
+	// Neither replica logged a token, the key or Redis's URL with a secret.
+	for _, tr := range []*httpTrunk{a, b} {
+		log := tr.stderr.String()
+		for _, is := range r.iss.Issued() {
+			if strings.Contains(log, is.Token) {
+				t.Errorf("%s logged a %s token of %s", tr.name, is.Grant, is.Subject)
+			}
+		}
+		if strings.Contains(log, strings.Repeat("c3", 32)) {
+			t.Errorf("%s logged the sealing key", tr.name)
+		}
+	}
 }
 
 // grepLines is the lines of s containing sub.
@@ -368,17 +380,48 @@ func TestCheckShowsTheStateStore(t *testing.T) {
 }
 
 // Without a path, the embedded store is state.db in the user's state
-// directory, beside the oauth token directory.
+// directory, beside the oauth token directory; a key file others may read
+// is warned of.
 func TestEmbeddedStoreDefaultsToTheStateDirectory(t *testing.T) {
 	state := t.TempDir()
 	t.Setenv("XDG_STATE_HOME", state)
-	cfg := writeConfig(t, map[string]server{"weather": weatherServer()}, map[string]any{"state": map[string]any{"keyFile": writeStateKey(t, t.TempDir())}})
+	key := writeStateKey(t, t.TempDir())
+	if err := os.Chmod(key, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := writeConfig(t, map[string]server{"weather": weatherServer()}, map[string]any{"state": map[string]any{"keyFile": key}})
 	out, errOut, code := runCLI(t, 60*time.Second, "check", "--config", cfg)
 	want := "state: embedded " + filepath.Join(state, "mcptrunk", "state.db") + ", tokens sealed under key "
 	if code != 0 || !strings.Contains(out, want) || !strings.Contains(out, ", answering;") {
 		t.Errorf("check: exit %d, output lacks %q:\n%s\n%s", code, want, out, errOut)
 	}
+	if runtime.GOOS != "windows" && !strings.Contains(out, key+" is readable by others than its owner: chmod 600 it") {
+		t.Errorf("a key file others may read: check does not say so:\n%s", out)
+	}
 	if fi, err := os.Stat(filepath.Join(state, "mcptrunk", "state.db")); err != nil || (runtime.GOOS != "windows" && fi.Mode().Perm() != 0o600) {
 		t.Errorf("the store's file: %v, %v; want it made 0600", fi, err)
+	}
+}
+
+// A second stdio trunk on a config whose embedded store another holds
+// serves its host with its state in memory, saying so; a second
+// serve --http, whose callers' sign-ins would silently not be kept, does
+// not start, naming the file.
+func TestSecondTrunkOnTheEmbeddedStore(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t, time.Minute)
+	dir := t.TempDir()
+	db := filepath.Join(dir, "state.db")
+	cfg := writeConfig(t, map[string]server{"weather": weatherServer()}, map[string]any{"state": map[string]any{"path": db, "keyFile": writeStateKey(t, dir)}})
+	first := startRawTrunk(t, ctx, cfg)
+	first.initialize(ctx)
+	second := startRawTrunk(t, ctx, cfg)
+	second.initialize(ctx)
+	if !strings.Contains(second.stderr.String(), "the state store is in use by another mcptrunk; this stdio trunk keeps its state in memory") {
+		t.Errorf("the second stdio trunk did not say its state is in memory:\n%s", tail(second.stderr.String(), 2000))
+	}
+	_, stderr, code := runCLI(t, 30*time.Second, "serve", "--http", "127.0.0.1:0", "--config", cfg)
+	if code == 0 || !strings.Contains(stderr, "trunk.state.path: "+db+" is open in another process") {
+		t.Errorf("a serve --http on the held store: exit %d, stderr:\n%s", code, stderr)
 	}
 }

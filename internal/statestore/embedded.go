@@ -31,6 +31,9 @@ type Embedded struct {
 	puts int
 }
 
+// ErrInUse says the embedded store's file is open in another process.
+var ErrInUse = errors.New("is open in another process")
+
 // OpenEmbedded opens (or makes, 0600 in a 0700 directory) the store at
 // path; now is time.Now when nil. Errors name trunk.state.path.
 func OpenEmbedded(path string, now func() time.Time) (*Embedded, error) {
@@ -42,7 +45,7 @@ func OpenEmbedded(path string, now func() time.Time) (*Embedded, error) {
 	}
 	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second})
 	if errors.Is(err, berrors.ErrTimeout) {
-		return nil, fmt.Errorf("trunk.state.path: %s is open in another process (the embedded store is one trunk's; replicas share Redis, trunk.state.url)", path)
+		return nil, fmt.Errorf("trunk.state.path: %s %w (the embedded store is one trunk's; replicas share Redis, trunk.state.url)", path, ErrInUse)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("trunk.state.path: %s: %w", path, err)

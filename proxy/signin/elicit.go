@@ -38,9 +38,11 @@ func (m *Manager) Require(ctx context.Context, c Caller, id string) error {
 	if err == nil {
 		return nil // signed in (refreshed if it had to be)
 	}
-	if _, ok := errors.AsType[*statestore.UnavailableError](err); ok {
-		// Asking to sign in again would not help: the sign-in may be there.
-		return jsonrpc.Errorf(jsonrpc.CodeInternalError, "%v", err)
+	if ue, ok := errors.AsType[*statestore.UnavailableError](err); ok {
+		// Asking to sign in again would not help: the sign-in may be
+		// there. The host is told which store, the log why.
+		m.opts.Logger.Warn("a sign-in cannot be read: the state store is unavailable", "server", id, "subject", c.Subject, "error", err)
+		return jsonrpc.Errorf(jsonrpc.CodeInternalError, "server %q: the state store (%s, trunk.state) is unavailable, so the sign-in of %q cannot be read; try again shortly", id, ue.Kind, c.Subject)
 	}
 	f, err := m.start(ctx, c, id)
 	if err != nil {

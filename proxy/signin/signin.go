@@ -11,12 +11,12 @@
 // with PKCE and a state; /oauth/callback takes the state once, refuses it
 // expired, or from a browser without that cookie, exchanges the code and
 // keeps the token for (subject, server) (routes.go). A flow is written to
-// the store too, so that another replica can complete it (flow.go). Tokens are kept in
-// the trunk's state store (trunk.state: in memory unless configured,
-// sealed where it is a file or Redis), read from it at each use so that
-// a restart or another replica finds them, refreshed before they expire,
-// deleted when the server refuses one that cannot be refreshed, and never
-// logged.
+// the store too, so that another replica can complete it (flow.go).
+// Tokens are kept in the trunk's state store (trunk.state: in memory
+// unless configured, sealed where it is a file or Redis), read from it at
+// each use so that a restart or another replica finds them, refreshed
+// before they expire, deleted when the server refuses one that cannot be
+// refreshed, and never logged.
 //
 // The instance that lists a server's tools is no caller's: it uses the
 // trunk's own sign-in, the one "mcptrunk auth <server>" stores (Catalog).

@@ -144,6 +144,12 @@ func TestStoreDownIsNotASignIn(t *testing.T) {
 	if !errors.As(err, &e) || e.Code == CodeURLElicitationRequired || !strings.Contains(e.Message, "the state store (redis, trunk.state) is unavailable") {
 		t.Errorf("Require with the store down: %v; want an error naming the store, no sign-in", err)
 	}
+	if err != nil && strings.Contains(err.Error(), "127.0.0.1:6379") {
+		t.Errorf("the host is told where the store is: %v", err)
+	}
+	if !strings.Contains(r.log.String(), "connection refused") {
+		t.Errorf("the log does not say why the store is unavailable:\n%s", r.log.String())
+	}
 }
 
 // balanced is two Managers (replicas) over one store behind one origin,
