@@ -1,7 +1,9 @@
 package proxy
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 
 	"github.com/mcptrunk/mcptrunk/internal/limits"
 	"github.com/mcptrunk/mcptrunk/internal/logkey"
@@ -18,8 +20,11 @@ import (
 // resources/subscribe; not the lists, nor what continues or undoes one
 // (tasks/*, resources/unsubscribe), nor the trunk's own tools (whose
 // call_tool and read_resource count as the request they stand for:
-// ownTools).
-func (t *Trunk) limited(rq request, method string, params json.RawMessage) (res json.RawMessage, refused bool, err error) {
+// ownTools). A check the shared store could not make refuses the request
+// (or lets it through, as trunk.state.onUnavailable says) naming the
+// store: a tools/call with a tool error, any other request with an
+// error of jsonrpc.CodeUnavailable.
+func (t *Trunk) limited(ctx context.Context, rq request, method string, params json.RawMessage) (res json.RawMessage, refused bool, err error) {
 	switch method {
 	case "tools/call", "prompts/get", "resources/read", "resources/subscribe":
 	default:
@@ -47,9 +52,21 @@ func (t *Trunk) limited(rq request, method string, params json.RawMessage) (res 
 			req.Tool = raw // the tool's own name at its server
 		}
 	}
-	r, refused := t.limiter.Allow(req)
-	if !refused {
+	r, refused, err := t.limiter.Allow(ctx, req)
+	var unavailable *limits.UnavailableError
+	if errors.As(err, &unavailable) {
+		t.logger.Warn("a limit could not be checked", "limit", unavailable.Limit, logkey.Server, server, "method", method,
+			"subject", logkey.Clip(req.Subject), "allowed", unavailable.Allowed, "error", unavailable.Err)
+	}
+	switch {
+	case !refused:
 		return nil, false, nil
+	case unavailable != nil && method == "tools/call":
+		return unavailable.ToolResult(), true, nil
+	case unavailable != nil:
+		return nil, true, unavailable.RPCError()
+	case err != nil:
+		return nil, true, err // the request's context ended
 	}
 	t.logger.Info("request refused by a limit", "limit", r.Limit, logkey.Server, server, "method", method, "subject", logkey.Clip(req.Subject), "retryAfter", r.RetryAfter)
 	if method == "tools/call" {

@@ -3,10 +3,13 @@ package proxy
 import (
 	"context"
 	"encoding/json"
+	"net"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
 	"github.com/mcptrunk/mcptrunk/internal/limits"
@@ -91,5 +94,66 @@ func TestLimitsKeepHiddenItemsHidden(t *testing.T) {
 	// A rule without a tool counts the server's other requests too.
 	if _, errObj := admin.call("resources/subscribe", `{"uri":"mcptrunk://notes/notes://all"}`); !strings.Contains(string(errObj), strconv.Itoa(limits.Code)) {
 		t.Errorf("admin's subscribe past the limit: %s, want the limit's error", errObj)
+	}
+}
+
+// With the counts in a shared store that does not answer, a request a rule
+// matches is refused naming the store and the rule: a tools/call with a
+// tool error the model reads, a prompts/get with an error of
+// CodeUnavailable; the server sees neither. With AllowUnavailable both
+// go through, uncounted.
+func TestLimitsStoreUnavailable(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there: every connection is refused
+	for _, allow := range []bool{false, true} {
+		t.Run("allow="+strconv.FormatBool(allow), func(t *testing.T) {
+			srv := &memserver.Server{Tools: []json.RawMessage{memserver.Tool("forecast", "the weather")},
+				Prompts: []json.RawMessage{json.RawMessage(`{"name":"plan","description":"a trip"}`)}}
+			var seen atomic.Int64
+			srv.Handle = func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+				seen.Add(1)
+				if method == "prompts/get" {
+					return json.RawMessage(`{"messages":[]}`), nil
+				}
+				return json.RawMessage(`{"content":[{"type":"text","text":"sunny"}]}`), nil
+			}
+			client := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
+			t.Cleanup(func() { client.Close() })
+			_, h := memTrunk(t, memserver.Set{"weather": srv}, nil, map[string]any{
+				"limits": map[string]any{
+					"forecasts": map[string]any{"server": "weather", "tool": "forecast", "requests": 20, "window": "1m"},
+					"prompts":   map[string]any{"server": "weather", "requests": 20, "window": "1m"}, // tools/call too
+				},
+			}, &Options{Limits: &limits.Options{Shared: client, Store: "redis://" + addr + "/0", AllowUnavailable: allow}})
+			h.initialize(`{}`)
+
+			res, errObj := h.call("tools/call", `{"name":"mcp__weather__forecast","arguments":{}}`)
+			got := string(res) + string(errObj)
+			if allow != strings.Contains(got, "sunny") {
+				t.Errorf("a forecast with the store down: %s", got)
+			}
+			if !allow && (errObj != nil || !strings.Contains(got, `"isError":true`) || !strings.Contains(got, `limit \"forecasts\" could not be checked`) || !strings.Contains(got, addr)) {
+				t.Errorf("a forecast with the store down: %s; want a tool error naming the limit and the store", got)
+			}
+			res, errObj = h.call("prompts/get", `{"name":"mcp__weather__plan"}`)
+			var e jsonrpc.Error
+			switch {
+			case allow && (errObj != nil || res == nil):
+				t.Errorf("a prompt with the store down, allowed: %s %s", res, errObj)
+			case !allow && (json.Unmarshal(errObj, &e) != nil || e.Code != jsonrpc.CodeUnavailable || !strings.Contains(e.Message, addr) || !strings.Contains(e.Message, `"prompts"`)):
+				t.Errorf("a prompt with the store down: %s %s; want error %d naming the limit and the store", res, errObj, jsonrpc.CodeUnavailable)
+			}
+			want := int64(0)
+			if allow {
+				want = 2
+			}
+			if n := seen.Load(); n != want {
+				t.Errorf("the server saw %d requests, want %d", n, want)
+			}
+		})
 	}
 }

@@ -28,14 +28,14 @@ func (o ownTools) Status() trunktools.StatusReport { return o.t.statusReport(o.r
 // ReadResource and CallTool are counted by trunk.limits as the request
 // they stand for is: the trunk's own tools are no way around a limit.
 func (o ownTools) ReadResource(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
-	if res, refused, err := o.t.limited(o.rq, "resources/read", params); refused {
+	if res, refused, err := o.t.limited(ctx, o.rq, "resources/read", params); refused {
 		return res, err
 	}
 	return o.t.routeResource(ctx, o.rq, "resources/read", params, true)
 }
 
 func (o ownTools) CallTool(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
-	if res, refused, err := o.t.limited(o.rq, "tools/call", params); refused {
+	if res, refused, err := o.t.limited(ctx, o.rq, "tools/call", params); refused {
 		return res, err
 	}
 	return o.t.routeNamed(ctx, o.rq, "tools/call", params, "tool")

@@ -34,7 +34,7 @@ func (t *Trunk) Handle(ctx context.Context, method string, params json.RawMessag
 // go down as a value (request), never through ctx.
 func (t *Trunk) handle(ctx context.Context, hr hostRequest, method string, params json.RawMessage) (json.RawMessage, error) {
 	rq := request{hr, t.state.Load()}
-	if res, refused, err := t.limited(rq, method, params); refused {
+	if res, refused, err := t.limited(ctx, rq, method, params); refused {
 		return res, err
 	}
 	switch method {

@@ -62,6 +62,10 @@ type Options struct {
 	// it (serve --host-prefix): the trunk then names nothing after the
 	// host's clientInfo (Session.fitNames).
 	ExactHostPrefix bool
+	// Limits say where trunk.limits' counts are kept: nil keeps them in
+	// this process; a shared store holds each limit across the replicas
+	// that share it.
+	Limits *limits.Options
 	// State keeps callers' sign-ins and exchanged tokens (trunk.state,
 	// opened by the command); nil keeps them in memory.
 	State *statestore.Store
@@ -166,7 +170,7 @@ func New(cfg *config.Config, opts *Options) *Trunk {
 	t.state.Store(newState(t, cfg, catalog.NewPinner(cfg.Trunk, t.record, logger)))
 	t.observers = opts.Observers
 	t.taskLog = tasks.NewLedger(t.observers)
-	t.limiter = limits.New(cfg.Trunk.Limits)
+	t.limiter = limits.New(cfg.Trunk.Limits, opts.Limits)
 	t.stdioProfile = opts.Profile
 	t.exactHostPrefix = opts.ExactHostPrefix
 	t.store = opts.State

@@ -81,9 +81,12 @@ type settings struct {
 	trunkArgs                             []string
 	soakTime                              time.Duration
 	soakFlood, soakFloodBytes             int
+	capacityTime                          time.Duration
+	capacitySessions                      int
+	redisURL                              string
 }
 
-var workloads = []string{"footprint", "calls", "http", "blob", "catalog", "startup", "growth", "hol", "lazy", "shared", "soak", "peers"}
+var workloads = []string{"footprint", "calls", "http", "blob", "catalog", "startup", "growth", "hol", "lazy", "shared", "soak", "peers", "capacity"}
 
 func parseFlags(args []string, stderr io.Writer) (*settings, error) {
 	fs := flag.NewFlagSet("mcptrunk-bench", flag.ContinueOnError)
@@ -96,6 +99,9 @@ func parseFlags(args []string, stderr io.Writer) (*settings, error) {
 	fs.DurationVar(&c.soakTime, "soak-time", 30*time.Second, "how long the soak's crowd and flood last")
 	fs.IntVar(&c.soakFlood, "soak-flood", 48, "log messages the soak's flooding server sends, spread over the first half of the soak")
 	fs.IntVar(&c.soakFloodBytes, "soak-flood-bytes", 1<<20, "each flood log message's size")
+	fs.DurationVar(&c.capacityTime, "capacity-time", 5*time.Second, "how long the capacity workload opens sessions, and makes calls in flight per setting")
+	fs.IntVar(&c.capacitySessions, "capacity-sessions", 1000, "idle sessions the capacity workload opens to measure the memory of one")
+	fs.StringVar(&c.redisURL, "redis", "", "a Redis the capacity workload may use (it counts the scripts run there): redis://HOST:PORT/DB")
 	quick := fs.Bool("quick", false, "a short run (about 30 s on 2 cores): fewer rounds and calls; flags given explicitly still win")
 	fs.IntVar(&c.rounds, "rounds", 5, "interleaved direct/trunk rounds of the call and list workloads")
 	fs.IntVar(&c.calls, "calls", 2000, "sequential calls per round and side")
@@ -152,6 +158,9 @@ func parseFlags(args []string, stderr io.Writer) (*settings, error) {
 	if c.growthCalls <= c.growthBase || c.growthWarmup <= c.growthBase {
 		return nil, errors.New("-growth-calls and -growth-warmup must be larger than -growth-base")
 	}
+	if c.capacityTime <= 0 || c.capacitySessions < 1 {
+		return nil, errors.New("-capacity-time and -capacity-sessions must be positive")
+	}
 	if c.soakTime <= 0 || c.soakFlood < 1 || c.soakFloodBytes < 1 {
 		return nil, errors.New("-soak-time, -soak-flood and -soak-flood-bytes must be positive")
 	}
@@ -191,8 +200,10 @@ func (b *bench) progress(format string, args ...any) {
 }
 
 // wants says whether workload w runs: every one but peers (which needs
-// installs of its own) when -only is not given.
-func (b *bench) wants(w string) bool { return b.cfg.only[w] || len(b.cfg.only) == 0 && w != "peers" }
+// installs of its own) and capacity (redis-server) when -only is not given.
+func (b *bench) wants(w string) bool {
+	return b.cfg.only[w] || len(b.cfg.only) == 0 && w != "peers" && w != "capacity"
+}
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cfg, err := parseFlags(args, stderr)
@@ -234,6 +245,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		{"shared", b.sharedWorkload},
 		{"soak", b.soakWorkload},
 		{"peers", b.peersWorkload},
+		{"capacity", b.capacityWorkload},
 	}
 	for _, s := range steps {
 		if !b.wants(s.name) {

@@ -156,7 +156,11 @@ func (cc *checkCommand) run(ctx context.Context, env *environment) error {
 	fmt.Fprintln(env.stdout)
 	textview.Protection(env.stdout, statuses)
 	if len(cfg.Trunk.Limits) > 0 {
-		fmt.Fprintln(env.stdout, "limits (trunk.limits):")
+		where := "counted in this process's memory"
+		if cfg.Trunk.State.Redis() {
+			where = "counted in Redis at " + cfg.Trunk.State.Where() + " for every replica that shares it"
+		}
+		fmt.Fprintf(env.stdout, "limits (trunk.limits, %s):\n", where)
 		for _, line := range limits.Lines(cfg.Trunk.Limits) {
 			fmt.Fprintln(env.stdout, line)
 		}

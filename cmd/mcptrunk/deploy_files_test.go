@@ -45,8 +45,10 @@ func TestDeployHAProxyConfigs(t *testing.T) {
 
 // TestDeployContainerConfig: deploy/mcptrunk.json loads, and serves on the
 // port, path, token file and signing key that deploy/Dockerfile,
-// mcptrunk.yaml, kustomization.yaml and haproxy.cfg assume.
+// mcptrunk.yaml, kustomization.yaml and haproxy.cfg assume, with its state
+// in the Redis of redis.yaml.
 func TestDeployContainerConfig(t *testing.T) {
+	t.Setenv("REDIS_PASSWORD", "s3cret") // mcptrunk.yaml sets it from the Secret mcptrunk-redis
 	cfg, err := config.Load(filepath.Join(moduleRoot, "deploy", "mcptrunk.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -57,5 +59,8 @@ func TestDeployContainerConfig(t *testing.T) {
 	}
 	if len(cfg.Servers) == 0 {
 		t.Error("deploy/mcptrunk.json names no server")
+	}
+	if st := cfg.Trunk.State; st.URL != "redis://:s3cret@mcptrunk-redis:6379/0" || st.KeyFile != "/run/secrets/mcptrunk/state.key" {
+		t.Errorf("deploy/mcptrunk.json trunk.state = %+v; redis.yaml serves Redis at mcptrunk-redis:6379 with the password in REDIS_PASSWORD, and the state key is in /run/secrets/mcptrunk", st)
 	}
 }

@@ -38,11 +38,13 @@ func needHAProxy(t testing.TB) string {
 }
 
 // startDeployReplica serves cfg over HTTP on a port the OS picks, its
-// processes marked with a tag of its own, and waits until it says it is
-// ready.
-func startDeployReplica(t testing.TB, ctx context.Context, name, cfg string) *httpTrunk {
+// processes marked with a tag of its own and env (NAME=value) added to
+// its environment, and waits until it says it is ready.
+func startDeployReplica(t testing.TB, ctx context.Context, name, cfg string, env ...string) *httpTrunk {
 	t.Helper()
-	return serveHTTP(t, ctx, name, trunkCmd(newTag(t), "serve", "--http", "127.0.0.1:0", "--config", cfg))
+	cmd := trunkCmd(newTag(t), "serve", "--http", "127.0.0.1:0", "--config", cfg)
+	cmd.Env = append(cmd.Env, env...)
+	return serveHTTP(t, ctx, name, cmd)
 }
 
 // deployLB is HAProxy running deploy/haproxy.cfg in front of two replicas.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcptrunk/mcptrunk/internal/accesstoken/testissuer"
 	"github.com/mcptrunk/mcptrunk/internal/limits"
+	"github.com/mcptrunk/mcptrunk/internal/testkit"
 )
 
 // TestLimitsPerCaller: through serve --http with two signed-in callers,
@@ -116,23 +117,32 @@ func TestLimitsPerCaller(t *testing.T) {
 }
 
 // TestCheckShowsLimitsAndProtection: mcptrunk check lists the rules of
-// trunk.limits and each server's cap and breaker.
+// trunk.limits, saying where they are counted (in memory, or in the
+// shared Redis of trunk.state), and each server's cap and breaker.
 func TestCheckShowsLimitsAndProtection(t *testing.T) {
 	notes := notesServer()
 	notes["maxInFlight"] = 2
-	cfg := writeConfig(t, map[string]server{"notes": notes}, map[string]any{
-		"limits": map[string]any{"notes-calls": map[string]any{"server": "notes", "tool": "add_*", "requests": 20, "window": "1m"}},
-	})
-	out, errOut, code := runCLI(t, 60*time.Second, "check", "--config", cfg)
-	if code != 0 {
-		t.Fatalf("check: exit %d\n%s\n%s", code, out, errOut)
-	}
-	for _, want := range []string{
-		"protection:\n  notes  maxInFlight 2: 0 in flight, 0 waiting\n",
-		"limits (trunk.limits):\n  notes-calls: 20 per 1m0s, calls of tools add_* of servers notes, counted per subject\n",
+	store := testkit.StartRedis(t, testkit.RedisOptions{})
+	rules := map[string]any{"notes-calls": map[string]any{"server": "notes", "tool": "add_*", "requests": 20, "window": "1m"}}
+	for _, c := range []struct {
+		trunk map[string]any
+		where string
+	}{
+		{map[string]any{"limits": rules}, "counted in this process's memory"},
+		{map[string]any{"limits": rules, "state": map[string]any{"url": store.URL()}}, "counted in Redis at " + store.URL() + " for every replica that shares it"},
 	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("check's output lacks %q:\n%s", want, out)
+		cfg := writeConfig(t, map[string]server{"notes": notes}, c.trunk)
+		out, errOut, code := runCLI(t, 60*time.Second, "check", "--config", cfg)
+		if code != 0 {
+			t.Fatalf("check: exit %d\n%s\n%s", code, out, errOut)
+		}
+		for _, want := range []string{
+			"protection:\n  notes  maxInFlight 2: 0 in flight, 0 waiting\n",
+			"limits (trunk.limits, " + c.where + "):\n  notes-calls: 20 per 1m0s, calls of tools add_* of servers notes, counted per subject\n",
+		} {
+			if !strings.Contains(out, want) {
+				t.Errorf("check's output lacks %q:\n%s", want, out)
+			}
 		}
 	}
 }

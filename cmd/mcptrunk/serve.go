@@ -117,6 +117,7 @@ func (c *serveCommand) run(ctx context.Context, env *environment) error {
 		Logger: logger, Version: version(), Restart: upstream.DefaultRestartPolicy, RecordPins: true,
 		Observers:  slices.Concat(obs.observers(), traces.observers(), audits.observers()),
 		SigningKey: signingKey, Profile: c.profile, ExactHostPrefix: c.hostPrefix != "", State: store,
+		Limits: sharedLimits(store, cfg.Trunk.State, logger),
 	})
 	if down != nil {
 		t.Share() // before anything starts: every session shares the upstreams

@@ -82,12 +82,18 @@ func (s *keySet) find(kid string) *jose.JSONWebKey {
 }
 
 // refresh fetches the key set (the metadata first, once), holding s.mu
-// only to read and store.
+// only to read and store. The attempt counts as made when it ends: a
+// token checked while it is under way joins it rather than finding the
+// fetch done and its key missing.
 func (s *keySet) refresh() error {
 	ctx, cancel := context.WithTimeout(context.Background(), fetchTimeout)
 	defer cancel()
+	defer func() {
+		s.mu.Lock()
+		s.tried = s.now()
+		s.mu.Unlock()
+	}()
 	s.mu.Lock()
-	s.tried = s.now()
 	uri := s.jwksURI
 	s.mu.Unlock()
 	if uri == "" {

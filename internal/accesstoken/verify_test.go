@@ -184,3 +184,27 @@ func TestSlowIssuerHoldsUpOnlyUnknownKeys(t *testing.T) {
 		t.Error("the token of an unfetched key passed while the issuer stalled")
 	}
 }
+
+// TestCheckDuringFetchJoinsIt: a token checked while the first fetch of
+// the key set is under way waits for that fetch (here, until its own
+// context ends) rather than being refused for a key the set has not
+// been read for yet: a burst of a replica's first requests all pass.
+func TestCheckDuringFetchJoinsIt(t *testing.T) {
+	iss := testissuer.New(t)
+	v := verifier(iss)
+	token := iss.Token(t, "u1", resource, map[string]any{"email": "ann@example.com"})
+	during := make(chan error, 1)
+	hold := func() { // the first fetch is under way
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		_, err := v.Verify(ctx, token)
+		during <- err
+	}
+	iss.Hold.Store(&hold)
+	if _, err := v.Verify(context.Background(), token); err != nil {
+		t.Fatalf("the first check: %v", err)
+	}
+	if err := <-during; err == nil || !strings.Contains(err.Error(), context.Canceled.Error()) {
+		t.Errorf("a check during the fetch: %v; want it waiting for the fetch until its context ended", err)
+	}
+}

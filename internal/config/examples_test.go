@@ -2,8 +2,11 @@ package config
 
 import (
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestExamples: every config in docs/examples loads as mcptrunk loads a
@@ -15,6 +18,8 @@ func TestExamples(t *testing.T) {
 	t.Setenv("ISSUER_URL", "https://login.example.com") // and team.json these
 	t.Setenv("TRUNK_URL", "https://trunk.example.com")
 	t.Setenv("MCPTRUNK_BIN", "/opt/mcptrunk/bin")
+	t.Setenv("REDIS_URL", "redis://redis.example.com:6379/0") // and replicas.json these
+	t.Setenv("STATE_KEY_FILE", "/run/secrets/mcptrunk/state.key")
 	rs := configSchema(t)
 	paths, err := filepath.Glob(filepath.Join(examplesDir, "*.json"))
 	if err != nil || len(paths) == 0 {
@@ -58,6 +63,18 @@ func TestExamples(t *testing.T) {
 			t.Errorf("team.json: want auth for ${TRUNK_URL}/mcp, a policy and the weather profile; got auth %+v, policy %+v, profiles %+v", a, cfg.Trunk.Policy, cfg.Trunk.Profiles)
 		}
 	}
+	if cfg, team := loaded["replicas.json"], loaded["team.json"]; cfg != nil && team != nil {
+		lim := cfg.Trunk.Limits["forecasts"]
+		st := cfg.Trunk.State
+		switch {
+		case !reflect.DeepEqual(cfg.Trunk.HTTP.Auth, team.Trunk.HTTP.Auth) || !reflect.DeepEqual(cfg.Servers, team.Servers) || !reflect.DeepEqual(cfg.Trunk.Policy, team.Trunk.Policy):
+			t.Errorf("replicas.json: want team.json's issuer, resource, servers and policy")
+		case !st.Redis() || st.URL != "redis://redis.example.com:6379/0" || st.KeyFile != "/run/secrets/mcptrunk/state.key":
+			t.Errorf("replicas.json: trunk.state %+v, want Redis at ${REDIS_URL} sealed with ${STATE_KEY_FILE}", st)
+		case len(cfg.Trunk.Limits) != 1 || lim.Server != "weather" || lim.Tool != "forecast" || lim.Requests != 20 || lim.Window.D() != time.Minute || !slices.Equal(lim.By, []string{LimitBySubject}):
+			t.Errorf("replicas.json: trunk.limits %+v, want one rule: 20 forecasts a minute per subject", cfg.Trunk.Limits)
+		}
+	}
 	if cfg := loaded["lazy.json"]; cfg != nil {
 		if !cfg.Trunk.Lazy || cfg.Trunk.IdleTimeout == 0 {
 			t.Errorf("lazy.json: trunk lazy %v, idleTimeout %v; want both set", cfg.Trunk.Lazy, cfg.Trunk.IdleTimeout.D())
@@ -94,7 +111,7 @@ func TestExamples(t *testing.T) {
 			t.Errorf("unprefixed.json: %d servers without a namespace, %d with; want one of each", plain, named)
 		}
 	}
-	for _, name := range []string{"servers.json", "lazy.json", "pinning.json", "unprefixed.json"} {
+	for _, name := range []string{"servers.json", "lazy.json", "pinning.json", "unprefixed.json", "team.json", "replicas.json"} {
 		if _, ok := loaded[name]; !ok {
 			t.Errorf("docs/examples/%s did not load", name)
 		}

@@ -5,16 +5,25 @@
 // token bucket without a refill timer: one time per count (its
 // theoretical arrival time) says how full the bucket is, so a count costs
 // a map entry and a check a subtraction. A daily rule is a count per UTC
-// day. Counts live in this process alone.
+// day. Counts live in this process, or in Redis (Options.Shared), where
+// one script does the same check atomically for every replica that
+// shares it.
 //
-//	l := limits.New(cfg.Trunk.Limits)
-//	if r, refused := l.Allow(limits.Request{Subject: "alice", Server: "weather", Tool: "forecast"}); refused {
+//	l := limits.New(cfg.Trunk.Limits, nil)
+//	r, refused, err := l.Allow(ctx, limits.Request{Subject: "alice", Server: "weather", Tool: "forecast"})
+//	switch {
+//	case refused && err != nil:
+//		return err // the shared store is down and the check fails closed
+//	case refused:
 //		return r.Error()
 //	}
 package limits
 
 import (
 	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -23,7 +32,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
@@ -137,9 +149,10 @@ type rule struct {
 	limit    config.Limit
 	interval time.Duration // the window over requests: one request's cost
 	id       string        // the rule as configured: counts survive a reload that keeps it
+	tag      string        // id hashed short: its counts' keys in the shared store
 }
 
-func (r rule) matches(req Request) bool {
+func (r *rule) matches(req Request) bool {
 	if ok, _ := path.Match(r.limit.Server, req.Server); r.limit.Server != "" && !ok {
 		return false
 	}
@@ -150,10 +163,11 @@ func (r rule) matches(req Request) bool {
 	return req.Tool != "" && ok
 }
 
-// key is the count a request falls in under r.
-func (r rule) key(req Request) string {
+// key is the count a request falls in under r: base (the rule's id in
+// memory, its tag in the store) and the values it counts by.
+func (r *rule) key(base string, req Request) string {
 	var b strings.Builder
-	b.WriteString(r.id)
+	b.WriteString(base)
 	for _, by := range r.limit.By {
 		b.WriteByte(0)
 		switch by {
@@ -168,15 +182,87 @@ func (r rule) key(req Request) string {
 	return b.String()
 }
 
-// Limiter holds the counts of every rule. Safe for concurrent use.
-type Limiter struct {
-	now func() time.Time
+// refusal is r's refusal of a request at now, to be tried again after wait.
+func (r *rule) refusal(now time.Time, wait time.Duration) Refusal {
+	window := r.limit.Window.D().String()
+	if r.limit.Daily {
+		window = "day"
+	}
+	return Refusal{Limit: r.name, Requests: r.limit.Requests, Window: window,
+		RetryAfter: int((wait + time.Second - 1) / time.Second), RetryAt: now.Add(wait).Truncate(time.Millisecond)}
+}
 
-	mu    sync.Mutex
-	rules []rule
-	tat   map[string]time.Time // per count: when its bucket is full again
-	days  map[string]dayCount  // per count of a daily rule
-	adds  int                  // new counts since the last sweep
+// Options say where a Limiter keeps its counts. Nil keeps them in this
+// process.
+type Options struct {
+	// Shared, when set, keeps the counts in Redis: each check is one
+	// script run there (EVALSHA), which reads and updates every count the
+	// request falls in at once, on the store's clock, so that replicas
+	// sharing the store hold each limit exactly, as one process would.
+	Shared redis.Scripter
+	// Prefix begins the keys of the counts in Shared (default
+	// DefaultPrefix), so that trunks of different teams can share a Redis.
+	Prefix string
+	// Store names Shared in the errors of a check it could not make: its
+	// address, never its credentials.
+	Store string
+	// AllowUnavailable lets a request through, uncounted, when Shared
+	// cannot be asked; otherwise (the default) the request is refused: a
+	// limit that cannot be checked does not hold.
+	AllowUnavailable bool
+}
+
+// DefaultPrefix begins the keys of the counts in a shared store.
+const DefaultPrefix = "mcptrunk:"
+
+// UnavailableError is a check the shared store could not make.
+type UnavailableError struct {
+	Limit   string // the first rule the request fell under
+	Store   string // Options.Store
+	Allowed bool   // Options.AllowUnavailable: the request went through uncounted
+	Err     error
+}
+
+func (e *UnavailableError) Error() string {
+	then := "refused, as trunk.state.onUnavailable says"
+	if e.Allowed {
+		then = "let through uncounted, as trunk.state.onUnavailable says"
+	}
+	return fmt.Sprintf("limit %q could not be checked: the state store %s is unavailable (%v): %s", e.Limit, e.Store, e.Err, then)
+}
+
+func (e *UnavailableError) Unwrap() error { return e.Err }
+
+// RPCError is the refusal as a JSON-RPC error: the store is unavailable
+// (jsonrpc.CodeUnavailable), as a server not connected is.
+func (e *UnavailableError) RPCError() *jsonrpc.Error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeUnavailable, Message: e.Error()}
+}
+
+// ToolResult is the refusal as a tools/call result: a tool error the
+// model reads.
+func (e *UnavailableError) ToolResult() json.RawMessage {
+	res, _ := json.Marshal(map[string]any{"content": []map[string]string{{"type": "text", "text": e.Error()}}, "isError": true})
+	return res
+}
+
+// Limiter holds the counts of every rule, in this process or in the
+// shared store. Safe for concurrent use.
+type Limiter struct {
+	// fixed at creation
+	shared           redis.Scripter
+	prefix, store    string
+	allowUnavailable bool
+	// clock is the time of each check: nil is time.Now in this process,
+	// and the store's own clock in a shared one (tests set it).
+	clock func() time.Time
+
+	rules atomic.Pointer[[]rule] // replaced whole by Configure
+
+	mu   sync.Mutex
+	tat  map[string]time.Time // per count: when its bucket is full again
+	days map[string]dayCount  // per count of a daily rule
+	adds int                  // new counts since the last sweep
 }
 
 // dayCount is a daily rule's count on one UTC day.
@@ -186,14 +272,22 @@ type dayCount struct {
 }
 
 // New is a Limiter for rules (trunk.limits); none lets every request go.
-func New(rules map[string]config.Limit) *Limiter {
-	l := &Limiter{now: time.Now, tat: map[string]time.Time{}, days: map[string]dayCount{}}
+func New(rules map[string]config.Limit, opts *Options) *Limiter {
+	if opts == nil {
+		opts = &Options{}
+	}
+	l := &Limiter{shared: opts.Shared, prefix: opts.Prefix, store: opts.Store, allowUnavailable: opts.AllowUnavailable,
+		tat: map[string]time.Time{}, days: map[string]dayCount{}}
+	if l.prefix == "" {
+		l.prefix = DefaultPrefix
+	}
 	l.Configure(rules)
 	return l
 }
 
 // Configure replaces the rules (a reload). The counts of a rule that is
-// unchanged, name and all, go on; the others' are dropped.
+// unchanged, name and all, go on; the others' are dropped (in a shared
+// store, left to expire).
 func (l *Limiter) Configure(rules map[string]config.Limit) {
 	var rs []rule
 	for _, name := range slices.Sorted(maps.Keys(rules)) {
@@ -205,11 +299,13 @@ func (l *Limiter) Configure(rules map[string]config.Limit) {
 			Name string
 			L    config.Limit
 		}{name, lim})
-		rs = append(rs, rule{name: name, limit: lim, interval: lim.Window.D() / time.Duration(lim.Requests), id: string(id)})
+		sum := sha256.Sum256(id)
+		rs = append(rs, rule{name: name, limit: lim, interval: lim.Window.D() / time.Duration(lim.Requests),
+			id: string(id), tag: hex.EncodeToString(sum[:8])})
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.rules = rs
+	l.rules.Store(&rs)
 	kept := func(k string) bool {
 		return slices.ContainsFunc(rs, func(r rule) bool { return strings.HasPrefix(k, r.id+"\x00") || k == r.id })
 	}
@@ -227,21 +323,48 @@ func (l *Limiter) Configure(rules map[string]config.Limit) {
 
 // Rules reports whether any rule is configured.
 func (l *Limiter) Rules() bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return len(l.rules) > 0
+	rs := l.rules.Load()
+	return rs != nil && len(*rs) > 0
 }
 
 // Allow counts req against every rule that matches it, or, when one of
 // them has no room, counts it nowhere and returns that rule's refusal
 // (the one whose retry is furthest off, when several refuse).
-func (l *Limiter) Allow(req Request) (Refusal, bool) {
+//
+// With a shared store that cannot be asked, err is an
+// *UnavailableError, and refused says what Options.AllowUnavailable
+// chose: true, the request must be refused with err; false, it goes
+// through uncounted. When ctx ends first, err is its error.
+func (l *Limiter) Allow(ctx context.Context, req Request) (r Refusal, refused bool, err error) {
+	rs := l.rules.Load()
+	if rs == nil || len(*rs) == 0 {
+		return Refusal{}, false, nil
+	}
+	var buf [8]*rule
+	matched := buf[:0]
+	for i := range *rs {
+		if r := &(*rs)[i]; r.matches(req) {
+			matched = append(matched, r)
+		}
+	}
+	if len(matched) == 0 {
+		return Refusal{}, false, nil
+	}
+	if l.shared != nil {
+		return l.allowShared(ctx, matched, req)
+	}
+	r, refused = l.allowHere(matched, req)
+	return r, refused, nil
+}
+
+// allowHere is Allow with the counts in this process.
+func (l *Limiter) allowHere(matched []*rule, req Request) (Refusal, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if len(l.rules) == 0 {
-		return Refusal{}, false
+	now := time.Now()
+	if l.clock != nil {
+		now = l.clock()
 	}
-	now := l.now()
 	type hit struct {
 		key   string
 		tat   time.Time
@@ -250,22 +373,18 @@ func (l *Limiter) Allow(req Request) (Refusal, bool) {
 	var hits []hit
 	var refusal Refusal
 	refused := false
-	refuse := func(r rule, window string, wait time.Duration) {
-		secs := int((wait + time.Second - 1) / time.Second)
-		if !refused || secs > refusal.RetryAfter {
-			refusal = Refusal{Limit: r.name, Requests: r.limit.Requests, Window: window, RetryAfter: secs, RetryAt: now.Add(wait).Truncate(time.Millisecond)}
+	refuse := func(r *rule, wait time.Duration) {
+		if f := r.refusal(now, wait); !refused || f.RetryAfter > refusal.RetryAfter {
+			refusal = f
 		}
 		refused = true
 	}
 	today := now.UTC().Truncate(24 * time.Hour)
-	for _, r := range l.rules {
-		if !r.matches(req) {
-			continue
-		}
-		k := r.key(req)
+	for _, r := range matched {
+		k := r.key(r.id, req)
 		if r.limit.Daily {
 			if c := l.days[k]; c.day.Equal(today) && c.n >= r.limit.Requests {
-				refuse(r, "day", today.Add(24*time.Hour).Sub(now))
+				refuse(r, today.Add(24*time.Hour).Sub(now))
 			} else {
 				hits = append(hits, hit{key: k, daily: true})
 			}
@@ -278,7 +397,7 @@ func (l *Limiter) Allow(req Request) (Refusal, bool) {
 		next := tat.Add(r.interval)
 		// The bucket holds requests: next may run a whole window ahead.
 		if allowAt := next.Add(-r.limit.Window.D()); now.Before(allowAt) {
-			refuse(r, r.limit.Window.D().String(), allowAt.Sub(now))
+			refuse(r, allowAt.Sub(now))
 			continue
 		}
 		hits = append(hits, hit{key: k, tat: next})

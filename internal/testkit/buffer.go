@@ -1,7 +1,8 @@
 // Package testkit is what the tests of several packages share: a buffer that
 // logs can be written to while a test reads them, building the example
 // servers once, the npm servers' paths, server-everything listening on
-// loopback, and a go-sdk host over a command's stdio. Only tests import it,
+// loopback, a redis-server of a test's own, and a go-sdk host over a
+// command's stdio. Only tests import it,
 // and mcptrunk-bench for the npm servers' paths.
 package testkit
 
