@@ -20,7 +20,7 @@ import (
 	"github.com/mcptrunk/mcptrunk/proxy/outbox"
 	"github.com/mcptrunk/mcptrunk/proxy/relay"
 	"github.com/mcptrunk/mcptrunk/proxy/translate"
-	"github.com/mcptrunk/mcptrunk/upstream/outgoing"
+	"github.com/mcptrunk/mcptrunk/upstream"
 )
 
 // Session is one host's connection to the trunk, the trunk's MCP server
@@ -309,11 +309,10 @@ func (s *Session) handleStateless(ctx context.Context, meta translate.RequestMet
 	s.stateless.Store(true)
 	s.fitNames(meta.ClientName())
 	hr := hostRequest{HostRequest: translate.HostRequest{Version: meta.Version, Caps: meta.Caps}, session: s}
-	// An upstream at the stateless revision is told, in each request, what
-	// this very request's host can be asked and the log level it asked for
-	// (none when it named none), exactly: upstream.Client sets the _meta.
-	ctx = outgoing.WithHostCapabilities(ctx, hr.ForwardedCaps())
-	ctx = outgoing.WithLogLevel(ctx, meta.LogLevel)
+	// An upstream at the stateless revision is told, in each request made
+	// for this one, what this very request's host can be asked and the log
+	// level it asked for (none when it named none), exactly.
+	hr.calls = upstream.CallOptions{Caps: hr.ForwardedCaps(), Level: meta.LogLevel, LevelSet: true}
 	if err := translate.RemovedError(method); err != nil {
 		return nil, err
 	}
@@ -385,7 +384,7 @@ func (s *Session) startUpstreams(hr hostRequest) {
 // 2025-era host: every server that logs is told, and one that connects
 // later or restarts too. That is for the servers at 2025-11-25, which
 // have no level per request; one at the stateless revision gets each
-// request's own (outgoing.WithLogLevel in handleStateless).
+// request's own (hostRequest.calls, set in handleStateless).
 func (s *Session) applyLogLevel(ctx context.Context, level string) {
 	if level == "" {
 		return
