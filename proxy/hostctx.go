@@ -1,6 +1,8 @@
 package proxy
 
 import (
+	"encoding/json"
+
 	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/mcptrunk/mcptrunk/proxy/catalog"
 	"github.com/mcptrunk/mcptrunk/proxy/translate"
@@ -18,6 +20,10 @@ type hostRequest struct {
 	// whole and never to the model (the run's own result has its budget,
 	// trunk.codeMode.maxResultBytes).
 	inRun bool
+	// id is the request's JSON-RPC id as the host wrote it (nil for the
+	// trunk's own): a server's request during a call on its behalf is
+	// related to it (hostSet.began, Session.relate).
+	id json.RawMessage
 	// calls is what a server at the stateless revision is told of this
 	// request in each call made for it (the zero value for a 2025-era
 	// host, whose servers learnt it at initialize and logging/setLevel).

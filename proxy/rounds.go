@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 
-	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
 	"github.com/mcptrunk/mcptrunk/internal/protocol"
 	"github.com/mcptrunk/mcptrunk/proxy/observe"
 	"github.com/mcptrunk/mcptrunk/proxy/translate"
@@ -16,7 +15,7 @@ import (
 // the host's revision and the upstream's.
 func (t *Trunk) callUpstream(ctx context.Context, rq request, c *upstream.Client, method string, params json.RawMessage) (json.RawMessage, error) {
 	hr := rq.hostRequest
-	defer t.hosts.began(hr.session, c.Name(), jsonrpc.RequestID(ctx))()
+	defer t.hosts.began(hr.session, c.Name(), hr.id)()
 	hostStateless := hr.Stateless()
 	upStateless := protocol.IsStateless(c.Init().ProtocolVersion)
 	up := hr.server(c)
@@ -26,7 +25,7 @@ func (t *Trunk) callUpstream(ctx context.Context, rq request, c *upstream.Client
 			Method: method, Params: params, Continues: func(first context.Context) { observe.NoteContinues(ctx, first) }})
 	case !hostStateless && upStateless:
 		ask := func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-			return t.askSession(ctx, hr.session, compactID(jsonrpc.RequestID(ctx)), c.Name(), method, params)
+			return t.askSession(ctx, hr.session, compactID(hr.id), c.Name(), method, params)
 		}
 		return translate.Fulfil(ctx, up, hr.HostRequest, ask, method, params)
 	}

@@ -279,14 +279,15 @@ func (s *Session) handle(ctx context.Context, meta translate.RequestMeta, method
 	if protocol.IsStateless(meta.Version) {
 		return s.handleStateless(ctx, meta, method, params)
 	}
-	hr := s.legacyHost()
+	hr := *s.legacyHost()
+	hr.id = jsonrpc.RequestID(ctx)
 	if method == protocol.MethodDiscover {
 		// A probe at a legacy revision, or with no _meta: the answer lists
 		// the revisions, and the host falls back to initialize.
 		if meta.Version != "" {
-			hr = &hostRequest{HostRequest: translate.HostRequest{Version: meta.Version, Caps: meta.Caps}, session: s}
+			hr.HostRequest = translate.HostRequest{Version: meta.Version, Caps: meta.Caps}
 		}
-		return s.discover(ctx, *hr)
+		return s.discover(ctx, hr)
 	}
 	if s.trunk.hosts.shared.Load() {
 		if res, handled, err := s.handleShared(ctx, method, params); handled {
@@ -295,7 +296,7 @@ func (s *Session) handle(ctx context.Context, meta translate.RequestMeta, method
 	}
 	params, release := s.trunk.hosts.claimProgress(s, params)
 	defer release()
-	res, err := s.trunk.handle(ctx, *hr, method, params)
+	res, err := s.trunk.handle(ctx, hr, method, params)
 	s.out.Flush()
 	if err != nil {
 		return nil, err
@@ -308,7 +309,7 @@ func (s *Session) handle(ctx context.Context, meta translate.RequestMeta, method
 func (s *Session) handleStateless(ctx context.Context, meta translate.RequestMeta, method string, params json.RawMessage) (json.RawMessage, error) {
 	s.stateless.Store(true)
 	s.fitNames(meta.ClientName())
-	hr := hostRequest{HostRequest: translate.HostRequest{Version: meta.Version, Caps: meta.Caps}, session: s}
+	hr := hostRequest{HostRequest: translate.HostRequest{Version: meta.Version, Caps: meta.Caps}, session: s, id: jsonrpc.RequestID(ctx)}
 	// An upstream at the stateless revision is told, in each request made
 	// for this one, what this very request's host can be asked and the log
 	// level it asked for (none when it named none), exactly.
@@ -322,7 +323,7 @@ func (s *Session) handleStateless(ctx context.Context, meta translate.RequestMet
 	case protocol.MethodDiscover:
 		return s.discover(ctx, hr)
 	case protocol.MethodListen:
-		return s.listens.Listen(ctx, jsonrpc.RequestID(ctx), jsonrpc.Answered(ctx), params, listenSession{s, hr}, s.logger)
+		return s.listens.Listen(ctx, hr.id, jsonrpc.Answered(ctx), params, listenSession{s, hr}, s.logger)
 	}
 	params, release := s.trunk.hosts.claimProgress(s, params)
 	defer release()

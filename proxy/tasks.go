@@ -146,7 +146,7 @@ func (t *Trunk) listTasks(ctx context.Context, session *Session) (json.RawMessag
 // call on c (a 2025 server's requests during it find the session).
 func (t *Trunk) driveTask(ctx context.Context, rq request, c *upstream.Client, how tasks.Mode, forward json.RawMessage) (json.RawMessage, error) {
 	hr := rq.hostRequest
-	defer t.hosts.began(hr.session, c.Name(), jsonrpc.RequestID(ctx))()
+	defer t.hosts.began(hr.session, c.Name(), hr.id)()
 	call := tasks.Call{How: how, Follower: t.follower(hr, c), Host: hr.HostRequest, Forward: forward, Timeout: c.Spec().Timeouts.Call.D(), Life: t.life,
 		Send: func(ctx context.Context, params json.RawMessage, withExtension bool) (json.RawMessage, error) {
 			sent := rq
@@ -181,7 +181,7 @@ func (t *Trunk) driveTask(ctx context.Context, rq request, c *upstream.Client, h
 func (t *Trunk) follower(hr hostRequest, c *upstream.Client) tasks.Follower {
 	return tasks.Follower{Conn: t.taskLog.Watch(c.Name(), hr.server(c)), Server: c.Name(), Can: hr.Can,
 		Ask: func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-			return t.askSession(ctx, hr.session, compactID(jsonrpc.RequestID(ctx)), c.Name(), method, params)
+			return t.askSession(ctx, hr.session, compactID(hr.id), c.Name(), method, params)
 		}}
 }
 
