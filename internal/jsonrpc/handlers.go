@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"time"
-	"unsafe"
 
 	"github.com/mcptrunk/mcptrunk/internal/logkey"
 )
@@ -15,10 +14,7 @@ import (
 
 func (c *Conn) startHandler(m message) {
 	req := c.newInflight(m.ID)
-	// The key is the id's own bytes, part of a line that is never written
-	// to again (decodeMessage): converting them would copy them, one
-	// allocation per request, for a key that lives only while req does.
-	key := unsafe.String(unsafe.SliceData(m.ID), len(m.ID))
+	key := string(m.ID)
 	c.mu.Lock()
 	c.inflight[key] = req
 	c.link(req)
