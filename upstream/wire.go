@@ -75,21 +75,13 @@ func (w *wire) Call(ctx context.Context, method string, params json.RawMessage) 
 	return w.callWith(ctx, CallOptions{}, 0, method, params)
 }
 
-// timedCaller is a transport that bounds a call without a context of its
-// own (jsonrpc.Conn.CallWithin: the stdio and in-memory ones), which saves
-// the seven allocations of context.WithTimeout on every call.
-type timedCaller interface {
-	CallWithin(ctx context.Context, d time.Duration, method string, params json.RawMessage) (json.RawMessage, error)
-}
-
 // callWith sends a request with the _meta its revision wants (at the
 // stateless revision, told opts), bounded by d (none when d <= 0), telling
 // ctx's outgoing.Observer (reqmeta.go) of it. The error when d passes
 // first is context.DeadlineExceeded.
 func (w *wire) callWith(ctx context.Context, opts CallOptions, d time.Duration, method string, params json.RawMessage) (res json.RawMessage, err error) {
-	if _, timed := w.Transport.(timedCaller); d > 0 && (!timed || (w.stateless.Load() && statelessStandIn[method])) {
-		// A transport without it, or a method the wire answers otherwise:
-		// the bound is the context's.
+	if d > 0 && w.stateless.Load() && statelessStandIn[method] {
+		// A method the wire answers otherwise: the bound is the context's.
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, d)
 		defer cancel()
@@ -140,13 +132,9 @@ func (w *wire) stampedCall(ctx context.Context, opts CallOptions, extra map[stri
 	return w.send(ctx, d, method, params)
 }
 
-// send hands a request to the transport, bounded by d when d > 0 (callWith
-// has made sure the transport is a timedCaller then).
+// send hands a request to the transport, bounded by d when d > 0.
 func (w *wire) send(ctx context.Context, d time.Duration, method string, params json.RawMessage) (json.RawMessage, error) {
-	if d > 0 {
-		return w.Transport.(timedCaller).CallWithin(ctx, d, method, params)
-	}
-	return w.Transport.Call(ctx, method, params)
+	return w.Transport.CallWithin(ctx, d, method, params)
 }
 
 // Notify sends a notification without reserved _meta keys; one the

@@ -410,6 +410,17 @@ func (p *httpPeer) call(ctx context.Context, method string, params json.RawMessa
 	return res, err
 }
 
+// CallWithin is Call bounded by d (none when d <= 0) by a context of its
+// own: an HTTP exchange ends with its request's context.
+func (p *httpPeer) CallWithin(ctx context.Context, d time.Duration, method string, params json.RawMessage) (json.RawMessage, error) {
+	if d > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, d)
+		defer cancel()
+	}
+	return p.call(ctx, method, params)
+}
+
 // fail ends the connection because it is unusable: pending and later calls
 // fail, and Done closes once Conn has ended. The first reason is kept.
 func (p *httpPeer) fail(err error) {
