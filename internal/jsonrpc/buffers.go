@@ -44,11 +44,9 @@ func putBuf(b []byte) {
 }
 
 // hugeMessage is the size from which reading a message is followed by a
-// garbage collection. Reading a line of n bytes briefly holds 2n (bufio's
-// fragments, then the line), and the GC sets its next goal at twice what
-// it last found live: without a collection in between, the garbage of one
-// huge message is still in the heap when the next one arrives, and the
-// process peaks near 4n. Collecting once the message is handed on costs
-// about a millisecond against the tens of milliseconds it takes to move
-// that many bytes.
+// garbage collection, so that the garbage of one huge message (reading n
+// bytes holds 2n: bufio's fragments, then the line) is gone before the
+// next one sets the heap's goal. The trade: a peer can make the process
+// collect once per 4 MiB it sends, for a peak a fifth lower on 20 MB
+// results (docs/performance.md, "What library code asks of the runtime").
 const hugeMessage = 4 << 20
