@@ -2,8 +2,8 @@ package jsonrpc
 
 import "sync"
 
-// Frames are assembled in pooled buffers: small messages dominate MCP
-// traffic and a fresh allocation per message shows up in profiles.
+// Frames are assembled in pooled buffers, so that writing a message (most
+// are small) allocates no frame.
 const (
 	frameOverhead = 128     // envelope, id and method around the payload
 	maxPooled     = 1 << 20 // larger buffers are left to the GC

@@ -51,9 +51,8 @@ type handlerJob struct {
 // for the next request once theirs is answered: at most this many, each
 // until it has had nothing to do for a whole period of handlerIdle (so for
 // between one and two periods after its last request). A goroutine that
-// takes over a request keeps the stack it grew on the last one; a new
-// goroutine starts small and grows (copies) its stack on every request,
-// which was a tenth of the trunk's CPU per tools/call.
+// takes over a request keeps the stack it grew on the last one, so that a
+// request does not pay for growing (copying) a fresh goroutine's stack.
 const (
 	maxIdleHandlers = 32
 	handlerIdle     = time.Second
@@ -63,8 +62,8 @@ const (
 // waits idle, until a period of handlerIdle passes without one,
 // maxIdleHandlers others are already waiting, or the read loop ends. Its
 // timer runs on through the requests and is armed again only when it
-// fires after one: resetting it after every request took a lock and a
-// timer-heap update per request, a few percent of the trunk's CPU.
+// fires after one, so that a request costs no timer reset (a lock and a
+// timer-heap update).
 func (c *Conn) handle(j handlerJob) {
 	defer c.handlers.Done()
 	var idle *time.Timer

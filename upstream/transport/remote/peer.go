@@ -301,10 +301,10 @@ func (p *httpPeer) flush(ctx context.Context) {
 	p.queue.drain(ctx, p.life.Done())
 }
 
-// goRequest starts a request's POST on a goroutine of its own (one kept
-// from an earlier request: net/http's client grew a fresh one's stack on
-// every call), with a ctx that ends when the caller cancels it or the
-// transport closes.
+// goRequest starts a request's POST on a goroutine of its own (a kept one,
+// whose stack has grown to what net/http's client needs, so that a call
+// does not grow a fresh one's), with a ctx that ends when the caller
+// cancels it or the transport closes.
 func (p *httpPeer) goRequest(f frame) {
 	ctx, cancel := context.WithCancel(p.life)
 	key := normID(f.id)
