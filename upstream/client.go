@@ -57,12 +57,12 @@ type clientOptions struct {
 	version       string
 	capabilities  json.RawMessage
 	restart       RestartPolicy
-	preferLegacy  bool                                                     // see Options.PreferLegacy
-	cache         *catalogcache.Store                                      // nil: no cache directory (lazy servers start eagerly)
-	refresh       bool                                                     // see Options.RefreshCache
-	dial          Dialer                                                   // see Options.Dial
-	authorization func(ctx context.Context, server string) (string, error) // see Options.Authorization
-	maxMessage    int                                                      // see Options.MaxMessageBytes
+	preferLegacy  bool                                                              // see Options.PreferLegacy
+	cache         *catalogcache.Store                                               // nil: no cache directory (lazy servers start eagerly)
+	refresh       bool                                                              // see Options.RefreshCache
+	dial          Dialer                                                            // see Options.Dial
+	authorization func(ctx context.Context, server, refused string) (string, error) // see Options.Authorization
+	maxMessage    int                                                               // see Options.MaxMessageBytes
 }
 
 // Client is one upstream server: its connection, handshake, catalog and

@@ -25,7 +25,7 @@ func (m *Manager) Require(ctx context.Context, c Caller, id string) error {
 	if s, _ := m.grant(c.Subject, id); s == nil {
 		return nil
 	}
-	if _, err := m.Authorization(ctx, c.Subject, id); err == nil {
+	if _, err := m.Authorization(ctx, c.Subject, id, ""); err == nil {
 		return nil // signed in (refreshed if it had to be)
 	}
 	f, err := m.start(ctx, c, id)
