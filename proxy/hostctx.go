@@ -1,9 +1,12 @@
 package proxy
 
 import (
+	"encoding/json"
+
 	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/mcptrunk/mcptrunk/proxy/catalog"
 	"github.com/mcptrunk/mcptrunk/proxy/translate"
+	"github.com/mcptrunk/mcptrunk/upstream"
 )
 
 // hostRequest is a host's request as the trunk handles it: the facts of
@@ -17,7 +20,18 @@ type hostRequest struct {
 	// whole and never to the model (the run's own result has its budget,
 	// trunk.codeMode.maxResultBytes).
 	inRun bool
+	// id is the request's JSON-RPC id as the host wrote it (nil for the
+	// trunk's own): a server's request during a call on its behalf is
+	// related to it (hostSet.began, Session.relate).
+	id json.RawMessage
+	// calls is what a server at the stateless revision is told of this
+	// request in each call made for it (the zero value for a 2025-era
+	// host, whose servers learnt it at initialize and logging/setLevel).
+	calls upstream.CallOptions
 }
+
+// server is c as the calls made for the request reach it.
+func (hr hostRequest) server(c *upstream.Client) upstream.Caller { return c.For(hr.calls) }
 
 // request is one host request as the trunk routes it: the facts of the
 // host that sent it and the generation of the trunk's state it is handled

@@ -95,7 +95,7 @@ func (h *hostSet) claimProgress(s *Session, params json.RawMessage) (json.RawMes
 }
 
 // began records that s has a call in flight on server, for its host's
-// request id (jsonrpc.RequestID; nil for none); the func ends it. Only in
+// request id (hostRequest.id; nil for none); the func ends it. Only in
 // shared mode, where there is someone to choose from.
 func (h *hostSet) began(s *Session, server string, id json.RawMessage) func() {
 	if s == nil || !h.shared.Load() {

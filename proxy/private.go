@@ -122,8 +122,8 @@ func (t *Trunk) callerFleet(first *Session) func() *upstream.Fleet {
 				return nil, unattributedRequest(server, method, subject, busy)
 			}
 			return t.askSession(ctx, s, call, server, method, tasks.Relate(params, t.sessionTaskIDs(s, server)))
-		}, func(ctx context.Context, server string) (string, error) {
-			return t.creds.Authorization(ctx, subject, server, func() string { return t.inboundToken(subject) })
+		}, func(ctx context.Context, server, refused string) (string, error) {
+			return t.creds.Authorization(ctx, subject, server, refused, func() string { return t.inboundToken(subject) })
 		})
 	}
 }
@@ -145,7 +145,7 @@ func (t *Trunk) inboundToken(subject string) string {
 // ownFleet makes a set of own instances, told the capabilities of hr.
 func (t *Trunk) ownFleet(logger *slog.Logger, hr hostRequest, notify func(server, method string, params json.RawMessage),
 	ask func(ctx context.Context, server, method string, params json.RawMessage) (json.RawMessage, error),
-	authz func(ctx context.Context, server string) (string, error)) *upstream.Fleet {
+	authz func(ctx context.Context, server, refused string) (string, error)) *upstream.Fleet {
 	return upstream.NewFleet(&upstream.Options{
 		Logger:          logger,
 		Concurrency:     1,

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 
-	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
 	"github.com/mcptrunk/mcptrunk/internal/protocol"
 	"github.com/mcptrunk/mcptrunk/proxy/observe"
 	"github.com/mcptrunk/mcptrunk/proxy/translate"
@@ -16,23 +15,24 @@ import (
 // the host's revision and the upstream's.
 func (t *Trunk) callUpstream(ctx context.Context, rq request, c *upstream.Client, method string, params json.RawMessage) (json.RawMessage, error) {
 	hr := rq.hostRequest
-	defer t.hosts.began(hr.session, c.Name(), jsonrpc.RequestID(ctx))()
+	defer t.hosts.began(hr.session, c.Name(), hr.id)()
 	hostStateless := hr.Stateless()
 	upStateless := protocol.IsStateless(c.Init().ProtocolVersion)
+	up := hr.server(c)
 	switch {
 	case hostStateless && !upStateless:
-		return t.parked.Call(ctx, translate.Parked{Upstream: c, Timeout: c.Spec().Timeouts.Call.D(), Host: hr.HostRequest, Caller: taskBinding(hr.session),
+		return t.parked.Call(ctx, translate.Parked{Upstream: up, Timeout: c.Spec().Timeouts.Call.D(), Host: hr.HostRequest, Caller: taskBinding(hr.session),
 			Method: method, Params: params, Continues: func(first context.Context) { observe.NoteContinues(ctx, first) }})
 	case !hostStateless && upStateless:
 		ask := func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-			return t.askSession(ctx, hr.session, compactID(jsonrpc.RequestID(ctx)), c.Name(), method, params)
+			return t.askSession(ctx, hr.session, compactID(hr.id), c.Name(), method, params)
 		}
-		return translate.Fulfil(ctx, c, hr.HostRequest, ask, method, params)
+		return translate.Fulfil(ctx, up, hr.HostRequest, ask, method, params)
 	}
 	// The same revision on both sides: as sent. (A legacy server may still
 	// answer input_required, as go-sdk's does for a second round, and a
 	// legacy client retry with inputResponses and requestState: both pass.)
-	return c.Call(ctx, method, params)
+	return up.Call(ctx, method, params)
 }
 
 // HandleOneShot is Handle for a caller that is no host connection (the

@@ -54,7 +54,7 @@ func (t *Trunk) handle(ctx context.Context, hr hostRequest, method string, param
 		return t.bounded(rq.st, method, params).of(t.routeResource(ctx, rq, method, params, true))
 	case skills.ListMethod:
 		t.waitSettled(ctx)
-		return t.bounded(rq.st, method, params).of(skills.ListOf(ctx, t.clients(), rq.view(rq.st.catalog()).Admits, rq.st.pins, t.logger))
+		return t.bounded(rq.st, method, params).of(skills.ListOf(ctx, t.clients(), rq.calls, rq.view(rq.st.catalog()).Admits, rq.st.pins, t.logger))
 	case "resources/subscribe", "resources/unsubscribe":
 		return t.routeResource(ctx, rq, method, params, false)
 	case "completion/complete":
@@ -333,7 +333,7 @@ func (t *Trunk) routeCompletion(ctx context.Context, rq request, params json.Raw
 	if err != nil {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "completion/complete: %v", err)
 	}
-	return c.Call(ctx, "completion/complete", forward)
+	return rq.server(c).Call(ctx, "completion/complete", forward)
 }
 
 // setLevel passes the host's log level to every ready server that logs.

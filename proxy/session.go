@@ -20,7 +20,7 @@ import (
 	"github.com/mcptrunk/mcptrunk/proxy/outbox"
 	"github.com/mcptrunk/mcptrunk/proxy/relay"
 	"github.com/mcptrunk/mcptrunk/proxy/translate"
-	"github.com/mcptrunk/mcptrunk/upstream/outgoing"
+	"github.com/mcptrunk/mcptrunk/upstream"
 )
 
 // Session is one host's connection to the trunk, the trunk's MCP server
@@ -279,14 +279,15 @@ func (s *Session) handle(ctx context.Context, meta translate.RequestMeta, method
 	if protocol.IsStateless(meta.Version) {
 		return s.handleStateless(ctx, meta, method, params)
 	}
-	hr := s.legacyHost()
+	hr := *s.legacyHost()
+	hr.id = jsonrpc.RequestID(ctx)
 	if method == protocol.MethodDiscover {
 		// A probe at a legacy revision, or with no _meta: the answer lists
 		// the revisions, and the host falls back to initialize.
 		if meta.Version != "" {
-			hr = &hostRequest{HostRequest: translate.HostRequest{Version: meta.Version, Caps: meta.Caps}, session: s}
+			hr.HostRequest = translate.HostRequest{Version: meta.Version, Caps: meta.Caps}
 		}
-		return s.discover(ctx, *hr)
+		return s.discover(ctx, hr)
 	}
 	if s.trunk.hosts.shared.Load() {
 		if res, handled, err := s.handleShared(ctx, method, params); handled {
@@ -295,7 +296,7 @@ func (s *Session) handle(ctx context.Context, meta translate.RequestMeta, method
 	}
 	params, release := s.trunk.hosts.claimProgress(s, params)
 	defer release()
-	res, err := s.trunk.handle(ctx, *hr, method, params)
+	res, err := s.trunk.handle(ctx, hr, method, params)
 	s.out.Flush()
 	if err != nil {
 		return nil, err
@@ -308,12 +309,11 @@ func (s *Session) handle(ctx context.Context, meta translate.RequestMeta, method
 func (s *Session) handleStateless(ctx context.Context, meta translate.RequestMeta, method string, params json.RawMessage) (json.RawMessage, error) {
 	s.stateless.Store(true)
 	s.fitNames(meta.ClientName())
-	hr := hostRequest{HostRequest: translate.HostRequest{Version: meta.Version, Caps: meta.Caps}, session: s}
-	// An upstream at the stateless revision is told, in each request, what
-	// this very request's host can be asked and the log level it asked for
-	// (none when it named none), exactly: upstream.Client sets the _meta.
-	ctx = outgoing.WithHostCapabilities(ctx, hr.ForwardedCaps())
-	ctx = outgoing.WithLogLevel(ctx, meta.LogLevel)
+	hr := hostRequest{HostRequest: translate.HostRequest{Version: meta.Version, Caps: meta.Caps}, session: s, id: jsonrpc.RequestID(ctx)}
+	// An upstream at the stateless revision is told, in each request made
+	// for this one, what this very request's host can be asked and the log
+	// level it asked for (none when it named none), exactly.
+	hr.calls = upstream.CallOptions{Caps: hr.ForwardedCaps(), Level: meta.LogLevel, LevelSet: true}
 	if err := translate.RemovedError(method); err != nil {
 		return nil, err
 	}
@@ -323,7 +323,7 @@ func (s *Session) handleStateless(ctx context.Context, meta translate.RequestMet
 	case protocol.MethodDiscover:
 		return s.discover(ctx, hr)
 	case protocol.MethodListen:
-		return s.listens.Listen(ctx, jsonrpc.RequestID(ctx), jsonrpc.Answered(ctx), params, listenSession{s, hr}, s.logger)
+		return s.listens.Listen(ctx, hr.id, jsonrpc.Answered(ctx), params, listenSession{s, hr}, s.logger)
 	}
 	params, release := s.trunk.hosts.claimProgress(s, params)
 	defer release()
@@ -385,7 +385,7 @@ func (s *Session) startUpstreams(hr hostRequest) {
 // 2025-era host: every server that logs is told, and one that connects
 // later or restarts too. That is for the servers at 2025-11-25, which
 // have no level per request; one at the stateless revision gets each
-// request's own (outgoing.WithLogLevel in handleStateless).
+// request's own (hostRequest.calls, set in handleStateless).
 func (s *Session) applyLogLevel(ctx context.Context, level string) {
 	if level == "" {
 		return

@@ -13,7 +13,6 @@ import (
 	"github.com/mcptrunk/mcptrunk/proxy/tasks"
 	"github.com/mcptrunk/mcptrunk/proxy/translate"
 	"github.com/mcptrunk/mcptrunk/upstream"
-	"github.com/mcptrunk/mcptrunk/upstream/outgoing"
 )
 
 // The trunk's side of tasks (proxy/tasks holds the rest): the tasks methods
@@ -103,7 +102,7 @@ func (t *Trunk) watchTask(ctx context.Context, hr hostRequest, id string) (func(
 	if err != nil {
 		return nil, nil, err
 	}
-	return tasks.Listen(ctx, c, upID)
+	return tasks.Listen(ctx, hr.server(c), upID)
 }
 
 // sessionTaskIDs turns server's task ids into the ids session s gets.
@@ -147,19 +146,20 @@ func (t *Trunk) listTasks(ctx context.Context, session *Session) (json.RawMessag
 // call on c (a 2025 server's requests during it find the session).
 func (t *Trunk) driveTask(ctx context.Context, rq request, c *upstream.Client, how tasks.Mode, forward json.RawMessage) (json.RawMessage, error) {
 	hr := rq.hostRequest
-	defer t.hosts.began(hr.session, c.Name(), jsonrpc.RequestID(ctx))()
+	defer t.hosts.began(hr.session, c.Name(), hr.id)()
 	call := tasks.Call{How: how, Follower: t.follower(hr, c), Host: hr.HostRequest, Forward: forward, Timeout: c.Spec().Timeouts.Call.D(), Life: t.life,
 		Send: func(ctx context.Context, params json.RawMessage, withExtension bool) (json.RawMessage, error) {
+			sent := rq
 			if withExtension {
-				ctx = outgoing.WithHostCapabilities(ctx, tasks.WithExtension(hr.ForwardedCaps()))
+				sent.calls.Caps = tasks.WithExtension(hr.ForwardedCaps())
 			}
-			res, err := t.callUpstream(ctx, rq, c, "tools/call", params)
+			res, err := t.callUpstream(ctx, sent, c, "tools/call", params)
 			// driven: the trunk runs it (not the host's own task, translated)
 			t.taskLog.Created(ctx, c.Name(), res, how == tasks.AsLegacyTask || how == tasks.AsExtensionTask)
 			return res, err
 		},
-		Park: func(ctx context.Context, up translate.Upstream) (json.RawMessage, error) {
-			return t.parked.Call(ctx, translate.Parked{Upstream: up, Timeout: c.Spec().Timeouts.Call.D(), Host: hr.HostRequest, Caller: taskBinding(hr.session), Method: "tools/call", Params: forward})
+		Park: func(ctx context.Context, task func(context.Context, translate.AskHost) (json.RawMessage, error)) (json.RawMessage, error) {
+			return t.parked.Call(ctx, translate.Parked{Upstream: hr.server(c), Run: task, Timeout: c.Spec().Timeouts.Call.D(), Host: hr.HostRequest, Caller: taskBinding(hr.session), Method: "tools/call", Params: forward})
 		},
 		Abandoned: func(err error) {
 			t.logger.Warn("a task the trunk gave up on is still running", "server", c.Name(), "error", err)
@@ -179,9 +179,9 @@ func (t *Trunk) driveTask(ctx context.Context, rq request, c *upstream.Client, h
 // follower follows c's tasks for the session of request hr, their input
 // requests put to it.
 func (t *Trunk) follower(hr hostRequest, c *upstream.Client) tasks.Follower {
-	return tasks.Follower{Conn: t.taskLog.Watch(c.Name(), c), Server: c.Name(), Can: hr.Can,
+	return tasks.Follower{Conn: t.taskLog.Watch(c.Name(), hr.server(c)), Server: c.Name(), Can: hr.Can,
 		Ask: func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-			return t.askSession(ctx, hr.session, compactID(jsonrpc.RequestID(ctx)), c.Name(), method, params)
+			return t.askSession(ctx, hr.session, compactID(hr.id), c.Name(), method, params)
 		}}
 }
 

@@ -57,12 +57,12 @@ type clientOptions struct {
 	version       string
 	capabilities  json.RawMessage
 	restart       RestartPolicy
-	preferLegacy  bool                                                     // see Options.PreferLegacy
-	cache         *catalogcache.Store                                      // nil: no cache directory (lazy servers start eagerly)
-	refresh       bool                                                     // see Options.RefreshCache
-	dial          Dialer                                                   // see Options.Dial
-	authorization func(ctx context.Context, server string) (string, error) // see Options.Authorization
-	maxMessage    int                                                      // see Options.MaxMessageBytes
+	preferLegacy  bool                                                              // see Options.PreferLegacy
+	cache         *catalogcache.Store                                               // nil: no cache directory (lazy servers start eagerly)
+	refresh       bool                                                              // see Options.RefreshCache
+	dial          Dialer                                                            // see Options.Dial
+	authorization func(ctx context.Context, server, refused string) (string, error) // see Options.Authorization
+	maxMessage    int                                                               // see Options.MaxMessageBytes
 }
 
 // Client is one upstream server: its connection, handshake, catalog and
@@ -182,7 +182,14 @@ func (c *Client) Settled() <-chan struct{} { return c.settled }
 
 func (c *Client) settle() { c.settleMu.Do(func() { close(c.settled) }) }
 
-// Call sends a request to the server, bounded by the server's call timeout.
+// Call is CallWith for a request of the trunk's own (no CallOptions).
+func (c *Client) Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	return c.CallWith(ctx, CallOptions{}, method, params)
+}
+
+// CallWith sends a request to the server, bounded by the server's call
+// timeout; a server at the stateless revision is told opts, the facts of
+// the host request it is made for.
 // A sleeping server is started first (see Wake). An error from the server
 // comes back as the *jsonrpc.Error it sent; a server that is not available
 // gives a CodeUnavailable error naming it.
@@ -197,13 +204,13 @@ func (c *Client) settle() { c.settleMu.Do(func() { close(c.settled) }) }
 // it when maxQueued others wait already; one whose breaker is open refuses
 // it at once, naming the server and when it is tried again. Each refusal
 // is a CodeUnavailable error.
-func (c *Client) Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+func (c *Client) CallWith(ctx context.Context, opts CallOptions, method string, params json.RawMessage) (json.RawMessage, error) {
 	tk, err := c.guard.admit(ctx, c.spec.Timeouts.Call.D())
 	if err != nil {
 		return nil, err
 	}
 	for tries := 1; ; tries++ {
-		res, sent, o, err := c.callOnce(ctx, method, params)
+		res, sent, o, err := c.callOnce(ctx, opts, method, params)
 		if sent || tries == 3 || ctx.Err() != nil {
 			c.guard.done(tk, o, err)
 			return res, err
@@ -215,7 +222,7 @@ func (c *Client) Call(ctx context.Context, method string, params json.RawMessage
 // reach the server because its connection had ended, so that it may be
 // sent again once the server is back. o is what the try says of the
 // server, for its breaker.
-func (c *Client) callOnce(ctx context.Context, method string, params json.RawMessage) (_ json.RawMessage, sent bool, o outcome, _ error) {
+func (c *Client) callOnce(ctx context.Context, opts CallOptions, method string, params json.RawMessage) (_ json.RawMessage, sent bool, o outcome, _ error) {
 	t, err := c.acquire(ctx)
 	if err != nil {
 		// Not there to answer: away past timeouts.restart, failed, closed.
@@ -224,7 +231,7 @@ func (c *Client) callOnce(ctx context.Context, method string, params json.RawMes
 	defer c.release()
 	timeout := c.spec.Timeouts.Call.D()
 	began := time.Now()
-	res, err := t.CallWithin(ctx, timeout, method, params)
+	res, err := t.callWith(ctx, opts, timeout, method, params)
 	if errors.Is(err, jsonrpc.ErrNotSent) && endsSoon(ctx, t) {
 		return nil, false, c.outcome(ctx, err), c.callError(ctx, t, method, timeout, err)
 	}

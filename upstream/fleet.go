@@ -54,7 +54,9 @@ type Options struct {
 	// Authorization gives the Authorization header of each HTTP request
 	// to a server with per-user credentials (config.Spec.PerUser), in place
 	// of OAuth: the credential of the caller the Fleet's instances serve.
-	Authorization func(ctx context.Context, server string) (string, error)
+	// refused is the value the server has just refused, "" when none
+	// (remote.Endpoint.Authorization).
+	Authorization func(ctx context.Context, server, refused string) (string, error)
 	// MaxMessageBytes is the longest message read from a server
 	// (trunk.maxMessageBytes; 0: no limit), enforced while reading.
 	MaxMessageBytes int

@@ -33,7 +33,7 @@ func OAuthServer(spec config.Spec) oauth.Server {
 
 // remoteEndpoint is spec's server as transport/remote dials it; a server
 // with per-user credentials takes its Authorization from authz.
-func remoteEndpoint(spec config.Spec, id, version string, authz func(context.Context, string) (string, error)) remote.Endpoint {
+func remoteEndpoint(spec config.Spec, id, version string, authz func(ctx context.Context, server, refused string) (string, error)) remote.Endpoint {
 	e := remote.Endpoint{
 		ID:             id,
 		URL:            spec.URL,
@@ -43,7 +43,7 @@ func remoteEndpoint(spec config.Spec, id, version string, authz func(context.Con
 		OAuth:          OAuthServer(spec),
 	}
 	if spec.PerUser() && authz != nil {
-		e.Authorization = func(ctx context.Context) (string, error) { return authz(ctx, id) }
+		e.Authorization = func(ctx context.Context, refused string) (string, error) { return authz(ctx, id, refused) }
 	}
 	return e
 }

@@ -51,10 +51,10 @@ type listenFilter struct {
 	TaskIDs   []string `json:"taskIds,omitempty"` // the tasks extension's status notifications
 }
 
-// openListen sends a subscriptions/listen request, told the client capabilities of mctx, and
+// openListen sends a subscriptions/listen request, told opts, and
 // waits, within ctx, for the server to acknowledge it. It returns the stream (which lives on
 // until the connection ends or it is cancelled), what the server honored; onEnd runs at its end.
-func (w *wire) openListen(ctx, mctx context.Context, want listenFilter, onEnd func(*listenStream)) (*listenStream, listenFilter, error) {
+func (w *wire) openListen(ctx context.Context, opts CallOptions, want listenFilter, onEnd func(*listenStream)) (*listenStream, listenFilter, error) {
 	w.ackMu.Lock()
 	defer w.ackMu.Unlock()
 	params, err := json.Marshal(struct {
@@ -63,7 +63,7 @@ func (w *wire) openListen(ctx, mctx context.Context, want listenFilter, onEnd fu
 	if err != nil {
 		return nil, listenFilter{}, err
 	}
-	params, err = rawjson.ReplaceReservedMeta(params, w.c.requestMeta(mctx))
+	params, err = rawjson.ReplaceReservedMeta(params, w.c.requestMeta(opts, nil))
 	if err != nil {
 		return nil, listenFilter{}, err
 	}
@@ -156,7 +156,7 @@ func (w *wire) watchLists(caps json.RawMessage) {
 				wait = listenBackoffMax
 			}
 			ctx, cancel := context.WithTimeout(w.life, wait)
-			s, honored, err := w.openListen(ctx, context.Background(), want, nil) // the Fleet's capabilities
+			s, honored, err := w.openListen(ctx, CallOptions{}, want, nil) // the Fleet's capabilities
 			cancel()
 			if err == nil {
 				w.c.logger.Debug("listening for list changes", "honored", fmt.Sprintf("%+v", honored))
@@ -230,7 +230,7 @@ func (w *wire) subscribe(ctx context.Context, params json.RawMessage) (json.RawM
 	if have {
 		return json.RawMessage(`{}`), nil
 	}
-	s, honored, err := w.openListen(ctx, context.Background(), listenFilter{URIs: []string{uri}}, func(s *listenStream) { w.subscriptionEnded(uri, s) })
+	s, honored, err := w.openListen(ctx, CallOptions{}, listenFilter{URIs: []string{uri}}, func(s *listenStream) { w.subscriptionEnded(uri, s) })
 	if err != nil {
 		var rpcErr *jsonrpc.Error
 		if errors.As(err, &rpcErr) {
@@ -252,17 +252,17 @@ func (w *wire) subscribe(ctx context.Context, params json.RawMessage) (json.RawM
 	return json.RawMessage(`{}`), nil
 }
 
-// ListenTasks holds a listen open for the status of the server's tasks ids, told ctx's host's
-// capabilities (which declare the extension): the ids the server will report on, and stop. The
+// ListenTasks holds a listen open for the status of the server's tasks ids, told opts (whose
+// capabilities declare the extension): the ids the server will report on, and stop. The
 // listen is a request in flight while it is open, so an idle timeout does not end it; when it
 // ends other than by stop (the server ends it, the connection is lost), ended gets why.
-func (c *Client) ListenTasks(ctx context.Context, ids []string) (honored []string, stop func(), ended <-chan error, _ error) {
+func (c *Client) ListenTasks(ctx context.Context, opts CallOptions, ids []string) (honored []string, stop func(), ended <-chan error, _ error) {
 	w, err := c.acquire(ctx)
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	release, stopped, why := sync.OnceFunc(c.release), new(atomic.Bool), make(chan error, 1)
-	s, h, err := w.openListen(ctx, ctx, listenFilter{TaskIDs: ids}, func(s *listenStream) {
+	s, h, err := w.openListen(ctx, opts, listenFilter{TaskIDs: ids}, func(s *listenStream) {
 		release()
 		if stopped.Load() {
 			return

@@ -10,12 +10,55 @@ import (
 	"github.com/mcptrunk/mcptrunk/upstream/outgoing"
 )
 
+// CallOptions are the facts of the host request a call is made for that a
+// server at the stateless revision is told in the call's _meta (one at an
+// earlier revision learnt them at initialize and from logging/setLevel).
+// The zero value is a request of the trunk's own.
+type CallOptions struct {
+	// Caps are the client capabilities of the host request: what the
+	// server may ask during the call, which may be less (or more) than the
+	// capabilities the Client was started with (Options.Capabilities,
+	// told when Caps is nil).
+	Caps json.RawMessage
+	// Level, when LevelSet, is the log level the host request asked for
+	// ("" for none), told instead of the one logging/setLevel set: a
+	// stateless host names its level in each request, and the trunk must
+	// not ask on a request's behalf for more than its host did.
+	Level    string
+	LevelSet bool
+}
+
+// Caller is a Client whose requests are all made for one host request,
+// each told that request's CallOptions: what the code that serves a host
+// request (translation, tasks) is handed in place of the Client.
+type Caller struct {
+	c    *Client
+	opts CallOptions
+}
+
+// For is c calling for the host request opts describes.
+func (c *Client) For(opts CallOptions) Caller { return Caller{c, opts} }
+
+// Name is the server's name.
+func (b Caller) Name() string { return b.c.id }
+
+// Call is Client.CallWith with the Caller's options.
+func (b Caller) Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	return b.c.CallWith(ctx, b.opts, method, params)
+}
+
+// ListenTasks is Client.ListenTasks told the Caller's options.
+func (b Caller) ListenTasks(ctx context.Context, ids []string) (honored []string, stop func(), ended <-chan error, _ error) {
+	return b.c.ListenTasks(ctx, b.opts, ids)
+}
+
 // observe tells ctx's outgoing.Observer, if any, of a request about to be
-// sent; end is nil when there is none.
-func (w *wire) observe(ctx context.Context, method string, params json.RawMessage) (context.Context, func(json.RawMessage, error)) {
+// sent; it returns the _meta the observer adds to the request, and end,
+// nil when there is no observer.
+func (w *wire) observe(ctx context.Context, method string, params json.RawMessage) (map[string]json.RawMessage, func(json.RawMessage, error)) {
 	o := outgoing.ObserverFrom(ctx)
 	if o == nil {
-		return ctx, nil
+		return nil, nil
 	}
 	revision := protocol.Stateless
 	if !w.stateless.Load() {
@@ -26,9 +69,8 @@ func (w *wire) observe(ctx context.Context, method string, params json.RawMessag
 	return o(ctx, outgoing.Request{Server: w.c.id, Method: method, Params: params, Revision: revision, Transport: string(w.c.spec.Type)})
 }
 
-// legacyParams is stripMeta with ctx's request _meta set.
-func (w *wire) legacyParams(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
-	extra := outgoing.MetaFrom(ctx)
+// legacyParams is stripMeta with the observer's _meta (extra) set.
+func (w *wire) legacyParams(params json.RawMessage, extra map[string]json.RawMessage) (json.RawMessage, error) {
 	if len(extra) == 0 {
 		return w.stripMeta(params)
 	}
@@ -39,9 +81,10 @@ func (w *wire) legacyParams(ctx context.Context, params json.RawMessage) (json.R
 	return out, nil
 }
 
-// addRequestMeta adds ctx's request _meta to the stateless revision's.
-func addRequestMeta(ctx context.Context, meta map[string]json.RawMessage) {
-	for k, v := range outgoing.MetaFrom(ctx) {
+// addRequestMeta adds the observer's _meta (extra) to the stateless
+// revision's, whose reserved keys it cannot replace.
+func addRequestMeta(meta, extra map[string]json.RawMessage) {
+	for k, v := range extra {
 		if _, reserved := meta[k]; !reserved {
 			meta[k] = v
 		}

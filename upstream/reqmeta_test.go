@@ -22,12 +22,11 @@ type recordingObserver struct {
 
 const trunkTraceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-1111111111111111-01"
 
-func (o *recordingObserver) observe(ctx context.Context, r outgoing.Request) (context.Context, func(json.RawMessage, error)) {
+func (o *recordingObserver) observe(_ context.Context, r outgoing.Request) (map[string]json.RawMessage, func(json.RawMessage, error)) {
 	o.mu.Lock()
 	o.seen = append(o.seen, r)
 	o.mu.Unlock()
-	ctx = outgoing.WithMeta(ctx, map[string]json.RawMessage{"traceparent": json.RawMessage(`"` + trunkTraceparent + `"`)})
-	return ctx, func(res json.RawMessage, err error) {
+	return map[string]json.RawMessage{"traceparent": json.RawMessage(`"` + trunkTraceparent + `"`)}, func(res json.RawMessage, err error) {
 		o.mu.Lock()
 		defer o.mu.Unlock()
 		if res == nil && err == nil {

@@ -12,7 +12,6 @@ import (
 	"github.com/mcptrunk/mcptrunk/internal/logkey"
 	"github.com/mcptrunk/mcptrunk/internal/protocol"
 	"github.com/mcptrunk/mcptrunk/internal/rawjson"
-	"github.com/mcptrunk/mcptrunk/upstream/outgoing"
 )
 
 // Which revision a connection speaks is settled at every connect, because a
@@ -116,7 +115,7 @@ func (c *Client) discover(ctx context.Context, w *wire) (InitResult, error) {
 		// The discover request itself goes with the stateless headers.
 		vs.SetProtocolVersion(protocol.Stateless)
 	}
-	params, err := rawjson.ReplaceReservedMeta(json.RawMessage(`{}`), c.requestMeta(ctx))
+	params, err := rawjson.ReplaceReservedMeta(json.RawMessage(`{}`), c.requestMeta(CallOptions{}, nil))
 	if err != nil {
 		return InitResult{}, err
 	}
@@ -193,9 +192,10 @@ func (c *Client) clientInfo() json.RawMessage {
 
 // requestMeta is the _meta every request to a stateless server carries: the
 // revision, what the client can be asked (the host's, for a request on its
-// behalf), who the client is, and the log level the host asked for.
-func (c *Client) requestMeta(ctx context.Context) map[string]json.RawMessage {
-	caps := outgoing.HostCapabilities(ctx)
+// behalf), who the client is, and the log level (the host request's, else
+// the one logging/setLevel set), with the observer's keys (extra) added.
+func (c *Client) requestMeta(opts CallOptions, extra map[string]json.RawMessage) map[string]json.RawMessage {
+	caps := opts.Caps
 	if len(caps) == 0 {
 		caps = c.opts.capabilities
 	}
@@ -207,14 +207,14 @@ func (c *Client) requestMeta(ctx context.Context) map[string]json.RawMessage {
 		protocol.MetaClientCapabilities: caps,
 		protocol.MetaClientInfo:         c.clientInfo(),
 	}
-	if level, ok := outgoing.LogLevel(ctx); ok {
-		if level != "" {
-			b, _ := json.Marshal(level)
+	if opts.LevelSet {
+		if opts.Level != "" {
+			b, _ := json.Marshal(opts.Level)
 			meta[protocol.MetaLogLevel] = b
 		}
 	} else if level := c.logLevel.Load(); level != nil {
 		meta[protocol.MetaLogLevel] = *level
 	}
-	addRequestMeta(ctx, meta)
+	addRequestMeta(meta, extra)
 	return meta
 }

@@ -18,7 +18,6 @@ import (
 	"github.com/mcptrunk/mcptrunk/internal/protocol"
 	"github.com/mcptrunk/mcptrunk/internal/rawjson"
 	"github.com/mcptrunk/mcptrunk/internal/testkit"
-	"github.com/mcptrunk/mcptrunk/upstream/outgoing"
 )
 
 // Tests of the stateless revision against go-sdk's conformance server (it
@@ -166,15 +165,21 @@ func TestStatelessConformanceStdio(t *testing.T) {
 	// Another hop's reserved keys never reach the server; the trunk's own
 	// do, and the other _meta keys pass.
 	hostCaps := json.RawMessage(`{"elicitation":{}}`)
-	callJSON(t, outgoing.WithHostCapabilities(ctx, hostCaps), c, "tools/call",
-		`{"name":"test_simple_text","arguments":{},"_meta":{"progressToken":7,"io.modelcontextprotocol/protocolVersion":"2025-11-25","io.modelcontextprotocol/other":1}}`)
+	if _, err := c.CallWith(ctx, CallOptions{Caps: hostCaps}, "tools/call",
+		json.RawMessage(`{"name":"test_simple_text","arguments":{},"_meta":{"progressToken":7,"io.modelcontextprotocol/protocolVersion":"2025-11-25","io.modelcontextprotocol/other":1}}`)); err != nil {
+		t.Fatal(err)
+	}
 	// logging/setLevel is not sent: the level goes with later requests.
 	callJSON(t, ctx, c, "logging/setLevel", `{"level":"debug"}`)
 	callJSON(t, ctx, c, "ping", `{}`)
 	callJSON(t, ctx, c, "prompts/list", `{}`)
 	// A host request's own level wins, and "" asks for none.
-	callJSON(t, outgoing.WithLogLevel(ctx, "error"), c, "resources/list", `{}`)
-	callJSON(t, outgoing.WithLogLevel(ctx, ""), c, "resources/templates/list", `{}`)
+	if _, err := c.CallWith(ctx, CallOptions{Level: "error", LevelSet: true}, "resources/list", json.RawMessage(`{}`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.CallWith(ctx, CallOptions{LevelSet: true}, "resources/templates/list", json.RawMessage(`{}`)); err != nil {
+		t.Fatal(err)
+	}
 	// Removed notifications are not sent either.
 	if err := c.Notify("notifications/roots/list_changed", nil); err != nil {
 		t.Fatal(err)

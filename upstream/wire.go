@@ -70,36 +70,29 @@ func (w *wire) Close(ctx context.Context) error {
 	return w.Transport.Close(ctx)
 }
 
-// Call sends a request with the _meta its revision wants, telling ctx's
-// outgoing.Observer (reqmeta.go) of it.
-func (w *wire) Call(ctx context.Context, method string, params json.RawMessage) (res json.RawMessage, err error) {
-	return w.CallWithin(ctx, 0, method, params)
+// Call sends a request of the trunk's own (callWith with no options).
+func (w *wire) Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	return w.callWith(ctx, CallOptions{}, 0, method, params)
 }
 
-// timedCaller is a transport that bounds a call without a context of its
-// own (jsonrpc.Conn.CallWithin: the stdio and in-memory ones), which saves
-// the seven allocations of context.WithTimeout on every call.
-type timedCaller interface {
-	CallWithin(ctx context.Context, d time.Duration, method string, params json.RawMessage) (json.RawMessage, error)
-}
-
-// CallWithin is Call bounded by d (none when d <= 0); the error when d
-// passes first is context.DeadlineExceeded.
-func (w *wire) CallWithin(ctx context.Context, d time.Duration, method string, params json.RawMessage) (res json.RawMessage, err error) {
-	if _, timed := w.Transport.(timedCaller); d > 0 && (!timed || (w.stateless.Load() && statelessStandIn[method])) {
-		// A transport without it, or a method the wire answers otherwise:
-		// the bound is the context's.
+// callWith sends a request with the _meta its revision wants (at the
+// stateless revision, told opts), bounded by d (none when d <= 0), telling
+// ctx's outgoing.Observer (reqmeta.go) of it. The error when d passes
+// first is context.DeadlineExceeded.
+func (w *wire) callWith(ctx context.Context, opts CallOptions, d time.Duration, method string, params json.RawMessage) (res json.RawMessage, err error) {
+	if d > 0 && w.stateless.Load() && statelessStandIn[method] {
+		// A method the wire answers otherwise: the bound is the context's.
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, d)
 		defer cancel()
 		d = 0
 	}
-	if octx, end := w.observe(ctx, method, params); end != nil {
-		ctx = octx
+	extra, end := w.observe(ctx, method, params)
+	if end != nil {
 		defer func() { end(res, err) }()
 	}
 	if !w.stateless.Load() {
-		params, err := w.legacyParams(ctx, params)
+		params, err := w.legacyParams(params, extra)
 		if err != nil {
 			return nil, err
 		}
@@ -108,7 +101,7 @@ func (w *wire) CallWithin(ctx context.Context, d time.Duration, method string, p
 	switch method {
 	case "ping":
 		// Removed at this revision; a discover proves the server answers.
-		if _, err := w.stampedCall(ctx, 0, protocol.MethodDiscover, json.RawMessage(`{}`)); err != nil {
+		if _, err := w.stampedCall(ctx, opts, extra, 0, protocol.MethodDiscover, json.RawMessage(`{}`)); err != nil {
 			return nil, err
 		}
 		return json.RawMessage(`{}`), nil
@@ -122,29 +115,26 @@ func (w *wire) CallWithin(ctx context.Context, d time.Duration, method string, p
 	if protocol.RemovedInStateless[method] {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "server %q: %s does not exist at revision %s", w.c.id, method, protocol.Stateless)
 	}
-	return w.stampedCall(ctx, d, method, params)
+	return w.stampedCall(ctx, opts, extra, d, method, params)
 }
 
 // statelessStandIn are the methods the wire answers otherwise at the
-// stateless revision (see CallWithin's switch).
+// stateless revision (see callWith's switch).
 var statelessStandIn = map[string]bool{"ping": true, "logging/setLevel": true, "resources/subscribe": true, "resources/unsubscribe": true}
 
-// stampedCall sends a request with the stateless revision's reserved _meta.
-func (w *wire) stampedCall(ctx context.Context, d time.Duration, method string, params json.RawMessage) (json.RawMessage, error) {
-	params, err := rawjson.ReplaceReservedMeta(params, w.c.requestMeta(ctx))
+// stampedCall sends a request with the stateless revision's reserved
+// _meta, told opts, and the observer's keys (extra).
+func (w *wire) stampedCall(ctx context.Context, opts CallOptions, extra map[string]json.RawMessage, d time.Duration, method string, params json.RawMessage) (json.RawMessage, error) {
+	params, err := rawjson.ReplaceReservedMeta(params, w.c.requestMeta(opts, extra))
 	if err != nil {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "server %q: %s: params: %v", w.c.id, method, err)
 	}
 	return w.send(ctx, d, method, params)
 }
 
-// send hands a request to the transport, bounded by d when d > 0 (CallWithin
-// has made sure the transport is a timedCaller then).
+// send hands a request to the transport, bounded by d when d > 0.
 func (w *wire) send(ctx context.Context, d time.Duration, method string, params json.RawMessage) (json.RawMessage, error) {
-	if d > 0 {
-		return w.Transport.(timedCaller).CallWithin(ctx, d, method, params)
-	}
-	return w.Transport.Call(ctx, method, params)
+	return w.Transport.CallWithin(ctx, d, method, params)
 }
 
 // Notify sends a notification without reserved _meta keys; one the

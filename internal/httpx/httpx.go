@@ -1,6 +1,6 @@
 // Package httpx holds the small HTTP helpers that the HTTP transports and the
 // OAuth client share: setting configured headers, reading and draining
-// bodies, bearer tokens, refusals.
+// bodies, bearer tokens.
 package httpx
 
 import (

@@ -2,8 +2,8 @@ package jsonrpc
 
 import "sync"
 
-// Frames are assembled in pooled buffers: small messages dominate MCP
-// traffic and a fresh allocation per message shows up in profiles.
+// Frames are assembled in pooled buffers, so that writing a message (most
+// are small) allocates no frame.
 const (
 	frameOverhead = 128     // envelope, id and method around the payload
 	maxPooled     = 1 << 20 // larger buffers are left to the GC
@@ -44,11 +44,9 @@ func putBuf(b []byte) {
 }
 
 // hugeMessage is the size from which reading a message is followed by a
-// garbage collection. Reading a line of n bytes briefly holds 2n (bufio's
-// fragments, then the line), and the GC sets its next goal at twice what
-// it last found live: without a collection in between, the garbage of one
-// huge message is still in the heap when the next one arrives, and the
-// process peaks near 4n. Collecting once the message is handed on costs
-// about a millisecond against the tens of milliseconds it takes to move
-// that many bytes.
+// garbage collection, so that the garbage of one huge message (reading n
+// bytes holds 2n: bufio's fragments, then the line) is gone before the
+// next one sets the heap's goal. The trade: a peer can make the process
+// collect once per 4 MiB it sends, for a peak a fifth lower on 20 MB
+// results (docs/performance.md, "What library code asks of the runtime").
 const hugeMessage = 4 << 20

@@ -251,19 +251,13 @@ func (c *Conn) dispatch(line []byte) {
 }
 
 // yieldToWoken lets the goroutine a message just woke (a handler given a
-// request, a call given its answer) run now, on this thread, before the
-// read loop reads again. The host's stdin is a blocking file: the read
-// loop's next read holds its thread and P in the kernel, and the woken
-// goroutine, queued on that P, waited for the scheduler to wake another
-// thread to take it (a futex wake-up and a spinning thread per message,
-// on the critical path of every call). Yielding puts the read loop behind
-// it instead; it runs until its first wait (a handler's for the server's
-// answer), and the read loop reads then. On the stdio calls workload
-// (docs/performance.md, "Issue #28's targets, where they stand") the
-// trunk's CPU per call fell by a quarter at both revisions and its
-// sequential p50 by 16-40 µs. On a pollable reader (a server's stdout)
-// it changes little: the read loop would park on its next read and let
-// the woken one run anyway; measured, it costs nothing there.
+// request, a call given its answer) run on this thread before the read
+// loop reads again: on a blocking reader (the stdio host's stdin) the next
+// read holds the thread and its P in the kernel, and the woken goroutine
+// would wait for the scheduler to wake another thread to take it. The
+// trade: a scheduler call per message, a fraction of a microsecond on a
+// pollable reader, for a quarter of the trunk's CPU per stdio call
+// (docs/performance.md, "What library code asks of the runtime").
 func yieldToWoken() { runtime.Gosched() }
 
 // reportGarbage logs lines that are not JSON-RPC: the first few in full
@@ -347,10 +341,9 @@ var ErrNotSent = errors.New("the request was not sent")
 var ErrTimedOut = fmt.Errorf("call timed out: %w", context.DeadlineExceeded)
 
 // CallWithin is Call bounded by d (none when d <= 0) without a context of
-// its own: context.WithTimeout costs a context, a timer and their cancel
-// on every call (seven allocations), where this takes a timer from a pool.
-// When d passes first, the request is cancelled at the peer ("timed out")
-// and the error is ErrTimedOut.
+// its own: it waits on a timer from a pool, sparing every call the
+// allocations of context.WithTimeout. When d passes first, the request is
+// cancelled at the peer ("timed out") and the error is ErrTimedOut.
 func (c *Conn) CallWithin(ctx context.Context, d time.Duration, method string, params json.RawMessage) (json.RawMessage, error) {
 	return c.call(ctx, d, method, params)
 }

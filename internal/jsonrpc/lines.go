@@ -80,11 +80,10 @@ func NewLineReader(r io.Reader) *LineReader {
 	return &LineReader{src: r, r: br}
 }
 
-// smallReaders recycles the smallest read buffers: a stateless HTTP
-// request's session reads one short line through a Conn of its own, and
-// its 4 KiB buffer was a sixth of what such a request allocated. Every line
-// next returns is a copy, so a buffer can serve another reader once its
-// own is done (release).
+// smallReaders recycles the smallest read buffers, which a stateless HTTP
+// request's session (one short line through a Conn of its own) would
+// otherwise allocate afresh. Every line next returns is a copy, so a
+// buffer can serve another reader once its own is done (release).
 var smallReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, smallestReadBuffer) }}
 
 // release gives the read buffer back for another LineReader: nothing may

@@ -8,15 +8,15 @@ import (
 )
 
 // inflightRequest is one request of the peer's being handled, and the ctx
-// its handler runs with. It is a context of its own rather than
-// context.WithCancel under a context value: that cost every request four
-// allocations (the value, the cancelCtx, its cancel func, and its place in
-// the connection-wide parent's map of children, under that parent's one
-// mutex, which every handler of the connection took twice); this is one,
-// and a channel once something waits on Done. It has no parent: the
-// connection cancels every request still in flight when it ends
-// (cancelInflight). AfterFunc lets a context derived from it (a call's
-// timeout) hang on it as on a cancelCtx, without a goroutine of its own.
+// its handler runs with. It is a context of its own, one allocation and a
+// channel once something waits on Done, so that a request shares no lock
+// or map with the connection's others (context.WithCancel under a
+// connection-wide parent takes the parent's mutex on every request and
+// allocates the value, the cancelCtx and its cancel func). It has no
+// parent: the connection cancels every request still in flight when it
+// ends (cancelInflight). AfterFunc lets a context derived from it (a
+// call's timeout) hang on it as on a cancelCtx, without a goroutine of its
+// own.
 type inflightRequest struct {
 	conn *Conn
 	id   json.RawMessage // as the peer wrote it (RequestID)

@@ -37,8 +37,8 @@ func (metaReader) Set(string, string) {}
 
 func (metaReader) Keys() []string { return []string{keyTraceparent, keyTracestate} }
 
-// metaWriter collects what Inject writes, as the _meta values
-// outgoing.WithMeta takes.
+// metaWriter collects what Inject writes, as the _meta values an
+// outgoing.Observer returns.
 type metaWriter map[string]json.RawMessage
 
 func (m metaWriter) Get(string) string { return "" }

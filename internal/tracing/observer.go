@@ -54,10 +54,10 @@ func (o *observer) Begin(ctx context.Context, r observe.Request) (context.Contex
 }
 
 // upstreamRequest starts the client span of one request sent upstream and
-// hands its trace context on in the request's _meta, replacing any the
+// hands its trace context on as the request's _meta, replacing any the
 // host sent: the server's span is the child of the trunk's, not of the
 // host's.
-func (o *observer) upstreamRequest(ctx context.Context, r outgoing.Request) (context.Context, func(json.RawMessage, error)) {
+func (o *observer) upstreamRequest(ctx context.Context, r outgoing.Request) (map[string]json.RawMessage, func(json.RawMessage, error)) {
 	target, attrs := requestAttrs(r.Method, paramsName(r.Method, r.Params), r.Revision)
 	attrs = append(attrs, attrServer.String(r.Server))
 	if t := networkTransport(r.Transport); t.Valid() {
@@ -67,10 +67,7 @@ func (o *observer) upstreamRequest(ctx context.Context, r outgoing.Request) (con
 		trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
 	meta := metaWriter{}
 	o.prop.Inject(ctx, meta)
-	if len(meta) > 0 {
-		ctx = outgoing.WithMeta(ctx, meta)
-	}
-	return ctx, func(result json.RawMessage, err error) { endSpan(span, r.Method, result, err, false) }
+	return meta, func(result json.RawMessage, err error) { endSpan(span, r.Method, result, err, false) }
 }
 
 // networkTransport is network.transport for a server's config type.

@@ -76,8 +76,8 @@ func recorded(t *testing.T, r observe.Request, out observe.Outcome, upstreamErr 
 	if obs == nil {
 		t.Fatal("the host request's ctx carries no outgoing.Observer")
 	}
-	uctx, uend := obs(ctx, outgoing.Request{Server: "notes", Method: r.Method, Params: json.RawMessage(`{"name":"echo"}`), Revision: "2025-11-25", Transport: "http"})
-	meta, _ = json.Marshal(outgoing.MetaFrom(uctx))
+	added, uend := obs(ctx, outgoing.Request{Server: "notes", Method: r.Method, Params: json.RawMessage(`{"name":"echo"}`), Revision: "2025-11-25", Transport: "http"})
+	meta, _ = json.Marshal(added)
 	uend(out.Result, upstreamErr)
 	end(out)
 	spans := rec.Ended()

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/mcptrunk/mcptrunk/internal/config"
-	"github.com/mcptrunk/mcptrunk/internal/httpx"
 	"github.com/mcptrunk/mcptrunk/internal/statestore"
 	"github.com/mcptrunk/mcptrunk/naming"
 	"golang.org/x/sync/singleflight"
@@ -39,8 +38,8 @@ type Options struct {
 // caller's own (Authorization), and the trunk's own for the instance that
 // lists the tools (Catalog).
 type OAuthTokens interface {
-	Authorization(ctx context.Context, subject, server string) (string, error)
-	Catalog(ctx context.Context, server string) (string, error)
+	Authorization(ctx context.Context, subject, server, refused string) (string, error)
+	Catalog(ctx context.Context, server, refused string) (string, error)
 }
 
 // Broker holds the per-user credentials of a trunk's servers: which
@@ -180,15 +179,17 @@ func (b *Broker) ForSubject(spec config.Spec, subject string) (config.Spec, erro
 // server: in exchange mode a token for the server exchanged for inbound()
 // (the subject's current access token for the trunk), reused until shortly
 // before it expires; "" in static mode, whose secrets are in the spec.
-func (b *Broker) Authorization(ctx context.Context, subject, id string, inbound func() string) (string, error) {
+// refused, the value the server has just refused ("" for none), is
+// dropped rather than given again.
+func (b *Broker) Authorization(ctx context.Context, subject, id, refused string, inbound func() string) (string, error) {
 	s, err := b.server(id)
 	if err == nil && s.spec.Credentials.Mode == config.CredentialsOAuth {
-		return b.oauth().Authorization(ctx, subject, id)
+		return b.oauth().Authorization(ctx, subject, id, refused)
 	}
 	if err != nil || s.ex == nil {
 		return "", err
 	}
-	if refused := httpx.Refused(ctx); refused != "" {
+	if refused != "" {
 		b.dropRefused(ctx, subject, s, id, refused)
 	}
 	if tok, ok := b.cached(ctx, subject, s, id); ok {
@@ -223,11 +224,13 @@ func (b *Broker) Authorization(ctx context.Context, subject, id string, inbound 
 // Catalog is the Authorization header of the instance every caller
 // shares, which only lists the server's catalog (it serves no caller's
 // call): in exchange mode the trunk's own token (client credentials), in
-// static mode none (the entry's own headers apply).
-func (b *Broker) Catalog(ctx context.Context, id string) (string, error) {
+// static mode none (the entry's own headers apply). refused is the value
+// the server has just refused ("" for none): the trunk's own sign-in drops
+// it.
+func (b *Broker) Catalog(ctx context.Context, id, refused string) (string, error) {
 	s, err := b.server(id)
 	if err == nil && s.spec.Credentials.Mode == config.CredentialsOAuth {
-		return b.oauth().Catalog(ctx, id)
+		return b.oauth().Catalog(ctx, id, refused)
 	}
 	if err != nil || s.ex == nil {
 		return "", err
@@ -307,12 +310,12 @@ func (b *Broker) oauth() OAuthTokens {
 
 type noOAuth struct{}
 
-func (noOAuth) Authorization(_ context.Context, _, server string) (string, error) {
+func (noOAuth) Authorization(_ context.Context, _, server, _ string) (string, error) {
 	return "", fmt.Errorf("server %q: per-user sign-in is not available here", server)
 }
 
-func (n noOAuth) Catalog(ctx context.Context, server string) (string, error) {
-	return n.Authorization(ctx, "", server)
+func (n noOAuth) Catalog(ctx context.Context, server, refused string) (string, error) {
+	return n.Authorization(ctx, "", server, refused)
 }
 
 // cached is subject's token for id from the store when it is still to be

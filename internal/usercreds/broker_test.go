@@ -50,7 +50,7 @@ func TestExchangeGivesTheServerItsOwnTokenForTheSameSubject(t *testing.T) {
 	inbound := map[string]string{"alice": iss.Token(t, "alice", trunkAud, nil), "bob": iss.Token(t, "bob", trunkAud, nil)}
 	ctx := context.Background()
 	for _, sub := range []string{"alice", "bob"} {
-		v, err := b.Authorization(ctx, sub, "gh", func() string { return inbound[sub] })
+		v, err := b.Authorization(ctx, sub, "gh", "", func() string { return inbound[sub] })
 		if err != nil {
 			t.Fatalf("%s: %v", sub, err)
 		}
@@ -63,7 +63,7 @@ func TestExchangeGivesTheServerItsOwnTokenForTheSameSubject(t *testing.T) {
 		}
 	}
 	// Cached: a second request exchanges nothing.
-	if _, err := b.Authorization(ctx, "alice", "gh", func() string { return inbound["alice"] }); err != nil {
+	if _, err := b.Authorization(ctx, "alice", "gh", "", func() string { return inbound["alice"] }); err != nil {
 		t.Fatal(err)
 	}
 	if n := len(iss.Issued()); n != 2 {
@@ -71,19 +71,44 @@ func TestExchangeGivesTheServerItsOwnTokenForTheSameSubject(t *testing.T) {
 	}
 	// Shortly before expiry (an hour) it is exchanged again.
 	clk.Add(time.Hour - 30*time.Second)
-	if _, err := b.Authorization(ctx, "alice", "gh", func() string { return inbound["alice"] }); err != nil {
+	if _, err := b.Authorization(ctx, "alice", "gh", "", func() string { return inbound["alice"] }); err != nil {
 		t.Fatal(err)
 	}
 	if n := len(iss.Issued()); n != 3 {
 		t.Errorf("%d tokens minted after the token neared expiry, want 3", n)
 	}
 	// A server without per-user credentials has no Authorization.
-	if v, err := b.Authorization(ctx, "alice", "plain", func() string { return inbound["alice"] }); err == nil || v != "" {
+	if v, err := b.Authorization(ctx, "alice", "plain", "", func() string { return inbound["alice"] }); err == nil || v != "" {
 		t.Errorf("plain: %q, %v; want an error", v, err)
 	}
 	b.Forget("alice")
 	if b.Holding() != 1 {
 		t.Errorf("%d subjects hold tokens after alice was forgotten, want 1", b.Holding())
+	}
+}
+
+// A value the server refused (a 401) is dropped and exchanged again; a
+// refused value that is not the one held (another's, or an older one)
+// leaves the held token alone.
+func TestExchangeDropsTheRefusedToken(t *testing.T) {
+	iss := testissuer.New(t)
+	iss.AddClient("trunk", "s3cret-of-the-trunk")
+	b := New(Options{})
+	b.Configure([]config.Spec{exchangeSpec(iss, "gh", "https://gh.example.com")})
+	inbound := func() string { return iss.Token(t, "alice", trunkAud, nil) }
+	ctx := context.Background()
+	first, err := b.Authorization(ctx, "alice", "gh", "", inbound)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, err := b.Authorization(ctx, "alice", "gh", "Bearer not-the-one-held", inbound); err != nil || again != first || len(iss.Issued()) != 1 {
+		t.Errorf("after another value was refused: %d tokens minted (%v), want the held one kept", len(iss.Issued()), err)
+	}
+	if _, err := b.Authorization(ctx, "alice", "gh", first, inbound); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(iss.Issued()); n != 2 {
+		t.Errorf("%d tokens minted, want 2 (the first, and one in place of the refused)", n)
 	}
 }
 
@@ -102,7 +127,7 @@ func TestExchangeRefusals(t *testing.T) {
 		{"wrong", good, "invalid_client"},
 		{"gh", expired, "invalid_grant"},
 	} {
-		_, err := b.Authorization(context.Background(), "alice", tt.server, func() string { return tt.inbound })
+		_, err := b.Authorization(context.Background(), "alice", tt.server, "", func() string { return tt.inbound })
 		var e *Error
 		if !errors.As(err, &e) || e.Code != tt.code || e.Server != tt.server {
 			t.Errorf("%s: %v; want the issuer's %s naming the server", tt.server, err, tt.code)
@@ -112,7 +137,7 @@ func TestExchangeRefusals(t *testing.T) {
 			t.Errorf("%s: message %q must name the code and no token or secret", tt.server, msg)
 		}
 	}
-	if _, err := b.Authorization(context.Background(), "alice", "gh", func() string { return "" }); err == nil || !strings.Contains(err.Error(), "needs a signed-in caller") {
+	if _, err := b.Authorization(context.Background(), "alice", "gh", "", func() string { return "" }); err == nil || !strings.Contains(err.Error(), "needs a signed-in caller") {
 		t.Errorf("without an inbound token: %v", err)
 	}
 }
@@ -122,7 +147,7 @@ func TestCatalogInstanceUsesTheTrunksOwnToken(t *testing.T) {
 	iss.AddClient("trunk", "s3cret-of-the-trunk")
 	b := New(Options{})
 	b.Configure([]config.Spec{exchangeSpec(iss, "gh", "https://gh.example.com")})
-	v, err := b.Catalog(context.Background(), "gh")
+	v, err := b.Catalog(context.Background(), "gh", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +190,7 @@ func TestStaticSecrets(t *testing.T) {
 	if _, err := b.ForSubject(stdio, "alice"); err == nil || strings.Contains(err.Error(), "alice-db") {
 		t.Errorf("a broken file: %v; want an error that quotes nothing of it", err)
 	}
-	if v, err := b.Authorization(context.Background(), "alice", "db", func() string { return "x" }); v != "" || err != nil {
+	if v, err := b.Authorization(context.Background(), "alice", "db", "", func() string { return "x" }); v != "" || err != nil {
 		t.Errorf("static Authorization = %q, %v; want none", v, err)
 	}
 }

@@ -50,25 +50,25 @@ func TestExchangedTokensShared(t *testing.T) {
 	b.Configure(specs)
 	in := iss.Token(t, "alice", trunkAud, nil)
 	ctx := context.Background()
-	first, err := a.Authorization(ctx, "alice", "gh", func() string { return in })
+	first, err := a.Authorization(ctx, "alice", "gh", "", func() string { return in })
 	if err != nil {
 		t.Fatal(err)
 	}
-	second, err := b.Authorization(ctx, "alice", "gh", func() string { return in })
+	second, err := b.Authorization(ctx, "alice", "gh", "", func() string { return in })
 	if err != nil || second != first || len(iss.Issued()) != 1 {
 		t.Errorf("the other broker: same token %v, %v, %d minted; want the stored one, one exchange", second == first, err, len(iss.Issued()))
 	}
 
 	back.down = true
 	_ = store.Health(ctx) // the store's watch notices
-	if v, err := b.Authorization(ctx, "alice", "gh", func() string { return in }); err != nil || v == "" {
+	if v, err := b.Authorization(ctx, "alice", "gh", "", func() string { return in }); err != nil || v == "" {
 		t.Errorf("with the store down: %v; want a token exchanged afresh", err)
 	}
 	back.down = false
 	if err := store.Health(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if v, err := a.Authorization(ctx, "alice", "gh", func() string { return in }); err != nil || v != first {
+	if v, err := a.Authorization(ctx, "alice", "gh", "", func() string { return in }); err != nil || v != first {
 		t.Errorf("with the store back: the stored token %v, %v", v == first, err)
 	}
 }

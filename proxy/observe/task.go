@@ -73,7 +73,9 @@ func (os Observers) BeginTask(ctx context.Context, t Task) func(TaskEnd) {
 
 // handling is what a request's ctx carries while it is observed: the
 // request, for what it creates and outlives it (a task), and what handling
-// it adds to its Outcome beyond the result.
+// it adds to its Outcome beyond the result. It rides in the ctx, as a
+// trace does, because only observers read it: nothing the trunk answers or
+// sends depends on it.
 type handling struct {
 	req       Request
 	continues context.Context

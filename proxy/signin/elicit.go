@@ -34,7 +34,7 @@ func (m *Manager) Require(ctx context.Context, c Caller, id string) error {
 	if s == nil {
 		return nil
 	}
-	_, err := m.Authorization(ctx, c.Subject, id)
+	_, err := m.Authorization(ctx, c.Subject, id, "")
 	if err == nil {
 		return nil // signed in (refreshed if it had to be)
 	}

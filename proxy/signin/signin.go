@@ -38,7 +38,6 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/mcptrunk/mcptrunk/internal/config"
-	"github.com/mcptrunk/mcptrunk/internal/httpx"
 	"github.com/mcptrunk/mcptrunk/internal/statestore"
 	"github.com/mcptrunk/mcptrunk/naming"
 	"github.com/mcptrunk/mcptrunk/upstream"
@@ -216,10 +215,10 @@ func (e *NeedSignInError) Error() string {
 }
 
 // Authorization is the Authorization header of subject's requests to
-// server: its token, refreshed when it is about to expire. A ctx that
-// says the server refused a value (httpx.Refused) drops that token; it is
-// refreshed if it can be, else the caller must sign in again.
-func (m *Manager) Authorization(ctx context.Context, subject, id string) (string, error) {
+// server: its token, refreshed when it is about to expire. refused is the
+// value the server has just refused ("" for none): that token is dropped,
+// and refreshed if it can be, else the caller must sign in again.
+func (m *Manager) Authorization(ctx context.Context, subject, id, refused string) (string, error) {
 	s, g, err := m.grant(ctx, subject, id)
 	if s == nil {
 		return "", fmt.Errorf("server %q is not in credentials mode \"oauth\"", id)
@@ -230,8 +229,8 @@ func (m *Manager) Authorization(ctx context.Context, subject, id string) (string
 	if g == nil {
 		return "", &NeedSignInError{Server: id, Subject: subject}
 	}
-	refused := httpx.Refused(ctx) != "" && httpx.Refused(ctx) == g.Authorization()
-	if !refused && !g.NeedsRefresh(m.opts.Now()) {
+	dropped := refused != "" && refused == g.Authorization()
+	if !dropped && !g.NeedsRefresh(m.opts.Now()) {
 		return g.Authorization(), nil
 	}
 	v, err, _ := m.flights.Do("refresh\x00"+subject+"\x00"+id, func() (any, error) {
@@ -254,7 +253,7 @@ func (m *Manager) Authorization(ctx context.Context, subject, id string) (string
 		if _, cur, lerr := m.grant(ctx, subject, id); lerr == nil && cur != nil && !same(cur, g) {
 			return cur, nil // another replica refreshed it first (its refresh token may be single-use)
 		}
-		if refused || oauth.Permanent(err) || g.Expired(m.opts.Now()) {
+		if dropped || oauth.Permanent(err) || g.Expired(m.opts.Now()) {
 			m.drop(ctx, subject, id)
 			m.opts.Logger.Info("sign-in dropped: the server refused the token or its refresh failed", "server", id, "subject", subject, "error", err)
 			return (*oauth.Grant)(nil), nil
@@ -279,15 +278,15 @@ func same(a, b *oauth.Grant) bool {
 // Catalog is the Authorization header of the instance every caller
 // shares, which only lists the server's tools: the trunk's own sign-in
 // ("mcptrunk auth <server>"), refreshed by upstream/oauth.
-func (m *Manager) Catalog(ctx context.Context, id string) (string, error) {
+func (m *Manager) Catalog(ctx context.Context, id, refused string) (string, error) {
 	m.mu.Lock()
 	s := m.servers[id]
 	m.mu.Unlock()
 	if s == nil || s.source == nil {
 		return "", fmt.Errorf("server %q is not in credentials mode \"oauth\"", id)
 	}
-	if sent := httpx.Refused(ctx); sent != "" {
-		if _, err := s.source.Rejected(ctx, strings.TrimPrefix(sent, "Bearer "), nil, false); err != nil {
+	if refused != "" {
+		if _, err := s.source.Rejected(ctx, strings.TrimPrefix(refused, "Bearer "), nil, false); err != nil {
 			return "", err
 		}
 	}

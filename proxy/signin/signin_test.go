@@ -16,7 +16,6 @@ import (
 
 	"github.com/mcptrunk/mcptrunk/internal/accesstoken/testissuer"
 	"github.com/mcptrunk/mcptrunk/internal/config"
-	"github.com/mcptrunk/mcptrunk/internal/httpx"
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
 	"github.com/mcptrunk/mcptrunk/internal/statestore"
 	"github.com/mcptrunk/mcptrunk/internal/testkit"
@@ -132,13 +131,13 @@ func TestSignInKeepsEachSubjectsOwnTokenAndRefreshesIt(t *testing.T) {
 	r := newRig(t)
 	ctx := context.Background()
 	for _, sub := range []string{"alice", "bob"} {
-		if _, err := r.m.Authorization(ctx, sub, "who"); !errors.As(err, new(*NeedSignInError)) {
+		if _, err := r.m.Authorization(ctx, sub, "who", ""); !errors.As(err, new(*NeedSignInError)) {
 			t.Fatalf("%s before signing in: %v; want NeedSignInError", sub, err)
 		}
 		if status, page := testissuer.Visit(t, r.iss.Browser(t, sub), r.elicit(t, sub)); status != http.StatusOK || !strings.Contains(page, "Signed in to who") {
 			t.Fatalf("%s's sign-in: %d %s", sub, status, page)
 		}
-		v, err := r.m.Authorization(ctx, sub, "who")
+		v, err := r.m.Authorization(ctx, sub, "who", "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -154,24 +153,24 @@ func TestSignInKeepsEachSubjectsOwnTokenAndRefreshesIt(t *testing.T) {
 	}
 
 	// Near its expiry (an hour), the token is refreshed.
-	first, _ := r.m.Authorization(ctx, "alice", "who")
+	first, _ := r.m.Authorization(ctx, "alice", "who", "")
 	r.clk.Add(time.Hour - 10*time.Second)
-	second, err := r.m.Authorization(ctx, "alice", "who")
+	second, err := r.m.Authorization(ctx, "alice", "who", "")
 	if err != nil || second == first || grants(r.iss, "refresh_token", "alice") != 1 {
 		t.Errorf("near expiry: changed %v, %v, %d refreshes; want one refresh and a new token", second != first, err, grants(r.iss, "refresh_token", "alice"))
 	}
 	// A token the server refuses (401) is replaced by a refresh.
-	third, err := r.m.Authorization(httpx.WithRefused(ctx, second), "alice", "who")
+	third, err := r.m.Authorization(ctx, "alice", "who", second)
 	if err != nil || third == second || grants(r.iss, "refresh_token", "alice") != 2 {
 		t.Errorf("refused: changed %v, %v; want a refreshed token", third != second, err)
 	}
 	// Refused, and the grant revoked: the caller must sign in again.
 	r.iss.RevokeRefresh("alice")
-	if _, err := r.m.Authorization(httpx.WithRefused(ctx, third), "alice", "who"); !errors.As(err, new(*NeedSignInError)) {
+	if _, err := r.m.Authorization(ctx, "alice", "who", third); !errors.As(err, new(*NeedSignInError)) {
 		t.Errorf("revoked: %v; want NeedSignInError", err)
 	}
 	r.elicit(t, "alice")
-	if v, err := r.m.Authorization(ctx, "bob", "who"); err != nil || v == "" {
+	if v, err := r.m.Authorization(ctx, "bob", "who", ""); err != nil || v == "" {
 		t.Errorf("bob after alice's revocation: %v", err)
 	}
 
@@ -206,10 +205,10 @@ func TestSignInStateIsSingleUseBoundAndExpiring(t *testing.T) {
 	if status, page := testissuer.Visit(t, bob, cb); status != http.StatusForbidden || !strings.Contains(page, "another browser") {
 		t.Errorf("carol's callback in bob's browser: %d %s; want 403", status, page)
 	}
-	if _, err := r.m.Authorization(context.Background(), "carol", "who"); err == nil {
+	if _, err := r.m.Authorization(context.Background(), "carol", "who", ""); err == nil {
 		t.Error("carol got a token from a callback her browser did not make")
 	}
-	if _, err := r.m.Authorization(context.Background(), "bob", "who"); err == nil {
+	if _, err := r.m.Authorization(context.Background(), "bob", "who", ""); err == nil {
 		t.Error("bob got a token from carol's sign-in")
 	}
 
@@ -232,7 +231,7 @@ func TestSignInStateIsSingleUseBoundAndExpiring(t *testing.T) {
 	if status, page := testissuer.Visit(t, erin, cb); status != http.StatusBadRequest || !strings.Contains(page, "expired") {
 		t.Errorf("an expired callback: %d %s; want 400 saying expired", status, page)
 	}
-	if _, err := r.m.Authorization(context.Background(), "erin", "who"); err == nil {
+	if _, err := r.m.Authorization(context.Background(), "erin", "who", ""); err == nil {
 		t.Error("erin got a token from an expired sign-in")
 	}
 }
@@ -271,7 +270,7 @@ func TestRequireAsksAHostThatOpensURLs(t *testing.T) {
 	if a.ElicitationID == "" || n.ElicitationID != a.ElicitationID {
 		t.Errorf("asked %s, told %s; want the completion to name the elicitation", asked, told)
 	}
-	if v, err := r.m.Authorization(ctx, "alice", "who"); err != nil || v == "" {
+	if v, err := r.m.Authorization(ctx, "alice", "who", ""); err != nil || v == "" {
 		t.Errorf("after the sign-in: %v", err)
 	}
 

@@ -54,7 +54,7 @@ func TestSignInOutlivesARestart(t *testing.T) {
 	store := embeddedStore(t, path, first.clk)
 	a := first.replica(t, store)
 	a.signIn(t, "alice")
-	tok, err := a.m.Authorization(context.Background(), "alice", "who")
+	tok, err := a.m.Authorization(context.Background(), "alice", "who", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +78,7 @@ func TestSignInOutlivesARestart(t *testing.T) {
 	if err := b.m.Require(context.Background(), Caller{Subject: "alice"}, "who"); err != nil {
 		t.Fatalf("after the restart, Require: %v; want alice still signed in", err)
 	}
-	if got, err := b.m.Authorization(context.Background(), "alice", "who"); err != nil || got != tok {
+	if got, err := b.m.Authorization(context.Background(), "alice", "who", ""); err != nil || got != tok {
 		t.Errorf("after the restart: same token %v, %v", got == tok, err)
 	}
 }
@@ -93,7 +93,7 @@ func TestSignInSharedByReplicas(t *testing.T) {
 	a, b := first.replica(t, shared), first.replica(t, shared)
 	ctx := context.Background()
 	a.signIn(t, "alice")
-	tok, err := b.m.Authorization(ctx, "alice", "who")
+	tok, err := b.m.Authorization(ctx, "alice", "who", "")
 	if err != nil {
 		t.Fatalf("the other replica: %v; want alice's sign-in", err)
 	}
@@ -105,22 +105,22 @@ func TestSignInSharedByReplicas(t *testing.T) {
 	}
 
 	first.clk.Add(time.Hour - 10*time.Second)
-	refreshed, err := a.m.Authorization(ctx, "alice", "who")
+	refreshed, err := a.m.Authorization(ctx, "alice", "who", "")
 	if err != nil || refreshed == tok {
 		t.Fatalf("near expiry a: changed %v, %v", refreshed != tok, err)
 	}
 	// b reads a's refreshed grant (the issuer's clock is not the test's,
 	// so b may refresh it in turn, with the refresh token a got).
-	if got, err := b.m.Authorization(ctx, "alice", "who"); err != nil || got == tok {
+	if got, err := b.m.Authorization(ctx, "alice", "who", ""); err != nil || got == tok {
 		t.Errorf("b after a refreshed: still the first token %v, %v; want a's grant", got == tok, err)
 	}
 
 	first.iss.RevokeRefresh("alice")
 	first.clk.Add(time.Hour)
-	if _, err := b.m.Authorization(ctx, "alice", "who"); !errors.As(err, new(*NeedSignInError)) {
+	if _, err := b.m.Authorization(ctx, "alice", "who", ""); !errors.As(err, new(*NeedSignInError)) {
 		t.Fatalf("after the revocation b: %v; want NeedSignInError", err)
 	}
-	if _, err := a.m.Authorization(ctx, "alice", "who"); !errors.As(err, new(*NeedSignInError)) {
+	if _, err := a.m.Authorization(ctx, "alice", "who", ""); !errors.As(err, new(*NeedSignInError)) {
 		t.Errorf("after b dropped the revoked sign-in, a: %v; want NeedSignInError", err)
 	}
 }
@@ -207,7 +207,7 @@ func TestSignInCompletedByAnotherReplica(t *testing.T) {
 			t.Errorf("%s's callback replayed to the other replica: %d, want 400", c.sub, status)
 		}
 		for _, m := range []*Manager{lb.a.m, lb.b.m} {
-			if tok, err := m.Authorization(ctx, c.sub, "who"); err != nil {
+			if tok, err := m.Authorization(ctx, c.sub, "who", ""); err != nil {
 				t.Errorf("%s after signing in: %v", c.sub, err)
 			} else if sub, _ := subjectOf(t, tok); sub != c.sub {
 				t.Errorf("%s's token is %s's", c.sub, sub)

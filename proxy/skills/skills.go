@@ -31,15 +31,16 @@ const (
 	DirReadMethod = "resources/directory/read"
 )
 
-// ListOf is List over the ready clients that declare the extension, each
+// ListOf is List over the ready clients that declare the extension, called
+// for the host request opts describes (upstream.CallOptions), each
 // skill kept when keep("skill", server, its URI, its exported URI) says so
 // (catalog.Catalog.Admits: the caller's view) and pins does not withhold
 // it (catalog.Pinner.CheckSkill: trunk.pin).
-func ListOf(ctx context.Context, clients []*upstream.Client, keep func(kind, server, raw, exported string) bool, pins *catalog.Pinner, logger *slog.Logger) (json.RawMessage, error) {
+func ListOf(ctx context.Context, clients []*upstream.Client, opts upstream.CallOptions, keep func(kind, server, raw, exported string) bool, pins *catalog.Pinner, logger *slog.Logger) (json.RawMessage, error) {
 	var servers []Server
 	for _, c := range clients {
 		if state, _ := c.State(); state == upstream.StateReady && Declares(c) {
-			servers = append(servers, Server{Name: c.Name(), Call: c.Call})
+			servers = append(servers, Server{Name: c.Name(), Call: c.For(opts).Call})
 		}
 	}
 	admit := func(server, raw, exported string, skill json.RawMessage) bool {

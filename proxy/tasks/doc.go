@@ -1,10 +1,10 @@
-// Package tasks holds what the trunk does with MCP tasks that needs no
-// trunk: reading a server's task capability or extension and a tool's task
-// support, rewriting the task ids in results and notifications, listing a
-// server's tasks to the end, remembering which session created a task (for
-// its status notifications and its list), and running a task to its end
-// for a host that does not speak tasks. proxy wires these to its sessions
-// and servers.
+// Package tasks carries MCP tasks between hosts and servers of either task
+// model. It reads a server's task capability or extension and a tool's
+// task support, rewrites the task ids in results and notifications, lists
+// a server's tasks to the end, remembers which session created a task (for
+// its status notifications and its list), and runs a task to its end for a
+// host that does not speak tasks; it needs no trunk: proxy wires these to
+// its sessions and servers.
 //
 // Two task models meet here. 2025-11-25's core `tasks` capability: a host
 // calls a tool with a `task` member, the server answers with a task, and

@@ -167,32 +167,3 @@ func (f *Follower) Start(ctx, life context.Context, create func(context.Context)
 	}
 	return f.Run(ctx, life, created)
 }
-
-// Exchanged is a task the trunk runs for a 2026-07-28 host as the upstream
-// call of an exchange of translate.Parking: such a host can be asked for
-// input only by a result, so the task's input requests (a followed task's,
-// or those a 2025-11-25 server sends on its connection during a driven
-// one) are parked on the exchange, the host's call answered
-// input_required, and its retry answers them, as for a 2025 server that
-// asks during a call.
-type Exchanged struct {
-	Server  string
-	Timeout time.Duration // the server's timeouts.call; 0: none
-	// Run runs the task, ask parking an input request on the exchange.
-	Run func(ctx context.Context, ask translate.AskHost) (json.RawMessage, error)
-}
-
-// Name is the server's, for the exchange.
-func (e *Exchanged) Name() string { return e.Server }
-
-// Call runs the task on ctx, the exchange's (method and params are the
-// call's, which Run already holds).
-func (e *Exchanged) Call(ctx context.Context, _ string, _ json.RawMessage) (json.RawMessage, error) {
-	ctx, cancel := Bound(ctx, e.Timeout)
-	defer cancel()
-	var ask translate.AskHost
-	if ex := translate.ExchangeOf(ctx); ex != nil {
-		ask = ex.Ask
-	}
-	return e.Run(ctx, ask)
-}

@@ -10,7 +10,8 @@ import (
 	"github.com/mcptrunk/mcptrunk/upstream"
 )
 
-// Caller sends one request to a server: upstream.Client's Call.
+// Caller sends one request to a server: upstream.Caller's Call, or
+// upstream.Client's for a request of the trunk's own.
 type Caller interface {
 	Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
 }

@@ -6,7 +6,7 @@ import (
 	"slices"
 )
 
-// Listener opens listens for task status: upstream.Client's ListenTasks.
+// Listener opens listens for task status: upstream.Caller's ListenTasks.
 type Listener interface {
 	Name() string
 	ListenTasks(ctx context.Context, ids []string) (honored []string, stop func(), ended <-chan error, _ error)
@@ -14,7 +14,7 @@ type Listener interface {
 
 // Listen has a 2026-07-28 server report the status of its task upID
 // (notifications/tasks) on a subscriptions/listen of the trunk's, told the
-// capabilities of ctx's host, until stop: one listen per host listen and
+// capabilities of the host request c serves (upstream.Caller), until stop: one listen per host listen and
 // task, so that it ends with the host's. A server that does not agree to
 // report on the task is an error, and nothing is left open. ended gets why
 // the server's listen ended before stop (the server ended it, or its

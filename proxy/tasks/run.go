@@ -24,9 +24,14 @@ type Call struct {
 	// server, the host's capabilities with the extension added when
 	// withExtension.
 	Send func(ctx context.Context, params json.RawMessage, withExtension bool) (json.RawMessage, error)
-	// Park runs up as the upstream call of an exchange (translate.Parking)
-	// for a 2026-07-28 host, who can be asked for input only by a result.
-	Park func(ctx context.Context, up translate.Upstream) (json.RawMessage, error)
+	// Park runs task as the upstream call of an exchange for a 2026-07-28
+	// host (translate.Parked.Run), who can be asked for input only by a
+	// result: the task's input requests (a followed task's through ask, or
+	// those a 2025-11-25 server sends on its connection during a driven
+	// one) are parked on the exchange, the host's call answered
+	// input_required, and its retry answers them, as for a 2025 server
+	// that asks during a call.
+	Park func(ctx context.Context, task func(ctx context.Context, ask translate.AskHost) (json.RawMessage, error)) (json.RawMessage, error)
 	// Abandoned is told of a driven task that could not be cancelled.
 	Abandoned func(error)
 	// Created is told the server's id of a 2025-11-25 host's task created
@@ -71,12 +76,15 @@ func (c *Call) Run(ctx context.Context) (json.RawMessage, error) {
 }
 
 // run runs a task for the host, bounded by Timeout: for a 2026-07-28 host
-// as an exchange (Exchanged), for a 2025-era one on its request.
+// as an exchange (Park), for a 2025-era one on its request.
 func (c *Call) run(ctx context.Context, task func(context.Context, translate.AskHost) (json.RawMessage, error)) (json.RawMessage, error) {
-	if c.Host.Stateless() {
-		return c.Park(ctx, &Exchanged{Server: c.Server, Timeout: c.Timeout, Run: task})
+	bounded := func(ctx context.Context, ask translate.AskHost) (json.RawMessage, error) {
+		ctx, cancel := Bound(ctx, c.Timeout)
+		defer cancel()
+		return task(ctx, ask)
 	}
-	ctx, cancel := Bound(ctx, c.Timeout)
-	defer cancel()
-	return task(ctx, nil)
+	if c.Host.Stateless() {
+		return c.Park(ctx, bounded)
+	}
+	return bounded(ctx, nil)
 }

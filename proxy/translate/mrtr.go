@@ -29,7 +29,8 @@ import (
 //	  of the trunk's own, and answers the requests when the host retries;
 //	same revision on both sides: passed through.
 
-// Upstream is the server a request is translated for (an upstream.Client).
+// Upstream is the server a request is translated for (an upstream.Caller:
+// its calls are told the host request's facts).
 type Upstream interface {
 	Name() string
 	Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)

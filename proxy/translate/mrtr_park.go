@@ -58,6 +58,11 @@ func (p *Parking) changedLocked() {
 // with the facts of the host's request.
 type Parked struct {
 	Upstream Upstream
+	// Run, when set, is the upstream's call, made with the exchange's Ask
+	// instead of Upstream.Call: for an upstream that asks for input itself
+	// (a task the trunk follows) rather than through requests the server
+	// sends on its connection, which find the exchange by its server.
+	Run func(ctx context.Context, ask AskHost) (json.RawMessage, error)
 	// Timeout is how long a round waits for the host's retry (the
 	// server's timeouts.call).
 	Timeout time.Duration
@@ -182,7 +187,6 @@ func (p *Parking) start(ctx context.Context, pc Parked, target string, params js
 	}
 	p.changedLocked()
 	p.mu.Unlock()
-	upCtx = context.WithValue(upCtx, exchangeKey{}, ex)
 	finish := func(res json.RawMessage, err error) {
 		p.mu.Lock()
 		ex.res, ex.err = res, err
@@ -198,7 +202,11 @@ func (p *Parking) start(ctx context.Context, pc Parked, target string, params js
 	}
 	if !p.spawn(func() {
 		defer stop()
-		finish(pc.Upstream.Call(upCtx, pc.Method, params))
+		if pc.Run != nil {
+			finish(pc.Run(upCtx, ex.Ask))
+		} else {
+			finish(pc.Upstream.Call(upCtx, pc.Method, params))
+		}
 	}) {
 		stop()
 		cancel()
@@ -400,17 +408,6 @@ func (p *Parking) HeldFor(server string, params json.RawMessage) *Exchange {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.held[heldKey{server, relatedTask(params)}]
-}
-
-type exchangeKey struct{}
-
-// ExchangeOf is the exchange whose upstream call ctx is (nil outside one):
-// an Upstream that asks for input itself, rather than through requests the
-// server sends on its connection (a task the trunk follows), parks them
-// with its Ask.
-func ExchangeOf(ctx context.Context) *Exchange {
-	ex, _ := ctx.Value(exchangeKey{}).(*Exchange)
-	return ex
 }
 
 // Ask parks one of the upstream's requests until the host answers it in

@@ -35,7 +35,7 @@ func RequiredString(method string, params json.RawMessage, field, what string) (
 
 // RequiredName is RequiredString of params.name, the name of a kind of item
 // ("tool", "prompt"), whose description ("the tool's name") is built only
-// for the error: on every call it was an allocation.
+// for the error, so that a request with a name allocates nothing for it.
 func RequiredName(method string, params json.RawMessage, kind string) (string, error) {
 	if s, err := rawjson.StringField(params, "name"); err == nil && s != "" {
 		return s, nil

@@ -15,14 +15,13 @@ import (
 // source keeps fresh (an exchanged token is refreshed before it expires),
 // so each request asks again rather than the connection keeping one.
 type callerAuth struct {
-	get  func(context.Context) (string, error)
+	get  func(ctx context.Context, refused string) (string, error)
 	mu   sync.Mutex
 	sent []string // values sent, scrubbed from anything quoted
 }
 
 // do sends req with the caller's credential. A 401 asks the source once
-// more, telling it which value was refused (httpx.WithRefused), so that
-// it drops that value: a new one (refreshed) is sent once; none, or the
+// more, telling it which value was refused, so that it drops that value: a new one (refreshed) is sent once; none, or the
 // source's error (the caller must sign in again), ends the request.
 func (a *callerAuth) do(req *http.Request, send func(*http.Request) (*http.Response, error)) (*http.Response, error) {
 	if err := a.apply(req); err != nil {
@@ -33,7 +32,7 @@ func (a *callerAuth) do(req *http.Request, send func(*http.Request) (*http.Respo
 		return resp, err
 	}
 	sent := req.Header.Get("Authorization")
-	v, err := a.get(httpx.WithRefused(req.Context(), sent))
+	v, err := a.get(req.Context(), sent)
 	if err != nil {
 		httpx.DrainClose(resp)
 		return nil, fmt.Errorf("the server refused the caller's credential (HTTP 401): %w", err)
@@ -55,7 +54,7 @@ func (a *callerAuth) do(req *http.Request, send func(*http.Request) (*http.Respo
 // apply sets the Authorization header, or leaves none when the source has
 // none to give (the instance that lists a static server's catalog).
 func (a *callerAuth) apply(req *http.Request) error {
-	v, err := a.get(req.Context())
+	v, err := a.get(req.Context(), "")
 	if err != nil {
 		return fmt.Errorf("no credential for the request: %w", err)
 	}

@@ -30,6 +30,8 @@ type Endpoint struct {
 	// Authorization, when set, gives the Authorization header of each
 	// request ("" sends none) in place of OAuth: a per-user instance's
 	// credential, such as a token exchanged for its caller. Its values are
-	// never quoted either.
-	Authorization func(context.Context) (string, error)
+	// never quoted either. refused is the value the server has just
+	// refused (a 401), which the source drops rather than give again; ""
+	// when none was.
+	Authorization func(ctx context.Context, refused string) (string, error)
 }

@@ -301,10 +301,10 @@ func (p *httpPeer) flush(ctx context.Context) {
 	p.queue.drain(ctx, p.life.Done())
 }
 
-// goRequest starts a request's POST on a goroutine of its own (one kept
-// from an earlier request: net/http's client grew a fresh one's stack on
-// every call), with a ctx that ends when the caller cancels it or the
-// transport closes.
+// goRequest starts a request's POST on a goroutine of its own (a kept one,
+// whose stack has grown to what net/http's client needs, so that a call
+// does not grow a fresh one's), with a ctx that ends when the caller
+// cancels it or the transport closes.
 func (p *httpPeer) goRequest(f frame) {
 	ctx, cancel := context.WithCancel(p.life)
 	key := normID(f.id)
@@ -408,6 +408,17 @@ func (p *httpPeer) call(ctx context.Context, method string, params json.RawMessa
 		return nil, &transportError{msg: rpcErr.Message}
 	}
 	return res, err
+}
+
+// CallWithin is Call bounded by d (none when d <= 0) by a context of its
+// own: an HTTP exchange ends with its request's context.
+func (p *httpPeer) CallWithin(ctx context.Context, d time.Duration, method string, params json.RawMessage) (json.RawMessage, error) {
+	if d > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, d)
+		defer cancel()
+	}
+	return p.call(ctx, method, params)
 }
 
 // fail ends the connection because it is unusable: pending and later calls
