@@ -1,21 +1,20 @@
 package metrics
 
 import (
+	"compress/gzip"
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"os"
+	"strings"
 	"sync"
 
 	"github.com/mcptrunk/mcptrunk/proxy/observe"
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"github.com/prometheus/otlptranslator"
 	"go.opentelemetry.io/otel/attribute"
-	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
 	"go.opentelemetry.io/otel/metric"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"go.opentelemetry.io/otel/sdk/resource"
 )
 
@@ -35,7 +34,7 @@ type Options struct {
 // is an observe.Observer; Handler serves the Prometheus exposition.
 type Metrics struct {
 	provider *sdkmetric.MeterProvider
-	registry *prometheus.Registry
+	scraped  *sdkmetric.ManualReader // read at each scrape of /metrics
 	otlp     bool
 	meter    metric.Meter
 	status   metric.Registration
@@ -52,30 +51,22 @@ type Metrics struct {
 	sets                    sync.Map // labelKey -> *labelSets
 }
 
-// New makes the instruments, a Prometheus reader on a registry of their
-// own (the process's global registry is left alone, so nothing else in the
-// process shows up at /metrics) and, when the environment configures one,
-// an OTLP exporter.
+// New makes the instruments, the reader /metrics is served from and, when
+// the environment configures one, an OTLP exporter.
 func New(ctx context.Context, opts Options) (*Metrics, error) {
 	getenv := opts.Getenv
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	m := &Metrics{registry: prometheus.NewRegistry(),
+	m := &Metrics{scraped: sdkmetric.NewManualReader(),
 		methods: newBounded(maxMethods), servers: newBounded(maxServers), items: newBounded(maxItems)}
-	m.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	prom, err := otelprom.New(otelprom.WithRegisterer(m.registry), otelprom.WithoutScopeInfo(), otelprom.WithoutTargetInfo(),
-		otelprom.WithTranslationStrategy(otlptranslator.UnderscoreEscapingWithSuffixes))
-	if err != nil {
-		return nil, err
-	}
 	res, err := resource.New(ctx,
 		resource.WithAttributes(attribute.String("service.name", "mcptrunk"), attribute.String("service.version", opts.Version)),
 		resource.WithFromEnv(), resource.WithTelemetrySDK())
 	if err != nil && res == nil {
 		return nil, err
 	}
-	popts := []sdkmetric.Option{sdkmetric.WithResource(res), sdkmetric.WithReader(prom), sdkmetric.WithCardinalityLimit(cardinalityLimit)}
+	popts := []sdkmetric.Option{sdkmetric.WithResource(res), sdkmetric.WithReader(m.scraped), sdkmetric.WithCardinalityLimit(cardinalityLimit)}
 	if OTLPConfigured(getenv) {
 		exp, err := newOTLP(ctx, getenv)
 		if err != nil {
@@ -95,9 +86,40 @@ func New(ctx context.Context, opts Options) (*Metrics, error) {
 // OTLP says whether the metrics are also exported over OTLP.
 func (m *Metrics) OTLP() bool { return m.otlp }
 
-// Handler serves the Prometheus text exposition of the trunk's metrics.
+// Handler serves the Prometheus text exposition of the trunk's metrics
+// and the Go runtime's and the process's (go_*, process_*), gzipped when
+// the scraper takes gzip.
 func (m *Metrics) Handler() http.Handler {
-	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{Registry: m.registry})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var rm metricdata.ResourceMetrics
+		if err := m.scraped.Collect(r.Context(), &rm); err != nil {
+			http.Error(w, "collecting the metrics: "+err.Error(), http.StatusInternalServerError)
+			return
+		}
+		fams := append(families(&rm), runtimeFamilies()...)
+		fams = append(fams, processFamilies()...)
+		w.Header().Set("Content-Type", contentType)
+		var out io.Writer = w
+		if acceptsGzip(r.Header.Get("Accept-Encoding")) {
+			w.Header().Set("Content-Encoding", "gzip")
+			zw := gzip.NewWriter(w)
+			defer zw.Close()
+			out = zw
+		}
+		_ = writeExposition(out, fams)
+	})
+}
+
+// acceptsGzip says whether an Accept-Encoding header lists gzip (with a
+// q-value other than 0).
+func acceptsGzip(header string) bool {
+	for part := range strings.SplitSeq(header, ",") {
+		coding, params, _ := strings.Cut(part, ";")
+		if strings.TrimSpace(coding) == "gzip" {
+			return strings.ReplaceAll(strings.TrimSpace(params), " ", "") != "q=0"
+		}
+	}
+	return false
 }
 
 // Shutdown stops the readers; the OTLP exporter sends what it has left.
