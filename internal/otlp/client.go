@@ -26,14 +26,15 @@ type Client struct {
 // Close.
 func NewClient(cfg *Config) *Client {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.TLSClientConfig = cfg.TLS
-	tr.Proxy = nil // a collector is reached directly, as the OpenTelemetry exporters do
+	tr.TLSClientConfig = cfg.TLS // the proxy is the environment's (HTTPS_PROXY, NO_PROXY), as the OpenTelemetry exporters have it
 	if cfg.Protocol == ProtocolGRPC {
 		// gRPC is HTTP/2 only: with TLS through ALPN, in plain text with
-		// prior knowledge (h2c), as gRPC servers expect.
+		// prior knowledge (h2c), as gRPC servers expect; h2c cannot pass
+		// a forward proxy, so it goes straight to the collector.
 		var p http.Protocols
 		if cfg.Insecure {
 			p.SetUnencryptedHTTP2(true)
+			tr.Proxy = nil
 		} else {
 			p.SetHTTP2(true)
 		}

@@ -3,10 +3,13 @@ package otlp
 import (
 	"bytes"
 	"context"
+	"encoding/pem"
 	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -68,5 +71,62 @@ func TestSendRetries(t *testing.T) {
 	})
 	if !errors.Is(err, context.Canceled) || tries.Load() != 2 {
 		t.Errorf("cancelled while retrying: %v after %d tries", err, tries.Load())
+	}
+}
+
+// Over gRPC with TLS (ALPN h2, the roots from OTEL_EXPORTER_OTLP_CERTIFICATE)
+// the message goes in a length-prefixed frame, and the status comes in the
+// trailers: UNAVAILABLE is retried, INVALID_ARGUMENT is not, and its
+// message is in the error.
+func TestSendGRPCOverTLS(t *testing.T) {
+	var tries atomic.Int32
+	var answer atomic.Pointer[func(n int32) (status, msg string)]
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		want := append([]byte{0, 0, 0, 0, 3}, "msg"...)
+		if r.ProtoMajor != 2 || r.Header.Get("Content-Type") != "application/grpc" || !bytes.Equal(body, want) ||
+			r.URL.Path != "/opentelemetry.proto.collector.trace.v1.TraceService/Export" {
+			t.Errorf("HTTP/%d %s %v: %q", r.ProtoMajor, r.URL.Path, r.Header, body)
+		}
+		status, msg := (*answer.Load())(tries.Add(1))
+		w.Header().Set("Content-Type", "application/grpc")
+		w.Header().Set("Trailer", "Grpc-Status, Grpc-Message")
+		w.WriteHeader(http.StatusOK)
+		w.Header().Set("Grpc-Status", status)
+		w.Header().Set("Grpc-Message", msg)
+	}))
+	srv.EnableHTTP2 = true
+	srv.StartTLS()
+	defer srv.Close()
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := ConfigFromEnv(Traces, env("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc", "OTEL_EXPORTER_OTLP_ENDPOINT", srv.URL,
+		"OTEL_EXPORTER_OTLP_CERTIFICATE", ca))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := NewClient(cfg)
+	defer c.Close()
+	c.firstWait = time.Millisecond
+	send := func(status func(n int32) (string, string)) error {
+		tries.Store(0)
+		answer.Store(&status)
+		return c.Send(t.Context(), []byte("msg"))
+	}
+
+	err = send(func(n int32) (string, string) {
+		if n == 1 {
+			return "14", "try later"
+		}
+		return "0", ""
+	})
+	if err != nil || tries.Load() != 2 {
+		t.Errorf("UNAVAILABLE then OK: %v after %d tries", err, tries.Load())
+	}
+	err = send(func(int32) (string, string) { return "3", "bad%20span" })
+	if err == nil || !strings.Contains(err.Error(), "gRPC status 3: bad span") || tries.Load() != 1 {
+		t.Errorf("INVALID_ARGUMENT: %v after %d tries", err, tries.Load())
 	}
 }
