@@ -56,14 +56,21 @@ const (
 )
 
 // Send sends one export request's body (the encoded
-// Export<Signal>ServiceRequest), each try bounded by the configured
-// timeout, retrying what the spec says is retryable until ctx is done or a
-// minute has passed. The error names the collector's answer, never a
-// header value.
+// Export<Signal>ServiceRequest), retrying what the spec says is retryable
+// until the configured timeout, ctx's end or a minute, whichever is first.
+// A partial success (items the collector rejected) is an error too. The
+// error names the collector's host and answer, never a header value.
 func (c *Client) Send(ctx context.Context, msg []byte) error {
 	body, err := c.body(msg)
 	if err != nil {
 		return err
+	}
+	if c.cfg.Timeout > 0 {
+		// The timeout bounds the export, retries included, as in the
+		// OpenTelemetry exporters.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.cfg.Timeout)
+		defer cancel()
 	}
 	start, wait := time.Now(), c.firstWait
 	for {
@@ -116,11 +123,6 @@ func (c *Client) body(msg []byte) ([]byte, error) {
 // try posts body once; retry says whether a failure may be retried, after
 // how long the collector asked to wait (0: not said).
 func (c *Client) try(ctx context.Context, body []byte) (retry bool, after time.Duration, err error) {
-	if c.cfg.Timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, c.cfg.Timeout)
-		defer cancel()
-	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.cfg.URL.String(), bytes.NewReader(body))
 	if err != nil {
 		return false, 0, err
@@ -147,15 +149,22 @@ func (c *Client) try(ctx context.Context, body []byte) (retry bool, after time.D
 		return ctx.Err() == nil, 0, fmt.Errorf("%s: %w", c.where(), scrubURL(err))
 	}
 	defer resp.Body.Close()
-	// The response message (partial success) is read to reuse the
-	// connection and not otherwise looked at.
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+	answer, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return ctx.Err() == nil, 0, fmt.Errorf("%s: reading the answer: %w", c.where(), err)
+	}
 	if c.cfg.Protocol == ProtocolGRPC {
-		return c.grpcStatus(resp)
+		if retry, after, err := c.grpcStatus(resp); err != nil {
+			return retry, after, err
+		}
+		return false, 0, c.partial(grpcMessage(answer))
 	}
 	switch resp.StatusCode {
 	case http.StatusOK, http.StatusAccepted, http.StatusNoContent:
-		return false, 0, nil
+		if resp.Header.Get("Content-Type") != "application/x-protobuf" {
+			return false, 0, nil
+		}
+		return false, 0, c.partial(answer)
 	case http.StatusTooManyRequests, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
 		return true, retryAfter(resp.Header.Get("Retry-After")), fmt.Errorf("%s: HTTP %s", c.where(), resp.Status)
 	}
@@ -191,6 +200,40 @@ func (c *Client) grpcStatus(resp *http.Response) (bool, time.Duration, error) {
 		return true, 0, fmt.Errorf("%s: gRPC status %d: %s", c.where(), code, msg)
 	}
 	return false, 0, fmt.Errorf("%s: gRPC status %d: %s", c.where(), code, msg)
+}
+
+// partial is the error for a response that says the collector rejected
+// part of the export, nil when it rejected nothing. It is not retried: the
+// collector has said the rejected items are bad.
+func (c *Client) partial(resp []byte) error {
+	rejected, msg := partialSuccess(resp)
+	if rejected == 0 && msg == "" {
+		return nil
+	}
+	return fmt.Errorf("%s: the collector rejected %d item(s): %s", c.where(), rejected, msg)
+}
+
+// grpcMessage is the message in a gRPC answer's first frame, unzipped if
+// the server compressed it; nil if there is none.
+func grpcMessage(b []byte) []byte {
+	if len(b) < 5 {
+		return nil
+	}
+	n := binary.BigEndian.Uint32(b[1:5])
+	if uint64(n) > uint64(len(b)-5) {
+		return nil
+	}
+	msg := b[5 : 5+n]
+	if b[0] == 1 {
+		zr, err := gzip.NewReader(bytes.NewReader(msg))
+		if err != nil {
+			return nil
+		}
+		if msg, err = io.ReadAll(io.LimitReader(zr, 1<<20)); err != nil {
+			return nil
+		}
+	}
+	return msg
 }
 
 // where names the collector in an error: its host, not the URL (which may

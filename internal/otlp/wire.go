@@ -140,3 +140,79 @@ func (e *Encoder) SFixed64(field int, v int64) {
 	e.tag(field, wireFixed64)
 	e.b = binary.LittleEndian.AppendUint64(e.b, uint64(v))
 }
+
+// field is one field read by nextField: its number and wire type, and its
+// value (a varint's or fixed's in v, a length-delimited one's in data).
+type field struct {
+	num, wire int
+	v         uint64
+	data      []byte
+}
+
+// nextField reads the field at the start of b and returns it and the rest
+// of b; ok is false when b does not start with a well-formed field.
+func nextField(b []byte) (f field, rest []byte, ok bool) {
+	tag, n := binary.Uvarint(b)
+	if n <= 0 {
+		return f, nil, false
+	}
+	b = b[n:]
+	f.num, f.wire = int(tag>>3), int(tag&7)
+	switch f.wire {
+	case wireVarint:
+		if f.v, n = binary.Uvarint(b); n <= 0 {
+			return f, nil, false
+		}
+		return f, b[n:], true
+	case wireFixed64:
+		if len(b) < 8 {
+			return f, nil, false
+		}
+		return field{num: f.num, wire: f.wire, v: binary.LittleEndian.Uint64(b)}, b[8:], true
+	case wireFixed32:
+		if len(b) < 4 {
+			return f, nil, false
+		}
+		return field{num: f.num, wire: f.wire, v: uint64(binary.LittleEndian.Uint32(b))}, b[4:], true
+	case wireBytes:
+		l, n := binary.Uvarint(b)
+		if n <= 0 || l > uint64(len(b)-n) {
+			return f, nil, false
+		}
+		f.data = b[n : n+int(l)]
+		return f, b[n+int(l):], true
+	}
+	return f, nil, false
+}
+
+// partialSuccess reads an Export<Signal>ServiceResponse: how many items
+// the collector rejected and why (its partial_success, field 1, whose
+// rejected count is field 1 and message field 2 in every signal's
+// response). A response that does not decode is taken as full success:
+// the collector said 200.
+func partialSuccess(resp []byte) (rejected int64, msg string) {
+	for len(resp) > 0 {
+		f, rest, ok := nextField(resp)
+		if !ok {
+			return 0, ""
+		}
+		resp = rest
+		if f.num != 1 || f.wire != wireBytes {
+			continue
+		}
+		for inner := f.data; len(inner) > 0; {
+			g, rest, ok := nextField(inner)
+			if !ok {
+				return 0, ""
+			}
+			inner = rest
+			switch {
+			case g.num == 1 && g.wire == wireVarint:
+				rejected = int64(g.v)
+			case g.num == 2 && g.wire == wireBytes:
+				msg = string(g.data)
+			}
+		}
+	}
+	return rejected, msg
+}

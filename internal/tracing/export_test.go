@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -159,12 +160,13 @@ func TestExportHTTP(t *testing.T) {
 // traceService is a gRPC collector keeping what it receives.
 type traceService struct {
 	coltracepb.UnimplementedTraceServiceServer
-	got chan *coltracepb.ExportTraceServiceRequest
+	got     chan *coltracepb.ExportTraceServiceRequest
+	partial *coltracepb.ExportTracePartialSuccess // its answer's, when not nil
 }
 
 func (s *traceService) Export(_ context.Context, req *coltracepb.ExportTraceServiceRequest) (*coltracepb.ExportTraceServiceResponse, error) {
 	s.got <- req
-	return &coltracepb.ExportTraceServiceResponse{}, nil
+	return &coltracepb.ExportTraceServiceResponse{PartialSuccess: s.partial}, nil
 }
 
 // Spans reach a gRPC collector (grpc-go's server) the same.
@@ -174,11 +176,8 @@ func TestExportGRPC(t *testing.T) {
 		t.Fatal(err)
 	}
 	svc := &traceService{got: make(chan *coltracepb.ExportTraceServiceRequest, 1)}
-	srv := grpc.NewServer()
-	coltracepb.RegisterTraceServiceServer(srv, svc)
-	done := make(chan struct{})
-	go func() { defer close(done); _ = srv.Serve(ln) }()
-	defer func() { srv.Stop(); <-done }()
+	stop := serveGRPC(ln, svc)
+	defer stop()
 
 	for _, e := range []func(string) string{
 		env("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc", "OTEL_EXPORTER_OTLP_ENDPOINT", "http://"+ln.Addr().String()),
@@ -211,4 +210,52 @@ func TestEncodeSpansRoundTrips(t *testing.T) {
 	if !bytes.Contains(body, []byte("tools/call mcp__notes__echo")) {
 		t.Error("the span's name is not in the export")
 	}
+}
+
+// serveGRPC serves svc on ln until the returned stop is called.
+func serveGRPC(ln net.Listener, svc *traceService) (stop func()) {
+	srv := grpc.NewServer()
+	coltracepb.RegisterTraceServiceServer(srv, svc)
+	done := make(chan struct{})
+	go func() { defer close(done); _ = srv.Serve(ln) }()
+	return func() { srv.Stop(); <-done }
+}
+
+// A collector's partial success (spans it rejected, and why) is an
+// export error, over HTTP and over gRPC (with a gzipped answer).
+func TestExportPartialSuccess(t *testing.T) {
+	partial := &coltracepb.ExportTracePartialSuccess{RejectedSpans: 1, ErrorMessage: "span too old"}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		out, _ := proto.Marshal(&coltracepb.ExportTraceServiceResponse{PartialSuccess: partial})
+		w.Header().Set("Content-Type", "application/x-protobuf")
+		_, _ = w.Write(out)
+	}))
+	defer srv.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := &traceService{got: make(chan *coltracepb.ExportTraceServiceRequest, 1), partial: partial}
+	stop := serveGRPC(ln, svc)
+	defer stop()
+
+	for _, e := range []func(string) string{
+		env("OTEL_EXPORTER_OTLP_ENDPOINT", srv.URL),
+		env("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc", "OTEL_EXPORTER_OTLP_ENDPOINT", "http://"+ln.Addr().String(), "OTEL_EXPORTER_OTLP_COMPRESSION", "gzip"),
+	} {
+		exp, err := newExporter(t.Context(), e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		provider := sdktrace.NewTracerProvider()
+		_, span := provider.Tracer("test").Start(context.Background(), "s")
+		span.End()
+		err = exp.ExportSpans(t.Context(), []sdktrace.ReadOnlySpan{span.(sdktrace.ReadOnlySpan)})
+		if err == nil || !strings.Contains(err.Error(), "rejected 1 item(s): span too old") {
+			t.Errorf("%s: %v, want the partial success as an error", e("OTEL_EXPORTER_OTLP_ENDPOINT"), err)
+		}
+		_ = exp.Shutdown(t.Context())
+		_ = provider.Shutdown(t.Context())
+	}
+	<-svc.got
 }
