@@ -170,7 +170,7 @@ func labelString(attrs []attribute.KeyValue, extra, extraValue string) string {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		writeLabel(&b, sanitize(string(kv.Key)), kv.Value.Emit())
+		writeLabel(&b, sanitize(string(kv.Key)), kv.Value.String())
 	}
 	if extra != "" {
 		if len(attrs) > 0 {

@@ -3,18 +3,16 @@ package metrics
 import (
 	"compress/gzip"
 	"context"
-	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/mcptrunk/mcptrunk/proxy/observe"
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/metric"
-	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
-	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"go.opentelemetry.io/otel/sdk/resource"
 )
 
@@ -28,22 +26,21 @@ type Options struct {
 	// Getenv reads the OTLP exporter's environment (os.Getenv when nil);
 	// OTLP export is on when it names an endpoint (see OTLPConfigured).
 	Getenv func(string) string
+	// Logger gets the OTLP export's failures (slog.Default() when nil).
+	Logger *slog.Logger
 }
 
-// Metrics is the trunk's instruments and the readers that export them. It
-// is an observe.Observer; Handler serves the Prometheus exposition.
+// Metrics is the trunk's instruments and what exports them. It is an
+// observe.Observer; Handler serves the Prometheus exposition.
 type Metrics struct {
-	provider *sdkmetric.MeterProvider
-	scraped  *sdkmetric.ManualReader // read at each scrape of /metrics
-	otlp     bool
-	meter    metric.Meter
-	status   metric.Registration
+	reg  registry
+	otlp *periodic // nil without OTLP export
 
-	requests metric.Int64Counter
-	duration metric.Float64Histogram
-	sizeIn   metric.Int64Counter
-	sizeOut  metric.Int64Counter
-	inFlight metric.Int64UpDownCounter
+	requests *instrument
+	duration *instrument
+	sizeIn   *instrument
+	sizeOut  *instrument
+	inFlight *instrument
 	gauges   statusGauges
 	tasks    taskCounters
 
@@ -51,52 +48,43 @@ type Metrics struct {
 	sets                    sync.Map // labelKey -> *labelSets
 }
 
-// New makes the instruments, the reader /metrics is served from and, when
-// the environment configures one, an OTLP exporter.
+// New makes the instruments and, when the environment configures one, an
+// OTLP exporter that sends them periodically.
 func New(ctx context.Context, opts Options) (*Metrics, error) {
 	getenv := opts.Getenv
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	m := &Metrics{scraped: sdkmetric.NewManualReader(),
-		methods: newBounded(maxMethods), servers: newBounded(maxServers), items: newBounded(maxItems)}
+	m := &Metrics{methods: newBounded(maxMethods), servers: newBounded(maxServers), items: newBounded(maxItems)}
 	res, err := resource.New(ctx,
 		resource.WithAttributes(attribute.String("service.name", "mcptrunk"), attribute.String("service.version", opts.Version)),
 		resource.WithFromEnv(), resource.WithTelemetrySDK())
 	if err != nil && res == nil {
 		return nil, err
 	}
-	popts := []sdkmetric.Option{sdkmetric.WithResource(res), sdkmetric.WithReader(m.scraped), sdkmetric.WithCardinalityLimit(cardinalityLimit)}
+	m.reg.res, m.reg.start = res, time.Now()
+	m.instruments()
 	if OTLPConfigured(getenv) {
-		exp, err := newOTLP(ctx, getenv)
-		if err != nil {
+		logger := opts.Logger
+		if logger == nil {
+			logger = slog.Default()
+		}
+		if m.otlp, err = newPeriodic(getenv, m.reg.collect, logger); err != nil {
 			return nil, err
 		}
-		popts = append(popts, sdkmetric.WithReader(sdkmetric.NewPeriodicReader(exp)))
-		m.otlp = true
-	}
-	m.provider = sdkmetric.NewMeterProvider(popts...)
-	m.meter = m.provider.Meter(scope)
-	if err := m.instruments(); err != nil {
-		return nil, errors.Join(err, m.provider.Shutdown(ctx))
 	}
 	return m, nil
 }
 
 // OTLP says whether the metrics are also exported over OTLP.
-func (m *Metrics) OTLP() bool { return m.otlp }
+func (m *Metrics) OTLP() bool { return m.otlp != nil }
 
 // Handler serves the Prometheus text exposition of the trunk's metrics
 // and the Go runtime's and the process's (go_*, process_*), gzipped when
 // the scraper takes gzip.
 func (m *Metrics) Handler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var rm metricdata.ResourceMetrics
-		if err := m.scraped.Collect(r.Context(), &rm); err != nil {
-			http.Error(w, "collecting the metrics: "+err.Error(), http.StatusInternalServerError)
-			return
-		}
-		fams := append(families(&rm), runtimeFamilies()...)
+		fams := append(families(m.reg.collect()), runtimeFamilies()...)
 		fams = append(fams, processFamilies()...)
 		w.Header().Set("Content-Type", contentType)
 		var out io.Writer = w
@@ -122,12 +110,16 @@ func acceptsGzip(header string) bool {
 	return false
 }
 
-// Shutdown stops the readers; the OTLP exporter sends what it has left.
+// Shutdown stops reading the status and, with OTLP export, stops it
+// after sending what was counted; ctx bounds that send.
 func (m *Metrics) Shutdown(ctx context.Context) error {
-	if m.status != nil {
-		_ = m.status.Unregister()
+	m.reg.callbackMu.Lock()
+	m.reg.callback = nil
+	m.reg.callbackMu.Unlock()
+	if m.otlp == nil {
+		return nil
 	}
-	return m.provider.Shutdown(ctx)
+	return m.otlp.shutdown(ctx)
 }
 
 var _ observe.Observer = (*Metrics)(nil)

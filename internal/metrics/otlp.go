@@ -3,11 +3,15 @@ package metrics
 import (
 	"context"
 	"fmt"
+	"log/slog"
+	"strconv"
 	"strings"
+	"sync"
+	"time"
 
+	"github.com/mcptrunk/mcptrunk/internal/logkey"
 	"github.com/mcptrunk/mcptrunk/internal/otlp"
 	"go.opentelemetry.io/otel/attribute"
-	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 )
 
@@ -26,74 +30,180 @@ func OTLPConfigured(getenv func(string) string) bool {
 	return getenv("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT") != "" || getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != ""
 }
 
-// newOTLP is the OTLP exporter the standard environment configures
-// (otlp.ConfigFromEnv: http/protobuf by default, or grpc; headers,
-// timeout, compression, TLS, and their _METRICS_ forms), with the
-// temporality OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE asks for
-// (cumulative by default); the periodic reader takes
-// OTEL_METRIC_EXPORT_INTERVAL.
-func newOTLP(_ context.Context, getenv func(string) string) (sdkmetric.Exporter, error) {
+// periodic sends the metrics to a collector over OTLP every interval,
+// and once more when shut down.
+type periodic struct {
+	client   *otlp.Client
+	logger   *slog.Logger
+	collect  func() *metricdata.ResourceMetrics
+	interval time.Duration
+	timeout  time.Duration
+	delta    *deltas // nil for cumulative temporality
+
+	stop chan struct{}
+	done chan struct{}
+	mu   sync.Mutex // one export at a time, as deltas need
+}
+
+// newPeriodic starts the OTLP export the standard environment configures:
+// where and how (otlp.ConfigFromEnv: http/protobuf by default, or grpc;
+// headers, timeout, compression, TLS, and their _METRICS_ forms), how often
+// (OTEL_METRIC_EXPORT_INTERVAL, default 60 s; OTEL_METRIC_EXPORT_TIMEOUT,
+// 30 s) and with which temporality
+// (OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE: cumulative, the
+// default, delta or lowmemory).
+func newPeriodic(getenv func(string) string, collect func() *metricdata.ResourceMetrics, logger *slog.Logger) (*periodic, error) {
 	cfg, err := otlp.ConfigFromEnv(otlp.Metrics, getenv)
 	if err != nil {
 		return nil, fmt.Errorf("metrics: %w", err)
 	}
-	e := &otlpExporter{client: otlp.NewClient(cfg), temporality: sdkmetric.DefaultTemporalitySelector}
-	switch p := strings.ToLower(strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE"))); p {
+	p := &periodic{collect: collect, logger: logger, stop: make(chan struct{}), done: make(chan struct{})}
+	if p.interval, err = envMillis(getenv, "OTEL_METRIC_EXPORT_INTERVAL", 60*time.Second); err != nil {
+		return nil, err
+	}
+	if p.timeout, err = envMillis(getenv, "OTEL_METRIC_EXPORT_TIMEOUT", 30*time.Second); err != nil {
+		return nil, err
+	}
+	switch pref := strings.ToLower(strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE"))); pref {
 	case "", "cumulative":
 	case "delta":
-		e.temporality = deltaTemporality
+		p.delta = &deltas{observed: true}
 	case "lowmemory":
-		e.temporality = lowMemoryTemporality
+		p.delta = &deltas{}
 	default:
-		return nil, fmt.Errorf("metrics: OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE %q (cumulative, delta or lowmemory)", p)
+		return nil, fmt.Errorf("metrics: OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE %q (cumulative, delta or lowmemory)", pref)
 	}
-	return e, nil
+	p.client = otlp.NewClient(cfg)
+	go p.run()
+	return p, nil
 }
 
-// deltaTemporality is the spec's "delta" preference: delta for counters
-// and histograms, cumulative for up-down counters.
-func deltaTemporality(k sdkmetric.InstrumentKind) metricdata.Temporality {
-	switch k {
-	case sdkmetric.InstrumentKindUpDownCounter, sdkmetric.InstrumentKindObservableUpDownCounter:
-		return metricdata.CumulativeTemporality
+// envMillis is a duration in milliseconds from the environment, def when
+// unset.
+func envMillis(getenv func(string) string, name string, def time.Duration) (time.Duration, error) {
+	v := strings.TrimSpace(getenv(name))
+	if v == "" {
+		return def, nil
 	}
-	return metricdata.DeltaTemporality
-}
-
-// lowMemoryTemporality is "lowmemory": delta only for synchronous
-// counters and histograms.
-func lowMemoryTemporality(k sdkmetric.InstrumentKind) metricdata.Temporality {
-	switch k {
-	case sdkmetric.InstrumentKindCounter, sdkmetric.InstrumentKindHistogram:
-		return metricdata.DeltaTemporality
+	ms, err := strconv.Atoi(v)
+	if err != nil || ms <= 0 {
+		return 0, fmt.Errorf("metrics: %s: %q is not a number of milliseconds", name, v)
 	}
-	return metricdata.CumulativeTemporality
+	return time.Duration(ms) * time.Millisecond, nil
 }
 
-// otlpExporter sends metric data to a collector (internal/otlp).
-type otlpExporter struct {
-	client      *otlp.Client
-	temporality sdkmetric.TemporalitySelector
+func (p *periodic) run() {
+	defer close(p.done)
+	t := time.NewTicker(p.interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-p.stop:
+			return
+		case <-t.C:
+			ctx, cancel := context.WithTimeout(context.Background(), p.timeout)
+			if err := p.export(ctx); err != nil {
+				p.logger.Warn("metrics: export failed", logkey.Error, err)
+			}
+			cancel()
+		}
+	}
 }
 
-func (e *otlpExporter) Temporality(k sdkmetric.InstrumentKind) metricdata.Temporality {
-	return e.temporality(k)
+func (p *periodic) export(ctx context.Context) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	rm := p.collect()
+	if p.delta != nil {
+		p.delta.apply(rm)
+	}
+	return p.client.Send(ctx, encodeMetrics(rm))
 }
 
-func (e *otlpExporter) Aggregation(k sdkmetric.InstrumentKind) sdkmetric.Aggregation {
-	return sdkmetric.DefaultAggregationSelector(k)
+// shutdown stops the periodic export and sends what was counted since the
+// last.
+func (p *periodic) shutdown(ctx context.Context) error {
+	close(p.stop)
+	<-p.done
+	defer p.client.Close()
+	return p.export(ctx)
 }
 
-func (e *otlpExporter) Export(ctx context.Context, rm *metricdata.ResourceMetrics) error {
-	return e.client.Send(ctx, encodeMetrics(rm))
+// deltas turns cumulative sums and histograms into deltas since the
+// previous export: every one for the "delta" preference (observed
+// included), the synchronous counters and histograms for "lowmemory". An
+// up-down counter stays cumulative either way, as the spec says.
+type deltas struct {
+	observed bool
+	last     map[deltaKey]lastPoint
 }
 
-func (e *otlpExporter) ForceFlush(context.Context) error { return nil }
-
-func (e *otlpExporter) Shutdown(context.Context) error {
-	e.client.Close()
-	return nil
+type deltaKey struct {
+	metric string
+	attrs  attribute.Distinct
 }
+
+type lastPoint struct {
+	at     time.Time
+	value  int64
+	count  uint64
+	sum    float64
+	counts []uint64
+}
+
+func (d *deltas) apply(rm *metricdata.ResourceMetrics) {
+	if d.last == nil {
+		d.last = map[deltaKey]lastPoint{}
+	}
+	for i := range rm.ScopeMetrics {
+		for j, m := range rm.ScopeMetrics[i].Metrics {
+			switch data := m.Data.(type) {
+			case metricdata.Sum[int64]:
+				if !data.IsMonotonic || (!d.observed && d.isObserved(m.Name)) {
+					continue
+				}
+				for k, p := range data.DataPoints {
+					key := deltaKey{m.Name, p.Attributes.Equivalent()}
+					prev, ok := d.last[key]
+					d.last[key] = lastPoint{at: p.Time, value: p.Value}
+					if ok {
+						data.DataPoints[k].StartTime, data.DataPoints[k].Value = prev.at, p.Value-prev.value
+					}
+				}
+				data.Temporality = metricdata.DeltaTemporality
+				rm.ScopeMetrics[i].Metrics[j].Data = data
+			case metricdata.Histogram[float64]:
+				for k, p := range data.DataPoints {
+					key := deltaKey{m.Name, p.Attributes.Equivalent()}
+					prev, ok := d.last[key]
+					d.last[key] = lastPoint{at: p.Time, count: p.Count, sum: p.Sum, counts: p.BucketCounts}
+					if !ok {
+						continue
+					}
+					q := &data.DataPoints[k]
+					q.StartTime, q.Count, q.Sum = prev.at, p.Count-prev.count, p.Sum-prev.sum
+					q.BucketCounts = make([]uint64, len(p.BucketCounts))
+					for b := range q.BucketCounts {
+						q.BucketCounts[b] = p.BucketCounts[b] - prev.counts[b]
+					}
+					// The extremes are of all time, not of the interval.
+					q.Min, q.Max = metricdata.Extrema[float64]{}, metricdata.Extrema[float64]{}
+				}
+				data.Temporality = metricdata.DeltaTemporality
+				rm.ScopeMetrics[i].Metrics[j].Data = data
+			}
+		}
+	}
+}
+
+// observedCounters are the trunk's asynchronous counters, which the
+// lowmemory preference keeps cumulative.
+var observedCounters = map[string]bool{
+	"mcptrunk.server.restarts": true, "mcptrunk.notifications.dropped": true,
+	"mcptrunk.server.lazy_starts": true, "mcptrunk.server.idle_stops": true,
+}
+
+func (d *deltas) isObserved(name string) bool { return observedCounters[name] }
 
 // encodeMetrics is the ExportMetricsServiceRequest of rm.
 func encodeMetrics(rm *metricdata.ResourceMetrics) []byte {
