@@ -40,9 +40,10 @@ type periodic struct {
 	timeout  time.Duration
 	delta    *deltas // nil for cumulative temporality
 
-	stop chan struct{}
-	done chan struct{}
-	mu   sync.Mutex // one export at a time, as deltas need
+	stop     chan struct{}
+	stopOnce sync.Once
+	done     chan struct{}
+	mu       sync.Mutex // one export at a time, as deltas need
 }
 
 // newPeriodic starts the OTLP export the standard environment configures:
@@ -121,9 +122,13 @@ func (p *periodic) export(ctx context.Context) error {
 }
 
 // shutdown stops the periodic export and sends what was counted since the
-// last.
+// last; after the first, a call does nothing.
 func (p *periodic) shutdown(ctx context.Context) error {
-	close(p.stop)
+	first := false
+	p.stopOnce.Do(func() { first = true; close(p.stop) })
+	if !first {
+		return nil
+	}
 	<-p.done
 	defer p.client.Close()
 	return p.export(ctx)

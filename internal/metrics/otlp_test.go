@@ -41,6 +41,9 @@ func TestOTLPExport(t *testing.T) {
 	if err := m.Shutdown(t.Context()); err != nil {
 		t.Fatal(err)
 	}
+	if err := m.Shutdown(t.Context()); err != nil {
+		t.Errorf("a second Shutdown: %v", err)
+	}
 	req := <-got
 	var total int64
 	for _, rm := range req.ResourceMetrics {
