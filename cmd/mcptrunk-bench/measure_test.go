@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -115,5 +116,16 @@ func TestParseInitTrace(t *testing.T) {
 	}
 	if _, err := parseInitTrace("no trace at all\n"); err == nil {
 		t.Error("a stderr without init lines parsed without an error")
+	}
+}
+
+// A reading of the binary names its build: cgo, stripped, -trimpath.
+func TestDescribeBuild(t *testing.T) {
+	release := []debug.BuildSetting{{Key: "-trimpath", Value: "true"}, {Key: "CGO_ENABLED", Value: "0"}}
+	if got := describeBuild(release, false, false); got != "cgo off, stripped (-s -w), -trimpath" {
+		t.Errorf("release build: %q", got)
+	}
+	if got := describeBuild([]debug.BuildSetting{{Key: "CGO_ENABLED", Value: "1"}}, true, false); got != "cgo on, symbols kept, no DWARF (-w)" {
+		t.Errorf("a go build with -w only: %q", got)
 	}
 }

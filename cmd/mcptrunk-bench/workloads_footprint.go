@@ -4,11 +4,14 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"debug/buildinfo"
+	"debug/elf"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -31,7 +34,8 @@ func (b *bench) footprintWorkload(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	b.add(row{workload: "mcptrunk binary size", trunk: fmtMB(fi.Size()), target: "<= 25 MB", met: yesNo(fi.Size() <= 25e6)})
+	b.add(row{workload: "mcptrunk binary size", trunk: fmtMB(fi.Size()), target: "<= 25 MB", met: yesNo(fi.Size() <= 25e6),
+		note: "built " + buildKind(b.l.trunkBin)})
 
 	var walls, inits []time.Duration
 	var heaviest []initCost
@@ -176,4 +180,46 @@ func parseInitTrace(s string) ([]initCost, error) {
 		return nil, errors.New("GODEBUG=inittrace=1 printed no init lines")
 	}
 	return out, nil
+}
+
+// buildKind says how a Go binary was built, as far as its size and the
+// pages it maps depend on it: with or without cgo, with or without its
+// symbol table and DWARF (-ldflags=-s -w; read from the ELF file, as
+// -trimpath leaves -ldflags out of the build info), -trimpath. The figures
+// of two builds differ by a third in size and about a megabyte of RSS, so
+// a reading names its build.
+func buildKind(path string) string {
+	info, err := buildinfo.ReadFile(path)
+	if err != nil {
+		return "(unknown: " + err.Error() + ")"
+	}
+	symbols, dwarf := true, true
+	if f, err := elf.Open(path); err == nil {
+		symbols = f.Section(".symtab") != nil
+		dwarf = f.Section(".debug_info") != nil || f.Section(".zdebug_info") != nil
+		f.Close()
+	}
+	return describeBuild(info.Settings, symbols, dwarf)
+}
+
+func describeBuild(settings []debug.BuildSetting, symbols, dwarf bool) string {
+	cgo, trimpath := "cgo on", ""
+	for _, s := range settings {
+		switch {
+		case s.Key == "CGO_ENABLED" && s.Value != "1":
+			cgo = "cgo off"
+		case s.Key == "-trimpath" && s.Value == "true":
+			trimpath = ", -trimpath"
+		}
+	}
+	kept := "stripped (-s -w)"
+	switch {
+	case symbols && dwarf:
+		kept = "symbols and DWARF kept"
+	case symbols:
+		kept = "symbols kept, no DWARF (-w)"
+	case dwarf:
+		kept = "DWARF kept, no symbols"
+	}
+	return cgo + ", " + kept + trimpath
 }

@@ -39,7 +39,7 @@ func startObserve(ctx context.Context, addr string, always bool, getenv func(str
 		logger.Info("metrics listening", "addr", l.Addr())
 		o.listener = l
 	}
-	m, err := metrics.New(ctx, metrics.Options{Version: version(), Getenv: getenv})
+	m, err := metrics.New(ctx, metrics.Options{Version: version(), Getenv: getenv, Logger: logger})
 	if err != nil {
 		return nil, errors.Join(err, o.close())
 	}

@@ -1,8 +1,9 @@
 // Package metrics counts what the trunk does for its host and reports the
-// state of its servers, through the OpenTelemetry metrics API: one set of
-// instruments read by a Prometheus exporter on a private registry (served
-// at /metrics) and, when the standard OTLP environment asks for it, by a
-// periodic OTLP/HTTP exporter too.
+// state of its servers: one set of instruments of its own (store.go), read
+// into OpenTelemetry's data model at each scrape of /metrics, written in the
+// Prometheus text format with the Go runtime's and the process's own
+// metrics beside them, and, when the standard OTLP environment asks for it,
+// sent periodically over OTLP too (internal/otlp).
 //
 // Requests are counted by an observe.Observer; server states, restarts,
 // dropped notifications, parked calls and pin drift are read from the

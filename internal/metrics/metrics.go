@@ -1,21 +1,18 @@
 package metrics
 
 import (
+	"compress/gzip"
 	"context"
-	"errors"
+	"io"
+	"log/slog"
 	"net/http"
 	"os"
+	"strings"
 	"sync"
+	"time"
 
 	"github.com/mcptrunk/mcptrunk/proxy/observe"
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"github.com/prometheus/otlptranslator"
 	"go.opentelemetry.io/otel/attribute"
-	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
-	"go.opentelemetry.io/otel/metric"
-	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/resource"
 )
 
@@ -29,22 +26,21 @@ type Options struct {
 	// Getenv reads the OTLP exporter's environment (os.Getenv when nil);
 	// OTLP export is on when it names an endpoint (see OTLPConfigured).
 	Getenv func(string) string
+	// Logger gets the OTLP export's failures (slog.Default() when nil).
+	Logger *slog.Logger
 }
 
-// Metrics is the trunk's instruments and the readers that export them. It
-// is an observe.Observer; Handler serves the Prometheus exposition.
+// Metrics is the trunk's instruments and what exports them. It is an
+// observe.Observer; Handler serves the Prometheus exposition.
 type Metrics struct {
-	provider *sdkmetric.MeterProvider
-	registry *prometheus.Registry
-	otlp     bool
-	meter    metric.Meter
-	status   metric.Registration
+	reg  registry
+	otlp *periodic // nil without OTLP export
 
-	requests metric.Int64Counter
-	duration metric.Float64Histogram
-	sizeIn   metric.Int64Counter
-	sizeOut  metric.Int64Counter
-	inFlight metric.Int64UpDownCounter
+	requests *instrument
+	duration *instrument
+	sizeIn   *instrument
+	sizeOut  *instrument
+	inFlight *instrument
 	gauges   statusGauges
 	tasks    taskCounters
 
@@ -52,60 +48,78 @@ type Metrics struct {
 	sets                    sync.Map // labelKey -> *labelSets
 }
 
-// New makes the instruments, a Prometheus reader on a registry of their
-// own (the process's global registry is left alone, so nothing else in the
-// process shows up at /metrics) and, when the environment configures one,
-// an OTLP exporter.
+// New makes the instruments and, when the environment configures one, an
+// OTLP exporter that sends them periodically.
 func New(ctx context.Context, opts Options) (*Metrics, error) {
 	getenv := opts.Getenv
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	m := &Metrics{registry: prometheus.NewRegistry(),
-		methods: newBounded(maxMethods), servers: newBounded(maxServers), items: newBounded(maxItems)}
-	m.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	prom, err := otelprom.New(otelprom.WithRegisterer(m.registry), otelprom.WithoutScopeInfo(), otelprom.WithoutTargetInfo(),
-		otelprom.WithTranslationStrategy(otlptranslator.UnderscoreEscapingWithSuffixes))
-	if err != nil {
-		return nil, err
-	}
+	m := &Metrics{methods: newBounded(maxMethods), servers: newBounded(maxServers), items: newBounded(maxItems)}
 	res, err := resource.New(ctx,
 		resource.WithAttributes(attribute.String("service.name", "mcptrunk"), attribute.String("service.version", opts.Version)),
 		resource.WithFromEnv(), resource.WithTelemetrySDK())
 	if err != nil && res == nil {
 		return nil, err
 	}
-	popts := []sdkmetric.Option{sdkmetric.WithResource(res), sdkmetric.WithReader(prom), sdkmetric.WithCardinalityLimit(cardinalityLimit)}
+	m.reg.res, m.reg.start = res, time.Now()
+	m.instruments()
 	if OTLPConfigured(getenv) {
-		exp, err := newOTLP(ctx, getenv)
-		if err != nil {
+		logger := opts.Logger
+		if logger == nil {
+			logger = slog.Default()
+		}
+		if m.otlp, err = newPeriodic(getenv, m.reg.collect, logger); err != nil {
 			return nil, err
 		}
-		popts = append(popts, sdkmetric.WithReader(sdkmetric.NewPeriodicReader(exp)))
-		m.otlp = true
-	}
-	m.provider = sdkmetric.NewMeterProvider(popts...)
-	m.meter = m.provider.Meter(scope)
-	if err := m.instruments(); err != nil {
-		return nil, errors.Join(err, m.provider.Shutdown(ctx))
 	}
 	return m, nil
 }
 
 // OTLP says whether the metrics are also exported over OTLP.
-func (m *Metrics) OTLP() bool { return m.otlp }
+func (m *Metrics) OTLP() bool { return m.otlp != nil }
 
-// Handler serves the Prometheus text exposition of the trunk's metrics.
+// Handler serves the Prometheus text exposition of the trunk's metrics
+// and the Go runtime's and the process's (go_*, process_*), gzipped when
+// the scraper takes gzip.
 func (m *Metrics) Handler() http.Handler {
-	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{Registry: m.registry})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fams := append(families(m.reg.collect()), runtimeFamilies()...)
+		fams = append(fams, processFamilies()...)
+		w.Header().Set("Content-Type", contentType)
+		var out io.Writer = w
+		if acceptsGzip(r.Header.Get("Accept-Encoding")) {
+			w.Header().Set("Content-Encoding", "gzip")
+			zw := gzip.NewWriter(w)
+			defer zw.Close()
+			out = zw
+		}
+		_ = writeExposition(out, fams)
+	})
 }
 
-// Shutdown stops the readers; the OTLP exporter sends what it has left.
-func (m *Metrics) Shutdown(ctx context.Context) error {
-	if m.status != nil {
-		_ = m.status.Unregister()
+// acceptsGzip says whether an Accept-Encoding header lists gzip (with a
+// q-value other than 0).
+func acceptsGzip(header string) bool {
+	for part := range strings.SplitSeq(header, ",") {
+		coding, params, _ := strings.Cut(part, ";")
+		if strings.TrimSpace(coding) == "gzip" {
+			return strings.ReplaceAll(strings.TrimSpace(params), " ", "") != "q=0"
+		}
 	}
-	return m.provider.Shutdown(ctx)
+	return false
+}
+
+// Shutdown stops reading the status and, with OTLP export, stops it
+// after sending what was counted; ctx bounds that send.
+func (m *Metrics) Shutdown(ctx context.Context) error {
+	m.reg.callbackMu.Lock()
+	m.reg.callback = nil
+	m.reg.callbackMu.Unlock()
+	if m.otlp == nil {
+		return nil
+	}
+	return m.otlp.shutdown(ctx)
 }
 
 var _ observe.Observer = (*Metrics)(nil)

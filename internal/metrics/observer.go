@@ -9,7 +9,6 @@ import (
 	"github.com/mcptrunk/mcptrunk/internal/rawjson"
 	"github.com/mcptrunk/mcptrunk/proxy/observe"
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/metric"
 )
 
 // How a request ended: indexes into outcomes, the outcome label's values.
@@ -32,32 +31,31 @@ var itemMethods = map[string]bool{"tools/call": true, "prompts/get": true}
 // millisecond) to the longest a tool is normally let run.
 var durationBuckets = []float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120}
 
-func (m *Metrics) instruments() error {
-	var errs [7]error
-	m.requests, errs[0] = m.meter.Int64Counter("mcptrunk.requests", metric.WithUnit("{request}"),
-		metric.WithDescription("Host requests answered, by server, method, item (tool or prompt) and outcome."))
-	m.duration, errs[1] = m.meter.Float64Histogram("mcptrunk.request.duration", metric.WithUnit("s"),
-		metric.WithDescription("How long host requests took to answer, by server and method."),
-		metric.WithExplicitBucketBoundaries(durationBuckets...))
-	m.sizeIn, errs[2] = m.meter.Int64Counter("mcptrunk.request.params", metric.WithUnit("By"),
-		metric.WithDescription("Bytes of params the host sent, by server and method."))
-	m.sizeOut, errs[3] = m.meter.Int64Counter("mcptrunk.response.result", metric.WithUnit("By"),
-		metric.WithDescription("Bytes of results sent to the host, by server and method."))
-	m.inFlight, errs[4] = m.meter.Int64UpDownCounter("mcptrunk.requests.in_flight", metric.WithUnit("{request}"),
-		metric.WithDescription("Host requests being answered now, by server and method."))
-	errs[5] = m.statusInstruments()
-	errs[6] = m.taskInstruments()
-	return errors.Join(errs[:]...)
+func (m *Metrics) instruments() {
+	r := &m.reg
+	m.requests = r.newInstrument(kindCounter, "mcptrunk.requests", "{request}",
+		"Host requests answered, by server, method, item (tool or prompt) and outcome.")
+	m.duration = r.newInstrument(kindHistogram, "mcptrunk.request.duration", "s",
+		"How long host requests took to answer, by server and method.", durationBuckets...)
+	m.sizeIn = r.newInstrument(kindCounter, "mcptrunk.request.params", "By",
+		"Bytes of params the host sent, by server and method.")
+	m.sizeOut = r.newInstrument(kindCounter, "mcptrunk.response.result", "By",
+		"Bytes of results sent to the host, by server and method.")
+	m.inFlight = r.newInstrument(kindUpDown, "mcptrunk.requests.in_flight", "{request}",
+		"Host requests being answered now, by server and method.")
+	m.statusInstruments()
+	m.taskInstruments()
 }
 
 // labelKey is one combination of bounded label values.
 type labelKey struct{ server, method, item string }
 
-// labelSets are the attribute sets of one labelKey, made once: the set
-// without the outcome (duration, bytes, in flight) and one per outcome.
+// labelSets are the series of one labelKey, found once: those without
+// the outcome (duration, bytes, in flight) and the request count's, one
+// per outcome.
 type labelSets struct {
-	base    metric.MeasurementOption
-	outcome [len(outcomes)]metric.MeasurementOption
+	inFlight, sizeIn, sizeOut, duration *cell
+	requests                            [len(outcomes)]*cell
 }
 
 func (m *Metrics) labels(r observe.Request) *labelSets {
@@ -69,9 +67,10 @@ func (m *Metrics) labels(r observe.Request) *labelSets {
 		return s.(*labelSets)
 	}
 	server, method := attribute.String("server", k.server), attribute.String("method", k.method)
-	s := &labelSets{base: metric.WithAttributeSet(attribute.NewSet(server, method))}
+	base := attribute.NewSet(server, method)
+	s := &labelSets{inFlight: m.inFlight.cell(base), sizeIn: m.sizeIn.cell(base), sizeOut: m.sizeOut.cell(base), duration: m.duration.cell(base)}
 	for i, o := range outcomes {
-		s.outcome[i] = metric.WithAttributeSet(attribute.NewSet(server, method, attribute.String("item", k.item), attribute.String("outcome", o)))
+		s.requests[i] = m.requests.cell(attribute.NewSet(server, method, attribute.String("item", k.item), attribute.String("outcome", o)))
 	}
 	v, _ := m.sets.LoadOrStore(k, s)
 	return v.(*labelSets)
@@ -82,13 +81,13 @@ func (m *Metrics) labels(r observe.Request) *labelSets {
 // and got them, without the JSON-RPC envelope).
 func (m *Metrics) Begin(ctx context.Context, r observe.Request) (context.Context, func(observe.Outcome)) {
 	s := m.labels(r)
-	m.inFlight.Add(ctx, 1, s.base)
+	s.inFlight.add(1)
 	return ctx, func(out observe.Outcome) {
-		m.inFlight.Add(ctx, -1, s.base)
-		m.requests.Add(ctx, 1, s.outcome[outcomeOf(ctx, r.Method, out)])
-		m.duration.Record(ctx, out.Duration.Seconds(), s.base)
-		m.sizeIn.Add(ctx, int64(len(r.Params)), s.base)
-		m.sizeOut.Add(ctx, int64(len(out.Result)), s.base)
+		s.inFlight.add(-1)
+		s.requests[outcomeOf(ctx, r.Method, out)].add(1)
+		s.duration.record(m.duration.bounds, out.Duration.Seconds())
+		s.sizeIn.add(int64(len(r.Params)))
+		s.sizeOut.add(int64(len(out.Result)))
 	}
 }
 

@@ -2,7 +2,6 @@ package tracing
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -11,8 +10,6 @@ import (
 	"github.com/mcptrunk/mcptrunk/internal/logkey"
 	"github.com/mcptrunk/mcptrunk/proxy/observe"
 	"go.opentelemetry.io/otel"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -41,9 +38,9 @@ func Enabled(getenv func(string) string) bool {
 }
 
 // Setup returns the trunk's tracing as the OTEL_* environment configures
-// it, or nil when Enabled is false. The exporters read the endpoint,
-// headers, timeout, compression and TLS variables themselves, the SDK the
-// sampler (OTEL_TRACES_SAMPLER, OTEL_TRACES_SAMPLER_ARG), the batch
+// it, or nil when Enabled is false. The exporter (internal/otlp) reads the
+// endpoint, protocol, headers, timeout, compression and TLS variables, the
+// SDK the sampler (OTEL_TRACES_SAMPLER, OTEL_TRACES_SAMPLER_ARG), the batch
 // processor (OTEL_BSP_*) and the resource (OTEL_SERVICE_NAME,
 // OTEL_RESOURCE_ATTRIBUTES). Export failures are logged to logger; they
 // never quote a header value.
@@ -73,25 +70,6 @@ func Setup(ctx context.Context, version string, logger *slog.Logger) (*Tracing, 
 		tracer: provider.Tracer("github.com/mcptrunk/mcptrunk",
 			trace.WithInstrumentationVersion(version), trace.WithSchemaURL(semconv.SchemaURL)),
 	}, nil
-}
-
-// newExporter is the OTLP exporter OTEL_EXPORTER_OTLP_TRACES_PROTOCOL (or
-// OTEL_EXPORTER_OTLP_PROTOCOL) names: http/protobuf by default, or grpc.
-func newExporter(ctx context.Context, getenv func(string) string) (sdktrace.SpanExporter, error) {
-	protocol := getenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
-	if protocol == "" {
-		protocol = getenv("OTEL_EXPORTER_OTLP_PROTOCOL")
-	}
-	switch strings.TrimSpace(protocol) {
-	case "", "http/protobuf":
-		return otlptracehttp.New(ctx)
-	case "grpc":
-		return otlptracegrpc.New(ctx)
-	case "http/json":
-		return nil, errors.New("traces: OTEL_EXPORTER_OTLP_PROTOCOL http/json is not supported; use http/protobuf or grpc")
-	default:
-		return nil, fmt.Errorf("traces: unknown OTEL_EXPORTER_OTLP_PROTOCOL %q (http/protobuf or grpc)", protocol)
-	}
 }
 
 // Observer is the observe.Observer that starts the span of each host
