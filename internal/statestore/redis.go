@@ -6,6 +6,7 @@ import (
 	"fmt"
 	neturl "net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -38,9 +39,22 @@ func OpenRedis(url string) (*Redis, error) {
 	opts.ReadTimeout = time.Second
 	opts.WriteTimeout = time.Second
 	opts.MaxRetries = 1
+	// One dial per attempt, not go-redis's five 100 ms apart: while Redis
+	// refuses connections, each operation fails within its timeouts.
+	opts.DialerRetries = 1
 	opts.ClientName = "mcptrunk"
+	quietRedis.Do(func() { redis.SetLogger(discardRedisLog{}) })
 	return &Redis{client: redis.NewClient(opts), where: config.RedactURL(url)}, nil
 }
+
+// quietRedis silences go-redis's own log lines once per process: they
+// are printed outside slog, on every failed dial, and what they say
+// reaches the trunk's log as the store's errors (Status, Watch).
+var quietRedis sync.Once
+
+type discardRedisLog struct{}
+
+func (discardRedisLog) Printf(context.Context, string, ...any) {}
 
 // redactedErr is err's text, which go-redis may build from the URL, with
 // the URL's password out of it.
