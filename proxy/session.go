@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"sync"
@@ -24,9 +25,10 @@ import (
 )
 
 // Session is one host's connection to the trunk, the trunk's MCP server
-// side: it speaks to the host over a line-delimited stream (mcptrunk's
-// stdin and stdout, or a pipe of the HTTP downstream), answers the
-// handshake itself, and hands everything else to the Trunk.
+// side: it takes the host's messages and gives its own whole (mcptrunk's
+// stdin and stdout through the line adapters, or the HTTP downstream's
+// exchanges), answers the handshake itself, and hands everything else to
+// the Trunk.
 type Session struct {
 	// fixed at creation
 	trunk  *Trunk
@@ -45,7 +47,8 @@ type Session struct {
 	// the caller presented (SetClaims). Every view the session is served
 	// is built from it (state.sessionView).
 	caller  atomic.Pointer[access.Caller]
-	related bool // SessionOptions.RelatedStreams
+	related bool      // SessionOptions.RelatedStreams
+	closed  sync.Once // Close's detaching
 
 	initialized atomic.Bool
 	listens     *translate.Listens // the host's open subscriptions/listen requests (translate/listen.go)
@@ -76,8 +79,11 @@ type Session struct {
 // Serve runs the trunk as an MCP server on in and out until in ends (the
 // host closed stdin) or ctx ends, then shuts every upstream down. Nothing
 // but protocol messages is written to out.
+//
+// in is not closed to end its read when ctx ends first: a blocking file's
+// read (a stdin) would not return for it.
 func (t *Trunk) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
-	s := t.Attach(in, out, &SessionOptions{Profile: t.stdioProfile})
+	s := t.Attach(jsonrpc.NewLineReader(jsonrpc.Unclosable(in)), jsonrpc.NewLineWriter(out), &SessionOptions{Profile: t.stdioProfile})
 	err := s.Run(ctx)
 	return errors.Join(err, t.Close(context.WithoutCancel(ctx)))
 }
@@ -159,10 +165,12 @@ func (s *Session) relate(params json.RawMessage, call string) json.RawMessage {
 	return out
 }
 
-// Attach connects a host session, speaking line-delimited JSON-RPC on in
-// and out, to the trunk. Nothing is read before Run. The trunk serves any
-// number of sessions at once when Share was called; the stdio host is one.
-func (t *Trunk) Attach(in io.Reader, out io.Writer, opts *SessionOptions) *Session {
+// Attach connects a host session to the trunk: it reads the host's
+// messages from in (nil for a session whose messages are handed to it,
+// Deliver and Answer) and writes its own to out. Nothing is read before
+// Run. The trunk serves any number of sessions at once when Share was
+// called; the stdio host is one, over jsonrpc's line adapters.
+func (t *Trunk) Attach(in jsonrpc.MessageReader, out jsonrpc.MessageWriter, opts *SessionOptions) *Session {
 	if opts == nil {
 		opts = &SessionOptions{}
 	}
@@ -176,7 +184,7 @@ func (t *Trunk) Attach(in io.Reader, out io.Writer, opts *SessionOptions) *Sessi
 	if opts.Subject != "" {
 		s.logger = s.logger.With("subject", opts.Subject)
 	}
-	connOpts := &jsonrpc.Options{Logger: s.logger.With("peer", peer), AnswerInvalid: true, InlineRequests: opts.PerRequest}
+	connOpts := &jsonrpc.Options{Logger: s.logger.With("peer", peer), AnswerInvalid: true}
 	if opts.ID == "" && !opts.PerRequest {
 		// The stdio host's: what it leaves unread is bounded here; an
 		// HTTP session's output goes to its streams, bounded there.
@@ -190,39 +198,61 @@ func (t *Trunk) Attach(in io.Reader, out io.Writer, opts *SessionOptions) *Sessi
 	return s
 }
 
-// Run serves the session until its input ends or ctx ends, then detaches
-// it: it gets nothing more, its subscriptions are given up, and the trunk
-// and its upstreams go on for the other sessions. When ctx ends first the
-// trunk is shutting down: open listens are answered. A stateless request's
-// session is served, its request too, on the caller's goroutine (two less
-// per request); its exchange ends it (Conn().CancelRequests), so ctx's end only
-// answers its listen.
+// Run serves the session until its input ends, ctx ends or Close is
+// called, then closes it (Close): when it returns, nothing of the session
+// runs any more. When ctx ends first the trunk is shutting down: open
+// listens are answered first. A stateless request's session has no Run:
+// Answer serves its request.
 func (s *Session) Run(ctx context.Context) error {
-	t := s.trunk
+	served := make(chan error, 1)
+	go func() { served <- s.conn.Serve() }()
 	var err error
-	if s.perRequest {
-		stop := context.AfterFunc(ctx, s.listens.Shutdown)
-		err = s.conn.Serve()
-		stop()
-	} else {
-		served := make(chan error, 1)
-		go func() { served <- s.conn.Serve() }()
-		select {
-		case err = <-served:
-			s.logger.Info("host closed the connection")
-		case <-ctx.Done():
-			s.logger.Info("shutting down", "reason", context.Cause(ctx))
-			s.listens.Shutdown() // open listens are answered first: the trunk is tearing them down
-		}
+	select {
+	case err = <-served:
+		s.logger.Info("host closed the connection")
+	case <-ctx.Done():
+		s.logger.Info("shutting down", "reason", context.Cause(ctx))
+		s.listens.Shutdown() // open listens are answered first: the trunk is tearing them down
 	}
-	t.hosts.remove(s)
-	t.kept.Drop(keptOwner{session: s})
-	s.releaseSubscriptions()
-	s.releaseOwn()
-	// The outbox stops last: the announcer may be waiting in it for room
-	// that a host that went away will never make.
-	s.out.Close()
+	s.Close()
 	return err
+}
+
+// Deliver hands the session one message of the host's that its transport
+// received (jsonrpc.Conn.Deliver): a request goes to a handler of its own.
+// After Close it returns jsonrpc.ErrClosed.
+func (s *Session) Deliver(msg []byte) error { return s.conn.Deliver(msg) }
+
+// Answer serves msg, the one request of a session with no input of its
+// own (a stateless HTTP request's, SessionOptions.PerRequest), on the
+// calling goroutine: its answer is written to the session's output when
+// Answer returns. ctx's end (the trunk shutting down) answers its listen;
+// Close, from another goroutine, cancels it.
+func (s *Session) Answer(ctx context.Context, msg []byte) error {
+	stop := context.AfterFunc(ctx, s.listens.Shutdown)
+	defer stop()
+	return s.conn.Answer(msg)
+}
+
+// Close ends the session, as go-sdk's ServerSession.Close does: it takes
+// no more messages, cancels the requests being handled and waits for
+// their handlers and its read loop (jsonrpc.Conn.Close), then detaches it
+// from the trunk: it gets nothing more, its subscriptions are given up,
+// and the trunk and its upstreams go on for the other sessions. Later
+// calls wait as the first does. It must not be called from one of the
+// session's own handlers.
+func (s *Session) Close() {
+	_ = s.conn.Close()
+	s.closed.Do(func() {
+		t := s.trunk
+		t.hosts.remove(s)
+		t.kept.Drop(keptOwner{session: s})
+		s.releaseSubscriptions()
+		s.releaseOwn()
+		// The outbox stops last: the announcer may be waiting in it for room
+		// that a host that went away will never make.
+		s.out.Close()
+	})
 }
 
 // SetClaims makes claims, those of the access token the caller presented
@@ -243,9 +273,6 @@ func (s *Session) SetClaims(claims map[string]any) {
 
 // ID is the session's id ("" for the stdio host).
 func (s *Session) ID() string { return s.id }
-
-// Conn is the connection to the host, for a transport that feeds it (Deliver) or ends its request (see Run).
-func (s *Session) Conn() *jsonrpc.Conn { return s.conn }
 
 // HandleRequest answers the handshake and passes every other request on,
 // each with the facts of its host request (hostreq.go): from its own _meta
@@ -450,6 +477,11 @@ func (s *Session) Notify(method string, params json.RawMessage) error {
 func (s *Session) Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	if s.stateless.Load() && s.legacy.Load() == nil {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method %q: the host speaks %s, where a server can ask the client only inside the result of a call", method, protocol.Stateless)
+	}
+	if s.perRequest {
+		// Its exchange carries the answer to its one request and what
+		// belongs to it; nothing could carry the host's answer back.
+		return nil, fmt.Errorf("sending %s: a stateless request's session cannot wait for an answer from its host", method)
 	}
 	return s.conn.Call(ctx, method, params)
 }

@@ -14,6 +14,21 @@ import (
 // the connection ends, and is answered once its handler returns.
 
 func (c *Conn) startHandler(m message) {
+	j := c.register(m)
+	if c.gate != nil {
+		j.gated, j.waits = true, !c.gate.admit()
+	}
+	select {
+	case c.idle <- j: // a handler goroutine done with its last request takes it
+		return
+	default:
+	}
+	c.handlers.Add(1)
+	go c.handle(j)
+}
+
+// register makes m a request being handled, cancelled with the Conn.
+func (c *Conn) register(m message) handlerJob {
 	req := c.newInflight(m.ID)
 	// The key is the id's own bytes, part of a line that is never written
 	// to again (decodeMessage): converting them would copy them, one
@@ -23,22 +38,16 @@ func (c *Conn) startHandler(m message) {
 	c.inflight[key] = req
 	c.link(req)
 	c.mu.Unlock()
+	return handlerJob{req: req, key: key, m: m}
+}
 
-	j := handlerJob{req: req, key: key, m: m}
-	if c.gate != nil {
-		j.gated, j.waits = true, !c.gate.admit()
-	}
-	if c.inline {
-		c.runInline(j)
-		return
-	}
-	select {
-	case c.idle <- j: // a handler goroutine done with its last request takes it
-		return
-	default:
-	}
+// inlineJob registers m for Answer's caller to run (runInline), counted
+// in c.handlers now, while recvMu is held. It is not gated: the
+// exchange that runs it waits for its answer.
+func (c *Conn) inlineJob(m message) handlerJob {
+	j := c.register(m)
 	c.handlers.Add(1)
-	go c.handle(j)
+	return j
 }
 
 // handlerJob is one request from the peer for a handler goroutine.

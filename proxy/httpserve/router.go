@@ -13,8 +13,8 @@ import (
 	"github.com/mcptrunk/mcptrunk/proxy"
 )
 
-// router takes what the trunk writes to one host session, a line at a
-// time, and puts each message on the HTTP stream it belongs to: a response
+// router takes the messages the trunk writes to one host session and puts
+// each on the HTTP stream it belongs to: a response
 // on the stream of the POST that asked, progress on the stream of the
 // request that carries its token, a server's request or notification the
 // trunk marks as belonging to a request (proxy.RelatedRequestMeta, removed
@@ -27,7 +27,6 @@ type router struct {
 	cfg routerConfig // fixed at creation
 
 	mu       sync.Mutex
-	partial  []byte             // a line not yet ended
 	waiting  map[string]*stream // request id (compact JSON) -> its POST's stream
 	order    []*stream          // open POST streams, oldest first
 	progress map[string]*stream // progress token (compact JSON) -> stream
@@ -71,28 +70,12 @@ func newRouter(cfg routerConfig) *router {
 	return r
 }
 
-// Write receives the session's output; the connection writes whole
-// messages, sometimes in pieces, each ending with a newline.
-func (r *router) Write(p []byte) (int, error) {
-	n := len(p)
-	for len(p) > 0 {
-		i := bytes.IndexByte(p, '\n')
-		if i < 0 {
-			r.mu.Lock()
-			r.partial = append(r.partial, p...)
-			r.mu.Unlock()
-			break
-		}
-		r.mu.Lock()
-		line := append(r.partial, p[:i]...) // a copy: the caller reuses p
-		r.partial = nil
-		r.mu.Unlock()
-		if len(bytes.TrimSpace(line)) > 0 {
-			r.route(line)
-		}
-		p = p[i+1:]
-	}
-	return n, nil
+// WriteMessage receives one message of the session's (the router is the
+// session's jsonrpc.MessageWriter) and routes a copy of it: the
+// connection reuses msg.
+func (r *router) WriteMessage(msg []byte) error {
+	r.route(bytes.Clone(msg))
+	return nil
 }
 
 // compact is the key of a JSON value (an id or a token) whatever its
@@ -175,13 +158,13 @@ func (r *router) targetLocked(env jsonrpc.Envelope, call string) (*stream, bool)
 	return r.get, false
 }
 
-// relatedKey is the trunk's mark, as it appears in a line.
+// relatedKey is the trunk's mark, as it appears in a message.
 var relatedKey = []byte(`"` + proxy.RelatedRequestMeta + `"`)
 
 // takeRelated takes the trunk's mark of the request a message belongs to
-// (proxy.RelatedRequestMeta) out of line: that request's id as a key, and
-// the line as the host reads it. A line without the mark comes back as it
-// is, with "".
+// (proxy.RelatedRequestMeta) out of a message: that request's id as a key,
+// and the message as the host reads it. A message without the mark comes
+// back as it is, with "".
 func takeRelated(line []byte) (string, []byte) {
 	if !bytes.Contains(line, relatedKey) {
 		return "", line

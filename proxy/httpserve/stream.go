@@ -35,6 +35,11 @@ type stream struct {
 	attached  *attachment   // the HTTP exchange writing it now, nil when none
 	sent      int           // the newest number written so far: where a new exchange without Last-Event-ID goes on
 	wake      chan struct{} // signals the writer that something changed
+	// early starts the reply of a request answered on its exchange's
+	// goroutine when a message comes before the answer (replyEarly);
+	// replying is set once the reply is taken, by early or takeReply.
+	early    func()
+	replying bool
 }
 
 // An event is one kept message of a stream.
@@ -73,9 +78,37 @@ func (st *stream) add(e event, last bool) int64 {
 	st.events = append(st.events, e)
 	st.bytes += int64(len(e.msg))
 	st.final = last
+	var early func()
+	if !last && !st.replying && st.early != nil {
+		st.replying, early = true, st.early
+	}
 	st.mu.Unlock()
 	st.signal()
+	if early != nil {
+		early()
+	}
 	return int64(len(e.msg))
+}
+
+// replyEarly arranges for start to be called, once, when a message other
+// than the response is added before takeReply: the reply must then be
+// written while the request still runs. Set before the request runs.
+func (st *stream) replyEarly(start func()) {
+	st.mu.Lock()
+	st.early = start
+	st.mu.Unlock()
+}
+
+// takeReply takes the reply for the caller, the request answered: false
+// when replyEarly's start has it already.
+func (st *stream) takeReply() bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.replying {
+		return false
+	}
+	st.replying = true
+	return true
 }
 
 // send adds a message that arrived in the session as seq 0: for the tests
