@@ -25,7 +25,7 @@ func testRouterConfig() routerConfig {
 
 // A fakeServer stands in for a session's proxy.Session: it answers every
 // request with an empty result, except what its respond says otherwise,
-// on the goroutine that hands it the request. When its Run's context ends
+// on the goroutine that hands it the request, and never waits. When its Run's context ends
 // it answers what it left unanswered with the error "context canceled",
 // as a proxy.Session's cancelled calls do.
 type fakeServer struct {
@@ -59,46 +59,32 @@ func (f *fakeServer) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// handle takes one message; it reports a request left unanswered.
-func (f *fakeServer) handle(msg []byte) (hung bool, err error) {
+// handle takes one message.
+func (f *fakeServer) handle(msg []byte) error {
 	select {
 	case <-f.closed:
-		return false, jsonrpc.ErrClosed
+		return jsonrpc.ErrClosed
 	default:
 	}
 	env, err := jsonrpc.PeekEnvelope(msg)
 	if err != nil || !env.IsRequest() {
-		return false, nil
+		return nil
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.respond == nil || f.respond(f, env) {
 		_, _ = io.WriteString(f, `{"jsonrpc":"2.0","id":`+string(env.ID)+`,"result":{}}`+"\n")
-		return false, nil
+		return nil
 	}
 	f.unanswered = append(f.unanswered, string(env.ID))
-	return true, nil
-}
-
-func (f *fakeServer) Deliver(msg []byte) error {
-	_, err := f.handle(msg)
-	return err
-}
-
-// Answer waits, for a request it leaves unanswered, until Close or ctx's
-// end, which answers it as Run's does.
-func (f *fakeServer) Answer(ctx context.Context, msg []byte) error {
-	hung, err := f.handle(msg)
-	if !hung {
-		return err
-	}
-	select {
-	case <-f.closed:
-	case <-ctx.Done():
-		f.cancelAll()
-	}
 	return nil
 }
+
+func (f *fakeServer) Deliver(msg []byte) error { return f.handle(msg) }
+
+// Answer is Deliver: a request left unanswered returns at once, which the
+// exchange takes as a session does whose answer is still to come.
+func (f *fakeServer) Answer(_ context.Context, msg []byte) error { return f.handle(msg) }
 
 func (f *fakeServer) Run(ctx context.Context) error {
 	select {

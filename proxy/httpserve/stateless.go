@@ -61,34 +61,9 @@ func (h *Handler) stateless(w http.ResponseWriter, r *http.Request, env jsonrpc.
 	st := s.newStream()
 	st.listen = env.Method == protocol.MethodListen
 	s.router.expect(env.ID, progressTokenOf(env.Params), st)
-	h.answer(w, r, s, st, line)
-}
-
-// answer runs a stateless request on this goroutine, the exchange's, and
-// replies with what its session sent. What comes before the answer
-// (progress, log messages, a listen's notifications) must reach the
-// client while the request runs: the first such message starts the reply
-// on a goroutine of its own (stream.replyEarly), which this one waits for
-// once the request is answered. A request answered with nothing before it
-// is replied to here, with no goroutine besides the exchange's.
-func (h *Handler) answer(w http.ResponseWriter, r *http.Request, s *session, st *stream, line []byte) {
-	early := make(chan struct{})
-	st.replyEarly(func() {
-		go func() {
-			defer close(early)
-			h.reply(w, r, s, st)
-		}()
-	})
-	err := s.server.Answer(h.life, line)
-	if !st.takeReply() {
-		<-early
-		return
-	}
-	if err != nil {
+	if err := h.answer(w, r, s, st, line); err != nil {
 		rpcError(w, http.StatusServiceUnavailable, jsonrpc.CodeInternalError, "the trunk is shutting down")
-		return
 	}
-	h.reply(w, r, s, st)
 }
 
 // headerMismatch checks the stateless revision's headers against the body:
