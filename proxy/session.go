@@ -223,14 +223,18 @@ func (s *Session) Run(ctx context.Context) error {
 // After Close it returns jsonrpc.ErrClosed.
 func (s *Session) Deliver(msg []byte) error { return s.conn.Deliver(msg) }
 
-// Answer serves msg, the one request of a session with no input of its
-// own (a stateless HTTP request's, SessionOptions.PerRequest), on the
-// calling goroutine: its answer is written to the session's output when
-// Answer returns. ctx's end (the trunk shutting down) answers its listen;
-// Close, from another goroutine, cancels it.
+// Answer serves msg, a request of the host's that its transport
+// received, on the calling goroutine (jsonrpc.Conn.Answer): its answer is
+// written to the session's output when Answer returns, unless the host
+// cancelled it. For a session that has no Run (a stateless HTTP request's,
+// SessionOptions.PerRequest), ctx's end (the trunk shutting down) answers
+// its listen, as Run's does for the others. Close, from another
+// goroutine, cancels it.
 func (s *Session) Answer(ctx context.Context, msg []byte) error {
-	stop := context.AfterFunc(ctx, s.listens.Shutdown)
-	defer stop()
+	if s.perRequest {
+		stop := context.AfterFunc(ctx, s.listens.Shutdown)
+		defer stop()
+	}
 	return s.conn.Answer(msg)
 }
 

@@ -184,7 +184,7 @@ func (h *Handler) toSession(w http.ResponseWriter, r *http.Request, s *session, 
 // notifications) must reach the client while the request runs: the first
 // such message starts the reply on a goroutine of its own
 // (stream.replyEarly), which this one waits for once the request is
-// answered. A request answered with nothing before it is replied to here,
+// answered (stream.takeReply). A request answered with nothing before it is replied to here,
 // with no goroutine but the exchange's and no hand-off. It returns an
 // error, having written nothing, when the session has ended.
 func (h *Handler) answer(w http.ResponseWriter, r *http.Request, s *session, st *stream, line []byte) error {
@@ -193,17 +193,10 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request, s *session, st 
 		return errSessionClosed
 	default:
 	}
-	early := make(chan struct{})
-	st.replyEarly(func() {
-		go func() {
-			defer close(early)
-			h.reply(w, r, s, st)
-		}()
-	})
+	st.replyEarly(earlyReply{h: h, w: w, r: r, s: s})
 	err := s.server.Answer(h.life, line)
 	if !st.takeReply() {
-		<-early
-		return nil
+		return nil // written by the early reply
 	}
 	if err != nil {
 		return err
