@@ -287,6 +287,11 @@ func (c *Conn) readLoop() error {
 			l = &messageLimit{}
 		}
 		line, over, err := c.lines.next(l.bytes, c.resync)
+		select {
+		case <-c.closing: // what a reader Close could not wake read: not dispatched, not answered
+			return io.EOF
+		default:
+		}
 		if over != nil {
 			if end := c.overlongLine(over, l); end != nil {
 				return end
@@ -294,12 +299,14 @@ func (c *Conn) readLoop() error {
 			runtime.GC() // what was collected of it, up to the limit: see hugeMessage
 		} else if len(bytes.TrimSpace(line)) > 0 {
 			c.recvMu.Lock()
-			if c.recvEnded {
-				c.recvMu.Unlock()
+			ended := c.recvEnded
+			if !ended {
+				c.dispatch(line, false)
+			}
+			c.recvMu.Unlock()
+			if ended {
 				return io.EOF
 			}
-			c.dispatch(line, false)
-			c.recvMu.Unlock()
 		}
 		if len(line) >= hugeMessage {
 			runtime.GC() // see hugeMessage

@@ -224,3 +224,41 @@ func TestLineReaderReleasedBufferIsReused(t *testing.T) {
 		t.Errorf("the first reader's lines changed after its buffer was reused: %q %q", a, b)
 	}
 }
+
+// Close on a Conn whose reader it cannot close (a blocking stdin's, hidden
+// by Unclosable) returns without waiting for the read in progress; what
+// that read then returns is neither dispatched nor answered, and Serve
+// ends.
+func TestCloseLeavesAnUnclosableReadAndDispatchesNothingAfter(t *testing.T) {
+	leakCheck(t)
+	var late atomic.Bool
+	h := handlerFuncs{req: func(_ context.Context, method string, _ json.RawMessage) (json.RawMessage, error) {
+		if method == "late" {
+			late.Store(true)
+		}
+		return json.RawMessage(`{}`), nil
+	}}
+	inR, inW := io.Pipe()
+	out := make(msgSink, 2)
+	conn := NewConn(NewLineReader(Unclosable(inR)), out, h, &Options{AnswerInvalid: true})
+	served := make(chan error, 1)
+	go func() { served <- conn.Serve() }()
+	writeLine(t, inW, `{"jsonrpc":"2.0","id":1,"method":"first"}`)
+	<-out // answered: the read loop goes back to reading inR
+	if err := conn.Close(); err != nil {
+		t.Fatal(err)
+	}
+	writeLine(t, inW, `{"jsonrpc":"2.0","id":2,"method":"late"}`)
+	if err := <-served; err != nil {
+		t.Errorf("Serve after Close: %v", err)
+	}
+	_ = inW.Close()
+	if late.Load() {
+		t.Error("a request read after Close was handled")
+	}
+	select {
+	case m := <-out:
+		t.Errorf("written after Close: %s", m)
+	default:
+	}
+}
