@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -125,44 +124,10 @@ type SessionOptions struct {
 	PerRequest bool
 	// RelatedStreams marks a session whose downstream puts each message on
 	// the stream of the request it belongs to (HTTP): what a server sends
-	// during one of the session's calls carries that call's id in
-	// _meta[RelatedRequestMeta], which the downstream removes.
+	// during one of the session's calls is written with that call's id
+	// (compact JSON) as its label, to a writer that takes labels
+	// (jsonrpc.LabelWriter); the message itself is what the host reads.
 	RelatedStreams bool
-}
-
-// RelatedRequestMeta is the _meta key that names, to a downstream with
-// SessionOptions.RelatedStreams, the id (JSON) of the session's request a
-// message belongs to; the downstream removes it before the host reads.
-const RelatedRequestMeta = "io.mcptrunk/relatedRequest"
-
-// relate marks params as belonging to the host's request call (its id as
-// compact JSON) for a downstream that routes by it; params come back as
-// they are without call, or for any other downstream.
-func (s *Session) relate(params json.RawMessage, call string) json.RawMessage {
-	if call == "" || !s.related {
-		return params
-	}
-	if t := bytes.TrimSpace(params); len(t) == 0 || bytes.Equal(t, []byte("null")) {
-		params = json.RawMessage(`{}`)
-	}
-	meta := map[string]json.RawMessage{}
-	if start, end, found, err := rawjson.FieldSpan(params, "_meta"); err != nil {
-		return params
-	} else if found {
-		if meta, err = rawjson.Object(params[start:end]); err != nil {
-			return params
-		}
-	}
-	meta[RelatedRequestMeta] = json.RawMessage(call)
-	b, err := json.Marshal(meta)
-	if err != nil {
-		return params
-	}
-	out, err := rawjson.ReplaceField(params, "_meta", b)
-	if err != nil {
-		return params
-	}
-	return out
 }
 
 // Attach connects a host session to the trunk: it reads the host's
@@ -462,16 +427,27 @@ func (s *Session) HandleNotification(method string, params json.RawMessage) {
 // the stateless revision, list changes and resource updates go to the
 // listens that asked for them (translate/listen.go).
 func (s *Session) Notify(method string, params json.RawMessage) error {
+	return s.notifyFor("", method, params)
+}
+
+// notifyFor is Notify for a notification that belongs to the host's
+// request call (its id as compact JSON; "" for none): a downstream that
+// routes by it (SessionOptions.RelatedStreams) is handed call beside the
+// message.
+func (s *Session) notifyFor(call, method string, params json.RawMessage) error {
+	if !s.related {
+		call = ""
+	}
 	if s.stateless.Load() {
 		if out, routed := s.listens.Route(method, params); routed {
 			var errs []error
 			for _, p := range out {
-				errs = append(errs, s.out.Post(method, p))
+				errs = append(errs, s.out.PostFor(call, method, p))
 			}
 			return errors.Join(errs...)
 		}
 	}
-	return s.out.Post(method, params)
+	return s.out.PostFor(call, method, params)
 }
 
 // Call sends the host a request of an upstream's. A host at the stateless revision (one
@@ -479,6 +455,12 @@ func (s *Session) Notify(method string, params json.RawMessage) error {
 // upstream's request during one of its calls reaches it inside the call's
 // input_required result (proxy/translate/mrtr_park.go); one outside any call is refused.
 func (s *Session) Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	return s.callFor(ctx, "", method, params)
+}
+
+// callFor is Call for a request that belongs to the host's request call
+// (see notifyFor).
+func (s *Session) callFor(ctx context.Context, call, method string, params json.RawMessage) (json.RawMessage, error) {
 	if s.stateless.Load() && s.legacy.Load() == nil {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method %q: the host speaks %s, where a server can ask the client only inside the result of a call", method, protocol.Stateless)
 	}
@@ -487,7 +469,10 @@ func (s *Session) Call(ctx context.Context, method string, params json.RawMessag
 		// belongs to it; nothing could carry the host's answer back.
 		return nil, fmt.Errorf("sending %s: a stateless request's session cannot wait for an answer from its host", method)
 	}
-	return s.conn.Call(ctx, method, params)
+	if !s.related {
+		call = ""
+	}
+	return s.conn.CallFor(ctx, call, method, params)
 }
 
 // routeProgress prepares a request from an upstream for the host: when it

@@ -73,7 +73,8 @@ type Conn struct {
 	src     MessageReader // nil: messages come only through Deliver and Answer
 	lines   *LineReader   // src, when it reads lines: read with the limit (lines.go)
 	out     MessageWriter
-	lineOut io.Writer // out's stream, when out is a LineWriter: frames are written to it directly
+	lineOut io.Writer   // out's stream, when out is a LineWriter: frames are written to it directly
+	labels  LabelWriter // out, when it takes labels (NotifyFor, CallFor)
 	handler Handler
 	logger  *slog.Logger
 	done    chan struct{}
@@ -152,6 +153,7 @@ func NewConn(r MessageReader, w MessageWriter, h Handler, opts *Options) *Conn {
 	if lw, ok := w.(*LineWriter); ok {
 		c.lineOut = lw.w
 	}
+	c.labels, _ = w.(LabelWriter)
 	if opts != nil {
 		c.gate = newAnswerGate(opts.MaxUnreadBytes, opts.MaxHandled, logger)
 		c.resync = opts.ResyncBytes
@@ -439,7 +441,14 @@ func (c *Conn) notify(method string, params json.RawMessage) {
 // returned. A JSON-RPC error from the peer is returned as an *Error, exactly
 // as the peer sent it.
 func (c *Conn) Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-	return c.call(ctx, 0, method, params)
+	return c.call(ctx, 0, "", method, params)
+}
+
+// CallFor is Call for a request that belongs to label, which the Conn
+// hands its writer beside the request when the writer takes labels (a
+// LabelWriter); any other writer gets the request alone.
+func (c *Conn) CallFor(ctx context.Context, label, method string, params json.RawMessage) (json.RawMessage, error) {
+	return c.call(ctx, 0, label, method, params)
 }
 
 // ErrNotSent is wrapped by a Call's error when the request never reached
@@ -458,7 +467,7 @@ var ErrTimedOut = fmt.Errorf("call timed out: %w", context.DeadlineExceeded)
 // When d passes first, the request is cancelled at the peer ("timed out")
 // and the error is ErrTimedOut.
 func (c *Conn) CallWithin(ctx context.Context, d time.Duration, method string, params json.RawMessage) (json.RawMessage, error) {
-	return c.call(ctx, d, method, params)
+	return c.call(ctx, d, "", method, params)
 }
 
 // timers recycles CallWithin's timers, stopped. Since Go 1.23 a stopped
@@ -469,7 +478,7 @@ var timers = sync.Pool{New: func() any {
 	return t
 }}
 
-func (c *Conn) call(ctx context.Context, d time.Duration, method string, params json.RawMessage) (json.RawMessage, error) {
+func (c *Conn) call(ctx context.Context, d time.Duration, label, method string, params json.RawMessage) (json.RawMessage, error) {
 	id := c.nextID.Add(1)
 	ch := responseChans.Get().(chan response)
 	c.mu.Lock()
@@ -483,7 +492,7 @@ func (c *Conn) call(ctx context.Context, d time.Duration, method string, params 
 	c.mu.Unlock()
 
 	var idBuf [20]byte
-	if err := c.writeRequest(strconv.AppendInt(idBuf[:0], id, 10), method, params); err != nil {
+	if err := c.writeRequest(label, strconv.AppendInt(idBuf[:0], id, 10), method, params); err != nil {
 		c.forget(id)
 		if _, over := err.(*TooLargeError); !over {
 			err = fmt.Errorf("%w: %w", ErrNotSent, err)
@@ -573,30 +582,37 @@ func (c *Conn) sendCancel(ctx context.Context, id []byte, reason string) {
 
 // Notify sends a notification.
 func (c *Conn) Notify(method string, params json.RawMessage) error {
+	return c.NotifyFor("", method, params)
+}
+
+// NotifyFor is Notify for a notification that belongs to label (see
+// CallFor).
+func (c *Conn) NotifyFor(label, method string, params json.RawMessage) error {
 	select {
 	case <-c.done:
 		return c.Err()
 	default:
 	}
-	return c.writeRequest(nil, method, params)
+	return c.writeRequest(label, nil, method, params)
 }
 
-// writeRequest writes a request (id != nil) or a notification.
-func (c *Conn) writeRequest(id json.RawMessage, method string, params json.RawMessage) error {
+// writeRequest writes a request (id != nil) or a notification, with its
+// label ("" for none).
+func (c *Conn) writeRequest(label string, id json.RawMessage, method string, params json.RawMessage) error {
 	if largeRaw(params) {
 		head := appendRequestHead(getBuf(0), id, method, true)
 		if e := c.tooLarge(len(head) + len(params) + len(frameEnd)); e != nil {
 			putBuf(head)
 			return e
 		}
-		return c.writeSplit(head, params)
+		return c.writeSplit(head, params, label)
 	}
 	frame := appendRequest(getBuf(len(params)), id, method, params)
 	if e := c.tooLarge(len(frame)); e != nil {
 		putBuf(frame)
 		return e
 	}
-	return c.writeFrame(frame)
+	return c.writeFrame(frame, label)
 }
 
 func (c *Conn) writeResponse(id, result json.RawMessage, rpcErr *Error) error {
@@ -604,7 +620,7 @@ func (c *Conn) writeResponse(id, result json.RawMessage, rpcErr *Error) error {
 		head := appendResultHead(getBuf(0), id)
 		e := c.tooLarge(len(head) + len(result) + len(frameEnd))
 		if e == nil {
-			return c.writeSplit(head, result)
+			return c.writeSplit(head, result, "")
 		}
 		putBuf(head)
 		c.logger.Warn("answering with an error instead of an oversized result", "bytes", e.Size, "limit", e.Limit)
@@ -621,18 +637,22 @@ func (c *Conn) writeResponse(id, result json.RawMessage, rpcErr *Error) error {
 			return err
 		}
 	}
-	return c.writeFrame(frame)
+	return c.writeFrame(frame, "")
 }
 
-// writeFrame writes one complete message. Frames are written whole under one
-// lock so concurrent senders never interleave.
-func (c *Conn) writeFrame(frame []byte) error {
+// writeFrame writes one complete message, with its label ("" for none)
+// to a writer that takes labels. Frames are written whole under one lock
+// so concurrent senders never interleave.
+func (c *Conn) writeFrame(frame []byte, label string) error {
 	var err error
 	c.writeMu.Lock()
-	if c.lineOut != nil {
+	switch msg := frame[:len(frame)-1]; { // a MessageWriter's message has no newline
+	case c.lineOut != nil:
 		_, err = c.lineOut.Write(frame)
-	} else {
-		err = c.out.WriteMessage(frame[:len(frame)-1]) // without its newline
+	case label != "" && c.labels != nil:
+		err = c.labels.WriteLabelled(msg, label)
+	default:
+		err = c.out.WriteMessage(msg)
 	}
 	c.writeMu.Unlock()
 	putBuf(frame)
@@ -642,11 +662,11 @@ func (c *Conn) writeFrame(frame []byte) error {
 // writeSplit writes one message made of head, a large payload and the
 // frame's end, under the same lock as writeFrame, without first copying the
 // payload (a multi-megabyte result) into a frame buffer.
-func (c *Conn) writeSplit(head []byte, payload json.RawMessage) error {
+func (c *Conn) writeSplit(head []byte, payload json.RawMessage, label string) error {
 	if c.lineOut == nil { // a MessageWriter takes the message whole
 		frame := append(append(append(getBuf(len(head)+len(payload)), head...), payload...), frameEnd...)
 		putBuf(head)
-		return c.writeFrame(frame)
+		return c.writeFrame(frame, label)
 	}
 	c.writeMu.Lock()
 	_, err := c.lineOut.Write(head)

@@ -262,3 +262,57 @@ func TestCloseLeavesAnUnclosableReadAndDispatchesNothingAfter(t *testing.T) {
 	default:
 	}
 }
+
+// labelSink is a LabelWriter keeping each message with its label ("-" for
+// none).
+type labelSink chan [2]string
+
+func (s labelSink) WriteMessage(msg []byte) error {
+	s <- [2]string{"-", string(msg)}
+	return nil
+}
+
+func (s labelSink) WriteLabelled(msg []byte, label string) error {
+	s <- [2]string{label, string(msg)}
+	return nil
+}
+
+// A writer that takes labels gets NotifyFor's and CallFor's with their
+// message, untouched; every other message comes without one.
+func TestLabelsReachALabelWriter(t *testing.T) {
+	leakCheck(t)
+	out := make(labelSink, 4)
+	conn := NewConn(nil, out, handlerFuncs{}, nil)
+	t.Cleanup(func() { _ = conn.Close() })
+	if err := conn.NotifyFor("call-7", "notifications/message", json.RawMessage(`{"level":"info"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if got := <-out; got != [2]string{"call-7", `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info"}}`} {
+		t.Errorf("NotifyFor wrote %q", got)
+	}
+	if err := conn.Notify("notifications/tools/list_changed", nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := <-out; got[0] != "-" {
+		t.Errorf("Notify wrote %q, want no label", got)
+	}
+	called := make(chan error, 1)
+	go func() {
+		_, err := conn.CallFor(testCtx(t), `"c"`, "elicitation/create", json.RawMessage(`{}`))
+		called <- err
+	}()
+	req := <-out
+	if req[0] != `"c"` || !strings.Contains(req[1], `"elicitation/create"`) {
+		t.Fatalf("CallFor wrote %q", req)
+	}
+	var m struct{ ID json.RawMessage }
+	if err := json.Unmarshal([]byte(req[1]), &m); err != nil {
+		t.Fatal(err)
+	}
+	if err := conn.Deliver([]byte(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"result":{}}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-called; err != nil {
+		t.Errorf("CallFor: %v", err)
+	}
+}

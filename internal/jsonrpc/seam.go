@@ -31,6 +31,16 @@ type MessageWriter interface {
 	WriteMessage(msg []byte) error
 }
 
+// A LabelWriter is a MessageWriter that also takes the label its owner
+// gave a message (Conn.NotifyFor, CallFor): a value the Conn passes
+// through without reading, for a writer that routes by it (the HTTP
+// downstream's router: the host's request a message belongs to). A
+// message without a label goes to WriteMessage.
+type LabelWriter interface {
+	MessageWriter
+	WriteLabelled(msg []byte, label string) error
+}
+
 // ReadMessage returns the next line that is not blank, without its
 // newline, read without a limit: a MessageReader for a reader other than
 // a Conn, which reads a LineReader with its own limit.

@@ -88,10 +88,10 @@ func TestRouterRoutes(t *testing.T) {
 	}
 }
 
-// A message the trunk marks as belonging to a request goes on that
-// request's stream while it is open, even with the GET stream open, and
-// the host never sees the mark; once the request is answered, or with no
-// mark, it goes where a general message goes.
+// A message the trunk says belongs to a request (its label, that
+// request's id) goes on that request's stream while it is open, even with
+// the GET stream open, exactly as written; once the request is answered,
+// or with no label, it goes where a general message goes.
 func TestRouterRelated(t *testing.T) {
 	r := newRouter(testRouterConfig())
 	get := r.openGet()
@@ -99,22 +99,24 @@ func TestRouterRelated(t *testing.T) {
 	if !r.expect([]byte(`"alice-call"`), nil, a) || !r.expect([]byte(`2`), nil, b) {
 		t.Fatal("expect refused a new id")
 	}
-	_ = r.WriteMessage([]byte(`{"jsonrpc":"2.0","id":9,"method":"elicitation/create","params":{"message":"confirm","_meta":{"io.mcptrunk/relatedRequest":"alice-call"}}}`))
-	_ = r.WriteMessage([]byte(`{"jsonrpc":"2.0","method":"notifications/message","params":{"_meta":{"keep":1,"io.mcptrunk/relatedRequest":2},"level":"info"}}`))
-	_ = r.WriteMessage([]byte(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"no mark"}}`))
-	if got := strings.Join(events(a), "\n"); got != `{"jsonrpc":"2.0","id":9,"method":"elicitation/create","params":{"message":"confirm"}}` {
-		t.Errorf("stream a (alice-call): %s, want the request without the mark", got)
+	ask := `{"jsonrpc":"2.0","id":9,"method":"elicitation/create","params":{"message":"confirm"}}`
+	log := `{"jsonrpc":"2.0","method":"notifications/message","params":{"_meta":{"keep":1},"level":"info"}}`
+	_ = r.WriteLabelled([]byte(ask), `"alice-call"`)
+	_ = r.WriteLabelled([]byte(log), ` 2`)
+	_ = r.WriteMessage([]byte(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"no label"}}`))
+	if got := strings.Join(events(a), "\n"); got != ask {
+		t.Errorf("stream a (alice-call): %s, want the request as written", got)
 	}
-	if got := strings.Join(events(b), "\n"); got != `{"jsonrpc":"2.0","method":"notifications/message","params":{"_meta":{"keep":1},"level":"info"}}` {
-		t.Errorf("stream b (call 2): %s, want the log line, its own _meta kept", got)
+	if got := strings.Join(events(b), "\n"); got != log {
+		t.Errorf("stream b (call 2): %s, want the log line as written", got)
 	}
-	if got := events(get); len(got) != 1 || !strings.Contains(got[0], "no mark") {
-		t.Errorf("GET stream: %q, want the unmarked line alone", got)
+	if got := events(get); len(got) != 1 || !strings.Contains(got[0], "no label") {
+		t.Errorf("GET stream: %q, want the unlabelled line alone", got)
 	}
 	_ = r.WriteMessage([]byte(`{"jsonrpc":"2.0","id":2,"result":{}}`))
-	_ = r.WriteMessage([]byte(`{"jsonrpc":"2.0","method":"notifications/message","params":{"_meta":{"io.mcptrunk/relatedRequest":2},"level":"info"}}`))
-	if got := events(get); len(got) != 2 || strings.Contains(got[1], "relatedRequest") {
-		t.Errorf("GET stream after call 2 was answered: %q, want the late line, unmarked", got)
+	_ = r.WriteLabelled([]byte(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"late"}}`), `2`)
+	if got := events(get); len(got) != 2 || !strings.Contains(got[1], "late") {
+		t.Errorf("GET stream after call 2 was answered: %q, want the late line", got)
 	}
 }
 
