@@ -15,12 +15,12 @@ import (
 )
 
 // A session is one host on the HTTP downstream: a proxy.Session attached to
-// the trunk, handed each message POSTed to it (deliver) and giving its own
-// to a router, which puts each on the HTTP stream it belongs to. Sessions
-// of the 2025 revisions live from initialize until DELETE, idle expiry or
-// shutdown; a stateless request gets a session of its own for as long as
-// it is answered (perRequest), which answers it on the POST's goroutine
-// (Handler.stateless).
+// the trunk, handed each message POSTed to it (a request run to its answer
+// on the POST's goroutine, Handler.answer; anything else, deliver) and
+// giving its own to a router, which puts each on the HTTP stream it belongs
+// to. Sessions of the 2025 revisions live from initialize until DELETE,
+// idle expiry or shutdown; a stateless request gets a session of its own
+// for as long as it is answered (perRequest), with no goroutine of its own.
 type session struct {
 	id         string
 	client     string                 // the client's address (host only), for fairness
@@ -147,8 +147,8 @@ func (s *session) idleFor(now time.Time) time.Duration {
 var errSessionClosed = errors.New("the session has ended")
 
 // deliver hands one message of the host's (not written to again) to the
-// session's connection, on the caller's goroutine: a request goes on to a
-// handler goroutine of the connection's.
+// session's connection, on the caller's goroutine: a notification or a
+// response (a request goes through Handler.answer).
 func (s *session) deliver(msg []byte) error {
 	select {
 	case <-s.done:
