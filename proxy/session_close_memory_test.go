@@ -15,22 +15,15 @@ import (
 	"github.com/mcptrunk/mcptrunk/upstream"
 )
 
-// messageSink is a jsonrpc.MessageWriter that keeps each message, whole.
-type messageSink chan string
-
-func (s messageSink) WriteMessage(msg []byte) error {
-	s <- string(msg)
-	return nil
-}
-
-// next returns the first message kept that contains want, skipping others.
-func (s messageSink) next(t *testing.T, want string) string {
+// next returns the first message kept that contains want, skipping
+// others, without waiting for one.
+func (s labelSink) next(t *testing.T, want string) string {
 	t.Helper()
 	for {
 		select {
 		case m := <-s:
-			if strings.Contains(m, want) {
-				return m
+			if strings.Contains(m[1], want) {
+				return m[1]
 			}
 		default:
 			t.Fatalf("no message with %s was written", want)
@@ -56,7 +49,7 @@ func TestSessionCloseWaitsForItsHandlers(t *testing.T) {
 	t.Cleanup(func() { _ = tr.Close(context.Background()) })
 	leaks := goleak.IgnoreCurrent()
 
-	out := make(messageSink, 64)
+	out := make(labelSink, 64)
 	s := tr.Attach(nil, out, &SessionOptions{ID: "s1"})
 	ran := make(chan error, 1)
 	go func() { ran <- s.Run(context.Background()) }()
@@ -69,7 +62,7 @@ func TestSessionCloseWaitsForItsHandlers(t *testing.T) {
 	// Answered on a handler goroutine: wait for it as a host would.
 	deliver(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
 	for m := range out {
-		if strings.Contains(m, `"id":"init"`) {
+		if strings.Contains(m[1], `"id":"init"`) {
 			break
 		}
 	}
