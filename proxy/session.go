@@ -80,7 +80,10 @@ type Session struct {
 // but protocol messages is written to out.
 //
 // in is not closed to end its read when ctx ends first: a blocking file's
-// read (a stdin) would not return for it.
+// read (a stdin) would not return for it. Serve then returns once the
+// host's requests being handled, cancelled, have ended (Session.Close),
+// which includes writing their answers: an answer blocked on a host that
+// reads nothing holds it until the host reads or goes.
 func (t *Trunk) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	s := t.Attach(jsonrpc.NewLineReader(jsonrpc.Unclosable(in)), jsonrpc.NewLineWriter(out), &SessionOptions{Profile: t.stdioProfile})
 	err := s.Run(ctx)
