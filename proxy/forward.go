@@ -182,7 +182,7 @@ func (t *Trunk) askSession(ctx context.Context, s *Session, call, server, method
 	}
 	params, release := s.routeProgress(server, params)
 	defer release()
-	return s.Call(ctx, method, s.relate(params, call))
+	return s.callFor(ctx, call, method, params)
 }
 
 // exportNotification is a server's notification as hosts get it

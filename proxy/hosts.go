@@ -123,7 +123,7 @@ func compactID(id json.RawMessage) string {
 // A session whose view does not show server is never named (Session.sees).
 // call is the id of the host's request the message belongs to, when the
 // session has exactly one call in flight on server ("" otherwise): on
-// HTTP the message goes on that request's stream (Session.relate).
+// HTTP the message goes on that request's stream (Session.notifyFor, callFor).
 func (h *hostSet) concerned(server string, params json.RawMessage, mine func(*Session) bool) (s *Session, call string, busy int) {
 	if mine == nil {
 		mine = func(*Session) bool { return true }

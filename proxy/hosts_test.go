@@ -86,22 +86,40 @@ func TestHostSetConcerned(t *testing.T) {
 	}
 }
 
-// relate marks a message with the call it belongs to only for a session
-// whose downstream routes by it, keeping the rest of _meta.
-func TestSessionRelate(t *testing.T) {
-	s := &Session{related: true}
-	for _, c := range []struct{ in, call, want string }{
-		{`{"message":"m"}`, `"a"`, `{"message":"m","_meta":{"io.mcptrunk/relatedRequest":"a"}}`},
-		{`{"_meta":{"progressToken":1},"x":2}`, `3`, `{"_meta":{"io.mcptrunk/relatedRequest":3,"progressToken":1},"x":2}`},
-		{``, `3`, `{"_meta":{"io.mcptrunk/relatedRequest":3}}`},
-		{`{"x":1}`, ``, `{"x":1}`},
-	} {
-		if got := string(s.relate(json.RawMessage(c.in), c.call)); got != c.want {
-			t.Errorf("relate(%s, %s) = %s, want %s", c.in, c.call, got, c.want)
+// labelSink is a jsonrpc.LabelWriter keeping each message with its label
+// ("-" for none).
+type labelSink chan [2]string
+
+func (s labelSink) WriteMessage(msg []byte) error {
+	s <- [2]string{"-", string(msg)}
+	return nil
+}
+
+func (s labelSink) WriteLabelled(msg []byte, label string) error {
+	s <- [2]string{label, string(msg)}
+	return nil
+}
+
+// What a session is sent for one of its host's calls reaches a downstream
+// that routes by it (RelatedStreams) with the call's id as its label, the
+// message untouched; any other session's downstream gets no label.
+func TestSessionLabelsWhatBelongsToACall(t *testing.T) {
+	tr := bareTrunk()
+	for _, related := range []bool{true, false} {
+		out := make(labelSink, 2)
+		s := tr.Attach(nil, out, &SessionOptions{ID: "s", RelatedStreams: related})
+		if err := s.notifyFor(`"a"`, "notifications/message", json.RawMessage(`{"level":"info","_meta":{"k":1}}`)); err != nil {
+			t.Fatal(err)
 		}
-	}
-	if got := string((&Session{}).relate(json.RawMessage(`{"x":1}`), `1`)); got != `{"x":1}` {
-		t.Errorf("a session without related streams: %s", got)
+		want := [2]string{`"a"`, `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","_meta":{"k":1}}}`}
+		if !related {
+			want[0] = "-"
+		}
+		if got := <-out; got != want {
+			t.Errorf("related streams %v: wrote %q, want %q", related, got, want)
+		}
+		_ = s.conn.Close() // a bare trunk has no more for Session.Close to detach from
+		s.out.Close()
 	}
 }
 

@@ -297,7 +297,7 @@ func TestStatelessCallersOnSharedServer(t *testing.T) {
 	tr, _ := askTrunk(t, a, nil, nil)
 	caller := func(subject string) *memHost {
 		return &memHost{pipeHost: runPipes(t, func(ctx context.Context, in io.Reader, out io.Writer) error {
-			return tr.Attach(in, out, &SessionOptions{PerRequest: true, Subject: subject}).Run(ctx)
+			return tr.Attach(jsonrpc.NewLineReader(in), jsonrpc.NewLineWriter(out), &SessionOptions{PerRequest: true, Subject: subject}).Run(ctx)
 		})}
 	}
 	alice, bob := caller("alice"), caller("bob")

@@ -188,7 +188,7 @@ func TestResultsKeptForTheCallerInMemory(t *testing.T) {
 	other.initialize(`{}`)
 	stateless := func(subject string) *memHost {
 		return &memHost{pipeHost: runPipes(t, func(ctx context.Context, in io.Reader, out io.Writer) error {
-			return tr.Attach(in, out, &SessionOptions{PerRequest: true, Subject: subject}).Run(ctx)
+			return tr.Attach(jsonrpc.NewLineReader(in), jsonrpc.NewLineWriter(out), &SessionOptions{PerRequest: true, Subject: subject}).Run(ctx)
 		})}
 	}
 	linkOf := func(h *memHost, meta string) string {
@@ -236,7 +236,7 @@ func TestResultsKeptForTheCallerInMemory(t *testing.T) {
 
 	// A session's wholes go when it ends.
 	gone := &memHost{pipeHost: runPipes(t, func(ctx context.Context, in io.Reader, out io.Writer) error {
-		return tr.Attach(in, out, &SessionOptions{ID: "gone"}).Run(ctx)
+		return tr.Attach(jsonrpc.NewLineReader(in), jsonrpc.NewLineWriter(out), &SessionOptions{ID: "gone"}).Run(ctx)
 	})}
 	gone.initialize(`{}`)
 	linkOf(gone, "")

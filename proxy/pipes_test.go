@@ -8,6 +8,8 @@ import (
 	"io"
 	"testing"
 	"time"
+
+	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
 )
 
 // pipeHost is a host on the other end of Trunk.Serve over pipes, for tests
@@ -29,7 +31,7 @@ func servePipes(t testing.TB, tr *Trunk) *pipeHost {
 // ends, and then closes tr.
 func attachPipes(t *testing.T, tr *Trunk, opts *SessionOptions) *pipeHost {
 	return runPipes(t, func(ctx context.Context, in io.Reader, out io.Writer) error {
-		err := tr.Attach(in, out, opts).Run(ctx)
+		err := tr.Attach(jsonrpc.NewLineReader(in), jsonrpc.NewLineWriter(out), opts).Run(ctx)
 		return errors.Join(err, tr.Close(context.WithoutCancel(ctx)))
 	})
 }

@@ -206,7 +206,7 @@ func (t *Trunk) toSession(s *Session, call, server, method string, params json.R
 			return
 		}
 	}
-	if err := s.Notify(method, s.relate(params, call)); err != nil {
+	if err := s.notifyFor(call, method, params); err != nil {
 		t.notifyFailed(server, method, err)
 	}
 }

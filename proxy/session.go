@@ -1,10 +1,10 @@
 package proxy
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"sync"
@@ -24,9 +24,10 @@ import (
 )
 
 // Session is one host's connection to the trunk, the trunk's MCP server
-// side: it speaks to the host over a line-delimited stream (mcptrunk's
-// stdin and stdout, or a pipe of the HTTP downstream), answers the
-// handshake itself, and hands everything else to the Trunk.
+// side: it takes the host's messages and gives its own whole (mcptrunk's
+// stdin and stdout through the line adapters, or the HTTP downstream's
+// exchanges), answers the handshake itself, and hands everything else to
+// the Trunk.
 type Session struct {
 	// fixed at creation
 	trunk  *Trunk
@@ -45,7 +46,8 @@ type Session struct {
 	// the caller presented (SetClaims). Every view the session is served
 	// is built from it (state.sessionView).
 	caller  atomic.Pointer[access.Caller]
-	related bool // SessionOptions.RelatedStreams
+	related bool      // SessionOptions.RelatedStreams
+	closed  sync.Once // Close's detaching
 
 	initialized atomic.Bool
 	listens     *translate.Listens // the host's open subscriptions/listen requests (translate/listen.go)
@@ -76,8 +78,14 @@ type Session struct {
 // Serve runs the trunk as an MCP server on in and out until in ends (the
 // host closed stdin) or ctx ends, then shuts every upstream down. Nothing
 // but protocol messages is written to out.
+//
+// in is not closed to end its read when ctx ends first: a blocking file's
+// read (a stdin) would not return for it. Serve then returns once the
+// host's requests being handled, cancelled, have ended (Session.Close),
+// which includes writing their answers: an answer blocked on a host that
+// reads nothing holds it until the host reads or goes.
 func (t *Trunk) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
-	s := t.Attach(in, out, &SessionOptions{Profile: t.stdioProfile})
+	s := t.Attach(jsonrpc.NewLineReader(jsonrpc.Unclosable(in)), jsonrpc.NewLineWriter(out), &SessionOptions{Profile: t.stdioProfile})
 	err := s.Run(ctx)
 	return errors.Join(err, t.Close(context.WithoutCancel(ctx)))
 }
@@ -119,50 +127,18 @@ type SessionOptions struct {
 	PerRequest bool
 	// RelatedStreams marks a session whose downstream puts each message on
 	// the stream of the request it belongs to (HTTP): what a server sends
-	// during one of the session's calls carries that call's id in
-	// _meta[RelatedRequestMeta], which the downstream removes.
+	// during one of the session's calls is written with that call's id
+	// (compact JSON) as its label, to a writer that takes labels
+	// (jsonrpc.LabelWriter); the message itself is what the host reads.
 	RelatedStreams bool
 }
 
-// RelatedRequestMeta is the _meta key that names, to a downstream with
-// SessionOptions.RelatedStreams, the id (JSON) of the session's request a
-// message belongs to; the downstream removes it before the host reads.
-const RelatedRequestMeta = "io.mcptrunk/relatedRequest"
-
-// relate marks params as belonging to the host's request call (its id as
-// compact JSON) for a downstream that routes by it; params come back as
-// they are without call, or for any other downstream.
-func (s *Session) relate(params json.RawMessage, call string) json.RawMessage {
-	if call == "" || !s.related {
-		return params
-	}
-	if t := bytes.TrimSpace(params); len(t) == 0 || bytes.Equal(t, []byte("null")) {
-		params = json.RawMessage(`{}`)
-	}
-	meta := map[string]json.RawMessage{}
-	if start, end, found, err := rawjson.FieldSpan(params, "_meta"); err != nil {
-		return params
-	} else if found {
-		if meta, err = rawjson.Object(params[start:end]); err != nil {
-			return params
-		}
-	}
-	meta[RelatedRequestMeta] = json.RawMessage(call)
-	b, err := json.Marshal(meta)
-	if err != nil {
-		return params
-	}
-	out, err := rawjson.ReplaceField(params, "_meta", b)
-	if err != nil {
-		return params
-	}
-	return out
-}
-
-// Attach connects a host session, speaking line-delimited JSON-RPC on in
-// and out, to the trunk. Nothing is read before Run. The trunk serves any
-// number of sessions at once when Share was called; the stdio host is one.
-func (t *Trunk) Attach(in io.Reader, out io.Writer, opts *SessionOptions) *Session {
+// Attach connects a host session to the trunk: it reads the host's
+// messages from in (nil for a session whose messages are handed to it,
+// Deliver and Answer) and writes its own to out. Nothing is read before
+// Run. The trunk serves any number of sessions at once when Share was
+// called; the stdio host is one, over jsonrpc's line adapters.
+func (t *Trunk) Attach(in jsonrpc.MessageReader, out jsonrpc.MessageWriter, opts *SessionOptions) *Session {
 	if opts == nil {
 		opts = &SessionOptions{}
 	}
@@ -176,7 +152,7 @@ func (t *Trunk) Attach(in io.Reader, out io.Writer, opts *SessionOptions) *Sessi
 	if opts.Subject != "" {
 		s.logger = s.logger.With("subject", opts.Subject)
 	}
-	connOpts := &jsonrpc.Options{Logger: s.logger.With("peer", peer), AnswerInvalid: true, InlineRequests: opts.PerRequest}
+	connOpts := &jsonrpc.Options{Logger: s.logger.With("peer", peer), AnswerInvalid: true}
 	if opts.ID == "" && !opts.PerRequest {
 		// The stdio host's: what it leaves unread is bounded here; an
 		// HTTP session's output goes to its streams, bounded there.
@@ -190,39 +166,65 @@ func (t *Trunk) Attach(in io.Reader, out io.Writer, opts *SessionOptions) *Sessi
 	return s
 }
 
-// Run serves the session until its input ends or ctx ends, then detaches
-// it: it gets nothing more, its subscriptions are given up, and the trunk
-// and its upstreams go on for the other sessions. When ctx ends first the
-// trunk is shutting down: open listens are answered. A stateless request's
-// session is served, its request too, on the caller's goroutine (two less
-// per request); its exchange ends it (Conn().CancelRequests), so ctx's end only
-// answers its listen.
+// Run serves the session until its input ends, ctx ends or Close is
+// called, then closes it (Close): when it returns, nothing of the session
+// runs any more. When ctx ends first the trunk is shutting down: open
+// listens are answered first. A stateless request's session has no Run:
+// Answer serves its request.
 func (s *Session) Run(ctx context.Context) error {
-	t := s.trunk
+	served := make(chan error, 1)
+	go func() { served <- s.conn.Serve() }()
 	var err error
+	select {
+	case err = <-served:
+		s.logger.Info("host closed the connection")
+	case <-ctx.Done():
+		s.logger.Info("shutting down", "reason", context.Cause(ctx))
+		s.listens.Shutdown() // open listens are answered first: the trunk is tearing them down
+	}
+	s.Close()
+	return err
+}
+
+// Deliver hands the session one message of the host's that its transport
+// received (jsonrpc.Conn.Deliver): a request goes to a handler of its own.
+// After Close it returns jsonrpc.ErrClosed.
+func (s *Session) Deliver(msg []byte) error { return s.conn.Deliver(msg) }
+
+// Answer serves msg, a request of the host's that its transport
+// received, on the calling goroutine (jsonrpc.Conn.Answer): its answer is
+// written to the session's output when Answer returns, unless the host
+// cancelled it. For a session that has no Run (a stateless HTTP request's,
+// SessionOptions.PerRequest), ctx's end (the trunk shutting down) answers
+// its listen, as Run's does for the others. Close, from another
+// goroutine, cancels it.
+func (s *Session) Answer(ctx context.Context, msg []byte) error {
 	if s.perRequest {
 		stop := context.AfterFunc(ctx, s.listens.Shutdown)
-		err = s.conn.Serve()
-		stop()
-	} else {
-		served := make(chan error, 1)
-		go func() { served <- s.conn.Serve() }()
-		select {
-		case err = <-served:
-			s.logger.Info("host closed the connection")
-		case <-ctx.Done():
-			s.logger.Info("shutting down", "reason", context.Cause(ctx))
-			s.listens.Shutdown() // open listens are answered first: the trunk is tearing them down
-		}
+		defer stop()
 	}
-	t.hosts.remove(s)
-	t.kept.Drop(keptOwner{session: s})
-	s.releaseSubscriptions()
-	s.releaseOwn()
-	// The outbox stops last: the announcer may be waiting in it for room
-	// that a host that went away will never make.
-	s.out.Close()
-	return err
+	return s.conn.Answer(msg)
+}
+
+// Close ends the session, as go-sdk's ServerSession.Close does: it takes
+// no more messages, cancels the requests being handled and waits for
+// their handlers and its read loop (jsonrpc.Conn.Close), then detaches it
+// from the trunk: it gets nothing more, its subscriptions are given up,
+// and the trunk and its upstreams go on for the other sessions. Later
+// calls wait as the first does. It must not be called from one of the
+// session's own handlers.
+func (s *Session) Close() {
+	_ = s.conn.Close()
+	s.closed.Do(func() {
+		t := s.trunk
+		t.hosts.remove(s)
+		t.kept.Drop(keptOwner{session: s})
+		s.releaseSubscriptions()
+		s.releaseOwn()
+		// The outbox stops last: the announcer may be waiting in it for room
+		// that a host that went away will never make.
+		s.out.Close()
+	})
 }
 
 // SetClaims makes claims, those of the access token the caller presented
@@ -243,9 +245,6 @@ func (s *Session) SetClaims(claims map[string]any) {
 
 // ID is the session's id ("" for the stdio host).
 func (s *Session) ID() string { return s.id }
-
-// Conn is the connection to the host, for a transport that feeds it (Deliver) or ends its request (see Run).
-func (s *Session) Conn() *jsonrpc.Conn { return s.conn }
 
 // HandleRequest answers the handshake and passes every other request on,
 // each with the facts of its host request (hostreq.go): from its own _meta
@@ -431,16 +430,27 @@ func (s *Session) HandleNotification(method string, params json.RawMessage) {
 // the stateless revision, list changes and resource updates go to the
 // listens that asked for them (translate/listen.go).
 func (s *Session) Notify(method string, params json.RawMessage) error {
+	return s.notifyFor("", method, params)
+}
+
+// notifyFor is Notify for a notification that belongs to the host's
+// request call (its id as compact JSON; "" for none): a downstream that
+// routes by it (SessionOptions.RelatedStreams) is handed call beside the
+// message.
+func (s *Session) notifyFor(call, method string, params json.RawMessage) error {
+	if !s.related {
+		call = ""
+	}
 	if s.stateless.Load() {
 		if out, routed := s.listens.Route(method, params); routed {
 			var errs []error
 			for _, p := range out {
-				errs = append(errs, s.out.Post(method, p))
+				errs = append(errs, s.out.PostFor(call, method, p))
 			}
 			return errors.Join(errs...)
 		}
 	}
-	return s.out.Post(method, params)
+	return s.out.PostFor(call, method, params)
 }
 
 // Call sends the host a request of an upstream's. A host at the stateless revision (one
@@ -448,10 +458,24 @@ func (s *Session) Notify(method string, params json.RawMessage) error {
 // upstream's request during one of its calls reaches it inside the call's
 // input_required result (proxy/translate/mrtr_park.go); one outside any call is refused.
 func (s *Session) Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	return s.callFor(ctx, "", method, params)
+}
+
+// callFor is Call for a request that belongs to the host's request call
+// (see notifyFor).
+func (s *Session) callFor(ctx context.Context, call, method string, params json.RawMessage) (json.RawMessage, error) {
 	if s.stateless.Load() && s.legacy.Load() == nil {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method %q: the host speaks %s, where a server can ask the client only inside the result of a call", method, protocol.Stateless)
 	}
-	return s.conn.Call(ctx, method, params)
+	if s.perRequest {
+		// Its exchange carries the answer to its one request and what
+		// belongs to it; nothing could carry the host's answer back.
+		return nil, fmt.Errorf("sending %s: a stateless request's session cannot wait for an answer from its host", method)
+	}
+	if !s.related {
+		call = ""
+	}
+	return s.conn.CallFor(ctx, call, method, params)
 }
 
 // routeProgress prepares a request from an upstream for the host: when it

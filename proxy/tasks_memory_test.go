@@ -160,7 +160,7 @@ func TestTasksSessionBound(t *testing.T) {
 	tr, a := memTrunk(t, memserver.Set{"slow": s}, nil, nil, nil)
 	tr.Share()
 	b := &memHost{pipeHost: runPipes(t, func(ctx context.Context, in io.Reader, out io.Writer) error {
-		return tr.Attach(in, out, &SessionOptions{ID: "b"}).Run(ctx)
+		return tr.Attach(jsonrpc.NewLineReader(in), jsonrpc.NewLineWriter(out), &SessionOptions{ID: "b"}).Run(ctx)
 	})}
 	a.initialize(`{}`)
 	b.initialize(`{}`)
@@ -197,7 +197,7 @@ func TestTasksListSessionBound(t *testing.T) {
 	tr, a := memTrunk(t, memserver.Set{"slow": s}, nil, nil, nil)
 	tr.Share()
 	b := &memHost{pipeHost: runPipes(t, func(ctx context.Context, in io.Reader, out io.Writer) error {
-		return tr.Attach(in, out, &SessionOptions{ID: "b"}).Run(ctx)
+		return tr.Attach(jsonrpc.NewLineReader(in), jsonrpc.NewLineWriter(out), &SessionOptions{ID: "b"}).Run(ctx)
 	})}
 	a.initialize(`{}`)
 	b.initialize(`{}`)

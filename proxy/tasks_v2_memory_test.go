@@ -144,7 +144,7 @@ func TestTasksExtensionSubjectBound(t *testing.T) {
 	tr, _ := memTrunk(t, memserver.Set{"v2": srv}, map[string]map[string]any{"v2": {"protocolVersion": "2026-07-28"}}, nil, nil)
 	request := func(subject string) *memHost {
 		return &memHost{pipeHost: runPipes(t, func(ctx context.Context, in io.Reader, out io.Writer) error {
-			return tr.Attach(in, out, &SessionOptions{PerRequest: true, Subject: subject}).Run(ctx)
+			return tr.Attach(jsonrpc.NewLineReader(in), jsonrpc.NewLineWriter(out), &SessionOptions{PerRequest: true, Subject: subject}).Run(ctx)
 		})}
 	}
 	withTasks := statelessMeta(`{"extensions":{"` + tasks.Extension + `":{}}}`)

@@ -43,7 +43,7 @@ func TestStdioHostThatDoesNotRead(t *testing.T) {
 	tr := New(memConfig(t, set, nil, nil), &Options{Dial: func(spec config.Spec, h jsonrpc.Handler) (upstream.Transport, error) { return set.Dial(spec, h) }})
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	s := tr.Attach(inR, outW, nil)
+	s := tr.Attach(jsonrpc.NewLineReader(inR), jsonrpc.NewLineWriter(outW), nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
 	go func() { served <- s.Run(ctx) }()
@@ -81,13 +81,13 @@ func TestStdioHostThatDoesNotRead(t *testing.T) {
 	}()
 	// The trunk reads until it holds its bound's worth, then stops.
 	deadline := time.Now().Add(30 * time.Second)
-	for u := s.Conn().Unanswered(); u.Waiting < stdioMaxHandled && u.UnreadBytes < stdioUnreadBytes; u = s.Conn().Unanswered() {
+	for u := s.conn.Unanswered(); u.Waiting < stdioMaxHandled && u.UnreadBytes < stdioUnreadBytes; u = s.conn.Unanswered() {
 		if time.Now().After(deadline) {
 			t.Fatalf("the trunk did not stop reading a host that reads nothing: %+v", u)
 		}
 		time.Sleep(time.Millisecond) // polling the trunk's state, not waiting for time to pass
 	}
-	held := s.Conn().Unanswered()
+	held := s.conn.Unanswered()
 	started := calls.Load()
 	if held.Handled > stdioMaxHandled || held.UnreadBytes > int64(stdioMaxHandled)*(size+1024) || started > int64(stdioMaxHandled) {
 		t.Errorf("with the host not reading: %+v, %d calls sent to the server; want at most %d calls and their answers", held, started, stdioMaxHandled)
@@ -104,7 +104,7 @@ func TestStdioHostThatDoesNotRead(t *testing.T) {
 	if err := <-wrote; err != nil {
 		t.Fatal(err)
 	}
-	u := s.Conn().Unanswered()
+	u := s.conn.Unanswered()
 	if u.MaxHandled > stdioMaxHandled || u.MaxUnreadBytes > int64(stdioMaxHandled)*(size+1024) {
 		t.Errorf("over the whole run: %+v", u)
 	}

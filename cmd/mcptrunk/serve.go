@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/mcptrunk/mcptrunk/internal/config"
+	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
 	"github.com/mcptrunk/mcptrunk/internal/statestore"
 	"github.com/mcptrunk/mcptrunk/internal/textview"
 	"github.com/mcptrunk/mcptrunk/proxy"
@@ -176,7 +177,7 @@ func (c *serveCommand) run(ctx context.Context, env *environment) error {
 func serveShared(ctx context.Context, t *proxy.Trunk, down *httpDownstream, stdio bool, env *environment, out io.Writer) error {
 	var err error
 	if stdio {
-		err = t.Attach(env.stdin, out, nil).Run(ctx)
+		err = t.Attach(jsonrpc.NewLineReader(jsonrpc.Unclosable(env.stdin)), jsonrpc.NewLineWriter(out), nil).Run(ctx)
 	} else {
 		<-ctx.Done()
 	}

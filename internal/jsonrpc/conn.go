@@ -55,12 +55,6 @@ type Options struct {
 	// line that is not JSON-RPC (the secrets a server was given) before
 	// it is logged or kept for FirstInvalidLine.
 	Redact func(string) string
-	// InlineRequests handles the peer's requests one at a time on the
-	// read loop instead of each on a handler goroutine (see inline.go):
-	// a goroutine and a hand-off less per request, for a connection
-	// whose peer sends one request and never needs an answer of ours
-	// read meanwhile (a stateless request's session).
-	InlineRequests bool
 	// MaxUnreadBytes, when set, bounds what the connection holds for a
 	// peer that does not read its answers, and MaxHandled (default
 	// DefaultMaxHandled) the peer's requests handled at once: past them
@@ -70,13 +64,17 @@ type Options struct {
 	MaxHandled     int
 }
 
-// Conn is one JSON-RPC peer over a line-delimited byte stream. It does not own
-// the stream: whoever made the reader and writer closes them, and Serve returns
-// once the reader reports EOF or an error.
+// Conn is one JSON-RPC peer, taking and giving whole messages (seam.go).
+// Serve returns once the reader reports EOF or an error, or Close was
+// called; whoever made the reader and the writer owns them, but Close
+// closes a reader that can be closed, to end the read loop.
 type Conn struct {
 	// fixed at creation
-	lines   *LineReader
-	w       io.Writer
+	src     MessageReader // nil: messages come only through Deliver and Answer
+	lines   *LineReader   // src, when it reads lines: read with the limit (lines.go)
+	out     MessageWriter
+	lineOut io.Writer   // out's stream, when out is a LineWriter: frames are written to it directly
+	labels  LabelWriter // out, when it takes labels (NotifyFor, CallFor)
 	handler Handler
 	logger  *slog.Logger
 	done    chan struct{}
@@ -88,7 +86,6 @@ type Conn struct {
 	// answerInvalid: see Options.AnswerInvalid.
 	answerInvalid bool
 	redact        func(string) string // see Options.Redact; nil: none
-	inline        bool                // see Options.InlineRequests
 	gate          *answerGate         // see Options.MaxUnreadBytes; nil: none
 	resync        int64
 	// limit bounds what is written (see limit.go), readLimit what is read
@@ -99,12 +96,18 @@ type Conn struct {
 	handlers sync.WaitGroup  // one per handler goroutine (see handle)
 	idle     chan handlerJob // to a handler goroutine waiting for its next request
 	idlers   atomic.Int32    // handler goroutines waiting on idle
-	readDone chan struct{}   // closed when the read loop has ended
-	// deliverMu serialises Deliver, and readEnded (under it) stops it once
-	// the read loop has ended.
-	deliverMu sync.Mutex
-	readEnded bool
-	writeMu   sync.Mutex // serialises frames on w
+	readDone chan struct{}   // closed when the Conn takes no more messages
+	// recvMu serialises the dispatch of messages (the read loop's,
+	// Deliver's, Answer's), and recvEnded (under it) stops it once the
+	// Conn is ending (stopReceiving).
+	recvMu    sync.Mutex
+	recvEnded bool
+	writeMu   sync.Mutex    // serialises messages on out
+	endOnce   sync.Once     // the end: see end
+	closing   chan struct{} // closed by Close
+	loopDone  chan struct{} // closed when Serve's read loop has returned
+	serving   bool          // Serve was called (under mu)
+	closed    bool          // Close was called (under mu)
 
 	mu       sync.Mutex
 	pending  map[int64]chan response     // our requests awaiting a response
@@ -119,9 +122,10 @@ type response struct {
 	fail   error // no answer could be read (an *OverlongLineError)
 }
 
-// NewConn returns a connection reading messages from r and writing to w.
-// Nothing happens until Serve is called.
-func NewConn(r io.Reader, w io.Writer, h Handler, opts *Options) *Conn {
+// NewConn returns a connection reading messages from r (nil: none, every
+// message is handed to it, Deliver and Answer) and writing them to w.
+// Nothing is read until Serve is called.
+func NewConn(r MessageReader, w MessageWriter, h Handler, opts *Options) *Conn {
 	logger := slog.New(slog.DiscardHandler)
 	if opts != nil && opts.Logger != nil {
 		logger = opts.Logger
@@ -132,22 +136,26 @@ func NewConn(r io.Reader, w io.Writer, h Handler, opts *Options) *Conn {
 	}
 	c := &Conn{
 		answerInvalid: opts != nil && opts.AnswerInvalid,
-		inline:        opts != nil && opts.InlineRequests,
 		redact:        redact,
-		lines:         NewLineReader(r),
-		w:             w,
+		src:           r,
+		out:           w,
 		handler:       h,
 		logger:        logger,
 		done:          make(chan struct{}),
 		idle:          make(chan handlerJob),
 		readDone:      make(chan struct{}),
+		closing:       make(chan struct{}),
+		loopDone:      make(chan struct{}),
 		pending:       make(map[int64]chan response),
 		inflight:      make(map[string]*inflightRequest),
 	}
+	c.lines, _ = r.(*LineReader)
+	if lw, ok := w.(*LineWriter); ok {
+		c.lineOut = lw.w
+	}
+	c.labels, _ = w.(LabelWriter)
 	if opts != nil {
-		if !c.inline {
-			c.gate = newAnswerGate(opts.MaxUnreadBytes, opts.MaxHandled, logger)
-		}
+		c.gate = newAnswerGate(opts.MaxUnreadBytes, opts.MaxHandled, logger)
 		c.resync = opts.ResyncBytes
 		c.SetMaxReadBytes(opts.MaxReadBytes, opts.ReadLimitSetting)
 	}
@@ -165,49 +173,142 @@ func (c *Conn) Err() error {
 	return c.err
 }
 
-// Serve reads and dispatches messages until the reader ends. It then fails
-// every pending call, cancels every request being handled, waits for their
-// handlers to return, and returns nil on a clean EOF.
+// Serve reads and dispatches messages until the reader ends or Close is
+// called; with no reader, it waits for Close. It then fails every pending
+// call, cancels every request being handled, waits for their handlers to
+// return, and returns nil on a clean EOF or after Close.
 func (c *Conn) Serve() error {
-	readErr := c.readLoop()
-	c.lines.release() // the read loop was its one reader
-	c.endDeliveries()
-	close(c.readDone) // idle handler goroutines exit
-	c.cancelInflight()
-	c.handlers.Wait()
-
-	endErr := ErrClosed
-	if !errors.Is(readErr, io.EOF) { // readLoop ends only with an error
-		endErr = fmt.Errorf("%w: %w", ErrClosed, readErr)
-	}
+	defer close(c.loopDone)
 	c.mu.Lock()
-	c.err = endErr
-	c.pending = nil // further calls see done and fail fast
+	closed := c.closed
+	c.serving = true
 	c.mu.Unlock()
-	close(c.done)
+	var readErr error = io.EOF
+	if !closed {
+		readErr = c.readLoop()
+	}
+	if c.lines != nil {
+		c.lines.release() // the read loop was its one reader
+	}
+	select {
+	case <-c.closing:
+		readErr = io.EOF // what the read saw of Close is no error of the peer's
+	default:
+	}
+	c.end(readErr)
 	if errors.Is(readErr, io.EOF) {
 		return nil
 	}
 	return readErr
 }
 
+// Close ends the connection from this side, as the end of its input does:
+// no message is taken from then on, every request of the peer's being
+// handled is cancelled and every call waiting fails; Close returns once
+// their handlers have returned and the read loop has ended. The read
+// loop's reader is closed when it can be (an io.Closer, or a LineReader
+// over one); one that cannot (a blocking stdin) is left to its read, and
+// nothing it reads after is dispatched. It must not be called from a
+// handler of the Conn's own, which it would wait for. Later calls wait
+// as the first does.
+func (c *Conn) Close() error {
+	c.mu.Lock()
+	first := !c.closed
+	c.closed = true
+	serving := c.serving
+	c.mu.Unlock()
+	if first {
+		close(c.closing)
+	}
+	closable := false
+	switch r := c.src.(type) {
+	case nil:
+		closable = true // the read loop waits for closing
+	case *LineReader:
+		if closable = r.closable(); closable && first {
+			_ = r.Close()
+		}
+	case io.Closer:
+		closable = true
+		if first {
+			_ = r.Close()
+		}
+	}
+	if serving && closable {
+		<-c.loopDone
+	}
+	c.end(io.EOF)
+	return nil
+}
+
+// end ends the Conn once: it takes no more messages, its idle handler
+// goroutines exit, the requests being handled are cancelled and waited
+// for, and the calls still waiting fail. A second caller waits for the
+// first's end.
+func (c *Conn) end(readErr error) {
+	c.endOnce.Do(func() {
+		c.stopReceiving()
+		close(c.readDone) // idle handler goroutines exit
+		c.cancelInflight()
+		c.handlers.Wait()
+		endErr := ErrClosed
+		if !errors.Is(readErr, io.EOF) {
+			endErr = fmt.Errorf("%w: %w", ErrClosed, readErr)
+		}
+		c.mu.Lock()
+		c.err = endErr
+		c.pending = nil // further calls see done and fail fast
+		c.mu.Unlock()
+		close(c.done)
+	})
+}
+
 func (c *Conn) readLoop() error {
+	if c.src == nil {
+		<-c.closing
+		return io.EOF
+	}
 	for {
 		if c.gate != nil {
 			c.gate.awaitRead()
+		}
+		if c.lines == nil {
+			msg, err := c.src.ReadMessage()
+			if len(msg) > 0 {
+				if rerr := c.receive(msg, false); rerr != nil {
+					return io.EOF // the Conn is ending
+				}
+			}
+			if err != nil {
+				return err
+			}
+			continue
 		}
 		l := c.readLimit.Load()
 		if l == nil {
 			l = &messageLimit{}
 		}
 		line, over, err := c.lines.next(l.bytes, c.resync)
+		select {
+		case <-c.closing: // what a reader Close could not wake read: not dispatched, not answered
+			return io.EOF
+		default:
+		}
 		if over != nil {
 			if end := c.overlongLine(over, l); end != nil {
 				return end
 			}
 			runtime.GC() // what was collected of it, up to the limit: see hugeMessage
 		} else if len(bytes.TrimSpace(line)) > 0 {
-			c.dispatch(line)
+			c.recvMu.Lock()
+			ended := c.recvEnded
+			if !ended {
+				c.dispatch(line, false)
+			}
+			c.recvMu.Unlock()
+			if ended {
+				return io.EOF
+			}
 		}
 		if len(line) >= hugeMessage {
 			runtime.GC() // see hugeMessage
@@ -218,7 +319,10 @@ func (c *Conn) readLoop() error {
 	}
 }
 
-func (c *Conn) dispatch(line []byte) {
+// dispatch handles one message; recvMu is held. A request is started on
+// a handler goroutine, or, inline, counted in c.handlers and returned
+// (run) for the caller to run once it has let go of recvMu.
+func (c *Conn) dispatch(line []byte, inline bool) (j handlerJob, run bool) {
 	m, err := decodeMessage(line)
 	if err != nil {
 		c.rejectInvalid(line, classifyUndecodable(line, err))
@@ -233,6 +337,9 @@ func (c *Conn) dispatch(line []byte) {
 	}
 	switch {
 	case m.isRequest():
+		if inline {
+			return c.inlineJob(m), true
+		}
 		c.startHandler(m)
 		yieldToWoken()
 	case m.isNotification():
@@ -248,6 +355,7 @@ func (c *Conn) dispatch(line []byte) {
 		c.deliver(m.ID, response{result: m.Result, err: m.Error})
 		yieldToWoken()
 	}
+	return
 }
 
 // yieldToWoken lets the goroutine a message just woke (a handler given a
@@ -327,7 +435,14 @@ func (c *Conn) notify(method string, params json.RawMessage) {
 // returned. A JSON-RPC error from the peer is returned as an *Error, exactly
 // as the peer sent it.
 func (c *Conn) Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-	return c.call(ctx, 0, method, params)
+	return c.call(ctx, 0, "", method, params)
+}
+
+// CallFor is Call for a request that belongs to label, which the Conn
+// hands its writer beside the request when the writer takes labels (a
+// LabelWriter); any other writer gets the request alone.
+func (c *Conn) CallFor(ctx context.Context, label, method string, params json.RawMessage) (json.RawMessage, error) {
+	return c.call(ctx, 0, label, method, params)
 }
 
 // ErrNotSent is wrapped by a Call's error when the request never reached
@@ -345,7 +460,7 @@ var ErrTimedOut = fmt.Errorf("call timed out: %w", context.DeadlineExceeded)
 // allocations of context.WithTimeout. When d passes first, the request is
 // cancelled at the peer ("timed out") and the error is ErrTimedOut.
 func (c *Conn) CallWithin(ctx context.Context, d time.Duration, method string, params json.RawMessage) (json.RawMessage, error) {
-	return c.call(ctx, d, method, params)
+	return c.call(ctx, d, "", method, params)
 }
 
 // timers recycles CallWithin's timers, stopped. Since Go 1.23 a stopped
@@ -356,10 +471,7 @@ var timers = sync.Pool{New: func() any {
 	return t
 }}
 
-func (c *Conn) call(ctx context.Context, d time.Duration, method string, params json.RawMessage) (json.RawMessage, error) {
-	if c.inline {
-		return nil, errInlineCall(method)
-	}
+func (c *Conn) call(ctx context.Context, d time.Duration, label, method string, params json.RawMessage) (json.RawMessage, error) {
 	id := c.nextID.Add(1)
 	ch := responseChans.Get().(chan response)
 	c.mu.Lock()
@@ -373,7 +485,7 @@ func (c *Conn) call(ctx context.Context, d time.Duration, method string, params 
 	c.mu.Unlock()
 
 	var idBuf [20]byte
-	if err := c.writeRequest(strconv.AppendInt(idBuf[:0], id, 10), method, params); err != nil {
+	if err := c.writeRequest(label, strconv.AppendInt(idBuf[:0], id, 10), method, params); err != nil {
 		c.forget(id)
 		if _, over := err.(*TooLargeError); !over {
 			err = fmt.Errorf("%w: %w", ErrNotSent, err)
@@ -463,30 +575,37 @@ func (c *Conn) sendCancel(ctx context.Context, id []byte, reason string) {
 
 // Notify sends a notification.
 func (c *Conn) Notify(method string, params json.RawMessage) error {
+	return c.NotifyFor("", method, params)
+}
+
+// NotifyFor is Notify for a notification that belongs to label (see
+// CallFor).
+func (c *Conn) NotifyFor(label, method string, params json.RawMessage) error {
 	select {
 	case <-c.done:
 		return c.Err()
 	default:
 	}
-	return c.writeRequest(nil, method, params)
+	return c.writeRequest(label, nil, method, params)
 }
 
-// writeRequest writes a request (id != nil) or a notification.
-func (c *Conn) writeRequest(id json.RawMessage, method string, params json.RawMessage) error {
+// writeRequest writes a request (id != nil) or a notification, with its
+// label ("" for none).
+func (c *Conn) writeRequest(label string, id json.RawMessage, method string, params json.RawMessage) error {
 	if largeRaw(params) {
 		head := appendRequestHead(getBuf(0), id, method, true)
 		if e := c.tooLarge(len(head) + len(params) + len(frameEnd)); e != nil {
 			putBuf(head)
 			return e
 		}
-		return c.writeSplit(head, params)
+		return c.writeSplit(head, params, label)
 	}
 	frame := appendRequest(getBuf(len(params)), id, method, params)
 	if e := c.tooLarge(len(frame)); e != nil {
 		putBuf(frame)
 		return e
 	}
-	return c.writeFrame(frame)
+	return c.writeFrame(frame, label)
 }
 
 func (c *Conn) writeResponse(id, result json.RawMessage, rpcErr *Error) error {
@@ -494,7 +613,7 @@ func (c *Conn) writeResponse(id, result json.RawMessage, rpcErr *Error) error {
 		head := appendResultHead(getBuf(0), id)
 		e := c.tooLarge(len(head) + len(result) + len(frameEnd))
 		if e == nil {
-			return c.writeSplit(head, result)
+			return c.writeSplit(head, result, "")
 		}
 		putBuf(head)
 		c.logger.Warn("answering with an error instead of an oversized result", "bytes", e.Size, "limit", e.Limit)
@@ -511,14 +630,23 @@ func (c *Conn) writeResponse(id, result json.RawMessage, rpcErr *Error) error {
 			return err
 		}
 	}
-	return c.writeFrame(frame)
+	return c.writeFrame(frame, "")
 }
 
-// writeFrame writes one complete message. Frames are written whole under one
-// lock so concurrent senders never interleave.
-func (c *Conn) writeFrame(frame []byte) error {
+// writeFrame writes one complete message, with its label ("" for none)
+// to a writer that takes labels. Frames are written whole under one lock
+// so concurrent senders never interleave.
+func (c *Conn) writeFrame(frame []byte, label string) error {
+	var err error
 	c.writeMu.Lock()
-	_, err := c.w.Write(frame)
+	switch msg := frame[:len(frame)-1]; { // a MessageWriter's message has no newline
+	case c.lineOut != nil:
+		_, err = c.lineOut.Write(frame)
+	case label != "" && c.labels != nil:
+		err = c.labels.WriteLabelled(msg, label)
+	default:
+		err = c.out.WriteMessage(msg)
+	}
 	c.writeMu.Unlock()
 	putBuf(frame)
 	return err
@@ -527,14 +655,19 @@ func (c *Conn) writeFrame(frame []byte) error {
 // writeSplit writes one message made of head, a large payload and the
 // frame's end, under the same lock as writeFrame, without first copying the
 // payload (a multi-megabyte result) into a frame buffer.
-func (c *Conn) writeSplit(head []byte, payload json.RawMessage) error {
+func (c *Conn) writeSplit(head []byte, payload json.RawMessage, label string) error {
+	if c.lineOut == nil { // a MessageWriter takes the message whole
+		frame := append(append(append(getBuf(len(head)+len(payload)), head...), payload...), frameEnd...)
+		putBuf(head)
+		return c.writeFrame(frame, label)
+	}
 	c.writeMu.Lock()
-	_, err := c.w.Write(head)
+	_, err := c.lineOut.Write(head)
 	if err == nil {
-		_, err = c.w.Write(payload)
+		_, err = c.lineOut.Write(payload)
 	}
 	if err == nil {
-		_, err = c.w.Write(frameEnd)
+		_, err = c.lineOut.Write(frameEnd)
 	}
 	c.writeMu.Unlock()
 	putBuf(head)

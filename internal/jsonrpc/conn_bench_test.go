@@ -35,8 +35,8 @@ func newBenchPair(tb testing.TB, result json.RawMessage) *benchPair {
 		return result, nil
 	}}
 	p := &benchPair{abW: abW, baW: baW, served: make(chan error, 2)}
-	p.a = NewConn(baR, abW, echo, nil)
-	p.b = NewConn(abR, baW, h, nil)
+	p.a = NewConn(NewLineReader(baR), NewLineWriter(abW), echo, nil)
+	p.b = NewConn(NewLineReader(abR), NewLineWriter(baW), h, nil)
 	go func() { p.served <- p.a.Serve() }()
 	go func() { p.served <- p.b.Serve() }()
 	tb.Cleanup(func() {

@@ -180,8 +180,8 @@ func newPairWrapped(t *testing.T, ha, hb Handler, opts *Options, wrapA func(io.W
 		aServe: make(chan error, 1),
 		bServe: make(chan error, 1),
 	}
-	p.a = NewConn(baR, p.aOut, ha, opts)
-	p.b = NewConn(abR, p.bOut, hb, opts)
+	p.a = NewConn(NewLineReader(baR), NewLineWriter(p.aOut), ha, opts)
+	p.b = NewConn(NewLineReader(abR), NewLineWriter(p.bOut), hb, opts)
 	go func() { p.aServe <- p.a.Serve() }()
 	go func() { p.bServe <- p.b.Serve() }()
 	t.Cleanup(func() {
@@ -246,7 +246,7 @@ func newRawPeer(t *testing.T, h Handler, opts *Options) *rawPeer {
 		notify:   make(chan struct{}, 1),
 		readDone: make(chan struct{}),
 	}
-	p.c = NewConn(inR, outW, h, opts)
+	p.c = NewConn(NewLineReader(inR), NewLineWriter(outW), h, opts)
 	go func() {
 		defer close(p.readDone)
 		br := bufio.NewReader(outR)

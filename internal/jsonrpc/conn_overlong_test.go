@@ -50,7 +50,7 @@ func TestOverlongLineFromHostBoundedMemory(t *testing.T) {
 		hugeLine(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"arguments":{"text":"`, size, `"}}}`),
 		strings.NewReader(`{"jsonrpc":"2.0","id":8,"method":"ping"}`+"\n"))
 	out := recorder{w: io.Discard}
-	c := NewConn(in, &out, pingHandler(), &Options{AnswerInvalid: true})
+	c := NewConn(NewLineReader(in), NewLineWriter(&out), pingHandler(), &Options{AnswerInvalid: true})
 	c.SetMaxReadBytes(1<<20, "test.limit")
 	var serveErr error
 	alloc := allocatedDuring(func() { serveErr = c.Serve() })
@@ -114,7 +114,7 @@ func TestUnendingLineEndsTheConn(t *testing.T) {
 	leakCheck(t)
 	in, w := io.Pipe()
 	out := recorder{w: io.Discard}
-	c := NewConn(in, &out, nil, &Options{ResyncBytes: 8 << 20})
+	c := NewConn(NewLineReader(in), NewLineWriter(&out), nil, &Options{ResyncBytes: 8 << 20})
 	c.SetMaxReadBytes(64<<10, "test.limit")
 	served := make(chan error, 1)
 	go func() { served <- c.Serve() }()

@@ -13,20 +13,9 @@ import (
 // the connection ends, and is answered once its handler returns.
 
 func (c *Conn) startHandler(m message) {
-	req := c.newInflight(m.ID)
-	key := string(m.ID)
-	c.mu.Lock()
-	c.inflight[key] = req
-	c.link(req)
-	c.mu.Unlock()
-
-	j := handlerJob{req: req, key: key, m: m}
+	j := c.register(m)
 	if c.gate != nil {
 		j.gated, j.waits = true, !c.gate.admit()
-	}
-	if c.inline {
-		c.runInline(j)
-		return
 	}
 	select {
 	case c.idle <- j: // a handler goroutine done with its last request takes it
@@ -35,6 +24,26 @@ func (c *Conn) startHandler(m message) {
 	}
 	c.handlers.Add(1)
 	go c.handle(j)
+}
+
+// register makes m a request being handled, cancelled with the Conn.
+func (c *Conn) register(m message) handlerJob {
+	req := c.newInflight(m.ID)
+	key := string(m.ID)
+	c.mu.Lock()
+	c.inflight[key] = req
+	c.link(req)
+	c.mu.Unlock()
+	return handlerJob{req: req, key: key, m: m}
+}
+
+// inlineJob registers m for Answer's caller to run (runInline), counted
+// in c.handlers now, while recvMu is held. It is not gated: the
+// exchange that runs it waits for its answer.
+func (c *Conn) inlineJob(m message) handlerJob {
+	j := c.register(m)
+	c.handlers.Add(1)
+	return j
 }
 
 // handlerJob is one request from the peer for a handler goroutine.

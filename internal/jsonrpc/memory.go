@@ -26,8 +26,8 @@ func NewInMemory(ha, hb Handler, opts *Options) (a, b *InMemory) {
 	ab, ba := newMemPipe(), newMemPipe()
 	a = &InMemory{in: ba, out: ab, served: make(chan struct{})}
 	b = &InMemory{in: ab, out: ba, served: make(chan struct{})}
-	a.Conn = NewConn(a.in, a.out, ha, opts)
-	b.Conn = NewConn(b.in, b.out, hb, opts)
+	a.Conn = NewConn(NewLineReader(a.in), NewLineWriter(a.out), ha, opts)
+	b.Conn = NewConn(NewLineReader(b.in), NewLineWriter(b.out), hb, opts)
 	for _, end := range []*InMemory{a, b} {
 		go func() {
 			defer close(end.served)

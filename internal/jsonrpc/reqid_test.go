@@ -45,7 +45,7 @@ func TestRequestIDInHandler(t *testing.T) {
 // A handler's context is its request: one allocation, where a context
 // value around context.WithCancel made it four.
 func TestHandlerContextAllocations(t *testing.T) {
-	c := NewConn(strings.NewReader(""), io.Discard, echo, nil)
+	c := NewConn(NewLineReader(strings.NewReader("")), NewLineWriter(io.Discard), echo, nil)
 	id := json.RawMessage(`7`)
 	n := testing.AllocsPerRun(100, func() {
 		c.newInflight(id).cancel()
@@ -68,7 +68,7 @@ func TestHandlerContextAllocations(t *testing.T) {
 // runs, and Answered's channel closes once the request is answered,
 // whether asked for before or after.
 func TestHandlerContextIsTheRequest(t *testing.T) {
-	c := NewConn(strings.NewReader(""), io.Discard, echo, nil)
+	c := NewConn(NewLineReader(strings.NewReader("")), NewLineWriter(io.Discard), echo, nil)
 	req := c.newInflight(json.RawMessage(`"a"`))
 	var ctx context.Context = req
 	if ctx.Err() != nil {

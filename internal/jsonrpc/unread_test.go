@@ -27,7 +27,7 @@ func TestUnreadAnswersAreBounded(t *testing.T) {
 	outR, outW := io.Pipe()
 	var c *Conn
 	worst := make(chan Unanswered, n)
-	c = NewConn(inR, outW, handlerFuncs{req: func(context.Context, string, json.RawMessage) (json.RawMessage, error) {
+	c = NewConn(NewLineReader(inR), NewLineWriter(outW), handlerFuncs{req: func(context.Context, string, json.RawMessage) (json.RawMessage, error) {
 		worst <- c.Unanswered()
 		return answer, nil
 	}}, &Options{MaxUnreadBytes: budget, MaxHandled: maxHandled})

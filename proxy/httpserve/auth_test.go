@@ -18,6 +18,7 @@ import (
 
 	"github.com/mcptrunk/mcptrunk/internal/accesstoken"
 	"github.com/mcptrunk/mcptrunk/internal/accesstoken/testissuer"
+	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
 	"github.com/mcptrunk/mcptrunk/internal/testkit"
 	"github.com/mcptrunk/mcptrunk/proxy"
 )
@@ -144,11 +145,11 @@ func TestSessionBoundToSubject(t *testing.T) {
 func TestProfileEndpoints(t *testing.T) {
 	var mu sync.Mutex
 	var attached []proxy.SessionOptions
-	h := newHandler(nil, func(in io.Reader, out io.Writer, o *proxy.SessionOptions) runner {
+	h := newHandler(nil, func(out jsonrpc.MessageWriter, o *proxy.SessionOptions) runner {
 		mu.Lock()
 		attached = append(attached, *o)
 		mu.Unlock()
-		return &fakeServer{in: in, out: out}
+		return newFakeServer(out, nil)
 	}, Options{Profiles: func(name string) bool { return name == "weather" || name == "notes" }})
 	srv := httptest.NewServer(h)
 	t.Cleanup(func() { h.Close(); srv.Close() })

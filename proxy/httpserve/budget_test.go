@@ -9,7 +9,7 @@ import (
 
 // note is a notifications/message of about size bytes, numbered n.
 func note(n, size int) []byte {
-	return []byte(fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"%d %s"}}`+"\n", n, strings.Repeat("x", size)))
+	return []byte(fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"%d %s"}}`, n, strings.Repeat("x", size)))
 }
 
 // budgetRouter is a router with these budgets, counting what it drops and
@@ -26,7 +26,7 @@ func budgetRouter(p *pool, streamBytes, sessionBytes int64) (r *router, dropped 
 func TestSessionBudgetDropsOldestNotifications(t *testing.T) {
 	r, dropped, closed := budgetRouter(nil, 1<<40, 64<<10)
 	for i := range 200 {
-		_, _ = r.Write(note(i, 1<<10))
+		_ = r.WriteMessage(note(i, 1<<10))
 	}
 	if held := r.heldBytes(); held > 64<<10 {
 		t.Errorf("the session holds %d bytes, past its budget of %d", held, 64<<10)
@@ -50,7 +50,7 @@ func TestStreamDropsAreCounted(t *testing.T) {
 	r, dropped, _ := budgetRouter(nil, 1<<40, 1<<40)
 	get := r.openGet()
 	for i := range keptEvents + 100 {
-		_, _ = r.Write(note(i, 10))
+		_ = r.WriteMessage(note(i, 10))
 	}
 	if dropped.Load() != 100 {
 		t.Errorf("%d dropped past %d events, want 100", dropped.Load(), keptEvents)
@@ -59,7 +59,7 @@ func TestStreamDropsAreCounted(t *testing.T) {
 	get.sent = get.last // as if written
 	get.mu.Unlock()
 	for i := range 50 {
-		_, _ = r.Write(note(i, 10))
+		_ = r.WriteMessage(note(i, 10))
 	}
 	if dropped.Load() != 100 {
 		t.Errorf("%d dropped, want still 100: only written events made room", dropped.Load())
@@ -68,7 +68,7 @@ func TestStreamDropsAreCounted(t *testing.T) {
 	r, dropped, _ = budgetRouter(nil, 8<<10, 1<<40)
 	r.openGet()
 	for i := range 100 {
-		_, _ = r.Write(note(i, 1<<10))
+		_ = r.WriteMessage(note(i, 1<<10))
 	}
 	if n, b := r.get.size(); b > 8<<10 || int64(n)+dropped.Load() != 100 {
 		t.Errorf("a stream of %d bytes budget keeps %d events, %d bytes; %d dropped", 8<<10, n, b, dropped.Load())
@@ -83,10 +83,10 @@ func TestAnswersAreNeverDropped(t *testing.T) {
 	st := newStream("s1")
 	r.expect([]byte(`1`), nil, st)
 	for i := range 10 {
-		_, _ = r.Write(note(i, 1<<10))
+		_ = r.WriteMessage(note(i, 1<<10))
 	}
 	answer := `{"jsonrpc":"2.0","id":1,"result":{"text":"` + strings.Repeat("a", 12<<10) + `"}}`
-	_, _ = r.Write([]byte(answer + "\n"))
+	_ = r.WriteMessage([]byte(answer))
 	if got := events(st); got[len(got)-1] != answer || !st.final {
 		t.Fatalf("the answer is not the stream's last event")
 	}
@@ -95,7 +95,7 @@ func TestAnswersAreNeverDropped(t *testing.T) {
 	}
 	st2 := newStream("s2")
 	r.expect([]byte(`2`), nil, st2)
-	_, _ = r.Write([]byte(strings.Replace(answer, `"id":1`, `"id":2`, 1) + "\n"))
+	_ = r.WriteMessage([]byte(strings.Replace(answer, `"id":1`, `"id":2`, 1)))
 	if got := events(st2); len(got) != 1 || !st2.final {
 		t.Errorf("the second answer was dropped")
 	}
@@ -113,10 +113,10 @@ func TestPoolReclaimsFromTheLargest(t *testing.T) {
 	big, bigDropped, bigClosed := budgetRouter(p, 1<<40, 1<<40)
 	small, smallDropped, _ := budgetRouter(p, 1<<40, 1<<40)
 	for i := range 90 {
-		_, _ = big.Write(note(i, 1<<10))
+		_ = big.WriteMessage(note(i, 1<<10))
 	}
 	for i := range 20 {
-		_, _ = small.Write(note(i, 1<<10))
+		_ = small.WriteMessage(note(i, 1<<10))
 	}
 	if used := p.used.Load(); used > 100<<10 || used != big.heldBytes()+small.heldBytes() {
 		t.Errorf("pool uses %d, sessions hold %d + %d, limit %d", used, big.heldBytes(), small.heldBytes(), 100<<10)
@@ -127,7 +127,7 @@ func TestPoolReclaimsFromTheLargest(t *testing.T) {
 	for i := range 3 {
 		st := newStream(fmt.Sprint("a", i))
 		big.expect([]byte(fmt.Sprint(i)), nil, st)
-		_, _ = big.Write([]byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{"t":"%s"}}`+"\n", i, strings.Repeat("a", 40<<10))))
+		_ = big.WriteMessage([]byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{"t":"%s"}}`, i, strings.Repeat("a", 40<<10))))
 	}
 	if reason, _ := bigClosed.Load().(string); !strings.Contains(reason, "holds the most") {
 		t.Errorf("answers past the pool: the largest session closed for %q", reason)
@@ -148,7 +148,7 @@ func TestForgottenStreamsReleaseTheirBytes(t *testing.T) {
 	for i := range 3 * knownLimit {
 		st := newStream(fmt.Sprint("s", i))
 		r.expect([]byte(fmt.Sprint(i)), nil, st)
-		_, _ = r.Write([]byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{}}`+"\n", i)))
+		_ = r.WriteMessage([]byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{}}`, i)))
 	}
 	var held int64
 	for _, st := range r.known {

@@ -173,11 +173,36 @@ func (h *Handler) toSession(w http.ResponseWriter, r *http.Request, s *session, 
 		rpcError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "a request with this id is already in flight in the session")
 		return
 	}
-	if err := s.deliver(line); err != nil {
+	if err := h.answer(w, r, s, st, line); err != nil {
 		rpcError(w, http.StatusNotFound, jsonrpc.CodeInvalidRequest, "the session has ended: initialize again")
-		return
+	}
+}
+
+// answer runs a POSTed request on this goroutine, the exchange's, and
+// replies with what its session sends for it (st). What comes before the
+// answer (progress, log messages, a server's request, a listen's
+// notifications) must reach the client while the request runs: the first
+// such message starts the reply on a goroutine of its own
+// (stream.replyEarly), which this one waits for once the request is
+// answered (stream.takeReply). A request answered with nothing before it is replied to here,
+// with no goroutine but the exchange's and no hand-off. It returns an
+// error, having written nothing, when the session has ended.
+func (h *Handler) answer(w http.ResponseWriter, r *http.Request, s *session, st *stream, line []byte) error {
+	select {
+	case <-s.done:
+		return errSessionClosed
+	default:
+	}
+	st.replyEarly(earlyReply{h: h, w: w, r: r, s: s})
+	err := s.server.Answer(h.life, line)
+	if !st.takeReply() {
+		return nil // written by the early reply
+	}
+	if err != nil {
+		return err
 	}
 	h.reply(w, r, s, st)
+	return nil
 }
 
 // reply answers a POSTed request from its stream: as one JSON body when

@@ -12,7 +12,6 @@ package httpserve
 import (
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -21,7 +20,7 @@ import (
 	"time"
 
 	"github.com/mcptrunk/mcptrunk/internal/accesstoken"
-	"github.com/mcptrunk/mcptrunk/internal/gopool"
+	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
 	"github.com/mcptrunk/mcptrunk/proxy"
 )
 
@@ -192,8 +191,7 @@ type Handler struct {
 
 	life     context.Context // ends at Close: sessions answer their listens
 	stopLife context.CancelFunc
-	running  sync.WaitGroup // sessions' Run goroutines (runners), the janitor
-	runners  *gopool.Pool   // the goroutines sessions run on (stateless requests run on theirs)
+	running  sync.WaitGroup // sessions' Run goroutines, the janitor
 
 	mu         sync.Mutex
 	sessions   map[string]*session
@@ -208,7 +206,7 @@ func New(t *proxy.Trunk, opts Options) *Handler {
 	if opts.Dropped == nil {
 		opts.Dropped = t.CountDropped
 	}
-	h := newHandler(t, func(in io.Reader, out io.Writer, o *proxy.SessionOptions) runner { return t.Attach(in, out, o) }, opts)
+	h := newHandler(t, func(out jsonrpc.MessageWriter, o *proxy.SessionOptions) runner { return t.Attach(nil, out, o) }, opts)
 	h.root.Handle("GET /oauth/", t.SignIn()) // a browser's, without the trunk's token: its own checks (proxy/signin)
 	return h
 }
@@ -219,7 +217,6 @@ func newHandler(t *proxy.Trunk, attach attachFunc, opts Options) *Handler {
 	h := &Handler{trunk: t, attach: attach, opts: opts, logger: opts.Logger, pool: newPool(opts.MaxBufferedBytes),
 		root: http.NewServeMux(), routes: http.NewServeMux(), sessions: map[string]*session{}, perRequest: map[*session]struct{}{}}
 	h.life, h.stopLife = context.WithCancel(context.Background())
-	h.runners = gopool.New(h.life.Done(), &h.running)
 	h.root.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
 	h.root.HandleFunc("GET /readyz", h.readyz)
 	h.root.Handle("/", h.guard(h.routes))

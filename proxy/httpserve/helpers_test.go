@@ -1,7 +1,7 @@
 package httpserve
 
 import (
-	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -24,57 +24,89 @@ func testRouterConfig() routerConfig {
 }
 
 // A fakeServer stands in for a session's proxy.Session: it answers every
-// request with an empty result, except what its respond says otherwise.
-// When its context ends it answers what it left unanswered with the error
-// "context canceled", as a proxy.Server's cancelled calls do.
+// request with an empty result, except what its respond says otherwise,
+// on the goroutine that hands it the request, and never waits. When its Run's context ends
+// it answers what it left unanswered with the error "context canceled",
+// as a proxy.Session's cancelled calls do.
 type fakeServer struct {
-	in      io.Reader
-	out     io.Writer
+	out     jsonrpc.MessageWriter
 	respond respondFunc
+
+	mu         sync.Mutex // one message at a time, as a connection's read loop takes them
+	unanswered []string
+	closeOnce  sync.Once
+	closed     chan struct{}
 }
 
 // respondFunc handles one request; it writes to w what the server sends
-// (whole lines) and returns false to leave the request unanswered.
+// (whole lines, each one message) and returns false to leave the request
+// unanswered.
 type respondFunc func(w io.Writer, env jsonrpc.Envelope) bool
 
-func (f *fakeServer) Run(ctx context.Context) error {
-	lines := make(chan []byte)
-	go func() {
-		defer close(lines)
-		sc := bufio.NewScanner(f.in)
-		sc.Buffer(nil, 8<<20)
-		for sc.Scan() {
-			lines <- append([]byte(nil), sc.Bytes()...)
-		}
-	}()
-	var unanswered []string
-	for {
-		select {
-		case <-ctx.Done():
-			for _, id := range unanswered {
-				_, _ = io.WriteString(f.out, `{"jsonrpc":"2.0","id":`+id+`,"error":{"code":-32603,"message":"context canceled"}}`+"\n")
-			}
-			go func() { // until the session closes the pipe
-				for range lines {
-				}
-			}()
-			return ctx.Err()
-		case line, ok := <-lines:
-			if !ok {
-				return nil
-			}
-			env, err := jsonrpc.PeekEnvelope(line)
-			if err != nil || !env.IsRequest() {
-				continue
-			}
-			if f.respond == nil || f.respond(f.out, env) {
-				_, _ = io.WriteString(f.out, `{"jsonrpc":"2.0","id":`+string(env.ID)+`,"result":{}}`+"\n")
-			} else {
-				unanswered = append(unanswered, string(env.ID))
+func newFakeServer(out jsonrpc.MessageWriter, respond respondFunc) *fakeServer {
+	return &fakeServer{out: out, respond: respond, closed: make(chan struct{})}
+}
+
+// Write passes each line of p on as one message.
+func (f *fakeServer) Write(p []byte) (int, error) {
+	for line := range bytes.Lines(p) {
+		if line = bytes.TrimSpace(line); len(line) > 0 {
+			if err := f.out.WriteMessage(line); err != nil {
+				return 0, err
 			}
 		}
 	}
+	return len(p), nil
 }
+
+// handle takes one message.
+func (f *fakeServer) handle(msg []byte) error {
+	select {
+	case <-f.closed:
+		return jsonrpc.ErrClosed
+	default:
+	}
+	env, err := jsonrpc.PeekEnvelope(msg)
+	if err != nil || !env.IsRequest() {
+		return nil
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.respond == nil || f.respond(f, env) {
+		_, _ = io.WriteString(f, `{"jsonrpc":"2.0","id":`+string(env.ID)+`,"result":{}}`+"\n")
+		return nil
+	}
+	f.unanswered = append(f.unanswered, string(env.ID))
+	return nil
+}
+
+func (f *fakeServer) Deliver(msg []byte) error { return f.handle(msg) }
+
+// Answer is Deliver: a request left unanswered returns at once, which the
+// exchange takes as a session does whose answer is still to come.
+func (f *fakeServer) Answer(_ context.Context, msg []byte) error { return f.handle(msg) }
+
+func (f *fakeServer) Run(ctx context.Context) error {
+	select {
+	case <-ctx.Done():
+		f.cancelAll()
+		return ctx.Err()
+	case <-f.closed:
+		return nil
+	}
+}
+
+// cancelAll answers what was left unanswered with "context canceled".
+func (f *fakeServer) cancelAll() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, id := range f.unanswered {
+		_ = f.out.WriteMessage([]byte(`{"jsonrpc":"2.0","id":` + id + `,"error":{"code":-32603,"message":"context canceled"}}`))
+	}
+	f.unanswered = nil
+}
+
+func (f *fakeServer) Close() { f.closeOnce.Do(func() { close(f.closed) }) }
 
 // testHandler is a Handler whose sessions are fake servers, served on
 // loopback until the test ends.
@@ -89,8 +121,8 @@ func newTestHandler(t *testing.T, opts Options, respond respondFunc) *testHandle
 	t.Helper()
 	leaks := goleak.IgnoreCurrent()
 	t.Cleanup(func() { goleak.VerifyNone(t, leaks) })
-	h := newHandler(nil, func(in io.Reader, out io.Writer, _ *proxy.SessionOptions) runner {
-		return &fakeServer{in: in, out: out, respond: respond}
+	h := newHandler(nil, func(out jsonrpc.MessageWriter, _ *proxy.SessionOptions) runner {
+		return newFakeServer(out, respond)
 	}, opts)
 	srv := httptest.NewServer(h)
 	transport := &http.Transport{}

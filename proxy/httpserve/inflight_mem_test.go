@@ -155,16 +155,15 @@ func measure() reading {
 }
 
 // Each stateless request in flight holds at most 16 KiB of heap and, of
-// goroutines, its own and the in-memory server's handler of its call
-// (both outside the trunk) and the session's read loop, which runs the
-// request (jsonrpc.Options.InlineRequests); and with a 2025-11-25 server
-// the call to it, which may outlive the request (proxy/translate's
-// Parking).
+// goroutines, its own, which runs the request (jsonrpc.Conn.Answer), and
+// the in-memory server's handler of its call; and with a 2025-11-25
+// server the call to it, which may outlive the request (proxy/translate's
+// Parking). Its session has no goroutine of its own.
 func TestStatelessRequestInFlightCost(t *testing.T) {
 	for _, tc := range []struct {
 		revision   string
 		goroutines float64
-	}{{protocol.Legacy, 4}, {protocol.Stateless, 3}} {
+	}{{protocol.Legacy, 3}, {protocol.Stateless, 2}} {
 		t.Run(tc.revision, func(t *testing.T) {
 			ht := newHeldTrunk(t, tc.revision)
 			ht.inFlightCost(t, 8) // warm-up: pools, the catalog, idle handlers

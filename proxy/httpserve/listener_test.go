@@ -15,6 +15,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
 	"github.com/mcptrunk/mcptrunk/proxy"
 )
 
@@ -24,8 +25,8 @@ func serveListener(t *testing.T, opts Options) (h *Handler, addr string) {
 	t.Helper()
 	leaks := goleak.IgnoreCurrent()
 	t.Cleanup(func() { goleak.VerifyNone(t, leaks) })
-	h = newHandler(nil, func(in io.Reader, out io.Writer, _ *proxy.SessionOptions) runner {
-		return &fakeServer{in: in, out: out}
+	h = newHandler(nil, func(out jsonrpc.MessageWriter, _ *proxy.SessionOptions) runner {
+		return newFakeServer(out, nil)
 	}, opts)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -15,7 +15,7 @@ func TestPoolReleasesMemoryAfterABurst(t *testing.T) {
 
 	small, _, _ := budgetRouter(p, 1<<40, 1<<40)
 	for i := range 10 {
-		_, _ = small.Write(note(i, 1<<10))
+		_ = small.WriteMessage(note(i, 1<<10))
 	}
 	small.endAll("done")
 	if n := p.memory.count.Load(); n != 0 {
@@ -24,7 +24,7 @@ func TestPoolReleasesMemoryAfterABurst(t *testing.T) {
 
 	big, _, _ := budgetRouter(p, 1<<40, 1<<40)
 	for i := range 20 {
-		_, _ = big.Write(note(i, 1<<20))
+		_ = big.WriteMessage(note(i, 1<<20))
 	}
 	other, _, _ := budgetRouter(p, 1<<40, 1<<40)
 	big.endAll("done")

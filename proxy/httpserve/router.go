@@ -10,15 +10,14 @@ import (
 
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
 	"github.com/mcptrunk/mcptrunk/internal/rawjson"
-	"github.com/mcptrunk/mcptrunk/proxy"
 )
 
-// router takes what the trunk writes to one host session, a line at a
-// time, and puts each message on the HTTP stream it belongs to: a response
-// on the stream of the POST that asked, progress on the stream of the
-// request that carries its token, a server's request or notification the
-// trunk marks as belonging to a request (proxy.RelatedRequestMeta, removed
-// here) on that request's stream while it is open, anything else (list
+// router takes the messages the trunk writes to one host session and puts
+// each on the HTTP stream it belongs to: a response on the stream of the
+// POST that asked, progress on the stream of the request that carries its
+// token, a server's request or notification the trunk says belongs to a
+// request (the label it writes it with, that request's id: WriteLabelled)
+// on that request's stream while it is open, anything else (list
 // changes, what belongs to no open request) on the session's GET stream
 // when it is open, else on the newest POST stream still open, else on the
 // GET stream before it opens, which the first GET starts with. What the
@@ -27,7 +26,6 @@ type router struct {
 	cfg routerConfig // fixed at creation
 
 	mu       sync.Mutex
-	partial  []byte             // a line not yet ended
 	waiting  map[string]*stream // request id (compact JSON) -> its POST's stream
 	order    []*stream          // open POST streams, oldest first
 	progress map[string]*stream // progress token (compact JSON) -> stream
@@ -71,28 +69,20 @@ func newRouter(cfg routerConfig) *router {
 	return r
 }
 
-// Write receives the session's output; the connection writes whole
-// messages, sometimes in pieces, each ending with a newline.
-func (r *router) Write(p []byte) (int, error) {
-	n := len(p)
-	for len(p) > 0 {
-		i := bytes.IndexByte(p, '\n')
-		if i < 0 {
-			r.mu.Lock()
-			r.partial = append(r.partial, p...)
-			r.mu.Unlock()
-			break
-		}
-		r.mu.Lock()
-		line := append(r.partial, p[:i]...) // a copy: the caller reuses p
-		r.partial = nil
-		r.mu.Unlock()
-		if len(bytes.TrimSpace(line)) > 0 {
-			r.route(line)
-		}
-		p = p[i+1:]
-	}
-	return n, nil
+// WriteMessage receives one message of the session's (the router is the
+// session's jsonrpc.LabelWriter) and routes a copy of it: the connection
+// reuses msg.
+func (r *router) WriteMessage(msg []byte) error {
+	r.route(bytes.Clone(msg), "")
+	return nil
+}
+
+// WriteLabelled is WriteMessage for a message the session says belongs
+// to its host's request call (that request's id, compact JSON): it goes
+// on that request's stream while it is open.
+func (r *router) WriteLabelled(msg []byte, call string) error {
+	r.route(bytes.Clone(msg), compact(json.RawMessage(call)))
+	return nil
 }
 
 // compact is the key of a JSON value (an id or a token) whatever its
@@ -111,14 +101,13 @@ func droppable(env jsonrpc.Envelope) bool {
 	return len(env.ID) == 0 && env.Method != "" && !strings.HasSuffix(env.Method, "/list_changed")
 }
 
-func (r *router) route(line []byte) {
+func (r *router) route(line []byte, call string) {
 	env, err := jsonrpc.PeekEnvelope(line)
 	if err != nil {
 		return // the trunk writes only valid messages
 	}
-	var call string
-	if env.Method != "" {
-		call, line = takeRelated(line)
+	if env.Method == "" {
+		call = "" // a response goes to its own request's stream
 	}
 	r.mu.Lock()
 	if r.closed {
@@ -173,50 +162,6 @@ func (r *router) targetLocked(env jsonrpc.Envelope, call string) (*stream, bool)
 		return r.order[len(r.order)-1], false
 	}
 	return r.get, false
-}
-
-// relatedKey is the trunk's mark, as it appears in a line.
-var relatedKey = []byte(`"` + proxy.RelatedRequestMeta + `"`)
-
-// takeRelated takes the trunk's mark of the request a message belongs to
-// (proxy.RelatedRequestMeta) out of line: that request's id as a key, and
-// the line as the host reads it. A line without the mark comes back as it
-// is, with "".
-func takeRelated(line []byte) (string, []byte) {
-	if !bytes.Contains(line, relatedKey) {
-		return "", line
-	}
-	pStart, pEnd, found, err := rawjson.FieldSpan(line, "params")
-	if err != nil || !found {
-		return "", line
-	}
-	params := json.RawMessage(line[pStart:pEnd])
-	mStart, mEnd, found, err := rawjson.FieldSpan(params, "_meta")
-	if err != nil || !found {
-		return "", line
-	}
-	meta := json.RawMessage(params[mStart:mEnd])
-	iStart, iEnd, found, err := rawjson.FieldSpan(meta, proxy.RelatedRequestMeta)
-	if err != nil || !found {
-		return "", line
-	}
-	call := compact(meta[iStart:iEnd])
-	if meta, err = rawjson.DeleteFields(meta, proxy.RelatedRequestMeta); err != nil {
-		return "", line
-	}
-	if rest, _ := rawjson.Object(meta); rest != nil && len(rest) == 0 {
-		params, err = rawjson.DeleteFields(params, "_meta")
-	} else {
-		params, err = rawjson.ReplaceField(params, "_meta", meta)
-	}
-	if err != nil {
-		return "", line
-	}
-	out, err := rawjson.ReplaceField(line, "params", params)
-	if err != nil {
-		return "", line
-	}
-	return call, out
 }
 
 // expect registers the stream of a POSTed request before the request is

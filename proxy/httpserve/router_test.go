@@ -27,7 +27,7 @@ func events(st *stream) []string {
 func TestRouterRoutes(t *testing.T) {
 	r := newRouter(testRouterConfig())
 	// Before any stream: the backlog.
-	_, _ = r.Write([]byte(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info"}}` + "\n"))
+	_ = r.WriteMessage([]byte(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info"}}`))
 
 	a, b := newStream("a"), newStream("b")
 	if !r.expect([]byte(`1`), []byte(`"tok"`), a) || !r.expect([]byte(`"two"`), nil, b) {
@@ -36,9 +36,8 @@ func TestRouterRoutes(t *testing.T) {
 	if r.expect([]byte(` 1`), nil, newStream("c")) {
 		t.Error("a second request with id 1 in flight was accepted")
 	}
-	// Written in two pieces, as the connection does for a large message.
-	_, _ = r.Write([]byte(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken": "tok","progress":1}}` + "\n" + `{"jsonrpc":"2.0","method":"sampling/create`))
-	_, _ = r.Write([]byte(`Message","id":5,"params":{}}` + "\n"))
+	_ = r.WriteMessage([]byte(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken": "tok","progress":1}}`))
+	_ = r.WriteMessage([]byte(`{"jsonrpc":"2.0","method":"sampling/createMessage","id":5,"params":{}}`))
 	if got := events(a); len(got) != 1 || !strings.Contains(got[0], `"progress":1`) {
 		t.Errorf("stream a (token tok): %q, want its progress", got)
 	}
@@ -46,12 +45,12 @@ func TestRouterRoutes(t *testing.T) {
 		t.Errorf("stream b (the newest open): %q, want the request to the host", got)
 	}
 
-	_, _ = r.Write([]byte(`{"jsonrpc":"2.0","id":1,"result":{}}` + "\n"))
+	_ = r.WriteMessage([]byte(`{"jsonrpc":"2.0","id":1,"result":{}}`))
 	if got := events(a); len(got) != 2 || !a.final {
 		t.Errorf("stream a after its response: %q final=%v", got, a.final)
 	}
 	// The answered stream takes nothing more, not even its token's progress.
-	_, _ = r.Write([]byte(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"tok","progress":2}}` + "\n"))
+	_ = r.WriteMessage([]byte(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"tok","progress":2}}`))
 	if got := events(b); len(got) != 2 || !strings.Contains(got[1], `"progress":2`) {
 		t.Errorf("late progress: stream b has %q, want it as a general message", got)
 	}
@@ -60,7 +59,7 @@ func TestRouterRoutes(t *testing.T) {
 	if got := events(get); len(got) != 1 || !strings.Contains(got[0], "notifications/message") {
 		t.Errorf("the GET stream starts with %q, want the backlog", got)
 	}
-	_, _ = r.Write([]byte(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}` + "\n"))
+	_ = r.WriteMessage([]byte(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`))
 	if got := events(get); len(got) != 2 {
 		t.Errorf("with a GET stream open, a general message went elsewhere: GET has %q", got)
 	}
@@ -89,10 +88,10 @@ func TestRouterRoutes(t *testing.T) {
 	}
 }
 
-// A message the trunk marks as belonging to a request goes on that
-// request's stream while it is open, even with the GET stream open, and
-// the host never sees the mark; once the request is answered, or with no
-// mark, it goes where a general message goes.
+// A message the trunk says belongs to a request (its label, that
+// request's id) goes on that request's stream while it is open, even with
+// the GET stream open, exactly as written; once the request is answered,
+// or with no label, it goes where a general message goes.
 func TestRouterRelated(t *testing.T) {
 	r := newRouter(testRouterConfig())
 	get := r.openGet()
@@ -100,22 +99,24 @@ func TestRouterRelated(t *testing.T) {
 	if !r.expect([]byte(`"alice-call"`), nil, a) || !r.expect([]byte(`2`), nil, b) {
 		t.Fatal("expect refused a new id")
 	}
-	_, _ = r.Write([]byte(`{"jsonrpc":"2.0","id":9,"method":"elicitation/create","params":{"message":"confirm","_meta":{"io.mcptrunk/relatedRequest":"alice-call"}}}` + "\n"))
-	_, _ = r.Write([]byte(`{"jsonrpc":"2.0","method":"notifications/message","params":{"_meta":{"keep":1,"io.mcptrunk/relatedRequest":2},"level":"info"}}` + "\n"))
-	_, _ = r.Write([]byte(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"no mark"}}` + "\n"))
-	if got := strings.Join(events(a), "\n"); got != `{"jsonrpc":"2.0","id":9,"method":"elicitation/create","params":{"message":"confirm"}}` {
-		t.Errorf("stream a (alice-call): %s, want the request without the mark", got)
+	ask := `{"jsonrpc":"2.0","id":9,"method":"elicitation/create","params":{"message":"confirm"}}`
+	log := `{"jsonrpc":"2.0","method":"notifications/message","params":{"_meta":{"keep":1},"level":"info"}}`
+	_ = r.WriteLabelled([]byte(ask), `"alice-call"`)
+	_ = r.WriteLabelled([]byte(log), ` 2`)
+	_ = r.WriteMessage([]byte(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"no label"}}`))
+	if got := strings.Join(events(a), "\n"); got != ask {
+		t.Errorf("stream a (alice-call): %s, want the request as written", got)
 	}
-	if got := strings.Join(events(b), "\n"); got != `{"jsonrpc":"2.0","method":"notifications/message","params":{"_meta":{"keep":1},"level":"info"}}` {
-		t.Errorf("stream b (call 2): %s, want the log line, its own _meta kept", got)
+	if got := strings.Join(events(b), "\n"); got != log {
+		t.Errorf("stream b (call 2): %s, want the log line as written", got)
 	}
-	if got := events(get); len(got) != 1 || !strings.Contains(got[0], "no mark") {
-		t.Errorf("GET stream: %q, want the unmarked line alone", got)
+	if got := events(get); len(got) != 1 || !strings.Contains(got[0], "no label") {
+		t.Errorf("GET stream: %q, want the unlabelled line alone", got)
 	}
-	_, _ = r.Write([]byte(`{"jsonrpc":"2.0","id":2,"result":{}}` + "\n"))
-	_, _ = r.Write([]byte(`{"jsonrpc":"2.0","method":"notifications/message","params":{"_meta":{"io.mcptrunk/relatedRequest":2},"level":"info"}}` + "\n"))
-	if got := events(get); len(got) != 2 || strings.Contains(got[1], "relatedRequest") {
-		t.Errorf("GET stream after call 2 was answered: %q, want the late line, unmarked", got)
+	_ = r.WriteMessage([]byte(`{"jsonrpc":"2.0","id":2,"result":{}}`))
+	_ = r.WriteLabelled([]byte(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"late"}}`), `2`)
+	if got := events(get); len(got) != 2 || !strings.Contains(got[1], "late") {
+		t.Errorf("GET stream after call 2 was answered: %q, want the late line", got)
 	}
 }
 
@@ -128,9 +129,9 @@ func TestStreamBound(t *testing.T) {
 		t.Fatal("expect refused")
 	}
 	for range keptEvents + 10 {
-		_, _ = r.Write([]byte(`{"jsonrpc":"2.0","method":"notifications/message","params":{}}` + "\n"))
+		_ = r.WriteMessage([]byte(`{"jsonrpc":"2.0","method":"notifications/message","params":{}}`))
 	}
-	_, _ = r.Write([]byte(`{"jsonrpc":"2.0","id":1,"result":{}}` + "\n"))
+	_ = r.WriteMessage([]byte(`{"jsonrpc":"2.0","id":1,"result":{}}`))
 	st.send([]byte(`{"late":true}`), false)
 	if got := events(st); len(got) != keptEvents || st.events[0].n != 12 {
 		t.Fatalf("%d events kept from %d, want %d from 12", len(got), st.events[0].n, keptEvents)

@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
-	"io"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -16,23 +15,21 @@ import (
 )
 
 // A session is one host on the HTTP downstream: a proxy.Session attached to
-// the trunk, reading the messages POSTed to it through a pipe (one line
-// each) and writing through a router onto the HTTP streams. Sessions of
-// the 2025 revisions live from initialize until DELETE, idle expiry or
-// shutdown; a stateless request gets a session of its own for as long as
-// it is answered (perRequest).
+// the trunk, handed each message POSTed to it (a request run to its answer
+// on the POST's goroutine, Handler.answer; anything else, deliver) and
+// giving its own to a router, which puts each on the HTTP stream it belongs
+// to. Sessions of the 2025 revisions live from initialize until DELETE,
+// idle expiry or shutdown; a stateless request gets a session of its own
+// for as long as it is answered (perRequest), with no goroutine of its own.
 type session struct {
 	id         string
 	client     string                 // the client's address (host only), for fairness
 	caller     caller                 // who opened it, on which profile's endpoint: only that caller's requests there reach it
 	token      atomic.Pointer[string] // the caller's newest access token, for the trunk's token exchange only
 	tokenMu    sync.Mutex             // serialises replacing token and the claims it carries (noteToken)
+	server     runner
 	router     *router
 	perRequest bool // answers one stateless request: its errors carry their HTTP status (errorStatus)
-
-	inMu sync.Mutex
-	in   *io.PipeWriter
-	out  *io.PipeReader // the other end of in: closed first, so that a blocked deliver returns
 
 	lastUsed  atomic.Int64 // unix nanoseconds of the last request
 	used      atomic.Bool  // the host sent a request besides initialize, or opened a stream
@@ -41,14 +38,7 @@ type session struct {
 	seq       atomic.Int64 // names its streams
 	closeOnce sync.Once
 	done      chan struct{} // closed when the session ends
-	ran       chan struct{} // closed when its Run returned
-	// cancel ends what a perRequest session's connection is handling
-	// (its request runs on the read loop, which does not see the input
-	// end): nil for a runner that has no such method.
-	cancel func()
-	// direct hands a 2025-era session's messages to its connection on the
-	// POST's own goroutine (see deliver); nil: through the pipe.
-	direct func(line []byte) error
+	ran       chan struct{} // closed when its Run returned (a perRequest session has none: closed at once)
 	// setClaims hands the trunk's session the claims of a newer token
 	// (noteToken): what it sees follows the caller's current credentials.
 	// nil for a runner that takes none (the tests' own).
@@ -59,17 +49,21 @@ type session struct {
 // (proxy.Session.SetClaims).
 type claimsRunner interface{ SetClaims(map[string]any) }
 
-// A runner is a session's connection to the trunk (a *proxy.Session).
-type runner interface{ Run(context.Context) error }
+// A runner is a session's end in the trunk (a *proxy.Session, or the
+// tests' own): Run serves a 2025-era session until Close; Deliver hands
+// it one message, Answer one stateless request answered on the caller's
+// goroutine; Close cancels what it is handling and returns once nothing
+// of it runs.
+type runner interface {
+	Run(ctx context.Context) error
+	Deliver(msg []byte) error
+	Answer(ctx context.Context, msg []byte) error
+	Close()
+}
 
-// A connRunner is a runner whose connection to the trunk can be fed and
-// cancelled from outside (proxy.Session.Conn): the tests' own runners
-// have none.
-type connRunner interface{ Conn() *jsonrpc.Conn }
-
-// attachFunc attaches a session to the trunk: proxy.Trunk.Attach, or the
-// tests' own.
-type attachFunc func(in io.Reader, out io.Writer, opts *proxy.SessionOptions) runner
+// attachFunc attaches a session writing to out to the trunk:
+// proxy.Trunk.Attach, or the tests' own.
+type attachFunc func(out jsonrpc.MessageWriter, opts *proxy.SessionOptions) runner
 
 // newSessionID is 128 random bits: nobody can guess another's session.
 func newSessionID() string {
@@ -78,34 +72,36 @@ func newSessionID() string {
 	return hex.EncodeToString(b[:])
 }
 
-// startSession attaches a session to the trunk and runs it until close.
+// startSession attaches a session to the trunk; a 2025-era one runs
+// until close, on a goroutine of its own.
 func (h *Handler) startSession(id, client string, c caller, perRequest bool) *session {
-	pr, pw := io.Pipe()
-	s := &session{id: id, client: client, caller: c, perRequest: perRequest, in: pw, out: pr, done: make(chan struct{}), ran: make(chan struct{})}
+	s := &session{id: id, client: client, caller: c, perRequest: perRequest, done: make(chan struct{}), ran: make(chan struct{})}
 	s.router = newRouter(routerConfig{session: id, streamBytes: h.opts.MaxSessionBufferedBytes / 2, sessionBytes: h.opts.MaxSessionBufferedBytes,
 		pool: h.pool, logger: h.logger, onDrop: h.countDropped, overflow: func(reason string) {
 			h.logger.Warn("session closed: "+reason, "session", id)
-			h.endSession(s, "the session was closed: "+reason)
+			// On a goroutine of its own: this runs within a write of the
+			// session's connection, whose handlers close waits for.
+			go h.endSession(s, "the session was closed: "+reason)
 		}})
 	s.touch()
-	server := h.attach(pr, s.router, &proxy.SessionOptions{ID: id, Subject: c.subject, Claims: c.claims, Profile: c.profile, PerRequest: perRequest, RelatedStreams: !perRequest, AccessToken: s.accessToken})
-	if cr, ok := server.(claimsRunner); ok {
+	s.server = h.attach(s.router, &proxy.SessionOptions{ID: id, Subject: c.subject, Claims: c.claims, Profile: c.profile, PerRequest: perRequest, RelatedStreams: !perRequest, AccessToken: s.accessToken})
+	if cr, ok := s.server.(claimsRunner); ok {
 		s.setClaims = cr.SetClaims
 	}
-	if cr, ok := server.(connRunner); ok && perRequest {
-		s.cancel = cr.Conn().CancelRequests
-	} else if ok {
-		s.direct = cr.Conn().Deliver
+	if perRequest {
+		close(s.ran)
+		return s
 	}
-	h.runners.Go(func() {
+	h.running.Add(1)
+	go func() {
+		defer h.running.Done()
 		defer close(s.ran)
-		// The session ends when its input does (close); the trunk's own
-		// shutdown answers its listens through life.
-		if err := server.Run(h.life); err != nil {
+		// The session ends when it is closed; the trunk's own shutdown
+		// answers its listens through life.
+		if err := s.server.Run(h.life); err != nil {
 			h.logger.Debug("session ended", "session", id, "error", err)
 		}
-		_ = pr.Close()
-	})
+	}()
 	return s
 }
 
@@ -150,45 +146,31 @@ func (s *session) idleFor(now time.Time) time.Duration {
 // errSessionClosed is what a message to a closed session meets.
 var errSessionClosed = errors.New("the session has ended")
 
-// deliver passes one message (a line without its newline, not written to
-// again) to the session's connection: on the caller's goroutine when the
-// connection takes it so (a 2025-era session: io.Pipe's writer waits for
-// the read loop to take each write, two hand-offs per message), else
-// through the pipe (a stateless request's session, whose read loop runs
-// the request while net/http's goroutine writes the reply).
-func (s *session) deliver(line []byte) error {
-	if s.direct != nil {
-		select {
-		case <-s.done:
-			return errSessionClosed
-		default:
-		}
-		return s.direct(line)
+// deliver hands one message of the host's (not written to again) to the
+// session's connection, on the caller's goroutine: a notification or a
+// response (a request goes through Handler.answer).
+func (s *session) deliver(msg []byte) error {
+	select {
+	case <-s.done:
+		return errSessionClosed
+	default:
 	}
-	// One write, the newline included: each write waits for the read
-	// loop to take it.
-	framed := append(line[:len(line):len(line)], '\n')
-	s.inMu.Lock()
-	defer s.inMu.Unlock()
-	_, err := s.in.Write(framed)
-	return err
+	if err := s.server.Deliver(msg); err != nil {
+		return errSessionClosed
+	}
+	return nil
 }
 
-// close ends the session for reason: its input ends, so the connection
-// cancels what it is handling; its requests still waiting are answered
-// with an error naming reason, and its streams end.
+// close ends the session for reason: its requests still waiting are
+// answered with an error naming reason and its streams end; then its
+// connection cancels what it is handling and close returns once those
+// handlers have.
 func (s *session) close(reason string) {
 	s.closeOnce.Do(func() {
-		_ = s.out.CloseWithError(errSessionClosed)
-		s.inMu.Lock()
-		_ = s.in.Close()
-		s.inMu.Unlock()
 		s.router.endAll(reason)
-		if s.cancel != nil {
-			s.cancel()
-		}
 		close(s.done)
 	})
+	s.server.Close()
 }
 
 // handshaken reports whether the host finished its handshake (or used the

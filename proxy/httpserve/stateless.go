@@ -55,18 +55,15 @@ func (h *Handler) stateless(w http.ResponseWriter, r *http.Request, env jsonrpc.
 		delete(h.perRequest, s)
 		h.mu.Unlock()
 		s.close("the request's exchange ended")
-		s.wait(context.Background())
 	}()
 	stop := context.AfterFunc(r.Context(), func() { s.close("the client went away") })
 	defer stop()
 	st := s.newStream()
 	st.listen = env.Method == protocol.MethodListen
 	s.router.expect(env.ID, progressTokenOf(env.Params), st)
-	if err := s.deliver(line); err != nil {
+	if err := h.answer(w, r, s, st, line); err != nil {
 		rpcError(w, http.StatusServiceUnavailable, jsonrpc.CodeInternalError, "the trunk is shutting down")
-		return
 	}
-	h.reply(w, r, s, st)
 }
 
 // headerMismatch checks the stateless revision's headers against the body:

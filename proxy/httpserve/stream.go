@@ -35,6 +35,22 @@ type stream struct {
 	attached  *attachment   // the HTTP exchange writing it now, nil when none
 	sent      int           // the newest number written so far: where a new exchange without Last-Event-ID goes on
 	wake      chan struct{} // signals the writer that something changed
+	// early, once set (replyEarly), starts the reply of a request answered
+	// on its exchange's goroutine when a message comes before the answer;
+	// replying is set once the reply is taken, by that start or by
+	// takeReply, and replier counts the goroutine that start runs.
+	early    earlyReply
+	replying bool
+	replier  sync.WaitGroup
+}
+
+// earlyReply is the exchange a stream's reply is written to when it
+// starts before the request is answered (replyEarly).
+type earlyReply struct {
+	h *Handler
+	w http.ResponseWriter
+	r *http.Request
+	s *session
 }
 
 // An event is one kept message of a stream.
@@ -73,9 +89,46 @@ func (st *stream) add(e event, last bool) int64 {
 	st.events = append(st.events, e)
 	st.bytes += int64(len(e.msg))
 	st.final = last
+	early := !last && !st.replying && st.early.h != nil
+	if early {
+		st.replying = true
+		st.replier.Add(1)
+	}
+	x := st.early
 	st.mu.Unlock()
 	st.signal()
+	if early {
+		go func() {
+			defer st.replier.Done()
+			x.h.reply(x.w, x.r, x.s, st)
+		}()
+	}
 	return int64(len(e.msg))
+}
+
+// replyEarly makes the first message other than the response added
+// before takeReply start the reply to x's exchange, on a goroutine of its
+// own: it must be written while the request still runs. Set before the
+// request runs.
+func (st *stream) replyEarly(x earlyReply) {
+	st.mu.Lock()
+	st.early = x
+	st.mu.Unlock()
+}
+
+// takeReply takes the reply for the caller, the request answered: false
+// when replyEarly's goroutine has it already, and then takeReply returns
+// once that goroutine has written the reply.
+func (st *stream) takeReply() bool {
+	st.mu.Lock()
+	taken := st.replying
+	st.replying = true
+	st.mu.Unlock()
+	if taken {
+		st.replier.Wait()
+		return false
+	}
+	return true
 }
 
 // send adds a message that arrived in the session as seq 0: for the tests

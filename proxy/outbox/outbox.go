@@ -35,6 +35,7 @@ const (
 var ErrFull = errors.New("the host is not reading: the queue of notifications to it is full")
 
 type outboxNote struct {
+	label  string // the host's request it belongs to, for the connection's writer (PostFor); "" for none
 	method string
 	params json.RawMessage
 	size   int64
@@ -46,7 +47,9 @@ type outboxNote struct {
 type Conn interface {
 	// CheckSize says why a message of size bytes cannot be sent, if so.
 	CheckSize(size int) error
-	Notify(method string, params json.RawMessage) error
+	// NotifyFor writes a notification with the label of the host's
+	// request it belongs to ("" for none: jsonrpc.Conn.NotifyFor).
+	NotifyFor(label, method string, params json.RawMessage) error
 }
 
 // Queue is one host's queue of notifications and the writer that
@@ -107,12 +110,19 @@ func (o *Queue) Close() {
 // and post says why, when it is larger than the host reads or the host is
 // not keeping up (see above); post waits at most outboxWait.
 func (o *Queue) Post(method string, params json.RawMessage) error {
+	return o.PostFor("", method, params)
+}
+
+// PostFor is Post for a notification that belongs to the host's request
+// label, which the connection's writer is given beside it
+// (jsonrpc.Conn.NotifyFor).
+func (o *Queue) PostFor(label, method string, params json.RawMessage) error {
 	size := jsonrpc.NotificationLen(method, params)
 	if err := o.conn.CheckSize(size); err != nil {
 		return err
 	}
 	o.start()
-	n := outboxNote{method: method, params: params, size: int64(size)}
+	n := outboxNote{label: label, method: method, params: params, size: int64(size)}
 	if strings.HasSuffix(method, "/list_changed") {
 		return o.push(n)
 	}
@@ -189,7 +199,7 @@ func (o *Queue) run() {
 			o.queued.Add(-n.size)
 			if n.marker != nil {
 				close(n.marker)
-			} else if err := o.conn.Notify(n.method, n.params); err != nil {
+			} else if err := o.conn.NotifyFor(n.label, n.method, n.params); err != nil {
 				o.onError(n.method, err)
 			}
 			if o.pending.Add(-1) == 0 {

@@ -27,7 +27,7 @@ func (r *recorder) CheckSize(size int) error {
 	return nil
 }
 
-func (r *recorder) Notify(method string, _ json.RawMessage) error {
+func (r *recorder) NotifyFor(_, method string, _ json.RawMessage) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.methods = append(r.methods, method)

@@ -200,7 +200,7 @@ func newHTTPPeer(e Endpoint, kind string, h jsonrpc.Handler, logger *slog.Logger
 	p.life, p.stop = context.WithCancel(context.Background())
 	p.requests = gopool.New(p.life.Done(), &p.workers)
 	p.pr, p.pw = io.Pipe()
-	p.conn = jsonrpc.NewConn(p.pr, p, h, &jsonrpc.Options{Logger: logger})
+	p.conn = jsonrpc.NewConn(jsonrpc.NewLineReader(p.pr), p, h, &jsonrpc.Options{Logger: logger})
 	logger.Debug("connecting", "transport", kind, "origin", p.origin.String(), "headers", names)
 	return p, nil
 }
@@ -237,12 +237,13 @@ func (p *httpPeer) start(sender frameSender) {
 	}()
 }
 
-// Write is Conn's writer: it queues a copy of the frame and returns.
-func (p *httpPeer) Write(b []byte) (int, error) {
-	if !p.queue.push(parseFrame(bytes.Clone(b))) {
-		return 0, jsonrpc.ErrClosed
+// WriteMessage is Conn's writer: it queues a copy of the message and
+// returns.
+func (p *httpPeer) WriteMessage(msg []byte) error {
+	if !p.queue.push(parseFrame(bytes.Clone(msg))) {
+		return jsonrpc.ErrClosed
 	}
-	return len(b), nil
+	return nil
 }
 
 func (p *httpPeer) dispatch() {

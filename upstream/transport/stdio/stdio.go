@@ -123,7 +123,7 @@ func Start(c Command, h jsonrpc.Handler, logger *slog.Logger, connOpts jsonrpc.O
 	}
 	connOpts.Logger = logger
 	connOpts.Redact = redact(envSecrets(c.Env))
-	t.conn = jsonrpc.NewConn(stdout, stdin, h, &connOpts)
+	t.conn = jsonrpc.NewConn(jsonrpc.NewLineReader(stdout), jsonrpc.NewLineWriter(stdin), h, &connOpts)
 	t.workers.Add(3)
 	go func() {
 		defer t.workers.Done()
