@@ -167,6 +167,17 @@ func (h *harness) pid(name, kind string) int {
 	return pid
 }
 
+// pidWritten is the pid in name's pid file of kind if the server wrote
+// one, without waiting for it.
+func (h *harness) pidWritten(name, kind string) (int, bool) {
+	b, err := os.ReadFile(filepath.Join(h.dir, name+"."+kind))
+	if err != nil {
+		return 0, false
+	}
+	pid, err := strconv.Atoi(string(b))
+	return pid, err == nil
+}
+
 // withGrace sets one of the grace variables for a test. Call it before
 // newHarness, so it is restored after the test's servers are closed. Tests
 // here do not run in parallel and leave no transport behind, so nothing
