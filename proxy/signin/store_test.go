@@ -214,7 +214,7 @@ func TestSignInCompletedByAnotherReplica(t *testing.T) {
 			}
 		}
 	}
-	if n := lb.a.iss.Registered(lb.base + CallbackPath); n != 1 {
+	if n := lb.a.iss.Registered(lb.base + callbackPath); n != 1 {
 		t.Errorf("the replicas registered %d clients, want 1 (the first one's, shared)", n)
 	}
 }

@@ -49,8 +49,8 @@ type Follower struct {
 	Related string
 }
 
-// Follow is Follower.Run for a host that cannot be asked for input.
-func Follow(ctx, life context.Context, c Caller, server string, created json.RawMessage) (json.RawMessage, error) {
+// follow is Follower.Run for a host that cannot be asked for input.
+func follow(ctx, life context.Context, c Caller, server string, created json.RawMessage) (json.RawMessage, error) {
 	return (&Follower{Conn: c, Server: server}).Run(ctx, life, created)
 }
 
@@ -62,7 +62,7 @@ func Follow(ctx, life context.Context, c Caller, server string, created json.Raw
 // tasks/update, keyed as the server asked; when the host cannot answer
 // one (no Ask, or not the capability it needs) the task is cancelled with
 // an error naming the server, the tool and what was missing. When ctx
-// ends first the task is cancelled at the server within CancelWait of
+// ends first the task is cancelled at the server within cancelWait of
 // life, and the error is ctx's.
 func (f *Follower) Run(ctx, life context.Context, created json.RawMessage) (json.RawMessage, error) {
 	c, server := f.Conn, f.Server
@@ -75,7 +75,7 @@ func (f *Follower) Run(ctx, life context.Context, created json.RawMessage) (json
 		if f.Owned && ctx.Err() != nil {
 			return
 		}
-		cctx, stop := context.WithTimeout(life, CancelWait)
+		cctx, stop := context.WithTimeout(life, cancelWait)
 		defer stop()
 		_, _ = c.Call(cctx, "tasks/cancel", byID)
 	}

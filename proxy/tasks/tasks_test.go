@@ -24,7 +24,7 @@ func TestOffers(t *testing.T) {
 		{`{"tasks":null}`, "", false},
 		{`{"tasks":{"list":null}}`, "list", false},
 	} {
-		if got := Offers(json.RawMessage(tc.caps), tc.what); got != tc.want {
+		if got := offers(json.RawMessage(tc.caps), tc.what); got != tc.want {
 			t.Errorf("Offers(%s, %q) = %v, want %v", tc.caps, tc.what, got, tc.want)
 		}
 	}
@@ -37,7 +37,7 @@ func TestRequired(t *testing.T) {
 		`{"name":"a","execution":{"taskSupport":"required"}}`: true,
 		`{"name":"a","execution":"required"}`:                 false,
 	} {
-		if got := Required(json.RawMessage(tool)); got != want {
+		if got := required(json.RawMessage(tool)); got != want {
 			t.Errorf("Required(%s) = %v, want %v", tool, got, want)
 		}
 	}
@@ -90,7 +90,7 @@ func (p *pages) Call(_ context.Context, method string, params json.RawMessage) (
 
 func TestList(t *testing.T) {
 	p := &pages{results: []string{`{"tasks":[{"taskId":"1"}],"nextCursor":"c"}`, `{"tasks":[{"taskId":"2"}]}`}}
-	got, err := List(context.Background(), p)
+	got, err := list(context.Background(), p)
 	if err != nil || len(got) != 2 || string(got[1]) != `{"taskId":"2"}` {
 		t.Fatalf("List = %s, %v", got, err)
 	}
@@ -98,7 +98,7 @@ func TestList(t *testing.T) {
 		t.Errorf("second page asked as %q", p.asked[1])
 	}
 	bad := &pages{results: []string{`{"tasks":[{"taskId":"1"}],"nextCursor":"c"}`, `[]`}}
-	if got, err := List(context.Background(), bad); err == nil || len(got) != 1 {
+	if got, err := list(context.Background(), bad); err == nil || len(got) != 1 {
 		t.Errorf("List of a bad page = %s, %v; want the first page and an error", got, err)
 	}
 }

@@ -414,9 +414,9 @@ func (p *Parking) HeldFor(server string, params json.RawMessage) *Exchange {
 // a retry, the exchange ends, or the upstream cancels it.
 func (ex *Exchange) Ask(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	ex.mu.Lock()
-	if need, known := CapabilityFor[method]; !known || !ex.hr.Can(need) {
+	if need, known := capabilityFor[method]; !known || !ex.hr.Can(need) {
 		ex.mu.Unlock()
-		return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method %q: the host did not declare the %s capability for this request", method, CapabilityFor[method])
+		return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method %q: the host did not declare the %s capability for this request", method, capabilityFor[method])
 	}
 	if ex.ended {
 		ex.mu.Unlock()
