@@ -298,6 +298,7 @@ func statusOf(method string, res json.RawMessage, err error) string {
 	return ""
 }
 
+// terminal reports whether a task status is one a task never leaves.
 func terminal(status string) bool {
 	return status == observe.TaskCompleted || status == observe.TaskFailed || status == observe.TaskCancelled
 }

@@ -41,16 +41,11 @@ func Watch(ctx context.Context, c Caller, server, id string, first time.Duration
 			last = s
 			status(server, legacyTask(task, same))
 		}
-		if Terminal(last) {
+		if terminal(last) {
 			return
 		}
 		timer.Reset(interval(task))
 	}
-}
-
-// Terminal reports whether a task status is one a task never leaves.
-func Terminal(status string) bool {
-	return status == "completed" || status == "failed" || status == "cancelled"
 }
 
 // createdInterval is the poll interval a 2025-11-25 CreateTaskResult
