@@ -77,7 +77,7 @@ func TestRouteExtensionHostFailed(t *testing.T) {
 	}
 }
 
-// Crosses: a server answers in the host's model when it has it.
+// crosses: a server answers in the host's model when it has it.
 func TestCrosses(t *testing.T) {
 	legacy, ext, both := `{"tasks":{}}`, `{"extensions":{"`+Extension+`":{}}}`, `{"tasks":{},"extensions":{"`+Extension+`":{}}}`
 	for _, c := range []struct {

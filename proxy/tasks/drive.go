@@ -21,8 +21,8 @@ import (
 // the host is gone or has given up, nothing waits for the answer.
 const cancelWait = 10 * time.Second
 
-// Drive is one task the trunk runs for a host.
-type Drive struct {
+// drive is one task the trunk runs for a host.
+type drive struct {
 	// Server names the server in errors.
 	Server string
 	// Create sends the tools/call that creates the task (the trunk's
@@ -38,7 +38,7 @@ type Drive struct {
 // as a task and returns the task's result. When ctx ends first, the task is
 // cancelled at the server within cancelWait of life, the context of the
 // trunk (ctx has ended by then).
-func (d *Drive) Run(ctx, life context.Context, forward json.RawMessage) (json.RawMessage, error) {
+func (d *drive) Run(ctx, life context.Context, forward json.RawMessage) (json.RawMessage, error) {
 	asTask, err := rawjson.ReplaceField(forward, "task", []byte(`{}`))
 	if err != nil {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "tools/call: %v", err)
@@ -68,7 +68,7 @@ func (d *Drive) Run(ctx, life context.Context, forward json.RawMessage) (json.Ra
 }
 
 // cancel cancels a task the trunk gave up on.
-func (d *Drive) cancel(life context.Context, byID json.RawMessage) {
+func (d *drive) cancel(life context.Context, byID json.RawMessage) {
 	ctx, cancel := context.WithTimeout(life, cancelWait)
 	defer cancel()
 	if _, err := d.Conn.Call(ctx, "tasks/cancel", byID); err != nil && d.Abandoned != nil {

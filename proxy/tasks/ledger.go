@@ -14,7 +14,7 @@ import (
 // The trunk sees a task begin (the tools/call answered with it) and, most
 // of the time, end: a tasks/get, tasks/result or status notification it
 // forwards says so, or a cancel it forwards succeeds, or it runs the task
-// itself (Drive, Follow). Operators want the tasks running now per server
+// itself (drive, follow). Operators want the tasks running now per server
 // and each task as one unit in their metrics, traces and audit log, so the
 // Ledger keeps the tasks between the two and tells the observers of both.
 //

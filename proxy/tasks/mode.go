@@ -14,9 +14,9 @@ type Mode int
 const (
 	// Direct: the call goes as the host made it.
 	Direct Mode = iota
-	// AsLegacyTask: as a 2025-11-25 task the trunk drives (Drive).
+	// AsLegacyTask: as a 2025-11-25 task the trunk drives (drive).
 	AsLegacyTask
-	// AsExtensionTask: as a 2026-07-28 task the trunk follows (Follow).
+	// AsExtensionTask: as a 2026-07-28 task the trunk follows (follow).
 	AsExtensionTask
 	// toExtension: a 2025-11-25 host's task (the call's task member) on a
 	// 2026-07-28 server, created with the extension declared and given to

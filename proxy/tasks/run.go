@@ -43,7 +43,7 @@ type Call struct {
 // Run runs the call: a task the host asked for created in the server's
 // model (createAcross); a task the host did not ask for run to its end
 // for it, the server's 2026-07-28 task followed (Follower) and its
-// 2025-11-25 task driven (Drive), bounded by Timeout, its input requests
+// 2025-11-25 task driven (drive), bounded by Timeout, its input requests
 // put to the host.
 func (c *Call) Run(ctx context.Context) (json.RawMessage, error) {
 	switch c.How {
@@ -66,7 +66,7 @@ func (c *Call) Run(ctx context.Context) (json.RawMessage, error) {
 			return f.Start(ctx, c.Life, create)
 		})
 	}
-	d := Drive{Server: c.Server, Conn: c.Conn, Abandoned: c.Abandoned,
+	d := drive{Server: c.Server, Conn: c.Conn, Abandoned: c.Abandoned,
 		Create: func(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
 			return c.Send(ctx, params, false)
 		}}

@@ -136,7 +136,7 @@ func (s *server) Call(ctx context.Context, method string, params json.RawMessage
 func TestDrive(t *testing.T) {
 	srv := &server{}
 	var created json.RawMessage
-	d := Drive{Server: "s", Conn: srv, Create: func(_ context.Context, params json.RawMessage) (json.RawMessage, error) {
+	d := drive{Server: "s", Conn: srv, Create: func(_ context.Context, params json.RawMessage) (json.RawMessage, error) {
 		created = params
 		return json.RawMessage(`{"task":{"taskId":"9","status":"working"}}`), nil
 	}}
@@ -158,7 +158,7 @@ func TestDrive(t *testing.T) {
 func TestDriveCancelled(t *testing.T) {
 	srv := &server{block: true}
 	var abandoned error
-	d := Drive{Server: "s", Conn: srv, Abandoned: func(err error) { abandoned = err },
+	d := drive{Server: "s", Conn: srv, Abandoned: func(err error) { abandoned = err },
 		Create: func(context.Context, json.RawMessage) (json.RawMessage, error) {
 			return json.RawMessage(`{"task":{"taskId":"9","status":"working"}}`), nil
 		}}
@@ -170,7 +170,7 @@ func TestDriveCancelled(t *testing.T) {
 	if len(srv.calls) != 2 || srv.calls[1] != `tasks/cancel {"taskId":"9"}` || abandoned != nil {
 		t.Errorf("server calls = %q, abandoned = %v: want the task cancelled", srv.calls, abandoned)
 	}
-	noID := Drive{Server: "s", Conn: srv, Create: func(context.Context, json.RawMessage) (json.RawMessage, error) {
+	noID := drive{Server: "s", Conn: srv, Create: func(context.Context, json.RawMessage) (json.RawMessage, error) {
 		return json.RawMessage(`{"task":{"status":"working"}}`), nil
 	}}
 	if _, err := noID.Run(context.Background(), context.Background(), json.RawMessage(`{}`)); err == nil || !strings.Contains(err.Error(), `"s"`) {
