@@ -1,8 +1,10 @@
-// Package access applies trunk.policy and trunk.profiles to the catalog:
-// per caller, the view of it that caller is served, searched and routed
-// through (catalog.Catalog.Restrict), built once per caller and catalog
-// and cached under the caller's whole identity, so no view ever serves
-// another identity.
+// Package access applies trunk.policy and trunk.profiles: it decides which
+// items each caller may see and use.
+//
+// A caller's view is the catalog it is served, searched and routed through
+// (catalog.Catalog.Restrict), built once per caller and catalog and cached
+// under the caller's whole identity, so no view ever serves another
+// identity.
 package access
 
 import (

@@ -1,9 +1,11 @@
 // Package skills carries the skills extension (io.modelcontextprotocol/skills,
-// SEP-2640) across the trunk: every server's skills in one skills/list,
-// skills/get and resources/directory/read routed to the server a URI
-// names, and every URI in their results namespaced as resource URIs are
-// (skill:// keeps its scheme: naming.ResourceURI), so that a host reads a
-// skill's files back through the trunk. Digests and sizes pass byte for
+// SEP-2640) across the trunk.
+//
+// Every server's skills are listed in one skills/list, skills/get and
+// resources/directory/read go to the server a URI names, and every URI in
+// their results is namespaced as resource URIs are (skill:// keeps its
+// scheme: naming.ResourceURI), so that a host reads a skill's files back
+// through the trunk. Digests and sizes pass byte for
 // byte: a file read through the trunk is the server's, so its digest still
 // matches. The rewriting is the catalog's (catalog.NamespaceSkill); the
 // trunk routes skills/get and resources/directory/read (proxy/route.go).
