@@ -199,8 +199,8 @@ func (m *Manager) deleteAll(names []string) {
 	}
 }
 
-// Has reports whether server is in oauth mode.
-func (m *Manager) Has(id string) bool {
+// has reports whether server is in oauth mode.
+func (m *Manager) has(id string) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.servers[id] != nil
@@ -304,9 +304,9 @@ func (m *Manager) Catalog(ctx context.Context, id, refused string) (string, erro
 	return req.Header.Get("Authorization"), nil
 }
 
-// Holding reports how many subjects this process stored tokens for that
+// holding reports how many subjects this process stored tokens for that
 // have not expired: for tests and status, never which.
-func (m *Manager) Holding() int {
+func (m *Manager) holding() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	now := m.opts.Now()

@@ -148,8 +148,8 @@ func TestSignInKeepsEachSubjectsOwnTokenAndRefreshesIt(t *testing.T) {
 			t.Errorf("%s signed in, Require: %v", sub, err)
 		}
 	}
-	if r.m.Holding() != 2 {
-		t.Errorf("%d subjects hold tokens, want 2", r.m.Holding())
+	if r.m.holding() != 2 {
+		t.Errorf("%d subjects hold tokens, want 2", r.m.holding())
 	}
 
 	// Near its expiry (an hour), the token is refreshed.

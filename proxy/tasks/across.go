@@ -51,9 +51,9 @@ type Route struct {
 func (r *Route) Answer(ctx, life context.Context, method string, forward json.RawMessage, hostStateless bool) (json.RawMessage, error) {
 	if id, _ := rawjson.StringField(forward, "taskId"); crosses(r.ServerCaps, hostStateless) {
 		if hostStateless {
-			return r.ForExtensionHost(ctx, method, id, forward)
+			return r.forExtensionHost(ctx, method, id, forward)
 		}
-		return r.ForLegacyHost(ctx, life, method, id)
+		return r.forLegacyHost(ctx, life, method, id)
 	}
 	res, err := r.Conn.Call(ctx, method, forward)
 	switch {
@@ -109,12 +109,12 @@ func crosses(serverCaps json.RawMessage, hostStateless bool) bool {
 	return DeclaresExtension(serverCaps) && !offers(serverCaps, "")
 }
 
-// ForLegacyHost answers a 2025-11-25 host's tasks/get, tasks/result or
+// forLegacyHost answers a 2025-11-25 host's tasks/get, tasks/result or
 // tasks/cancel of a 2026-07-28 server's task id. tasks/result waits until
 // the task ends (following it with tasks/get, its input requests put to
 // the host), as 2025-11-25 specifies; the host's giving up on it does not
 // cancel the task, which the host still owns.
-func (a *Route) ForLegacyHost(ctx, life context.Context, method, id string) (json.RawMessage, error) {
+func (a *Route) forLegacyHost(ctx, life context.Context, method, id string) (json.RawMessage, error) {
 	byID, _ := json.Marshal(map[string]string{"taskId": id})
 	switch method {
 	case "tasks/cancel":
@@ -136,7 +136,7 @@ func (a *Route) ForLegacyHost(ctx, life context.Context, method, id string) (jso
 		}
 		f := a.Follower
 		f.Owned, f.Related = true, a.Issue(id)
-		res, err := f.Run(ctx, life, task)
+		res, err := f.run(ctx, life, task)
 		if err != nil {
 			return nil, err
 		}
@@ -146,14 +146,14 @@ func (a *Route) ForLegacyHost(ctx, life context.Context, method, id string) (jso
 	return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method %q is not one of 2025-11-25's tasks methods", method)
 }
 
-// ForExtensionHost answers a 2026-07-28 host's tasks/get, tasks/cancel or
+// forExtensionHost answers a 2026-07-28 host's tasks/get, tasks/cancel or
 // tasks/update (params: forward) of a 2025-11-25 server's task id.
 // tasks/get inlines a finished task's result (or error), read with
 // tasks/result; tasks/cancel answers the empty ack. A task at
 // input_required has the requests its server sends during the trunk's own
 // tasks/result listed as its inputRequests, which tasks/update answers
 // (across_input.go).
-func (a *Route) ForExtensionHost(ctx context.Context, method, id string, forward json.RawMessage) (json.RawMessage, error) {
+func (a *Route) forExtensionHost(ctx context.Context, method, id string, forward json.RawMessage) (json.RawMessage, error) {
 	byID, _ := json.Marshal(map[string]string{"taskId": id})
 	switch method {
 	case "tasks/get":

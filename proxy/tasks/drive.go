@@ -34,11 +34,11 @@ type drive struct {
 	Abandoned func(error)
 }
 
-// Run calls the tool (forward: the host's params with the server's name)
+// run calls the tool (forward: the host's params with the server's name)
 // as a task and returns the task's result. When ctx ends first, the task is
 // cancelled at the server within cancelWait of life, the context of the
 // trunk (ctx has ended by then).
-func (d *drive) Run(ctx, life context.Context, forward json.RawMessage) (json.RawMessage, error) {
+func (d *drive) run(ctx, life context.Context, forward json.RawMessage) (json.RawMessage, error) {
 	asTask, err := rawjson.ReplaceField(forward, "task", []byte(`{}`))
 	if err != nil {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "tools/call: %v", err)

@@ -108,7 +108,7 @@ func (l *Ledger) Created(ctx context.Context, server string, res json.RawMessage
 	l.mu.Unlock()
 	l.finish(now, ends)
 	if status, _ := rawjson.StringField(task, "status"); terminal(status) {
-		l.Ended(server, id, status) // it ran at once
+		l.ended(server, id, status) // it ran at once
 	}
 	return id
 }
@@ -118,13 +118,13 @@ func (l *Ledger) Created(ctx context.Context, server string, res json.RawMessage
 // params), says of the task, and ends the task's record when it ended.
 func (l *Ledger) Heard(server, id, method string, res json.RawMessage, err error) {
 	if status := statusOf(method, res, err); status != "" {
-		l.Ended(server, id, status)
+		l.ended(server, id, status)
 	}
 }
 
-// Ended ends server's task id with status; a task not recorded (ended
+// ended ends server's task id with status; a task not recorded (ended
 // already, expired, or created before the trunk started) is ignored.
-func (l *Ledger) Ended(server, id, status string) {
+func (l *Ledger) ended(server, id, status string) {
 	now := l.now()
 	l.mu.Lock()
 	ends := l.sweep(now)

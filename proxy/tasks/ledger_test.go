@@ -120,7 +120,7 @@ func TestLedgerClose(t *testing.T) {
 	l.Created(context.Background(), "notes", created("done", ""), false)
 	l.Created(context.Background(), "notes", created("running", ""), false)
 	l.Created(context.Background(), "weather", created("also", ""), false)
-	l.Ended("notes", "done", observe.TaskCompleted)
+	l.ended("notes", "done", observe.TaskCompleted)
 	l.Close()
 	got := rec.endedNow()
 	if len(got) != 3 || got["done"] != observe.TaskCompleted || got["running"] != observe.TaskExpired || got["also"] != observe.TaskExpired {
@@ -176,7 +176,7 @@ func TestLedgerRuns(t *testing.T) {
 	if !l.Runs("notes") || l.Runs("weather") {
 		t.Fatalf("Runs: notes %v, weather %v; want true, false", l.Runs("notes"), l.Runs("weather"))
 	}
-	l.Ended("notes", "a", observe.TaskCompleted)
+	l.ended("notes", "a", observe.TaskCompleted)
 	if !l.Runs("notes") {
 		t.Fatal("notes' task b ended with a")
 	}
@@ -204,7 +204,7 @@ func TestLedgerExpect(t *testing.T) {
 	if !l.Runs("notes") {
 		t.Fatal("the task the call created does not count once the call is done")
 	}
-	l.Ended("notes", "a", observe.TaskCompleted)
+	l.ended("notes", "a", observe.TaskCompleted)
 	if l.Runs("notes") {
 		t.Error("notes runs with no call expected and no task")
 	}

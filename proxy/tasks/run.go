@@ -63,7 +63,7 @@ func (c *Call) Run(ctx context.Context) (json.RawMessage, error) {
 			if ask != nil {
 				f.Ask = ask
 			}
-			return f.Start(ctx, c.Life, create)
+			return f.start(ctx, c.Life, create)
 		})
 	}
 	d := drive{Server: c.Server, Conn: c.Conn, Abandoned: c.Abandoned,
@@ -71,7 +71,7 @@ func (c *Call) Run(ctx context.Context) (json.RawMessage, error) {
 			return c.Send(ctx, params, false)
 		}}
 	return c.run(ctx, func(ctx context.Context, _ translate.AskHost) (json.RawMessage, error) {
-		return d.Run(ctx, c.Life, c.Forward) // the server's requests find the exchange as during any call
+		return d.run(ctx, c.Life, c.Forward) // the server's requests find the exchange as during any call
 	})
 }
 

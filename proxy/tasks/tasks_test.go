@@ -140,7 +140,7 @@ func TestDrive(t *testing.T) {
 		created = params
 		return json.RawMessage(`{"task":{"taskId":"9","status":"working"}}`), nil
 	}}
-	res, err := d.Run(context.Background(), context.Background(), json.RawMessage(`{"name":"slow"}`))
+	res, err := d.run(context.Background(), context.Background(), json.RawMessage(`{"name":"slow"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +164,7 @@ func TestDriveCancelled(t *testing.T) {
 		}}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := d.Run(ctx, context.Background(), json.RawMessage(`{"name":"slow"}`)); !errors.Is(err, context.Canceled) {
+	if _, err := d.run(ctx, context.Background(), json.RawMessage(`{"name":"slow"}`)); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Run = %v, want the host's cancellation", err)
 	}
 	if len(srv.calls) != 2 || srv.calls[1] != `tasks/cancel {"taskId":"9"}` || abandoned != nil {
@@ -173,7 +173,7 @@ func TestDriveCancelled(t *testing.T) {
 	noID := drive{Server: "s", Conn: srv, Create: func(context.Context, json.RawMessage) (json.RawMessage, error) {
 		return json.RawMessage(`{"task":{"status":"working"}}`), nil
 	}}
-	if _, err := noID.Run(context.Background(), context.Background(), json.RawMessage(`{}`)); err == nil || !strings.Contains(err.Error(), `"s"`) {
+	if _, err := noID.run(context.Background(), context.Background(), json.RawMessage(`{}`)); err == nil || !strings.Contains(err.Error(), `"s"`) {
 		t.Errorf("a task without an id: %v, want an error naming the server", err)
 	}
 }
