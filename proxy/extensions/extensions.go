@@ -12,14 +12,14 @@ import (
 // declares extensions.
 const Key = "extensions"
 
-// Merge combines the settings several servers declare for one extension,
+// merge combines the settings several servers declare for one extension,
 // in the servers' name order, into the settings the trunk declares.
-type Merge func(settings []json.RawMessage) json.RawMessage
+type merge func(settings []json.RawMessage) json.RawMessage
 
 // merges are the extensions whose settings merge in a way of their own,
 // by identifier; each is set by that extension's file. Any other
 // extension is declared with the first server's settings.
-var merges = map[string]Merge{}
+var merges = map[string]merge{}
 
 // declared returns the extensions an `extensions` member declares, by
 // identifier, each with its settings as sent. Nil when the member is
