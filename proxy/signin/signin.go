@@ -199,13 +199,6 @@ func (m *Manager) deleteAll(names []string) {
 	}
 }
 
-// has reports whether server is in oauth mode.
-func (m *Manager) has(id string) bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.servers[id] != nil
-}
-
 // NeedSignInError says a caller has no token for a server (never signed
 // in, or the grant was revoked).
 type NeedSignInError struct{ Server, Subject string }
