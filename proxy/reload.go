@@ -130,7 +130,7 @@ func (t *Trunk) announceViewChange(s *Session, old, now *catalog.Catalog) {
 	seen := t.seen
 	t.announceMu.Unlock()
 	served := func(l catalog.List) bool { return seen[l] != nil }
-	for _, m := range catalog.ViewChanged(old, now, served) {
+	for _, m := range viewChanged(old, now, served) {
 		if err := s.Notify(m, nil); err != nil {
 			t.logger.Debug("announcing a change failed", "method", m, "error", err)
 		}

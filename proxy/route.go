@@ -374,25 +374,6 @@ func (t *Trunk) waitSettled(ctx context.Context) {
 	t.WaitSettled(ctx)
 }
 
-// bounded checks a routed result against trunk.maxMessageBytes of st, the
-// request's generation (catalog.Bound).
-func (t *Trunk) bounded(st *state, method string, params json.RawMessage) sizeCheck {
-	return sizeCheck{t, st, method, params}
-}
-
-// sizeCheck is bounded's check of one request's result: a value, so the
-// check costs no allocation on every call.
-type sizeCheck struct {
-	t      *Trunk
-	st     *state
-	method string
-	params json.RawMessage
-}
-
-func (c sizeCheck) of(res json.RawMessage, err error) (json.RawMessage, error) {
-	return catalog.Bound(c.st.cfg.Trunk.MaxMessageBytes, c.method, c.params, res, err, c.st.catalog, c.t.logger)
-}
-
 // ToolHeaderParams returns, for an exported tool in the view of the caller
 // who (its Subject, Claims and Profile), under the names the host whose
 // clientInfo name is client is offered (Trunk.hostBudget), the arguments

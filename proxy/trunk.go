@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -15,7 +14,6 @@ import (
 	"github.com/mcptrunk/mcptrunk/internal/statestore"
 	"github.com/mcptrunk/mcptrunk/internal/usercreds"
 	"github.com/mcptrunk/mcptrunk/internal/workgroup"
-	"github.com/mcptrunk/mcptrunk/proxy/access"
 	"github.com/mcptrunk/mcptrunk/proxy/catalog"
 	"github.com/mcptrunk/mcptrunk/proxy/instances"
 	"github.com/mcptrunk/mcptrunk/proxy/observe"
@@ -296,76 +294,6 @@ func (t *Trunk) build(st *state) *catalog.Catalog {
 		}
 	}
 	return cat
-}
-
-// announceDelay gathers a burst of changes (a server registering tools one
-// by one, several servers arriving together) into one list_changed.
-const announceDelay = 25 * time.Millisecond
-
-// announce sends the host one list_changed per list that changed since the
-// host last saw it. Lists the host has never asked for are not announced:
-// its first request will see them as they are. A server that (re)connected
-// is first told the host's log level and subscriptions (resync).
-func (t *Trunk) announce() {
-	for {
-		select {
-		case <-t.stopped:
-			return
-		case <-t.kick:
-		}
-		select {
-		case <-t.stopped:
-			return
-		case <-time.After(announceDelay):
-		}
-		t.resync()
-		st := t.state.Load()
-		cat := st.catalog()
-		t.announceMu.Lock()
-		before := t.seen
-		methods := catalog.Changed(&t.seen, cat)
-		t.announceMu.Unlock()
-		if len(methods) == 0 {
-			continue
-		}
-		for _, s := range t.hosts.all() {
-			for _, m := range announced(s, st.access, before, cat, methods) {
-				if err := s.Notify(m, nil); err != nil {
-					t.logger.Debug("announcing a change failed", "method", m, "error", err)
-				}
-			}
-		}
-	}
-}
-
-// announced is the part of methods, the lists that changed from before to
-// cat, that changed in the view of session s's caller: a change of
-// servers it does not see is no change to it, and it is told nothing.
-func announced(s *Session, rules *access.Rules, before [catalog.ListCount]*catalog.Catalog, cat *catalog.Catalog, methods []string) []string {
-	c := *s.caller.Load()
-	if !rules.Restricts(c.Caller) {
-		return methods
-	}
-	now := rules.View(cat, c)
-	olds := map[*catalog.Catalog]*catalog.Catalog{}
-	return catalog.ListsChanged(func(l catalog.List) bool {
-		if before[l] == nil || !slices.Contains(methods, catalog.Specs[l].Changed) {
-			return false
-		}
-		old, ok := olds[before[l]]
-		if !ok {
-			old = rules.FreshView(before[l], c)
-			olds[before[l]] = old
-		}
-		return !catalog.EqualList(old, now, l)
-	})
-}
-
-// served records that the host has seen list l as it is in cat.
-func (t *Trunk) served(l catalog.List, cat *catalog.Catalog) {
-	t.announceMu.Lock()
-	t.seen[l] = cat
-	t.announceMu.Unlock()
 }
 
 // Close shuts every upstream down and stops the trunk's goroutines.

@@ -184,10 +184,10 @@ func (c *Client) settle() { c.settleMu.Do(func() { close(c.settled) }) }
 
 // Call is CallWith for a request of the trunk's own (no CallOptions).
 func (c *Client) Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-	return c.CallWith(ctx, CallOptions{}, method, params)
+	return c.callWith(ctx, CallOptions{}, method, params)
 }
 
-// CallWith sends a request to the server, bounded by the server's call
+// callWith sends a request to the server, bounded by the server's call
 // timeout; a server at the stateless revision is told opts, the facts of
 // the host request it is made for.
 // A sleeping server is started first (see Wake). An error from the server
@@ -204,7 +204,7 @@ func (c *Client) Call(ctx context.Context, method string, params json.RawMessage
 // it when maxQueued others wait already; one whose breaker is open refuses
 // it at once, naming the server and when it is tried again. Each refusal
 // is a CodeUnavailable error.
-func (c *Client) CallWith(ctx context.Context, opts CallOptions, method string, params json.RawMessage) (json.RawMessage, error) {
+func (c *Client) callWith(ctx context.Context, opts CallOptions, method string, params json.RawMessage) (json.RawMessage, error) {
 	tk, err := c.guard.admit(ctx, c.spec.Timeouts.Call.D())
 	if err != nil {
 		return nil, err

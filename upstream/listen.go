@@ -252,11 +252,11 @@ func (w *wire) subscribe(ctx context.Context, params json.RawMessage) (json.RawM
 	return json.RawMessage(`{}`), nil
 }
 
-// ListenTasks holds a listen open for the status of the server's tasks ids, told opts (whose
+// listenTasks holds a listen open for the status of the server's tasks ids, told opts (whose
 // capabilities declare the extension): the ids the server will report on, and stop. The
 // listen is a request in flight while it is open, so an idle timeout does not end it; when it
 // ends other than by stop (the server ends it, the connection is lost), ended gets why.
-func (c *Client) ListenTasks(ctx context.Context, opts CallOptions, ids []string) (honored []string, stop func(), ended <-chan error, _ error) {
+func (c *Client) listenTasks(ctx context.Context, opts CallOptions, ids []string) (honored []string, stop func(), ended <-chan error, _ error) {
 	w, err := c.acquire(ctx)
 	if err != nil {
 		return nil, nil, nil, err

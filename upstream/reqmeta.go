@@ -42,14 +42,14 @@ func (c *Client) For(opts CallOptions) Caller { return Caller{c, opts} }
 // Name is the server's name.
 func (b Caller) Name() string { return b.c.id }
 
-// Call is Client.CallWith with the Caller's options.
+// Call is Client.callWith with the Caller's options.
 func (b Caller) Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-	return b.c.CallWith(ctx, b.opts, method, params)
+	return b.c.callWith(ctx, b.opts, method, params)
 }
 
-// ListenTasks is Client.ListenTasks told the Caller's options.
+// ListenTasks is Client.listenTasks told the Caller's options.
 func (b Caller) ListenTasks(ctx context.Context, ids []string) (honored []string, stop func(), ended <-chan error, _ error) {
-	return b.c.ListenTasks(ctx, b.opts, ids)
+	return b.c.listenTasks(ctx, b.opts, ids)
 }
 
 // observe tells ctx's outgoing.Observer, if any, of a request about to be

@@ -25,9 +25,9 @@ import (
 // variable for tests.
 var discoverProbeMax = 5 * time.Second
 
-// Stateless reports whether the connection speaks the stateless revision
+// stateless reports whether the connection speaks the stateless revision
 // (server/discover, per-request _meta, no session).
-func (r InitResult) Stateless() bool { return protocol.IsStateless(r.ProtocolVersion) }
+func (r InitResult) stateless() bool { return protocol.IsStateless(r.ProtocolVersion) }
 
 // versionSetter is implemented by a transport that behaves differently at
 // the stateless revision (streamable HTTP: no session, no standalone

@@ -131,7 +131,7 @@ func (c *Client) connect(ctx context.Context) error {
 		_ = t.Close(closeCtx)
 		return err
 	}
-	if init.Stateless() {
+	if init.stateless() {
 		// Opened before the lists are read, so a change while they are is
 		// not missed.
 		t.watchLists(init.RawCapabilities)
@@ -164,7 +164,7 @@ func (c *Client) connect(ctx context.Context) error {
 		c.catalog.Resources, c.catalog.Templates = nil, nil
 	}
 	c.mu.Unlock()
-	c.logger.Info("server ready", "tools", len(tools), "protocol", init.ProtocolVersion, "stateless", init.Stateless())
+	c.logger.Info("server ready", "tools", len(tools), "protocol", init.ProtocolVersion, "stateless", init.stateless())
 	c.setState(StateReady, nil)
 	c.armIdle()
 

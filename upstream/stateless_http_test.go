@@ -54,7 +54,7 @@ func TestStatelessStreamableHTTP(t *testing.T) {
 	})
 	<-c.Settled()
 	ctx := ctxFor(t)
-	if init := c.Init(); !init.Stateless() {
+	if init := c.Init(); !init.stateless() {
 		t.Fatalf("Init: protocol %q", init.ProtocolVersion)
 	}
 	// The server checks Mcp-Method and Mcp-Name against the body (-32020
@@ -108,7 +108,7 @@ func TestStatefulStreamableHTTPFallsBack(t *testing.T) {
 		Name: "conf", Type: config.TransportHTTP, URL: url,
 		Timeouts: config.Timeouts{Connect: config.Duration(subprocWait), List: config.Duration(subprocWait), Call: config.Duration(subprocWait)},
 	})
-	if init := c.Init(); init.Stateless() || init.ProtocolVersion != protocol.Legacy {
+	if init := c.Init(); init.stateless() || init.ProtocolVersion != protocol.Legacy {
 		t.Fatalf("Init: protocol %q", init.ProtocolVersion)
 	}
 	callJSON(t, ctxFor(t), c, "tools/call", `{"name":"test_simple_text","arguments":{}}`)

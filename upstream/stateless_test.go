@@ -145,8 +145,8 @@ func TestStatelessConformanceStdio(t *testing.T) {
 	ctx := ctxFor(t)
 
 	init := c.Init()
-	if !init.Stateless() || init.ProtocolVersion != protocol.Stateless {
-		t.Fatalf("Init: protocol %q, stateless %v; want %s", init.ProtocolVersion, init.Stateless(), protocol.Stateless)
+	if !init.stateless() || init.ProtocolVersion != protocol.Stateless {
+		t.Fatalf("Init: protocol %q, stateless %v; want %s", init.ProtocolVersion, init.stateless(), protocol.Stateless)
 	}
 	if !strings.Contains(string(init.ServerInfo), "mcp-conformance-test-server") || !init.Capabilities.Tools || !init.Capabilities.Subscribe {
 		t.Errorf("Init: serverInfo %s, capabilities %+v", init.ServerInfo, init.Capabilities)
@@ -165,7 +165,7 @@ func TestStatelessConformanceStdio(t *testing.T) {
 	// Another hop's reserved keys never reach the server; the trunk's own
 	// do, and the other _meta keys pass.
 	hostCaps := json.RawMessage(`{"elicitation":{}}`)
-	if _, err := c.CallWith(ctx, CallOptions{Caps: hostCaps}, "tools/call",
+	if _, err := c.callWith(ctx, CallOptions{Caps: hostCaps}, "tools/call",
 		json.RawMessage(`{"name":"test_simple_text","arguments":{},"_meta":{"progressToken":7,"io.modelcontextprotocol/protocolVersion":"2025-11-25","io.modelcontextprotocol/other":1}}`)); err != nil {
 		t.Fatal(err)
 	}
@@ -174,10 +174,10 @@ func TestStatelessConformanceStdio(t *testing.T) {
 	callJSON(t, ctx, c, "ping", `{}`)
 	callJSON(t, ctx, c, "prompts/list", `{}`)
 	// A host request's own level wins, and "" asks for none.
-	if _, err := c.CallWith(ctx, CallOptions{Level: "error", LevelSet: true}, "resources/list", json.RawMessage(`{}`)); err != nil {
+	if _, err := c.callWith(ctx, CallOptions{Level: "error", LevelSet: true}, "resources/list", json.RawMessage(`{}`)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.CallWith(ctx, CallOptions{LevelSet: true}, "resources/templates/list", json.RawMessage(`{}`)); err != nil {
+	if _, err := c.callWith(ctx, CallOptions{LevelSet: true}, "resources/templates/list", json.RawMessage(`{}`)); err != nil {
 		t.Fatal(err)
 	}
 	// Removed notifications are not sent either.
@@ -253,8 +253,8 @@ func TestPinnedLegacyConformanceStdio(t *testing.T) {
 	spec.ProtocolVersion = protocol.Legacy
 	c := startReady(t, h, host, spec)
 	<-c.Settled()
-	if init := c.Init(); init.Stateless() || init.ProtocolVersion != protocol.Legacy {
-		t.Fatalf("Init: protocol %q, stateless %v", init.ProtocolVersion, init.Stateless())
+	if init := c.Init(); init.stateless() || init.ProtocolVersion != protocol.Legacy {
+		t.Fatalf("Init: protocol %q, stateless %v", init.ProtocolVersion, init.stateless())
 	}
 	callJSON(t, ctxFor(t), c, "tools/call", `{"name":"test_simple_text","arguments":{},"_meta":{"progressToken":1,"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}`)
 	msgs := h.wireIn("conf")
@@ -272,8 +272,8 @@ func TestAutoFallsBackToInitialize(t *testing.T) {
 	h := newHarness(t)
 	host := h.host(nil)
 	c := startReady(t, h, host, h.teeSpec("legacy", "node", index, "stdio"))
-	if init := c.Init(); init.Stateless() || init.ProtocolVersion != protocol.Legacy {
-		t.Fatalf("Init: protocol %q, stateless %v", init.ProtocolVersion, init.Stateless())
+	if init := c.Init(); init.stateless() || init.ProtocolVersion != protocol.Legacy {
+		t.Fatalf("Init: protocol %q, stateless %v", init.ProtocolVersion, init.stateless())
 	}
 	methods := wireMethods(h.wireIn("legacy"))
 	if len(methods) < 3 || methods[0] != protocol.MethodDiscover || methods[1] != "initialize" || methods[2] != "notifications/initialized" {
@@ -307,7 +307,7 @@ func TestStatelessRestartDiscoversAgain(t *testing.T) {
 		_, err := os.Stat(pidFile)
 		return c.Status().Restarts == 1 && state == StateReady && err == nil
 	})
-	if !c.Init().Stateless() {
+	if !c.Init().stateless() {
 		t.Errorf("after the restart: protocol %q", c.Init().ProtocolVersion)
 	}
 	var discovers int
@@ -414,8 +414,8 @@ func TestPreferLegacyHost(t *testing.T) {
 	h := newHarness(t)
 	host := h.host(&Options{PreferLegacy: true})
 	c := startReady(t, h, host, h.teeSpec("both", bin))
-	if init := c.Init(); init.Stateless() || init.ProtocolVersion != protocol.Legacy {
-		t.Fatalf("auto with a legacy host: protocol %q, stateless %v", init.ProtocolVersion, init.Stateless())
+	if init := c.Init(); init.stateless() || init.ProtocolVersion != protocol.Legacy {
+		t.Fatalf("auto with a legacy host: protocol %q, stateless %v", init.ProtocolVersion, init.stateless())
 	}
 	methods := wireMethods(h.wireIn("both"))
 	if len(methods) < 2 || methods[0] != "initialize" || methods[1] != "notifications/initialized" || slices.Contains(methods, protocol.MethodDiscover) {
@@ -424,7 +424,7 @@ func TestPreferLegacyHost(t *testing.T) {
 	only := h.teeSpec("only", bin)
 	only.ProtocolVersion = protocol.Stateless
 	c = startReady(t, h, h.host(&Options{PreferLegacy: true}), only)
-	if init := c.Init(); !init.Stateless() {
+	if init := c.Init(); !init.stateless() {
 		t.Errorf("pinned to %s with a legacy host: protocol %q", protocol.Stateless, init.ProtocolVersion)
 	}
 }

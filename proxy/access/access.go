@@ -1,8 +1,10 @@
-// Package access applies trunk.policy and trunk.profiles to the catalog:
-// per caller, the view of it that caller is served, searched and routed
-// through (catalog.Catalog.Restrict), built once per caller and catalog
-// and cached under the caller's whole identity, so no view ever serves
-// another identity.
+// Package access applies trunk.policy and trunk.profiles: it decides which
+// items each caller may see and use.
+//
+// A caller's view is the catalog it is served, searched and routed through
+// (catalog.Catalog.Restrict), built once per caller and catalog and cached
+// under the caller's whole identity, so no view ever serves another
+// identity.
 package access
 
 import (
@@ -121,12 +123,12 @@ func (r *Rules) Restricts(c policy.Caller) bool {
 	return r.policy != nil || r.broken || c.Profile != ""
 }
 
-// Allows decides one item for one caller: the caller's profile shows it
+// allows decides one item for one caller: the caller's profile shows it
 // (the trunk's own tools are in every profile) and the policy allows it.
 // A rule that cannot be evaluated denies the item, and is logged (the rule
 // and the error, never a claim's value) once per rule and error: a caller
 // without a claim a rule reads fails it for every item of a view.
-func (r *Rules) Allows(c policy.Caller, it policy.Item) bool {
+func (r *Rules) allows(c policy.Caller, it policy.Item) bool {
 	if r.broken {
 		return false
 	}
@@ -211,7 +213,7 @@ func (r *Rules) FreshView(cat *catalog.Catalog, c Caller) *catalog.Catalog {
 		return cat
 	}
 	sh := r.shapes[c.Profile]
-	return cat.Profiled(sh.key, sh.overrides).Restrict(func(it policy.Item) bool { return r.Allows(c.Caller, it) })
+	return cat.Profiled(sh.key, sh.overrides).Restrict(func(it policy.Item) bool { return r.allows(c.Caller, it) })
 }
 
 // key is the caller's whole identity as the rules may read it: two

@@ -26,7 +26,7 @@ func (c *Catalog) CompletionTarget(ref json.RawMessage) (server, field, value st
 		return server, "name", value, nil
 	case "ref/resource":
 		uri, _ := rawjson.StringField(ref, "uri")
-		server, value, err := c.RefOwner(uri)
+		server, value, err := c.refOwner(uri)
 		if err != nil {
 			return "", "", "", fmt.Errorf("unknown resource %q", uri)
 		}

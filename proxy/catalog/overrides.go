@@ -35,7 +35,7 @@ func overrideTools(server string, o config.Overrides, items []upstream.Item) (ou
 	}, func(it upstream.Item, name string) (json.RawMessage, error) {
 		t, _ := o.Tool(it.Key)
 		t.Name = name
-		return OverrideTool(it.Raw, t)
+		return overrideTool(it.Raw, t)
 	})
 }
 
@@ -47,7 +47,7 @@ func overridePrompts(server string, o config.Overrides, items []upstream.Item) (
 	}, func(it upstream.Item, name string) (json.RawMessage, error) {
 		p, _ := o.Prompt(it.Key)
 		p.Name = name
-		return OverridePrompt(it.Raw, p)
+		return overridePrompt(it.Raw, p)
 	})
 }
 
@@ -122,12 +122,12 @@ func (w withheldItems) renamed(o config.Overrides) {
 	}
 }
 
-// OverrideTool is a tool's definition under its override: the name,
+// overrideTool is a tool's definition under its override: the name,
 // title and description replaced, the annotations set member by member
 // over the tool's own, each default argument's property given a
 // "default", and each fixed argument removed from the input schema's
 // properties and required list. Everything else keeps its bytes.
-func OverrideTool(tool json.RawMessage, t config.ToolOverride) (json.RawMessage, error) {
+func overrideTool(tool json.RawMessage, t config.ToolOverride) (json.RawMessage, error) {
 	var err error
 	for _, f := range [...]struct{ key, value string }{{"name", t.Name}, {"title", t.Title}, {"description", t.Description}} {
 		if f.value == "" {
@@ -163,10 +163,10 @@ func OverrideTool(tool json.RawMessage, t config.ToolOverride) (json.RawMessage,
 	return tool, nil
 }
 
-// OverridePrompt is a prompt's definition under its override: the name,
+// overridePrompt is a prompt's definition under its override: the name,
 // title and description replaced, and each argument with a default no
 // longer required. Everything else keeps its bytes.
-func OverridePrompt(prompt json.RawMessage, p config.PromptOverride) (json.RawMessage, error) {
+func overridePrompt(prompt json.RawMessage, p config.PromptOverride) (json.RawMessage, error) {
 	var err error
 	for _, f := range [...]struct{ key, value string }{{"name", p.Name}, {"title", p.Title}, {"description", p.Description}} {
 		if f.value == "" {

@@ -33,7 +33,7 @@ func TestOverrideTool(t *testing.T) {
 			"gone": {Default: json.RawMessage(`1`)}, // no such property: nothing invented
 		},
 	}
-	got, err := OverrideTool(json.RawMessage(echoTool), o)
+	got, err := overrideTool(json.RawMessage(echoTool), o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,24 +46,24 @@ func TestOverrideTool(t *testing.T) {
 
 	// Every fixed argument required: the list goes. A tool with no
 	// annotations or schema gets what the override gives.
-	got, err = OverrideTool(json.RawMessage(`{"name":"t","inputSchema":{"type":"object","properties":{"a":{}},"required":["a"]}}`),
+	got, err = overrideTool(json.RawMessage(`{"name":"t","inputSchema":{"type":"object","properties":{"a":{}},"required":["a"]}}`),
 		config.ToolOverride{Arguments: map[string]config.ArgumentOverride{"a": {Fixed: json.RawMessage(`1`)}}})
 	if err != nil || string(got) != `{"name":"t","inputSchema":{"type":"object","properties":{}}}` {
 		t.Errorf("all required fixed: %s, %v", got, err)
 	}
-	got, err = OverrideTool(json.RawMessage(`{"name":"t"}`), config.ToolOverride{Annotations: json.RawMessage(`{"readOnlyHint":true}`)})
+	got, err = overrideTool(json.RawMessage(`{"name":"t"}`), config.ToolOverride{Annotations: json.RawMessage(`{"readOnlyHint":true}`)})
 	if err != nil || string(got) != `{"name":"t","annotations":{"readOnlyHint":true}}` {
 		t.Errorf("no annotations of its own: %s, %v", got, err)
 	}
 	// A schema without properties, or no schema, gets none.
 	for _, tool := range []string{`{"name":"t","inputSchema":{"type":"object"}}`, `{"name":"t"}`, `{"name":"t","inputSchema":{"type":"object","required":["x"]}}`} {
-		got, err := OverrideTool(json.RawMessage(tool), config.ToolOverride{Arguments: map[string]config.ArgumentOverride{"x": {Fixed: json.RawMessage(`1`)}, "y": {Default: json.RawMessage(`2`)}}})
+		got, err := overrideTool(json.RawMessage(tool), config.ToolOverride{Arguments: map[string]config.ArgumentOverride{"x": {Fixed: json.RawMessage(`1`)}, "y": {Default: json.RawMessage(`2`)}}})
 		want := strings.Replace(tool, `,"required":["x"]`, "", 1)
 		if err != nil || string(got) != want {
 			t.Errorf("OverrideTool(%s) = %s, %v; want %s", tool, got, err, want)
 		}
 	}
-	if _, err := OverrideTool(json.RawMessage(`{"name":"t","inputSchema":true}`), o); err == nil {
+	if _, err := overrideTool(json.RawMessage(`{"name":"t","inputSchema":true}`), o); err == nil {
 		t.Error("a schema that is no object: no error")
 	}
 }
@@ -272,12 +272,12 @@ func TestProfileOverrideLines(t *testing.T) {
 func TestPromptOverrides(t *testing.T) {
 	const summarize = `{"name":"summarize","description":"Summarize notes","arguments":[{"name":"topic","required":true},{"name":"style", "description":"how","required": true}]}`
 	p := config.PromptOverride{Name: "digest", Title: "Digest", Description: "Sum it up", Arguments: map[string]config.ArgumentOverride{"style": {Default: json.RawMessage(`"short"`)}}}
-	got, err := OverridePrompt(json.RawMessage(summarize), p)
+	got, err := overridePrompt(json.RawMessage(summarize), p)
 	want := `{"name":"digest","description":"Sum it up","arguments":[{"name":"topic","required":true},{"name":"style", "description":"how","required": false}],"title":"Digest"}`
 	if err != nil || string(got) != want {
 		t.Errorf("OverridePrompt:\n got %s, %v\nwant %s", got, err, want)
 	}
-	if got, err := OverridePrompt(json.RawMessage(`{"name":"p","arguments":{}}`), p); err == nil {
+	if got, err := overridePrompt(json.RawMessage(`{"name":"p","arguments":{}}`), p); err == nil {
 		t.Errorf("arguments that are no list: %s", got)
 	}
 

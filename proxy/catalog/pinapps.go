@@ -15,14 +15,14 @@ import (
 // checked when read (CheckApp) and recorded by mcptrunk pin, and by serve
 // the first time a server's apps are read.
 
-// CheckApp holds the read of the app uri (the server's own URI) against
+// checkApp holds the read of the app uri (the server's own URI) against
 // the lockfile. It returns the error the host gets when the app is held
 // back: under enforce, an app whose HTML differs from the one pinned, or
 // that is not pinned. Under warn a changed app is logged once and the read
 // goes on, and an app read for the first time is recorded when serve
 // records first sights (a new app is also a new resource, which pinning
 // reports as drift of the catalog).
-func (p *Pinner) CheckApp(server, uri string, result []byte) error {
+func (p *Pinner) checkApp(server, uri string, result []byte) error {
 	if p.Off() {
 		return nil
 	}

@@ -25,17 +25,17 @@ func TestCheckApp(t *testing.T) {
 	warn := NewPinner(config.TrunkOptions{Pin: config.PinWarn, LockFile: lockFile}, true, logger)
 	const uri = "ui://clock/app.html"
 
-	if err := warn.CheckApp("basic", uri, appRead("<p>v1</p>")); err != nil {
+	if err := warn.checkApp("basic", uri, appRead("<p>v1</p>")); err != nil {
 		t.Fatalf("first read: %v", err)
 	}
 	lock, err := pin.Read(lockFile)
 	if err != nil || lock.Servers["basic"][pin.Apps][uri].SHA256 == "" {
 		t.Fatalf("the first read was not recorded: %+v, %v", lock, err)
 	}
-	if err := warn.CheckApp("basic", uri, appRead("<p>v1</p>")); err != nil {
+	if err := warn.checkApp("basic", uri, appRead("<p>v1</p>")); err != nil {
 		t.Errorf("the pinned HTML again: %v", err)
 	}
-	if err := warn.CheckApp("basic", uri, appRead("<p>v2</p>")); err != nil || !strings.Contains(logs.String(), "its HTML changed") {
+	if err := warn.checkApp("basic", uri, appRead("<p>v2</p>")); err != nil || !strings.Contains(logs.String(), "its HTML changed") {
 		t.Errorf("a changed HTML under warn: %v, log:\n%s", err, logs)
 	}
 	if again, _ := pin.Read(lockFile); again.Servers["basic"][pin.Apps][uri].SHA256 != lock.Servers["basic"][pin.Apps][uri].SHA256 {
@@ -43,18 +43,18 @@ func TestCheckApp(t *testing.T) {
 	}
 
 	enforce := NewPinner(config.TrunkOptions{Pin: config.PinEnforce, LockFile: lockFile}, false, logger)
-	if err := enforce.CheckApp("basic", uri, appRead("<p>v1</p>")); err != nil {
+	if err := enforce.checkApp("basic", uri, appRead("<p>v1</p>")); err != nil {
 		t.Errorf("the pinned HTML under enforce: %v", err)
 	}
-	err = enforce.CheckApp("basic", uri, appRead("<p>v2</p>"))
+	err = enforce.checkApp("basic", uri, appRead("<p>v2</p>"))
 	if err == nil || !strings.Contains(err.Error(), `app ui://clock/app.html of server "basic" is not the one pinned`) || !strings.Contains(err.Error(), "mcptrunk pin basic") {
 		t.Errorf("a changed HTML under enforce: %v", err)
 	}
-	if err := enforce.CheckApp("other", uri, appRead("<p>v1</p>")); err == nil || !strings.Contains(err.Error(), "is not pinned") {
+	if err := enforce.checkApp("other", uri, appRead("<p>v1</p>")); err == nil || !strings.Contains(err.Error(), "is not pinned") {
 		t.Errorf("an app never pinned under enforce: %v", err)
 	}
 	off := NewPinner(config.TrunkOptions{Pin: config.PinOff, LockFile: lockFile}, true, logger)
-	if err := off.CheckApp("basic", uri, appRead("<p>v3</p>")); err != nil {
+	if err := off.checkApp("basic", uri, appRead("<p>v3</p>")); err != nil {
 		t.Errorf("pinning off: %v", err)
 	}
 }

@@ -72,7 +72,7 @@ func (p *Pinner) CheckSkill(server string, skill json.RawMessage) (withheld stri
 func (p *Pinner) CheckRead(method, server, uri string, res json.RawMessage) error {
 	switch {
 	case naming.IsUIURI(uri):
-		return p.CheckApp(server, uri, res)
+		return p.checkApp(server, uri, res)
 	case method == "skills/get":
 		start, end, found, err := rawjson.FieldSpan(res, "skill")
 		if err != nil || !found {

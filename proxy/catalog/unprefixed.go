@@ -177,9 +177,9 @@ func (c *Catalog) URIOwner(uri string) (server, raw string, err error) {
 	return "", "", jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "unknown resource %q: no server lists it, no resource template of the unprefixed servers %s matches it, and mcptrunk's other resource URIs look like %s://<server>/<uri>", uri, quoteList(p.servers), naming.URIScheme)
 }
 
-// RefOwner finds the server of a completion reference's URI: a template an
+// refOwner finds the server of a completion reference's URI: a template an
 // unprefixed server lists as it is, else as URIOwner does.
-func (c *Catalog) RefOwner(uri string) (server, raw string, err error) {
+func (c *Catalog) refOwner(uri string) (server, raw string, err error) {
 	if c.unprefixedIndex != nil {
 		if s, found := c.unprefixedIndex.owners[ListTemplates][uri]; found {
 			return s, uri, nil

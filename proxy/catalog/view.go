@@ -18,8 +18,8 @@ import (
 // kinds are the policy's word for each list's items.
 var kinds = [ListCount]string{ListTools: "tool", ListPrompts: "prompt", ListResources: "resource", ListTemplates: "template"}
 
-// ItemOf is an entry as the policy sees it.
-func ItemOf(l List, e Entry) policy.Item {
+// itemOf is an entry as the policy sees it.
+func itemOf(l List, e Entry) policy.Item {
 	it := policy.Item{Server: e.Server, Kind: kinds[l], Name: e.Raw, Exported: e.Exported}
 	if l == ListTools {
 		if start, end, found, err := rawjson.FieldSpan(e.Item, "annotations"); err == nil && found {
@@ -49,7 +49,7 @@ func (c *Catalog) Restrict(keep func(policy.Item) bool) *Catalog {
 		k := key{l, e.Server, e.Exported}
 		ok, seen := admitted[k]
 		if !seen {
-			ok = keep(ItemOf(l, e))
+			ok = keep(itemOf(l, e))
 			admitted[k] = ok
 			if ok {
 				v.shown[e.Server] = true

@@ -1,7 +1,7 @@
-// Package extensions is where MCP extensions cross the trunk: the
-// `extensions` member of capabilities, by which a host and a server each
-// declare the extensions they support (each by its identifier, such as
-// "io.modelcontextprotocol/ui", with that extension's settings).
+// Package extensions carries MCP extensions across the trunk: what a host
+// and a server declare in the `extensions` member of capabilities (each
+// extension by its identifier, such as "io.modelcontextprotocol/ui", with
+// its settings), and what the trunk declares back.
 //
 // What the trunk does for every extension, known to it or not:
 //   - a host's declared extensions are recorded with each of its requests

@@ -12,19 +12,19 @@ import (
 // declares extensions.
 const Key = "extensions"
 
-// Merge combines the settings several servers declare for one extension,
+// merge combines the settings several servers declare for one extension,
 // in the servers' name order, into the settings the trunk declares.
-type Merge func(settings []json.RawMessage) json.RawMessage
+type merge func(settings []json.RawMessage) json.RawMessage
 
 // merges are the extensions whose settings merge in a way of their own,
 // by identifier; each is set by that extension's file. Any other
 // extension is declared with the first server's settings.
-var merges = map[string]Merge{}
+var merges = map[string]merge{}
 
-// Declared returns the extensions an `extensions` member declares, by
+// declared returns the extensions an `extensions` member declares, by
 // identifier, each with its settings as sent. Nil when the member is
 // absent, null or not an object: nothing is declared then.
-func Declared(member json.RawMessage) map[string]json.RawMessage {
+func declared(member json.RawMessage) map[string]json.RawMessage {
 	member = bytes.TrimSpace(member)
 	if len(member) == 0 || member[0] != '{' {
 		return nil
@@ -38,7 +38,7 @@ func Declared(member json.RawMessage) map[string]json.RawMessage {
 
 // Of returns the extensions a capabilities object, by member, declares.
 func Of(caps map[string]json.RawMessage) map[string]json.RawMessage {
-	return Declared(caps[Key])
+	return declared(caps[Key])
 }
 
 // OfRaw returns the extensions an encoded capabilities object declares (a
@@ -48,7 +48,7 @@ func OfRaw(caps json.RawMessage) map[string]json.RawMessage {
 	if err != nil {
 		return nil
 	}
-	return Declared(member[Key])
+	return declared(member[Key])
 }
 
 // Union is the `extensions` member the trunk declares to a host, given
@@ -60,7 +60,7 @@ func Union(servers []map[string]json.RawMessage) json.RawMessage {
 	settings := map[string][]json.RawMessage{}
 	for _, ext := range servers {
 		for id, s := range ext {
-			if !Carried(id) {
+			if !carried(id) {
 				continue
 			}
 			settings[id] = append(settings[id], s)

@@ -14,7 +14,7 @@ func TestDeclared(t *testing.T) {
 		{`{"io.modelcontextprotocol/ui":{"mimeTypes":["text/html;profile=mcp-app"]}}`, 1},
 		{` {"a":{},"b":true}`, 2},
 	} {
-		if got := Declared(json.RawMessage(tc.member)); len(got) != tc.want {
+		if got := declared(json.RawMessage(tc.member)); len(got) != tc.want {
 			t.Errorf("Declared(%s) = %v, want %d extensions", tc.member, got, tc.want)
 		}
 	}
@@ -34,7 +34,7 @@ func TestDeclared(t *testing.T) {
 // first server's settings unless the extension merges them, and nothing
 // when no server declares any.
 func TestUnion(t *testing.T) {
-	ext := func(s string) map[string]json.RawMessage { return Declared(json.RawMessage(s)) }
+	ext := func(s string) map[string]json.RawMessage { return declared(json.RawMessage(s)) }
 	for _, tc := range []struct {
 		name    string
 		servers []map[string]json.RawMessage
@@ -69,10 +69,10 @@ func TestWithheld(t *testing.T) {
 	const held = "example.com/held"
 	withheld[held] = "for the test"
 	defer delete(withheld, held)
-	if Carried(held) || !Carried("io.modelcontextprotocol/ui") || !Carried(TasksExtension) {
-		t.Errorf("Carried: held %v, ui %v, tasks %v", Carried(held), Carried("io.modelcontextprotocol/ui"), Carried(TasksExtension))
+	if carried(held) || !carried("io.modelcontextprotocol/ui") || !carried(TasksExtension) {
+		t.Errorf("Carried: held %v, ui %v, tasks %v", carried(held), carried("io.modelcontextprotocol/ui"), carried(TasksExtension))
 	}
-	got := string(Union([]map[string]json.RawMessage{Declared(json.RawMessage(`{"` + held + `":{},"x":{}}`))}))
+	got := string(Union([]map[string]json.RawMessage{declared(json.RawMessage(`{"` + held + `":{},"x":{}}`))}))
 	if got != `{"x":{}}` {
 		t.Errorf("Union = %s, want the withheld extension left out", got)
 	}

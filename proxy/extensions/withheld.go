@@ -19,8 +19,8 @@ const TasksExtension = "io.modelcontextprotocol/tasks"
 // (proxy/tasks.go).
 var withheld = map[string]string{}
 
-// Carried reports whether the trunk declares and forwards the extension id.
-func Carried(id string) bool { _, no := withheld[id]; return !no }
+// carried reports whether the trunk declares and forwards the extension id.
+func carried(id string) bool { _, no := withheld[id]; return !no }
 
 // Forwarded is a host's `extensions` member as it reaches servers: as the
 // host sent it, byte for byte, without the extensions the trunk withholds.

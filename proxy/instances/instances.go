@@ -1,12 +1,14 @@
-// Package instances keeps servers' instances that belong to one key each,
-// beside the trunk's shared ones: a session's own ("scope": "session") or
-// a signed-in caller's (per-user credentials, keyed by subject, so that a
-// caller's several sessions and stateless requests share them and no
-// instance ever serves another caller). A key's fleet is made at its
-// first use and lives while the key is held (by its sessions); when the
-// last hold ends it is closed, after Idle. Knows nothing of the trunk:
-// the trunk says how a key's fleet is made (Client's made) and what its
-// instances are started with.
+// Package instances keeps the instances of servers that belong to one key
+// each, beside the trunk's shared ones.
+//
+// A key is a session ("scope": "session") or a signed-in caller ("scope":
+// "caller" and per-user credentials, keyed by subject, so that a caller's
+// several sessions and stateless requests share them and no instance ever
+// serves another caller). A key's fleet is made at its first use and lives
+// while the key is held (by its sessions); when the last hold ends it is
+// closed, after Idle. Knows nothing of the trunk: the trunk says how a
+// key's fleet is made (Client's made) and what its instances are started
+// with.
 package instances
 
 import (

@@ -42,8 +42,8 @@ func (f *InFlight[S]) On(server string) []S {
 	return slices.Clone(f.calls[server])
 }
 
-// Busy reports whether s has a call in flight on server.
-func (f *InFlight[S]) Busy(s S, server string) bool {
+// busy reports whether s has a call in flight on server.
+func (f *InFlight[S]) busy(s S, server string) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return slices.Contains(f.calls[server], s)

@@ -53,12 +53,12 @@ func TestInFlight(t *testing.T) {
 	var f InFlight[string]
 	endA := f.Began("a", "x")
 	endB := f.Began("b", "x")
-	if got := f.On("x"); !slices.Equal(got, []string{"a", "b"}) || !f.Busy("b", "x") || f.Busy("b", "y") {
+	if got := f.On("x"); !slices.Equal(got, []string{"a", "b"}) || !f.busy("b", "x") || f.busy("b", "y") {
 		t.Errorf("On(x) = %v", got)
 	}
 	endA()
 	endB()
-	if f.Servers() != 0 || f.Busy("a", "x") {
+	if f.Servers() != 0 || f.busy("a", "x") {
 		t.Errorf("calls left on %d servers", f.Servers())
 	}
 }

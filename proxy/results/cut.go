@@ -23,9 +23,9 @@ type Whole struct {
 	Budget int
 }
 
-// Size is what the whole puts in the context: the bytes of its text, its
+// size is what the whole puts in the context: the bytes of its text, its
 // structuredContent and its other items.
-func (w Whole) Size() int {
+func (w Whole) size() int {
 	n := len(w.Text) + len(w.Structured)
 	for _, o := range w.Others {
 		n += len(o)
@@ -45,9 +45,9 @@ func (w Whole) document() string {
 	return w.Text + "\n" + string(w.Structured)
 }
 
-// Pages is how many pages of at most w.Budget bytes its text and
+// pages is how many pages of at most w.Budget bytes its text and
 // structuredContent take.
-func (w Whole) Pages() int {
+func (w Whole) pages() int {
 	n := 0
 	for range pages(w.document(), w.Budget) {
 		n++
@@ -127,7 +127,7 @@ func Measure(res json.RawMessage, budget int) *Over {
 		}
 	}
 	o.whole.Text = strings.Join(texts, "\n")
-	if o.whole.Size() <= budget {
+	if o.whole.size() <= budget {
 		return nil
 	}
 	return o
@@ -215,7 +215,7 @@ func (o *Over) Cut(link Link) json.RawMessage {
 	}
 	content = append(content, textItem(note(w, shown, structuredLeft, flagged, othersLeft, link)))
 	if link.URI != "" {
-		l, _ := json.Marshal(map[string]any{"type": "resource_link", "uri": link.URI, "name": "result", "title": "The whole tool result", "mimeType": "text/plain", "size": w.Size()})
+		l, _ := json.Marshal(map[string]any{"type": "resource_link", "uri": link.URI, "name": "result", "title": "The whole tool result", "mimeType": "text/plain", "size": w.size()})
 		content = append(content, l)
 	}
 	out["content"], _ = json.Marshal(content)
@@ -232,7 +232,7 @@ func textItem(text string) json.RawMessage {
 // read it.
 func note(w Whole, shown int, structuredLeft, flagged bool, othersLeft int, link Link) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "[mcptrunk: this result is %d bytes, over the %d bytes of it that may reach the context", w.Size(), w.Budget)
+	fmt.Fprintf(&b, "[mcptrunk: this result is %d bytes, over the %d bytes of it that may reach the context", w.size(), w.Budget)
 	if len(w.Text) > 0 {
 		fmt.Fprintf(&b, "; above are the first %d of its %d bytes of text", shown, len(w.Text))
 	}
@@ -250,7 +250,7 @@ func note(w Whole, shown int, structuredLeft, flagged bool, othersLeft int, link
 		fmt.Fprintf(&b, " The rest is not kept: %s.]", link.NotKept)
 		return b.String()
 	}
-	fmt.Fprintf(&b, " The whole result is kept for you for %s: read it one page at a time (at most %d bytes each) as the resource %s?page=1 to ?page=%d", Minutes(link.For), w.Budget, link.URI, w.Pages())
+	fmt.Fprintf(&b, " The whole result is kept for you for %s: read it one page at a time (at most %d bytes each) as the resource %s?page=1 to ?page=%d", Minutes(link.For), w.Budget, link.URI, w.pages())
 	if link.ReadTool != "" {
 		fmt.Fprintf(&b, ", with the tool %s (argument uri)", link.ReadTool)
 	} else {

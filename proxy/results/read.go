@@ -58,7 +58,7 @@ func Read(uri string, w Whole, page int) (json.RawMessage, error) {
 			}
 		}
 		if contents == nil {
-			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "resource %q: the result has %d pages of at most %d bytes; ask for ?page=1 to ?page=%d", uri, w.Pages(), w.Budget, w.Pages())
+			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "resource %q: the result has %d pages of at most %d bytes; ask for ?page=1 to ?page=%d", uri, w.pages(), w.Budget, w.pages())
 		}
 	} else {
 		contents = append(contents, content{URI: uri, MimeType: "text/plain", Text: w.Text})

@@ -11,13 +11,14 @@ import (
 // Defaults of a Store's bounds (Options).
 const (
 	DefaultMaxBytes      = 64 << 20
-	DefaultMaxOwnerBytes = 16 << 20
-	DefaultTTL           = 15 * time.Minute
+	defaultMaxOwnerBytes = 16 << 20
+	defaultTTL           = 15 * time.Minute
 )
 
-// Options bound a Store; a zero field takes its default.
+// Options bound a Store; a zero field takes its default (64 MiB in all,
+// 16 MiB an owner, 15 minutes).
 type Options struct {
-	// MaxBytes bounds the bytes (Whole.Size) kept for every owner at
+	// MaxBytes bounds the bytes (a Whole's size) kept for every owner at
 	// once: past it the oldest whole, whoever's, goes first.
 	MaxBytes int64
 	// MaxOwnerBytes bounds one owner's: past it the owner's oldest goes
@@ -60,11 +61,11 @@ func NewStore[K comparable](opts *Options) *Store[K] {
 		o.MaxBytes = DefaultMaxBytes
 	}
 	if o.MaxOwnerBytes <= 0 {
-		o.MaxOwnerBytes = DefaultMaxOwnerBytes
+		o.MaxOwnerBytes = defaultMaxOwnerBytes
 	}
 	o.MaxOwnerBytes = min(o.MaxOwnerBytes, o.MaxBytes)
 	if o.TTL <= 0 {
-		o.TTL = DefaultTTL
+		o.TTL = defaultTTL
 	}
 	if o.Now == nil {
 		o.Now = time.Now
@@ -82,7 +83,7 @@ func (s *Store[K]) MaxOwnerBytes() int64 { return s.opts.MaxOwnerBytes }
 // making room by dropping the oldest wholes, the owner's first; false
 // when w alone is larger than an owner may keep.
 func (s *Store[K]) Keep(owner K, w Whole) (string, bool) {
-	size := int64(w.Size())
+	size := int64(w.size())
 	if size > s.opts.MaxOwnerBytes {
 		return "", false
 	}

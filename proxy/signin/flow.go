@@ -145,7 +145,7 @@ func (m *Manager) sweep() {
 func (m *Manager) connectURL(f *flow) string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.base + ConnectPath + f.id
+	return m.base + connectPath + f.id
 }
 
 // finish ends f with err (nil: signed in) and tells its host, when the

@@ -29,9 +29,9 @@ func (m *Manager) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case r.Method != http.MethodGet:
 		w.Header().Set("Allow", http.MethodGet)
 		page(w, http.StatusMethodNotAllowed, "Method not allowed.")
-	case strings.HasPrefix(r.URL.Path, ConnectPath):
-		m.connect(w, r, strings.TrimPrefix(r.URL.Path, ConnectPath))
-	case r.URL.Path == CallbackPath:
+	case strings.HasPrefix(r.URL.Path, connectPath):
+		m.connect(w, r, strings.TrimPrefix(r.URL.Path, connectPath))
+	case r.URL.Path == callbackPath:
 		m.callback(w, r)
 	default:
 		page(w, http.StatusNotFound, "Not found.")

@@ -46,30 +46,30 @@ import (
 
 // Paths on the trunk's listener.
 const (
-	ConnectPath  = "/oauth/connect/"
-	CallbackPath = "/oauth/callback"
+	connectPath  = "/oauth/connect/"
+	callbackPath = "/oauth/callback"
 )
 
-// DefaultFlowTTL is how long a sign-in may take, from the elicitation to
+// defaultFlowTTL is how long a sign-in may take, from the elicitation to
 // the callback.
-const DefaultFlowTTL = 10 * time.Minute
+const defaultFlowTTL = 10 * time.Minute
 
 // Options tune a Manager; the zero value works.
 type Options struct {
 	Logger  *slog.Logger     // server names and subjects only
 	Now     func() time.Time // time.Now when nil
-	FlowTTL time.Duration    // DefaultFlowTTL when 0
+	FlowTTL time.Duration    // 10 minutes when 0
 	// Store keeps the grants; nil keeps them in memory. One that cannot
 	// seal (a file or Redis without trunk.state.keyFile) is not used for
 	// them: they are kept in memory, with a warning.
 	Store *statestore.Store
 }
 
-// GrantKeep is how long a grant with a refresh token is kept past its
+// grantKeep is how long a grant with a refresh token is kept past its
 // access token's expiry: the usual life of a refresh token (Hydra's,
 // Keycloak's offline default), after which the caller signs in again.
 // Each refresh starts it afresh.
-const GrantKeep = 30 * 24 * time.Hour
+const grantKeep = 30 * 24 * time.Hour
 
 // Manager holds the sign-ins: the servers in oauth mode, the flows under
 // way, and the tokens got. Safe for concurrent use; an http.Handler for
@@ -127,7 +127,7 @@ func New(opts Options) *Manager {
 		opts.Now = time.Now
 	}
 	if opts.FlowTTL <= 0 {
-		opts.FlowTTL = DefaultFlowTTL
+		opts.FlowTTL = defaultFlowTTL
 	}
 	if opts.Store == nil || !opts.Store.CanSeal() {
 		if opts.Store != nil {
@@ -197,13 +197,6 @@ func (m *Manager) deleteAll(names []string) {
 			return
 		}
 	}
-}
-
-// Has reports whether server is in oauth mode.
-func (m *Manager) Has(id string) bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.servers[id] != nil
 }
 
 // NeedSignInError says a caller has no token for a server (never signed
@@ -304,9 +297,9 @@ func (m *Manager) Catalog(ctx context.Context, id, refused string) (string, erro
 	return req.Header.Get("Authorization"), nil
 }
 
-// Holding reports how many subjects this process stored tokens for that
+// holding reports how many subjects this process stored tokens for that
 // have not expired: for tests and status, never which.
-func (m *Manager) Holding() int {
+func (m *Manager) holding() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	now := m.opts.Now()
@@ -347,7 +340,7 @@ func (m *Manager) grant(ctx context.Context, subject, id string) (*server, *oaut
 }
 
 // store keeps g as subject's grant for id until it is of no more use: its
-// access token's expiry, or GrantKeep past it when it can be refreshed.
+// access token's expiry, or grantKeep past it when it can be refreshed.
 func (m *Manager) store(ctx context.Context, subject, id string, g *oauth.Grant) error {
 	m.mu.Lock()
 	s := m.servers[id]
@@ -360,7 +353,7 @@ func (m *Manager) store(ctx context.Context, subject, id string, g *oauth.Grant)
 		if until.IsZero() {
 			until = m.opts.Now()
 		}
-		until = until.Add(GrantKeep)
+		until = until.Add(grantKeep)
 	}
 	b, err := g.MarshalBinary()
 	if err != nil {
@@ -416,7 +409,7 @@ func (s *server) webClient(ctx context.Context, m *Manager, id string) (*oauth.W
 		if err != nil && !errors.Is(err, statestore.ErrNotFound) {
 			m.opts.Logger.Debug("reading the shared client registration failed; registering anew", "server", id, "error", err)
 		}
-		web, err := oauth.NewWebClientReusing(ctx, srv, base+CallbackPath, m.opts.Logger.With("server", id), stored)
+		web, err := oauth.NewWebClientReusing(ctx, srv, base+callbackPath, m.opts.Logger.With("server", id), stored)
 		if err != nil {
 			return nil, err
 		}

@@ -73,7 +73,7 @@ func (r *rig) elicit(t *testing.T, subject string) string {
 		t.Fatalf("its data %s (%v); want one URL elicitation with an id", e.Data, err)
 	}
 	u := data.Elicitations[0].URL
-	if !strings.Contains(u, ConnectPath) || !strings.Contains(e.Message, `server "who"`) || !strings.Contains(e.Message, u) {
+	if !strings.Contains(u, connectPath) || !strings.Contains(e.Message, `server "who"`) || !strings.Contains(e.Message, u) {
 		t.Fatalf("message %q, url %q: want the server and the connect URL named", e.Message, u)
 	}
 	return u
@@ -98,7 +98,7 @@ func toCallback(t *testing.T, browser *http.Client, connect string) string {
 		}
 		next = resp.Header.Get("Location")
 	}
-	if !strings.Contains(next, CallbackPath) {
+	if !strings.Contains(next, callbackPath) {
 		t.Fatalf("the authorization server redirected to %s, not the callback", next)
 	}
 	return next
@@ -148,8 +148,8 @@ func TestSignInKeepsEachSubjectsOwnTokenAndRefreshesIt(t *testing.T) {
 			t.Errorf("%s signed in, Require: %v", sub, err)
 		}
 	}
-	if r.m.Holding() != 2 {
-		t.Errorf("%d subjects hold tokens, want 2", r.m.Holding())
+	if r.m.holding() != 2 {
+		t.Errorf("%d subjects hold tokens, want 2", r.m.holding())
 	}
 
 	// Near its expiry (an hour), the token is refreshed.
@@ -224,7 +224,7 @@ func TestSignInStateIsSingleUseBoundAndExpiring(t *testing.T) {
 	link = r.elicit(t, "erin")
 	erin := r.iss.Browser(t, "erin")
 	cb = toCallback(t, erin, r.elicit(t, "erin"))
-	r.clk.Add(DefaultFlowTTL + time.Second)
+	r.clk.Add(defaultFlowTTL + time.Second)
 	if status, _ := testissuer.Visit(t, erin, link); status != http.StatusGone {
 		t.Errorf("an expired link: %d, want 410", status)
 	}

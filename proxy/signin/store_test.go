@@ -100,8 +100,8 @@ func TestSignInSharedByReplicas(t *testing.T) {
 	if sub, _ := subjectOf(t, tok); sub != "alice" {
 		t.Errorf("the other replica's token is %s's", sub)
 	}
-	if b.m.Holding() != 0 || a.m.Holding() != 1 {
-		t.Errorf("holding: a %d, b %d; want what each process stored", a.m.Holding(), b.m.Holding())
+	if b.m.holding() != 0 || a.m.holding() != 1 {
+		t.Errorf("holding: a %d, b %d; want what each process stored", a.m.holding(), b.m.holding())
 	}
 
 	first.clk.Add(time.Hour - 10*time.Second)
@@ -214,7 +214,7 @@ func TestSignInCompletedByAnotherReplica(t *testing.T) {
 			}
 		}
 	}
-	if n := lb.a.iss.Registered(lb.base + CallbackPath); n != 1 {
+	if n := lb.a.iss.Registered(lb.base + callbackPath); n != 1 {
 		t.Errorf("the replicas registered %d clients, want 1 (the first one's, shared)", n)
 	}
 }

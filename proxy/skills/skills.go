@@ -1,9 +1,11 @@
 // Package skills carries the skills extension (io.modelcontextprotocol/skills,
-// SEP-2640) across the trunk: every server's skills in one skills/list,
-// skills/get and resources/directory/read routed to the server a URI
-// names, and every URI in their results namespaced as resource URIs are
-// (skill:// keeps its scheme: naming.ResourceURI), so that a host reads a
-// skill's files back through the trunk. Digests and sizes pass byte for
+// SEP-2640) across the trunk.
+//
+// Every server's skills are listed in one skills/list, skills/get and
+// resources/directory/read go to the server a URI names, and every URI in
+// their results is namespaced as resource URIs are (skill:// keeps its
+// scheme: naming.ResourceURI), so that a host reads a skill's files back
+// through the trunk. Digests and sizes pass byte for
 // byte: a file read through the trunk is the server's, so its digest still
 // matches. The rewriting is the catalog's (catalog.NamespaceSkill); the
 // trunk routes skills/get and resources/directory/read (proxy/route.go).
@@ -46,7 +48,7 @@ func ListOf(ctx context.Context, clients []*upstream.Client, opts upstream.CallO
 	admit := func(server, raw, exported string, skill json.RawMessage) bool {
 		return keep("skill", server, raw, exported) && pins.CheckSkill(server, skill) == ""
 	}
-	return List(ctx, servers, admit, logger)
+	return list(ctx, servers, admit, logger)
 }
 
 // Declares reports whether server c declared the extension.
@@ -80,13 +82,13 @@ type Server struct {
 // cursors never end must not hold the host's request forever.
 const maxPages = 100
 
-// List is skills/list for the host: every server's skills, each server's
+// list is skills/list for the host: every server's skills, each server's
 // pages followed to the end, in the servers' order, each skill's URIs
 // namespaced, those keep refuses left out. A server that fails is left out
 // and logged; the others answer. The trunk's list is one page, private to
 // the caller (what it holds depends on the trunk's config and policy), and
 // fresh as long as the freshest of the servers' says.
-func List(ctx context.Context, servers []Server, keep func(server, uri, exported string, skill json.RawMessage) bool, logger *slog.Logger) (json.RawMessage, error) {
+func list(ctx context.Context, servers []Server, keep func(server, uri, exported string, skill json.RawMessage) bool, logger *slog.Logger) (json.RawMessage, error) {
 	var all [][]byte
 	ttl := int64(-1)
 	for _, s := range servers {

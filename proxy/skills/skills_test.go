@@ -41,7 +41,7 @@ func TestList(t *testing.T) {
 		{Name: "docs", Call: pages("pdf", "xlsx")},
 		{Name: "notes", Call: pages("journal")},
 	}
-	res, err := List(context.Background(), servers, func(server, uri, exported string, _ json.RawMessage) bool {
+	res, err := list(context.Background(), servers, func(server, uri, exported string, _ json.RawMessage) bool {
 		return exported != "skill://docs/xlsx/SKILL.md"
 	}, slog.New(slog.DiscardHandler))
 	if err != nil {

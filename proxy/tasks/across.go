@@ -12,9 +12,9 @@ import (
 )
 
 // A host's own task may be on a server of the other model: a 2025-11-25
-// host's task-augmented call of a 2026-07-28 server's tool (ToExtension),
+// host's task-augmented call of a 2026-07-28 server's tool (toExtension),
 // a 2026-07-28 host's call, with the extension, of a 2025-11-25 server's
-// task-supporting tool (ToLegacy). The server creates the task in its
+// task-supporting tool (toLegacy). The server creates the task in its
 // model; the host gets it in its own (models.go), and Route answers the
 // host's tasks requests about it by asking the server in the server's.
 // Nothing is kept but what a server's connection holds (the trunk's own
@@ -49,11 +49,11 @@ type Route struct {
 // a host whose request is stateless or not: the answer with the host's id
 // in it, a result (tasks/result's, one tasks/get inlines) exported.
 func (r *Route) Answer(ctx, life context.Context, method string, forward json.RawMessage, hostStateless bool) (json.RawMessage, error) {
-	if id, _ := rawjson.StringField(forward, "taskId"); Crosses(r.ServerCaps, hostStateless) {
+	if id, _ := rawjson.StringField(forward, "taskId"); crosses(r.ServerCaps, hostStateless) {
 		if hostStateless {
-			return r.ForExtensionHost(ctx, method, id, forward)
+			return r.forExtensionHost(ctx, method, id, forward)
 		}
-		return r.ForLegacyHost(ctx, life, method, id)
+		return r.forLegacyHost(ctx, life, method, id)
 	}
 	res, err := r.Conn.Call(ctx, method, forward)
 	switch {
@@ -67,18 +67,18 @@ func (r *Route) Answer(ctx, life context.Context, method string, forward json.Ra
 	return RewriteID(res, r.Issue), nil
 }
 
-// CreateAcross creates a host's task in the server's model (how:
-// ToExtension or ToLegacy), call sending the tools/call with the params
+// createAcross creates a host's task in the server's model (how:
+// toExtension or toLegacy), call sending the tools/call with the params
 // given, and returns the CreateTaskResult in the host's model, with the
 // server's own id (the trunk issues the host's as for any task). A server
 // that answered at once has its answer returned as it is.
-func CreateAcross(how Mode, forward json.RawMessage, call func(json.RawMessage) (json.RawMessage, error)) (json.RawMessage, error) {
+func createAcross(how Mode, forward json.RawMessage, call func(json.RawMessage) (json.RawMessage, error)) (json.RawMessage, error) {
 	same := func(id string) string { return id }
 	var (
 		params json.RawMessage
 		err    error
 	)
-	if how == ToExtension {
+	if how == toExtension {
 		params, err = rawjson.DeleteFields(forward, "task") // the extension has no task member: the server decides
 	} else {
 		params, err = rawjson.ReplaceField(forward, "task", json.RawMessage(`{}`))
@@ -90,31 +90,31 @@ func CreateAcross(how Mode, forward json.RawMessage, call func(json.RawMessage) 
 	switch {
 	case err != nil:
 		return nil, err
-	case how == ToExtension && IsCreated(res):
-		return LegacyCreated(res, same), nil
-	case how == ToLegacy:
-		return FlatCreated(res, same), nil
+	case how == toExtension && IsCreated(res):
+		return legacyCreated(res, same), nil
+	case how == toLegacy:
+		return flatCreated(res, same), nil
 	}
 	return res, nil
 }
 
-// Crosses reports whether a task of a server with capabilities serverCaps
+// crosses reports whether a task of a server with capabilities serverCaps
 // is in the other model than a host's whose request is stateless (which
 // follows tasks with the extension) or not (2025-11-25 tasks): a server
 // that declares both models answers each host in its own.
-func Crosses(serverCaps json.RawMessage, hostStateless bool) bool {
+func crosses(serverCaps json.RawMessage, hostStateless bool) bool {
 	if hostStateless {
-		return !DeclaresExtension(serverCaps) && Offers(serverCaps, "")
+		return !DeclaresExtension(serverCaps) && offers(serverCaps, "")
 	}
-	return DeclaresExtension(serverCaps) && !Offers(serverCaps, "")
+	return DeclaresExtension(serverCaps) && !offers(serverCaps, "")
 }
 
-// ForLegacyHost answers a 2025-11-25 host's tasks/get, tasks/result or
+// forLegacyHost answers a 2025-11-25 host's tasks/get, tasks/result or
 // tasks/cancel of a 2026-07-28 server's task id. tasks/result waits until
 // the task ends (following it with tasks/get, its input requests put to
 // the host), as 2025-11-25 specifies; the host's giving up on it does not
 // cancel the task, which the host still owns.
-func (a *Route) ForLegacyHost(ctx, life context.Context, method, id string) (json.RawMessage, error) {
+func (a *Route) forLegacyHost(ctx, life context.Context, method, id string) (json.RawMessage, error) {
 	byID, _ := json.Marshal(map[string]string{"taskId": id})
 	switch method {
 	case "tasks/cancel":
@@ -125,18 +125,18 @@ func (a *Route) ForLegacyHost(ctx, life context.Context, method, id string) (jso
 		if err != nil { // 2025-11-25 answers the cancelled task; say what is known
 			task, _ = json.Marshal(map[string]string{"taskId": id, "status": "cancelled"})
 		}
-		return LegacyTask(task, a.Issue), nil
+		return legacyTask(task, a.Issue), nil
 	case "tasks/get", "tasks/result":
 		task, err := a.Conn.Call(ctx, "tasks/get", byID)
 		if err != nil {
 			return nil, err
 		}
 		if method == "tasks/get" {
-			return LegacyTask(task, a.Issue), nil
+			return legacyTask(task, a.Issue), nil
 		}
 		f := a.Follower
 		f.Owned, f.Related = true, a.Issue(id)
-		res, err := f.Run(ctx, life, task)
+		res, err := f.run(ctx, life, task)
 		if err != nil {
 			return nil, err
 		}
@@ -146,14 +146,14 @@ func (a *Route) ForLegacyHost(ctx, life context.Context, method, id string) (jso
 	return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method %q is not one of 2025-11-25's tasks methods", method)
 }
 
-// ForExtensionHost answers a 2026-07-28 host's tasks/get, tasks/cancel or
+// forExtensionHost answers a 2026-07-28 host's tasks/get, tasks/cancel or
 // tasks/update (params: forward) of a 2025-11-25 server's task id.
 // tasks/get inlines a finished task's result (or error), read with
 // tasks/result; tasks/cancel answers the empty ack. A task at
 // input_required has the requests its server sends during the trunk's own
 // tasks/result listed as its inputRequests, which tasks/update answers
 // (across_input.go).
-func (a *Route) ForExtensionHost(ctx context.Context, method, id string, forward json.RawMessage) (json.RawMessage, error) {
+func (a *Route) forExtensionHost(ctx context.Context, method, id string, forward json.RawMessage) (json.RawMessage, error) {
 	byID, _ := json.Marshal(map[string]string{"taskId": id})
 	switch method {
 	case "tasks/get":
@@ -161,7 +161,7 @@ func (a *Route) ForExtensionHost(ctx context.Context, method, id string, forward
 		if err != nil {
 			return nil, err
 		}
-		out := FlatTask(task, "complete", a.Issue)
+		out := flatTask(task, "complete", a.Issue)
 		switch status, _ := rawjson.StringField(task, "status"); status {
 		case "input_required":
 			return a.withInputs(ctx, id, out)

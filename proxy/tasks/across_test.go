@@ -17,42 +17,42 @@ func hostID(id string) string { return "host-" + id }
 // null, nothing inlined) and back (a null ttl left out), the id the host's.
 func TestTaskModels(t *testing.T) {
 	flat := `{"resultType":"task","taskId":"s1","status":"working","statusMessage":"half","createdAt":"c","lastUpdatedAt":"u","ttlMs":500,"pollIntervalMs":20,"result":{"content":[]},"inputRequests":{}}`
-	legacy := LegacyTask(json.RawMessage(flat), hostID)
+	legacy := legacyTask(json.RawMessage(flat), hostID)
 	if want := `{"createdAt":"c","lastUpdatedAt":"u","pollInterval":20,"status":"working","statusMessage":"half","taskId":"host-s1","ttl":500}`; string(legacy) != want {
 		t.Errorf("LegacyTask = %s, want %s", legacy, want)
 	}
-	if got := LegacyTask(json.RawMessage(`{"taskId":"s1","status":"working"}`), hostID); !strings.Contains(string(got), `"ttl":null`) {
+	if got := legacyTask(json.RawMessage(`{"taskId":"s1","status":"working"}`), hostID); !strings.Contains(string(got), `"ttl":null`) {
 		t.Errorf("LegacyTask without ttlMs = %s, want ttl null (unlimited)", got)
 	}
-	back := FlatTask(legacy, "complete", func(id string) string { return id })
+	back := flatTask(legacy, "complete", func(id string) string { return id })
 	if want := `{"createdAt":"c","lastUpdatedAt":"u","pollIntervalMs":20,"resultType":"complete","status":"working","statusMessage":"half","taskId":"host-s1","ttlMs":500}`; string(back) != want {
 		t.Errorf("FlatTask = %s, want %s", back, want)
 	}
-	created := FlatCreated(json.RawMessage(`{"task":{"taskId":"s2","status":"working","ttl":null}}`), hostID)
+	created := flatCreated(json.RawMessage(`{"task":{"taskId":"s2","status":"working","ttl":null}}`), hostID)
 	if !IsCreated(created) || rawjson.HasField(created, "ttlMs") || !strings.Contains(string(created), `"taskId":"host-s2"`) {
 		t.Errorf("FlatCreated = %s, want the extension's CreateTaskResult without a ttl", created)
 	}
-	if res := json.RawMessage(`{"content":[]}`); string(FlatCreated(res, hostID)) != string(res) {
+	if res := json.RawMessage(`{"content":[]}`); string(flatCreated(res, hostID)) != string(res) {
 		t.Errorf("FlatCreated of a result that is no task changed it")
 	}
-	if got := LegacyCreated(json.RawMessage(flat), hostID); !strings.HasPrefix(string(got), `{"task":{`) || IsCreated(got) {
+	if got := legacyCreated(json.RawMessage(flat), hostID); !strings.HasPrefix(string(got), `{"task":{`) || IsCreated(got) {
 		t.Errorf("LegacyCreated = %s, want the task nested", got)
 	}
 }
 
-// CreateAcross sends a 2025 host's call without its task member (the
+// createAcross sends a 2025 host's call without its task member (the
 // extension server decides) and a 2026 host's with one, and answers in
 // the host's model with the server's own id.
 func TestCreateAcross(t *testing.T) {
 	var sent json.RawMessage
-	res, err := CreateAcross(ToExtension, json.RawMessage(`{"name":"x","task":{"ttl":5}}`), func(p json.RawMessage) (json.RawMessage, error) {
+	res, err := createAcross(toExtension, json.RawMessage(`{"name":"x","task":{"ttl":5}}`), func(p json.RawMessage) (json.RawMessage, error) {
 		sent = p
 		return json.RawMessage(`{"resultType":"task","taskId":"s1","status":"working"}`), nil
 	})
 	if err != nil || rawjson.HasField(sent, "task") || !strings.Contains(string(res), `{"task":{`) || !strings.Contains(string(res), `"taskId":"s1"`) {
 		t.Errorf("ToExtension: sent %s, got %s %v", sent, res, err)
 	}
-	res, err = CreateAcross(ToLegacy, json.RawMessage(`{"name":"x"}`), func(p json.RawMessage) (json.RawMessage, error) {
+	res, err = createAcross(toLegacy, json.RawMessage(`{"name":"x"}`), func(p json.RawMessage) (json.RawMessage, error) {
 		sent = p
 		return json.RawMessage(`{"task":{"taskId":"s2","status":"working"}}`), nil
 	})
@@ -77,7 +77,7 @@ func TestRouteExtensionHostFailed(t *testing.T) {
 	}
 }
 
-// Crosses: a server answers in the host's model when it has it.
+// crosses: a server answers in the host's model when it has it.
 func TestCrosses(t *testing.T) {
 	legacy, ext, both := `{"tasks":{}}`, `{"extensions":{"`+Extension+`":{}}}`, `{"tasks":{},"extensions":{"`+Extension+`":{}}}`
 	for _, c := range []struct {
@@ -85,7 +85,7 @@ func TestCrosses(t *testing.T) {
 		stateless bool
 		want      bool
 	}{{legacy, true, true}, {legacy, false, false}, {ext, false, true}, {ext, true, false}, {both, true, false}, {both, false, false}} {
-		if got := Crosses(json.RawMessage(c.caps), c.stateless); got != c.want {
+		if got := crosses(json.RawMessage(c.caps), c.stateless); got != c.want {
 			t.Errorf("Crosses(%s, stateless %v) = %v, want %v", c.caps, c.stateless, got, c.want)
 		}
 	}

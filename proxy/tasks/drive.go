@@ -17,12 +17,12 @@ import (
 // 2025-11-25 rules, answers only once the task has ended, so nothing
 // polls), and answers the host's call with that result.
 
-// CancelWait bounds the tasks/cancel sent for a task the trunk abandons:
+// cancelWait bounds the tasks/cancel sent for a task the trunk abandons:
 // the host is gone or has given up, nothing waits for the answer.
-const CancelWait = 10 * time.Second
+const cancelWait = 10 * time.Second
 
-// Drive is one task the trunk runs for a host.
-type Drive struct {
+// drive is one task the trunk runs for a host.
+type drive struct {
 	// Server names the server in errors.
 	Server string
 	// Create sends the tools/call that creates the task (the trunk's
@@ -34,11 +34,11 @@ type Drive struct {
 	Abandoned func(error)
 }
 
-// Run calls the tool (forward: the host's params with the server's name)
+// run calls the tool (forward: the host's params with the server's name)
 // as a task and returns the task's result. When ctx ends first, the task is
-// cancelled at the server within CancelWait of life, the context of the
+// cancelled at the server within cancelWait of life, the context of the
 // trunk (ctx has ended by then).
-func (d *Drive) Run(ctx, life context.Context, forward json.RawMessage) (json.RawMessage, error) {
+func (d *drive) run(ctx, life context.Context, forward json.RawMessage) (json.RawMessage, error) {
 	asTask, err := rawjson.ReplaceField(forward, "task", []byte(`{}`))
 	if err != nil {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "tools/call: %v", err)
@@ -68,16 +68,16 @@ func (d *Drive) Run(ctx, life context.Context, forward json.RawMessage) (json.Ra
 }
 
 // cancel cancels a task the trunk gave up on.
-func (d *Drive) cancel(life context.Context, byID json.RawMessage) {
-	ctx, cancel := context.WithTimeout(life, CancelWait)
+func (d *drive) cancel(life context.Context, byID json.RawMessage) {
+	ctx, cancel := context.WithTimeout(life, cancelWait)
 	defer cancel()
 	if _, err := d.Conn.Call(ctx, "tasks/cancel", byID); err != nil && d.Abandoned != nil {
 		d.Abandoned(fmt.Errorf("cancelling an abandoned task: %w", err))
 	}
 }
 
-// Bound is ctx ended after timeout (a server's timeouts.call; 0: never).
-func Bound(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
+// bound is ctx ended after timeout (a server's timeouts.call; 0: never).
+func bound(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
 	if timeout <= 0 {
 		return context.WithCancel(ctx)
 	}

@@ -49,12 +49,12 @@ type Follower struct {
 	Related string
 }
 
-// Follow is Follower.Run for a host that cannot be asked for input.
-func Follow(ctx, life context.Context, c Caller, server string, created json.RawMessage) (json.RawMessage, error) {
-	return (&Follower{Conn: c, Server: server}).Run(ctx, life, created)
+// follow is Follower.run for a host that cannot be asked for input.
+func follow(ctx, life context.Context, c Caller, server string, created json.RawMessage) (json.RawMessage, error) {
+	return (&Follower{Conn: c, Server: server}).run(ctx, life, created)
 }
 
-// Run polls the task of created (a CreateTaskResult, or a task as
+// run polls the task of created (a CreateTaskResult, or a task as
 // tasks/get reports it) with tasks/get until it ends, and returns the tool
 // result a completed task inlines; a failed task is its inlined error, a
 // cancelled one an error saying so. A task that waits for input has its
@@ -62,9 +62,9 @@ func Follow(ctx, life context.Context, c Caller, server string, created json.Raw
 // tasks/update, keyed as the server asked; when the host cannot answer
 // one (no Ask, or not the capability it needs) the task is cancelled with
 // an error naming the server, the tool and what was missing. When ctx
-// ends first the task is cancelled at the server within CancelWait of
+// ends first the task is cancelled at the server within cancelWait of
 // life, and the error is ctx's.
-func (f *Follower) Run(ctx, life context.Context, created json.RawMessage) (json.RawMessage, error) {
+func (f *Follower) run(ctx, life context.Context, created json.RawMessage) (json.RawMessage, error) {
 	c, server := f.Conn, f.Server
 	id, _ := rawjson.StringField(created, "taskId")
 	if id == "" {
@@ -75,7 +75,7 @@ func (f *Follower) Run(ctx, life context.Context, created json.RawMessage) (json
 		if f.Owned && ctx.Err() != nil {
 			return
 		}
-		cctx, stop := context.WithTimeout(life, CancelWait)
+		cctx, stop := context.WithTimeout(life, cancelWait)
 		defer stop()
 		_, _ = c.Call(cctx, "tasks/cancel", byID)
 	}
@@ -157,13 +157,13 @@ func taskError(server, id string, task json.RawMessage) error {
 	return fmt.Errorf("server %q: task %s failed", server, id)
 }
 
-// Start creates the task (create sends the tools/call with the extension
+// start creates the task (create sends the tools/call with the extension
 // declared) and runs it to its end; a server that answered the call at once
 // after all has its answer returned as it is.
-func (f *Follower) Start(ctx, life context.Context, create func(context.Context) (json.RawMessage, error)) (json.RawMessage, error) {
+func (f *Follower) start(ctx, life context.Context, create func(context.Context) (json.RawMessage, error)) (json.RawMessage, error) {
 	created, err := create(ctx)
 	if err != nil || !IsCreated(created) {
 		return created, err
 	}
-	return f.Run(ctx, life, created)
+	return f.run(ctx, life, created)
 }

@@ -46,7 +46,7 @@ func TestFollowCompleted(t *testing.T) {
 		`{"taskId":"t1","status":"working","pollIntervalMs":1}`,
 		`{"taskId":"t1","status":"completed","result":{"content":[{"type":"text","text":"done"}]}}`,
 	}}
-	res, err := Follow(context.Background(), context.Background(), s, "srv", json.RawMessage(createdTask))
+	res, err := follow(context.Background(), context.Background(), s, "srv", json.RawMessage(createdTask))
 	if err != nil || string(res) != `{"content":[{"type":"text","text":"done"}]}` {
 		t.Fatalf("Follow = %s, %v; want the inlined result", res, err)
 	}
@@ -65,7 +65,7 @@ func TestFollowEnds(t *testing.T) {
 		"input required": {`{"taskId":"t1","status":"input_required","inputRequests":{"k":{"method":"elicitation/create","params":{}}}}`, "asks for input", true},
 	} {
 		s := &script{statuses: []string{c.status}}
-		_, err := Follow(context.Background(), context.Background(), s, "srv", json.RawMessage(createdTask))
+		_, err := follow(context.Background(), context.Background(), s, "srv", json.RawMessage(createdTask))
 		if err == nil || !strings.Contains(err.Error(), c.says) {
 			t.Errorf("%s: %v, want an error saying %q", name, err, c.says)
 		}
@@ -76,10 +76,10 @@ func TestFollowEnds(t *testing.T) {
 	}
 	var rpcErr *jsonrpc.Error
 	s := &script{statuses: []string{`{"taskId":"t1","status":"failed","error":{"code":-32000,"message":"boom"}}`}}
-	if _, err := Follow(context.Background(), context.Background(), s, "srv", json.RawMessage(createdTask)); !errors.As(err, &rpcErr) || rpcErr.Code != -32000 {
+	if _, err := follow(context.Background(), context.Background(), s, "srv", json.RawMessage(createdTask)); !errors.As(err, &rpcErr) || rpcErr.Code != -32000 {
 		t.Errorf("a failed task's error: %v, want the server's -32000", err)
 	}
-	if _, err := Follow(context.Background(), context.Background(), s, "srv", json.RawMessage(`{"resultType":"task","status":"working"}`)); err == nil || !strings.Contains(err.Error(), `"srv"`) {
+	if _, err := follow(context.Background(), context.Background(), s, "srv", json.RawMessage(`{"resultType":"task","status":"working"}`)); err == nil || !strings.Contains(err.Error(), `"srv"`) {
 		t.Errorf("a task without an id: %v, want an error naming the server", err)
 	}
 }
@@ -89,7 +89,7 @@ func TestFollowCancelled(t *testing.T) {
 	s := &script{statuses: []string{`{"taskId":"t1","status":"working","pollIntervalMs":1}`}}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := Follow(ctx, context.Background(), s, "srv", json.RawMessage(createdTask)); !errors.Is(err, context.Canceled) {
+	if _, err := follow(ctx, context.Background(), s, "srv", json.RawMessage(createdTask)); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Follow = %v, want the host's cancellation", err)
 	}
 	if calls := s.methods(); len(calls) == 0 || calls[len(calls)-1] != `tasks/cancel {"taskId":"t1"}` {

@@ -27,13 +27,13 @@ func StatelessGate(method string, host translate.HostRequest) error {
 	if rawjson.HasField(host.Caps["extensions"], Extension) {
 		return nil
 	}
-	return MissingExtension(method)
+	return missingExtension(method)
 }
 
-// MissingExtension is -32021 (Missing Required Client Capability) for a
+// missingExtension is -32021 (Missing Required Client Capability) for a
 // request that needs the tasks extension declared, its data naming it as
 // the client would declare it.
-func MissingExtension(what string) *jsonrpc.Error {
+func missingExtension(what string) *jsonrpc.Error {
 	e := jsonrpc.Errorf(protocol.CodeMissingClientCapabilities, "%s needs the client capability %s (declare it in the request's _meta clientCapabilities.extensions)", what, Extension)
 	e.Data = json.RawMessage(`{"requiredCapabilities":{"extensions":{"` + Extension + `":{}}}}`)
 	return e

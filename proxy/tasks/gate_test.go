@@ -47,7 +47,7 @@ func TestStatelessGate(t *testing.T) {
 			t.Errorf("%s at %s (extensions %s): code %d, want %d", c.method, c.host.Version, c.host.Caps["extensions"], got, c.want)
 		}
 	}
-	e := MissingExtension("tasks/get")
+	e := missingExtension("tasks/get")
 	if !strings.Contains(string(e.Data), `"requiredCapabilities":{"extensions":{"`+Extension+`":{}}}`) {
 		t.Errorf("-32021's data %s does not name the extension as a client declares it", e.Data)
 	}

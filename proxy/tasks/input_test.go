@@ -37,7 +37,7 @@ func TestFollowAnswersInput(t *testing.T) {
 			}
 			return json.RawMessage(`{"role":"assistant"}`), nil
 		}}
-	res, err := f.Run(context.Background(), context.Background(), json.RawMessage(createdTask))
+	res, err := f.run(context.Background(), context.Background(), json.RawMessage(createdTask))
 	if err != nil || !strings.Contains(string(res), "done") {
 		t.Fatalf("Run = %s, %v; want the result once the input was given", res, err)
 	}
@@ -80,7 +80,7 @@ func TestFollowInputRefused(t *testing.T) {
 				t.Errorf("%s: the host was asked", name)
 				return nil, errors.New("no")
 			}}
-		_, err := f.Run(context.Background(), context.Background(), json.RawMessage(createdTask))
+		_, err := f.run(context.Background(), context.Background(), json.RawMessage(createdTask))
 		var rpcErr *jsonrpc.Error
 		if !errors.As(err, &rpcErr) || rpcErr.Code != c.code || !strings.Contains(err.Error(), c.says) {
 			t.Errorf("%s: %v, want code %d saying %q", name, err, c.code, c.says)

@@ -14,26 +14,26 @@ import (
 // The trunk sees a task begin (the tools/call answered with it) and, most
 // of the time, end: a tasks/get, tasks/result or status notification it
 // forwards says so, or a cancel it forwards succeeds, or it runs the task
-// itself (Drive, Follow). Operators want the tasks running now per server
+// itself (drive, follow). Operators want the tasks running now per server
 // and each task as one unit in their metrics, traces and audit log, so the
 // Ledger keeps the tasks between the two and tells the observers of both.
 //
 // A task whose end the trunk never hears of (a host that polls another
 // replica, or stops asking) must not stay forever: each record expires at
-// the task's ttl, at most MaxTTL, and at most MaxTracked are kept (a new
+// the task's ttl, at most a day (maxTTL), and at most 10,000 are kept (a new
 // one makes room by expiring the one nearest its ttl). The records are
 // swept as the Ledger is used (each task begun or heard of, each status
 // read), so no goroutine is needed; a metrics scrape or the status page,
 // which read the status now and then, keep expiry timely.
 
-// MaxTracked bounds the tasks the Ledger keeps at once: about 200 bytes
+// maxTracked bounds the tasks the Ledger keeps at once: about 200 bytes
 // each, 2 MB at most.
-const MaxTracked = 10_000
+const maxTracked = 10_000
 
-// MaxTTL bounds how long a task is kept without news of its end, and is
+// maxTTL bounds how long a task is kept without news of its end, and is
 // the time kept for a task whose server gives no ttl (unlimited, by the
 // protocol).
-const MaxTTL = 24 * time.Hour
+const maxTTL = 24 * time.Hour
 
 // Ledger is the record of the tasks the trunk knows to be running. Its
 // zero value is not usable: NewLedger.
@@ -97,7 +97,7 @@ func (l *Ledger) Created(ctx context.Context, server string, res json.RawMessage
 		l.remove(key(server, id), old)
 		ends = append(ends, ending{old, observe.TaskExpired})
 	}
-	if len(l.running) >= MaxTracked {
+	if len(l.running) >= maxTracked {
 		ends = append(ends, l.evict())
 	}
 	l.running[key(server, id)] = rec
@@ -108,7 +108,7 @@ func (l *Ledger) Created(ctx context.Context, server string, res json.RawMessage
 	l.mu.Unlock()
 	l.finish(now, ends)
 	if status, _ := rawjson.StringField(task, "status"); terminal(status) {
-		l.Ended(server, id, status) // it ran at once
+		l.ended(server, id, status) // it ran at once
 	}
 	return id
 }
@@ -118,13 +118,13 @@ func (l *Ledger) Created(ctx context.Context, server string, res json.RawMessage
 // params), says of the task, and ends the task's record when it ended.
 func (l *Ledger) Heard(server, id, method string, res json.RawMessage, err error) {
 	if status := statusOf(method, res, err); status != "" {
-		l.Ended(server, id, status)
+		l.ended(server, id, status)
 	}
 }
 
-// Ended ends server's task id with status; a task not recorded (ended
+// ended ends server's task id with status; a task not recorded (ended
 // already, expired, or created before the trunk started) is ignored.
-func (l *Ledger) Ended(server, id, status string) {
+func (l *Ledger) ended(server, id, status string) {
 	now := l.now()
 	l.mu.Lock()
 	ends := l.sweep(now)
@@ -298,6 +298,7 @@ func statusOf(method string, res json.RawMessage, err error) string {
 	return ""
 }
 
+// terminal reports whether a task status is one a task never leaves.
 func terminal(status string) bool {
 	return status == observe.TaskCompleted || status == observe.TaskFailed || status == observe.TaskCancelled
 }
@@ -309,7 +310,7 @@ func isError(res json.RawMessage) bool {
 }
 
 // ttlOf is how long to keep a task without news: its ttl (2025-11-25 ttl,
-// 2026-07-28 ttlMs, in milliseconds) within MaxTTL, MaxTTL when it has
+// 2026-07-28 ttlMs, in milliseconds) within maxTTL, maxTTL when it has
 // none.
 func ttlOf(task json.RawMessage) time.Duration {
 	var t struct {
@@ -321,8 +322,8 @@ func ttlOf(task json.RawMessage) time.Duration {
 	if ms == nil {
 		ms = t.TTLMs
 	}
-	if ms == nil || *ms <= 0 || *ms >= float64(MaxTTL/time.Millisecond) {
-		return MaxTTL
+	if ms == nil || *ms <= 0 || *ms >= float64(maxTTL/time.Millisecond) {
+		return maxTTL
 	}
 	return time.Duration(*ms * float64(time.Millisecond))
 }

@@ -120,7 +120,7 @@ func TestLedgerClose(t *testing.T) {
 	l.Created(context.Background(), "notes", created("done", ""), false)
 	l.Created(context.Background(), "notes", created("running", ""), false)
 	l.Created(context.Background(), "weather", created("also", ""), false)
-	l.Ended("notes", "done", observe.TaskCompleted)
+	l.ended("notes", "done", observe.TaskCompleted)
 	l.Close()
 	got := rec.endedNow()
 	if len(got) != 3 || got["done"] != observe.TaskCompleted || got["running"] != observe.TaskExpired || got["also"] != observe.TaskExpired {
@@ -131,8 +131,8 @@ func TestLedgerClose(t *testing.T) {
 	}
 }
 
-// A task the trunk hears no end of expires at its ttl (MaxTTL when it has
-// none or a longer one), and no more than MaxTracked are kept: a new one
+// A task the trunk hears no end of expires at its ttl (maxTTL when it has
+// none or a longer one), and no more than maxTracked are kept: a new one
 // expires the one nearest its deadline.
 func TestLedgerBounded(t *testing.T) {
 	l, rec, now := newTestLedger()
@@ -147,20 +147,20 @@ func TestLedgerBounded(t *testing.T) {
 	if got := l.Running(); got["notes"] != 2 || rec.endedNow()["short"] != observe.TaskExpired {
 		t.Fatalf("at the ttl: running %v, ended %v", got, rec.endedNow())
 	}
-	*now = now.Add(MaxTTL)
+	*now = now.Add(maxTTL)
 	if got := l.Running(); len(got) != 0 || len(rec.endedNow()) != 3 {
 		t.Fatalf("after MaxTTL: running %v, ended %v", got, rec.endedNow())
 	}
 
 	l, rec, now = newTestLedger()
-	for i := range MaxTracked {
+	for i := range maxTracked {
 		// Each one later than the last, so the first is nearest its deadline.
 		l.Created(context.Background(), "notes", created(fmt.Sprint(i), ""), false)
 		*now = now.Add(time.Millisecond)
 	}
 	l.Created(context.Background(), "notes", created("one-more", ""), false)
-	if got := l.Running()["notes"]; got != MaxTracked {
-		t.Errorf("%d tasks kept, want at most %d", got, MaxTracked)
+	if got := l.Running()["notes"]; got != maxTracked {
+		t.Errorf("%d tasks kept, want at most %d", got, maxTracked)
 	}
 	if got := rec.endedNow(); len(got) != 1 || got["0"] != observe.TaskExpired {
 		t.Errorf("ended %v, want the oldest expired to make room", got)
@@ -176,7 +176,7 @@ func TestLedgerRuns(t *testing.T) {
 	if !l.Runs("notes") || l.Runs("weather") {
 		t.Fatalf("Runs: notes %v, weather %v; want true, false", l.Runs("notes"), l.Runs("weather"))
 	}
-	l.Ended("notes", "a", observe.TaskCompleted)
+	l.ended("notes", "a", observe.TaskCompleted)
 	if !l.Runs("notes") {
 		t.Fatal("notes' task b ended with a")
 	}
@@ -204,7 +204,7 @@ func TestLedgerExpect(t *testing.T) {
 	if !l.Runs("notes") {
 		t.Fatal("the task the call created does not count once the call is done")
 	}
-	l.Ended("notes", "a", observe.TaskCompleted)
+	l.ended("notes", "a", observe.TaskCompleted)
 	if l.Runs("notes") {
 		t.Error("notes runs with no call expected and no task")
 	}

@@ -19,9 +19,9 @@ type Caller interface {
 // maxPages bounds the pages of one server's tasks/list.
 const maxPages = 100
 
-// List reads a server's tasks/list to the end (at most maxPages pages) and
+// list reads a server's tasks/list to the end (at most maxPages pages) and
 // returns its tasks as the server wrote them; on an error, those read so far.
-func List(ctx context.Context, c Caller) ([]json.RawMessage, error) {
+func list(ctx context.Context, c Caller) ([]json.RawMessage, error) {
 	var (
 		out    []json.RawMessage
 		cursor string
@@ -62,13 +62,13 @@ func ListAll(ctx context.Context, clients []*upstream.Client, issue func(server 
 	all := []json.RawMessage{}
 	for _, c := range clients {
 		state, _ := c.State()
-		if state == upstream.StateReady && Crosses(c.Init().RawCapabilities, false) {
+		if state == upstream.StateReady && crosses(c.Init().RawCapabilities, false) {
 			all = append(all, created2026(ctx, c, created(c.Name()), issue(c.Name()), logger)...)
 		}
-		if state != upstream.StateReady || !Offers(c.Init().RawCapabilities, "list") {
+		if state != upstream.StateReady || !offers(c.Init().RawCapabilities, "list") {
 			continue
 		}
-		listed, err := List(ctx, c)
+		listed, err := list(ctx, c)
 		if err != nil {
 			logger.Warn("listing a server's tasks failed", "server", c.Name(), "error", err)
 			continue
@@ -94,7 +94,7 @@ func created2026(ctx context.Context, c Caller, ids []string, issue func(string)
 			logger.Debug("a task the host created is no longer known to its server", "task", id, "error", err)
 			continue
 		}
-		out = append(out, LegacyTask(task, issue))
+		out = append(out, legacyTask(task, issue))
 	}
 	return out
 }

@@ -14,21 +14,21 @@ type Mode int
 const (
 	// Direct: the call goes as the host made it.
 	Direct Mode = iota
-	// AsLegacyTask: as a 2025-11-25 task the trunk drives (Drive).
+	// AsLegacyTask: as a 2025-11-25 task the trunk drives (drive).
 	AsLegacyTask
-	// AsExtensionTask: as a 2026-07-28 task the trunk follows (Follow).
+	// AsExtensionTask: as a 2026-07-28 task the trunk follows (follow).
 	AsExtensionTask
-	// ToExtension: a 2025-11-25 host's task (the call's task member) on a
+	// toExtension: a 2025-11-25 host's task (the call's task member) on a
 	// 2026-07-28 server, created with the extension declared and given to
-	// the host as a 2025-11-25 task (CreateAcross, Route).
-	ToExtension
-	// ToLegacy: a 2026-07-28 host's call, with the extension, of a
+	// the host as a 2025-11-25 task (createAcross, Route).
+	toExtension
+	// toLegacy: a 2026-07-28 host's call, with the extension, of a
 	// 2025-11-25 server's task-supporting tool: created as a 2025-11-25
-	// task and given to the host as the extension's (CreateAcross, Route).
-	ToLegacy
+	// task and given to the host as the extension's (createAcross, Route).
+	toLegacy
 )
 
-// ModeFor says how the trunk must run a call (params) of a tool (its
+// modeFor says how the trunk must run a call (params) of a tool (its
 // definition) of a server whose capabilities are serverCaps, for a host
 // whose request declares the extensions hostExtensions. A host that asks
 // for a task (a task member; the extension declared) gets one in its own
@@ -38,22 +38,22 @@ const (
 // not declare the extension gets a 2026-07-28 server's own answer to a
 // task-only tool, its -32021 naming the extension (SEP-2663: what the
 // conformance suite asks of a server), so that it declares it.
-func ModeFor(serverCaps, hostExtensions json.RawMessage, statelessHost bool, params, tool json.RawMessage) Mode {
-	legacy, extension := Offers(serverCaps, ""), DeclaresExtension(serverCaps)
+func modeFor(serverCaps, hostExtensions json.RawMessage, statelessHost bool, params, tool json.RawMessage) Mode {
+	legacy, extension := offers(serverCaps, ""), DeclaresExtension(serverCaps)
 	switch {
 	case !legacy && !extension:
 		return Direct
 	case rawjson.HasField(params, "task"):
-		if !legacy && Supports(tool) {
-			return ToExtension
+		if !legacy && supports(tool) {
+			return toExtension
 		}
 		return Direct // the host follows the task itself
 	case rawjson.HasField(hostExtensions, Extension):
-		if !extension && Supports(tool) {
-			return ToLegacy
+		if !extension && supports(tool) {
+			return toLegacy
 		}
 		return Direct // the host follows the task itself (or the tool takes none)
-	case !Required(tool):
+	case !required(tool):
 		return Direct
 	case extension && statelessHost:
 		return Direct // the server's -32021 tells the host to declare the extension
@@ -82,7 +82,7 @@ func WithExtension(caps json.RawMessage) json.RawMessage {
 	return out
 }
 
-// ModeOfCall is ModeFor for a host's call of the tool a server names raw,
+// ModeOfCall is modeFor for a host's call of the tool a server names raw,
 // its tools read (tools) only when the server offers tasks at all, which
 // most do not.
 func ModeOfCall(serverCaps json.RawMessage, host translate.HostRequest, tools func() []upstream.Item, raw string, params json.RawMessage) Mode {
@@ -91,7 +91,7 @@ func ModeOfCall(serverCaps json.RawMessage, host translate.HostRequest, tools fu
 	}
 	for _, tool := range tools() {
 		if tool.Key == raw {
-			return ModeFor(serverCaps, host.Caps["extensions"], host.Stateless(), params, tool.Raw)
+			return modeFor(serverCaps, host.Caps["extensions"], host.Stateless(), params, tool.Raw)
 		}
 	}
 	return Direct

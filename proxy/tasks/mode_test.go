@@ -28,13 +28,13 @@ func TestModeFor(t *testing.T) {
 		{"a 2026 server's, a 2025 host with it", extCaps, hostExt, false, `{}`, required, Direct},
 		{"a 2026 server's, a 2026 host with the extension", extCaps, hostExt, true, `{}`, required, Direct},
 		{"a 2026 server's, a 2026 host without it: the server's -32021", extCaps, `{"x":{}}`, true, `{}`, required, Direct},
-		{"a 2025 host's task on a 2026 server", extCaps, ``, false, `{"task":{}}`, optional, ToExtension},
+		{"a 2025 host's task on a 2026 server", extCaps, ``, false, `{"task":{}}`, optional, toExtension},
 		{"a 2025 host's task on a tool that takes none", extCaps, ``, false, `{"task":{}}`, `{"name":"t"}`, Direct},
-		{"a 2026 host's, with the extension, on a 2025 server", legacyCaps, hostExt, true, `{}`, optional, ToLegacy},
+		{"a 2026 host's, with the extension, on a 2025 server", legacyCaps, hostExt, true, `{}`, optional, toLegacy},
 		{"a 2026 host's on a 2025 tool that takes none", legacyCaps, hostExt, true, `{}`, `{"name":"t"}`, Direct},
 		{"a server of both models", legacyCaps[:len(legacyCaps)-1] + `,"extensions":{"` + Extension + `":{}}}`, hostExt, true, `{}`, optional, Direct},
 	} {
-		if got := ModeFor(json.RawMessage(c.caps), json.RawMessage(c.host), c.stateless, json.RawMessage(c.params), json.RawMessage(c.tool)); got != c.want {
+		if got := modeFor(json.RawMessage(c.caps), json.RawMessage(c.host), c.stateless, json.RawMessage(c.params), json.RawMessage(c.tool)); got != c.want {
 			t.Errorf("%s: %v, want %v", c.name, got, c.want)
 		}
 	}

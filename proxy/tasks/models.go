@@ -27,38 +27,38 @@ var taskMembers = []struct{ legacy, flat string }{
 	{"pollInterval", "pollIntervalMs"},
 }
 
-// LegacyTask is a 2026-07-28 task (a CreateTaskResult or tasks/get's
+// legacyTask is a 2026-07-28 task (a CreateTaskResult or tasks/get's
 // answer) as the 2025-11-25 Task object, its id issue's: the members that
 // say what the task is, nothing inlined (a 2025 client reads the result
 // with tasks/result). ttl is null when the server gave none (unlimited, as
 // 2025-11-25 writes it).
-func LegacyTask(flat json.RawMessage, issue func(string) string) json.RawMessage {
+func legacyTask(flat json.RawMessage, issue func(string) string) json.RawMessage {
 	return convert(flat, issue, func(m struct{ legacy, flat string }) (string, string) { return m.flat, m.legacy },
 		map[string]json.RawMessage{"ttl": json.RawMessage(`null`)})
 }
 
-// FlatTask is a 2025-11-25 Task object as the members of a 2026-07-28 task,
+// flatTask is a 2025-11-25 Task object as the members of a 2026-07-28 task,
 // under resultType, its id issue's.
-func FlatTask(task json.RawMessage, resultType string, issue func(string) string) json.RawMessage {
+func flatTask(task json.RawMessage, resultType string, issue func(string) string) json.RawMessage {
 	rt, _ := json.Marshal(resultType)
 	return convert(task, issue, func(m struct{ legacy, flat string }) (string, string) { return m.legacy, m.flat },
 		map[string]json.RawMessage{"resultType": rt})
 }
 
-// LegacyCreated is a 2026-07-28 CreateTaskResult as 2025-11-25's.
-func LegacyCreated(flat json.RawMessage, issue func(string) string) json.RawMessage {
-	out, _ := json.Marshal(map[string]json.RawMessage{"task": LegacyTask(flat, issue)})
+// legacyCreated is a 2026-07-28 CreateTaskResult as 2025-11-25's.
+func legacyCreated(flat json.RawMessage, issue func(string) string) json.RawMessage {
+	out, _ := json.Marshal(map[string]json.RawMessage{"task": legacyTask(flat, issue)})
 	return out
 }
 
-// FlatCreated is a 2025-11-25 CreateTaskResult (`{"task":{...}}`) as
+// flatCreated is a 2025-11-25 CreateTaskResult (`{"task":{...}}`) as
 // 2026-07-28's; a result without a task is returned as it is.
-func FlatCreated(res json.RawMessage, issue func(string) string) json.RawMessage {
+func flatCreated(res json.RawMessage, issue func(string) string) json.RawMessage {
 	start, end, found, err := rawjson.FieldSpan(res, "task")
 	if err != nil || !found {
 		return res
 	}
-	return FlatTask(res[start:end], ResultTypeTask, issue)
+	return flatTask(res[start:end], resultTypeTask, issue)
 }
 
 // convert copies the members of one model's task to the other's names

@@ -15,8 +15,8 @@ import (
 // tasks/update (answers to the task's input requests) and tasks/cancel.
 const Extension = "io.modelcontextprotocol/tasks"
 
-// ResultTypeTask is the resultType of a CreateTaskResult.
-const ResultTypeTask = "task"
+// resultTypeTask is the resultType of a CreateTaskResult.
+const resultTypeTask = "task"
 
 // DeclaresExtension reports whether capabilities declare the tasks
 // extension under extensions.
@@ -32,7 +32,7 @@ func DeclaresExtension(caps json.RawMessage) bool {
 // CreateTaskResult.
 func IsCreated(res json.RawMessage) bool {
 	rt, err := rawjson.StringField(res, "resultType")
-	return err == nil && rt == ResultTypeTask
+	return err == nil && rt == resultTypeTask
 }
 
 // StatusMethod is the notification by which a server tells its client a
@@ -44,10 +44,10 @@ const (
 	NotificationMethod = "notifications/tasks"
 )
 
-// Offers reports whether a server's capabilities declare the core tasks
+// offers reports whether a server's capabilities declare the core tasks
 // capability, and with what ("" for the capability itself, or one of its
 // members: "list", "cancel").
-func Offers(caps json.RawMessage, what string) bool {
+func offers(caps json.RawMessage, what string) bool {
 	// Read as spans, not decoded: it runs on every tools/call.
 	start, end, found, err := rawjson.FieldSpan(caps, "tasks")
 	if err != nil || !found || string(caps[start:end]) == "null" {
@@ -62,11 +62,11 @@ func Offers(caps json.RawMessage, what string) bool {
 
 // OffersAny reports whether a server's capabilities declare tasks of
 // either model: the 2025-11-25 capability or the 2026-07-28 extension.
-func OffersAny(caps json.RawMessage) bool { return Offers(caps, "") || DeclaresExtension(caps) }
+func OffersAny(caps json.RawMessage) bool { return offers(caps, "") || DeclaresExtension(caps) }
 
-// Required reports whether a tool (its definition as the server listed it)
+// required reports whether a tool (its definition as the server listed it)
 // can only be called as a task: execution.taskSupport is "required".
-func Required(tool json.RawMessage) bool {
+func required(tool json.RawMessage) bool {
 	start, end, found, err := rawjson.FieldSpan(tool, "execution")
 	if err != nil || !found {
 		return false
@@ -75,9 +75,9 @@ func Required(tool json.RawMessage) bool {
 	return support == "required"
 }
 
-// Supports reports whether a tool (its definition) may be called as a
+// supports reports whether a tool (its definition) may be called as a
 // task: execution.taskSupport "optional" or "required".
-func Supports(tool json.RawMessage) bool {
+func supports(tool json.RawMessage) bool {
 	start, end, found, err := rawjson.FieldSpan(tool, "execution")
 	if err != nil || !found {
 		return false

@@ -9,7 +9,7 @@ import (
 	"github.com/mcptrunk/mcptrunk/proxy/translate"
 )
 
-// Call is one host call of a tool that ModeFor says is not Direct, with
+// Call is one host call of a tool that modeFor says is not Direct, with
 // what the trunk lends it: Run picks the way.
 type Call struct {
 	How Mode
@@ -35,24 +35,24 @@ type Call struct {
 	// Abandoned is told of a driven task that could not be cancelled.
 	Abandoned func(error)
 	// Created is told the server's id of a 2025-11-25 host's task created
-	// on a 2026-07-28 server (ToExtension), and the interval it suggests,
+	// on a 2026-07-28 server (toExtension), and the interval it suggests,
 	// whose status the trunk then watches for the host (Watch).
 	Created func(id string, poll time.Duration)
 }
 
 // Run runs the call: a task the host asked for created in the server's
-// model (CreateAcross); a task the host did not ask for run to its end
+// model (createAcross); a task the host did not ask for run to its end
 // for it, the server's 2026-07-28 task followed (Follower) and its
-// 2025-11-25 task driven (Drive), bounded by Timeout, its input requests
+// 2025-11-25 task driven (drive), bounded by Timeout, its input requests
 // put to the host.
 func (c *Call) Run(ctx context.Context) (json.RawMessage, error) {
 	switch c.How {
-	case ToExtension, ToLegacy:
-		res, err := CreateAcross(c.How, c.Forward, func(params json.RawMessage) (json.RawMessage, error) {
-			return c.Send(ctx, params, c.How == ToExtension) // the server makes a task only for a host with the extension
+	case toExtension, toLegacy:
+		res, err := createAcross(c.How, c.Forward, func(params json.RawMessage) (json.RawMessage, error) {
+			return c.Send(ctx, params, c.How == toExtension) // the server makes a task only for a host with the extension
 		})
-		if _, id := Created(res, func(id string) string { return id }); c.How == ToExtension && id != "" && c.Created != nil {
-			c.Created(id, CreatedInterval(res))
+		if _, id := Created(res, func(id string) string { return id }); c.How == toExtension && id != "" && c.Created != nil {
+			c.Created(id, createdInterval(res))
 		}
 		return res, err
 	case AsExtensionTask:
@@ -63,15 +63,15 @@ func (c *Call) Run(ctx context.Context) (json.RawMessage, error) {
 			if ask != nil {
 				f.Ask = ask
 			}
-			return f.Start(ctx, c.Life, create)
+			return f.start(ctx, c.Life, create)
 		})
 	}
-	d := Drive{Server: c.Server, Conn: c.Conn, Abandoned: c.Abandoned,
+	d := drive{Server: c.Server, Conn: c.Conn, Abandoned: c.Abandoned,
 		Create: func(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
 			return c.Send(ctx, params, false)
 		}}
 	return c.run(ctx, func(ctx context.Context, _ translate.AskHost) (json.RawMessage, error) {
-		return d.Run(ctx, c.Life, c.Forward) // the server's requests find the exchange as during any call
+		return d.run(ctx, c.Life, c.Forward) // the server's requests find the exchange as during any call
 	})
 }
 
@@ -79,7 +79,7 @@ func (c *Call) Run(ctx context.Context) (json.RawMessage, error) {
 // as an exchange (Park), for a 2025-era one on its request.
 func (c *Call) run(ctx context.Context, task func(context.Context, translate.AskHost) (json.RawMessage, error)) (json.RawMessage, error) {
 	bounded := func(ctx context.Context, ask translate.AskHost) (json.RawMessage, error) {
-		ctx, cancel := Bound(ctx, c.Timeout)
+		ctx, cancel := bound(ctx, c.Timeout)
 		defer cancel()
 		return task(ctx, ask)
 	}

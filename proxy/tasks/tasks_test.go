@@ -24,7 +24,7 @@ func TestOffers(t *testing.T) {
 		{`{"tasks":null}`, "", false},
 		{`{"tasks":{"list":null}}`, "list", false},
 	} {
-		if got := Offers(json.RawMessage(tc.caps), tc.what); got != tc.want {
+		if got := offers(json.RawMessage(tc.caps), tc.what); got != tc.want {
 			t.Errorf("Offers(%s, %q) = %v, want %v", tc.caps, tc.what, got, tc.want)
 		}
 	}
@@ -37,7 +37,7 @@ func TestRequired(t *testing.T) {
 		`{"name":"a","execution":{"taskSupport":"required"}}`: true,
 		`{"name":"a","execution":"required"}`:                 false,
 	} {
-		if got := Required(json.RawMessage(tool)); got != want {
+		if got := required(json.RawMessage(tool)); got != want {
 			t.Errorf("Required(%s) = %v, want %v", tool, got, want)
 		}
 	}
@@ -90,7 +90,7 @@ func (p *pages) Call(_ context.Context, method string, params json.RawMessage) (
 
 func TestList(t *testing.T) {
 	p := &pages{results: []string{`{"tasks":[{"taskId":"1"}],"nextCursor":"c"}`, `{"tasks":[{"taskId":"2"}]}`}}
-	got, err := List(context.Background(), p)
+	got, err := list(context.Background(), p)
 	if err != nil || len(got) != 2 || string(got[1]) != `{"taskId":"2"}` {
 		t.Fatalf("List = %s, %v", got, err)
 	}
@@ -98,7 +98,7 @@ func TestList(t *testing.T) {
 		t.Errorf("second page asked as %q", p.asked[1])
 	}
 	bad := &pages{results: []string{`{"tasks":[{"taskId":"1"}],"nextCursor":"c"}`, `[]`}}
-	if got, err := List(context.Background(), bad); err == nil || len(got) != 1 {
+	if got, err := list(context.Background(), bad); err == nil || len(got) != 1 {
 		t.Errorf("List of a bad page = %s, %v; want the first page and an error", got, err)
 	}
 }
@@ -136,11 +136,11 @@ func (s *server) Call(ctx context.Context, method string, params json.RawMessage
 func TestDrive(t *testing.T) {
 	srv := &server{}
 	var created json.RawMessage
-	d := Drive{Server: "s", Conn: srv, Create: func(_ context.Context, params json.RawMessage) (json.RawMessage, error) {
+	d := drive{Server: "s", Conn: srv, Create: func(_ context.Context, params json.RawMessage) (json.RawMessage, error) {
 		created = params
 		return json.RawMessage(`{"task":{"taskId":"9","status":"working"}}`), nil
 	}}
-	res, err := d.Run(context.Background(), context.Background(), json.RawMessage(`{"name":"slow"}`))
+	res, err := d.run(context.Background(), context.Background(), json.RawMessage(`{"name":"slow"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,22 +158,22 @@ func TestDrive(t *testing.T) {
 func TestDriveCancelled(t *testing.T) {
 	srv := &server{block: true}
 	var abandoned error
-	d := Drive{Server: "s", Conn: srv, Abandoned: func(err error) { abandoned = err },
+	d := drive{Server: "s", Conn: srv, Abandoned: func(err error) { abandoned = err },
 		Create: func(context.Context, json.RawMessage) (json.RawMessage, error) {
 			return json.RawMessage(`{"task":{"taskId":"9","status":"working"}}`), nil
 		}}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := d.Run(ctx, context.Background(), json.RawMessage(`{"name":"slow"}`)); !errors.Is(err, context.Canceled) {
+	if _, err := d.run(ctx, context.Background(), json.RawMessage(`{"name":"slow"}`)); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Run = %v, want the host's cancellation", err)
 	}
 	if len(srv.calls) != 2 || srv.calls[1] != `tasks/cancel {"taskId":"9"}` || abandoned != nil {
 		t.Errorf("server calls = %q, abandoned = %v: want the task cancelled", srv.calls, abandoned)
 	}
-	noID := Drive{Server: "s", Conn: srv, Create: func(context.Context, json.RawMessage) (json.RawMessage, error) {
+	noID := drive{Server: "s", Conn: srv, Create: func(context.Context, json.RawMessage) (json.RawMessage, error) {
 		return json.RawMessage(`{"task":{"status":"working"}}`), nil
 	}}
-	if _, err := noID.Run(context.Background(), context.Background(), json.RawMessage(`{}`)); err == nil || !strings.Contains(err.Error(), `"s"`) {
+	if _, err := noID.run(context.Background(), context.Background(), json.RawMessage(`{}`)); err == nil || !strings.Contains(err.Error(), `"s"`) {
 		t.Errorf("a task without an id: %v, want an error naming the server", err)
 	}
 }

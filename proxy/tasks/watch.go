@@ -39,24 +39,19 @@ func Watch(ctx context.Context, c Caller, server, id string, first time.Duration
 		}
 		if s, _ := rawjson.StringField(task, "status"); s != last {
 			last = s
-			status(server, LegacyTask(task, same))
+			status(server, legacyTask(task, same))
 		}
-		if Terminal(last) {
+		if terminal(last) {
 			return
 		}
 		timer.Reset(interval(task))
 	}
 }
 
-// Terminal reports whether a task status is one a task never leaves.
-func Terminal(status string) bool {
-	return status == "completed" || status == "failed" || status == "cancelled"
-}
-
-// CreatedInterval is the poll interval a 2025-11-25 CreateTaskResult
+// createdInterval is the poll interval a 2025-11-25 CreateTaskResult
 // suggests (task.pollInterval, in milliseconds), bounded as the trunk
 // polls; the default when it gives none.
-func CreatedInterval(created json.RawMessage) time.Duration {
+func createdInterval(created json.RawMessage) time.Duration {
 	var r struct {
 		Task struct {
 			PollInterval *float64 `json:"pollInterval"`

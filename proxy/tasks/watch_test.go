@@ -56,7 +56,7 @@ func TestCreatedInterval(t *testing.T) {
 		{`{"task":{"taskId":"t","pollInterval":86400000}}`, maxPoll},
 		{`not json`, defaultPoll},
 	} {
-		if got := CreatedInterval(json.RawMessage(tc.created)); got != tc.want {
+		if got := createdInterval(json.RawMessage(tc.created)); got != tc.want {
 			t.Errorf("CreatedInterval(%s) = %v, want %v", tc.created, got, tc.want)
 		}
 	}

@@ -50,7 +50,7 @@ func InitializeCapabilities(ready []Ready) map[string]any {
 		"logging":     struct{}{},
 		"completions": struct{}{},
 	}
-	if ext := DeclaredExtensions(ready); ext != nil {
+	if ext := declaredExtensions(ready); ext != nil {
 		caps[extensions.Key] = ext
 	}
 	if tasks := declaredTasks(ready); tasks != nil {
@@ -90,17 +90,17 @@ func DiscoveredCapabilities(ready []Ready) map[string]any {
 	}
 	// Tasks only as the extension: the revision has no core tasks
 	// capability (a 2025-11-25 server's tasks are declared as the extension,
-	// DeclaredExtensions).
-	if ext := DeclaredExtensions(ready); ext != nil {
+	// declaredExtensions).
+	if ext := declaredExtensions(ready); ext != nil {
 		out[extensions.Key] = ext
 	}
 	return out
 }
 
-// DeclaredExtensions is the extensions member the trunk declares to a host:
+// declaredExtensions is the extensions member the trunk declares to a host:
 // every extension at least one of the ready servers declares (nil: none),
 // the tasks extension too when one takes 2025-11-25 tasks on tools/call.
-func DeclaredExtensions(ready []Ready) json.RawMessage {
+func declaredExtensions(ready []Ready) json.RawMessage {
 	declared := make([]map[string]json.RawMessage, 0, len(ready))
 	for _, c := range ready {
 		declared = append(declared, extensions.WithTasksExtension(c.Init.RawCapabilities))

@@ -57,9 +57,9 @@ func (hr HostRequest) ForwardedCaps() json.RawMessage {
 	return append(out, '}')
 }
 
-// Extensions are the extensions the host declared for the request, by
+// extensions are the extensions the host declared for the request, by
 // identifier, with their settings as sent (package extensions).
-func (hr HostRequest) Extensions() map[string]json.RawMessage { return extensions.Of(hr.Caps) }
+func (hr HostRequest) extensions() map[string]json.RawMessage { return extensions.Of(hr.Caps) }
 
 // forwardedCapabilities are the client capabilities the trunk passes on,
 // in the order they are written. The host's extensions reach servers as it

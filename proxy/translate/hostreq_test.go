@@ -18,7 +18,7 @@ func TestForwardedCaps(t *testing.T) {
 	if got := string(hr.ForwardedCaps()); got != want {
 		t.Errorf("ForwardedCaps = %s\nwant %s", got, want)
 	}
-	if ext := hr.Extensions(); len(ext) != 1 || ext["io.modelcontextprotocol/ui"] == nil {
+	if ext := hr.extensions(); len(ext) != 1 || ext["io.modelcontextprotocol/ui"] == nil {
 		t.Errorf("Extensions = %v", ext)
 	}
 	if got := string((HostRequest{}).ForwardedCaps()); got != `{}` {

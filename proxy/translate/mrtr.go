@@ -77,8 +77,8 @@ func needsInput(res json.RawMessage) (inputRequired, bool) {
 	return ir, true
 }
 
-// CapabilityFor is the client capability an input request needs.
-var CapabilityFor = map[string]string{
+// capabilityFor is the client capability an input request needs.
+var capabilityFor = map[string]string{
 	"elicitation/create":     "elicitation",
 	"sampling/createMessage": "sampling",
 	"roots/list":             "roots",
@@ -137,7 +137,7 @@ type InputRefused struct {
 func CheckInputs(requests map[string]InputRequest, can func(capability string) bool) *InputRefused {
 	for _, key := range slices.Sorted(maps.Keys(requests)) {
 		req := requests[key]
-		need, known := CapabilityFor[req.Method]
+		need, known := capabilityFor[req.Method]
 		if !known {
 			return &InputRefused{Key: key, Method: req.Method}
 		}

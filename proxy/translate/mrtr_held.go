@@ -30,7 +30,7 @@ type heldKey struct{ server, task string }
 // Held is the trunk's own tasks/result of one task, held as an exchange.
 type Held struct {
 	p  *Parking
-	ex *Exchange
+	ex *exchange
 }
 
 // Hold returns the held exchange of the task the server (pc.Upstream)

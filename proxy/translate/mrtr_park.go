@@ -31,9 +31,9 @@ type Parking struct {
 
 	mu       sync.Mutex
 	seq      uint64
-	byID     map[uint64]*Exchange
-	inFlight map[string][]*Exchange // server -> exchanges whose upstream call runs, oldest first
-	held     map[heldKey]*Exchange  // the trunk's own tasks/result of a task, by server and task (mrtr_held.go)
+	byID     map[uint64]*exchange
+	inFlight map[string][]*exchange // server -> exchanges whose upstream call runs, oldest first
+	held     map[heldKey]*exchange  // the trunk's own tasks/result of a task, by server and task (mrtr_held.go)
 	holding  sync.Mutex             // one Hold at a time: a task's tasks/result is sent once
 	// changed is closed, and replaced, whenever an exchange opens or
 	// ends (see Watch).
@@ -44,8 +44,8 @@ type Parking struct {
 // goroutines that spawn starts, and end at the latest when life does. A
 // call spawn refuses (the trunk is closing) ends with errShuttingDown.
 func NewParking(life context.Context, spawn func(func()) bool, secret []byte) *Parking {
-	return &Parking{signer: newStateSigner(secret), life: life, spawn: spawn, byID: map[uint64]*Exchange{}, inFlight: map[string][]*Exchange{},
-		held: map[heldKey]*Exchange{}, changed: make(chan struct{})}
+	return &Parking{signer: newStateSigner(secret), life: life, spawn: spawn, byID: map[uint64]*exchange{}, inFlight: map[string][]*exchange{},
+		held: map[heldKey]*exchange{}, changed: make(chan struct{})}
 }
 
 // changedLocked wakes whoever watches the count (see Watch).
@@ -79,8 +79,8 @@ type Parked struct {
 	Continues func(first context.Context)
 }
 
-// Exchange is one host call translated into rounds.
-type Exchange struct {
+// exchange is one host call translated into rounds.
+type exchange struct {
 	id                     uint64
 	server, method, target string          // what the host called (target: the name or URI)
 	timeout                time.Duration   // how long a round may wait for the host's retry
@@ -152,7 +152,7 @@ func (p *Parking) Call(ctx context.Context, pc Parked) (json.RawMessage, error) 
 	if err != nil {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s: %v", method, err)
 	}
-	var ex *Exchange
+	var ex *exchange
 	if hasState {
 		ex, err = p.resume(pc, state, target, responses)
 		if err != nil {
@@ -167,13 +167,13 @@ func (p *Parking) Call(ctx context.Context, pc Parked) (json.RawMessage, error) 
 // start runs the upstream's call in the background, on the trunk's own
 // context: the host's request ends at the first input_required. task
 // names the task of a held exchange (Hold), "" for a host's call.
-func (p *Parking) start(ctx context.Context, pc Parked, target string, params json.RawMessage, task string) *Exchange {
+func (p *Parking) start(ctx context.Context, pc Parked, target string, params json.RawMessage, task string) *exchange {
 	first := context.WithoutCancel(ctx)
 	upCtx, cancel := context.WithCancel(first)
 	stop := context.AfterFunc(p.life, cancel)
 	p.mu.Lock()
 	p.seq++
-	ex := &Exchange{
+	ex := &exchange{
 		id: p.seq, server: pc.Upstream.Name(), method: pc.Method, target: target,
 		timeout: pc.Timeout, first: first, cancel: cancel,
 		done: make(chan struct{}), wake: make(chan struct{}, 1),
@@ -217,7 +217,7 @@ func (p *Parking) start(ctx context.Context, pc Parked, target string, params js
 
 // resume checks a host's retry against the exchange its state names and
 // answers the requests given to the host in that round.
-func (p *Parking) resume(pc Parked, state, target string, responses map[string]json.RawMessage) (*Exchange, error) {
+func (p *Parking) resume(pc Parked, state, target string, responses map[string]json.RawMessage) (*exchange, error) {
 	server, method := pc.Upstream.Name(), pc.Method
 	id, round, err := p.signer.verify(state, pc.Caller)
 	if err != nil {
@@ -252,7 +252,7 @@ func (p *Parking) resume(pc Parked, state, target string, responses map[string]j
 }
 
 // await waits for the upstream's result or its next requests.
-func (p *Parking) await(ctx context.Context, ex *Exchange) (json.RawMessage, error) {
+func (p *Parking) await(ctx context.Context, ex *exchange) (json.RawMessage, error) {
 	for {
 		select {
 		case <-ex.done:
@@ -305,7 +305,7 @@ func (p *Parking) await(ctx context.Context, ex *Exchange) (json.RawMessage, err
 
 // end forgets an exchange: its upstream call is cancelled if it still
 // runs, and every request still parked is answered with why.
-func (p *Parking) end(ex *Exchange, why error) {
+func (p *Parking) end(ex *exchange, why error) {
 	p.mu.Lock()
 	if _, open := p.byID[ex.id]; open {
 		delete(p.byID, ex.id)
@@ -344,7 +344,7 @@ var errShuttingDown = errors.New("mcptrunk is shutting down")
 // CloseAll ends every exchange: the trunk is shutting down.
 func (p *Parking) CloseAll() {
 	p.mu.Lock()
-	open := make([]*Exchange, 0, len(p.byID))
+	open := make([]*exchange, 0, len(p.byID))
 	for _, ex := range p.byID {
 		open = append(open, ex)
 	}
@@ -380,7 +380,7 @@ func (p *Parking) Watch() (int, <-chan struct{}) {
 // of the next call), else the oldest in flight. With several calls waiting
 // on one server at once it cannot tell: the trunk asks it only when one
 // caller has calls in flight on the server, or for its one host.
-func (p *Parking) Current(server string, params json.RawMessage) *Exchange {
+func (p *Parking) Current(server string, params json.RawMessage) *exchange {
 	if ex := p.HeldFor(server, params); ex != nil {
 		return ex
 	}
@@ -404,7 +404,7 @@ func (p *Parking) Current(server string, params json.RawMessage) *Exchange {
 // HeldFor is the exchange a server's request names by the task the trunk
 // holds for it (mrtr_held.go), else nil: exact, however many calls are
 // in flight on server.
-func (p *Parking) HeldFor(server string, params json.RawMessage) *Exchange {
+func (p *Parking) HeldFor(server string, params json.RawMessage) *exchange {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.held[heldKey{server, relatedTask(params)}]
@@ -412,11 +412,11 @@ func (p *Parking) HeldFor(server string, params json.RawMessage) *Exchange {
 
 // Ask parks one of the upstream's requests until the host answers it in
 // a retry, the exchange ends, or the upstream cancels it.
-func (ex *Exchange) Ask(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+func (ex *exchange) Ask(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	ex.mu.Lock()
-	if need, known := CapabilityFor[method]; !known || !ex.hr.Can(need) {
+	if need, known := capabilityFor[method]; !known || !ex.hr.Can(need) {
 		ex.mu.Unlock()
-		return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method %q: the host did not declare the %s capability for this request", method, CapabilityFor[method])
+		return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method %q: the host did not declare the %s capability for this request", method, capabilityFor[method])
 	}
 	if ex.ended {
 		ex.mu.Unlock()
@@ -452,7 +452,7 @@ func (ex *Exchange) Ask(ctx context.Context, method string, params json.RawMessa
 	}
 }
 
-func removeExchange(list []*Exchange, ex *Exchange) []*Exchange {
+func removeExchange(list []*exchange, ex *exchange) []*exchange {
 	for i, e := range list {
 		if e == ex {
 			return append(list[:i:i], list[i+1:]...)

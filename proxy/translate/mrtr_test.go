@@ -86,10 +86,10 @@ func TestSharedSigningKey(t *testing.T) {
 	if server, up, err := b.Open("", id); err != nil || server != "remote" || up != "t-1" {
 		t.Errorf("a replica with the same key opens %q as %q %q %v", id, server, up, err)
 	}
-	if _, _, err := NewTaskIDs([]byte("another deployment's secret")).Open("", id); err != ErrBadTaskID {
+	if _, _, err := NewTaskIDs([]byte("another deployment's secret")).Open("", id); err != errBadTaskID {
 		t.Errorf("a replica with another key: %v, want ErrBadTaskID", err)
 	}
-	if _, _, err := NewTaskIDs(nil).Open("", id); err != ErrBadTaskID {
+	if _, _, err := NewTaskIDs(nil).Open("", id); err != errBadTaskID {
 		t.Errorf("a trunk with a key of its own: %v, want ErrBadTaskID", err)
 	}
 

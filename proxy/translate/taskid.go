@@ -28,9 +28,9 @@ const RelatedTaskKey = "io.modelcontextprotocol/related-task"
 // an id is not one the trunk issued.
 const taskPrefix = "mcptrunk-task1."
 
-// ErrBadTaskID is the answer for an id the trunk did not issue to this
+// errBadTaskID is the answer for an id the trunk did not issue to this
 // session.
-var ErrBadTaskID = errors.New("taskId is not one mcptrunk issued to this session")
+var errBadTaskID = errors.New("taskId is not one mcptrunk issued to this session")
 
 // Issue returns the id the host gets for upstream task id of server,
 // created in session ("" where the revision has no sessions).
@@ -39,15 +39,15 @@ func (t *TaskIDs) Issue(session, server, id string) string {
 }
 
 // Open returns the server and upstream task id an issued id names, or
-// ErrBadTaskID when the id was not issued by this key to session.
+// errBadTaskID when the id was not issued by this key to session.
 func (t *TaskIDs) Open(session, taskID string) (server, id string, err error) {
 	payload, ok := t.key.open(taskPrefix, taskID, session)
 	if !ok {
-		return "", "", ErrBadTaskID
+		return "", "", errBadTaskID
 	}
 	server, id, ok = strings.Cut(string(payload), "\x00")
 	if !ok {
-		return "", "", ErrBadTaskID
+		return "", "", errBadTaskID
 	}
 	return server, id, nil
 }

@@ -41,7 +41,7 @@ func TestTaskIDsRefused(t *testing.T) {
 		"truncated mac": {"s1", id[:len(id)-2]},
 	}
 	for name, c := range cases {
-		if _, _, err := ids.Open(c.session, c.id); !errors.Is(err, ErrBadTaskID) {
+		if _, _, err := ids.Open(c.session, c.id); !errors.Is(err, errBadTaskID) {
 			t.Errorf("%s: Open = %v, want ErrBadTaskID", name, err)
 		}
 	}
