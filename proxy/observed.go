@@ -49,16 +49,16 @@ func (s *Session) transport() config.Transport {
 	return config.TransportStdio
 }
 
-// observe runs handle, a request of session s, under the trunk's
+// observe runs handle, request req of session s, under the trunk's
 // observers; with none it is handle.
-func (s *Session) observe(ctx context.Context, method, revision, client string, params json.RawMessage, handle func(context.Context) (json.RawMessage, error)) (json.RawMessage, error) {
+func (s *Session) observe(ctx context.Context, req jsonrpc.Request, revision, client string, handle func(context.Context) (json.RawMessage, error)) (json.RawMessage, error) {
 	t := s.trunk
 	if len(t.observers) == 0 {
 		return handle(ctx)
 	}
-	server, item := t.describe(s, method, params)
-	r := observe.Request{Method: method, Server: server, Item: item, Revision: revision, Client: client,
-		Transport: s.transport(), Session: s.id, Subject: s.subject, ID: jsonrpc.RequestID(ctx), Params: params}
+	server, item := t.describe(s, req.Method, req.Params)
+	r := observe.Request{Method: req.Method, Server: server, Item: item, Revision: revision, Client: client,
+		Transport: s.transport(), Session: s.id, Subject: s.subject, ID: req.ID, Params: req.Params}
 	return t.observed(ctx, r, handle)
 }
 

@@ -250,36 +250,38 @@ func (s *Session) ID() string { return s.id }
 // each with the facts of its host request (hostreq.go): from its own _meta
 // at the stateless revision, from initialize before it. The result is
 // shaped for the request's revision (revision.go).
-func (s *Session) HandleRequest(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+func (s *Session) HandleRequest(ctx context.Context, req jsonrpc.Request) (json.RawMessage, error) {
+	method, params := req.Method, req.Params
 	if method == "initialize" {
 		if protocol.IsStateless(rawjson.MetaString(params, protocol.MetaProtocolVersion)) {
 			return nil, translate.RemovedError(method) // an initialize at the stateless revision
 		}
-		return s.observe(ctx, method, "", "", params, func(ctx context.Context) (json.RawMessage, error) { return s.initialize(ctx, params) })
+		return s.observe(ctx, req, "", "", func(ctx context.Context) (json.RawMessage, error) { return s.initialize(ctx, params) })
 	}
 	meta, err := translate.ReadRequestMeta(method, params)
 	if err != nil {
 		return nil, err
 	}
 	if len(s.trunk.observers) == 0 {
-		return s.handle(ctx, meta, method, params)
+		return s.handle(ctx, meta, req)
 	}
 	revision, client := meta.Version, meta.ClientName()
 	if revision == "" {
 		revision, client = s.legacyHost().Version, s.legacyClient()
 	}
-	return s.observe(ctx, method, revision, client, params, func(ctx context.Context) (json.RawMessage, error) {
-		return s.handle(ctx, meta, method, params)
+	return s.observe(ctx, req, revision, client, func(ctx context.Context) (json.RawMessage, error) {
+		return s.handle(ctx, meta, req)
 	})
 }
 
 // handle answers every request but initialize.
-func (s *Session) handle(ctx context.Context, meta translate.RequestMeta, method string, params json.RawMessage) (json.RawMessage, error) {
+func (s *Session) handle(ctx context.Context, meta translate.RequestMeta, req jsonrpc.Request) (json.RawMessage, error) {
 	if protocol.IsStateless(meta.Version) {
-		return s.handleStateless(ctx, meta, method, params)
+		return s.handleStateless(ctx, meta, req)
 	}
+	method, params := req.Method, req.Params
 	hr := *s.legacyHost()
-	hr.id = jsonrpc.RequestID(ctx)
+	hr.id = req.ID
 	if method == protocol.MethodDiscover {
 		// A probe at a legacy revision, or with no _meta: the answer lists
 		// the revisions, and the host falls back to initialize.
@@ -305,10 +307,11 @@ func (s *Session) handle(ctx context.Context, meta translate.RequestMeta, method
 
 // handleStateless answers a request at the stateless revision. There is no
 // handshake: the first request may be any, so it starts the upstreams.
-func (s *Session) handleStateless(ctx context.Context, meta translate.RequestMeta, method string, params json.RawMessage) (json.RawMessage, error) {
+func (s *Session) handleStateless(ctx context.Context, meta translate.RequestMeta, req jsonrpc.Request) (json.RawMessage, error) {
+	method, params := req.Method, req.Params
 	s.stateless.Store(true)
 	s.fitNames(meta.ClientName())
-	hr := hostRequest{HostRequest: translate.HostRequest{Version: meta.Version, Caps: meta.Caps}, session: s, id: jsonrpc.RequestID(ctx)}
+	hr := hostRequest{HostRequest: translate.HostRequest{Version: meta.Version, Caps: meta.Caps}, session: s, id: req.ID}
 	// An upstream at the stateless revision is told, in each request made
 	// for this one, what this very request's host can be asked and the log
 	// level it asked for (none when it named none), exactly.
@@ -322,7 +325,7 @@ func (s *Session) handleStateless(ctx context.Context, meta translate.RequestMet
 	case protocol.MethodDiscover:
 		return s.discover(ctx, hr)
 	case protocol.MethodListen:
-		return s.listens.Listen(ctx, hr.id, jsonrpc.Answered(ctx), params, listenSession{s, hr}, s.logger)
+		return s.listens.Listen(ctx, hr.id, req.Answered(), params, listenSession{s, hr}, s.logger)
 	}
 	params, release := s.trunk.hosts.claimProgress(s, params)
 	defer release()

@@ -431,7 +431,8 @@ func (h clientHandler) HandleNotification(method string, params json.RawMessage)
 	}
 }
 
-func (h clientHandler) HandleRequest(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+func (h clientHandler) HandleRequest(ctx context.Context, req jsonrpc.Request) (json.RawMessage, error) {
+	method, params := req.Method, req.Params
 	if method == "ping" {
 		return json.RawMessage(`{}`), nil
 	}

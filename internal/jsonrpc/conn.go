@@ -21,13 +21,14 @@ import (
 //
 // HandleRequest runs on its own goroutine, owned by the Conn; its ctx ends when
 // the peer cancels the request (notifications/cancelled) or the connection
-// ends. An *Error returned from it is sent as is; any other error becomes an
+// ends, and carries nothing else: what the request is comes as req. An
+// *Error returned from it is sent as is; any other error becomes an
 // internal error.
 //
 // HandleNotification runs on the read loop, in arrival order: it must not block
 // on this connection (hand such work to a goroutine).
 type Handler interface {
-	HandleRequest(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
+	HandleRequest(ctx context.Context, req Request) (json.RawMessage, error)
 	HandleNotification(method string, params json.RawMessage)
 }
 

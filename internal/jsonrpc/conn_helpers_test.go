@@ -48,18 +48,23 @@ func waitClosed(t *testing.T, ch <-chan struct{}, what string) {
 	}
 }
 
-// handlerFuncs adapts two funcs to Handler. A nil req answers method not
-// found; a nil notif drops notifications.
+// handlerFuncs adapts funcs to Handler: whole, the Request as given, when
+// set, else req with its method and params. With neither it answers
+// method not found; a nil notif drops notifications.
 type handlerFuncs struct {
 	req   func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
+	whole func(ctx context.Context, req Request) (json.RawMessage, error)
 	notif func(method string, params json.RawMessage)
 }
 
-func (h handlerFuncs) HandleRequest(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-	if h.req == nil {
-		return nil, Errorf(CodeMethodNotFound, "method %q not found", method)
+func (h handlerFuncs) HandleRequest(ctx context.Context, req Request) (json.RawMessage, error) {
+	switch {
+	case h.whole != nil:
+		return h.whole(ctx, req)
+	case h.req != nil:
+		return h.req(ctx, req.Method, req.Params)
 	}
-	return h.req(ctx, method, params)
+	return nil, Errorf(CodeMethodNotFound, "method %q not found", req.Method)
 }
 
 func (h handlerFuncs) HandleNotification(method string, params json.RawMessage) {

@@ -126,7 +126,7 @@ func (c *Conn) runHandler(j handlerJob) {
 	var result json.RawMessage
 	var err error
 	if started {
-		result, err = c.callHandler(req, j.m.Method, j.m.Params)
+		result, err = c.callHandler(req, Request{ID: req.id, Method: j.m.Method, Params: j.m.Params, inflight: req})
 	} else {
 		err = Errorf(CodeRequestCancelled, "%s was cancelled before it started", j.m.Method)
 	}
@@ -161,14 +161,14 @@ func (c *Conn) runHandler(j handlerJob) {
 
 // callHandler turns a handler panic into an internal error, so one bad
 // request cannot take the whole connection down.
-func (c *Conn) callHandler(ctx context.Context, method string, params json.RawMessage) (result json.RawMessage, err error) {
+func (c *Conn) callHandler(ctx context.Context, req Request) (result json.RawMessage, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			c.logger.Error("request handler panicked", "method", logkey.Clip(method), "panic", p)
-			err = Errorf(CodeInternalError, "internal error handling %s", method)
+			c.logger.Error("request handler panicked", "method", logkey.Clip(req.Method), "panic", p)
+			err = Errorf(CodeInternalError, "internal error handling %s", req.Method)
 		}
 	}()
-	return c.handler.HandleRequest(ctx, method, params)
+	return c.handler.HandleRequest(ctx, req)
 }
 
 func (c *Conn) peerCancelled(params json.RawMessage) {

@@ -19,7 +19,7 @@ import (
 // own.
 type inflightRequest struct {
 	conn *Conn
-	id   json.RawMessage // as the peer wrote it (RequestID)
+	id   json.RawMessage // as the peer wrote it (Request.ID)
 
 	mu     sync.Mutex
 	done   chan struct{} // made by Done, closed by cancel
@@ -61,14 +61,9 @@ func (r *inflightRequest) Err() error {
 	return r.err
 }
 
-// Value returns the request for inflightKey (RequestID, Answered); it has
-// no other values.
-func (r *inflightRequest) Value(key any) any {
-	if key == (inflightKey{}) {
-		return r
-	}
-	return nil
-}
+// Value returns nil: a handler's ctx carries no values (what its request
+// is comes to the handler as a Request).
+func (r *inflightRequest) Value(any) any { return nil }
 
 // cancel ends the request's ctx (context.Canceled); later calls do nothing.
 func (r *inflightRequest) cancel() {

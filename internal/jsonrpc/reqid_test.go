@@ -11,14 +11,18 @@ import (
 )
 
 // TestRequestIDInHandler: the handler sees the request's id byte for byte,
-// string or number, and a ctx of its own has none.
+// string or number, in the Request it is given, and its ctx carries no
+// value.
 func TestRequestIDInHandler(t *testing.T) {
 	leakCheck(t)
-	if id := RequestID(context.Background()); id != nil {
-		t.Errorf("RequestID of a plain ctx = %s, want nil", id)
+	if ch := (Request{}).Answered(); ch != nil {
+		t.Error("a Request no Conn made has an answered channel")
 	}
-	h := handlerFuncs{req: func(ctx context.Context, _ string, _ json.RawMessage) (json.RawMessage, error) {
-		id := RequestID(ctx)
+	h := handlerFuncs{whole: func(ctx context.Context, req Request) (json.RawMessage, error) {
+		if ctx.Value(struct{}{}) != nil {
+			return nil, errors.New("the handler's ctx carries a value")
+		}
+		id := req.ID
 		if id == nil {
 			return json.RawMessage(`"none"`), nil
 		}
@@ -53,13 +57,6 @@ func TestHandlerContextAllocations(t *testing.T) {
 	if n > 1 {
 		t.Errorf("newInflight: %v allocations, want <= 1", n)
 	}
-	var ctx context.Context = c.newInflight(json.RawMessage(`7`))
-	if string(RequestID(ctx)) != "7" {
-		t.Errorf("RequestID %s, want 7", RequestID(ctx))
-	}
-	if RequestID(context.Background()) != nil || Answered(context.Background()) != nil {
-		t.Error("a context of no request has an id or an answered channel")
-	}
 }
 
 // The handler's ctx behaves as a cancellable context: Done and Err before
@@ -87,7 +84,7 @@ func TestHandlerContextIsTheRequest(t *testing.T) {
 	if !stopped() {
 		t.Error("stopping an AfterFunc before cancel reported false")
 	}
-	early := Answered(child)
+	early := Request{inflight: req}.Answered()
 	select {
 	case <-early:
 		t.Fatal("answered before its handler returned")
@@ -107,8 +104,8 @@ func TestHandlerContextIsTheRequest(t *testing.T) {
 	if !errors.Is(context.Cause(child), context.Canceled) || !errors.Is(ctx.Err(), context.Canceled) || !errors.Is(child.Err(), context.Canceled) {
 		t.Errorf("cause %v, err %v, child's err %v, want context.Canceled", context.Cause(child), ctx.Err(), child.Err())
 	}
-	if child.Value(key{}) != "inner" || string(RequestID(child)) != `"a"` {
-		t.Errorf("a derived context lost a value: %v, %s", child.Value(key{}), RequestID(child))
+	if child.Value(key{}) != "inner" {
+		t.Errorf("a derived context lost its value: %v", child.Value(key{}))
 	}
 	late, lateStop := context.WithCancel(ctx)
 	defer lateStop()
@@ -118,7 +115,7 @@ func TestHandlerContextIsTheRequest(t *testing.T) {
 		t.Error("a context derived after cancel is not done")
 	}
 	req.markAnswered()
-	for _, ch := range []<-chan struct{}{early, Answered(ctx)} {
+	for _, ch := range []<-chan struct{}{early, (Request{inflight: req}).Answered()} {
 		select {
 		case <-ch:
 		default:

@@ -107,7 +107,8 @@ func (s *Server) HandleNotification(method string, _ json.RawMessage) { s.note(m
 
 // HandleRequest answers the handshake, ping and the lists itself and hands
 // the rest to Handle.
-func (s *Server) HandleRequest(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+func (s *Server) HandleRequest(ctx context.Context, req jsonrpc.Request) (json.RawMessage, error) {
+	method, params := req.Method, req.Params
 	s.note(method)
 	stateless := s.Revision == protocol.Stateless
 	switch method {
