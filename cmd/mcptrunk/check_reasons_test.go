@@ -60,3 +60,15 @@ func lineWith(s, sub string) string {
 	}
 	return ""
 }
+
+// With code mode on, check says where the runner of its programs is: next
+// to mcptrunk, where make build and the release archives put it.
+func TestCheckFindsCodeRunner(t *testing.T) {
+	t.Parallel()
+	cfg := writeConfig(t, map[string]server{}, map[string]any{"codeMode": map[string]any{"enabled": true}})
+	out, errOut, code := runCLI(t, time.Minute, "check", "--config", cfg)
+	want := "trunk.codeMode: programs run in " + filepath.Join(filepath.Dir(trunkBin), "mcptrunk-code")
+	if code != 0 || !strings.Contains(out, want) {
+		t.Errorf("check: exit %d, want 0 and %q:\n%s\n%s", code, want, out, errOut)
+	}
+}

@@ -11,12 +11,13 @@ import (
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
 	"github.com/mcptrunk/mcptrunk/naming"
 	"github.com/mcptrunk/mcptrunk/proxy/catalog"
-	"github.com/mcptrunk/mcptrunk/proxy/codemode"
+	"github.com/mcptrunk/mcptrunk/proxy/codemode/child"
 )
 
 // Code mode (trunk.codeMode): the model writes one short program against
-// the caller's tools, the trunk runs it (proxy/codemode), and only what the
-// program returns reaches the model. Every call the program makes is a
+// the caller's tools, the trunk runs it in a runner process
+// (proxy/codemode/child), and only what the program returns reaches the
+// model. Every call the program makes is a
 // call of the caller's: routed, admitted, pinned and audited as the host's
 // own tools/call would be (Trunk.CallInRun).
 var (
@@ -58,8 +59,13 @@ func (t runner) runCode(ctx context.Context, args json.RawMessage) (json.RawMess
 		}
 		return res, err
 	}
-	res, err := codemode.Run(ctx, a.Code, codemode.Options{Call: call, Tools: fns, Budgets: codemode.Budgets{
-		WallTime: cm.WallTime.D(), MaxCalls: cm.MaxCalls, MaxInFlight: cm.MaxInFlight, MaxResultBytes: cm.MaxResultBytes, MaxLogBytes: cm.MaxLogBytes}})
+	runProgram := child.Run
+	if r, ok := t.Trunk.(ProgramRunner); ok {
+		runProgram = r.RunProgram
+	}
+	res, err := runProgram(ctx, a.Code, child.Options{Call: call, Tools: fns, Budgets: child.Budgets{
+		WallTime: cm.WallTime.D(), MaxCalls: cm.MaxCalls, MaxInFlight: cm.MaxInFlight, MaxResultBytes: cm.MaxResultBytes, MaxLogBytes: cm.MaxLogBytes,
+		MaxMemoryBytes: cm.MaxMemoryBytes}})
 	out := runReport{Run: run, Result: res.Value, Logs: res.Logs, Calls: res.Calls}
 	if err != nil {
 		if ctx.Err() != nil {
@@ -70,6 +76,13 @@ func (t runner) runCode(ctx context.Context, args json.RawMessage) (json.RawMess
 		return catalog.ToolError("%s", body)
 	}
 	return toolResult(out)
+}
+
+// ProgramRunner is a Trunk that runs code mode's programs itself rather
+// than in a runner process (child.Run): a test's trunk, with the runner's
+// side in process (codemode.Local).
+type ProgramRunner interface {
+	RunProgram(ctx context.Context, code string, o child.Options) (child.Result, error)
 }
 
 // runReport is a run's result: what the program returned, or the error it
