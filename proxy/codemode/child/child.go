@@ -79,6 +79,12 @@ const (
 	MethodCall = "call"
 )
 
+// MaxMessageBytes bounds one message the trunk reads from a runner: a
+// call's arguments, or the run's answer (which the budgets keep far
+// smaller). A call over it fails in the program with an error saying so,
+// and the trunk does not hold it: a program's memory stays the runner's.
+const MaxMessageBytes = 16 << 20
+
 // RunParams are a "run" request's params.
 type RunParams struct {
 	Code    string                       `json:"code"`
@@ -132,7 +138,8 @@ type CallParams struct {
 // program's nor a budget's is the connection's: the runner ended without
 // an answer.
 func RunOver(ctx context.Context, r io.Reader, w io.WriteCloser, code string, o Options) (Result, error) {
-	conn := jsonrpc.NewConn(r, w, calls{ctx, o.Call}, nil)
+	conn := jsonrpc.NewConn(r, w, calls{ctx, o.Call}, &jsonrpc.Options{
+		AnswerInvalid: true, MaxReadBytes: MaxMessageBytes, ReadLimitSetting: "the most a code-mode program may send at once"})
 	served := make(chan struct{})
 	go func() {
 		defer close(served)
