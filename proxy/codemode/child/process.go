@@ -105,7 +105,16 @@ func RunProcess(ctx context.Context, path, code string, o Options) (Result, erro
 		if outOfMemory(out) {
 			return res, &BudgetError{Budget: "maxMemoryBytes", Limit: strconv.FormatInt(o.Budgets.MaxMemoryBytes, 10)}
 		}
-		return res, fmt.Errorf("code mode's runner ended (%v, at most %d MiB in use): %s", waitErr, peak>>20, firstLine(out))
+		how := waitErr.Error()
+		if peak > 0 {
+			how += fmt.Sprintf(", at most %d MiB in use", peak>>20)
+		}
+		if line := firstLine(out); line != "" {
+			how += "): " + line
+		} else {
+			how += ")"
+		}
+		return res, errors.New("code mode's runner ended (" + how)
 	}
 	return res, err
 }

@@ -186,3 +186,20 @@ func BenchmarkRunProcess(b *testing.B) {
 		})
 	}
 }
+
+// A runner that ends without answering, not for its memory, ends the run
+// with an error saying how, with the first line it wrote.
+func TestRunProcessRunnerCrashed(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("the crashing runner is a shell script")
+	}
+	crash := filepath.Join(t.TempDir(), child.RunnerName)
+	if err := os.WriteFile(crash, []byte("#!/bin/sh\necho 'panic: the runner broke' >&2\necho 'goroutine 1 [running]:' >&2\nexit 2\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, err := child.RunProcess(t.Context(), crash, `return 1;`, child.Options{Call: echo, Budgets: budgets})
+	if _, ok := errors.AsType[*child.BudgetError](err); ok || err == nil ||
+		!strings.HasPrefix(err.Error(), "code mode's runner ended (exit status 2") || !strings.HasSuffix(err.Error(), "): panic: the runner broke") {
+		t.Errorf("a runner that crashed: %v", err)
+	}
+}
