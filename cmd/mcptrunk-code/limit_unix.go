@@ -16,7 +16,12 @@ const runtimeSpace = 128 << 20
 // allocation past it fails, and the runtime ends the process with "out of
 // memory". Darwin does not apply RLIMIT_DATA to mappings: there the
 // collector's limit and the heap's watch are the only bounds.
+// A lower limit set on the process already (ulimit -d) is kept.
 func limitMemory(heap int64) error {
-	limit := uint64(heap + runtimeSpace)
+	var old syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_DATA, &old); err != nil {
+		return err
+	}
+	limit := min(uint64(heap+runtimeSpace), old.Max)
 	return syscall.Setrlimit(syscall.RLIMIT_DATA, &syscall.Rlimit{Cur: limit, Max: limit})
 }
