@@ -75,9 +75,11 @@ func watchHeap(stop <-chan struct{}, limit uint64, over func()) {
 	arm()
 }
 
-// sentinel is an object whose finalizer watchHeap uses; it is not empty,
-// as the finalizer of a zero-sized object may never run.
-type sentinel struct{ _ int64 }
+// sentinel is an object whose finalizer watchHeap uses. It holds a
+// pointer so that it is allocated on its own: the finalizer of a
+// zero-sized object, or of a small one without pointers (which the
+// runtime packs with others into one block), may never run.
+type sentinel struct{ _ *sentinel }
 
 func (*server) HandleNotification(string, json.RawMessage) {}
 

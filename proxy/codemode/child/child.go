@@ -134,9 +134,9 @@ type CallParams struct {
 // RunOver runs code over a runner reached by reading r and writing w: it
 // sends the run, serves the runner's calls with o.Call, and returns the
 // run's answer. It closes w when the run has ended (the runner then ends
-// its side) and returns once r has ended. An error that is neither the
-// program's nor a budget's is the connection's: the runner ended without
-// an answer.
+// its side) and returns once r has ended. When ctx ends, the run ends
+// with ctx's cause. An error that is neither that, the program's nor a
+// budget's is the connection's: the runner ended without an answer.
 func RunOver(ctx context.Context, r io.Reader, w io.WriteCloser, code string, o Options) (Result, error) {
 	conn := jsonrpc.NewConn(r, w, calls{ctx, o.Call}, &jsonrpc.Options{
 		AnswerInvalid: true, MaxReadBytes: MaxMessageBytes, ReadLimitSetting: "the most a code-mode program may send at once"})
@@ -148,7 +148,13 @@ func RunOver(ctx context.Context, r io.Reader, w io.WriteCloser, code string, o 
 	params, err := json.Marshal(RunParams{Code: code, Tools: o.Tools, Budgets: o.Budgets})
 	if err == nil {
 		var raw json.RawMessage
-		if raw, err = conn.Call(ctx, MethodRun, params); err == nil {
+		raw, err = conn.Call(ctx, MethodRun, params)
+		if ctx.Err() != nil {
+			// The run ended with ctx, whatever the runner answered as it
+			// did (a program that caught its cancelled call, say).
+			err = context.Cause(ctx)
+		}
+		if err == nil {
 			var a RunAnswer
 			if err = json.Unmarshal(raw, &a); err == nil {
 				w.Close()
