@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -201,5 +202,24 @@ func TestRunProcessRunnerCrashed(t *testing.T) {
 	if _, ok := errors.AsType[*child.BudgetError](err); ok || err == nil ||
 		!strings.HasPrefix(err.Error(), "code mode's runner ended (exit status 2") || !strings.HasSuffix(err.Error(), "): panic: the runner broke") {
 		t.Errorf("a runner that crashed: %v", err)
+	}
+}
+
+// The trunk links no JavaScript engine: that is the runner's alone.
+func TestTrunkLinksNoEngine(t *testing.T) {
+	root, err := testkit.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("go", "list", "-deps", "./cmd/mcptrunk", "./proxy/codemode/child")
+	cmd.Dir = root
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	for _, pkg := range strings.Fields(string(out)) {
+		if strings.Contains(pkg, "/goja") || strings.HasSuffix(pkg, "/proxy/codemode") {
+			t.Errorf("mcptrunk links %s: code mode's engine belongs in mcptrunk-code", pkg)
+		}
 	}
 }
