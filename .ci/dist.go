@@ -1,6 +1,7 @@
 // Command dist builds the release archives of `make dist` into a directory:
-// mcptrunk for every platform hosts run on, built with -trimpath and the
-// version stamped, each packed with README.md and LICENSE as a tar.gz, or
+// mcptrunk and mcptrunk-code (code mode's runner, which mcptrunk looks for
+// beside itself) for every platform hosts run on, built with -trimpath
+// and the version stamped, each packed with README.md and LICENSE as a tar.gz, or
 // a zip for Windows, where zip is what opens on a double click; and
 // SHA256SUMS, in the format `sha256sum -c` checks.
 //
@@ -80,8 +81,11 @@ func dist(version, out string) error {
 	var sums strings.Builder
 	for i, p := range platforms {
 		name := names[i]
-		exe := exeName(p.goos)
-		files := []archiveFile{{name + "/" + exe, filepath.Join(build, name, exe), 0o755}}
+		var files []archiveFile
+		for _, cmd := range commands {
+			exe := exeName(cmd, p.goos)
+			files = append(files, archiveFile{name + "/" + exe, filepath.Join(build, name, exe), 0o755})
+		}
 		for _, d := range docs {
 			if _, err := os.Stat(d); err != nil {
 				return fmt.Errorf("%s goes into every archive: %w", d, err)
@@ -107,10 +111,17 @@ func dist(version, out string) error {
 	return os.WriteFile(filepath.Join(out, "SHA256SUMS"), []byte(sums.String()), 0o644)
 }
 
-// buildFor builds mcptrunk for one platform into dir.
+// commands are the binaries in every archive: the trunk, and the runner
+// of code mode's programs, which the trunk finds beside itself.
+var commands = []string{"mcptrunk", "mcptrunk-code"}
+
+// buildFor builds the commands for one platform into dir.
 func buildFor(goos, goarch, version, dir string) error {
-	cmd := exec.Command("go", "build", "-trimpath", "-buildvcs=auto",
-		"-ldflags=-s -w -X main.buildVersion="+version, "-o", filepath.Join(dir, exeName(goos)), "./cmd/mcptrunk")
+	args := []string{"build", "-trimpath", "-buildvcs=auto", "-ldflags=-s -w -X main.buildVersion=" + version, "-o", dir + string(filepath.Separator)}
+	for _, c := range commands {
+		args = append(args, "./cmd/"+c)
+	}
+	cmd := exec.Command("go", args...)
 	cmd.Env = append(os.Environ(), "GOOS="+goos, "GOARCH="+goarch, "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("building for %s/%s: %w\n%s", goos, goarch, err, out)
@@ -118,11 +129,11 @@ func buildFor(goos, goarch, version, dir string) error {
 	return nil
 }
 
-func exeName(goos string) string {
+func exeName(cmd, goos string) string {
 	if goos == "windows" {
-		return "mcptrunk.exe"
+		return cmd + ".exe"
 	}
-	return "mcptrunk"
+	return cmd
 }
 
 // archiveFile is a file on disk and its name and mode in an archive.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
 	"github.com/mcptrunk/mcptrunk/internal/testkit/memserver"
+	"github.com/mcptrunk/mcptrunk/proxy/codemode"
 	"github.com/mcptrunk/mcptrunk/proxy/observe"
 )
 
@@ -42,7 +43,7 @@ func TestCodeModeCancelReachesInnerCalls(t *testing.T) {
 	}
 	inner := make(innerCalls, 2)
 	_, h := memTrunk(t, memserver.Set{"slow": slow}, nil, map[string]any{"codeMode": map[string]any{"enabled": true}},
-		&Options{Observers: []observe.Observer{inner}})
+		&Options{Observers: []observe.Observer{inner}, RunProgram: codemode.Local})
 	h.initialize(`{}`)
 	h.tools()
 	h.send(`{"jsonrpc":"2.0","id":"r1","method":"tools/call","params":{"name":"mcp__trunk__run_code","arguments":{"code":"await Promise.all([call(\"mcp__slow__wait\"), tools.slow.wait({})]);"}}}`)

@@ -11,6 +11,7 @@ import (
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
 	"github.com/mcptrunk/mcptrunk/internal/rawjson"
 	"github.com/mcptrunk/mcptrunk/internal/testkit/memserver"
+	"github.com/mcptrunk/mcptrunk/proxy/codemode"
 )
 
 // blobText is the text of a blob of n bytes: digits, so that a page out of
@@ -280,7 +281,7 @@ func TestKeptResultsBound(t *testing.T) {
 // what the run returns.
 func TestResultsWholeInCodeModeInMemory(t *testing.T) {
 	_, h := memTrunk(t, memserver.Set{"notes": blobServer()}, map[string]map[string]any{"notes": {"maxResultBytes": 4096}},
-		map[string]any{"codeMode": map[string]any{"enabled": true}}, nil)
+		map[string]any{"codeMode": map[string]any{"enabled": true}}, &Options{RunProgram: codemode.Local})
 	h.initialize(`{}`)
 	text, errObj := callText(h, "mcp__trunk__run_code", `{"code":"const r = await call(\"mcp__notes__blob\", {bytes: 10000}); return [r.content.length, r.content[0].text.length];"}`)
 	if !strings.Contains(text, "[1,10000]") {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/mcptrunk/mcptrunk/proxy/catalog"
+	"github.com/mcptrunk/mcptrunk/proxy/codemode/child"
 	"github.com/mcptrunk/mcptrunk/proxy/trunktools"
 	"github.com/mcptrunk/mcptrunk/upstream"
 )
@@ -54,6 +55,11 @@ func (o ownTools) CallInRun(ctx context.Context, run string, params json.RawMess
 }
 
 func (o ownTools) CodeMode() config.CodeMode { return o.rq.st.cfg.Trunk.CodeMode.WithDefaults() }
+
+// RunProgram runs a code-mode program as Options.RunProgram says.
+func (o ownTools) RunProgram(ctx context.Context, code string, opts child.Options) (child.Result, error) {
+	return o.t.runProgram(ctx, code, opts)
+}
 
 // statusReport is the report of the status tool and resource now, under
 // generation st.

@@ -15,6 +15,7 @@ import (
 	"github.com/mcptrunk/mcptrunk/internal/usercreds"
 	"github.com/mcptrunk/mcptrunk/internal/workgroup"
 	"github.com/mcptrunk/mcptrunk/proxy/catalog"
+	"github.com/mcptrunk/mcptrunk/proxy/codemode/child"
 	"github.com/mcptrunk/mcptrunk/proxy/instances"
 	"github.com/mcptrunk/mcptrunk/proxy/observe"
 	"github.com/mcptrunk/mcptrunk/proxy/relay"
@@ -67,6 +68,9 @@ type Options struct {
 	// State keeps callers' sign-ins and exchanged tokens (trunk.state,
 	// opened by the command); nil keeps them in memory.
 	State *statestore.Store
+	// RunProgram runs code mode's programs; nil runs each in a runner
+	// process (child.Run). Tests run them in process (codemode.Local).
+	RunProgram func(ctx context.Context, code string, o child.Options) (child.Result, error)
 }
 
 // DefaultPageSize is the most items one list page carries. Hosts that
@@ -103,7 +107,8 @@ type Trunk struct {
 	own          instances.Pool[*Session] // sessions' own instances of "scope": "session" servers (private.go)
 	perUser      instances.Pool[string]   // callers' own instances of servers with per-user credentials
 
-	exactHostPrefix bool // Options.ExactHostPrefix: names are not fitted by clientInfo (Trunk.hostBudget)
+	exactHostPrefix bool                                                                          // Options.ExactHostPrefix: names are not fitted by clientInfo (Trunk.hostBudget)
+	runProgram      func(ctx context.Context, code string, o child.Options) (child.Result, error) // Options.RunProgram, child.Run when nil
 
 	startOnce sync.Once
 	started   chan struct{} // closed once host is set
@@ -171,6 +176,10 @@ func New(cfg *config.Config, opts *Options) *Trunk {
 	t.limiter = limits.New(cfg.Trunk.Limits, opts.Limits)
 	t.stdioProfile = opts.Profile
 	t.exactHostPrefix = opts.ExactHostPrefix
+	t.runProgram = opts.RunProgram
+	if t.runProgram == nil {
+		t.runProgram = child.Run
+	}
 	t.store = opts.State
 	t.signIn = signin.New(signin.Options{Logger: logger, Store: opts.State})
 	t.signIn.Configure(cfg)

@@ -15,6 +15,7 @@ import (
 	"github.com/mcptrunk/mcptrunk/internal/usercreds"
 	"github.com/mcptrunk/mcptrunk/internal/wording"
 	"github.com/mcptrunk/mcptrunk/proxy/catalog"
+	"github.com/mcptrunk/mcptrunk/proxy/codemode/child"
 	"github.com/mcptrunk/mcptrunk/proxy/httpserve"
 	"github.com/mcptrunk/mcptrunk/proxy/signin"
 	"github.com/mcptrunk/mcptrunk/proxy/trunktools"
@@ -83,6 +84,17 @@ func (cc *checkCommand) run(ctx context.Context, env *environment) error {
 		fmt.Fprintf(env.stdout, "entries that cannot be used (their servers fail, the others serve):\n%v\n", err)
 	}
 	fmt.Fprintf(env.stdout, "trunk.maxMessageBytes: %d (the largest message sent to the host)\n", cfg.Trunk.MaxMessageBytes)
+	var runnerErr error
+	if cfg.Trunk.CodeMode.Enabled {
+		// Code mode's programs run in the runner: without it every
+		// run_code fails.
+		var runner string
+		if runner, runnerErr = child.Find(); runnerErr != nil {
+			fmt.Fprintf(env.stdout, "trunk.codeMode: %v\n", runnerErr)
+		} else {
+			fmt.Fprintf(env.stdout, "trunk.codeMode: programs run in %s\n", runner)
+		}
+	}
 
 	start := time.Now()
 	var (
@@ -185,6 +197,10 @@ func (cc *checkCommand) run(ctx context.Context, env *environment) error {
 	}
 	if startErr != nil || len(host.Failures()) > 0 {
 		fmt.Fprintf(env.stdout, "\n%d of %s failed\n", len(host.Failures()), plural(len(cfg.Servers), "server", "servers"))
+		return exitError(1)
+	}
+	if runnerErr != nil {
+		fmt.Fprintf(env.stdout, "\ncode mode cannot run programs: %s is missing (see above)\n", child.RunnerName)
 		return exitError(1)
 	}
 	if cc.strict && len(cfg.Warnings) > 0 {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -59,4 +60,50 @@ func lineWith(s, sub string) string {
 		}
 	}
 	return ""
+}
+
+// With code mode on, check says where the runner of its programs is: next
+// to mcptrunk, where make build and the release archives put it.
+func TestCheckFindsCodeRunner(t *testing.T) {
+	t.Parallel()
+	cfg := writeConfig(t, map[string]server{}, map[string]any{"codeMode": map[string]any{"enabled": true}})
+	out, errOut, code := runCLI(t, time.Minute, "check", "--config", cfg)
+	want := "trunk.codeMode: programs run in " + filepath.Join(filepath.Dir(trunkBin), "mcptrunk-code")
+	if code != 0 || !strings.Contains(out, want) {
+		t.Errorf("check: exit %d, want 0 and %q:\n%s\n%s", code, want, out, errOut)
+	}
+}
+
+// With code mode on and no runner beside mcptrunk nor on PATH, check
+// names the runner and how to install it, and exits 1; serve warns.
+func TestCheckMissingCodeRunner(t *testing.T) {
+	t.Parallel()
+	if runtime.GOOS == "windows" {
+		t.Skip("the copy of mcptrunk is run by its Unix name")
+	}
+	alone := filepath.Join(t.TempDir(), "mcptrunk")
+	b, err := os.ReadFile(trunkBin)
+	if err == nil {
+		err = os.WriteFile(alone, b, 0o755)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := writeConfig(t, map[string]server{}, map[string]any{"codeMode": map[string]any{"enabled": true}})
+	run := func(args ...string) (stdout, stderr string, code int) {
+		cmd := exec.Command(alone, args...)
+		cmd.Env = append(os.Environ(), tagEnv+"="+newTag(t), "PATH="+t.TempDir())
+		r := &cliRun{args: args}
+		cmd.Stdin, cmd.Stdout = strings.NewReader(""), &r.out
+		r.p = startProc(t, "mcptrunk "+args[0]+" (no runner)", cmd, procOptions{})
+		return r.wait(t, time.Minute)
+	}
+	const missing = "code mode's runner mcptrunk-code is neither next to the mcptrunk executable nor on PATH (install it: go install github.com/mcptrunk/mcptrunk/cmd/mcptrunk-code@latest"
+	if out, errOut, code := run("check", "--config", cfg); code != 1 || !strings.Contains(out, missing) {
+		t.Errorf("check without the runner: exit %d, want 1 and the runner named:\n%s\n%s", code, out, errOut)
+	}
+	// serve says so at start (here it ends at once: its stdin is empty).
+	if _, errOut, _ := run("serve", "--config", cfg); !strings.Contains(errOut, "run_code will fail: "+missing) {
+		t.Errorf("serve without the runner does not warn:\n%s", errOut)
+	}
 }

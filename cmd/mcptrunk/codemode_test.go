@@ -40,8 +40,8 @@ type runReport struct {
 // result comes back; support's same program has the notes call refused
 // inside it, with the message a direct call gets, and the forecasts
 // through. The audit log has each inner call with its caller and the
-// run's id. A program that never ends stops at the time budget and the
-// trunk serves on.
+// run's id. A program that never ends stops at the time budget, one that
+// allocates without end at the memory budget, and the trunk serves on.
 func TestCodeModeRunsTheCallersCalls(t *testing.T) {
 	t.Parallel()
 	ctx := testCtx(t, 2*time.Minute)
@@ -50,7 +50,7 @@ func TestCodeModeRunsTheCallersCalls(t *testing.T) {
 	cfg := writeConfig(t, map[string]server{"notes": notesServer(), "weather": weatherServer()}, waitingForAll(map[string]any{
 		"http":     map[string]any{"auth": map[string]any{"issuer": iss.URL, "resource": resource, "scopes": []string{"mcp"}}},
 		"audit":    map[string]any{"file": "audit.jsonl"},
-		"codeMode": map[string]any{"enabled": true, "wallTime": "3s"},
+		"codeMode": map[string]any{"enabled": true, "wallTime": "3s", "maxMemoryBytes": 64 << 20},
 		"policy": map[string]any{"rules": []map[string]string{
 			{"allow": `"admin" in claims.?groups.orValue([])`},
 			{"allow": `"support" in claims.?groups.orValue([]) && server in ["weather", "trunk"]`},
@@ -127,6 +127,9 @@ func TestCodeModeRunsTheCallersCalls(t *testing.T) {
 	r, res := run(admin, `while (true) {}`)
 	if !res.IsError || !strings.Contains(r.Error, "wallTime") {
 		t.Errorf("an endless program: %s", toolText(res))
+	}
+	if r, res := run(admin, `return "x".repeat(1e9).length;`); !res.IsError || !strings.Contains(r.Error, "maxMemoryBytes (67108864)") {
+		t.Errorf("a program past its memory: %s", toolText(res))
 	}
 	if r, res := run(admin, `return typeof process + " " + typeof require + " " + typeof fetch;`); string(r.Result) != `"undefined undefined undefined"` {
 		t.Errorf("what a program can reach: %s", toolText(res))

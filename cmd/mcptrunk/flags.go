@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/mcptrunk/mcptrunk/internal/config"
+	"github.com/mcptrunk/mcptrunk/proxy/codemode/child"
 )
 
 // flagSet is where a command defines its flags (its flags method).
@@ -54,10 +55,16 @@ func (e *environment) loadConfig() (*config.Config, error) {
 }
 
 // logConfigWarnings logs what in the config is probably a mistake (keys
-// mcptrunk does not know) and what was left out on purpose, once per load.
+// mcptrunk does not know, code mode on without its runner) and what was
+// left out on purpose, once per load.
 func logConfigWarnings(logger *slog.Logger, cfg *config.Config) {
 	for _, w := range cfg.Warnings {
 		logger.Warn("config: " + w)
+	}
+	if cfg.Trunk.CodeMode.Enabled {
+		if _, err := child.Find(); err != nil {
+			logger.Warn("config: trunk.codeMode: run_code will fail: " + err.Error())
+		}
 	}
 	for _, n := range cfg.Notes {
 		logger.Info("config: " + n)

@@ -139,7 +139,8 @@ func testMain(m *testing.M) int {
 }
 
 // buildBinaries builds every command, go-sdk's everything-server and the
-// probe and asker servers into dir. When the tests run with
+// probe and asker servers into dir; code mode's runner lands next to
+// mcptrunk, where the trunk finds it. When the tests run with
 // -race, mcptrunk is rebuilt with -race too, and every test that reads its
 // stderr fails on a race report.
 func buildBinaries(dir string) error {
@@ -162,7 +163,7 @@ func buildBinaries(dir string) error {
 	}()
 	// The commands the tests run, named rather than ./cmd/... so that a
 	// command being written elsewhere in cmd/ cannot break this suite.
-	if err := build("-o", dir+string(filepath.Separator), "./cmd/mcptrunk", "./cmd/mcptrunk-notes", "./cmd/mcptrunk-weather", "./cmd/mcptrunk-chaos"); err != nil {
+	if err := build("-o", dir+string(filepath.Separator), "./cmd/mcptrunk", "./cmd/mcptrunk-code", "./cmd/mcptrunk-notes", "./cmd/mcptrunk-weather", "./cmd/mcptrunk-chaos"); err != nil {
 		<-conformance
 		return err
 	}
@@ -178,7 +179,7 @@ func buildBinaries(dir string) error {
 	if testing.Verbose() {
 		fmt.Fprintf(os.Stderr, "e2e: built the binaries in %s (race: %v)\n", time.Since(start).Round(time.Millisecond), raceBuild)
 	}
-	for _, name := range []string{"mcptrunk", "mcptrunk-notes", "mcptrunk-weather", "mcptrunk-chaos"} {
+	for _, name := range []string{"mcptrunk", "mcptrunk-code", "mcptrunk-notes", "mcptrunk-weather", "mcptrunk-chaos"} {
 		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
 			return fmt.Errorf("go build did not produce %s: %w", name, err)
 		}

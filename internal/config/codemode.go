@@ -26,6 +26,10 @@ type CodeMode struct {
 	// DefaultCodeMaxLogBytes).
 	MaxResultBytes int `json:"maxResultBytes,omitempty"`
 	MaxLogBytes    int `json:"maxLogBytes,omitempty"`
+	// MaxMemoryBytes bounds the memory of the process a run runs in
+	// (DefaultCodeMaxMemoryBytes): a program that allocates past it ends
+	// with an error naming it, and nothing else is affected.
+	MaxMemoryBytes int64 `json:"maxMemoryBytes,omitempty"`
 }
 
 // The defaults of trunk.codeMode's budgets: a run is a handful of calls
@@ -37,7 +41,12 @@ const (
 	DefaultCodeMaxInFlight    = 8
 	DefaultCodeMaxResultBytes = 64 << 10
 	DefaultCodeMaxLogBytes    = 16 << 10
+	DefaultCodeMaxMemoryBytes = 256 << 20
 )
+
+// MinCodeMaxMemoryBytes is the least trunk.codeMode.maxMemoryBytes: the
+// runner's runtime and engine take about 10 MiB before a program runs.
+const MinCodeMaxMemoryBytes = 16 << 20
 
 type rawCodeMode struct {
 	Enabled        json.RawMessage `json:"enabled"`
@@ -46,6 +55,7 @@ type rawCodeMode struct {
 	MaxInFlight    json.RawMessage `json:"maxInFlight"`
 	MaxResultBytes json.RawMessage `json:"maxResultBytes"`
 	MaxLogBytes    json.RawMessage `json:"maxLogBytes"`
+	MaxMemoryBytes json.RawMessage `json:"maxMemoryBytes"`
 }
 
 // WithDefaults is c with each budget left 0 set to its default.
@@ -61,6 +71,9 @@ func (c CodeMode) WithDefaults() CodeMode {
 	}
 	if c.WallTime == 0 {
 		c.WallTime = Duration(DefaultCodeWallTime)
+	}
+	if c.MaxMemoryBytes == 0 {
+		c.MaxMemoryBytes = DefaultCodeMaxMemoryBytes
 	}
 	return c
 }
@@ -89,6 +102,14 @@ func (p *fieldErrs) codeMode(raw json.RawMessage, field string) CodeMode {
 		default:
 			*n.to = v
 		}
+	}
+	// Below a few MiB the runner's own runtime would not fit.
+	switch v, ok := p.integer(rc.MaxMemoryBytes, field+".maxMemoryBytes"); {
+	case !ok || v == 0:
+	case v < MinCodeMaxMemoryBytes:
+		p.addf(field+".maxMemoryBytes", "must be >= %d (%d MiB), got %d", MinCodeMaxMemoryBytes, MinCodeMaxMemoryBytes>>20, v)
+	default:
+		c.MaxMemoryBytes = int64(v)
 	}
 	return c
 }

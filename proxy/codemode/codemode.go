@@ -10,7 +10,9 @@
 // the same by typed name; and console.log, collected. Calls run
 // concurrently (Promise.all) up to a cap; every budget (Budgets) ends the
 // run with a *BudgetError naming it. The package knows nothing of the
-// trunk: the caller passes the call function as a value.
+// trunk: the caller passes the call function as a value. Budgets'
+// MaxMemoryBytes is not enforced here but by the process the engine runs
+// in (cmd/mcptrunk-code, which Serve runs).
 //
 //	res, err := codemode.Run(ctx, `const r = await call("mcp__notes__search", {query: "x"}); return r.structuredContent`,
 //		codemode.Options{Call: callTool, Budgets: budgets})
@@ -23,55 +25,21 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/dop251/goja"
+
+	"github.com/mcptrunk/mcptrunk/proxy/codemode/child"
 )
 
-// Call calls the tool name (the exported name, as the caller lists it)
-// with args (a JSON object, or nil for none) and returns its result as MCP
-// gives it. An error is a refused or failed call: the program sees it as a
-// rejected Promise whose Error has err's message.
-type Call func(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error)
-
-// Budgets bound one run. Each must be positive.
-type Budgets struct {
-	WallTime       time.Duration // from start to result; the program is interrupted at it
-	MaxCalls       int           // calls in all
-	MaxInFlight    int           // calls at once; more wait their turn
-	MaxResultBytes int           // the result as JSON
-	MaxLogBytes    int           // what console.log wrote, counted as collected
-}
-
-// Options are what a run needs.
-type Options struct {
-	Call    Call
-	Budgets Budgets
-	// Tools groups callable names for the typed functions:
-	// tools[group][function] is the exported name that
-	// tools.<group>.<function>(args) calls. May be nil.
-	Tools map[string]map[string]string
-}
-
-// Result is what a run produced.
-type Result struct {
-	// Value is what the program returned, as JSON (null for nothing).
-	Value json.RawMessage
-	// Logs are the lines console.log wrote, in order.
-	Logs []string
-	// Calls counts the tool calls the program made.
-	Calls int
-}
-
-// BudgetError ends a run that went over one of its budgets.
-type BudgetError struct {
-	Budget string // the setting's name: wallTime, maxCalls, maxResultBytes, maxLogBytes
-	Limit  string // the limit, as the setting reads
-}
-
-func (e *BudgetError) Error() string {
-	return fmt.Sprintf("the program went over its budget %s (%s)", e.Budget, e.Limit)
-}
+// The types of a run are proxy/codemode/child's, which the trunk uses
+// without linking the engine: see there.
+type (
+	Call        = child.Call
+	Budgets     = child.Budgets
+	Options     = child.Options
+	Result      = child.Result
+	BudgetError = child.BudgetError
+)
 
 // wrapStart and wrapEnd make the program the body of an async function
 // called at once, so that it may await and return; the code's first line
@@ -92,7 +60,7 @@ func Run(ctx context.Context, code string, o Options) (Result, error) {
 		return Result{}, fmt.Errorf("compiling the program: %w", err)
 	}
 	b := o.Budgets
-	ctx, cancel := context.WithTimeoutCause(ctx, b.WallTime, &BudgetError{"wallTime", b.WallTime.String()})
+	ctx, cancel := context.WithTimeoutCause(ctx, b.WallTime, &BudgetError{Budget: "wallTime", Limit: b.WallTime.String()})
 	defer cancel()
 	r := &run{vm: goja.New(), o: o, ctx: ctx, done: make(chan completion), sem: make(chan struct{}, b.MaxInFlight)}
 	// Calls still in flight end with the run, and are waited for.
@@ -115,7 +83,7 @@ func Run(ctx context.Context, code string, o Options) (Result, error) {
 		return res, r.cause(err)
 	}
 	if len(res.Value) > b.MaxResultBytes {
-		return res, &BudgetError{"maxResultBytes", fmt.Sprint(b.MaxResultBytes)}
+		return res, &BudgetError{Budget: "maxResultBytes", Limit: fmt.Sprint(b.MaxResultBytes)}
 	}
 	return res, nil
 }
@@ -218,7 +186,7 @@ func (r *run) log(c goja.FunctionCall) goja.Value {
 	line := strings.Join(parts, " ")
 	r.logBytes += len(line) + 1
 	if r.logBytes > r.o.Budgets.MaxLogBytes {
-		r.stop(&BudgetError{"maxLogBytes", fmt.Sprint(r.o.Budgets.MaxLogBytes)})
+		r.stop(&BudgetError{Budget: "maxLogBytes", Limit: fmt.Sprint(r.o.Budgets.MaxLogBytes)})
 		return goja.Undefined()
 	}
 	r.logs = append(r.logs, line)
@@ -246,7 +214,7 @@ func (r *run) call(name string, args goja.Value) goja.Value {
 		raw = j
 	}
 	if r.calls >= r.o.Budgets.MaxCalls {
-		r.stop(&BudgetError{"maxCalls", fmt.Sprint(r.o.Budgets.MaxCalls)})
+		r.stop(&BudgetError{Budget: "maxCalls", Limit: fmt.Sprint(r.o.Budgets.MaxCalls)})
 		return r.vm.ToValue(p)
 	}
 	r.calls++

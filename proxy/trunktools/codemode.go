@@ -11,14 +11,15 @@ import (
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
 	"github.com/mcptrunk/mcptrunk/naming"
 	"github.com/mcptrunk/mcptrunk/proxy/catalog"
-	"github.com/mcptrunk/mcptrunk/proxy/codemode"
+	"github.com/mcptrunk/mcptrunk/proxy/codemode/child"
 )
 
 // Code mode (trunk.codeMode): the model writes one short program against
-// the caller's tools, the trunk runs it (proxy/codemode), and only what the
-// program returns reaches the model. Every call the program makes is a
-// call of the caller's: routed, admitted, pinned and audited as the host's
-// own tools/call would be (Trunk.CallInRun).
+// the caller's tools, the trunk runs it in a runner process
+// (proxy/codemode/child), and only what the program returns reaches the
+// model. Every call the program makes is a call of the caller's: routed,
+// admitted, pinned and audited as the host's own tools/call would be
+// (Trunk.CallInRun).
 var (
 	runCodeTool = ownTool{"run_code", `"title":"Run a program of MCP tool calls",` +
 		`"description":"Run a JavaScript program that calls the MCP tools behind mcptrunk, and get back only what it returns (with what it logged). The program is the body of an async function: use await call(fullToolName, args) or tools.<server>.<tool>(args), which give the tool's result as MCP does ({content, structuredContent, isError}); Promise.all runs calls concurrently; a refused call throws an Error you can catch; console.log is collected. Nothing else is available (no files, network, timers or modules), and a run is bounded in time, calls and output. code_api gives the tools as TypeScript declarations.",` +
@@ -58,8 +59,13 @@ func (t runner) runCode(ctx context.Context, args json.RawMessage) (json.RawMess
 		}
 		return res, err
 	}
-	res, err := codemode.Run(ctx, a.Code, codemode.Options{Call: call, Tools: fns, Budgets: codemode.Budgets{
-		WallTime: cm.WallTime.D(), MaxCalls: cm.MaxCalls, MaxInFlight: cm.MaxInFlight, MaxResultBytes: cm.MaxResultBytes, MaxLogBytes: cm.MaxLogBytes}})
+	runProgram := child.Run
+	if r, ok := t.Trunk.(ProgramRunner); ok {
+		runProgram = r.RunProgram
+	}
+	res, err := runProgram(ctx, a.Code, child.Options{Call: call, Tools: fns, Budgets: child.Budgets{
+		WallTime: cm.WallTime.D(), MaxCalls: cm.MaxCalls, MaxInFlight: cm.MaxInFlight, MaxResultBytes: cm.MaxResultBytes, MaxLogBytes: cm.MaxLogBytes,
+		MaxMemoryBytes: cm.MaxMemoryBytes}})
 	out := runReport{Run: run, Result: res.Value, Logs: res.Logs, Calls: res.Calls}
 	if err != nil {
 		if ctx.Err() != nil {
@@ -70,6 +76,14 @@ func (t runner) runCode(ctx context.Context, args json.RawMessage) (json.RawMess
 		return catalog.ToolError("%s", body)
 	}
 	return toolResult(out)
+}
+
+// ProgramRunner is a Trunk that says how code mode's programs run (the
+// proxy's, per its Options.RunProgram; tests run them in process with
+// codemode.Local); a Trunk that is not one runs each in a runner process
+// (child.Run).
+type ProgramRunner interface {
+	RunProgram(ctx context.Context, code string, o child.Options) (child.Result, error)
 }
 
 // runReport is a run's result: what the program returned, or the error it

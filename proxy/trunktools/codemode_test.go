@@ -9,7 +9,15 @@ import (
 	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/mcptrunk/mcptrunk/naming"
 	"github.com/mcptrunk/mcptrunk/proxy/catalog"
+	"github.com/mcptrunk/mcptrunk/proxy/codemode"
+	"github.com/mcptrunk/mcptrunk/proxy/codemode/child"
 )
+
+// RunProgram runs programs over the runner's protocol in this process:
+// what a runner process would do, without building one.
+func (f *fakeTrunk) RunProgram(ctx context.Context, code string, o child.Options) (child.Result, error) {
+	return codemode.Local(ctx, code, o)
+}
 
 // codeTrunk is a fake trunk whose catalog has the code-mode tools and two
 // servers' tools, with schemas.
