@@ -28,7 +28,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -98,11 +97,8 @@ func testMain(m *testing.M) int {
 
 	os.Setenv(runEnv, dir)
 	// A test that runs the go command (TestVersionStamped) keeps the build
-	// cache, which on Linux lives under XDG_CACHE_HOME by default: in an
-	// empty one it would compile every package again, a minute of CPU.
-	if cache, err := exec.Command("go", "env", "GOCACHE").Output(); err == nil && os.Getenv("GOCACHE") == "" {
-		os.Setenv("GOCACHE", strings.TrimSpace(string(cache)))
-	}
+	// cache: in an empty one it would compile every package again.
+	testkit.KeepGoCache()
 	// Every trunk caches catalogs: never in the user's cache.
 	os.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache"))
 	if os.Getenv("GORACE") == "" {
