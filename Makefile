@@ -43,8 +43,13 @@ $(NPM_STAMP): $(NPM_DIR)/package.json $(NPM_DIR)/package-lock.json
 hydra:
 	$(GO) run ./internal/testkit/hydra/prebuild
 
+# A binary built with -race sleeps atexit_sleep_ms (1s by default) before
+# it exits, to let a last race report out: a second of wall time per test
+# package (59 of them, two at a time), and per race-built process a test
+# starts. 50 ms still lets a report out; a GORACE of your own is kept.
+GORACE ?= atexit_sleep_ms=50
 test: npm hydra
-	$(GO) test -race -count=1 ./...
+	GORACE='$(GORACE)' $(GO) test -race -count=1 ./...
 
 # staticcheck and goimports run at pinned versions through the module proxy,
 # so go.mod keeps no tool dependencies. Deprecations the trunk must keep

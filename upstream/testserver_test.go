@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcptrunk/mcptrunk/internal/testkit"
 	"github.com/mcptrunk/mcptrunk/upstream/transport/stdio"
 	"go.uber.org/goleak"
 )
@@ -74,6 +75,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	testkit.KeepGoCache() // ConformanceServer's go build keeps the build cache
 	os.Setenv("XDG_CACHE_HOME", cache)
 	testTempDir = cache
 	goleak.VerifyTestMain(m, goleak.Cleanup(func(int) { os.RemoveAll(cache) }))

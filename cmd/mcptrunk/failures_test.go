@@ -16,15 +16,18 @@ import (
 // says which server and why, and the trunk's log names it.
 func TestBadUpstream(t *testing.T) {
 	t.Parallel()
-	fast := map[string]any{"connect": "2s"}
+	// A request to a server that is restarting waits timeouts.restart for
+	// it (10s by default) before it fails: the broken server never comes
+	// back, so the test does not wait it out for each request.
+	fast := map[string]any{"connect": "2s", "restart": "1ms"}
 	cases := []struct {
 		name    string
 		spec    server
 		reasons []string // check's line for the server says one of these
 	}{
-		{"missing-command", server{"command": "mcptrunk-e2e-no-such-command"},
+		{"missing-command", server{"command": "mcptrunk-e2e-no-such-command", "timeouts": fast},
 			[]string{`command "mcptrunk-e2e-no-such-command" not found: it is in no directory of PATH`}},
-		{"exit", chaosServer("-mode", "exit"),
+		{"exit", server{"command": chaosBin, "args": []string{"-mode", "exit"}, "timeouts": fast},
 			[]string{"exit status 3", "exiting on purpose"}},
 		{"garbage", server{"command": chaosBin, "args": []string{"-mode", "garbage"}, "timeouts": fast},
 			[]string{"timeouts.connect", "not JSON", "no answer"}},

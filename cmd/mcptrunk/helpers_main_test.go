@@ -24,10 +24,10 @@ package main
 // small list helpers (lists).
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -97,11 +97,8 @@ func testMain(m *testing.M) int {
 
 	os.Setenv(runEnv, dir)
 	// A test that runs the go command (TestVersionStamped) keeps the build
-	// cache, which on Linux lives under XDG_CACHE_HOME by default: in an
-	// empty one it would compile every package again, a minute of CPU.
-	if cache, err := exec.Command("go", "env", "GOCACHE").Output(); err == nil && os.Getenv("GOCACHE") == "" {
-		os.Setenv("GOCACHE", strings.TrimSpace(string(cache)))
-	}
+	// cache: in an empty one it would compile every package again.
+	testkit.KeepGoCache()
 	// Every trunk caches catalogs: never in the user's cache.
 	os.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache"))
 	if os.Getenv("GORACE") == "" {
@@ -140,9 +137,12 @@ func testMain(m *testing.M) int {
 
 // buildBinaries builds every command, go-sdk's everything-server and the
 // probe and asker servers into dir; code mode's runner lands next to
-// mcptrunk, where the trunk finds it. When the tests run with
-// -race, mcptrunk is rebuilt with -race too, and every test that reads its
-// stderr fails on a race report.
+// mcptrunk, where the trunk finds it. When the tests run with -race,
+// mcptrunk is built with -race (and only so: a plain build of it as well
+// would compile its dependencies a second time, without -race, which the
+// test binaries never share), and every test that reads its stderr fails
+// on a race report. The servers it runs, and the runner, are built
+// without -race: they are the fixtures, not what is tested.
 func buildBinaries(dir string) error {
 	start := time.Now()
 	build := func(args ...string) error { return testkit.GoBuild(moduleRoot, args...) }
@@ -163,19 +163,22 @@ func buildBinaries(dir string) error {
 	}()
 	// The commands the tests run, named rather than ./cmd/... so that a
 	// command being written elsewhere in cmd/ cannot break this suite.
-	if err := build("-o", dir+string(filepath.Separator), "./cmd/mcptrunk", "./cmd/mcptrunk-code", "./cmd/mcptrunk-notes", "./cmd/mcptrunk-weather", "./cmd/mcptrunk-chaos"); err != nil {
-		<-conformance
-		return err
-	}
-	if err := <-conformance; err != nil {
-		return err
-	}
-	if raceEnabled {
-		if err := build("-race", "-o", filepath.Join(dir, "mcptrunk"), "./cmd/mcptrunk"); err != nil {
-			return err
+	// The trunk's build runs beside the servers' (a link is mostly one
+	// core's work).
+	servers := []string{"./cmd/mcptrunk-code", "./cmd/mcptrunk-notes", "./cmd/mcptrunk-weather", "./cmd/mcptrunk-chaos"}
+	trunk := make(chan error, 1)
+	go func() {
+		args := []string{"-o", dir + string(filepath.Separator), "./cmd/mcptrunk"}
+		if raceEnabled {
+			args = append([]string{"-race"}, args...)
 		}
-		raceBuild = true
+		trunk <- build(args...)
+	}()
+	errs := []error{build(append([]string{"-o", dir + string(filepath.Separator)}, servers...)...), <-trunk, <-conformance}
+	if err := errors.Join(errs...); err != nil {
+		return err
 	}
+	raceBuild = raceEnabled
 	if testing.Verbose() {
 		fmt.Fprintf(os.Stderr, "e2e: built the binaries in %s (race: %v)\n", time.Since(start).Round(time.Millisecond), raceBuild)
 	}

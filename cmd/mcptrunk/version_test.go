@@ -42,8 +42,8 @@ func TestVersion(t *testing.T) {
 // TestVersionStamped builds mcptrunk as `make dist` does (the version
 // stamped with -X, VCS stamps on) and checks that it reports both: the
 // release it is, and the commit it was built from. The build is a fresh
-// one (other flags than the suite's binaries), most of a minute on a cold
-// cache, so it runs beside the other tests rather than before them.
+// link (other flags than the suite's binaries), so it runs beside the
+// other tests rather than before them.
 func TestVersionStamped(t *testing.T) {
 	t.Parallel()
 	if _, err := exec.LookPath("git"); err != nil {
@@ -61,7 +61,14 @@ func TestVersionStamped(t *testing.T) {
 	}
 	before := head()
 	bin := filepath.Join(t.TempDir(), "mcptrunk")
-	if err := testkit.GoBuild(moduleRoot, "-buildvcs=true", "-ldflags=-X main.buildVersion=v9.8.7-test", "-o", bin, "./cmd/mcptrunk"); err != nil {
+	args := []string{"-buildvcs=true", "-ldflags=-X main.buildVersion=v9.8.7-test", "-o", bin, "./cmd/mcptrunk"}
+	if raceEnabled {
+		// With the suite's -race, the packages compiled for the suite's
+		// trunk are reused and only the link is new; without it, a cold
+		// cache would compile all of them again.
+		args = append([]string{"-race"}, args...)
+	}
+	if err := testkit.GoBuild(moduleRoot, args...); err != nil {
 		t.Fatal(err)
 	}
 	after := head() // others may commit meanwhile: either is the build's

@@ -51,3 +51,20 @@ func GoBuild(root string, args ...string) error {
 	}
 	return nil
 }
+
+// KeepGoCache sets GOCACHE in this process's environment to the go build
+// cache the go command uses now, unless GOCACHE is set already. Call it
+// before pointing XDG_CACHE_HOME elsewhere (as tests do, to keep the
+// trunk's catalog cache out of the user's): on Linux the build cache lives
+// under XDG_CACHE_HOME by default, and every go build the tests run would
+// otherwise start from an empty cache and compile every package again.
+func KeepGoCache() {
+	if os.Getenv("GOCACHE") != "" {
+		return
+	}
+	if out, err := exec.Command("go", "env", "GOCACHE").Output(); err == nil {
+		if cache := strings.TrimSpace(string(out)); cache != "" {
+			os.Setenv("GOCACHE", cache)
+		}
+	}
+}
