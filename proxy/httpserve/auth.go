@@ -1,7 +1,6 @@
 package httpserve
 
 import (
-	"context"
 	"errors"
 	"net/http"
 	"strings"
@@ -12,19 +11,17 @@ import (
 	"github.com/mcptrunk/mcptrunk/internal/protocol"
 )
 
-// callerKey carries the identity of an admitted request's bearer;
-// rawTokenKey its access token, which a session hands the trunk for token
-// exchange only (proxy.SessionOptions.AccessToken).
-type (
-	callerKey   struct{}
-	rawTokenKey struct{}
-)
-
-// rawTokenOf is the access token a request was admitted with; "" for one
-// admitted otherwise.
-func rawTokenOf(r *http.Request) string {
-	v, _ := r.Context().Value(rawTokenKey{}).(string)
-	return v
+// admitted is what the guard established of a request it let through,
+// handed to the route that serves it as a value: who the caller is, and
+// what it proved that with.
+type admitted struct {
+	caller caller
+	// token is the access token it was admitted with ("" for one admitted
+	// otherwise), which a session hands the trunk for token exchange only
+	// (proxy.SessionOptions.AccessToken).
+	token string
+	// staticToken: it carried Options.Token, the operator's.
+	staticToken bool
 }
 
 // caller is who a request comes from: the subject and claims its access
@@ -37,15 +34,6 @@ type caller struct {
 	profile string
 }
 
-// callerOf is the caller of an admitted request.
-func callerOf(r *http.Request) caller {
-	c := caller{profile: r.PathValue("profile")}
-	if id, _ := r.Context().Value(callerKey{}).(*accesstoken.Identity); id != nil {
-		c.subject, c.claims = id.Subject, id.Claims
-	}
-	return c
-}
-
 // profileOf is the profile a path names (<path>/p/<name>), "" for any
 // other path.
 func (h *Handler) profileOf(path string) string {
@@ -56,11 +44,11 @@ func (h *Handler) profileOf(path string) string {
 	return name
 }
 
-// verifierFor is the verifier of the resource a request reached: the
-// trunk's, or a known profile's.
-func (h *Handler) verifierFor(r *http.Request) *accesstoken.Verifier {
-	if p := h.profileOf(r.URL.Path); p != "" && h.hasProfile(p) {
-		return h.opts.Auth.Profile(p)
+// verifierFor is the verifier of the resource a request reached, by the
+// profile its path names (profileOf): the trunk's, or a known profile's.
+func (h *Handler) verifierFor(profile string) *accesstoken.Verifier {
+	if profile != "" && h.hasProfile(profile) {
+		return h.opts.Auth.Profile(profile)
 	}
 	return h.opts.Auth
 }
@@ -70,26 +58,25 @@ func (h *Handler) hasProfile(name string) bool {
 }
 
 // authenticate admits a request by the static token (a laptop's) or by an
-// access token of the configured issuer (a team's), returning it with the
-// caller's identity in its context; otherwise it answers 401, or 403 for
-// a token without a required scope, with a WWW-Authenticate that points
-// at the protected resource metadata, and returns nil.
-func (h *Handler) authenticate(w http.ResponseWriter, r *http.Request) *http.Request {
-	if r.Method == http.MethodOptions || (h.opts.Token == "" && h.opts.Auth == nil) {
-		return r
-	}
-	if h.opts.Token != "" && h.hasToken(r) {
-		return r
+// access token of the configured issuer (a team's), returning who it
+// comes from; otherwise it answers 401, or 403 for a token without a
+// required scope, with a WWW-Authenticate that points at the protected
+// resource metadata, and returns false. The profile is the one whose
+// endpoint the path names, the one whose verifier checked the token.
+func (h *Handler) authenticate(w http.ResponseWriter, r *http.Request) (admitted, bool) {
+	a := admitted{caller: caller{profile: h.profileOf(r.URL.Path)}, staticToken: h.opts.Token != "" && h.hasToken(r)}
+	if r.Method == http.MethodOptions || (h.opts.Token == "" && h.opts.Auth == nil) || a.staticToken {
+		return a, true
 	}
 	if h.opts.Auth == nil {
 		h.refuse(w, r, http.StatusUnauthorized, `Bearer realm="mcptrunk"`, "a bearer token is required: send Authorization: Bearer <token>")
-		return nil
+		return admitted{}, false
 	}
-	verifier := h.verifierFor(r)
+	verifier := h.verifierFor(a.caller.profile)
 	raw, ok := httpx.BearerToken(r.Header)
 	if !ok {
 		h.refuse(w, r, http.StatusUnauthorized, verifier.Challenge(nil), "an access token is required: sign in at the authorization server named by "+verifier.MetadataURL())
-		return nil
+		return admitted{}, false
 	}
 	id, err := verifier.Verify(r.Context(), raw)
 	if err != nil {
@@ -100,9 +87,10 @@ func (h *Handler) authenticate(w http.ResponseWriter, r *http.Request) *http.Req
 		// The reason (expired, audience, signature) is logged, never the token.
 		h.logger.Info("access token refused", "reason", err.Error(), "client", clientAddr(r))
 		h.refuse(w, r, status, verifier.Challenge(err), "the access token was refused: "+errors.Unwrap(err).Error())
-		return nil
+		return admitted{}, false
 	}
-	return r.WithContext(context.WithValue(context.WithValue(r.Context(), callerKey{}, id), rawTokenKey{}, raw))
+	a.caller.subject, a.caller.claims, a.token = id.Subject, id.Claims, raw
+	return a, true
 }
 
 // refuse answers an unauthenticated request: a JSON-RPC error on the MCP
@@ -135,11 +123,11 @@ func (h *Handler) serveResourceMetadata() {
 }
 
 // sessionOf finds the session a request names, only when it belongs to
-// the request's caller: another user's session id gets the same 404 as
-// an unknown one.
-func (h *Handler) sessionOf(r *http.Request) *session {
+// the request's caller (a): another user's session id gets the same 404
+// as an unknown one.
+func (h *Handler) sessionOf(r *http.Request, a admitted) *session {
 	s := h.session(r.Header.Get(protocol.HeaderSessionID))
-	if c := callerOf(r); s == nil || s.caller.subject != c.subject || s.caller.profile != c.profile {
+	if c := a.caller; s == nil || s.caller.subject != c.subject || s.caller.profile != c.profile {
 		return nil
 	}
 	return s

@@ -181,6 +181,122 @@ func TestProfileEndpoints(t *testing.T) {
 	}
 }
 
+// claimsServer is a fakeServer that keeps the claims the handler hands it
+// (SetClaims).
+type claimsServer struct {
+	*fakeServer
+	mu     sync.Mutex
+	claims []map[string]any
+}
+
+func (c *claimsServer) SetClaims(claims map[string]any) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.claims = append(c.claims, claims)
+}
+
+// What the guard admits a request as reaches its route: a session opened
+// at a profile's endpoint with an access token is that caller's on that
+// profile (a signed-in caller who is no operator reaches the endpoint even
+// with an operators' route at "/"), is handed the newest token and its
+// claims, and is found by nobody else and at no other endpoint; the
+// operators' route beside it answers only an operator.
+func TestAdmissionReachesItsRoute(t *testing.T) {
+	iss := testissuer.New(t)
+	const aud = "http://trunk.test/mcp"
+	var mu sync.Mutex
+	var opened *proxy.SessionOptions
+	var server *claimsServer
+	h := newHandler(nil, func(out jsonrpc.MessageWriter, o *proxy.SessionOptions) runner {
+		mu.Lock()
+		defer mu.Unlock()
+		opened, server = o, &claimsServer{fakeServer: newFakeServer(out, nil)}
+		return server
+	}, Options{
+		Auth:     accesstoken.New(accesstoken.Config{Issuer: iss.URL, Resource: aud, Scopes: []string{"mcp"}}),
+		Profiles: func(name string) bool { return name == "weather" },
+		Operator: func(subject string, _ map[string]any) bool { return subject == "ada" },
+	})
+	h.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("every server\n")) }))
+	srv := httptest.NewServer(h)
+	t.Cleanup(func() { h.Close(); srv.Close() })
+	th := &testHandler{Handler: h, t: t, client: srv.Client()}
+	at := func(path string) *testHandler { c := *th; c.url = srv.URL + path; return &c }
+
+	sam := iss.Token(t, "sam", aud, map[string]any{"scope": "mcp", "team": "support"})
+	resp := send(t, at("/mcp/p/weather"), sam, "", initializeBody)
+	sid := resp.Header.Get("Mcp-Session-Id")
+	if resp.StatusCode != http.StatusOK || sid == "" {
+		t.Fatalf("sam's initialize at the profile: HTTP %d, session %q", resp.StatusCode, sid)
+	}
+	mu.Lock()
+	o, srvSide := opened, server
+	mu.Unlock()
+	if o.Subject != "sam" || o.Profile != "weather" || o.Claims["team"] != "support" || o.AccessToken() != sam {
+		t.Fatalf("the session was attached as subject %q, profile %q, claims %v, with its token: %v", o.Subject, o.Profile, o.Claims, o.AccessToken() == sam)
+	}
+
+	renewed := iss.Token(t, "sam", aud, map[string]any{"scope": "mcp", "team": "oncall"})
+	list := `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
+	if resp := send(t, at("/mcp/p/weather"), renewed, sid, list); resp.StatusCode != http.StatusOK {
+		t.Fatalf("sam's renewed token in his session: HTTP %d", resp.StatusCode)
+	}
+	srvSide.mu.Lock()
+	got := srvSide.claims
+	srvSide.mu.Unlock()
+	if o.AccessToken() != renewed || len(got) != 1 || got[0]["team"] != "oncall" {
+		t.Fatalf("after a renewed token: the session's token is the new one: %v; claims handed over %v", o.AccessToken() == renewed, got)
+	}
+
+	ada := iss.Token(t, "ada", aud, map[string]any{"scope": "mcp"})
+	for _, tc := range []struct{ who, token, path string }{{"sam", renewed, "/mcp"}, {"ada", ada, "/mcp/p/weather"}} {
+		if resp := send(t, at(tc.path), tc.token, sid, list); resp.StatusCode != http.StatusNotFound {
+			t.Errorf("%s with sam's weather session at %s: HTTP %d, want 404", tc.who, tc.path, resp.StatusCode)
+		}
+	}
+	for _, tc := range []struct {
+		who, token string
+		want       int
+	}{{"sam", renewed, http.StatusForbidden}, {"ada", ada, http.StatusOK}} {
+		req, _ := http.NewRequest(http.MethodGet, srv.URL+"/", nil)
+		req.Header.Set("Authorization", "Bearer "+tc.token)
+		resp, err := th.client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = resp.Body.Close()
+		if resp.StatusCode != tc.want {
+			t.Errorf("the operators' page for %s: HTTP %d, want %d", tc.who, resp.StatusCode, tc.want)
+		}
+	}
+}
+
+// An operators' route is served as a ServeMux serves a handler: with its
+// pattern's path values; and the MCP endpoint's patterns still win over
+// a route at "/".
+func TestOperatorsRoutePathValues(t *testing.T) {
+	const laptop = "laptop-token-laptop-token-laptop"
+	th := newTestHandler(t, Options{Token: laptop}, nil)
+	th.Handle("GET /servers/{name}", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = w.Write([]byte(r.Pattern + " " + r.PathValue("name")))
+	}))
+	th.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusTeapot) }))
+	req, _ := http.NewRequest(http.MethodGet, strings.TrimSuffix(th.url, DefaultPath)+"/servers/fs", nil)
+	req.Header.Set("Authorization", "Bearer "+laptop)
+	resp, err := th.client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || string(body) != "GET /servers/{name} fs" {
+		t.Fatalf("GET /servers/fs: HTTP %d %q, want the pattern and the name", resp.StatusCode, body)
+	}
+	if resp := send(t, th, laptop, "", initializeBody); resp.StatusCode != http.StatusOK || resp.Header.Get("Mcp-Session-Id") == "" {
+		t.Fatalf("initialize beside a route at /: HTTP %d", resp.StatusCode)
+	}
+}
+
 // A token's header fields are the sender's: a refused token whose kid or
 // typ is 200 KB is logged with them clipped, not whole (each request
 // could otherwise write a megabyte of log), and the reason still names

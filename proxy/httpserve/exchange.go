@@ -21,30 +21,30 @@ import (
 // post takes one JSON-RPC message: an initialize opens a session, a
 // message with Mcp-Session-Id goes to its session, and a request with
 // neither is a stateless one (stateless.go).
-func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) post(w http.ResponseWriter, r *http.Request, a admitted) {
 	line, env, ok := h.readMessage(w, r)
 	if !ok {
 		return
 	}
 	if id := r.Header.Get(protocol.HeaderSessionID); id != "" {
-		s := h.sessionOf(r)
+		s := h.sessionOf(r, a)
 		if s == nil {
 			rpcError(w, http.StatusNotFound, jsonrpc.CodeInvalidRequest, "unknown or expired session: initialize again")
 			return
 		}
-		h.toSession(w, r, s, env, line)
+		h.toSession(w, r, a, s, env, line)
 		return
 	}
 	if env.Method == "initialize" && !protocol.IsStateless(r.Header.Get(protocol.HeaderProtocolVersion)) &&
 		!protocol.IsStateless(rawjson.MetaString(env.Params, protocol.MetaProtocolVersion)) {
-		s, refused := h.addSession(clientAddr(r), callerOf(r))
+		s, refused := h.addSession(clientAddr(r), a.caller)
 		if s == nil {
 			rpcError(w, http.StatusServiceUnavailable, jsonrpc.CodeInternalError, refused)
 			return
 		}
 		h.logger.Info("session opened", "session", s.id)
 		w.Header().Set(protocol.HeaderSessionID, s.id)
-		h.toSession(w, r, s, env, line)
+		h.toSession(w, r, a, s, env, line)
 		return
 	}
 	if !env.IsRequest() {
@@ -55,7 +55,7 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if env.Method == protocol.MethodDiscover || env.Method == "initialize" || protocol.IsStateless(rawjson.MetaString(env.Params, protocol.MetaProtocolVersion)) {
-		h.stateless(w, r, env, line)
+		h.stateless(w, r, a, env, line)
 		return
 	}
 	rpcError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "no "+protocol.HeaderSessionID+" header: send initialize first (or, at "+protocol.Stateless+", the revision's _meta)")
@@ -135,11 +135,11 @@ func invalidRequest(msg []byte) string {
 // per client.
 func clientAddr(r *http.Request) string { return hostPart(r.RemoteAddr) }
 
-// toSession passes a message to a session: a request's answer comes back
-// on this exchange; a notification or a response gets 202.
-func (h *Handler) toSession(w http.ResponseWriter, r *http.Request, s *session, env jsonrpc.Envelope, line []byte) {
+// toSession passes a message of a's to a session: a request's answer
+// comes back on this exchange; a notification or a response gets 202.
+func (h *Handler) toSession(w http.ResponseWriter, r *http.Request, a admitted, s *session, env jsonrpc.Envelope, line []byte) {
 	s.touch()
-	s.noteToken(r)
+	s.noteToken(a)
 	if v := r.Header.Get(protocol.HeaderProtocolVersion); v != "" && !protocol.Known(v) {
 		rpcError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, fmt.Sprintf("unsupported %s %q", protocol.HeaderProtocolVersion, v))
 		return
@@ -298,13 +298,13 @@ func writeResponse(w http.ResponseWriter, s *session, msg []byte) {
 
 // get opens the session's standalone stream, or resumes a stream from
 // the event a Last-Event-ID names.
-func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) get(w http.ResponseWriter, r *http.Request, a admitted) {
 	id := r.Header.Get(protocol.HeaderSessionID)
 	if id == "" {
 		http.Error(w, "no standalone stream without a session: the stateless revision has none", http.StatusMethodNotAllowed)
 		return
 	}
-	s := h.sessionOf(r)
+	s := h.sessionOf(r, a)
 	if s == nil {
 		rpcError(w, http.StatusNotFound, jsonrpc.CodeInvalidRequest, "unknown or expired session: initialize again")
 		return
@@ -338,8 +338,8 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 }
 
 // delete ends a session at the client's request.
-func (h *Handler) delete(w http.ResponseWriter, r *http.Request) {
-	s := h.sessionOf(r)
+func (h *Handler) delete(w http.ResponseWriter, r *http.Request, a admitted) {
+	s := h.sessionOf(r, a)
 	if s == nil {
 		rpcError(w, http.StatusNotFound, jsonrpc.CodeInvalidRequest, "unknown or expired session")
 		return

@@ -35,14 +35,17 @@ import (
 // request whose body was not read to its end (too slow, too large, or of
 // no use to its handler): net/http would read the rest with no deadline,
 // and a client that never sends it would hold the connection forever.
-func (h *Handler) guard(next http.Handler) http.Handler {
+//
+// What it established of an admitted request (admitted) is handed to next
+// as a value.
+func (h *Handler) guard(next route) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		admitted := false
+		passed := false
 		body := &bodyEnd{ReadCloser: r.Body}
 		if r.ContentLength != 0 {
 			w.Header().Set("Connection", "close") // removed below once admitted
 			defer func() {
-				if !admitted || !body.read.Load() { // what is left of the body fails at once, and the connection ends
+				if !passed || !body.read.Load() { // what is left of the body fails at once, and the connection ends
 					w.Header().Set("Connection", "close")
 					_ = http.NewResponseController(w).SetReadDeadline(time.Now())
 				}
@@ -60,16 +63,17 @@ func (h *Handler) guard(next http.Handler) http.Handler {
 		if origin != "" && slices.Contains(h.opts.AllowedOrigins, origin) {
 			cors(w, origin)
 		}
-		if r = h.authenticate(w, r); r == nil {
+		a, ok := h.authenticate(w, r)
+		if !ok {
 			return
 		}
 		w.Header().Del("Connection")
-		admitted = true
+		passed = true
 		if r.ContentLength != 0 {
 			r = r.WithContext(r.Context()) // a copy: net/http keeps its own Body
 			r.Body = body
 		}
-		next.ServeHTTP(w, r)
+		next(w, r, a)
 	})
 }
 

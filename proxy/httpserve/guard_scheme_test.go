@@ -10,7 +10,7 @@ import (
 // hosts that send "bearer <token>" are let in; another scheme is not.
 func TestGuardBearerSchemeCase(t *testing.T) {
 	h := &Handler{opts: Options{Path: "/mcp", Token: "secret", LoopbackOnly: true}.withDefaults()}
-	g := h.guard(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusTeapot) }))
+	g := h.guard(func(w http.ResponseWriter, _ *http.Request, _ admitted) { w.WriteHeader(http.StatusTeapot) })
 	for header, want := range map[string]int{
 		"bearer secret":  http.StatusTeapot,
 		"BEARER secret":  http.StatusTeapot,

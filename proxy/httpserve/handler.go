@@ -219,32 +219,63 @@ func newHandler(t *proxy.Trunk, attach attachFunc, opts Options) *Handler {
 	h.life, h.stopLife = context.WithCancel(context.Background())
 	h.root.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
 	h.root.HandleFunc("GET /readyz", h.readyz)
-	h.root.Handle("/", h.guard(h.routes))
+	h.root.Handle("/", h.guard(h.dispatch))
 	h.serveResourceMetadata()
-	h.routes.HandleFunc("POST "+opts.Path, h.post)
-	h.routes.HandleFunc("GET "+opts.Path, h.get)
-	h.routes.HandleFunc("DELETE "+opts.Path, h.delete)
+	h.routes.Handle("POST "+opts.Path, route(h.post))
+	h.routes.Handle("GET "+opts.Path, route(h.get))
+	h.routes.Handle("DELETE "+opts.Path, route(h.delete))
 	h.routes.HandleFunc("OPTIONS "+opts.Path, h.preflight)
-	h.routes.HandleFunc(opts.Path+"/p/{profile}", h.profiled)
+	h.routes.Handle(opts.Path+"/p/{profile}", route(h.profiled))
 	h.running.Add(1)
 	go h.janitor()
 	return h
 }
 
+// A route serves a request the guard admitted, given what the guard
+// established of it. Routes are kept in Handler.routes, for its patterns,
+// and reached through Handler.dispatch, which hands them the admission.
+type route func(w http.ResponseWriter, r *http.Request, a admitted)
+
+// ServeHTTP refuses: a route reached other than through the guard has no
+// admission, and a zero one would make its request nobody's.
+func (route) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
+	http.Error(w, "forbidden: the request was not admitted", http.StatusForbidden)
+}
+
+// dispatch serves an admitted request by what Handler.routes picks for
+// it: a route, handed a; the mux's own answers (404, 405) and the plain
+// handlers there (the preflight) as net/http would. An operators' route
+// (Handle) answers only an operator, and is then served by the mux (which
+// picks it again), so that its handler sees the pattern's path values.
+func (h *Handler) dispatch(w http.ResponseWriter, r *http.Request, a admitted) {
+	switch next, _ := h.routes.Handler(r); rt := next.(type) {
+	case route:
+		rt(w, r, a)
+	case operatorRoute:
+		if !h.operator(a) {
+			http.Error(w, "forbidden: this page is for the trunk's operators (trunk.policy.operators)", http.StatusForbidden)
+			return
+		}
+		h.routes.ServeHTTP(w, r)
+	default:
+		next.ServeHTTP(w, r)
+	}
+}
+
 // profiled serves a profile's endpoint as the trunk's own is served, the
-// profile riding in the request (callerOf); an unknown profile is 404.
-func (h *Handler) profiled(w http.ResponseWriter, r *http.Request) {
-	if !h.hasProfile(r.PathValue("profile")) {
+// profile riding in the caller (a); an unknown profile is 404.
+func (h *Handler) profiled(w http.ResponseWriter, r *http.Request, a admitted) {
+	if !h.hasProfile(a.caller.profile) {
 		http.NotFound(w, r)
 		return
 	}
 	switch r.Method {
 	case http.MethodPost:
-		h.post(w, r)
+		h.post(w, r, a)
 	case http.MethodGet:
-		h.get(w, r)
+		h.get(w, r, a)
 	case http.MethodDelete:
-		h.delete(w, r)
+		h.delete(w, r, a)
 	case http.MethodOptions:
 		h.preflight(w, r)
 	default:
@@ -259,23 +290,22 @@ func (h *Handler) profiled(w http.ResponseWriter, r *http.Request) {
 // (Options.Auth) it answers only operators: the static token, or a caller
 // Options.Operator admits; any other caller gets 403 naming
 // trunk.policy.operators. Without Auth the listener has one operator,
-// whoever the guard admits.
+// whoever the guard admits. handler sees the request as a ServeMux's
+// would, with pattern's path values.
 func (h *Handler) Handle(pattern string, handler http.Handler) {
-	h.routes.Handle(pattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !h.operator(r) {
-			http.Error(w, "forbidden: this page is for the trunk's operators (trunk.policy.operators)", http.StatusForbidden)
-			return
-		}
-		handler.ServeHTTP(w, r)
-	}))
+	h.routes.Handle(pattern, operatorRoute{handler})
 }
 
+// An operatorRoute is a handler Handle added: Handler.dispatch lets the
+// mux serve it only to an operator.
+type operatorRoute struct{ http.Handler }
+
 // operator reports whether an admitted request is an operator's (Handle).
-func (h *Handler) operator(r *http.Request) bool {
-	if h.opts.Auth == nil || (h.opts.Token != "" && h.hasToken(r)) {
+func (h *Handler) operator(a admitted) bool {
+	if h.opts.Auth == nil || a.staticToken {
 		return true
 	}
-	c := callerOf(r)
+	c := a.caller
 	return c.subject != "" && h.opts.Operator != nil && h.opts.Operator(c.subject, c.claims)
 }
 

@@ -20,11 +20,12 @@ import (
 const paramHeaderPrefix = "Mcp-Param-"
 
 // paramHeaderMismatch checks a stateless tools/call's Mcp-Param-* headers
-// against its arguments, as the revision requires of the server: each
-// argument its tool mirrors in a header must come with that header, whose
-// value (literal, or =?base64?...?= decoded strictly) equals the
-// argument's. It returns what is wrong, or "".
-func (h *Handler) paramHeaderMismatch(r *http.Request, env jsonrpc.Envelope) string {
+// against its arguments, as the revision requires of the server, the
+// tool's schema as its caller c sees it: each argument its tool mirrors in
+// a header must come with that header, whose value (literal, or
+// =?base64?...?= decoded strictly) equals the argument's. It returns what
+// is wrong, or "".
+func (h *Handler) paramHeaderMismatch(r *http.Request, c caller, env jsonrpc.Envelope) string {
 	if env.Method != "tools/call" {
 		return ""
 	}
@@ -32,7 +33,6 @@ func (h *Handler) paramHeaderMismatch(r *http.Request, env jsonrpc.Envelope) str
 	if err != nil || name == "" {
 		return ""
 	}
-	c := callerOf(r)
 	client, _ := rawjson.StringField(rawjson.MetaValue(env.Params, protocol.MetaClientInfo), "name")
 	mirrored := h.trunk.ToolHeaderParams(name, client, &proxy.SessionOptions{Subject: c.subject, Claims: c.claims, Profile: c.profile})
 	if len(mirrored) == 0 {

@@ -275,8 +275,12 @@ func TestAcceptsType(t *testing.T) {
 // on the MCP endpoint, ?token= also on the other GET routes).
 func TestGuard(t *testing.T) {
 	h := &Handler{opts: Options{Path: "/mcp", Token: "secret", LoopbackOnly: true, AllowedOrigins: []string{"https://app.example"}}.withDefaults()}
-	ok := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusTeapot) })
-	g := h.guard(ok)
+	g := h.guard(func(w http.ResponseWriter, _ *http.Request, a admitted) {
+		if a.staticToken { // what the operators' routes admit by
+			w.Header().Set("Static-Token", "yes")
+		}
+		w.WriteHeader(http.StatusTeapot)
+	})
 	for _, tc := range []struct {
 		name, method, target, host string
 		header                     map[string]string
@@ -303,6 +307,9 @@ func TestGuard(t *testing.T) {
 		g.ServeHTTP(rec, req)
 		if rec.Code != tc.want {
 			t.Errorf("%s: HTTP %d, want %d (%s)", tc.name, rec.Code, tc.want, strings.TrimSpace(rec.Body.String()))
+		}
+		if byToken := tc.method != "OPTIONS"; rec.Code == http.StatusTeapot && (rec.Header().Get("Static-Token") == "yes") != byToken {
+			t.Errorf("%s: admitted with the static token: %q, want %v", tc.name, rec.Header().Get("Static-Token"), byToken)
 		}
 		if rec.Code == http.StatusUnauthorized && !strings.HasPrefix(rec.Header().Get("WWW-Authenticate"), "Bearer") {
 			t.Errorf("%s: 401 without WWW-Authenticate", tc.name)

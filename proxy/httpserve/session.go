@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
-	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -105,13 +104,14 @@ func (h *Handler) startSession(id, client string, c caller, perRequest bool) *se
 	return s
 }
 
-// noteToken keeps the access token r was admitted with: a client renews
-// its token during a long session, and exchanges need a current one. A
-// token other than the last one also carries the caller's current claims,
-// which the session's views are built from from now on (the subject and
-// the profile are the session's own: sessionOf saw to it).
-func (s *session) noteToken(r *http.Request) {
-	raw := rawTokenOf(r)
+// noteToken keeps the access token a request was admitted with (a): a
+// client renews its token during a long session, and exchanges need a
+// current one. A token other than the last one also carries the caller's
+// current claims, which the session's views are built from from now on
+// (the subject and the profile are the session's own: sessionOf saw to
+// it).
+func (s *session) noteToken(a admitted) {
+	raw := a.token
 	if raw == "" {
 		return
 	}
@@ -121,7 +121,7 @@ func (s *session) noteToken(r *http.Request) {
 	s.tokenMu.Lock() // the token and the claims kept are of one token
 	defer s.tokenMu.Unlock()
 	if old := s.token.Swap(&raw); old != nil && *old != raw && s.setClaims != nil {
-		s.setClaims(callerOf(r).claims)
+		s.setClaims(a.caller.claims)
 	}
 }
 

@@ -15,11 +15,11 @@ import (
 // probe): it gets a session of its own for as long as it is answered, so
 // that its progress, its log messages and, for a listen, its
 // notifications come back on this exchange and nowhere else. The client
-// going away cancels it.
-func (h *Handler) stateless(w http.ResponseWriter, r *http.Request, env jsonrpc.Envelope, line []byte) {
+// going away cancels it. a is who sent it.
+func (h *Handler) stateless(w http.ResponseWriter, r *http.Request, a admitted, env jsonrpc.Envelope, line []byte) {
 	msg := headerMismatch(r, env)
 	if msg == "" {
-		msg = h.paramHeaderMismatch(r, env)
+		msg = h.paramHeaderMismatch(r, a.caller, env)
 	}
 	if msg != "" {
 		rpcErrorID(w, http.StatusBadRequest, env.ID, protocol.CodeHeaderMismatch, msg)
@@ -46,8 +46,8 @@ func (h *Handler) stateless(w http.ResponseWriter, r *http.Request, env jsonrpc.
 		rpcError(w, http.StatusServiceUnavailable, jsonrpc.CodeInternalError, reasonShutdown)
 		return
 	}
-	s := h.startSession("", clientAddr(r), callerOf(r), true)
-	s.noteToken(r)
+	s := h.startSession("", clientAddr(r), a.caller, true)
+	s.noteToken(a)
 	h.perRequest[s] = struct{}{}
 	h.mu.Unlock()
 	defer func() {
