@@ -135,8 +135,9 @@ func invalidRequest(msg []byte) string {
 // per client.
 func clientAddr(r *http.Request) string { return hostPart(r.RemoteAddr) }
 
-// toSession passes a message of a's to a session: a request's answer
-// comes back on this exchange; a notification or a response gets 202.
+// toSession passes a message to a session (a: what its sender was
+// admitted as): a request's answer comes back on this exchange; a
+// notification or a response gets 202.
 func (h *Handler) toSession(w http.ResponseWriter, r *http.Request, a admitted, s *session, env jsonrpc.Envelope, line []byte) {
 	s.touch()
 	s.noteToken(a)

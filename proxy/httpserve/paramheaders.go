@@ -20,11 +20,10 @@ import (
 const paramHeaderPrefix = "Mcp-Param-"
 
 // paramHeaderMismatch checks a stateless tools/call's Mcp-Param-* headers
-// against its arguments, as the revision requires of the server, the
-// tool's schema as its caller c sees it: each argument its tool mirrors in
-// a header must come with that header, whose value (literal, or
-// =?base64?...?= decoded strictly) equals the argument's. It returns what
-// is wrong, or "".
+// against its arguments, as the revision requires of the server: each
+// argument its tool (the one its caller c sees) mirrors in a header must
+// come with that header, whose value (literal, or =?base64?...?= decoded
+// strictly) equals the argument's. It returns what is wrong, or "".
 func (h *Handler) paramHeaderMismatch(r *http.Request, c caller, env jsonrpc.Envelope) string {
 	if env.Method != "tools/call" {
 		return ""
