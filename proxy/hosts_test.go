@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/mcptrunk/mcptrunk/internal/config"
-
 	"github.com/mcptrunk/mcptrunk/internal/rawjson"
+	"github.com/mcptrunk/mcptrunk/internal/testkit"
 	"github.com/mcptrunk/mcptrunk/proxy/translate"
 )
 
@@ -86,27 +86,13 @@ func TestHostSetConcerned(t *testing.T) {
 	}
 }
 
-// labelSink is a jsonrpc.LabelWriter keeping each message with its label
-// ("-" for none).
-type labelSink chan [2]string
-
-func (s labelSink) WriteMessage(msg []byte) error {
-	s <- [2]string{"-", string(msg)}
-	return nil
-}
-
-func (s labelSink) WriteLabelled(msg []byte, label string) error {
-	s <- [2]string{label, string(msg)}
-	return nil
-}
-
 // What a session is sent for one of its host's calls reaches a downstream
 // that routes by it (RelatedStreams) with the call's id as its label, the
 // message untouched; any other session's downstream gets no label.
 func TestSessionLabelsWhatBelongsToACall(t *testing.T) {
 	tr := bareTrunk()
 	for _, related := range []bool{true, false} {
-		out := make(labelSink, 2)
+		out := make(testkit.LabelSink, 2)
 		s := tr.Attach(nil, out, &SessionOptions{ID: "s", RelatedStreams: related})
 		if err := s.notifyFor(`"a"`, "notifications/message", json.RawMessage(`{"level":"info","_meta":{"k":1}}`)); err != nil {
 			t.Fatal(err)

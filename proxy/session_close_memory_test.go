@@ -11,13 +11,14 @@ import (
 
 	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
+	"github.com/mcptrunk/mcptrunk/internal/testkit"
 	"github.com/mcptrunk/mcptrunk/internal/testkit/memserver"
 	"github.com/mcptrunk/mcptrunk/upstream"
 )
 
-// next returns the first message kept that contains want, skipping
+// nextKept returns the first message s kept that contains want, skipping
 // others, without waiting for one.
-func (s labelSink) next(t *testing.T, want string) string {
+func nextKept(t *testing.T, s testkit.LabelSink, want string) string {
 	t.Helper()
 	for {
 		select {
@@ -49,7 +50,7 @@ func TestSessionCloseWaitsForItsHandlers(t *testing.T) {
 	t.Cleanup(func() { _ = tr.Close(context.Background()) })
 	leaks := goleak.IgnoreCurrent()
 
-	out := make(labelSink, 64)
+	out := make(testkit.LabelSink, 64)
 	s := tr.Attach(nil, out, &SessionOptions{ID: "s1"})
 	ran := make(chan error, 1)
 	go func() { ran <- s.Run(context.Background()) }()
@@ -71,7 +72,7 @@ func TestSessionCloseWaitsForItsHandlers(t *testing.T) {
 	<-entered
 
 	s.Close()
-	if got := out.next(t, `"id":"call"`); !strings.Contains(got, `"error"`) && !strings.Contains(got, `"isError":true`) {
+	if got := nextKept(t, out, `"id":"call"`); !strings.Contains(got, `"error"`) && !strings.Contains(got, `"isError":true`) {
 		t.Errorf("the answer of the call Close cancelled: %s", got)
 	}
 	if err := s.Deliver([]byte(`{"jsonrpc":"2.0","id":"late","method":"ping"}`)); !errors.Is(err, jsonrpc.ErrClosed) {

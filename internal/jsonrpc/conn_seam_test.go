@@ -10,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/mcptrunk/mcptrunk/internal/testkit"
 )
 
 // msgFeed is a MessageReader of the messages a test sends on it; closing
@@ -263,25 +265,11 @@ func TestCloseLeavesAnUnclosableReadAndDispatchesNothingAfter(t *testing.T) {
 	}
 }
 
-// labelSink is a LabelWriter keeping each message with its label ("-" for
-// none).
-type labelSink chan [2]string
-
-func (s labelSink) WriteMessage(msg []byte) error {
-	s <- [2]string{"-", string(msg)}
-	return nil
-}
-
-func (s labelSink) WriteLabelled(msg []byte, label string) error {
-	s <- [2]string{label, string(msg)}
-	return nil
-}
-
 // A writer that takes labels gets NotifyFor's and CallFor's with their
 // message, untouched; every other message comes without one.
 func TestLabelsReachALabelWriter(t *testing.T) {
 	leakCheck(t)
-	out := make(labelSink, 4)
+	out := make(testkit.LabelSink, 4)
 	conn := NewConn(nil, out, handlerFuncs{}, nil)
 	t.Cleanup(func() { _ = conn.Close() })
 	if err := conn.NotifyFor("call-7", "notifications/message", json.RawMessage(`{"level":"info"}`)); err != nil {
