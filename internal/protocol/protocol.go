@@ -11,7 +11,6 @@ package protocol
 const (
 	Revision2025 = "2025-11-25"
 	Stateless    = "2026-07-28"
-	Legacy       = Revision2025 // the old name, until every package has moved
 )
 
 // Version is the revision mcptrunk asks for in an initialize request.
