@@ -150,7 +150,7 @@ func TestExtensionsStateless(t *testing.T) {
 
 // A 2025-era host: the extensions it declares at initialize reach the
 // servers as declared.
-func TestExtensionsLegacy(t *testing.T) {
+func TestExtensions2025(t *testing.T) {
 	h := serveExt(t, map[string]string{"a": ""})
 	h.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":` + hostCaps + `,"clientInfo":{"name":"t","version":"1"}}}`)
 	h.answer("1")

@@ -19,16 +19,16 @@ func bareTrunk() *Trunk {
 	return tr
 }
 
-// legacySession is a 2025-era session that declared caps, of a caller
+// session2025 is a 2025-era session that declared caps, of a caller
 // without identity.
-func legacySession(t *Trunk, caps ...string) *Session {
+func session2025(t *Trunk, caps ...string) *Session {
 	s := &Session{trunk: t}
 	s.SetClaims(nil)
 	hr := hostRequest{HostRequest: translate.HostRequest{Version: "2025-11-25", Caps: map[string]json.RawMessage{}}, session: s}
 	for _, c := range caps {
 		hr.Caps[c] = json.RawMessage(`{}`)
 	}
-	s.legacy.Store(&hr)
+	s.init2025.Store(&hr)
 	return s
 }
 
@@ -40,7 +40,7 @@ func legacySession(t *Trunk, caps ...string) *Session {
 // is the one host.
 func TestHostSetConcerned(t *testing.T) {
 	tr := bareTrunk()
-	a, b := legacySession(tr), legacySession(tr, "sampling")
+	a, b := session2025(tr), session2025(tr, "sampling")
 	tr.hosts.add(a)
 	if got, _, _ := tr.hosts.concerned("x", nil, nil); got != a {
 		t.Errorf("sharing off, one host: %p, want it", got)
@@ -114,7 +114,7 @@ func TestSessionLabelsWhatBelongsToACall(t *testing.T) {
 // release; with sharing off, params are untouched.
 func TestHostSetProgress(t *testing.T) {
 	tr := bareTrunk()
-	a, b := legacySession(tr), legacySession(tr)
+	a, b := session2025(tr), session2025(tr)
 	params := json.RawMessage(`{"name":"x","_meta":{"progressToken":"same"}}`)
 	if out, _ := tr.hosts.claimProgress(a, params); string(out) != string(params) {
 		t.Errorf("sharing off: %s", out)
@@ -149,7 +149,7 @@ func TestHostSetProgress(t *testing.T) {
 func TestWantsLog(t *testing.T) {
 	tr := bareTrunk()
 	tr.hosts.shared.Store(true)
-	s := legacySession(tr)
+	s := session2025(tr)
 	if !s.wantsLog("x", "debug") {
 		t.Error("no level: want every message")
 	}

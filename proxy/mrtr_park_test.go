@@ -13,31 +13,31 @@ import (
 	"github.com/mcptrunk/mcptrunk/internal/testkit/memserver"
 )
 
-// TestParkedExchangesLeaveNothing: a stateless host's calls to a legacy
+// TestParkedExchangesLeaveNothing: a stateless host's calls to a 2025
 // upstream that asks for input, one abandoned (never retried), one retried
 // without the answer, and one still waiting when the trunk shuts down,
 // leave no exchange, no parked request and no goroutine behind.
 func TestParkedExchangesLeaveNothing(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	legacy := &memserver.Server{Tools: []json.RawMessage{memserver.Tool("test_elicitation", "asks the client")}}
-	legacy.Handle = func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	srv2025 := &memserver.Server{Tools: []json.RawMessage{memserver.Tool("test_elicitation", "asks the client")}}
+	srv2025.Handle = func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 		if method != "tools/call" {
 			return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "no %s", method)
 		}
-		answer, err := legacy.Conn().Call(ctx, "elicitation/create", json.RawMessage(`{"message":"m","requestedSchema":{"type":"object","properties":{}}}`))
+		answer, err := srv2025.Conn().Call(ctx, "elicitation/create", json.RawMessage(`{"message":"m","requestedSchema":{"type":"object","properties":{}}}`))
 		if err != nil {
 			return nil, err
 		}
 		return memserver.Text("elicited: " + string(answer)), nil
 	}
-	tr, mh := memTrunk(t, memserver.Set{"legacy": legacy}, map[string]map[string]any{
-		"legacy": {"timeouts": map[string]string{"call": "2s"}},
+	tr, mh := memTrunk(t, memserver.Set{"rev2025": srv2025}, map[string]map[string]any{
+		"rev2025": {"timeouts": map[string]string{"call": "2s"}},
 	}, nil, nil)
 	h := mh.pipeHost
 	answer := h.answer
 	send := h.send
 	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}`
-	const call = `"method":"tools/call","params":{"name":"mcp__legacy__test_elicitation","arguments":{"message":"m"},` + meta + `}}`
+	const call = `"method":"tools/call","params":{"name":"mcp__rev2025__test_elicitation","arguments":{"message":"m"},` + meta + `}}`
 
 	send(`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{` + meta + `}}`)
 	answer("1")
@@ -62,7 +62,7 @@ func TestParkedExchangesLeaveNothing(t *testing.T) {
 	if err := json.Unmarshal(res["result"], &ir); err != nil || ir.RequestState == nil {
 		t.Fatalf("second call: %s", res["result"])
 	}
-	send(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"mcp__legacy__test_elicitation","arguments":{"message":"m"},"requestState":` + mustQuote(*ir.RequestState) + `,` + meta + `}}`)
+	send(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"mcp__rev2025__test_elicitation","arguments":{"message":"m"},"requestState":` + mustQuote(*ir.RequestState) + `,` + meta + `}}`)
 	if res := answer("4"); !strings.Contains(string(res["result"]), "no answer to input request") && !strings.Contains(string(res["error"]), "no answer to input request") {
 		t.Errorf("a retry without the answer: %s %s", res["result"], res["error"])
 	}
@@ -72,7 +72,7 @@ func TestParkedExchangesLeaveNothing(t *testing.T) {
 	// down (a state the trunk did not issue changes nothing about it).
 	send(`{"jsonrpc":"2.0","id":5,` + call)
 	answer("5")
-	send(`{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"mcp__legacy__test_elicitation","arguments":{"message":"m"},"requestState":"mcptrunk1.x",` + meta + `}}`)
+	send(`{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"mcp__rev2025__test_elicitation","arguments":{"message":"m"},"requestState":"mcptrunk1.x",` + meta + `}}`)
 	if res := answer("6"); !strings.Contains(string(res["error"]), "requestState") {
 		t.Errorf("a state in the trunk's form it did not issue: %s %s", res["result"], res["error"])
 	}

@@ -78,7 +78,7 @@ func (t *Trunk) initPools() {
 // capabilities, their notifications and requests go to s alone.
 func (t *Trunk) sessionFleet(s *Session) func() *upstream.Fleet {
 	return func() *upstream.Fleet {
-		return t.ownFleet(s.logger, *s.legacyHost(), func(server, method string, params json.RawMessage) {
+		return t.ownFleet(s.logger, *s.host2025(), func(server, method string, params json.RawMessage) {
 			t.toSession(s, t.ownCall(s, server), server, method, t.exportNotification(server, method, params))
 		}, func(ctx context.Context, server, method string, params json.RawMessage) (json.RawMessage, error) {
 			return t.askSession(ctx, s, t.ownCall(s, server), server, method, tasks.Relate(params, t.sessionTaskIDs(s, server)))
@@ -94,7 +94,7 @@ func (t *Trunk) callerFleet(first *Session) func() *upstream.Fleet {
 	return func() *upstream.Fleet {
 		subject := first.subject
 		mine := func(s *Session) bool { return s.subject == subject }
-		return t.ownFleet(t.logger.With("subject", subject), *first.legacyHost(), func(server, method string, params json.RawMessage) {
+		return t.ownFleet(t.logger.With("subject", subject), *first.host2025(), func(server, method string, params json.RawMessage) {
 			params = t.exportNotification(server, method, params)
 			switch method {
 			case "notifications/progress":
@@ -154,7 +154,7 @@ func (t *Trunk) ownFleet(logger *slog.Logger, hr hostRequest, notify func(server
 		Capabilities:    hr.ForwardedCaps(),
 		Restart:         t.restart,
 		Dial:            t.dial,
-		PreferLegacy:    !protocol.IsStateless(hr.Version),
+		Prefer2025:      !protocol.IsStateless(hr.Version),
 		Authorization:   authz,
 		Events: upstream.Events{
 			Changed:      func(string) {}, // the catalog is the shared instance's

@@ -29,9 +29,9 @@ func (t *Trunk) callUpstream(ctx context.Context, rq request, c *upstream.Client
 		}
 		return translate.Fulfil(ctx, up, hr.HostRequest, ask, method, params)
 	}
-	// The same revision on both sides: as sent. (A legacy server may still
+	// The same revision on both sides: as sent. (A 2025 server may still
 	// answer input_required, as go-sdk's does for a second round, and a
-	// legacy client retry with inputResponses and requestState: both pass.)
+	// 2025 client retry with inputResponses and requestState: both pass.)
 	return up.Call(ctx, method, params)
 }
 
@@ -44,5 +44,5 @@ func (t *Trunk) HandleOneShot(ctx context.Context, method string, params json.Ra
 	if err != nil {
 		return nil, err
 	}
-	return translate.LegacyResult(res), nil
+	return translate.Result2025(res), nil
 }

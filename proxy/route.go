@@ -20,7 +20,7 @@ import (
 )
 
 // Handle answers one request that concerns the upstreams and comes from no
-// host connection (the trunk's own, the one-shot commands'): a legacy
+// host connection (the trunk's own, the one-shot commands'): a 2025
 // request with no capabilities and no session (handle).
 func (t *Trunk) Handle(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	return t.handle(ctx, hostRequest{}, method, params)

@@ -20,7 +20,7 @@ import (
 // the whole round trip, including the host's pipe reader (one string per
 // line it reads), so the trunk's share is allocs/op minus that one.
 func BenchmarkForwardedCall(b *testing.B) {
-	for _, rev := range []string{protocol.Legacy, protocol.Stateless} {
+	for _, rev := range []string{protocol.Revision2025, protocol.Stateless} {
 		b.Run("revision="+rev, func(b *testing.B) { benchmarkForwardedCall(b, rev) })
 	}
 }
@@ -40,7 +40,7 @@ func benchmarkForwardedCall(b *testing.B, revision string) {
 		meta = `,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"sampling":{},"elicitation":{}},"io.modelcontextprotocol/clientInfo":{"name":"bench-host","version":"1.0.0"}}`
 	}
 	_, h := memTrunk(b, memserver.Set{"s": srv}, specs, nil, nil)
-	if revision == protocol.Legacy {
+	if revision == protocol.Revision2025 {
 		h.initialize(`{}`)
 	}
 	if res, errObj := h.call("tools/list", `{"x":0`+meta+`}`); !strings.Contains(string(res), "mcp__s__echo") {

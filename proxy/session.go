@@ -54,10 +54,10 @@ type Session struct {
 	subsMu      sync.Mutex
 	subs        map[string]bool // shared mode: the namespaced URIs this session subscribed to
 
-	// legacy is what a 2025-era host said at initialize: the facts of each
+	// init2025 is what a 2025 host said at initialize: the facts of each
 	// of its requests (theirs come in no request). nil before initialize.
-	legacy atomic.Pointer[hostRequest]
-	client atomic.Value // string: the clientInfo name of a 2025-era host's initialize
+	init2025 atomic.Pointer[hostRequest]
+	client   atomic.Value // string: the clientInfo name of a 2025 host's initialize
 	// nameBudget is the name budget of the host's names (fitNames): 0
 	// for the config's.
 	nameBudget atomic.Int32
@@ -65,7 +65,7 @@ type Session struct {
 	// revision: its notifications then go through its listens.
 	stateless atomic.Bool
 	levelMu   sync.Mutex
-	level     string // the last _meta logLevel of a stateless request; in shared mode also a legacy host's setLevel
+	level     string // the last _meta logLevel of a stateless request; in shared mode also a 2025 host's setLevel
 
 	// Progress for the requests upstreams send the host (sampling,
 	// elicitation, roots): each progressToken is replaced with one the trunk
@@ -267,7 +267,7 @@ func (s *Session) HandleRequest(ctx context.Context, req jsonrpc.Request) (json.
 	}
 	revision, client := meta.Version, meta.ClientName()
 	if revision == "" {
-		revision, client = s.legacyHost().Version, s.legacyClient()
+		revision, client = s.host2025().Version, s.client2025()
 	}
 	return s.observe(ctx, req, revision, client, func(ctx context.Context) (json.RawMessage, error) {
 		return s.handle(ctx, meta, req)
@@ -280,10 +280,10 @@ func (s *Session) handle(ctx context.Context, meta translate.RequestMeta, req js
 		return s.handleStateless(ctx, meta, req)
 	}
 	method, params := req.Method, req.Params
-	hr := *s.legacyHost()
+	hr := *s.host2025()
 	hr.id = req.ID
 	if method == protocol.MethodDiscover {
-		// A probe at a legacy revision, or with no _meta: the answer lists
+		// A probe at a 2025 revision, or with no _meta: the answer lists
 		// the revisions, and the host falls back to initialize.
 		if meta.Version != "" {
 			hr.HostRequest = translate.HostRequest{Version: meta.Version, Caps: meta.Caps}
@@ -302,7 +302,7 @@ func (s *Session) handle(ctx context.Context, meta translate.RequestMeta, req js
 	if err != nil {
 		return nil, err
 	}
-	return translate.LegacyResult(res), nil
+	return translate.Result2025(res), nil
 }
 
 // handleStateless answers a request at the stateless revision. There is no
@@ -358,15 +358,15 @@ func (t *Trunk) hostBudget(client string) int {
 	return naming.HostBudget(client)
 }
 
-// legacyClient is the clientInfo name a 2025-era host gave ("" before).
-func (s *Session) legacyClient() string {
+// client2025 is the clientInfo name a 2025 host gave ("" before).
+func (s *Session) client2025() string {
 	name, _ := s.client.Load().(string)
 	return name
 }
 
-// legacyHost is the facts of a 2025-era host's requests (shared: read only).
-func (s *Session) legacyHost() *hostRequest {
-	if hr := s.legacy.Load(); hr != nil {
+// host2025 is the facts of a 2025 host's requests (shared: read only).
+func (s *Session) host2025() *hostRequest {
+	if hr := s.init2025.Load(); hr != nil {
 		return hr
 	}
 	return &hostRequest{session: s}
@@ -467,7 +467,7 @@ func (s *Session) Call(ctx context.Context, method string, params json.RawMessag
 // callFor is Call for a request that belongs to the host's request call
 // (see notifyFor).
 func (s *Session) callFor(ctx context.Context, call, method string, params json.RawMessage) (json.RawMessage, error) {
-	if s.stateless.Load() && s.legacy.Load() == nil {
+	if s.stateless.Load() && s.init2025.Load() == nil {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method %q: the host speaks %s, where a server can ask the client only inside the result of a call", method, protocol.Stateless)
 	}
 	if s.perRequest {
@@ -520,7 +520,7 @@ func (s *Session) initialize(ctx context.Context, params json.RawMessage) (json.
 	}
 	s.logger.Info("host connected", "client", logkey.Clip(host.ClientName), "clientVersion", logkey.Clip(host.ClientVersion), "protocol", host.Version)
 	hr := hostRequest{HostRequest: host.HostRequest, session: s}
-	s.legacy.Store(&hr)
+	s.init2025.Store(&hr)
 	s.client.Store(host.ClientName)
 	s.fitNames(host.ClientName)
 	s.trunk.Start(hr.ForwardedCaps(), hr.Version)

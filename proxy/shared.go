@@ -136,7 +136,7 @@ func (t *Trunk) applySharedLevel(ctx context.Context) error {
 // upstream one. A server of the session's own is subscribed directly.
 func (s *Session) subscribe(ctx context.Context, uri string) error {
 	if s.trunk.perSessionURI(uri) {
-		_, err := s.trunk.handle(ctx, *s.legacyHost(), "resources/subscribe", translate.URIParams(uri))
+		_, err := s.trunk.handle(ctx, *s.host2025(), "resources/subscribe", translate.URIParams(uri))
 		return err
 	}
 	s.subsMu.Lock()
@@ -149,7 +149,7 @@ func (s *Session) subscribe(ctx context.Context, uri string) error {
 	}
 	s.subs[uri] = true
 	s.subsMu.Unlock()
-	if err := s.trunk.acquireSubscription(ctx, *s.legacyHost(), uri); err != nil {
+	if err := s.trunk.acquireSubscription(ctx, *s.host2025(), uri); err != nil {
 		s.subsMu.Lock()
 		delete(s.subs, uri)
 		s.subsMu.Unlock()
@@ -160,7 +160,7 @@ func (s *Session) subscribe(ctx context.Context, uri string) error {
 
 func (s *Session) unsubscribe(ctx context.Context, uri string) error {
 	if s.trunk.perSessionURI(uri) {
-		_, err := s.trunk.handle(ctx, *s.legacyHost(), "resources/unsubscribe", translate.URIParams(uri))
+		_, err := s.trunk.handle(ctx, *s.host2025(), "resources/unsubscribe", translate.URIParams(uri))
 		return err
 	}
 	s.subsMu.Lock()

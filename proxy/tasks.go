@@ -155,7 +155,7 @@ func (t *Trunk) driveTask(ctx context.Context, rq request, c *upstream.Client, h
 			}
 			res, err := t.callUpstream(ctx, sent, c, "tools/call", params)
 			// driven: the trunk runs it (not the host's own task, translated)
-			t.taskLog.Created(ctx, c.Name(), res, how == tasks.AsLegacyTask || how == tasks.AsExtensionTask)
+			t.taskLog.Created(ctx, c.Name(), res, how == tasks.AsTask2025 || how == tasks.AsExtensionTask)
 			return res, err
 		},
 		Park: func(ctx context.Context, task func(context.Context, translate.AskHost) (json.RawMessage, error)) (json.RawMessage, error) {

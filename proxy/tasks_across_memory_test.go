@@ -24,7 +24,7 @@ import (
 // names the task, and answers the result with its URIs exported and the
 // host's task id; the task's status reaches the host as notifications;
 // tasks/cancel cancels it at the server.
-func TestTasksAcrossLegacyHost(t *testing.T) {
+func TestTasksAcrossHost2025(t *testing.T) {
 	srv, got := taskServerV2()
 	_, h := memTrunk(t, memserver.Set{"v2": srv}, map[string]map[string]any{"v2": {"protocolVersion": "2026-07-28"}}, nil, nil)
 	h.answer = func(method string, params json.RawMessage) string { return `{"action":"accept","content":{}}` }
@@ -115,10 +115,10 @@ func TestTasksAcrossLegacyHost(t *testing.T) {
 	}
 }
 
-// legacyTaskServer is a 2025-11-25 server whose tool job takes a task:
+// taskServer2025 is a 2025-11-25 server whose tool job takes a task:
 // the task is working until done is set, then completed with a resource
 // link (tasks/result); got records each tasks request's params.
-func legacyTaskServer() (srv *memserver.Server, finish func(), got func(string) []string) {
+func taskServer2025() (srv *memserver.Server, finish func(), got func(string) []string) {
 	var (
 		mu    sync.Mutex
 		done  bool
@@ -173,7 +173,7 @@ func legacyTaskServer() (srv *memserver.Server, finish func(), got func(string) 
 // (-32602); tasks/cancel cancels it at the server and answers the empty
 // ack.
 func TestTasksAcrossExtensionHost(t *testing.T) {
-	srv, finish, got := legacyTaskServer()
+	srv, finish, got := taskServer2025()
 	_, h := memTrunk(t, memserver.Set{"v1": srv}, nil, nil, nil)
 	withTasks := statelessMeta(`{"extensions":{"` + tasks.Extension + `":{}}}`)
 	if disc, errObj := h.call("server/discover", `{`+withTasks+`}`); !strings.Contains(string(disc), `"`+tasks.Extension+`"`) {

@@ -69,7 +69,7 @@ func askingTaskServer() (*memserver.Server, func(method string) []string) {
 // tool whose task asks for input: the host gets a real elicitation/create,
 // its answer reaches the server in tasks/update under the server's key,
 // and the host's call gets the task's result.
-func TestTasksFollowedInputLegacyHost(t *testing.T) {
+func TestTasksFollowedInputHost2025(t *testing.T) {
 	srv, got := askingTaskServer()
 	_, h := memTrunk(t, memserver.Set{"v2": srv}, map[string]map[string]any{"v2": {"protocolVersion": "2026-07-28"}}, nil, nil)
 	h.answer = func(method string, params json.RawMessage) string {

@@ -172,7 +172,7 @@ func testProgressDuringTask(t *testing.T, revision string) {
 }
 
 // A 2025-11-25 server's task the trunk drives for the host (drive.go).
-func TestTasksDrivenProgress(t *testing.T) { testProgressDuringTask(t, protocol.Legacy) }
+func TestTasksDrivenProgress(t *testing.T) { testProgressDuringTask(t, protocol.Revision2025) }
 
 // A 2026-07-28 server's task the trunk follows for the host (follow.go).
 func TestTasksFollowedProgress(t *testing.T) { testProgressDuringTask(t, protocol.Stateless) }
@@ -183,8 +183,8 @@ func TestTasksFollowedProgress(t *testing.T) { testProgressDuringTask(t, protoco
 // the token of the call it belongs to, before that call's answer. Two
 // calls run at once, with their own tokens.
 func TestTasksDrivenProgressStatelessHost(t *testing.T) {
-	srv, tokens := progressTaskServer(protocol.Legacy)
-	_, h := memTrunk(t, memserver.Set{"up": srv}, map[string]map[string]any{"up": {"protocolVersion": protocol.Legacy}}, nil, nil)
+	srv, tokens := progressTaskServer(protocol.Revision2025)
+	_, h := memTrunk(t, memserver.Set{"up": srv}, map[string]map[string]any{"up": {"protocolVersion": protocol.Revision2025}}, nil, nil)
 	meta := func(token string) string {
 		return `"_meta":{"progressToken":"` + token + `","io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
 	}

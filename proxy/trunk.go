@@ -96,7 +96,7 @@ type Trunk struct {
 	toResync     *relay.Resync      // what upstreams must be told again after a restart
 	hosts        *hostSet           // the host sessions attached (hosts.go)
 	subs         relay.Shares       // shares of upstream resource subscriptions (shared.go)
-	parked       *translate.Parking // stateless hosts' calls to legacy upstreams, between rounds
+	parked       *translate.Parking // stateless hosts' calls to 2025 upstreams, between rounds
 	taskIDs      *translate.TaskIDs // the ids of the servers' tasks as hosts get them (tasks.go)
 	taskLog      *tasks.Ledger      // the tasks running, for status and observers (tasks.go)
 	kept         *keptResults       // the wholes of tool results cut to their budget (kept.go)
@@ -199,8 +199,8 @@ func (t *Trunk) SignIn() *signin.Manager { return t.signIn }
 // Start starts every configured upstream in the background, announcing
 // clientCaps (the host's capabilities, filtered) to them. hostRevision is
 // the revision the host speaks ("" when there is no host, as for the
-// one-shot commands): with a legacy host, servers that speak both
-// revisions are spoken to at the legacy one (upstream.Options.PreferLegacy).
+// one-shot commands): with a 2025 host, servers that speak both
+// revisions are spoken to at the 2025 one (upstream.Options.Prefer2025).
 // Only the first call does anything.
 func (t *Trunk) Start(clientCaps json.RawMessage, hostRevision string) {
 	t.startOnce.Do(func() {
@@ -213,7 +213,7 @@ func (t *Trunk) Start(clientCaps json.RawMessage, hostRevision string) {
 			Capabilities:    clientCaps,
 			Restart:         t.restart,
 			Dial:            t.dial,
-			PreferLegacy:    hostRevision != "" && !protocol.IsStateless(hostRevision),
+			Prefer2025:      hostRevision != "" && !protocol.IsStateless(hostRevision),
 			Authorization:   t.creds.Catalog,
 			Events: upstream.Events{
 				Changed:      t.serverChanged,

@@ -58,7 +58,7 @@ func sleepingTrunk(t *testing.T, servers map[string]sleeper) *Trunk {
 			Resources: sleeperItems("uri", spec.Name, s.resources), Templates: sleeperItems("uriTemplate", spec.Name, s.templates),
 		}
 		// The key the Fleet looks the entry up by, for a trunk with no host
-		// yet (no legacy revision preferred).
+		// yet (no 2025 revision preferred).
 		if err := store.Save(spec.Name, catalogcache.Key(spec, "preferLegacy=false"), e); err != nil {
 			t.Fatal(err)
 		}

@@ -7,11 +7,11 @@ import (
 )
 
 // CachedTools returns the names of the tools spec's server listed when its
-// catalog was last cached by a Fleet of the same PreferLegacy, and whether
+// catalog was last cached by a Fleet of the same Prefer2025, and whether
 // the cache held a usable entry: which server owns a name, known without
 // starting any (mcptrunk call). dir "" is catalogcache.DefaultDir. The entry
 // may be stale: finding no owner, a caller starts the servers to be sure.
-func CachedTools(dir string, spec config.Spec, preferLegacy bool) ([]string, bool) {
+func CachedTools(dir string, spec config.Spec, prefer2025 bool) ([]string, bool) {
 	if dir == "" {
 		var err error
 		if dir, err = catalogcache.DefaultDir(); err != nil {
@@ -22,7 +22,7 @@ func CachedTools(dir string, spec config.Spec, preferLegacy bool) ([]string, boo
 	if err != nil {
 		return nil, false
 	}
-	e, err := catalogcache.Open(dir).Load(id, specKey(spec, preferLegacy))
+	e, err := catalogcache.Open(dir).Load(id, specKey(spec, prefer2025))
 	if err != nil {
 		return nil, false
 	}

@@ -57,7 +57,7 @@ type clientOptions struct {
 	version       string
 	capabilities  json.RawMessage
 	restart       RestartPolicy
-	preferLegacy  bool                                                              // see Options.PreferLegacy
+	prefer2025    bool                                                              // see Options.Prefer2025
 	cache         *catalogcache.Store                                               // nil: no cache directory (lazy servers start eagerly)
 	refresh       bool                                                              // see Options.RefreshCache
 	dial          Dialer                                                            // see Options.Dial
@@ -127,7 +127,7 @@ func newClient(id string, spec config.Spec, opts clientOptions) *Client {
 		since:   time.Now(),
 		guard:   newGuard(id, spec),
 	}
-	c.cacheKey = specKey(spec, opts.preferLegacy)
+	c.cacheKey = specKey(spec, opts.prefer2025)
 	switch {
 	case spec.Disabled:
 		c.state = StateDisabled

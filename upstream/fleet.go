@@ -32,15 +32,15 @@ type Options struct {
 	// Restart is how servers that go away or fail to start are restarted;
 	// the zero value never restarts them.
 	Restart RestartPolicy
-	// PreferLegacy: the host speaks a revision before the stateless one.
+	// Prefer2025: the host speaks a revision before the stateless one.
 	// A server left to negotiate ("protocolVersion" unset) that offers both
-	// revisions is then spoken to at protocol.Legacy (initialize is tried
+	// revisions is then spoken to at protocol.Revision2025 (initialize is tried
 	// first, server/discover only when it is refused), so that it behaves
 	// for the host exactly as it would directly: its server-to-client
 	// requests, for one, exist only there. A server that offers only the
 	// stateless revision is still spoken to at it, and the trunk
 	// translates between the two.
-	PreferLegacy bool
+	Prefer2025 bool
 	// CacheDir is the catalog cache's directory (see catalogcache); ""
 	// means catalogcache.DefaultDir. Every server's catalog is cached after
 	// discovery; a lazy server is listed from it without being started.
@@ -111,7 +111,7 @@ func NewFleet(opts *Options) *Fleet {
 			events:        opts.Events,
 			version:       opts.Version,
 			capabilities:  opts.Capabilities,
-			preferLegacy:  opts.PreferLegacy,
+			prefer2025:    opts.Prefer2025,
 			restart:       opts.Restart,
 			cache:         cache,
 			refresh:       opts.RefreshCache,

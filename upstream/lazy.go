@@ -60,9 +60,10 @@ type lazyState struct {
 
 // specKey is a spec's key in the catalog cache. Which revision the trunk
 // prefers is part of it: a server of both revisions answers each with its
-// own handshake.
-func specKey(spec config.Spec, preferLegacy bool) string {
-	return catalogcache.Key(spec, fmt.Sprintf("preferLegacy=%v", preferLegacy))
+// own handshake. The text of that part is in every cache file's key: it
+// stays "preferLegacy" so that caches written before still match.
+func specKey(spec config.Spec, prefer2025 bool) string {
+	return catalogcache.Key(spec, fmt.Sprintf("preferLegacy=%v", prefer2025))
 }
 
 // fromCache puts a lazy server to sleep with its catalog from the cache,

@@ -69,8 +69,8 @@ func (w *wire) observe(ctx context.Context, method string, params json.RawMessag
 	return o(ctx, outgoing.Request{Server: w.c.id, Method: method, Params: params, Revision: revision, Transport: string(w.c.spec.Type)})
 }
 
-// legacyParams is stripMeta with the observer's _meta (extra) set.
-func (w *wire) legacyParams(params json.RawMessage, extra map[string]json.RawMessage) (json.RawMessage, error) {
+// params2025 is stripMeta with the observer's _meta (extra) set.
+func (w *wire) params2025(params json.RawMessage, extra map[string]json.RawMessage) (json.RawMessage, error) {
 	if len(extra) == 0 {
 		return w.stripMeta(params)
 	}

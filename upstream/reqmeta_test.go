@@ -65,19 +65,19 @@ func (o *recordingObserver) check(t *testing.T, server, revision string) {
 	}
 }
 
-// TestRequestMetaLegacy: at 2025-11-25 the observer hears of the request
+// TestRequestMeta2025: at 2025-11-25 the observer hears of the request
 // and its _meta keys replace the host's, the others passing.
-func TestRequestMetaLegacy(t *testing.T) {
+func TestRequestMeta2025(t *testing.T) {
 	h := newHarness(t)
-	c := startReady(t, h, h.host(nil), h.spec("legacy", modeNormal))
+	c := startReady(t, h, h.host(nil), h.spec("rev2025", modeNormal))
 	o := &recordingObserver{}
 	ctx := outgoing.WithObserver(ctxFor(t), o.observe)
 	if _, err := c.Call(ctx, "tools/call", json.RawMessage(strings.Replace(hostParams, "%q", `"echo"`, 1))); err != nil {
 		t.Fatal(err)
 	}
-	o.check(t, "legacy", c.Init().ProtocolVersion) // what the test server answers
+	o.check(t, "rev2025", c.Init().ProtocolVersion) // what the test server answers
 	var got json.RawMessage
-	for _, m := range h.received("legacy") {
+	for _, m := range h.received("rev2025") {
 		if m.Method == "tools/call" {
 			got = m.Params
 		}

@@ -17,11 +17,11 @@ import (
 // Which revision a connection speaks is settled at every connect, because a
 // restarted server may be a different build: with the config's
 // protocolVersion unset the Client asks with server/discover (the stateless
-// revision's handshake, which a legacy server answers with method-not-found
+// revision's handshake, which a 2025 server answers with method-not-found
 // or ignores) and falls back to initialize on the same connection.
 
 // discoverProbeMax bounds how long auto mode waits for a server/discover
-// answer before assuming a legacy server that ignores unknown methods. A
+// answer before assuming a 2025 server that ignores unknown methods. A
 // variable for tests.
 var discoverProbeMax = 5 * time.Second
 
@@ -45,13 +45,13 @@ func (c *Client) negotiate(ctx context.Context, w *wire) (_ InitResult, step str
 		init, err := c.initialize(ctx, w, pinned)
 		return init, "initialize", err
 	}
-	if pinned == "" && c.opts.preferLegacy {
-		// A legacy host: the legacy handshake first, so that a server of
+	if pinned == "" && c.opts.prefer2025 {
+		// A 2025 host: the 2025 handshake first, so that a server of
 		// both revisions behaves as it would for the host directly (a
 		// server that answered discover takes a later initialize for a
 		// duplicate). Only a server that refuses initialize is asked for
 		// discover.
-		init, err := c.initialize(ctx, w, protocol.Legacy)
+		init, err := c.initialize(ctx, w, protocol.Revision2025)
 		var rpcErr *jsonrpc.Error
 		if err == nil || !errors.As(err, &rpcErr) {
 			return init, "initialize", err
@@ -70,20 +70,20 @@ func (c *Client) negotiate(ctx context.Context, w *wire) (_ InitResult, step str
 	if err == nil {
 		return init, protocol.MethodDiscover, nil
 	}
-	if pinned != "" || !legacyAnswer(ctx, err) {
+	if pinned != "" || !answer2025(ctx, err) {
 		return InitResult{}, protocol.MethodDiscover, err
 	}
 	c.logger.Debug("no answer to server/discover at the stateless revision; trying initialize", logkey.Error, err)
-	init, err = c.initialize(ctx, w, protocol.Legacy)
+	init, err = c.initialize(ctx, w, protocol.Revision2025)
 	return init, "initialize", err
 }
 
-// legacyAnswer reports whether a failed discover means "a server of an
+// answer2025 reports whether a failed discover means "a server of an
 // older revision" rather than "no server": an error answer (method not
 // found, unsupported version, an HTTP status), a discover result without
 // the stateless revision, or no answer within the probe while the
 // connection lives.
-func legacyAnswer(ctx context.Context, err error) bool {
+func answer2025(ctx context.Context, err error) bool {
 	var rpcErr *jsonrpc.Error
 	var tooOld *notStatelessError
 	switch {
@@ -152,7 +152,7 @@ func parseDiscover(raw json.RawMessage) (InitResult, []string, error) {
 	return init, r.Supported, nil
 }
 
-// initialize runs the legacy handshake at version.
+// initialize runs the 2025 handshake at version.
 func (c *Client) initialize(ctx context.Context, w *wire, version string) (InitResult, error) {
 	if vs, ok := w.Transport.(versionSetter); ok {
 		vs.SetProtocolVersion("")

@@ -108,7 +108,7 @@ func TestStatefulStreamableHTTPFallsBack(t *testing.T) {
 		Name: "conf", Type: config.TransportHTTP, URL: url,
 		Timeouts: config.Timeouts{Connect: config.Duration(subprocWait), List: config.Duration(subprocWait), Call: config.Duration(subprocWait)},
 	})
-	if init := c.Init(); init.stateless() || init.ProtocolVersion != protocol.Legacy {
+	if init := c.Init(); init.stateless() || init.ProtocolVersion != protocol.Revision2025 {
 		t.Fatalf("Init: protocol %q", init.ProtocolVersion)
 	}
 	callJSON(t, ctxFor(t), c, "tools/call", `{"name":"test_simple_text","arguments":{}}`)
@@ -118,7 +118,7 @@ func TestStatefulStreamableHTTPFallsBack(t *testing.T) {
 		if r.method == http.MethodPost {
 			methods = append(methods, r.rpcMethod)
 		}
-		if r.rpcMethod == "tools/call" && r.header.Get(protocol.HeaderSessionID) != "" && r.header.Get(protocol.HeaderProtocolVersion) == protocol.Legacy {
+		if r.rpcMethod == "tools/call" && r.header.Get(protocol.HeaderSessionID) != "" && r.header.Get(protocol.HeaderProtocolVersion) == protocol.Revision2025 {
 			sessions++
 		}
 	}

@@ -245,15 +245,15 @@ func TestStatelessConformanceStdio(t *testing.T) {
 	}
 }
 
-func TestPinnedLegacyConformanceStdio(t *testing.T) {
+func TestPinned2025ConformanceStdio(t *testing.T) {
 	bin := conformanceServer(t)
 	h := newHarness(t)
 	host := h.host(nil)
 	spec := h.teeSpec("conf", bin)
-	spec.ProtocolVersion = protocol.Legacy
+	spec.ProtocolVersion = protocol.Revision2025
 	c := startReady(t, h, host, spec)
 	<-c.Settled()
-	if init := c.Init(); init.stateless() || init.ProtocolVersion != protocol.Legacy {
+	if init := c.Init(); init.stateless() || init.ProtocolVersion != protocol.Revision2025 {
 		t.Fatalf("Init: protocol %q, stateless %v", init.ProtocolVersion, init.stateless())
 	}
 	callJSON(t, ctxFor(t), c, "tools/call", `{"name":"test_simple_text","arguments":{},"_meta":{"progressToken":1,"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}`)
@@ -271,11 +271,11 @@ func TestAutoFallsBackToInitialize(t *testing.T) {
 	index := everythingIndex(t)
 	h := newHarness(t)
 	host := h.host(nil)
-	c := startReady(t, h, host, h.teeSpec("legacy", "node", index, "stdio"))
-	if init := c.Init(); init.stateless() || init.ProtocolVersion != protocol.Legacy {
+	c := startReady(t, h, host, h.teeSpec("rev2025", "node", index, "stdio"))
+	if init := c.Init(); init.stateless() || init.ProtocolVersion != protocol.Revision2025 {
 		t.Fatalf("Init: protocol %q, stateless %v", init.ProtocolVersion, init.stateless())
 	}
-	methods := wireMethods(h.wireIn("legacy"))
+	methods := wireMethods(h.wireIn("rev2025"))
 	if len(methods) < 3 || methods[0] != protocol.MethodDiscover || methods[1] != "initialize" || methods[2] != "notifications/initialized" {
 		t.Errorf("wire %v: want server/discover, then initialize", methods)
 	}
@@ -406,16 +406,16 @@ func TestStatelessResourceSubscription(t *testing.T) {
 	})
 }
 
-// TestPreferLegacyHost: with a legacy host, a server that offers both
+// TestPreferHost2025: with a 2025 host, a server that offers both
 // revisions is spoken to at 2025-11-25 (initialize, no discover), one
 // pinned to the stateless revision still at 2026-07-28.
-func TestPreferLegacyHost(t *testing.T) {
+func TestPreferHost2025(t *testing.T) {
 	bin := conformanceServer(t)
 	h := newHarness(t)
-	host := h.host(&Options{PreferLegacy: true})
+	host := h.host(&Options{Prefer2025: true})
 	c := startReady(t, h, host, h.teeSpec("both", bin))
-	if init := c.Init(); init.stateless() || init.ProtocolVersion != protocol.Legacy {
-		t.Fatalf("auto with a legacy host: protocol %q, stateless %v", init.ProtocolVersion, init.stateless())
+	if init := c.Init(); init.stateless() || init.ProtocolVersion != protocol.Revision2025 {
+		t.Fatalf("auto with a 2025 host: protocol %q, stateless %v", init.ProtocolVersion, init.stateless())
 	}
 	methods := wireMethods(h.wireIn("both"))
 	if len(methods) < 2 || methods[0] != "initialize" || methods[1] != "notifications/initialized" || slices.Contains(methods, protocol.MethodDiscover) {
@@ -423,8 +423,8 @@ func TestPreferLegacyHost(t *testing.T) {
 	}
 	only := h.teeSpec("only", bin)
 	only.ProtocolVersion = protocol.Stateless
-	c = startReady(t, h, h.host(&Options{PreferLegacy: true}), only)
+	c = startReady(t, h, h.host(&Options{Prefer2025: true}), only)
 	if init := c.Init(); !init.stateless() {
-		t.Errorf("pinned to %s with a legacy host: protocol %q", protocol.Stateless, init.ProtocolVersion)
+		t.Errorf("pinned to %s with a 2025 host: protocol %q", protocol.Stateless, init.ProtocolVersion)
 	}
 }

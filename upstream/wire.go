@@ -92,7 +92,7 @@ func (w *wire) callWith(ctx context.Context, opts CallOptions, d time.Duration, 
 		defer func() { end(res, err) }()
 	}
 	if !w.stateless.Load() {
-		params, err := w.legacyParams(params, extra)
+		params, err := w.params2025(params, extra)
 		if err != nil {
 			return nil, err
 		}

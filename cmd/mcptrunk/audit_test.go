@@ -20,7 +20,7 @@ import (
 // with it) is an error, not a call the trunk refused.
 func TestAuditLog(t *testing.T) {
 	ctx := testCtx(t, 60*time.Second)
-	cfg := writeConfig(t, map[string]server{"notes": pinLegacy(notesServer()), "notes26": pinStateless(notesServer())},
+	cfg := writeConfig(t, map[string]server{"notes": pin2025(notesServer()), "notes26": pinStateless(notesServer())},
 		map[string]any{"audit": map[string]any{"file": "logs/audit.jsonl", "arguments": true}})
 	path := filepath.Join(filepath.Dir(cfg), "logs", "audit.jsonl")
 	c := startRawTrunk(t, ctx, cfg)

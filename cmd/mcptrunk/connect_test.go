@@ -42,7 +42,7 @@ func TestConnectEverythingDifferential(t *testing.T) {
 	ctx := testCtx(t, 180*time.Second)
 	url := everythingHTTP(t)
 	hc := hostConfig{full: true, roots: protoRoots}
-	cell := diffCell{host: revLegacy, direct: revLegacy, wantHost: revLegacy, wantDirect: revLegacy}
+	cell := diffCell{host: rev2025, direct: rev2025, wantHost: rev2025, wantDirect: rev2025}
 	direct := newDiffSide("directly", httpHost(t, ctx, url, hc, cell.direct), "")
 	through := newDiffSide("through mcptrunk connect", bridgeHost(t, ctx, url, hc, cell.host), "")
 	compareSides(t, ctx, "everything", everythingPlan, cell, direct, through, nil)
@@ -59,7 +59,7 @@ func TestConnectToSharedTrunk(t *testing.T) {
 	plan := everythingPlan
 	plan.startupLog, plan.startupAgain = "", ""
 	runDiffVia(t, "everything", everythingArgv(t), plan,
-		diffCell{host: revLegacy, direct: revLegacy, wantHost: revLegacy, wantDirect: revLegacy},
+		diffCell{host: rev2025, direct: rev2025, wantHost: rev2025, wantDirect: rev2025},
 		hostConfig{full: true, noRoots: true},
 		func(t testing.TB, ctx context.Context, cfg string, hc hostConfig, version string) *host {
 			shared := startHTTPTrunk(t, ctx, cfg)

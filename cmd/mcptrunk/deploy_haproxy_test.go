@@ -41,13 +41,13 @@ func TestDeployHAProxy(t *testing.T) {
 
 	// 2025-11-25: a session, its every request on one replica. Were they
 	// spread, every other one would find no session there.
-	legacy := httpHost(t, ctx, lb.url, hostConfig{sdkDefaults: true}, "2025-11-25").ClientSession
-	sid := legacy.ID()
+	host2025 := httpHost(t, ctx, lb.url, hostConfig{sdkDefaults: true}, "2025-11-25").ClientSession
+	sid := host2025.ID()
 	if sid == "" {
 		t.Fatal("the 2025-11-25 session through haproxy has no Mcp-Session-Id")
 	}
 	for i := range 10 {
-		if err := echoOver(ctx, legacy, fmt.Sprintf("legacy %d", i)); err != nil {
+		if err := echoOver(ctx, host2025, fmt.Sprintf("host2025 %d", i)); err != nil {
 			t.Fatalf("2025-11-25 call %d through haproxy: %v", i, err)
 		}
 	}
@@ -98,7 +98,7 @@ func TestDeployHAProxy(t *testing.T) {
 	if err != nil || r.status != http.StatusNotFound {
 		t.Errorf("a request of the dead replica's session through haproxy: status %d, %q, %v; want 404", r.status, r.messages, err)
 	}
-	if err := echoOver(ctx, legacy, "after the kill"); err == nil {
+	if err := echoOver(ctx, host2025, "after the kill"); err == nil {
 		t.Error("the 2025-11-25 session still works after its replica was killed")
 	} else if !errors.Is(err, mcp.ErrSessionMissing) && !strings.Contains(err.Error(), mcp.ErrSessionMissing.Error()) {
 		// The SDK keeps ErrSessionMissing in the chain when the call's own

@@ -138,7 +138,7 @@ func TestRouting(t *testing.T) {
 	// The direct sessions are raw clients at 2025-11-25, and results are
 	// compared byte for byte: the host is pinned to the same revision (at
 	// 2026-07-28 its results would carry resultType and cache hints).
-	s := trunkHost(t, ctx, cfg, hostConfig{sdkDefaults: true}, revLegacy)
+	s := trunkHost(t, ctx, cfg, hostConfig{sdkDefaults: true}, rev2025)
 	notes := startRawDirect(t, ctx, "notes", notesBin)
 	weather := startRawDirect(t, ctx, "weather", weatherBin)
 

@@ -32,13 +32,13 @@ func chaosServer(args ...string) server {
 	return server{"command": chaosBin, "args": append([]string{}, args...)}
 }
 
-// pinLegacy pins an upstream to MCP 2025-11-25 (initialize, no
+// pin2025 pins an upstream to MCP 2025-11-25 (initialize, no
 // server/discover probe first). The example servers and the conformance
 // server speak 2026-07-28 too, which auto mode would pick; a test that
 // checks the 2025-11-25 wire on the upstream's side (initialize,
 // logging/setLevel, resources/subscribe or server-sent requests on its tap,
 // params exactly as the host sent them) pins its upstream with it.
-func pinLegacy(s server) server {
+func pin2025(s server) server {
 	s["protocolVersion"] = "2025-11-25"
 	return s
 }

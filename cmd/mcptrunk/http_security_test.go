@@ -39,7 +39,7 @@ func TestHTTPListenerRules(t *testing.T) {
 	if err := os.WriteFile(tokenFile, []byte(token+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg := writeConfig(t, map[string]server{"conformance": pinLegacy(server{"command": conformanceBin(t)})}, map[string]any{
+	cfg := writeConfig(t, map[string]server{"conformance": pin2025(server{"command": conformanceBin(t)})}, map[string]any{
 		"http": map[string]any{"tokenFile": tokenFile, "maxBodyBytes": 4096, "maxSessions": 2, "maxInFlight": 1, "sessionIdleTimeout": "4s"},
 	})
 	trunk := startHTTPTrunk(t, ctx, cfg)

@@ -104,8 +104,8 @@ func (s *sharedSession) progressFor(token string) []float64 {
 func testSharedSessions(t *testing.T, n int) {
 	ctx := testCtx(t, 4*time.Minute)
 	cfg := writeConfig(t, map[string]server{
-		"legacy": pinLegacy(server{"command": conformanceBin(t)}),
-		"modern": pinStateless(server{"command": conformanceBin(t)}),
+		"rev2025": pin2025(server{"command": conformanceBin(t)}),
+		"modern":  pinStateless(server{"command": conformanceBin(t)}),
 	}, nil)
 	trunk := startHTTPTrunk(t, ctx, cfg)
 
@@ -115,7 +115,7 @@ func testSharedSessions(t *testing.T, n int) {
 	// (docs/protocol.md). The rule is tested as it stands: the only
 	// session with a call on the server is asked, and hears the lines.
 	// Other calls on it run concurrently with each other.
-	var legacyAsk sync.RWMutex
+	var ask2025 sync.RWMutex
 	sessions := make([]*sharedSession, n)
 	var wg sync.WaitGroup
 	for i := range n {
@@ -143,7 +143,7 @@ func testSharedSessions(t *testing.T, n int) {
 	}
 	for _, s := range sessions {
 		wg.Go(func() {
-			if err := runSharedSession(ctx, s, &legacyAsk); err != nil {
+			if err := runSharedSession(ctx, s, &ask2025); err != nil {
 				t.Errorf("%s at %s: %v", s.name(), s.revision, err)
 			}
 		})
@@ -159,8 +159,8 @@ func testSharedSessions(t *testing.T, n int) {
 	// progress on their own exchange.
 	for i := range max(1, n/5) {
 		wg.Go(func() {
-			legacyAsk.RLock()
-			defer legacyAsk.RUnlock()
+			ask2025.RLock()
+			defer ask2025.RUnlock()
 			if err := rawStatelessProgress(ctx, trunk.url, fmt.Sprintf("raw-%d", i)); err != nil {
 				t.Errorf("raw stateless client %d: %v", i, err)
 			}
@@ -175,7 +175,7 @@ func testSharedSessions(t *testing.T, n int) {
 	// resource, which changes every few seconds. Once each subscriber has
 	// had two updates, the first has long reached every session it was
 	// sent to: the others must have none.
-	const watched = "mcptrunk://legacy/test://watched-resource"
+	const watched = "mcptrunk://rev2025/test://watched-resource"
 	var subscribers, others []*sharedSession
 	for _, s := range sessions {
 		switch {
@@ -235,12 +235,12 @@ func (s *sharedSession) connect(ctx context.Context, url string) error {
 }
 
 // runSharedSession is one host's calls; the first error ends it.
-func runSharedSession(ctx context.Context, s *sharedSession, legacyAsk *sync.RWMutex) error {
+func runSharedSession(ctx context.Context, s *sharedSession, ask2025 *sync.RWMutex) error {
 	cs := s.cs
 	call := func(ctx context.Context, name string, args map[string]any, meta mcp.Meta) (string, error) {
-		if strings.HasPrefix(name, "mcp__legacy__") && name != "mcp__legacy__test_sampling" && name != "mcp__legacy__test_tool_with_logging" {
-			legacyAsk.RLock()
-			defer legacyAsk.RUnlock()
+		if strings.HasPrefix(name, "mcp__rev2025__") && name != "mcp__rev2025__test_sampling" && name != "mcp__rev2025__test_tool_with_logging" {
+			ask2025.RLock()
+			defer ask2025.RUnlock()
 		}
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args, Meta: meta})
 		if err != nil {
@@ -254,7 +254,7 @@ func runSharedSession(ctx context.Context, s *sharedSession, legacyAsk *sync.RWM
 
 	// Progress: every session uses the token "same"; each sees its own
 	// three notifications and no other session's.
-	for _, server := range []string{"legacy", "modern"} {
+	for _, server := range []string{"rev2025", "modern"} {
 		if _, err := call(ctx, "mcp__"+server+"__test_tool_with_progress", nil, mcp.Meta{"progressToken": "same"}); err != nil {
 			return err
 		}
@@ -277,9 +277,9 @@ func runSharedSession(ctx context.Context, s *sharedSession, legacyAsk *sync.RWM
 	if out, err := call(ctx, "mcp__modern__test_input_required_result_sampling", nil, nil); err != nil || !strings.Contains(out, "answer from "+s.name()) {
 		return fmt.Errorf("sampling through the 2026 server: %q, %v (want this host's answer)", out, err)
 	}
-	legacyAsk.Lock()
-	out, err := call(ctx, "mcp__legacy__test_sampling", map[string]any{"prompt": "hello"}, nil)
-	legacyAsk.Unlock()
+	ask2025.Lock()
+	out, err := call(ctx, "mcp__rev2025__test_sampling", map[string]any{"prompt": "hello"}, nil)
+	ask2025.Unlock()
 	if err != nil || !strings.Contains(out, "answer from "+s.name()) {
 		return fmt.Errorf("sampling through the 2025 server: %q, %v (want this host's answer)", out, err)
 	}
@@ -317,9 +317,9 @@ func runSharedSession(ctx context.Context, s *sharedSession, legacyAsk *sync.RWM
 	// Log levels: each 2025-era session at its own (set at connect). The
 	// server logs at info: a session at debug sees those messages of its
 	// own call, one at error none, and neither another session's.
-	legacyAsk.Lock()
-	_, err = call(ctx, "mcp__legacy__test_tool_with_logging", nil, nil)
-	legacyAsk.Unlock()
+	ask2025.Lock()
+	_, err = call(ctx, "mcp__rev2025__test_tool_with_logging", nil, nil)
+	ask2025.Unlock()
 	if err != nil {
 		return err
 	}
@@ -335,8 +335,8 @@ func runSharedSession(ctx context.Context, s *sharedSession, legacyAsk *sync.RWM
 	logs := logsNow()
 	switch s.level {
 	case "debug":
-		if len(logs) != 3 || logs[0] != "info legacy" {
-			return fmt.Errorf("at debug, log messages %q: want the call's three info messages from legacy, and no other session's", logs)
+		if len(logs) != 3 || logs[0] != "info rev2025" {
+			return fmt.Errorf("at debug, log messages %q: want the call's three info messages from rev2025, and no other session's", logs)
 		}
 	case "error":
 		if len(logs) != 0 {
@@ -351,7 +351,7 @@ func runSharedSession(ctx context.Context, s *sharedSession, legacyAsk *sync.RWM
 // the revision's _meta and headers, answered as server-sent events that
 // carry its own progress (the token every session uses) and the result.
 func rawStatelessProgress(ctx context.Context, url, name string) error {
-	for _, server := range []string{"modern", "legacy"} {
+	for _, server := range []string{"modern", "rev2025"} {
 		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"mcp__%s__test_tool_with_progress","arguments":{},`+
 			`"_meta":{"progressToken":"same","io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},`+
 			`"io.modelcontextprotocol/clientInfo":{"name":%q,"version":"0"}}}}`, server, name)

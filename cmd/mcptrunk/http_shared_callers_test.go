@@ -218,7 +218,7 @@ func TestHTTPSharedServerCallers(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := testCtx(t, 2*time.Minute)
-			entry := pinLegacy(server{"command": asker})
+			entry := pin2025(server{"command": asker})
 			if tc.perCaller {
 				entry["scope"] = "caller"
 			}
@@ -307,8 +307,8 @@ func TestHTTPHiddenServerLogs(t *testing.T) {
 	iss := testissuer.New(t)
 	ctx := testCtx(t, 2*time.Minute)
 	trunk := startHTTPTrunk(t, ctx, writeConfig(t, map[string]server{
-		"notes":   pinLegacy(server{"command": asker}),
-		"weather": pinLegacy(server{"command": asker}),
+		"notes":   pin2025(server{"command": asker}),
+		"weather": pin2025(server{"command": asker}),
 	}, map[string]any{
 		"http": map[string]any{"auth": map[string]any{"issuer": iss.URL, "resource": resource}},
 		"policy": map[string]any{"rules": []map[string]string{
@@ -344,8 +344,8 @@ func TestHTTPRelatedOnCallStream(t *testing.T) {
 	t.Parallel()
 	ctx := testCtx(t, 2*time.Minute)
 	trunk := startHTTPTrunk(t, ctx, writeConfig(t, map[string]server{
-		"notes":       pinLegacy(server{"command": askerBin(t)}),
-		"conformance": pinLegacy(server{"command": conformanceBin(t)}),
+		"notes":       pin2025(server{"command": askerBin(t)}),
+		"conformance": pin2025(server{"command": conformanceBin(t)}),
 	}, nil))
 	session := rawSessionWith(t, ctx, trunk.url, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"raw","version":"0"}}}`)
 	post := func(body string) {

@@ -16,7 +16,7 @@ import (
 func TestHTTPShutdownAnswersCallsInFlight(t *testing.T) {
 	t.Parallel()
 	ctx := testCtx(t, 2*time.Minute)
-	cfg := writeConfig(t, map[string]server{"conformance": pinLegacy(server{"command": conformanceBin(t)})}, nil)
+	cfg := writeConfig(t, map[string]server{"conformance": pin2025(server{"command": conformanceBin(t)})}, nil)
 	p := startHTTPTrunk(t, ctx, cfg)
 	url := p.url
 

@@ -118,7 +118,7 @@ func sessionRequest(t *testing.T, ctx context.Context, method, url, session, bod
 func TestHTTPStreams(t *testing.T) {
 	t.Parallel()
 	ctx := testCtx(t, 2*time.Minute)
-	cfg := writeConfig(t, map[string]server{"conformance": pinLegacy(server{"command": conformanceBin(t)})}, nil)
+	cfg := writeConfig(t, map[string]server{"conformance": pin2025(server{"command": conformanceBin(t)})}, nil)
 	trunk := startHTTPTrunk(t, ctx, cfg)
 	session := rawSession(t, ctx, trunk.url)
 

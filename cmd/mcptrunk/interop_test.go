@@ -50,7 +50,7 @@ func TestInteropNPM(t *testing.T) {
 	// that revision; the host is pinned to it too, so that results compare
 	// byte for byte (at 2026-07-28 they would carry resultType and cache
 	// hints the direct ones cannot).
-	trunk := trunkHost(t, ctx, cfg, hostConfig{sdkDefaults: true}, revLegacy)
+	trunk := trunkHost(t, ctx, cfg, hostConfig{sdkDefaults: true}, rev2025)
 	direct := map[string]*host{}
 	for _, name := range []string{"everything", "filesystem"} {
 		direct[name] = startHost(t, ctx, exec.Command(node, argv[name]...), hostConfig{sdkDefaults: true}, "")

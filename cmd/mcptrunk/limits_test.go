@@ -26,7 +26,7 @@ func TestLimitsPerCaller(t *testing.T) {
 	ctx := testCtx(t, 2*time.Minute)
 	iss := testissuer.New(t)
 	cfg := writeConfig(t, map[string]server{
-		"conf": pinLegacy(server{"command": conformanceBin(t), "timeouts": map[string]string{"call": "30s"}}),
+		"conf": pin2025(server{"command": conformanceBin(t), "timeouts": map[string]string{"call": "30s"}}),
 	}, map[string]any{
 		"startupWait": "60s",
 		"http":        map[string]any{"auth": map[string]any{"issuer": iss.URL, "resource": pathsResource, "scopes": []string{"mcp"}}},

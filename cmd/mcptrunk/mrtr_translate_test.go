@@ -40,14 +40,14 @@ func TestMRTRParkedRequestState(t *testing.T) {
 	t.Parallel()
 	ctx := testCtx(t, 90*time.Second)
 	cfg := writeConfig(t, map[string]server{
-		"legacy": {"command": conformanceBin(t), "protocolVersion": "2025-11-25", "timeouts": map[string]string{"call": "4s"}},
+		"rev2025": {"command": conformanceBin(t), "protocolVersion": "2025-11-25", "timeouts": map[string]string{"call": "4s"}},
 	}, map[string]any{"startupWait": "60s"})
 	host := startRaw(t, "mcptrunk", trunkCmd(newTag(t), "serve", "--config", cfg))
 	meta := statelessMeta(`{"elicitation":{}}`)
 	host.result(ctx, "server/discover", map[string]any{"_meta": meta})
 
 	call := func(extra map[string]any) rawResponse {
-		params := map[string]any{"name": "mcp__legacy__test_elicitation", "arguments": map[string]any{"message": "Who are you?"}, "_meta": meta}
+		params := map[string]any{"name": "mcp__rev2025__test_elicitation", "arguments": map[string]any{"message": "Who are you?"}, "_meta": meta}
 		for k, v := range extra {
 			params[k] = v
 		}
@@ -170,7 +170,7 @@ func parkedCalls(t testing.TB, ctx context.Context, host *rawConn, meta map[stri
 	return *status.ParkedCalls
 }
 
-// TestStatelessHostNotAskedOutsideACall: a legacy upstream's request
+// TestStatelessHostNotAskedOutsideACall: a 2025 upstream's request
 // outside any call (server-filesystem asks for the roots once it is
 // initialized, when the client declares them) is refused to the upstream
 // for a host at 2026-07-28, whose revision has no server-to-client

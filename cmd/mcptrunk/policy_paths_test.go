@@ -38,7 +38,7 @@ func startPathsTrunk(t *testing.T, ctx context.Context) *pathsTrunk {
 	t.Helper()
 	iss := testissuer.New(t)
 	cfg := writeConfig(t, map[string]server{
-		"conf":   pinLegacy(server{"command": conformanceBin(t), "timeouts": map[string]string{"call": "30s"}}),
+		"conf":   pin2025(server{"command": conformanceBin(t), "timeouts": map[string]string{"call": "30s"}}),
 		"secret": chaosWithEnv(map[string]string{"CHAOS_INSTRUCTIONS": secretText, "CHAOS_EXTENSION": secretExt, "CHAOS_NO_HANG": "1"}),
 	}, map[string]any{
 		"startupWait": "60s",

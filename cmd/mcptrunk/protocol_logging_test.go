@@ -29,13 +29,13 @@ func TestProtocolLogging(t *testing.T) {
 	wSrv, wTap := tapped(t, weatherBin)
 	// Pinned: the taps check logging/setLevel, which 2026-07-28 replaced
 	// with a per-request log level.
-	cfSrv, nSrv, wSrv = pinLegacy(cfSrv), pinLegacy(nSrv), pinLegacy(wSrv)
+	cfSrv, nSrv, wSrv = pin2025(cfSrv), pin2025(nSrv), pin2025(wSrv)
 	cfg := writeConfig(t, map[string]server{"conformance": cfSrv, "everything": evSrv, "notes": nSrv, "weather": wSrv}, map[string]any{"startupWait": "60s"})
 	// The host is pinned to 2025-11-25 too: the test is of logging/setLevel
 	// right after initialize, and server-everything logs only once it has
 	// the roots, which it asks for outside any call; a 2026-07-28 host is
 	// never asked anything outside a call (the trunk refuses the request).
-	h, hostTap := trunkHostTapped(t, ctx, cfg, hostConfig{full: true, roots: protoRoots}, revLegacy)
+	h, hostTap := trunkHostTapped(t, ctx, cfg, hostConfig{full: true, roots: protoRoots}, rev2025)
 
 	// Right after initialize, as hosts do.
 	if err := h.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {

@@ -52,7 +52,7 @@ func TestProtocolProgress(t *testing.T) {
 	t.Parallel()
 	ctx := testCtx(t, 120*time.Second)
 	wSrv, wTap := tapped(t, weatherBin)
-	wSrv = pinLegacy(wSrv) // its tap checks the _meta exactly as the host sent it
+	wSrv = pin2025(wSrv) // its tap checks the _meta exactly as the host sent it
 	evSrv, evTap := tapped(t, everythingArgv(t)...)
 	evSrv["timeouts"] = slowTimeouts
 	cfg := writeConfig(t, map[string]server{"weather": wSrv, "weather2": weatherServer(), "everything": evSrv}, map[string]any{"startupWait": "60s"})

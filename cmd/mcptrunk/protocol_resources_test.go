@@ -21,7 +21,7 @@ func TestProtocolSubscriptions(t *testing.T) {
 	evSrv, evTap := tapped(t, everythingArgv(t)...)
 	evSrv["timeouts"] = slowTimeouts
 	cfSrv, cfTap := tapped(t, conformanceBin(t))
-	cfSrv = pinLegacy(cfSrv) // its tap checks resources/subscribe, a 2025-11-25 request
+	cfSrv = pin2025(cfSrv) // its tap checks resources/subscribe, a 2025-11-25 request
 	cfg := writeConfig(t, map[string]server{"everything": evSrv, "conformance": cfSrv}, map[string]any{"startupWait": "60s"})
 	h := trunkHost(t, ctx, cfg, hostConfig{}, "")
 

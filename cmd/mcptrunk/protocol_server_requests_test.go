@@ -34,13 +34,13 @@ func TestProtocolServerRequests(t *testing.T) {
 	evSrv, evTap := tapped(t, everythingArgv(t)...)
 	evSrv["timeouts"] = slowTimeouts
 	cfSrv, cfTap := tapped(t, conformanceBin(t))
-	cfSrv = pinLegacy(cfSrv) // its tap checks the 2025-11-25 handshake and server-sent requests
+	cfSrv = pin2025(cfSrv) // its tap checks the 2025-11-25 handshake and server-sent requests
 	cfg := writeConfig(t, map[string]server{"everything": evSrv, "conformance": cfSrv}, map[string]any{"startupWait": "60s"})
 	// The host is pinned to 2025-11-25 as well: its tap checks its
 	// initialize, and the upstreams' requests reach a host as requests only
 	// at that revision (a 2026-07-28 host gets them inside input_required
 	// results, never as requests of their own).
-	h, hostTap := trunkHostTapped(t, ctx, cfg, hostConfig{full: true, roots: protoRoots}, revLegacy)
+	h, hostTap := trunkHostTapped(t, ctx, cfg, hostConfig{full: true, roots: protoRoots}, rev2025)
 
 	// Capabilities: what the host declared, nothing more, byte for byte.
 	hostCaps := initCaps(t, hostTap.waitReceived(t, ctx, "the host's initialize", isMethod("initialize")))
@@ -164,11 +164,11 @@ func TestProtocolCapabilitiesHonest(t *testing.T) {
 	evSrv, evTap := tapped(t, argv...)
 	evSrv["timeouts"] = slowTimeouts
 	cfSrv, cfTap := tapped(t, conformanceBin(t))
-	cfSrv = pinLegacy(cfSrv) // its tap checks the 2025-11-25 handshake and server-sent requests
+	cfSrv = pin2025(cfSrv) // its tap checks the 2025-11-25 handshake and server-sent requests
 	cfg := writeConfig(t, map[string]server{"everything": evSrv, "conformance": cfSrv}, map[string]any{"startupWait": "60s"})
 	// The host is pinned to 2025-11-25: its tap checks its initialize and
 	// initialized, which a 2026-07-28 host never sends.
-	h, hostTap := trunkHostTapped(t, ctx, cfg, hostConfig{}, revLegacy)
+	h, hostTap := trunkHostTapped(t, ctx, cfg, hostConfig{}, rev2025)
 	direct := directHost(t, ctx, argv, hostConfig{}, "")
 	directConf := directHost(t, ctx, []string{conformanceBin(t)}, hostConfig{}, "2025-11-25")
 
@@ -268,7 +268,7 @@ func TestProtocolRootsListChanged(t *testing.T) {
 	// The host is pinned to 2025-11-25: notifications/roots/list_changed
 	// and roots/list asked outside a call exist only at that revision (a
 	// 2026-07-28 host sends its roots with each request that needs them).
-	h := trunkHost(t, ctx, cfg, hostConfig{full: true, roots: protoRoots}, revLegacy)
+	h := trunkHost(t, ctx, cfg, hostConfig{full: true, roots: protoRoots}, rev2025)
 
 	// server-everything asks for the roots 350ms after initialized and logs
 	// what it got.
@@ -312,11 +312,11 @@ func TestProtocolServerRequestExtras(t *testing.T) {
 	pSrv, pTap := tapped(t, probeBin(t))
 	// Pinned: server-to-client requests during a call exist at 2025-11-25
 	// only (at 2026-07-28 the probe's SDK refuses to send them).
-	cfg := writeConfig(t, map[string]server{"probe": pinLegacy(pSrv), "probe2": pinLegacy(server{"command": probeBin(t)})}, nil)
+	cfg := writeConfig(t, map[string]server{"probe": pin2025(pSrv), "probe2": pin2025(server{"command": probeBin(t)})}, nil)
 	// The host too: the trunk forwards the probes' requests (and their
 	// cancellation and progress) to a host as requests only at 2025-11-25;
 	// a 2026-07-28 host gets them inside input_required results.
-	h, hostTap := trunkHostTapped(t, ctx, cfg, hostConfig{full: true, roots: protoRoots, urlElicitation: true}, revLegacy)
+	h, hostTap := trunkHostTapped(t, ctx, cfg, hostConfig{full: true, roots: protoRoots, urlElicitation: true}, rev2025)
 
 	t.Run("url elicitation and elicitation/complete", func(t *testing.T) {
 		if got := callText(t, ctx, h.ClientSession, "mcp__probe__url_elicitation", map[string]any{"id": "el-42"}); got != "action=decline" {
@@ -411,7 +411,7 @@ func TestProtocolTasksUnsupported(t *testing.T) {
 	t.Parallel()
 	ctx := testCtx(t, 60*time.Second)
 	nSrv, nTap := tapped(t, notesBin)
-	nSrv = pinLegacy(nSrv) // the tap checks the 2025-11-25 handshake
+	nSrv = pin2025(nSrv) // the tap checks the 2025-11-25 handshake
 	cfg := writeConfig(t, map[string]server{"notes": nSrv}, nil)
 	c, init := rawInit(t, ctx, cfg, "2025-11-25", `{"tasks":{"list":{},"cancel":{},"requests":{"sampling":{"createMessage":{}}}},"sampling":{}}`)
 	if caps := getField(t, init, "capabilities"); getField(t, caps, "tasks") != nil {

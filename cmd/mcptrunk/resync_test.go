@@ -23,7 +23,7 @@ func TestRestartedServerIsToldAgain(t *testing.T) {
 	cfg := writeConfig(t, map[string]server{
 		// Pinned: the server counts logging/setLevel and
 		// resources/subscribe, which 2026-07-28 does not send.
-		"flaky": pinLegacy(chaosWithState(state, nil, "-mode", "crash-on-call", "-crash-first", "1")),
+		"flaky": pin2025(chaosWithState(state, nil, "-mode", "crash-on-call", "-crash-first", "1")),
 	}, nil)
 	h := trunkHost(t, ctx, cfg, faultHost, "")
 	if _, _, err := h.waitStatus(ctx, 10*time.Second, func(st map[string]serverStatus) bool { return st["flaky"].State == "ready" }); err != nil {

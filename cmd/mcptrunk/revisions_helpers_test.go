@@ -20,8 +20,8 @@ import (
 
 // The revisions the tests name.
 const (
-	revLegacy    = protocol.Legacy    // 2025-11-25
-	revStateless = protocol.Stateless // 2026-07-28
+	rev2025      = protocol.Revision2025 // 2025-11-25
+	revStateless = protocol.Stateless    // 2026-07-28
 )
 
 // tapRevision says which revision the trunk spoke to a tapped upstream: the
@@ -163,8 +163,8 @@ func withoutServerInfo(v any) any {
 func crossedHost(t *testing.T, name string, argv func(t *testing.T) []string, f func(t *testing.T, ctx context.Context, h *host, tp *tap, upstream string)) {
 	t.Helper()
 	for _, cell := range []struct{ name, host, upstream string }{
-		{"host 2025-11-25, upstream 2026-07-28", revLegacy, revStateless},
-		{"host 2026-07-28, upstream 2025-11-25", revStateless, revLegacy},
+		{"host 2025-11-25, upstream 2026-07-28", rev2025, revStateless},
+		{"host 2026-07-28, upstream 2025-11-25", revStateless, rev2025},
 	} {
 		t.Run(cell.name, func(t *testing.T) {
 			t.Parallel()

@@ -34,7 +34,7 @@ type matrixUpstream struct {
 // the trunk for.
 func sameAsHost(host string) string { return host }
 
-// legacyOnly: the direct client asks for 2025-11-25 whatever the host asks
+// only2025: the direct client asks for 2025-11-25 whatever the host asks
 // the trunk for. For an upstream the trunk is told to speak 2025-11-25 to
 // (its "protocolVersion"), that is what the trunk itself asks it for: the
 // direct session then reaches the same code paths of the upstream as the
@@ -43,7 +43,7 @@ func sameAsHost(host string) string { return host }
 // A direct client on 2026-07-28 would take other paths in the upstream
 // (input_required results instead of server requests), and its results
 // would differ for reasons that have nothing to do with the trunk.
-func legacyOnly(string) string { return revLegacy }
+func only2025(string) string { return rev2025 }
 
 // statelessOnly: the direct client asks for 2026-07-28 whatever the host
 // asks the trunk for. For an upstream the trunk is told to speak 2026-07-28
@@ -76,9 +76,9 @@ func matrixUpstreams() []matrixUpstream {
 			argv: func(t *testing.T) []string { return []string{conformanceBin(t)} },
 		},
 		{
-			name: "legacy", plan: conformancePlan, speaks: speaksOnly(revLegacy), direct: legacyOnly,
+			name: "rev2025", plan: conformancePlan, speaks: speaksOnly(rev2025), direct: only2025,
 			argv:   func(t *testing.T) []string { return []string{conformanceBin(t)} },
-			config: server{"protocolVersion": revLegacy},
+			config: server{"protocolVersion": rev2025},
 		},
 		{
 			name: "modern", plan: conformancePlan, speaks: speaksOnly(revStateless), direct: statelessOnly,
@@ -92,7 +92,7 @@ func matrixUpstreams() []matrixUpstream {
 		{
 			// TypeScript SDK v1: 2025-11-25 only. go-sdk's default client
 			// falls back to it directly, as the trunk does.
-			name: "everything", plan: everythingPlan, speaks: speaksOnly(revLegacy), direct: sameAsHost,
+			name: "everything", plan: everythingPlan, speaks: speaksOnly(rev2025), direct: sameAsHost,
 			argv: func(t *testing.T) []string { return everythingArgv(t) },
 		},
 	}
@@ -121,7 +121,7 @@ func TestRevisionMatrix(t *testing.T) {
 	hosts := []struct {
 		name, version, want string
 	}{
-		{"host=2025-11-25", revLegacy, revLegacy},
+		{"host=2025-11-25", rev2025, rev2025},
 		{"host=2026-07-28", "", revStateless}, // go-sdk's default
 	}
 	for _, h := range hosts {
@@ -133,8 +133,8 @@ func TestRevisionMatrix(t *testing.T) {
 				wantDirect := direct
 				if wantDirect == "" {
 					wantDirect = h.want
-					if speaks == revLegacy {
-						wantDirect = revLegacy // go-sdk's fallback
+					if speaks == rev2025 {
+						wantDirect = rev2025 // go-sdk's fallback
 					}
 				}
 				runDiffCell(t, u.name, u.argv(t), u.plan, diffCell{
@@ -157,7 +157,7 @@ func TestRevisionsBothHostsOneConfig(t *testing.T) {
 	everything := everythingArgv(t)
 	cfg := writeConfig(t, map[string]server{
 		"conformance": {"command": conformanceBin(t)},
-		"legacy":      {"command": conformanceBin(t), "protocolVersion": revLegacy},
+		"rev2025":     {"command": conformanceBin(t), "protocolVersion": rev2025},
 		"notes":       notesServer(),
 		"everything":  {"command": everything[0], "args": everything[1:], "timeouts": slowTimeouts},
 	}, map[string]any{"startupWait": "60s"})
@@ -168,7 +168,7 @@ func TestRevisionsBothHostsOneConfig(t *testing.T) {
 		want    string
 	}{
 		{"go-sdk default", "", revStateless},
-		{"pinned to 2025-11-25", revLegacy, revLegacy},
+		{"pinned to 2025-11-25", rev2025, rev2025},
 	}
 	type session struct {
 		name, want string
@@ -187,8 +187,8 @@ func TestRevisionsBothHostsOneConfig(t *testing.T) {
 	}{
 		{"mcp__conformance__test_simple_text", map[string]any{}, "This is a simple text response for testing."},
 		{"mcp__conformance__test_input_required_result_elicitation", map[string]any{}, "Hello, Ada!"},
-		{"mcp__legacy__test_simple_text", map[string]any{}, "This is a simple text response for testing."},
-		{"mcp__legacy__test_input_required_result_elicitation", map[string]any{}, "Hello, Ada!"},
+		{"mcp__rev2025__test_simple_text", map[string]any{}, "This is a simple text response for testing."},
+		{"mcp__rev2025__test_input_required_result_elicitation", map[string]any{}, "Hello, Ada!"},
 		{"mcp__notes__echo", map[string]any{"text": "both revisions"}, "both revisions"},
 		{"mcp__everything__echo", map[string]any{"message": "both revisions"}, "Echo: both revisions"},
 	}
@@ -202,7 +202,7 @@ func TestRevisionsBothHostsOneConfig(t *testing.T) {
 				want = append(want, c.tool)
 			}
 			names := waitTools(t, ctx, s.h.ClientSession, want...)
-			for _, prefix := range []string{"mcp__conformance__", "mcp__legacy__", "mcp__notes__", "mcp__everything__"} {
+			for _, prefix := range []string{"mcp__conformance__", "mcp__rev2025__", "mcp__notes__", "mcp__everything__"} {
 				if !slices.ContainsFunc(names, func(n string) bool { return strings.HasPrefix(n, prefix) }) {
 					t.Errorf("no tool %s*: %q", prefix, names)
 				}

@@ -23,7 +23,7 @@ func TestRevisionsNotifications(t *testing.T) {
 		// The upstream was spoken to at its revision: its first request
 		// says which.
 		first := tp.waitReceived(t, ctx, "the trunk's first request", func(m tapMsg) bool { return m.Method != "" })
-		if want := map[string]string{revLegacy: "initialize", revStateless: "server/discover"}[upstream]; first.Method != want {
+		if want := map[string]string{rev2025: "initialize", revStateless: "server/discover"}[upstream]; first.Method != want {
 			t.Fatalf("the trunk's first request to the upstream was %s, want %s", first.Method, want)
 		}
 
@@ -32,7 +32,7 @@ func TestRevisionsNotifications(t *testing.T) {
 		if err := h.Subscribe(ctx, &mcp.SubscribeParams{URI: watched}); err != nil {
 			t.Fatalf("subscribe: %v", err)
 		}
-		wantUp := map[string]string{revLegacy: `"method":"resources/subscribe"`, revStateless: `"resourceSubscriptions":["test://watched-resource"]`}[upstream]
+		wantUp := map[string]string{rev2025: `"method":"resources/subscribe"`, revStateless: `"resourceSubscriptions":["test://watched-resource"]`}[upstream]
 		tp.waitReceived(t, ctx, "the upstream's subscription", func(m tapMsg) bool { return strings.Contains(m.Raw, wantUp) })
 		if !waitFor(ctx, 20*time.Second, func() bool {
 			for _, u := range h.rec.updatedSnapshot() {
@@ -69,7 +69,7 @@ func TestRevisionsNotifications(t *testing.T) {
 		// Log messages at the host's level: logging/setLevel from a
 		// 2025-era host, the request's _meta logLevel from a 2026 one.
 		params := &mcp.CallToolParams{Name: "mcp__cf__test_tool_with_logging", Arguments: map[string]any{}}
-		if h.InitializeResult().ProtocolVersion == revLegacy {
+		if h.InitializeResult().ProtocolVersion == rev2025 {
 			if err := h.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
 				t.Fatalf("setLevel: %v", err)
 			}

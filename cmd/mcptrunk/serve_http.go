@@ -123,7 +123,7 @@ var sharedCapabilities = []byte(`{"elicitation":{},"sampling":{}}`)
 // status page and /metrics, for the trunk's operators alone
 // (httpserve.Handler.Handle).
 func (d *httpDownstream) serve(t *proxy.Trunk, m *metrics.Metrics) {
-	t.Start(sharedCapabilities, protocol.Legacy)
+	t.Start(sharedCapabilities, protocol.Revision2025)
 	limitMemory(int64(d.cfg.MaxBufferedBytes), t.KeptResultsBound(), d.logger)
 	d.handler = httpserve.New(t, httpserve.Options{
 		Path: d.cfg.Path, Token: d.token, Auth: d.auth, Operator: t.Operator, Profiles: t.HasProfile, AllowedOrigins: d.cfg.AllowedOrigins, LoopbackOnly: d.loopback,

@@ -251,11 +251,11 @@ func TestStatelessHostRaw(t *testing.T) {
 	}
 }
 
-// TestLegacyHostStatelessUpstream: a 2025-11-25 host behind which an
+// TestHost2025StatelessUpstream: a 2025-11-25 host behind which an
 // upstream speaks 2026-07-28 gets results without that revision's members
 // (resultType, ttlMs, cacheScope) and without the upstream's reserved _meta
 // keys.
-func TestLegacyHostStatelessUpstream(t *testing.T) {
+func TestHost2025StatelessUpstream(t *testing.T) {
 	t.Parallel()
 	ctx := testCtx(t, 90*time.Second)
 	cfSrv, cfTap := tapped(t, conformanceBin(t))

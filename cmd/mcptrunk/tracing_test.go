@@ -192,7 +192,7 @@ func TestTraceParkedExchange(t *testing.T) {
 	ctx := testCtx(t, 90*time.Second)
 	receiver := startOTLPReceiver(t)
 	cfg := writeConfig(t, map[string]server{
-		"legacy": {"command": conformanceBin(t), "protocolVersion": "2025-11-25"},
+		"rev2025": {"command": conformanceBin(t), "protocolVersion": "2025-11-25"},
 	}, map[string]any{"startupWait": "60s"})
 	cmd := trunkCmd(newTag(t), "serve", "--config", cfg)
 	cmd.Env = append(cmd.Env,
@@ -213,12 +213,12 @@ func TestTraceParkedExchange(t *testing.T) {
 	host.result(ctx, "server/discover", map[string]any{"_meta": statelessMeta(`{"elicitation":{}}`)})
 	args := map[string]any{"message": "Who are you?"}
 	var ir inputRequiredResult
-	first := host.result(ctx, "tools/call", map[string]any{"name": "mcp__legacy__test_elicitation", "arguments": args, "_meta": meta(trace1, span1)})
+	first := host.result(ctx, "tools/call", map[string]any{"name": "mcp__rev2025__test_elicitation", "arguments": args, "_meta": meta(trace1, span1)})
 	if err := json.Unmarshal(first, &ir); err != nil || ir.ResultType != "input_required" {
 		t.Fatalf("first round: %s (%v)", first, err)
 	}
 	answer := map[string]any{firstKey(ir): map[string]any{"action": "accept", "content": map[string]any{"username": "ada"}}}
-	done := host.result(ctx, "tools/call", map[string]any{"name": "mcp__legacy__test_elicitation", "arguments": args,
+	done := host.result(ctx, "tools/call", map[string]any{"name": "mcp__rev2025__test_elicitation", "arguments": args,
 		"inputResponses": answer, "requestState": ir.RequestState, "_meta": meta(trace2, span2)})
 	if !strings.Contains(string(done), "ada") {
 		t.Fatalf("the retry's result: %s", done)

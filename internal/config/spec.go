@@ -116,7 +116,7 @@ type Spec struct {
 	OAuth OAuthOptions `json:"oauth,omitzero"`
 	// ProtocolVersion pins the MCP revision spoken to the server. "" (auto)
 	// asks with server/discover and falls back to initialize at
-	// protocol.Legacy; a legacy revision uses initialize only, at that
+	// protocol.Revision2025; a 2025 revision uses initialize only, at that
 	// revision; protocol.Stateless uses server/discover only. Pinning is for
 	// a server that mishandles the probe, or a test of one revision.
 	ProtocolVersion string `json:"protocolVersion,omitempty"`

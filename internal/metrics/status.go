@@ -29,7 +29,7 @@ func (m *Metrics) statusInstruments() {
 	g.items = r.newInstrument(kindGauge, "mcptrunk.server.items", "",
 		"What each server offers, by kind: tools, prompts, resources, resource_templates.")
 	g.parked = r.newInstrument(kindGauge, "mcptrunk.parked_calls", "",
-		"A stateless host's calls to legacy servers waiting between rounds of input.")
+		"A stateless host's calls to 2025 servers waiting between rounds of input.")
 	g.pinDrift = r.newInstrument(kindGauge, "mcptrunk.pin.drift", "",
 		"Each server's items that differ from the lockfile (trunk.pin).")
 	g.pinWithheld = r.newInstrument(kindGauge, "mcptrunk.pin.withheld", "",

@@ -67,7 +67,7 @@ type Scan struct {
 // declares roots are not: a shared trunk never declares a host's roots.)
 func Run(ctx context.Context, cfg *config.Config, specs []config.Spec, lock *pin.Lock, opts Options) (*Scan, error) {
 	fleet := upstream.NewFleet(&upstream.Options{Logger: opts.Logger, Concurrency: cfg.Trunk.Concurrency, Version: opts.Version,
-		Capabilities: opts.Capabilities, PreferLegacy: true, Dial: opts.Dial, CacheDir: opts.CacheDir})
+		Capabilities: opts.Capabilities, Prefer2025: true, Dial: opts.Dial, CacheDir: opts.CacheDir})
 	defer fleet.Close(context.WithoutCancel(ctx))
 	_ = fleet.StartAll(ctx, specs) // each failure is in its client's state
 	var results []Result

@@ -4,21 +4,21 @@
 // pure functions, no I/O.
 package protocol
 
-// The two live revisions. Legacy is the newest one with the initialize
-// handshake, sessions and server-to-client requests; Stateless (and every
-// later revision) has server/discover, per-request _meta, resultType and
-// multi-round-trip results instead.
+// The two live revisions. Revision2025 is the newest of the 2025 revisions
+// (the initialize handshake, sessions and server-to-client requests);
+// Stateless (and every later revision) has server/discover, per-request
+// _meta, resultType and multi-round-trip results instead.
 const (
-	Legacy    = "2025-11-25"
-	Stateless = "2026-07-28"
+	Revision2025 = "2025-11-25"
+	Stateless    = "2026-07-28"
 )
 
 // Version is the revision mcptrunk asks for in an initialize request.
-const Version = Legacy
+const Version = Revision2025
 
 // Supported lists the revisions mcptrunk speaks, newest first: what
 // server/discover reports and what initialize may agree to.
-var Supported = []string{Stateless, Legacy, "2025-06-18", "2025-03-26", "2024-11-05"}
+var Supported = []string{Stateless, Revision2025, "2025-06-18", "2025-03-26", "2024-11-05"}
 
 // IsStateless reports whether a revision is the stateless one or later.
 // Revisions are dates, so they compare as strings.

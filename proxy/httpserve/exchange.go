@@ -245,7 +245,7 @@ func (h *Handler) reply(w http.ResponseWriter, r *http.Request, s *session, st *
 // event: from 2025-11-25 on, the revision that defines it (SEP-1699); an
 // older client may take its empty data for a malformed message.
 func primes(r *http.Request) bool {
-	return r.Header.Get(protocol.HeaderProtocolVersion) >= protocol.Legacy
+	return r.Header.Get(protocol.HeaderProtocolVersion) >= protocol.Revision2025
 }
 
 // replyJSONOnly answers a client that takes no event stream: what came

@@ -63,7 +63,7 @@ func memTrunkHandler(tb testing.TB, revision string, srv *memserver.Server) *Han
 	}
 	tr := proxy.New(cfg, &proxy.Options{Dial: func(spec config.Spec, h jsonrpc.Handler) (upstream.Transport, error) { return set.Dial(spec, h) }})
 	tr.Share()
-	tr.Start([]byte(`{}`), protocol.Legacy)
+	tr.Start([]byte(`{}`), protocol.Revision2025)
 	h := New(tr, Options{})
 	tb.Cleanup(func() {
 		h.Close()
@@ -163,7 +163,7 @@ func TestStatelessRequestInFlightCost(t *testing.T) {
 	for _, tc := range []struct {
 		revision   string
 		goroutines float64
-	}{{protocol.Legacy, 3}, {protocol.Stateless, 2}} {
+	}{{protocol.Revision2025, 3}, {protocol.Stateless, 2}} {
 		t.Run(tc.revision, func(t *testing.T) {
 			ht := newHeldTrunk(t, tc.revision)
 			ht.inFlightCost(t, 8) // warm-up: pools, the catalog, idle handlers
@@ -181,7 +181,7 @@ func TestStatelessRequestInFlightCost(t *testing.T) {
 // goroutine stacks (stackB/inflight) and goroutines (goroutines/inflight,
 // the request's own and the in-memory server's handler included).
 func BenchmarkStatelessInFlight(b *testing.B) {
-	for _, revision := range []string{protocol.Legacy, protocol.Stateless} {
+	for _, revision := range []string{protocol.Revision2025, protocol.Stateless} {
 		b.Run("server="+revision, func(b *testing.B) {
 			ht := newHeldTrunk(b, revision)
 			ht.inFlightCost(b, 8) // warm-up: pools, the catalog, idle handlers

@@ -17,16 +17,16 @@ import (
 // make bench's HTTP workload measures, without sockets.
 func BenchmarkSessionCall(b *testing.B) {
 	b.Setenv("XDG_CACHE_HOME", b.TempDir()) // the catalog cache
-	srv := &memserver.Server{Revision: protocol.Legacy, Tools: []json.RawMessage{memserver.Tool("hold", "answers at once")},
+	srv := &memserver.Server{Revision: protocol.Revision2025, Tools: []json.RawMessage{memserver.Tool("hold", "answers at once")},
 		Handle: func(context.Context, string, json.RawMessage) (json.RawMessage, error) {
 			return memserver.Text("released"), nil
 		}}
-	h := memTrunkHandler(b, protocol.Legacy, srv)
+	h := memTrunkHandler(b, protocol.Revision2025, srv)
 	post := func(sid, body string) *httptest.ResponseRecorder {
 		r := httptest.NewRequest(http.MethodPost, DefaultPath, strings.NewReader(body))
 		r.Header.Set("Content-Type", "application/json")
 		r.Header.Set("Accept", "application/json, text/event-stream")
-		r.Header.Set(protocol.HeaderProtocolVersion, protocol.Legacy)
+		r.Header.Set(protocol.HeaderProtocolVersion, protocol.Revision2025)
 		if sid != "" {
 			r.Header.Set(protocol.HeaderSessionID, sid)
 		}
@@ -34,7 +34,7 @@ func BenchmarkSessionCall(b *testing.B) {
 		h.ServeHTTP(rec, r)
 		return rec
 	}
-	init := post("", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"`+protocol.Legacy+`","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}`)
+	init := post("", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"`+protocol.Revision2025+`","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}`)
 	sid := init.Header().Get(protocol.HeaderSessionID)
 	if init.Code != http.StatusOK || sid == "" {
 		b.Fatalf("initialize: %d %s", init.Code, init.Body)

@@ -69,7 +69,7 @@ func signInTrunk(t *testing.T, iss *testissuer.Issuer, who *testkit.Whoami, log 
 	logger := slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	tr := proxy.New(cfg, &proxy.Options{Logger: logger})
 	tr.Share()
-	tr.Start([]byte(`{}`), protocol.Legacy)
+	tr.Start([]byte(`{}`), protocol.Revision2025)
 	h := New(tr, Options{Auth: accesstoken.New(accesstoken.Config{Issuer: iss.URL, Resource: resource}), Token: laptopToken, Logger: logger})
 	srv := &httptest.Server{Listener: ln, Config: &http.Server{Handler: h}}
 	srv.Start()
@@ -117,7 +117,7 @@ func connectURLHost(t *testing.T, ctx context.Context, url, token string, browse
 	})
 	// At 2025-11-25: a session the trunk can ask mid-call.
 	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: bearerRT{token}}},
-		&mcp.ClientSessionOptions{ProtocolVersion: protocol.Legacy})
+		&mcp.ClientSessionOptions{ProtocolVersion: protocol.Revision2025})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -290,7 +290,7 @@ func TestGoSDKOAuthHostSignsInToTheTrunkAndTheServer(t *testing.T) {
 			return &mcp.ElicitResult{Action: "accept"}, nil
 		},
 	})
-	cs, err := host.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, OAuthHandler: handler}, &mcp.ClientSessionOptions{ProtocolVersion: protocol.Legacy})
+	cs, err := host.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, OAuthHandler: handler}, &mcp.ClientSessionOptions{ProtocolVersion: protocol.Revision2025})
 	if err != nil {
 		t.Fatal(err)
 	}

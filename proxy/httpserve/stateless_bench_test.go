@@ -17,7 +17,7 @@ import (
 // sockets. Run it with -cpuprofile to see where a stateless request's CPU
 // goes.
 func BenchmarkStatelessCall(b *testing.B) {
-	for _, revision := range []string{protocol.Legacy, protocol.Stateless} {
+	for _, revision := range []string{protocol.Revision2025, protocol.Stateless} {
 		b.Run("server="+revision, func(b *testing.B) {
 			b.Setenv("XDG_CACHE_HOME", b.TempDir()) // the catalog cache
 			srv := &memserver.Server{Revision: revision, Tools: []json.RawMessage{memserver.Tool("hold", "answers at once")},

@@ -52,7 +52,7 @@ func credsTrunk(t *testing.T, iss *testissuer.Issuer, cfgJSON string, env map[st
 	logger := slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	tr := proxy.New(cfg, &proxy.Options{Dial: dial, Logger: logger})
 	tr.Share()
-	tr.Start([]byte(`{}`), protocol.Legacy)
+	tr.Start([]byte(`{}`), protocol.Revision2025)
 	h := New(tr, Options{Auth: accesstoken.New(accesstoken.Config{Issuer: iss.URL, Resource: credsResource}), Token: laptopToken, Logger: logger})
 	srv := httptest.NewServer(h)
 	t.Cleanup(func() {

@@ -14,7 +14,7 @@ import (
 // A host's own task may be on a server of the other model: a 2025-11-25
 // host's task-augmented call of a 2026-07-28 server's tool (toExtension),
 // a 2026-07-28 host's call, with the extension, of a 2025-11-25 server's
-// task-supporting tool (toLegacy). The server creates the task in its
+// task-supporting tool (to2025). The server creates the task in its
 // model; the host gets it in its own (models.go), and Route answers the
 // host's tasks requests about it by asking the server in the server's.
 // Nothing is kept but what a server's connection holds (the trunk's own
@@ -53,7 +53,7 @@ func (r *Route) Answer(ctx, life context.Context, method string, forward json.Ra
 		if hostStateless {
 			return r.forExtensionHost(ctx, method, id, forward)
 		}
-		return r.forLegacyHost(ctx, life, method, id)
+		return r.forHost2025(ctx, life, method, id)
 	}
 	res, err := r.Conn.Call(ctx, method, forward)
 	switch {
@@ -68,7 +68,7 @@ func (r *Route) Answer(ctx, life context.Context, method string, forward json.Ra
 }
 
 // createAcross creates a host's task in the server's model (how:
-// toExtension or toLegacy), call sending the tools/call with the params
+// toExtension or to2025), call sending the tools/call with the params
 // given, and returns the CreateTaskResult in the host's model, with the
 // server's own id (the trunk issues the host's as for any task). A server
 // that answered at once has its answer returned as it is.
@@ -91,8 +91,8 @@ func createAcross(how Mode, forward json.RawMessage, call func(json.RawMessage) 
 	case err != nil:
 		return nil, err
 	case how == toExtension && IsCreated(res):
-		return legacyCreated(res, same), nil
-	case how == toLegacy:
+		return created2025(res, same), nil
+	case how == to2025:
 		return flatCreated(res, same), nil
 	}
 	return res, nil
@@ -109,12 +109,12 @@ func crosses(serverCaps json.RawMessage, hostStateless bool) bool {
 	return DeclaresExtension(serverCaps) && !offers(serverCaps, "")
 }
 
-// forLegacyHost answers a 2025-11-25 host's tasks/get, tasks/result or
+// forHost2025 answers a 2025-11-25 host's tasks/get, tasks/result or
 // tasks/cancel of a 2026-07-28 server's task id. tasks/result waits until
 // the task ends (following it with tasks/get, its input requests put to
 // the host), as 2025-11-25 specifies; the host's giving up on it does not
 // cancel the task, which the host still owns.
-func (a *Route) forLegacyHost(ctx, life context.Context, method, id string) (json.RawMessage, error) {
+func (a *Route) forHost2025(ctx, life context.Context, method, id string) (json.RawMessage, error) {
 	byID, _ := json.Marshal(map[string]string{"taskId": id})
 	switch method {
 	case "tasks/cancel":
@@ -125,14 +125,14 @@ func (a *Route) forLegacyHost(ctx, life context.Context, method, id string) (jso
 		if err != nil { // 2025-11-25 answers the cancelled task; say what is known
 			task, _ = json.Marshal(map[string]string{"taskId": id, "status": "cancelled"})
 		}
-		return legacyTask(task, a.Issue), nil
+		return task2025(task, a.Issue), nil
 	case "tasks/get", "tasks/result":
 		task, err := a.Conn.Call(ctx, "tasks/get", byID)
 		if err != nil {
 			return nil, err
 		}
 		if method == "tasks/get" {
-			return legacyTask(task, a.Issue), nil
+			return task2025(task, a.Issue), nil
 		}
 		f := a.Follower
 		f.Owned, f.Related = true, a.Issue(id)

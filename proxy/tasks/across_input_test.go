@@ -13,11 +13,11 @@ import (
 	"github.com/mcptrunk/mcptrunk/proxy/translate"
 )
 
-// askingLegacyServer is a 2025-11-25 server's connection whose task s1 is
+// askingServer2025 is a 2025-11-25 server's connection whose task s1 is
 // input_required until its elicitation, sent while the client waits on
 // tasks/result (as the trunk routes a server's request: Parking.Current),
 // is answered; then completed. elicited gets what the elicitation got.
-type askingLegacyServer struct {
+type askingServer2025 struct {
 	parking  *translate.Parking
 	elicited chan string
 
@@ -26,7 +26,7 @@ type askingLegacyServer struct {
 	calls    []string
 }
 
-func (s *askingLegacyServer) Call(ctx context.Context, method string, _ json.RawMessage) (json.RawMessage, error) {
+func (s *askingServer2025) Call(ctx context.Context, method string, _ json.RawMessage) (json.RawMessage, error) {
 	s.mu.Lock()
 	s.calls = append(s.calls, method)
 	answered := s.answered
@@ -62,13 +62,13 @@ func (s *askingLegacyServer) Call(ctx context.Context, method string, _ json.Raw
 }
 
 // acrossInputRoute is the Route of a 2026-07-28 host that can elicit to
-// an askingLegacyServer, on a parking whose calls wg counts.
-func acrossInputRoute(t *testing.T) (*Route, *askingLegacyServer, *sync.WaitGroup) {
+// an askingServer2025, on a parking whose calls wg counts.
+func acrossInputRoute(t *testing.T) (*Route, *askingServer2025, *sync.WaitGroup) {
 	var wg sync.WaitGroup
 	life, stop := context.WithCancel(context.Background())
 	p := translate.NewParking(life, func(f func()) bool { wg.Go(f); return true }, nil)
 	t.Cleanup(func() { p.CloseAll(); stop(); wg.Wait() })
-	s := &askingLegacyServer{parking: p, elicited: make(chan string, 2)}
+	s := &askingServer2025{parking: p, elicited: make(chan string, 2)}
 	host := translate.HostRequest{Version: protocol.Stateless, Caps: map[string]json.RawMessage{"elicitation": json.RawMessage(`{}`)}}
 	return &Route{Follower: Follower{Conn: s, Server: "srv"}, ServerCaps: json.RawMessage(`{"tasks":{}}`), Issue: hostID,
 		Export: func(r json.RawMessage) json.RawMessage { return r }, Parking: p, Host: host}, s, &wg

@@ -17,14 +17,14 @@ func hostID(id string) string { return "host-" + id }
 // null, nothing inlined) and back (a null ttl left out), the id the host's.
 func TestTaskModels(t *testing.T) {
 	flat := `{"resultType":"task","taskId":"s1","status":"working","statusMessage":"half","createdAt":"c","lastUpdatedAt":"u","ttlMs":500,"pollIntervalMs":20,"result":{"content":[]},"inputRequests":{}}`
-	legacy := legacyTask(json.RawMessage(flat), hostID)
-	if want := `{"createdAt":"c","lastUpdatedAt":"u","pollInterval":20,"status":"working","statusMessage":"half","taskId":"host-s1","ttl":500}`; string(legacy) != want {
-		t.Errorf("LegacyTask = %s, want %s", legacy, want)
+	nested := task2025(json.RawMessage(flat), hostID)
+	if want := `{"createdAt":"c","lastUpdatedAt":"u","pollInterval":20,"status":"working","statusMessage":"half","taskId":"host-s1","ttl":500}`; string(nested) != want {
+		t.Errorf("task2025 = %s, want %s", nested, want)
 	}
-	if got := legacyTask(json.RawMessage(`{"taskId":"s1","status":"working"}`), hostID); !strings.Contains(string(got), `"ttl":null`) {
-		t.Errorf("LegacyTask without ttlMs = %s, want ttl null (unlimited)", got)
+	if got := task2025(json.RawMessage(`{"taskId":"s1","status":"working"}`), hostID); !strings.Contains(string(got), `"ttl":null`) {
+		t.Errorf("task2025 without ttlMs = %s, want ttl null (unlimited)", got)
 	}
-	back := flatTask(legacy, "complete", func(id string) string { return id })
+	back := flatTask(nested, "complete", func(id string) string { return id })
 	if want := `{"createdAt":"c","lastUpdatedAt":"u","pollIntervalMs":20,"resultType":"complete","status":"working","statusMessage":"half","taskId":"host-s1","ttlMs":500}`; string(back) != want {
 		t.Errorf("FlatTask = %s, want %s", back, want)
 	}
@@ -35,8 +35,8 @@ func TestTaskModels(t *testing.T) {
 	if res := json.RawMessage(`{"content":[]}`); string(flatCreated(res, hostID)) != string(res) {
 		t.Errorf("FlatCreated of a result that is no task changed it")
 	}
-	if got := legacyCreated(json.RawMessage(flat), hostID); !strings.HasPrefix(string(got), `{"task":{`) || IsCreated(got) {
-		t.Errorf("LegacyCreated = %s, want the task nested", got)
+	if got := created2025(json.RawMessage(flat), hostID); !strings.HasPrefix(string(got), `{"task":{`) || IsCreated(got) {
+		t.Errorf("created2025 = %s, want the task nested", got)
 	}
 }
 
@@ -52,12 +52,12 @@ func TestCreateAcross(t *testing.T) {
 	if err != nil || rawjson.HasField(sent, "task") || !strings.Contains(string(res), `{"task":{`) || !strings.Contains(string(res), `"taskId":"s1"`) {
 		t.Errorf("ToExtension: sent %s, got %s %v", sent, res, err)
 	}
-	res, err = createAcross(toLegacy, json.RawMessage(`{"name":"x"}`), func(p json.RawMessage) (json.RawMessage, error) {
+	res, err = createAcross(to2025, json.RawMessage(`{"name":"x"}`), func(p json.RawMessage) (json.RawMessage, error) {
 		sent = p
 		return json.RawMessage(`{"task":{"taskId":"s2","status":"working"}}`), nil
 	})
 	if err != nil || !strings.Contains(string(sent), `"task":{}`) || !IsCreated(res) || !strings.Contains(string(res), `"taskId":"s2"`) {
-		t.Errorf("ToLegacy: sent %s, got %s %v", sent, res, err)
+		t.Errorf("to2025: sent %s, got %s %v", sent, res, err)
 	}
 }
 
@@ -79,12 +79,12 @@ func TestRouteExtensionHostFailed(t *testing.T) {
 
 // crosses: a server answers in the host's model when it has it.
 func TestCrosses(t *testing.T) {
-	legacy, ext, both := `{"tasks":{}}`, `{"extensions":{"`+Extension+`":{}}}`, `{"tasks":{},"extensions":{"`+Extension+`":{}}}`
+	tasks2025, ext, both := `{"tasks":{}}`, `{"extensions":{"`+Extension+`":{}}}`, `{"tasks":{},"extensions":{"`+Extension+`":{}}}`
 	for _, c := range []struct {
 		caps      string
 		stateless bool
 		want      bool
-	}{{legacy, true, true}, {legacy, false, false}, {ext, false, true}, {ext, true, false}, {both, true, false}, {both, false, false}} {
+	}{{tasks2025, true, true}, {tasks2025, false, false}, {ext, false, true}, {ext, true, false}, {both, true, false}, {both, false, false}} {
 		if got := crosses(json.RawMessage(c.caps), c.stateless); got != c.want {
 			t.Errorf("Crosses(%s, stateless %v) = %v, want %v", c.caps, c.stateless, got, c.want)
 		}

@@ -17,7 +17,7 @@ import (
 func TestStatelessGate(t *testing.T) {
 	with := translate.HostRequest{Version: protocol.Stateless, Caps: map[string]json.RawMessage{"extensions": json.RawMessage(`{"` + Extension + `":{}}`)}}
 	without := translate.HostRequest{Version: protocol.Stateless, Caps: map[string]json.RawMessage{"extensions": json.RawMessage(`{"io.modelcontextprotocol/ui":{}}`)}}
-	legacy := translate.HostRequest{Version: protocol.Legacy}
+	host2025 := translate.HostRequest{Version: protocol.Revision2025}
 	code := func(err error) int {
 		var e *jsonrpc.Error
 		if errors.As(err, &e) {
@@ -39,9 +39,9 @@ func TestStatelessGate(t *testing.T) {
 		{"tasks/get", without, protocol.CodeMissingClientCapabilities},
 		{"tasks/update", without, protocol.CodeMissingClientCapabilities},
 		{"tasks/cancel", translate.HostRequest{Version: protocol.Stateless}, protocol.CodeMissingClientCapabilities},
-		{"tasks/list", legacy, 0},
-		{"tasks/result", legacy, 0},
-		{"tasks/get", legacy, 0},
+		{"tasks/list", host2025, 0},
+		{"tasks/result", host2025, 0},
+		{"tasks/get", host2025, 0},
 	} {
 		if got := code(StatelessGate(c.method, c.host)); got != c.want {
 			t.Errorf("%s at %s (extensions %s): code %d, want %d", c.method, c.host.Version, c.host.Caps["extensions"], got, c.want)

@@ -94,7 +94,7 @@ func created2026(ctx context.Context, c Caller, ids []string, issue func(string)
 			logger.Debug("a task the host created is no longer known to its server", "task", id, "error", err)
 			continue
 		}
-		out = append(out, legacyTask(task, issue))
+		out = append(out, task2025(task, issue))
 	}
 	return out
 }

@@ -14,18 +14,18 @@ type Mode int
 const (
 	// Direct: the call goes as the host made it.
 	Direct Mode = iota
-	// AsLegacyTask: as a 2025-11-25 task the trunk drives (drive).
-	AsLegacyTask
+	// AsTask2025: as a 2025-11-25 task the trunk drives (drive).
+	AsTask2025
 	// AsExtensionTask: as a 2026-07-28 task the trunk follows (follow).
 	AsExtensionTask
 	// toExtension: a 2025-11-25 host's task (the call's task member) on a
 	// 2026-07-28 server, created with the extension declared and given to
 	// the host as a 2025-11-25 task (createAcross, Route).
 	toExtension
-	// toLegacy: a 2026-07-28 host's call, with the extension, of a
+	// to2025: a 2026-07-28 host's call, with the extension, of a
 	// 2025-11-25 server's task-supporting tool: created as a 2025-11-25
 	// task and given to the host as the extension's (createAcross, Route).
-	toLegacy
+	to2025
 )
 
 // modeFor says how the trunk must run a call (params) of a tool (its
@@ -39,18 +39,18 @@ const (
 // task-only tool, its -32021 naming the extension (SEP-2663: what the
 // conformance suite asks of a server), so that it declares it.
 func modeFor(serverCaps, hostExtensions json.RawMessage, statelessHost bool, params, tool json.RawMessage) Mode {
-	legacy, extension := offers(serverCaps, ""), DeclaresExtension(serverCaps)
+	tasks2025, extension := offers(serverCaps, ""), DeclaresExtension(serverCaps)
 	switch {
-	case !legacy && !extension:
+	case !tasks2025 && !extension:
 		return Direct
 	case rawjson.HasField(params, "task"):
-		if !legacy && supports(tool) {
+		if !tasks2025 && supports(tool) {
 			return toExtension
 		}
 		return Direct // the host follows the task itself
 	case rawjson.HasField(hostExtensions, Extension):
 		if !extension && supports(tool) {
-			return toLegacy
+			return to2025
 		}
 		return Direct // the host follows the task itself (or the tool takes none)
 	case !required(tool):
@@ -60,7 +60,7 @@ func modeFor(serverCaps, hostExtensions json.RawMessage, statelessHost bool, par
 	case extension:
 		return AsExtensionTask
 	}
-	return AsLegacyTask
+	return AsTask2025
 }
 
 // WithExtension is client capabilities caps with the tasks extension

@@ -17,7 +17,7 @@ import (
 
 // taskMembers are the members of a task both models share, by their
 // 2025-11-25 names, with the 2026-07-28 name where it differs.
-var taskMembers = []struct{ legacy, flat string }{
+var taskMembers = []struct{ v2025, flat string }{
 	{"taskId", "taskId"},
 	{"status", "status"},
 	{"statusMessage", "statusMessage"},
@@ -27,13 +27,13 @@ var taskMembers = []struct{ legacy, flat string }{
 	{"pollInterval", "pollIntervalMs"},
 }
 
-// legacyTask is a 2026-07-28 task (a CreateTaskResult or tasks/get's
+// task2025 is a 2026-07-28 task (a CreateTaskResult or tasks/get's
 // answer) as the 2025-11-25 Task object, its id issue's: the members that
 // say what the task is, nothing inlined (a 2025 client reads the result
 // with tasks/result). ttl is null when the server gave none (unlimited, as
 // 2025-11-25 writes it).
-func legacyTask(flat json.RawMessage, issue func(string) string) json.RawMessage {
-	return convert(flat, issue, func(m struct{ legacy, flat string }) (string, string) { return m.flat, m.legacy },
+func task2025(flat json.RawMessage, issue func(string) string) json.RawMessage {
+	return convert(flat, issue, func(m struct{ v2025, flat string }) (string, string) { return m.flat, m.v2025 },
 		map[string]json.RawMessage{"ttl": json.RawMessage(`null`)})
 }
 
@@ -41,13 +41,13 @@ func legacyTask(flat json.RawMessage, issue func(string) string) json.RawMessage
 // under resultType, its id issue's.
 func flatTask(task json.RawMessage, resultType string, issue func(string) string) json.RawMessage {
 	rt, _ := json.Marshal(resultType)
-	return convert(task, issue, func(m struct{ legacy, flat string }) (string, string) { return m.legacy, m.flat },
+	return convert(task, issue, func(m struct{ v2025, flat string }) (string, string) { return m.v2025, m.flat },
 		map[string]json.RawMessage{"resultType": rt})
 }
 
-// legacyCreated is a 2026-07-28 CreateTaskResult as 2025-11-25's.
-func legacyCreated(flat json.RawMessage, issue func(string) string) json.RawMessage {
-	out, _ := json.Marshal(map[string]json.RawMessage{"task": legacyTask(flat, issue)})
+// created2025 is a 2026-07-28 CreateTaskResult as 2025-11-25's.
+func created2025(flat json.RawMessage, issue func(string) string) json.RawMessage {
+	out, _ := json.Marshal(map[string]json.RawMessage{"task": task2025(flat, issue)})
 	return out
 }
 
@@ -63,7 +63,7 @@ func flatCreated(res json.RawMessage, issue func(string) string) json.RawMessage
 
 // convert copies the members of one model's task to the other's names
 // (names gives from and to), the id rewritten by issue, over base.
-func convert(in json.RawMessage, issue func(string) string, names func(struct{ legacy, flat string }) (from, to string), base map[string]json.RawMessage) json.RawMessage {
+func convert(in json.RawMessage, issue func(string) string, names func(struct{ v2025, flat string }) (from, to string), base map[string]json.RawMessage) json.RawMessage {
 	members, err := rawjson.Object(in)
 	if err != nil {
 		members = map[string]json.RawMessage{}

@@ -47,7 +47,7 @@ type Call struct {
 // put to the host.
 func (c *Call) Run(ctx context.Context) (json.RawMessage, error) {
 	switch c.How {
-	case toExtension, toLegacy:
+	case toExtension, to2025:
 		res, err := createAcross(c.How, c.Forward, func(params json.RawMessage) (json.RawMessage, error) {
 			return c.Send(ctx, params, c.How == toExtension) // the server makes a task only for a host with the extension
 		})

@@ -39,7 +39,7 @@ func Watch(ctx context.Context, c Caller, server, id string, first time.Duration
 		}
 		if s, _ := rawjson.StringField(task, "status"); s != last {
 			last = s
-			status(server, legacyTask(task, same))
+			status(server, task2025(task, same))
 		}
 		if terminal(last) {
 			return

@@ -35,14 +35,14 @@ func TestDescribedFromReadyServers(t *testing.T) {
 	}
 	// A 2025-11-25 server's tasks: the core capability to a 2025-era host,
 	// the extension alone to a 2026-07-28 one (its revision has no other).
-	legacyTasks := []Ready{{Name: "t", Init: upstream.InitResult{RawCapabilities: json.RawMessage(`{"tasks":{"cancel":{},"requests":{"tools":{"call":{}}}}}`)}}}
-	if _, ok := DiscoveredCapabilities(legacyTasks)["tasks"]; ok {
+	tasks2025 := []Ready{{Name: "t", Init: upstream.InitResult{RawCapabilities: json.RawMessage(`{"tasks":{"cancel":{},"requests":{"tools":{"call":{}}}}}`)}}}
+	if _, ok := DiscoveredCapabilities(tasks2025)["tasks"]; ok {
 		t.Error("server/discover declares the core tasks capability, which 2026-07-28 has not")
 	}
-	if ext, _ := DiscoveredCapabilities(legacyTasks)["extensions"].(json.RawMessage); !strings.Contains(string(ext), "io.modelcontextprotocol/tasks") {
+	if ext, _ := DiscoveredCapabilities(tasks2025)["extensions"].(json.RawMessage); !strings.Contains(string(ext), "io.modelcontextprotocol/tasks") {
 		t.Errorf("server/discover does not declare the tasks extension for a server of core tasks: %s", ext)
 	}
-	if _, ok := InitializeCapabilities(legacyTasks)["tasks"]; !ok {
+	if _, ok := InitializeCapabilities(tasks2025)["tasks"]; !ok {
 		t.Error("initialize does not declare the core tasks capability of a 2025-11-25 server")
 	}
 	text := DiscoveredInstructions(ready)

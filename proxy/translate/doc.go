@@ -4,7 +4,7 @@
 // It reads the reserved _meta of a request at the stateless revision
 // (RequestMeta) and checks the shape of its params (RequiredString,
 // OptionalObject), shapes a result for the revision it answers
-// (StatelessResult, LegacyResult), answers the methods that revision
+// (StatelessResult, Result2025), answers the methods that revision
 // removed, describes the trunk at either handshake (InitializeCapabilities,
 // DiscoveredCapabilities), holds subscriptions/listen (Listens), and runs
 // multi-round-trip requests: Fulfil asks a 2025-era host a 2026-07-28

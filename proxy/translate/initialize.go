@@ -6,10 +6,10 @@ import (
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
 )
 
-// legacyVersions are the 2025-era revisions the trunk answers initialize
+// versions2025 are the 2025-era revisions the trunk answers initialize
 // with, newest first. A host asking for another gets the newest, as the
 // spec prescribes.
-var legacyVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
+var versions2025 = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
 
 // Initialize is what a 2025-era host's initialize says of it.
 type Initialize struct {
@@ -30,8 +30,8 @@ func ReadInitialize(params json.RawMessage) (Initialize, error) {
 	if err := json.Unmarshal(params, &p); err != nil {
 		return Initialize{}, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "initialize: %v", err)
 	}
-	version := legacyVersions[0]
-	for _, v := range legacyVersions {
+	version := versions2025[0]
+	for _, v := range versions2025 {
 		if v == p.ProtocolVersion {
 			version = v
 		}

@@ -84,7 +84,7 @@ var capabilityFor = map[string]string{
 	"roots/list":             "roots",
 }
 
-// Fulfil serves a legacy host's request to a stateless upstream: each
+// Fulfil serves a 2025 host's request to a stateless upstream: each
 // input_required result becomes real requests to the host (only those its
 // capabilities allow, concurrently, as a server of that revision would
 // send them), and the upstream is asked again with the answers and its own

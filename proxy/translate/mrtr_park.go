@@ -16,7 +16,7 @@ import (
 	"github.com/mcptrunk/mcptrunk/internal/rawjson"
 )
 
-// Parking serves a stateless host's calls to legacy upstreams. Such an
+// Parking serves a stateless host's calls to 2025 upstreams. Such an
 // upstream asks for input by sending the client requests in the middle of
 // the call; the host, at its revision, can only be asked by a result. So
 // the trunk keeps the upstream's call going in the background (an

@@ -39,7 +39,7 @@ func (m RequestMeta) ClientName() string {
 }
 
 // ReadRequestMeta reads the reserved _meta keys of a request's params. A
-// request without a protocolVersion key is at a legacy revision (its host
+// request without a protocolVersion key is at a 2025 revision (its host
 // said everything at initialize): the zero RequestMeta. One at a revision
 // the trunk does not speak is refused with -32022 and the revisions it does,
 // so that the host can pick one.
@@ -199,17 +199,17 @@ func StatelessResult(method string, res json.RawMessage) (json.RawMessage, error
 	return res, nil
 }
 
-// statelessOnly are the result members a legacy revision does not define.
+// statelessOnly are the result members a 2025 revision does not define.
 var statelessOnly = []string{protocol.FieldResultType, "ttlMs", "cacheScope"}
 
-// LegacyResult shapes a result for a host at a 2025-era revision: an
+// Result2025 shapes a result for a host at a 2025-era revision: an
 // upstream that speaks the stateless revision sends members and reserved
 // _meta keys that revision does not have; they are dropped, but for the
 // related task of 2025-11-25's tasks (which the trunk rewrites, tasks.go). The byte checks
 // come first, so a result without any (the usual case) is returned as it
 // came, without a scan. A result that is not an object passes as it did
 // before the trunk spoke the stateless revision.
-func LegacyResult(res json.RawMessage) json.RawMessage {
+func Result2025(res json.RawMessage) json.RawMessage {
 	out := res
 	if rawjson.HasReservedMeta(out) {
 		var keep map[string]json.RawMessage // the reserved keys 2025-11-25 defines

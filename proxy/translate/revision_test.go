@@ -12,7 +12,7 @@ import (
 func TestReadRequestMeta(t *testing.T) {
 	m, err := ReadRequestMeta("tools/list", json.RawMessage(`{"cursor":"x"}`))
 	if err != nil || m.Version != "" {
-		t.Errorf("a legacy request: %+v, %v", m, err)
+		t.Errorf("a 2025 request: %+v, %v", m, err)
 	}
 	m, err = ReadRequestMeta("tools/call", json.RawMessage(`{"name":"x","_meta":{"progressToken":1,`+
 		`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/logLevel":"debug",`+
@@ -62,7 +62,7 @@ func TestStatelessResult(t *testing.T) {
 	}
 }
 
-func TestLegacyResult(t *testing.T) {
+func TestResult2025(t *testing.T) {
 	for in, want := range map[string]string{
 		`{"content":[{"type":"text","text":"\"ttlMs\""}]}`:                                                          `{"content":[{"type":"text","text":"\"ttlMs\""}]}`,
 		`{"tools":[],"resultType":"complete","ttlMs":0,"cacheScope":"public"}`:                                      `{"tools":[]}`,
@@ -71,7 +71,7 @@ func TestLegacyResult(t *testing.T) {
 		`"not an object, \"resultType\""`:                                                                           `"not an object, \"resultType\""`,
 		`{"_meta":{"io.modelcontextprotocol/related-task":{"taskId":"t"},"io.modelcontextprotocol/serverInfo":{}}}`: `{"_meta":{"io.modelcontextprotocol/related-task":{"taskId":"t"}}}`,
 	} {
-		if got := LegacyResult(json.RawMessage(in)); string(got) != want {
+		if got := Result2025(json.RawMessage(in)); string(got) != want {
 			t.Errorf("%s:\n got %s\nwant %s", in, got, want)
 		}
 	}

@@ -169,7 +169,7 @@ type StatusReport struct {
 	UnattributedNotifications int64 `json:"unattributedNotifications"`
 	// Pinning is trunk.pin at work: drift, withheld items and findings.
 	Pinning *catalog.PinReport `json:"pinning"`
-	// ParkedCalls counts a stateless host's calls to legacy upstreams that
+	// ParkedCalls counts a stateless host's calls to 2025 upstreams that
 	// wait between rounds of input (see translate/mrtr_park.go).
 	ParkedCalls int `json:"parkedCalls"`
 	// Conflicts are items withheld because another server exports the

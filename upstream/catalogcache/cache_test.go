@@ -125,7 +125,7 @@ func TestKeyAndNoSecrets(t *testing.T) {
 	if Key(same) != k {
 		t.Error("filters, timeouts or lazy change the key")
 	}
-	if Key(base, "legacy") == k {
+	if Key(base, "2025") == k {
 		t.Error("extra does not change the key")
 	}
 	dir := t.TempDir()

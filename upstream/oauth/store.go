@@ -79,15 +79,15 @@ func platformTokenDir(goos string, getenv func(string) string, isDir func(string
 	if goos != "windows" {
 		return ""
 	}
-	var dir, legacy string
+	var dir, local string
 	if d := getenv("AppData"); d != "" {
 		dir = filepath.Join(d, "mcptrunk", "oauth")
 	}
 	if d := getenv("LocalAppData"); d != "" {
-		legacy = filepath.Join(d, "mcptrunk", "oauth")
+		local = filepath.Join(d, "mcptrunk", "oauth")
 	}
-	if legacy != "" && (dir == "" || !isDir(dir) && isDir(legacy)) {
-		return legacy
+	if local != "" && (dir == "" || !isDir(dir) && isDir(local)) {
+		return local
 	}
 	return dir
 }

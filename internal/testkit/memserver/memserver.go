@@ -23,7 +23,7 @@ type Server struct {
 	// Name is the serverInfo name (default "memserver").
 	Name string
 	// Revision is the protocolVersion answered to initialize (default
-	// protocol.Legacy), and the server answers server/discover with "method
+	// protocol.Revision2025), and the server answers server/discover with "method
 	// not found", so a client falls back to initialize. At protocol.Stateless
 	// it answers server/discover instead, and initialize with "method not
 	// found": a 2026-07-28 server.
@@ -145,7 +145,7 @@ func (s *Server) initResult() (json.RawMessage, error) {
 	name, caps := s.info()
 	rev := s.Revision
 	if rev == "" {
-		rev = protocol.Legacy
+		rev = protocol.Revision2025
 	}
 	return json.Marshal(map[string]any{"protocolVersion": rev, "capabilities": caps, "serverInfo": name})
 }
