@@ -89,14 +89,16 @@ func ConfigFromEnv(sig Signal, getenv func(string) string) (*Config, error) {
 	if c.Protocol == ProtocolGRPC && !strings.Contains(raw, "://") {
 		u = &url.URL{Scheme: "https", Host: raw} // gRPC's host:port form
 	} else if u, err = url.Parse(raw); err != nil || u.Host == "" {
-		return nil, fmt.Errorf("%s: %q is not an http:// or https:// URL", name, raw)
+		// Neither the value nor url.Parse's error, which quotes it: its
+		// userinfo may hold a password.
+		return nil, fmt.Errorf("%s is not an http:// or https:// URL", name)
 	}
 	switch strings.ToLower(u.Scheme) {
 	case "http":
 		c.Insecure = true
 	case "https":
 	default:
-		return nil, fmt.Errorf("%s: scheme %q (http or https)", name, u.Scheme)
+		return nil, fmt.Errorf("%s: the scheme is not http or https", name)
 	}
 	if c.Protocol == ProtocolGRPC {
 		if v, name := get("INSECURE"); v != "" {
@@ -149,17 +151,26 @@ func ConfigFromEnv(sig Signal, getenv func(string) string) (*Config, error) {
 }
 
 // parseHeaders reads "key=value,key2=value2" with URL-escaped values. The
-// error names a bad key, never a value (a value is often a secret).
+// error names a well-formed key or else the pair's place, never a value nor
+// a malformed key (a value is often a secret, and "Authorization: Bearer
+// token" written by mistake is all key).
 func parseHeaders(s string) (map[string]string, error) {
 	h := map[string]string{}
+	n := 0
 	for pair := range strings.SplitSeq(s, ",") {
+		n++
 		if strings.TrimSpace(pair) == "" {
 			continue
 		}
 		k, v, ok := strings.Cut(pair, "=")
 		k = strings.TrimSpace(k)
-		if !ok || k == "" || strings.ContainsAny(k, " \t\r\n:") {
-			return nil, fmt.Errorf("a header that is not key=value (key %q)", k)
+		switch {
+		case !ok:
+			return nil, fmt.Errorf("pair %d has no '=' (key=value)", n)
+		case k == "":
+			return nil, fmt.Errorf("pair %d has no key before its '='", n)
+		case strings.ContainsAny(k, " \t\r\n:"):
+			return nil, fmt.Errorf("pair %d: its key has a space or ':' (key=value, not key: value)", n)
 		}
 		value, err := url.PathUnescape(strings.TrimSpace(v))
 		if err != nil {

@@ -92,3 +92,32 @@ func TestConfigErrors(t *testing.T) {
 		}
 	}
 }
+
+// A wrong header pair or endpoint is an error that names the variable and
+// the pair's place but quotes nothing of what was set: a pair written as
+// "Authorization: Bearer …" is a token, an endpoint's userinfo a password,
+// and url.Parse's own error quotes the whole URL.
+func TestConfigErrorsKeepSecrets(t *testing.T) {
+	const token, password = "tok3nXYZ", "pa55%word"
+	for _, c := range []struct {
+		env  []string
+		want string
+	}{
+		{[]string{"OTEL_EXPORTER_OTLP_HEADERS", "x-tenant=t1,Authorization: Bearer " + token}, "OTEL_EXPORTER_OTLP_HEADERS: pair 2 has no '='"},
+		{[]string{"OTEL_EXPORTER_OTLP_HEADERS", "Authorization: Bearer " + token + "="}, "OTEL_EXPORTER_OTLP_HEADERS: pair 1: its key has a space or ':'"},
+		{[]string{"OTEL_EXPORTER_OTLP_TRACES_HEADERS", "=" + token}, "OTEL_EXPORTER_OTLP_TRACES_HEADERS: pair 1 has no key"},
+		{[]string{"OTEL_EXPORTER_OTLP_ENDPOINT", "http://collector:" + password + "@col:4318"}, "OTEL_EXPORTER_OTLP_ENDPOINT is not an http:// or https:// URL"},
+		{[]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "ftp://collector:pa55word@col"}, "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: the scheme is not http or https"},
+	} {
+		_, err := ConfigFromEnv(Traces, env(c.env...))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: %v, want an error with %q", c.env, err, c.want)
+			continue
+		}
+		for _, secret := range []string{token, password, "pa55", "Bearer", "collector"} {
+			if strings.Contains(err.Error(), secret) {
+				t.Errorf("%v: the error quotes %q: %v", c.env, secret, err)
+			}
+		}
+	}
+}
