@@ -22,6 +22,15 @@ func limitMemory(heap int64) error {
 	if err := syscall.Getrlimit(syscall.RLIMIT_DATA, &old); err != nil {
 		return err
 	}
-	limit := min(uint64(heap+runtimeSpace), old.Max)
-	return syscall.Setrlimit(syscall.RLIMIT_DATA, &syscall.Rlimit{Cur: limit, Max: limit})
+	limit := dataLimit(heap, old)
+	return syscall.Setrlimit(syscall.RLIMIT_DATA, &limit)
+}
+
+// dataLimit is the RLIMIT_DATA for a heap's budget given the process's
+// current one: each of the soft and hard limits is the budget and the
+// runtime's space, or the current one where that is lower, so a limit
+// lowered before the start (soft or hard alone) is never raised.
+func dataLimit(heap int64, old syscall.Rlimit) syscall.Rlimit {
+	limit := uint64(heap + runtimeSpace)
+	return syscall.Rlimit{Cur: min(limit, old.Cur), Max: min(limit, old.Max)}
 }
