@@ -163,8 +163,19 @@ func (r *rule) matches(req Request) bool {
 	return req.Tool != "" && ok
 }
 
+// subjectHash is the subject as counts' keys hold it: a SHA-256 hash, so
+// that the keys say nothing of who, in Redis as in memory ("" stays "").
+func subjectHash(subject string) string {
+	if subject == "" {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(subject))
+	return hex.EncodeToString(sum[:16])
+}
+
 // key is the count a request falls in under r: base (the rule's id in
-// memory, its tag in the store) and the values it counts by.
+// memory, its tag in the store) and the values it counts by, the subject
+// as Allow hashed it.
 func (r *rule) key(base string, req Request) string {
 	var b strings.Builder
 	b.WriteString(base)
@@ -350,6 +361,7 @@ func (l *Limiter) Allow(ctx context.Context, req Request) (r Refusal, refused bo
 	if len(matched) == 0 {
 		return Refusal{}, false, nil
 	}
+	req.Subject = subjectHash(req.Subject)
 	if l.shared != nil {
 		return l.allowShared(ctx, matched, req)
 	}

@@ -159,3 +159,62 @@ func TestSharedFineRules(t *testing.T) {
 		}
 	}
 }
+
+// TestKeysNameNoSubject: the counts' keys hold the subject hashed, in
+// Redis (where other programs on it see the names) and in memory, so
+// they say nothing of who; each subject still has a count of its own.
+func TestKeysNameNoSubject(t *testing.T) {
+	const subject = "alice@example.com"
+	rules := map[string]config.Limit{
+		"window": {By: []string{config.LimitBySubject, config.LimitByServer}, Requests: 1, Window: config.Duration(time.Hour)},
+		"day":    {By: []string{config.LimitBySubject}, Requests: 5, Daily: true},
+	}
+	leaks := func(key string) bool { return strings.Contains(key, "alice") || strings.Contains(key, "example.com") }
+	allow := func(l *Limiter, subject string, want bool) {
+		t.Helper()
+		if r, refused, err := l.Allow(context.Background(), Request{Subject: subject, Server: "s"}); err != nil || refused == want {
+			t.Fatalf("%s: refused %v (%+v), %v; want allowed %v", subject, refused, r, err, want)
+		}
+	}
+
+	t.Run("redis", func(t *testing.T) {
+		c := redisClient(t, testkit.StartRedis(t, testkit.RedisOptions{}))
+		l := New(rules, &Options{Shared: c})
+		allow(l, subject, true)
+		allow(l, subject, false)
+		allow(l, "bob", true)
+		keys, err := c.Keys(context.Background(), "*").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(keys) != 4 {
+			t.Errorf("keys %q, want 4: two rules, two subjects", keys)
+		}
+		for _, k := range keys {
+			if leaks(k) {
+				t.Errorf("key %q names the subject", k)
+			}
+		}
+	})
+	t.Run("memory", func(t *testing.T) {
+		l := New(rules, nil)
+		allow(l, subject, true)
+		allow(l, subject, false)
+		allow(l, "bob", true)
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if len(l.tat) != 2 || len(l.days) != 2 {
+			t.Errorf("%d window counts and %d daily ones, want 2 and 2", len(l.tat), len(l.days))
+		}
+		for k := range l.tat {
+			if leaks(k) {
+				t.Errorf("key %q names the subject", k)
+			}
+		}
+		for k := range l.days {
+			if leaks(k) {
+				t.Errorf("key %q names the subject", k)
+			}
+		}
+	})
+}
