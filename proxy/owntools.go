@@ -56,9 +56,10 @@ func (o ownTools) CallInRun(ctx context.Context, run string, params json.RawMess
 
 func (o ownTools) CodeMode() config.CodeMode { return o.rq.st.cfg.Trunk.CodeMode.WithDefaults() }
 
-// RunProgram runs a code-mode program as Options.RunProgram says.
+// RunProgram runs a code-mode program as Options.RunProgram says, once
+// the trunk's runs at once (trunk.codeMode.maxRuns) leave it a place.
 func (o ownTools) RunProgram(ctx context.Context, code string, opts child.Options) (child.Result, error) {
-	return o.t.runProgram(ctx, code, opts)
+	return o.t.codeRuns.run(ctx, o.CodeMode().MaxRuns, code, opts, o.t.runProgram)
 }
 
 // statusReport is the report of the status tool and resource now, under

@@ -109,6 +109,7 @@ type Trunk struct {
 
 	exactHostPrefix bool                                                                          // Options.ExactHostPrefix: names are not fitted by clientInfo (Trunk.hostBudget)
 	runProgram      func(ctx context.Context, code string, o child.Options) (child.Result, error) // Options.RunProgram, child.Run when nil
+	codeRuns        runGate                                                                       // the code-mode runs at once (coderuns.go)
 
 	startOnce sync.Once
 	started   chan struct{} // closed once host is set

@@ -2,6 +2,7 @@ package config
 
 import (
 	"encoding/json"
+	"runtime"
 	"time"
 )
 
@@ -30,7 +31,16 @@ type CodeMode struct {
 	// (DefaultCodeMaxMemoryBytes): a program that allocates past it ends
 	// with an error naming it, and nothing else is affected.
 	MaxMemoryBytes int64 `json:"maxMemoryBytes,omitempty"`
+	// MaxRuns bounds the runs running at once across the trunk, every
+	// caller's together (DefaultCodeMaxRuns): each is a process of up to
+	// MaxMemoryBytes, so many callers at once could exhaust the host's
+	// memory. A run past it waits its turn, within its WallTime.
+	MaxRuns int `json:"maxRuns,omitempty"`
 }
+
+// DefaultCodeMaxRuns is trunk.codeMode.maxRuns' default: a runner per
+// CPU, at least one.
+func DefaultCodeMaxRuns() int { return max(1, runtime.NumCPU()) }
 
 // The defaults of trunk.codeMode's budgets: a run is a handful of calls
 // done in seconds, and its result is meant to be small (that is the point
@@ -56,6 +66,7 @@ type rawCodeMode struct {
 	MaxResultBytes json.RawMessage `json:"maxResultBytes"`
 	MaxLogBytes    json.RawMessage `json:"maxLogBytes"`
 	MaxMemoryBytes json.RawMessage `json:"maxMemoryBytes"`
+	MaxRuns        json.RawMessage `json:"maxRuns"`
 }
 
 // WithDefaults is c with each budget left 0 set to its default.
@@ -75,6 +86,9 @@ func (c CodeMode) WithDefaults() CodeMode {
 	if c.MaxMemoryBytes == 0 {
 		c.MaxMemoryBytes = DefaultCodeMaxMemoryBytes
 	}
+	if c.MaxRuns == 0 {
+		c.MaxRuns = DefaultCodeMaxRuns()
+	}
 	return c
 }
 
@@ -93,7 +107,8 @@ func (p *fieldErrs) codeMode(raw json.RawMessage, field string) CodeMode {
 		name string
 		to   *int
 	}{{rc.MaxCalls, "maxCalls", &c.MaxCalls}, {rc.MaxInFlight, "maxInFlight", &c.MaxInFlight},
-		{rc.MaxResultBytes, "maxResultBytes", &c.MaxResultBytes}, {rc.MaxLogBytes, "maxLogBytes", &c.MaxLogBytes}} {
+		{rc.MaxResultBytes, "maxResultBytes", &c.MaxResultBytes}, {rc.MaxLogBytes, "maxLogBytes", &c.MaxLogBytes},
+		{rc.MaxRuns, "maxRuns", &c.MaxRuns}} {
 		v, ok := p.integer(n.raw, field+"."+n.name)
 		switch {
 		case !ok || v == 0:

@@ -12,7 +12,7 @@ func TestConfigCodeMode(t *testing.T) {
 	var defaults CodeMode
 	on := defaults
 	on.Enabled = true
-	set := CodeMode{Enabled: true, WallTime: Duration(2 * time.Second), MaxCalls: 3, MaxInFlight: 1, MaxResultBytes: 100, MaxLogBytes: 10, MaxMemoryBytes: 64 << 20}
+	set := CodeMode{Enabled: true, WallTime: Duration(2 * time.Second), MaxCalls: 3, MaxInFlight: 1, MaxResultBytes: 100, MaxLogBytes: 10, MaxMemoryBytes: 64 << 20, MaxRuns: 2}
 	for _, tc := range []struct {
 		trunk   string
 		want    CodeMode
@@ -23,7 +23,7 @@ func TestConfigCodeMode(t *testing.T) {
 		{`{"codeMode": {}}`, defaults, ""},
 		{`{"codeMode": {"enabled": true}}`, on, ""},
 		{`{"codeMode": {"enabled": true, "wallTime": "0s", "maxCalls": 0}}`, on, ""},
-		{`{"codeMode": {"enabled": true, "wallTime": "2s", "maxCalls": 3, "maxInFlight": 1, "maxResultBytes": 100, "maxLogBytes": 10, "maxMemoryBytes": 67108864}}`, set, ""},
+		{`{"codeMode": {"enabled": true, "wallTime": "2s", "maxCalls": 3, "maxInFlight": 1, "maxResultBytes": 100, "maxLogBytes": 10, "maxMemoryBytes": 67108864, "maxRuns": 2}}`, set, ""},
 		{`{"codeMode": true}`, defaults, "trunk.codeMode: want object, got boolean"},
 		{`{"codeMode": {"enabled": "yes"}}`, defaults, "trunk.codeMode.enabled: want boolean, got string"},
 		{`{"codeMode": {"wallTime": 30}}`, defaults, `trunk.codeMode.wallTime: want a duration string such as "30s", got number`},
@@ -32,6 +32,7 @@ func TestConfigCodeMode(t *testing.T) {
 		{`{"codeMode": {"maxInFlight": "8"}}`, defaults, "trunk.codeMode.maxInFlight: want integer, got string"},
 		{`{"codeMode": {"maxResultBytes": 1.5}}`, defaults, "trunk.codeMode.maxResultBytes: want integer"},
 		{`{"codeMode": {"maxLogBytes": -5}}`, defaults, "trunk.codeMode.maxLogBytes: must be >= 1, got -5"},
+		{`{"codeMode": {"maxRuns": -2}}`, defaults, "trunk.codeMode.maxRuns: must be >= 1, got -2"},
 		{`{"codeMode": {"maxMemoryBytes": 1000}}`, defaults, "trunk.codeMode.maxMemoryBytes: must be >= 16777216 (16 MiB), got 1000"},
 		{`{"codeMode": {"maxMemoryBytes": "256MiB"}}`, defaults, "trunk.codeMode.maxMemoryBytes: want integer, got string"},
 	} {
@@ -52,8 +53,8 @@ func TestConfigCodeMode(t *testing.T) {
 func TestCodeModeWithDefaults(t *testing.T) {
 	got := CodeMode{Enabled: true, MaxCalls: 3}.WithDefaults()
 	want := CodeMode{Enabled: true, WallTime: Duration(DefaultCodeWallTime), MaxCalls: 3, MaxInFlight: DefaultCodeMaxInFlight,
-		MaxResultBytes: DefaultCodeMaxResultBytes, MaxLogBytes: DefaultCodeMaxLogBytes, MaxMemoryBytes: DefaultCodeMaxMemoryBytes}
-	if got != want {
+		MaxResultBytes: DefaultCodeMaxResultBytes, MaxLogBytes: DefaultCodeMaxLogBytes, MaxMemoryBytes: DefaultCodeMaxMemoryBytes, MaxRuns: DefaultCodeMaxRuns()}
+	if got != want || got.MaxRuns < 1 {
 		t.Errorf("WithDefaults = %+v, want %+v", got, want)
 	}
 }
