@@ -208,28 +208,25 @@ const (
 	headerLen     = 2 + 8
 )
 
+// ErrSealMismatch refuses a record that is not as its reader expects it:
+// unsealed where a sealed one is read (another program wrote it to the
+// shared store: a planted grant or flow), or sealed where a plain one is.
+var ErrSealMismatch = errors.New("is not sealed as this trunk writes it there: refused")
+
 // Get returns the value under name, unsealed; ErrNotFound when there is
 // none (or it expired), an *UnavailableError when the backend did not
-// answer. A record sealed under the previous key is sealed again under
-// the current one.
-func (s *Store) Get(ctx context.Context, name string) ([]byte, error) {
+// answer. sealed is what the caller wrote (Put.Seal): a record that is
+// not so is refused (ErrSealMismatch), so that whoever can write to the
+// backend cannot plant a value where a sealed one is read. A record
+// sealed under the previous key is sealed again under the current one.
+func (s *Store) Get(ctx context.Context, name string, sealed bool) ([]byte, error) {
 	rec, err := s.b.Get(ctx, name)
 	if err = s.observe(err); err != nil {
 		return nil, err
 	}
-	if len(rec) < headerLen || rec[0] != recordVersion {
-		return nil, fmt.Errorf("state store: record %q is not one this trunk wrote", name)
-	}
-	expires := fromMillis(binary.BigEndian.Uint64(rec[2:headerLen]))
-	if expired(expires, s.opts.Now()) {
-		return nil, ErrNotFound
-	}
-	if rec[1]&flagSealed == 0 {
-		return rec[headerLen:], nil
-	}
-	value, stale, err := s.keys.open(rec[headerLen:], additional(name, rec[:headerLen]))
+	value, expires, stale, err := s.open(name, rec, sealed)
 	if err != nil {
-		return nil, fmt.Errorf("state store: record %q: %w", name, err)
+		return nil, err
 	}
 	if stale {
 		if err := s.Put(ctx, name, value, Put{Expires: expires, Seal: true}); err != nil {
@@ -239,6 +236,37 @@ func (s *Store) Get(ctx context.Context, name string) ([]byte, error) {
 		}
 	}
 	return value, nil
+}
+
+// open reads rec, the record under name: its value, its expiry, and
+// whether it was sealed under the previous key. ErrNotFound when it
+// expired; ErrSealMismatch when it is not sealed as sealed says.
+func (s *Store) open(name string, rec []byte, sealed bool) (value []byte, expires time.Time, stale bool, err error) {
+	if len(rec) < headerLen || rec[0] != recordVersion {
+		return nil, time.Time{}, false, fmt.Errorf("state store: record %q is not one this trunk wrote", name)
+	}
+	expires = fromMillis(binary.BigEndian.Uint64(rec[2:headerLen]))
+	if expired(expires, s.opts.Now()) {
+		return nil, time.Time{}, false, ErrNotFound
+	}
+	isSealed := rec[1]&flagSealed != 0
+	// A sealed Put writes memory without a key in the clear: nothing else
+	// reads it. Anywhere else a sealed value is in the clear only if
+	// someone other than this trunk wrote it.
+	_, mem := s.b.(*Memory)
+	plainSealed := s.keys == nil && mem
+	if isSealed != sealed && !(sealed && !isSealed && plainSealed) {
+		s.opts.Logger.Warn("a record in the state store is not sealed as expected; refused", "name", name, "sealed", isSealed)
+		return nil, time.Time{}, false, fmt.Errorf("state store: record %q %w", name, ErrSealMismatch)
+	}
+	if !isSealed {
+		return rec[headerLen:], expires, false, nil
+	}
+	value, stale, err = s.keys.open(rec[headerLen:], additional(name, rec[:headerLen]))
+	if err != nil {
+		return nil, time.Time{}, false, fmt.Errorf("state store: record %q: %w", name, err)
+	}
+	return value, expires, stale, nil
 }
 
 // Put writes value under name.

@@ -87,7 +87,7 @@ func TestConformance(t *testing.T) {
 			s := New(b, keys, Options{Now: clock.Now})
 			ctx := context.Background()
 
-			if _, err := s.Get(ctx, "absent"); !errors.Is(err, ErrNotFound) {
+			if _, err := s.Get(ctx, "absent", false); !errors.Is(err, ErrNotFound) {
 				t.Errorf("Get of a name never written: %v, want ErrNotFound", err)
 			}
 			if err := s.Put(ctx, "signin/a/alice", token, Put{Seal: true}); err != nil {
@@ -96,10 +96,10 @@ func TestConformance(t *testing.T) {
 			if err := s.Put(ctx, "count/a", []byte("plain-counter-7"), Put{}); err != nil {
 				t.Fatal(err)
 			}
-			if v, err := s.Get(ctx, "signin/a/alice"); err != nil || !bytes.Equal(v, token) {
+			if v, err := s.Get(ctx, "signin/a/alice", true); err != nil || !bytes.Equal(v, token) {
 				t.Errorf("Get sealed = %q, %v; want the token back", v, err)
 			}
-			if v, err := s.Get(ctx, "count/a"); err != nil || string(v) != "plain-counter-7" {
+			if v, err := s.Get(ctx, "count/a", false); err != nil || string(v) != "plain-counter-7" {
 				t.Errorf("Get plain = %q, %v", v, err)
 			}
 			raw := bc.raw(t, b, "signin/a/alice")
@@ -116,13 +116,13 @@ func TestConformance(t *testing.T) {
 			if err := s.Put(ctx, "signin/a/alice", []byte("second"), Put{Seal: true}); err != nil {
 				t.Fatal(err)
 			}
-			if v, _ := s.Get(ctx, "signin/a/alice"); string(v) != "second" {
+			if v, _ := s.Get(ctx, "signin/a/alice", true); string(v) != "second" {
 				t.Errorf("after overwrite Get = %q, want second", v)
 			}
 			if err := s.Delete(ctx, "signin/a/alice"); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := s.Get(ctx, "signin/a/alice"); !errors.Is(err, ErrNotFound) {
+			if _, err := s.Get(ctx, "signin/a/alice", true); !errors.Is(err, ErrNotFound) {
 				t.Errorf("Get after Delete: %v, want ErrNotFound", err)
 			}
 			if err := s.Delete(ctx, "signin/a/alice"); err != nil {
@@ -135,11 +135,11 @@ func TestConformance(t *testing.T) {
 			if err := s.Put(ctx, "exp", []byte("v"), Put{Expires: clock.Now().Add(time.Minute), Seal: true}); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := s.Get(ctx, "exp"); err != nil {
+			if _, err := s.Get(ctx, "exp", true); err != nil {
 				t.Errorf("Get before expiry: %v", err)
 			}
 			clock.Add(time.Minute)
-			if _, err := s.Get(ctx, "exp"); !errors.Is(err, ErrNotFound) {
+			if _, err := s.Get(ctx, "exp", true); !errors.Is(err, ErrNotFound) {
 				t.Errorf("Get at expiry: %v, want ErrNotFound", err)
 			}
 			if err := s.Put(ctx, "gone", []byte("already-expired"), Put{Expires: clock.Now().Add(-time.Second)}); err != nil {
@@ -191,7 +191,7 @@ func TestSealedRecordBoundToItsName(t *testing.T) {
 	}
 	rec, _ := m.Get(ctx, "signin/a/alice")
 	_ = m.Put(ctx, "signin/a/mallory", rec, time.Time{})
-	if v, err := s.Get(ctx, "signin/a/mallory"); err == nil || !strings.Contains(err.Error(), "moved from another name") {
+	if v, err := s.Get(ctx, "signin/a/mallory", true); err == nil || !strings.Contains(err.Error(), "moved from another name") {
 		t.Errorf("a record moved to another name: %q, %v; want refused", v, err)
 	}
 }
@@ -226,7 +226,7 @@ func TestKeyRotation(t *testing.T) {
 	if s.Info().KeyID == oldID {
 		t.Fatal("the new key has the old one's id")
 	}
-	if v, err := s.Get(ctx, "t"); err != nil || !bytes.Equal(v, token) {
+	if v, err := s.Get(ctx, "t", true); err != nil || !bytes.Equal(v, token) {
 		t.Fatalf("a record sealed under the previous key: %q, %v", v, err)
 	}
 	s.Close()
@@ -237,7 +237,7 @@ func TestKeyRotation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v, err := s.Get(ctx, "t"); err != nil || !bytes.Equal(v, token) {
+	if v, err := s.Get(ctx, "t", true); err != nil || !bytes.Equal(v, token) {
 		t.Errorf("after its read under rotation, the new key alone: %q, %v", v, err)
 	}
 	if err := s.Put(ctx, "u", token, Put{Seal: true}); err != nil {
@@ -252,7 +252,7 @@ func TestKeyRotation(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if _, err := s.Get(ctx, "u"); err == nil || !strings.Contains(err.Error(), "key id "+keyID(t, testKey(2))) {
+	if _, err := s.Get(ctx, "u", true); err == nil || !strings.Contains(err.Error(), "key id "+keyID(t, testKey(2))) {
 		t.Errorf("a record under a key not given: %v, want an error naming its key id", err)
 	}
 }
@@ -376,7 +376,7 @@ func TestRedisDownAndBack(t *testing.T) {
 	}
 	srv.Stop()
 	start := time.Now()
-	_, err = s.Get(ctx, "t")
+	_, err = s.Get(ctx, "t", true)
 	var ue *UnavailableError
 	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "the state store (redis, trunk.state) is unavailable") {
 		t.Errorf("Get with Redis stopped: %v, want UnavailableError", err)
@@ -394,10 +394,56 @@ func TestRedisDownAndBack(t *testing.T) {
 	if err := s.Health(ctx); err != nil {
 		t.Fatalf("Health with Redis back: %v", err)
 	}
-	if v, err := s.Get(ctx, "t"); err != nil || !bytes.Equal(v, token) {
+	if v, err := s.Get(ctx, "t", true); err != nil || !bytes.Equal(v, token) {
 		t.Errorf("after Redis came back: %q, %v; want what was written before", v, err)
 	}
 	if len(changes) != 2 || changes[0] || !changes[1] {
 		t.Errorf("OnChange saw %v, want [false true]", changes)
+	}
+}
+
+// TestUnsealedRecordRefused: whoever can write to a shared backend
+// cannot plant a value where a sealed one is read: a record written in
+// the clear (by a store without the key, as another program would) is
+// refused by a reader expecting it sealed, and a sealed one by a reader
+// expecting it plain.
+func TestUnsealedRecordRefused(t *testing.T) {
+	ctx := context.Background()
+	keys, _ := NewKeys(testKey(1), nil)
+	for _, b := range []Backend{NewMemory(nil), func() Backend {
+		e, err := OpenEmbedded(filepath.Join(t.TempDir(), "s.db"), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { e.Close() })
+		return e
+	}()} {
+		s, planter := New(b, keys, Options{}), New(b, nil, Options{})
+		if err := planter.Put(ctx, "signin/a/alice", []byte(`{"planted":true}`), Put{}); err != nil {
+			t.Fatal(err)
+		}
+		if v, err := s.Get(ctx, "signin/a/alice", true); !errors.Is(err, ErrSealMismatch) {
+			t.Errorf("%s: a planted plain record read as sealed: %q, %v; want ErrSealMismatch", b.Kind(), v, err)
+		}
+		if _, mem := b.(*Memory); mem {
+			// memory without a key: below.
+		} else if v, err := planter.Get(ctx, "signin/a/alice", true); !errors.Is(err, ErrSealMismatch) {
+			t.Errorf("%s without a key: a plain record read as sealed: %q, %v; want ErrSealMismatch", b.Kind(), v, err)
+		}
+		if err := s.Put(ctx, "t", token, Put{Seal: true}); err != nil {
+			t.Fatal(err)
+		}
+		if v, err := s.Get(ctx, "t", false); !errors.Is(err, ErrSealMismatch) {
+			t.Errorf("%s: a sealed record read as plain: %q, %v; want ErrSealMismatch", b.Kind(), v, err)
+		}
+	}
+	// Memory without a key holds sealed values in the clear: nothing
+	// else reads it.
+	m := New(NewMemory(nil), nil, Options{})
+	if err := m.Put(ctx, "t", token, Put{Seal: true}); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := m.Get(ctx, "t", true); err != nil || !bytes.Equal(v, token) {
+		t.Errorf("memory without a key: %q, %v; want the value back", v, err)
 	}
 }

@@ -325,7 +325,7 @@ func (b *Broker) cached(ctx context.Context, subject string, s *server, id strin
 	if !b.opts.Store.Status().Up {
 		return Token{}, false
 	}
-	raw, err := b.opts.Store.Get(ctx, tokenName(id, s.entry, subject))
+	raw, err := b.opts.Store.Get(ctx, tokenName(id, s.entry, subject), true)
 	if err != nil {
 		if !errors.Is(err, statestore.ErrNotFound) {
 			b.opts.Logger.Debug("reading an exchanged token failed; exchanging afresh", "server", id, "subject", subject, "error", err)

@@ -86,7 +86,7 @@ func (m *Manager) share(ctx context.Context, f *flow) {
 // none (never shared, already taken, or expired). Deleting it first makes
 // it single use across replicas.
 func (m *Manager) take(ctx context.Context, name string) *flow {
-	b, err := m.opts.Store.Get(ctx, name)
+	b, err := m.opts.Store.Get(ctx, name, true)
 	if err != nil {
 		return nil
 	}

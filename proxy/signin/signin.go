@@ -325,7 +325,7 @@ func (m *Manager) grant(ctx context.Context, subject, id string) (*server, *oaut
 	if s == nil {
 		return nil, nil, nil
 	}
-	b, err := m.opts.Store.Get(ctx, grantName(id, s.entry, subject))
+	b, err := m.opts.Store.Get(ctx, grantName(id, s.entry, subject), true)
 	if errors.Is(err, statestore.ErrNotFound) {
 		return s, nil, nil
 	}
@@ -405,7 +405,7 @@ func (s *server) webClient(ctx context.Context, m *Manager, id string) (*oauth.W
 		// The replicas of a trunk register one client: the first one's,
 		// kept in the store.
 		name := clientName(id, s.entry, base)
-		stored, err := m.opts.Store.Get(ctx, name)
+		stored, err := m.opts.Store.Get(ctx, name, true)
 		if err != nil && !errors.Is(err, statestore.ErrNotFound) {
 			m.opts.Logger.Debug("reading the shared client registration failed; registering anew", "server", id, "error", err)
 		}
