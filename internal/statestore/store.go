@@ -150,7 +150,7 @@ func (s *Store) Status() Status {
 
 // Health asks the backend now, and records the answer in Status.
 func (s *Store) Health(ctx context.Context) error {
-	return s.observe(s.b.Ping(ctx))
+	return s.observe(ctx, s.b.Ping(ctx))
 }
 
 // Watch asks the backend every period until ctx is done, so that Status
@@ -161,8 +161,12 @@ func (s *Store) Watch(ctx context.Context, every time.Duration) {
 	defer t.Stop()
 	for {
 		pctx, cancel := context.WithTimeout(ctx, every)
-		_ = s.Health(pctx)
+		err := s.b.Ping(pctx)
 		cancel()
+		if ctx.Err() != nil {
+			return // stopped: a ping cut short says nothing of the store
+		}
+		_ = s.record(err) // a ping past the period is the store not answering
 		select {
 		case <-ctx.Done():
 			return
@@ -173,7 +177,18 @@ func (s *Store) Watch(ctx context.Context, every time.Duration) {
 
 // observe records whether the backend answered (err is nil or
 // ErrNotFound) and passes err on, as an UnavailableError when it did not.
-func (s *Store) observe(err error) error {
+// An operation its caller gave up (ctx cancelled or past its deadline)
+// says nothing of the store: its error is passed on as it is, and Status
+// is left alone.
+func (s *Store) observe(ctx context.Context, err error) error {
+	if ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+		return err
+	}
+	return s.record(err)
+}
+
+// record is observe for an error that is the store's.
+func (s *Store) record(err error) error {
 	up := err == nil || errors.Is(err, ErrNotFound)
 	s.mu.Lock()
 	changed := s.status.Up != up
@@ -221,7 +236,7 @@ var ErrSealMismatch = errors.New("is not sealed as this trunk writes it there: r
 // sealed under the previous key is sealed again under the current one.
 func (s *Store) Get(ctx context.Context, name string, sealed bool) ([]byte, error) {
 	rec, err := s.b.Get(ctx, name)
-	if err = s.observe(err); err != nil {
+	if err = s.observe(ctx, err); err != nil {
 		return nil, err
 	}
 	value, expires, stale, err := s.open(name, rec, sealed)
@@ -287,12 +302,12 @@ func (s *Store) Put(ctx context.Context, name string, value []byte, p Put) error
 	default:
 		rec = append(header, value...)
 	}
-	return s.observe(s.b.Put(ctx, name, rec, p.Expires))
+	return s.observe(ctx, s.b.Put(ctx, name, rec, p.Expires))
 }
 
 // Delete removes name.
 func (s *Store) Delete(ctx context.Context, name string) error {
-	return s.observe(s.b.Delete(ctx, name))
+	return s.observe(ctx, s.b.Delete(ctx, name))
 }
 
 // Close closes the backend.

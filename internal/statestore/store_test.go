@@ -447,3 +447,35 @@ func TestUnsealedRecordRefused(t *testing.T) {
 		t.Errorf("memory without a key: %q, %v; want the value back", v, err)
 	}
 }
+
+// waiting is a backend that answers nothing until its caller gives up, as
+// a Redis client does for a cancelled context.
+type waiting struct{ *Memory }
+
+func (waiting) Get(ctx context.Context, _ string) ([]byte, error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+// TestCallerGaveUpIsNotStoreDown: an operation whose caller cancelled it,
+// or whose caller's deadline passed, fails with the caller's error and
+// leaves Status up: a host hanging up is not the store going away.
+func TestCallerGaveUpIsNotStoreDown(t *testing.T) {
+	var changes []bool
+	s := New(waiting{NewMemory(nil)}, nil, Options{OnChange: func(st Status) { changes = append(changes, st.Up) }})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := s.Get(ctx, "t", true)
+	var ue *UnavailableError
+	if !errors.Is(err, context.Canceled) || errors.As(err, &ue) {
+		t.Errorf("Get cancelled by its caller: %v, want context.Canceled and no UnavailableError", err)
+	}
+	dctx, dcancel := context.WithTimeout(context.Background(), time.Millisecond)
+	defer dcancel()
+	if _, err := s.Get(dctx, "t", true); !errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ue) {
+		t.Errorf("Get past its caller's deadline: %v, want context.DeadlineExceeded and no UnavailableError", err)
+	}
+	if st := s.Status(); !st.Up || len(changes) != 0 {
+		t.Errorf("status after callers gave up: %+v, changes %v; want up, unchanged", st, changes)
+	}
+}

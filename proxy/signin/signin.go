@@ -227,11 +227,12 @@ func (m *Manager) Authorization(ctx context.Context, subject, id, refused string
 		return g.Authorization(), nil
 	}
 	v, err, _ := m.flights.Do("refresh\x00"+subject+"\x00"+id, func() (any, error) {
+		// Not the first caller's ctx: every waiter shares what comes of it.
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
 		if _, cur, err := m.grant(ctx, subject, id); err != nil || !same(cur, g) {
 			return cur, err // refreshed (or dropped) meanwhile, here or by another replica
 		}
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-		defer cancel()
 		fresh, err := s.webClient(ctx, m, id)
 		if err == nil {
 			var next *oauth.Grant
