@@ -244,13 +244,38 @@ func (s *Store) Get(ctx context.Context, name string, sealed bool) ([]byte, erro
 		return nil, err
 	}
 	if stale {
-		if err := s.Put(ctx, name, value, Put{Expires: expires, Seal: true}); err != nil {
-			s.opts.Logger.Warn("sealing a record again under the current key failed", "name", name, "error", err)
-		} else {
-			s.opts.Logger.Debug("record sealed again under the current key", "name", name)
-		}
+		s.reseal(ctx, name, rec, value, expires)
 	}
 	return value, nil
+}
+
+// reseal writes value, read from rec under the previous key, sealed again
+// under the current one, only if name still holds rec: a value another
+// replica wrote since (a refreshed grant) is never undone.
+func (s *Store) reseal(ctx context.Context, name string, rec, value []byte, expires time.Time) {
+	next, err := s.encode(name, value, Put{Expires: expires, Seal: true})
+	if err == nil {
+		var swapped bool
+		swapped, err = s.b.Swap(ctx, name, rec, next, expires)
+		if err = s.observe(ctx, err); err == nil {
+			s.opts.Logger.Debug("record sealed again under the current key", "name", name, "written", swapped)
+			return
+		}
+	}
+	s.opts.Logger.Warn("sealing a record again under the current key failed", "name", name, "error", err)
+}
+
+// Take returns the value under name, as Get does, and deletes it in the
+// same step: of replicas taking it at once one gets it, the others
+// ErrNotFound. An *UnavailableError when the backend did not answer,
+// which is not the value being gone.
+func (s *Store) Take(ctx context.Context, name string, sealed bool) ([]byte, error) {
+	rec, err := s.b.Take(ctx, name)
+	if err = s.observe(ctx, err); err != nil {
+		return nil, err
+	}
+	value, _, _, err := s.open(name, rec, sealed)
+	return value, err
 }
 
 // open reads rec, the record under name: its value, its expiry, and
@@ -289,6 +314,16 @@ func (s *Store) Put(ctx context.Context, name string, value []byte, p Put) error
 	if !p.Expires.IsZero() && expired(p.Expires, s.opts.Now()) {
 		return s.Delete(ctx, name)
 	}
+	rec, err := s.encode(name, value, p)
+	if err != nil {
+		return err
+	}
+	return s.observe(ctx, s.b.Put(ctx, name, rec, p.Expires))
+}
+
+// encode is value as a record under name: header, then the value, sealed
+// if p says so.
+func (s *Store) encode(name string, value []byte, p Put) ([]byte, error) {
 	header := make([]byte, headerLen)
 	header[0] = recordVersion
 	binary.BigEndian.PutUint64(header[2:], toMillis(p.Expires))
@@ -298,11 +333,11 @@ func (s *Store) Put(ctx context.Context, name string, value []byte, p Put) error
 		header[1] = flagSealed
 		rec = append(header, s.keys.seal(value, additional(name, header))...)
 	case p.Seal && !s.CanSeal():
-		return ErrNoKey
+		return nil, ErrNoKey
 	default:
 		rec = append(header, value...)
 	}
-	return s.observe(ctx, s.b.Put(ctx, name, rec, p.Expires))
+	return rec, nil
 }
 
 // Delete removes name.

@@ -479,3 +479,109 @@ func TestCallerGaveUpIsNotStoreDown(t *testing.T) {
 		t.Errorf("status after callers gave up: %+v, changes %v; want up, unchanged", st, changes)
 	}
 }
+
+// racing is a backend on which another writer acts right after each Get
+// has read: what a replica does between this one's read and its write.
+type racing struct {
+	Backend
+	afterGet func()
+}
+
+func (r *racing) Get(ctx context.Context, name string) ([]byte, error) {
+	rec, err := r.Backend.Get(ctx, name)
+	if f := r.afterGet; f != nil {
+		r.afterGet = nil
+		f()
+	}
+	return rec, err
+}
+
+// allBackends is memory and the stored backends of the conformance test.
+func allBackends(t *testing.T) []backendCase {
+	return append([]backendCase{{name: "memory", open: func(_ *testing.T, now func() time.Time) Backend { return NewMemory(now) }}}, backends(t)...)
+}
+
+// TestResealKeepsANewerWrite: a record read under the previous key is
+// sealed again under the current one only if it is still the record read:
+// a value another replica wrote meanwhile (a refreshed grant, its refresh
+// token rotated) is kept.
+func TestResealKeepsANewerWrite(t *testing.T) {
+	ctx := context.Background()
+	oldKeys, _ := NewKeys(testKey(1), nil)
+	rotated, _ := NewKeys(testKey(2), testKey(1))
+	for _, bc := range allBackends(t) {
+		t.Run(bc.name, func(t *testing.T) {
+			b := bc.open(t, nil)
+			if err := New(b, oldKeys, Options{}).Put(ctx, "g", []byte("old-grant"), Put{Seal: true}); err != nil {
+				t.Fatal(err)
+			}
+			other := New(b, rotated, Options{})
+			rb := &racing{Backend: b}
+			rb.afterGet = func() {
+				if err := other.Put(ctx, "g", []byte("refreshed-grant"), Put{Seal: true}); err != nil {
+					t.Error(err)
+				}
+			}
+			s := New(rb, rotated, Options{})
+			if v, err := s.Get(ctx, "g", true); err != nil || string(v) != "old-grant" {
+				t.Fatalf("Get under rotation = %q, %v", v, err)
+			}
+			if v, err := other.Get(ctx, "g", true); err != nil || string(v) != "refreshed-grant" {
+				t.Errorf("after the re-seal: %q, %v; want the value written meanwhile", v, err)
+			}
+			// With no write meanwhile, the re-seal happens: the new key
+			// alone reads it.
+			if err := New(b, oldKeys, Options{}).Put(ctx, "h", []byte("kept"), Put{Seal: true}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Get(ctx, "h", true); err != nil {
+				t.Fatal(err)
+			}
+			newOnly, _ := NewKeys(testKey(2), nil)
+			if v, err := New(b, newOnly, Options{}).Get(ctx, "h", true); err != nil || string(v) != "kept" {
+				t.Errorf("after a re-seal with nothing in between, the new key alone: %q, %v", v, err)
+			}
+		})
+	}
+}
+
+// TestTakeOnce: of many takers of one record at once, exactly one gets
+// it; a taken record is gone.
+func TestTakeOnce(t *testing.T) {
+	ctx := context.Background()
+	keys, _ := NewKeys(testKey(1), nil)
+	for _, bc := range allBackends(t) {
+		t.Run(bc.name, func(t *testing.T) {
+			s := New(bc.open(t, nil), keys, Options{})
+			if err := s.Put(ctx, "flow", token, Put{Seal: true, Expires: time.Now().Add(time.Hour)}); err != nil {
+				t.Fatal(err)
+			}
+			const takers = 8
+			got := make(chan error, takers)
+			for range takers {
+				go func() {
+					v, err := s.Take(ctx, "flow", true)
+					if err == nil && !bytes.Equal(v, token) {
+						err = errors.New("taken with another value")
+					}
+					got <- err
+				}()
+			}
+			won := 0
+			for range takers {
+				switch err := <-got; {
+				case err == nil:
+					won++
+				case !errors.Is(err, ErrNotFound):
+					t.Errorf("Take: %v", err)
+				}
+			}
+			if won != 1 {
+				t.Errorf("%d takers got the record, want 1", won)
+			}
+			if _, err := s.Get(ctx, "flow", true); !errors.Is(err, ErrNotFound) {
+				t.Errorf("Get after Take: %v, want ErrNotFound", err)
+			}
+		})
+	}
+}
