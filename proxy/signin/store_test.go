@@ -7,10 +7,12 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -263,5 +265,72 @@ func TestWaitingCallSeesASignInCompletedElsewhere(t *testing.T) {
 		}
 	default:
 		t.Error("the host was not told the elicitation completed")
+	}
+}
+
+// flowsDown is a store whose shared sign-in flows cannot be read or
+// deleted while down is set: Redis gone between a flow's start and its
+// browser's requests.
+type flowsDown struct {
+	*statestore.Memory
+	down atomic.Bool
+}
+
+func (f *flowsDown) failing(name string) bool {
+	return f.down.Load() && strings.HasPrefix(name, "signin-flow/")
+}
+
+var errRefused = errors.New("dial tcp 127.0.0.1:6379: connection refused")
+
+func (f *flowsDown) Get(ctx context.Context, name string) ([]byte, error) {
+	if f.failing(name) {
+		return nil, errRefused
+	}
+	return f.Memory.Get(ctx, name)
+}
+
+func (f *flowsDown) Delete(ctx context.Context, name string) error {
+	if f.failing(name) {
+		return errRefused
+	}
+	return f.Memory.Delete(ctx, name)
+}
+
+func (f *flowsDown) Take(ctx context.Context, name string) ([]byte, error) {
+	if f.failing(name) {
+		return nil, errRefused
+	}
+	return f.Memory.Take(ctx, name)
+}
+
+// TestStoreDownIsNotTakenElsewhere: a store that cannot be read when the
+// browser arrives is not a flow opened or taken by another replica: the
+// replica that started the flow completes it from what it holds; another
+// replica says the store is unavailable rather than that the link is
+// unknown.
+func TestStoreDownIsNotTakenElsewhere(t *testing.T) {
+	first := newRig(t)
+	back := &flowsDown{Memory: statestore.NewMemory(first.clk.Now)}
+	keys, _ := statestore.NewKeys(bytes.Repeat([]byte{7}, statestore.KeySize), nil)
+	store := statestore.New(back, keys, statestore.Options{Now: first.clk.Now})
+	a, b := first.replica(t, store), first.replica(t, store)
+
+	link := a.elicit(t, "alice")
+	back.down.Store(true)
+	u, err := url.Parse(link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := httptest.NewRecorder()
+	b.m.ServeHTTP(w, httptest.NewRequest(http.MethodGet, u.RequestURI(), nil))
+	if w.Code != http.StatusServiceUnavailable || !strings.Contains(w.Body.String(), "state store is unavailable") {
+		t.Errorf("another replica's link with the store down: %d %s; want 503 naming the store", w.Code, w.Body.String())
+	}
+	if status, page := testissuer.Visit(t, a.iss.Browser(t, "alice"), link); status != http.StatusOK || !strings.Contains(page, "Signed in to who") {
+		t.Fatalf("the starting replica with the store down: %d %s; want signed in from its own flow", status, page)
+	}
+	back.down.Store(false)
+	if _, err := a.m.Authorization(context.Background(), "alice", "who", ""); err != nil {
+		t.Errorf("after signing in with the flows unreadable: %v", err)
 	}
 }
