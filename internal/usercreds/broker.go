@@ -48,8 +48,14 @@ type OAuthTokens interface {
 type Broker struct {
 	opts    Options
 	flights singleflight.Group // one exchange at a time per subject and server
+	// life is the Broker's, until Close: the deletes Forget starts run on
+	// it, off their caller's path.
+	life    context.Context
+	stop    context.CancelFunc
+	forgets sync.WaitGroup
 
 	mu      sync.Mutex
+	closed  bool
 	servers map[string]*server              // by server id: those with per-user credentials
 	held    map[string]map[string]time.Time // subject -> server -> until when this process stored its token
 	owns    map[string]Token                // server -> the trunk's own token (the catalog's instance)
@@ -94,7 +100,18 @@ func New(opts Options) *Broker {
 	if opts.Store == nil || !opts.Store.CanSeal() {
 		opts.Store = statestore.New(statestore.NewMemory(opts.Now), nil, statestore.Options{Now: opts.Now})
 	}
-	return &Broker{opts: opts, servers: map[string]*server{}, held: map[string]map[string]time.Time{}, owns: map[string]Token{}}
+	life, stop := context.WithCancel(context.Background())
+	return &Broker{opts: opts, life: life, stop: stop, servers: map[string]*server{}, held: map[string]map[string]time.Time{}, owns: map[string]Token{}}
+}
+
+// Close stops the deletes Forget started and waits for them: what they
+// had not deleted expires. Idempotent.
+func (b *Broker) Close() {
+	b.mu.Lock()
+	b.closed = true
+	b.mu.Unlock()
+	b.stop()
+	b.forgets.Wait()
 }
 
 // Configure takes the servers of a config (at start and at each reload):
@@ -132,16 +149,17 @@ func (b *Broker) Configure(specs []config.Spec) {
 	}
 	b.servers = next
 	b.mu.Unlock()
-	b.deleteAll(gone)
+	b.deleteAll(context.Background(), gone)
 }
 
 // deleteAll deletes the tokens named (not under b.mu: a store over the
-// network may be slow); what it cannot delete expires.
-func (b *Broker) deleteAll(names []string) {
+// network may be slow), giving up after a few seconds or when ctx ends;
+// what it cannot delete expires.
+func (b *Broker) deleteAll(ctx context.Context, names []string) {
 	if len(names) == 0 {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	for _, n := range names {
 		if err := b.opts.Store.Delete(ctx, n); err != nil {
@@ -256,18 +274,25 @@ func (b *Broker) Catalog(ctx context.Context, id, refused string) (string, error
 	return "Bearer " + tok.Value, nil
 }
 
-// Forget drops every token got for subject.
+// Forget drops the tokens this process stored for subject (its instances
+// closed). Those other replicas stored, which they may be using, are left
+// to expire. The deletes run in the background, on the Broker's life:
+// Forget is called on the pool's close path, and a store over the
+// network may be slow.
 func (b *Broker) Forget(subject string) {
 	b.mu.Lock()
+	defer b.mu.Unlock()
 	var names []string
-	for id, s := range b.servers {
-		if s.ex != nil {
+	for id := range b.held[subject] {
+		if s := b.servers[id]; s != nil && s.ex != nil {
 			names = append(names, tokenName(id, s.entry, subject))
 		}
 	}
 	delete(b.held, subject)
-	b.mu.Unlock()
-	b.deleteAll(names)
+	if len(names) == 0 || b.closed {
+		return
+	}
+	b.forgets.Go(func() { b.deleteAll(b.life, names) })
 }
 
 // Holding reports how many subjects this process stored tokens for that
