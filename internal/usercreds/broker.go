@@ -58,6 +58,7 @@ type Broker struct {
 	closed  bool
 	servers map[string]*server              // by server id: those with per-user credentials
 	held    map[string]map[string]time.Time // subject -> server -> until when this process stored its token
+	stores  int                             // since held was last pruned
 	owns    map[string]Token                // server -> the trunk's own token (the catalog's instance)
 }
 
@@ -68,10 +69,13 @@ type server struct {
 }
 
 // entryOf is a short digest of what in an exchange entry a token depends
-// on, the same in every replica with the same config.
+// on, the same in every replica with the same config. Not the client
+// secret: the names are seen by whatever else uses the Redis, and a fast
+// digest of a weak secret can be guessed offline; a token is the client
+// id's whatever its secret.
 func entryOf(spec config.Spec) string {
 	c := spec.Credentials
-	sum := sha256.Sum256([]byte(strings.Join(append([]string{spec.URL, c.Issuer, c.TokenEndpoint, c.Audience, c.Resource, c.ClientID, c.ClientSecret}, c.Scopes...), "\x00")))
+	sum := sha256.Sum256([]byte(strings.Join(append([]string{spec.URL, c.Issuer, c.TokenEndpoint, c.Audience, c.Resource, c.ClientID}, c.Scopes...), "\x00")))
 	return hex.EncodeToString(sum[:8])
 }
 
@@ -139,6 +143,8 @@ func (b *Broker) Configure(specs []config.Spec) {
 	for id, old := range b.servers {
 		if next[id] != old {
 			delete(b.owns, id)
+		}
+		if n := next[id]; n == nil || n.entry != old.entry {
 			for subject, byServer := range b.held {
 				if _, ok := byServer[id]; ok {
 					gone = append(gone, tokenName(id, old.entry, subject))
@@ -322,6 +328,9 @@ func (b *Broker) dropRefused(ctx context.Context, subject string, s *server, id,
 		}
 		b.mu.Lock()
 		delete(b.held[subject], id)
+		if len(b.held[subject]) == 0 {
+			delete(b.held, subject)
+		}
 		b.mu.Unlock()
 	}
 }
@@ -386,4 +395,25 @@ func (b *Broker) store(ctx context.Context, subject string, s *server, id string
 		b.held[subject] = map[string]time.Time{}
 	}
 	b.held[subject][id] = until
+	if b.stores++; b.stores >= len(b.held)/2 {
+		b.stores = 0
+		pruneHeld(b.held, b.opts.Now())
+	}
+}
+
+// pruneHeld drops from held the entries past their end, and the subjects
+// left with none, so that it grows with the callers holding tokens rather
+// than with every caller seen. Run once per len(held)/2 stores (held
+// grows by one subject a store at most), it costs each store O(1).
+func pruneHeld(held map[string]map[string]time.Time, now time.Time) {
+	for subject, byServer := range held {
+		for id, until := range byServer {
+			if !now.Before(until) {
+				delete(byServer, id)
+			}
+		}
+		if len(byServer) == 0 {
+			delete(held, subject)
+		}
+	}
 }

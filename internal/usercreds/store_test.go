@@ -142,3 +142,43 @@ func TestForgetDeletesOnlyItsOwnInTheBackground(t *testing.T) {
 		t.Error("Close returned with a delete still running")
 	}
 }
+
+// TestHeldPrunedAndNamesWithoutTheSecret: the tokens this process stored
+// are forgotten once past their end (held grows with the subjects holding
+// tokens, not every one seen); the store's names do not depend on the
+// client secret, which whatever else reads the Redis could guess from a
+// fast digest; a reload changing only the secret keeps the tokens.
+func TestHeldPrunedAndNamesWithoutTheSecret(t *testing.T) {
+	iss := testissuer.New(t)
+	iss.AddClient("trunk", "s3cret-of-the-trunk")
+	clk := testkit.NewClock(time.Now())
+	b := New(Options{Now: clk.Now})
+	spec := exchangeSpec(iss, "gh", "https://gh.example.com")
+	b.Configure([]config.Spec{spec})
+	ctx := context.Background()
+	for _, sub := range []string{"alice", "bob"} {
+		in := iss.Token(t, sub, trunkAud, nil)
+		if _, err := b.Authorization(ctx, sub, "gh", "", func() string { return in }); err != nil {
+			t.Fatal(err)
+		}
+		clk.Add(2 * time.Hour) // past the token's hour
+	}
+	b.mu.Lock()
+	_, alice := b.held["alice"]
+	n := len(b.held)
+	b.mu.Unlock()
+	if alice || n != 1 {
+		t.Errorf("held after alice's token ended: %d subjects (alice %v), want bob's only", n, alice)
+	}
+
+	other := spec
+	other.Credentials.ClientSecret = "another-secret"
+	if entryOf(other) != entryOf(spec) {
+		t.Error("the store's names depend on the client secret")
+	}
+	clk.Add(-2 * time.Hour) // bob's token usable again
+	b.Configure([]config.Spec{other})
+	if b.Holding() != 1 {
+		t.Errorf("after a reload changing only the secret: %d subjects hold tokens, want bob's kept", b.Holding())
+	}
+}

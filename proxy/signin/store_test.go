@@ -21,6 +21,7 @@ import (
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
 	"github.com/mcptrunk/mcptrunk/internal/statestore"
 	"github.com/mcptrunk/mcptrunk/internal/testkit"
+	"github.com/mcptrunk/mcptrunk/upstream/oauth"
 )
 
 // signIn signs sub in through r, as its browser would.
@@ -332,5 +333,38 @@ func TestStoreDownIsNotTakenElsewhere(t *testing.T) {
 	back.down.Store(false)
 	if _, err := a.m.Authorization(context.Background(), "alice", "who", ""); err != nil {
 		t.Errorf("after signing in with the flows unreadable: %v", err)
+	}
+}
+
+// TestHeldPrunedAndNamesWithoutTheSecret: the grants this process stored
+// are forgotten once past their end; the store's names do not depend on
+// the client secret, and a reload changing only the secret keeps the
+// sign-ins.
+func TestHeldPrunedAndNamesWithoutTheSecret(t *testing.T) {
+	r := newRig(t)
+	ctx := context.Background()
+	for _, sub := range []string{"alice", "bob"} {
+		g := &oauth.Grant{}
+		rec, _ := json.Marshal(map[string]any{"accessToken": "at-" + sub, "expiry": r.clk.Now().Add(time.Hour)})
+		if err := g.UnmarshalBinary(rec); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.m.store(ctx, sub, "who", g); err != nil {
+			t.Fatal(err)
+		}
+		r.clk.Add(2 * time.Hour) // past the grant's end: it has no refresh token
+	}
+	r.m.mu.Lock()
+	_, alice := r.m.held["alice"]
+	n := len(r.m.held)
+	spec := r.m.servers["who"].spec
+	r.m.mu.Unlock()
+	if alice || n != 1 {
+		t.Errorf("held after alice's grant ended: %d subjects (alice %v), want bob's only", n, alice)
+	}
+	other := spec
+	other.Credentials.ClientSecret = "another-secret"
+	if entryOf(other) != entryOf(spec) {
+		t.Error("the store's names depend on the client secret")
 	}
 }
