@@ -28,9 +28,6 @@ type Store struct {
 type Options struct {
 	Logger *slog.Logger     // names and errors only, never a value
 	Now    func() time.Time // time.Now when nil
-	// OnChange is called (outside any lock) when the backend stops or
-	// starts answering.
-	OnChange func(Status)
 }
 
 // Status is whether the backend answered its last operation or ping.
@@ -198,16 +195,12 @@ func (s *Store) record(err error) error {
 			s.status.Error = err.Error()
 		}
 	}
-	st := s.status
 	s.mu.Unlock()
 	if changed {
 		if up {
 			s.opts.Logger.Info("the state store answers again", "store", s.b.Kind())
 		} else {
 			s.opts.Logger.Warn("the state store does not answer", "store", s.b.Kind(), "error", err)
-		}
-		if s.opts.OnChange != nil {
-			s.opts.OnChange(st)
 		}
 	}
 	if up {

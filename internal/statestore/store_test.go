@@ -257,6 +257,13 @@ func TestKeyRotation(t *testing.T) {
 	}
 }
 
+// TestNewKeysRefusesTheSameKeyTwice: as LoadKeys does for the files.
+func TestNewKeysRefusesTheSameKeyTwice(t *testing.T) {
+	if _, err := NewKeys(testKey(1), testKey(1)); err == nil {
+		t.Error("NewKeys with previous == current: no error")
+	}
+}
+
 func keyID(t *testing.T, raw []byte) string {
 	k, err := NewKeys(raw, nil)
 	if err != nil {
@@ -367,8 +374,7 @@ func TestRedisDownAndBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var changes []bool
-	s := New(r, keys, Options{OnChange: func(st Status) { changes = append(changes, st.Up) }})
+	s := New(r, keys, Options{})
 	defer s.Close()
 	ctx := context.Background()
 	if err := s.Put(ctx, "t", token, Put{Seal: true}); err != nil {
@@ -397,8 +403,8 @@ func TestRedisDownAndBack(t *testing.T) {
 	if v, err := s.Get(ctx, "t", true); err != nil || !bytes.Equal(v, token) {
 		t.Errorf("after Redis came back: %q, %v; want what was written before", v, err)
 	}
-	if len(changes) != 2 || changes[0] || !changes[1] {
-		t.Errorf("OnChange saw %v, want [false true]", changes)
+	if st := s.Status(); !st.Up || st.Error != "" {
+		t.Errorf("status with Redis back: %+v, want up", st)
 	}
 }
 
@@ -461,8 +467,8 @@ func (waiting) Get(ctx context.Context, _ string) ([]byte, error) {
 // or whose caller's deadline passed, fails with the caller's error and
 // leaves Status up: a host hanging up is not the store going away.
 func TestCallerGaveUpIsNotStoreDown(t *testing.T) {
-	var changes []bool
-	s := New(waiting{NewMemory(nil)}, nil, Options{OnChange: func(st Status) { changes = append(changes, st.Up) }})
+	s := New(waiting{NewMemory(nil)}, nil, Options{})
+	since := s.Status().Since
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	_, err := s.Get(ctx, "t", true)
@@ -475,8 +481,8 @@ func TestCallerGaveUpIsNotStoreDown(t *testing.T) {
 	if _, err := s.Get(dctx, "t", true); !errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ue) {
 		t.Errorf("Get past its caller's deadline: %v, want context.DeadlineExceeded and no UnavailableError", err)
 	}
-	if st := s.Status(); !st.Up || len(changes) != 0 {
-		t.Errorf("status after callers gave up: %+v, changes %v; want up, unchanged", st, changes)
+	if st := s.Status(); !st.Up || !st.Since.Equal(since) {
+		t.Errorf("status after callers gave up: %+v; want up since the start", st)
 	}
 }
 
