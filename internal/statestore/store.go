@@ -219,7 +219,7 @@ const (
 // ErrSealMismatch refuses a record that is not as its reader expects it:
 // unsealed where a sealed one is read (another program wrote it to the
 // shared store: a planted grant or flow), or sealed where a plain one is.
-var ErrSealMismatch = errors.New("is not sealed as this trunk writes it there: refused")
+var ErrSealMismatch = errors.New("is not sealed as this trunk wrote it: refused")
 
 // Get returns the value under name, unsealed; ErrNotFound when there is
 // none (or it expired), an *UnavailableError when the backend did not

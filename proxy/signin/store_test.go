@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -366,5 +367,31 @@ func TestHeldPrunedAndNamesWithoutTheSecret(t *testing.T) {
 	other.Credentials.ClientSecret = "another-secret"
 	if entryOf(other) != entryOf(spec) {
 		t.Error("the store's names depend on the client secret")
+	}
+}
+
+// TestPlantedGrantIsNotUsed: a grant written in the clear to the shared
+// store (by anyone who can write to the Redis, names being computable)
+// is not used for the subject's calls, nor its token endpoint refreshed
+// at; the caller is asked to sign in instead.
+func TestPlantedGrantIsNotUsed(t *testing.T) {
+	first := newRig(t)
+	back := statestore.NewMemory(first.clk.Now)
+	keys, _ := statestore.NewKeys(bytes.Repeat([]byte{7}, statestore.KeySize), nil)
+	r := first.replica(t, statestore.New(back, keys, statestore.Options{Now: first.clk.Now}))
+	r.m.mu.Lock()
+	name := grantName("who", r.m.servers["who"].entry, "alice")
+	r.m.mu.Unlock()
+	planted, _ := json.Marshal(map[string]any{"accessToken": "planted", "refreshToken": "r", "tokenEndpoint": "http://127.0.0.1:1/steal",
+		"expiry": first.clk.Now().Add(time.Hour)})
+	planter := statestore.New(back, nil, statestore.Options{Now: first.clk.Now})
+	if err := planter.Put(context.Background(), name, planted, statestore.Put{Expires: first.clk.Now().Add(time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := r.m.Authorization(context.Background(), "alice", "who", ""); err == nil || strings.Contains(v, "planted") {
+		t.Errorf("with a planted grant: %q, %v; want it refused", v, err)
+	}
+	if err := r.m.Require(context.Background(), Caller{Subject: "alice"}, "who"); !strings.Contains(fmt.Sprint(err), "needs you to sign in") {
+		t.Errorf("Require with a planted grant: %v; want a sign-in asked for", err)
 	}
 }
