@@ -395,3 +395,44 @@ func TestPlantedGrantIsNotUsed(t *testing.T) {
 		t.Errorf("Require with a planted grant: %v; want a sign-in asked for", err)
 	}
 }
+
+// hangUp is a store that answers a done context with its error, as Redis
+// does, and runs hook after the next Get.
+type hangUp struct {
+	*statestore.Memory
+	hook func()
+}
+
+func (h *hangUp) Get(ctx context.Context, name string) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	rec, err := h.Memory.Get(ctx, name)
+	if f := h.hook; f != nil {
+		h.hook = nil
+		f()
+	}
+	return rec, err
+}
+
+// TestRefreshNotOnTheFirstCallersContext: the refresh every concurrent
+// caller waits for does not run on the context of the caller that
+// started it: that caller hanging up fails none of them.
+func TestRefreshNotOnTheFirstCallersContext(t *testing.T) {
+	first := newRig(t)
+	back := &hangUp{Memory: statestore.NewMemory(first.clk.Now)}
+	keys, _ := statestore.NewKeys(bytes.Repeat([]byte{7}, statestore.KeySize), nil)
+	r := first.replica(t, statestore.New(back, keys, statestore.Options{Now: first.clk.Now}))
+	r.signIn(t, "alice")
+	tok, err := r.m.Authorization(context.Background(), "alice", "who", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	first.clk.Add(time.Hour - 10*time.Second) // near expiry: a refresh is due
+	ctx, cancel := context.WithCancel(context.Background())
+	back.hook = cancel // the caller hangs up once its grant is read
+	got, err := r.m.Authorization(ctx, "alice", "who", "")
+	if err != nil || got == tok {
+		t.Errorf("a refresh whose first caller hung up: changed %v, %v; want it refreshed", got != tok, err)
+	}
+}
