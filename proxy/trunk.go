@@ -316,6 +316,7 @@ func (t *Trunk) Close(ctx context.Context) error {
 		t.stopLife()
 		t.parked.CloseAll()
 		t.perUser.Close()
+		t.creds.Close() // after the pool: the deletes its closes started
 		t.own.Close()
 		select {
 		case <-t.started:

@@ -1,6 +1,7 @@
 package statestore
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"sync"
@@ -17,6 +18,13 @@ type Backend interface {
 	Put(ctx context.Context, name string, record []byte, expires time.Time) error
 	// Delete removes name; a name not there is no error.
 	Delete(ctx context.Context, name string) error
+	// Swap writes record under name until expires only if name still
+	// holds old (unexpired), and reports whether it did: a write that
+	// must not undo another one made meanwhile.
+	Swap(ctx context.Context, name string, old, record []byte, expires time.Time) (bool, error)
+	// Take returns the record under name and deletes it in one step: of
+	// any number of takers, one gets it and the others ErrNotFound.
+	Take(ctx context.Context, name string) ([]byte, error)
 	// Ping reports whether the backend answers.
 	Ping(ctx context.Context) error
 	// Kind is "memory", "embedded" or "redis"; Where the file or the URL
@@ -84,6 +92,28 @@ func (m *Memory) Put(_ context.Context, name string, record []byte, expires time
 		}
 	}
 	return nil
+}
+
+func (m *Memory) Swap(_ context.Context, name string, old, record []byte, expires time.Time) (bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r, ok := m.records[name]
+	if !ok || expired(r.expires, m.now()) || !bytes.Equal(r.data, old) {
+		return false, nil
+	}
+	m.records[name] = memRecord{data: record, expires: expires}
+	return true, nil
+}
+
+func (m *Memory) Take(_ context.Context, name string) ([]byte, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r, ok := m.records[name]
+	delete(m.records, name)
+	if !ok || expired(r.expires, m.now()) {
+		return nil, ErrNotFound
+	}
+	return r.data, nil
 }
 
 func (m *Memory) Delete(_ context.Context, name string) error {

@@ -52,7 +52,7 @@ func BenchmarkGetSealed(b *testing.B) {
 			}
 			b.ResetTimer()
 			for b.Loop() {
-				if _, err := s.Get(ctx, "signin/x/y"); err != nil {
+				if _, err := s.Get(ctx, "signin/x/y", true); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -1,6 +1,7 @@
 package statestore
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -81,17 +82,63 @@ func (e *Embedded) Get(_ context.Context, name string) ([]byte, error) {
 		return nil
 	})
 	if stale {
-		_ = e.Delete(context.Background(), name)
+		// Deleted only if still expired: a Put since the read is kept.
+		_ = e.db.Update(func(tx *bolt.Tx) error {
+			b := tx.Bucket(bucket)
+			if v := b.Get([]byte(name)); len(v) >= 8 && expired(unixNano(v[:8]), e.now()) {
+				return b.Delete([]byte(name))
+			}
+			return nil
+		})
 	}
 	return out, err
 }
 
-func (e *Embedded) Put(_ context.Context, name string, record []byte, expires time.Time) error {
+func (e *Embedded) Swap(_ context.Context, name string, old, record []byte, expires time.Time) (bool, error) {
+	v := embeddedValue(record, expires)
+	swapped := false
+	err := e.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucket)
+		cur := b.Get([]byte(name))
+		if len(cur) < 8 || expired(unixNano(cur[:8]), e.now()) || !bytes.Equal(cur[8:], old) {
+			return nil
+		}
+		swapped = true
+		return b.Put([]byte(name), v)
+	})
+	return swapped && err == nil, err
+}
+
+func (e *Embedded) Take(_ context.Context, name string) ([]byte, error) {
+	var out []byte
+	err := e.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucket)
+		v := b.Get([]byte(name))
+		if v == nil {
+			return nil
+		}
+		if len(v) >= 8 && !expired(unixNano(v[:8]), e.now()) {
+			out = append([]byte(nil), v[8:]...) // v is the mmap's, valid in the transaction only
+		}
+		return b.Delete([]byte(name)) // an expired one too
+	})
+	if err == nil && out == nil {
+		return nil, ErrNotFound
+	}
+	return out, err
+}
+
+// embeddedValue is record as the bucket holds it, after its expiry.
+func embeddedValue(record []byte, expires time.Time) []byte {
 	v := make([]byte, 8, 8+len(record))
 	if !expires.IsZero() {
 		binary.BigEndian.PutUint64(v, uint64(expires.UnixNano()))
 	}
-	v = append(v, record...)
+	return append(v, record...)
+}
+
+func (e *Embedded) Put(_ context.Context, name string, record []byte, expires time.Time) error {
+	v := embeddedValue(record, expires)
 	if err := e.db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucket).Put([]byte(name), v) }); err != nil {
 		return err
 	}

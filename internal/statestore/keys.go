@@ -49,8 +49,8 @@ func LoadKeys(keyFile, previousKeyFile string) (*Keys, error) {
 	return k, nil
 }
 
-// NewKeys makes Keys from raw keys (previous may be nil): for tests and
-// callers that hold keys in memory.
+// NewKeys makes Keys from raw keys (previous may be nil, else another
+// key): for tests and callers that hold keys in memory.
 func NewKeys(current, previous []byte) (*Keys, error) {
 	cur, err := newKey(current)
 	if err != nil {
@@ -60,6 +60,9 @@ func NewKeys(current, previous []byte) (*Keys, error) {
 	if previous != nil {
 		if k.previous, err = newKey(previous); err != nil {
 			return nil, err
+		}
+		if k.previous.id == k.current.id {
+			return nil, errors.New("the previous sealing key is the current one")
 		}
 	}
 	return k, nil

@@ -84,6 +84,27 @@ func (r *Redis) Put(ctx context.Context, name string, record []byte, expires tim
 	return r.client.SetArgs(ctx, RedisPrefix+name, record, args).Err()
 }
 
+// swapScript is Swap in Redis: compare and write in one step.
+// KEYS[1] name; ARGV[1] old, ARGV[2] record, ARGV[3] expiry (Unix ms, 0
+// for none).
+var swapScript = redis.NewScript(`
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+if ARGV[3] == '0' then redis.call('SET', KEYS[1], ARGV[2]) else redis.call('SET', KEYS[1], ARGV[2], 'PXAT', ARGV[3]) end
+return 1`)
+
+func (r *Redis) Swap(ctx context.Context, name string, old, record []byte, expires time.Time) (bool, error) {
+	n, err := swapScript.Run(ctx, r.client, []string{RedisPrefix + name}, old, record, toMillis(expires)).Int()
+	return n == 1, err
+}
+
+func (r *Redis) Take(ctx context.Context, name string) ([]byte, error) {
+	b, err := r.client.GetDel(ctx, RedisPrefix+name).Bytes()
+	if errors.Is(err, redis.Nil) {
+		return nil, ErrNotFound
+	}
+	return b, err
+}
+
 func (r *Redis) Delete(ctx context.Context, name string) error {
 	return r.client.Del(ctx, RedisPrefix+name).Err()
 }

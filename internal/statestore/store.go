@@ -28,9 +28,6 @@ type Store struct {
 type Options struct {
 	Logger *slog.Logger     // names and errors only, never a value
 	Now    func() time.Time // time.Now when nil
-	// OnChange is called (outside any lock) when the backend stops or
-	// starts answering.
-	OnChange func(Status)
 }
 
 // Status is whether the backend answered its last operation or ping.
@@ -150,7 +147,7 @@ func (s *Store) Status() Status {
 
 // Health asks the backend now, and records the answer in Status.
 func (s *Store) Health(ctx context.Context) error {
-	return s.observe(s.b.Ping(ctx))
+	return s.observe(ctx, s.b.Ping(ctx))
 }
 
 // Watch asks the backend every period until ctx is done, so that Status
@@ -161,8 +158,12 @@ func (s *Store) Watch(ctx context.Context, every time.Duration) {
 	defer t.Stop()
 	for {
 		pctx, cancel := context.WithTimeout(ctx, every)
-		_ = s.Health(pctx)
+		err := s.b.Ping(pctx)
 		cancel()
+		if ctx.Err() != nil {
+			return // stopped: a ping cut short says nothing of the store
+		}
+		_ = s.record(err) // a ping past the period is the store not answering
 		select {
 		case <-ctx.Done():
 			return
@@ -173,7 +174,18 @@ func (s *Store) Watch(ctx context.Context, every time.Duration) {
 
 // observe records whether the backend answered (err is nil or
 // ErrNotFound) and passes err on, as an UnavailableError when it did not.
-func (s *Store) observe(err error) error {
+// An operation its caller gave up (ctx cancelled or past its deadline)
+// says nothing of the store: its error is passed on as it is, and Status
+// is left alone.
+func (s *Store) observe(ctx context.Context, err error) error {
+	if ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+		return err
+	}
+	return s.record(err)
+}
+
+// record is observe for an error that is the store's.
+func (s *Store) record(err error) error {
 	up := err == nil || errors.Is(err, ErrNotFound)
 	s.mu.Lock()
 	changed := s.status.Up != up
@@ -183,16 +195,12 @@ func (s *Store) observe(err error) error {
 			s.status.Error = err.Error()
 		}
 	}
-	st := s.status
 	s.mu.Unlock()
 	if changed {
 		if up {
 			s.opts.Logger.Info("the state store answers again", "store", s.b.Kind())
 		} else {
 			s.opts.Logger.Warn("the state store does not answer", "store", s.b.Kind(), "error", err)
-		}
-		if s.opts.OnChange != nil {
-			s.opts.OnChange(st)
 		}
 	}
 	if up {
@@ -208,37 +216,90 @@ const (
 	headerLen     = 2 + 8
 )
 
+// ErrSealMismatch refuses a record that is not as its reader expects it:
+// unsealed where a sealed one is read (another program wrote it to the
+// shared store: a planted grant or flow), or sealed where a plain one is.
+var ErrSealMismatch = errors.New("is not sealed as this trunk wrote it: refused")
+
 // Get returns the value under name, unsealed; ErrNotFound when there is
 // none (or it expired), an *UnavailableError when the backend did not
-// answer. A record sealed under the previous key is sealed again under
-// the current one.
-func (s *Store) Get(ctx context.Context, name string) ([]byte, error) {
+// answer. sealed is what the caller wrote (Put.Seal): a record that is
+// not so is refused (ErrSealMismatch), so that whoever can write to the
+// backend cannot plant a value where a sealed one is read. A record
+// sealed under the previous key is sealed again under the current one.
+func (s *Store) Get(ctx context.Context, name string, sealed bool) ([]byte, error) {
 	rec, err := s.b.Get(ctx, name)
-	if err = s.observe(err); err != nil {
+	if err = s.observe(ctx, err); err != nil {
 		return nil, err
 	}
-	if len(rec) < headerLen || rec[0] != recordVersion {
-		return nil, fmt.Errorf("state store: record %q is not one this trunk wrote", name)
-	}
-	expires := fromMillis(binary.BigEndian.Uint64(rec[2:headerLen]))
-	if expired(expires, s.opts.Now()) {
-		return nil, ErrNotFound
-	}
-	if rec[1]&flagSealed == 0 {
-		return rec[headerLen:], nil
-	}
-	value, stale, err := s.keys.open(rec[headerLen:], additional(name, rec[:headerLen]))
+	value, expires, stale, err := s.open(name, rec, sealed)
 	if err != nil {
-		return nil, fmt.Errorf("state store: record %q: %w", name, err)
+		return nil, err
 	}
 	if stale {
-		if err := s.Put(ctx, name, value, Put{Expires: expires, Seal: true}); err != nil {
-			s.opts.Logger.Warn("sealing a record again under the current key failed", "name", name, "error", err)
-		} else {
-			s.opts.Logger.Debug("record sealed again under the current key", "name", name)
-		}
+		s.reseal(ctx, name, rec, value, expires)
 	}
 	return value, nil
+}
+
+// reseal writes value, read from rec under the previous key, sealed again
+// under the current one, only if name still holds rec: a value another
+// replica wrote since (a refreshed grant) is never undone.
+func (s *Store) reseal(ctx context.Context, name string, rec, value []byte, expires time.Time) {
+	next, err := s.encode(name, value, Put{Expires: expires, Seal: true})
+	if err == nil {
+		var swapped bool
+		swapped, err = s.b.Swap(ctx, name, rec, next, expires)
+		if err = s.observe(ctx, err); err == nil {
+			s.opts.Logger.Debug("record sealed again under the current key", "name", name, "written", swapped)
+			return
+		}
+	}
+	s.opts.Logger.Warn("sealing a record again under the current key failed", "name", name, "error", err)
+}
+
+// Take returns the value under name, as Get does, and deletes it in the
+// same step: of replicas taking it at once one gets it, the others
+// ErrNotFound. An *UnavailableError when the backend did not answer,
+// which is not the value being gone.
+func (s *Store) Take(ctx context.Context, name string, sealed bool) ([]byte, error) {
+	rec, err := s.b.Take(ctx, name)
+	if err = s.observe(ctx, err); err != nil {
+		return nil, err
+	}
+	value, _, _, err := s.open(name, rec, sealed)
+	return value, err
+}
+
+// open reads rec, the record under name: its value, its expiry, and
+// whether it was sealed under the previous key. ErrNotFound when it
+// expired; ErrSealMismatch when it is not sealed as sealed says.
+func (s *Store) open(name string, rec []byte, sealed bool) (value []byte, expires time.Time, stale bool, err error) {
+	if len(rec) < headerLen || rec[0] != recordVersion {
+		return nil, time.Time{}, false, fmt.Errorf("state store: record %q is not one this trunk wrote", name)
+	}
+	expires = fromMillis(binary.BigEndian.Uint64(rec[2:headerLen]))
+	if expired(expires, s.opts.Now()) {
+		return nil, time.Time{}, false, ErrNotFound
+	}
+	isSealed := rec[1]&flagSealed != 0
+	// A sealed Put writes memory without a key in the clear: nothing else
+	// reads it. Anywhere else a sealed value is in the clear only if
+	// someone other than this trunk wrote it.
+	_, mem := s.b.(*Memory)
+	plainSealed := s.keys == nil && mem
+	if isSealed != sealed && !(sealed && !isSealed && plainSealed) {
+		s.opts.Logger.Warn("a record in the state store is not sealed as expected; refused", "name", name, "sealed", isSealed)
+		return nil, time.Time{}, false, fmt.Errorf("state store: record %q %w", name, ErrSealMismatch)
+	}
+	if !isSealed {
+		return rec[headerLen:], expires, false, nil
+	}
+	value, stale, err = s.keys.open(rec[headerLen:], additional(name, rec[:headerLen]))
+	if err != nil {
+		return nil, time.Time{}, false, fmt.Errorf("state store: record %q: %w", name, err)
+	}
+	return value, expires, stale, nil
 }
 
 // Put writes value under name.
@@ -246,6 +307,16 @@ func (s *Store) Put(ctx context.Context, name string, value []byte, p Put) error
 	if !p.Expires.IsZero() && expired(p.Expires, s.opts.Now()) {
 		return s.Delete(ctx, name)
 	}
+	rec, err := s.encode(name, value, p)
+	if err != nil {
+		return err
+	}
+	return s.observe(ctx, s.b.Put(ctx, name, rec, p.Expires))
+}
+
+// encode is value as a record under name: header, then the value, sealed
+// if p says so.
+func (s *Store) encode(name string, value []byte, p Put) ([]byte, error) {
 	header := make([]byte, headerLen)
 	header[0] = recordVersion
 	binary.BigEndian.PutUint64(header[2:], toMillis(p.Expires))
@@ -255,16 +326,16 @@ func (s *Store) Put(ctx context.Context, name string, value []byte, p Put) error
 		header[1] = flagSealed
 		rec = append(header, s.keys.seal(value, additional(name, header))...)
 	case p.Seal && !s.CanSeal():
-		return ErrNoKey
+		return nil, ErrNoKey
 	default:
 		rec = append(header, value...)
 	}
-	return s.observe(s.b.Put(ctx, name, rec, p.Expires))
+	return rec, nil
 }
 
 // Delete removes name.
 func (s *Store) Delete(ctx context.Context, name string) error {
-	return s.observe(s.b.Delete(ctx, name))
+	return s.observe(ctx, s.b.Delete(ctx, name))
 }
 
 // Close closes the backend.

@@ -87,7 +87,7 @@ func TestConformance(t *testing.T) {
 			s := New(b, keys, Options{Now: clock.Now})
 			ctx := context.Background()
 
-			if _, err := s.Get(ctx, "absent"); !errors.Is(err, ErrNotFound) {
+			if _, err := s.Get(ctx, "absent", false); !errors.Is(err, ErrNotFound) {
 				t.Errorf("Get of a name never written: %v, want ErrNotFound", err)
 			}
 			if err := s.Put(ctx, "signin/a/alice", token, Put{Seal: true}); err != nil {
@@ -96,10 +96,10 @@ func TestConformance(t *testing.T) {
 			if err := s.Put(ctx, "count/a", []byte("plain-counter-7"), Put{}); err != nil {
 				t.Fatal(err)
 			}
-			if v, err := s.Get(ctx, "signin/a/alice"); err != nil || !bytes.Equal(v, token) {
+			if v, err := s.Get(ctx, "signin/a/alice", true); err != nil || !bytes.Equal(v, token) {
 				t.Errorf("Get sealed = %q, %v; want the token back", v, err)
 			}
-			if v, err := s.Get(ctx, "count/a"); err != nil || string(v) != "plain-counter-7" {
+			if v, err := s.Get(ctx, "count/a", false); err != nil || string(v) != "plain-counter-7" {
 				t.Errorf("Get plain = %q, %v", v, err)
 			}
 			raw := bc.raw(t, b, "signin/a/alice")
@@ -116,13 +116,13 @@ func TestConformance(t *testing.T) {
 			if err := s.Put(ctx, "signin/a/alice", []byte("second"), Put{Seal: true}); err != nil {
 				t.Fatal(err)
 			}
-			if v, _ := s.Get(ctx, "signin/a/alice"); string(v) != "second" {
+			if v, _ := s.Get(ctx, "signin/a/alice", true); string(v) != "second" {
 				t.Errorf("after overwrite Get = %q, want second", v)
 			}
 			if err := s.Delete(ctx, "signin/a/alice"); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := s.Get(ctx, "signin/a/alice"); !errors.Is(err, ErrNotFound) {
+			if _, err := s.Get(ctx, "signin/a/alice", true); !errors.Is(err, ErrNotFound) {
 				t.Errorf("Get after Delete: %v, want ErrNotFound", err)
 			}
 			if err := s.Delete(ctx, "signin/a/alice"); err != nil {
@@ -135,11 +135,11 @@ func TestConformance(t *testing.T) {
 			if err := s.Put(ctx, "exp", []byte("v"), Put{Expires: clock.Now().Add(time.Minute), Seal: true}); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := s.Get(ctx, "exp"); err != nil {
+			if _, err := s.Get(ctx, "exp", true); err != nil {
 				t.Errorf("Get before expiry: %v", err)
 			}
 			clock.Add(time.Minute)
-			if _, err := s.Get(ctx, "exp"); !errors.Is(err, ErrNotFound) {
+			if _, err := s.Get(ctx, "exp", true); !errors.Is(err, ErrNotFound) {
 				t.Errorf("Get at expiry: %v, want ErrNotFound", err)
 			}
 			if err := s.Put(ctx, "gone", []byte("already-expired"), Put{Expires: clock.Now().Add(-time.Second)}); err != nil {
@@ -191,7 +191,7 @@ func TestSealedRecordBoundToItsName(t *testing.T) {
 	}
 	rec, _ := m.Get(ctx, "signin/a/alice")
 	_ = m.Put(ctx, "signin/a/mallory", rec, time.Time{})
-	if v, err := s.Get(ctx, "signin/a/mallory"); err == nil || !strings.Contains(err.Error(), "moved from another name") {
+	if v, err := s.Get(ctx, "signin/a/mallory", true); err == nil || !strings.Contains(err.Error(), "moved from another name") {
 		t.Errorf("a record moved to another name: %q, %v; want refused", v, err)
 	}
 }
@@ -226,7 +226,7 @@ func TestKeyRotation(t *testing.T) {
 	if s.Info().KeyID == oldID {
 		t.Fatal("the new key has the old one's id")
 	}
-	if v, err := s.Get(ctx, "t"); err != nil || !bytes.Equal(v, token) {
+	if v, err := s.Get(ctx, "t", true); err != nil || !bytes.Equal(v, token) {
 		t.Fatalf("a record sealed under the previous key: %q, %v", v, err)
 	}
 	s.Close()
@@ -237,7 +237,7 @@ func TestKeyRotation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v, err := s.Get(ctx, "t"); err != nil || !bytes.Equal(v, token) {
+	if v, err := s.Get(ctx, "t", true); err != nil || !bytes.Equal(v, token) {
 		t.Errorf("after its read under rotation, the new key alone: %q, %v", v, err)
 	}
 	if err := s.Put(ctx, "u", token, Put{Seal: true}); err != nil {
@@ -252,8 +252,15 @@ func TestKeyRotation(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if _, err := s.Get(ctx, "u"); err == nil || !strings.Contains(err.Error(), "key id "+keyID(t, testKey(2))) {
+	if _, err := s.Get(ctx, "u", true); err == nil || !strings.Contains(err.Error(), "key id "+keyID(t, testKey(2))) {
 		t.Errorf("a record under a key not given: %v, want an error naming its key id", err)
+	}
+}
+
+// TestNewKeysRefusesTheSameKeyTwice: as LoadKeys does for the files.
+func TestNewKeysRefusesTheSameKeyTwice(t *testing.T) {
+	if _, err := NewKeys(testKey(1), testKey(1)); err == nil {
+		t.Error("NewKeys with previous == current: no error")
 	}
 }
 
@@ -367,8 +374,7 @@ func TestRedisDownAndBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var changes []bool
-	s := New(r, keys, Options{OnChange: func(st Status) { changes = append(changes, st.Up) }})
+	s := New(r, keys, Options{})
 	defer s.Close()
 	ctx := context.Background()
 	if err := s.Put(ctx, "t", token, Put{Seal: true}); err != nil {
@@ -376,7 +382,7 @@ func TestRedisDownAndBack(t *testing.T) {
 	}
 	srv.Stop()
 	start := time.Now()
-	_, err = s.Get(ctx, "t")
+	_, err = s.Get(ctx, "t", true)
 	var ue *UnavailableError
 	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "the state store (redis, trunk.state) is unavailable") {
 		t.Errorf("Get with Redis stopped: %v, want UnavailableError", err)
@@ -394,10 +400,194 @@ func TestRedisDownAndBack(t *testing.T) {
 	if err := s.Health(ctx); err != nil {
 		t.Fatalf("Health with Redis back: %v", err)
 	}
-	if v, err := s.Get(ctx, "t"); err != nil || !bytes.Equal(v, token) {
+	if v, err := s.Get(ctx, "t", true); err != nil || !bytes.Equal(v, token) {
 		t.Errorf("after Redis came back: %q, %v; want what was written before", v, err)
 	}
-	if len(changes) != 2 || changes[0] || !changes[1] {
-		t.Errorf("OnChange saw %v, want [false true]", changes)
+	if st := s.Status(); !st.Up || st.Error != "" {
+		t.Errorf("status with Redis back: %+v, want up", st)
+	}
+}
+
+// TestUnsealedRecordRefused: whoever can write to a shared backend
+// cannot plant a value where a sealed one is read: a record written in
+// the clear (by a store without the key, as another program would) is
+// refused by a reader expecting it sealed, and a sealed one by a reader
+// expecting it plain.
+func TestUnsealedRecordRefused(t *testing.T) {
+	ctx := context.Background()
+	keys, _ := NewKeys(testKey(1), nil)
+	for _, b := range []Backend{NewMemory(nil), func() Backend {
+		e, err := OpenEmbedded(filepath.Join(t.TempDir(), "s.db"), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { e.Close() })
+		return e
+	}()} {
+		s, planter := New(b, keys, Options{}), New(b, nil, Options{})
+		if err := planter.Put(ctx, "signin/a/alice", []byte(`{"planted":true}`), Put{}); err != nil {
+			t.Fatal(err)
+		}
+		if v, err := s.Get(ctx, "signin/a/alice", true); !errors.Is(err, ErrSealMismatch) {
+			t.Errorf("%s: a planted plain record read as sealed: %q, %v; want ErrSealMismatch", b.Kind(), v, err)
+		}
+		if _, mem := b.(*Memory); mem {
+			// memory without a key: below.
+		} else if v, err := planter.Get(ctx, "signin/a/alice", true); !errors.Is(err, ErrSealMismatch) {
+			t.Errorf("%s without a key: a plain record read as sealed: %q, %v; want ErrSealMismatch", b.Kind(), v, err)
+		}
+		if err := s.Put(ctx, "t", token, Put{Seal: true}); err != nil {
+			t.Fatal(err)
+		}
+		if v, err := s.Get(ctx, "t", false); !errors.Is(err, ErrSealMismatch) {
+			t.Errorf("%s: a sealed record read as plain: %q, %v; want ErrSealMismatch", b.Kind(), v, err)
+		}
+	}
+	// Memory without a key holds sealed values in the clear: nothing
+	// else reads it.
+	m := New(NewMemory(nil), nil, Options{})
+	if err := m.Put(ctx, "t", token, Put{Seal: true}); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := m.Get(ctx, "t", true); err != nil || !bytes.Equal(v, token) {
+		t.Errorf("memory without a key: %q, %v; want the value back", v, err)
+	}
+}
+
+// waiting is a backend that answers nothing until its caller gives up, as
+// a Redis client does for a cancelled context.
+type waiting struct{ *Memory }
+
+func (waiting) Get(ctx context.Context, _ string) ([]byte, error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+// TestCallerGaveUpIsNotStoreDown: an operation whose caller cancelled it,
+// or whose caller's deadline passed, fails with the caller's error and
+// leaves Status up: a host hanging up is not the store going away.
+func TestCallerGaveUpIsNotStoreDown(t *testing.T) {
+	s := New(waiting{NewMemory(nil)}, nil, Options{})
+	since := s.Status().Since
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := s.Get(ctx, "t", true)
+	var ue *UnavailableError
+	if !errors.Is(err, context.Canceled) || errors.As(err, &ue) {
+		t.Errorf("Get cancelled by its caller: %v, want context.Canceled and no UnavailableError", err)
+	}
+	dctx, dcancel := context.WithTimeout(context.Background(), time.Millisecond)
+	defer dcancel()
+	if _, err := s.Get(dctx, "t", true); !errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ue) {
+		t.Errorf("Get past its caller's deadline: %v, want context.DeadlineExceeded and no UnavailableError", err)
+	}
+	if st := s.Status(); !st.Up || !st.Since.Equal(since) {
+		t.Errorf("status after callers gave up: %+v; want up since the start", st)
+	}
+}
+
+// racing is a backend on which another writer acts right after each Get
+// has read: what a replica does between this one's read and its write.
+type racing struct {
+	Backend
+	afterGet func()
+}
+
+func (r *racing) Get(ctx context.Context, name string) ([]byte, error) {
+	rec, err := r.Backend.Get(ctx, name)
+	if f := r.afterGet; f != nil {
+		r.afterGet = nil
+		f()
+	}
+	return rec, err
+}
+
+// allBackends is memory and the stored backends of the conformance test.
+func allBackends(t *testing.T) []backendCase {
+	return append([]backendCase{{name: "memory", open: func(_ *testing.T, now func() time.Time) Backend { return NewMemory(now) }}}, backends(t)...)
+}
+
+// TestResealKeepsANewerWrite: a record read under the previous key is
+// sealed again under the current one only if it is still the record read:
+// a value another replica wrote meanwhile (a refreshed grant, its refresh
+// token rotated) is kept.
+func TestResealKeepsANewerWrite(t *testing.T) {
+	ctx := context.Background()
+	oldKeys, _ := NewKeys(testKey(1), nil)
+	rotated, _ := NewKeys(testKey(2), testKey(1))
+	for _, bc := range allBackends(t) {
+		t.Run(bc.name, func(t *testing.T) {
+			b := bc.open(t, nil)
+			if err := New(b, oldKeys, Options{}).Put(ctx, "g", []byte("old-grant"), Put{Seal: true}); err != nil {
+				t.Fatal(err)
+			}
+			other := New(b, rotated, Options{})
+			rb := &racing{Backend: b}
+			rb.afterGet = func() {
+				if err := other.Put(ctx, "g", []byte("refreshed-grant"), Put{Seal: true}); err != nil {
+					t.Error(err)
+				}
+			}
+			s := New(rb, rotated, Options{})
+			if v, err := s.Get(ctx, "g", true); err != nil || string(v) != "old-grant" {
+				t.Fatalf("Get under rotation = %q, %v", v, err)
+			}
+			if v, err := other.Get(ctx, "g", true); err != nil || string(v) != "refreshed-grant" {
+				t.Errorf("after the re-seal: %q, %v; want the value written meanwhile", v, err)
+			}
+			// With no write meanwhile, the re-seal happens: the new key
+			// alone reads it.
+			if err := New(b, oldKeys, Options{}).Put(ctx, "h", []byte("kept"), Put{Seal: true}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Get(ctx, "h", true); err != nil {
+				t.Fatal(err)
+			}
+			newOnly, _ := NewKeys(testKey(2), nil)
+			if v, err := New(b, newOnly, Options{}).Get(ctx, "h", true); err != nil || string(v) != "kept" {
+				t.Errorf("after a re-seal with nothing in between, the new key alone: %q, %v", v, err)
+			}
+		})
+	}
+}
+
+// TestTakeOnce: of many takers of one record at once, exactly one gets
+// it; a taken record is gone.
+func TestTakeOnce(t *testing.T) {
+	ctx := context.Background()
+	keys, _ := NewKeys(testKey(1), nil)
+	for _, bc := range allBackends(t) {
+		t.Run(bc.name, func(t *testing.T) {
+			s := New(bc.open(t, nil), keys, Options{})
+			if err := s.Put(ctx, "flow", token, Put{Seal: true, Expires: time.Now().Add(time.Hour)}); err != nil {
+				t.Fatal(err)
+			}
+			const takers = 8
+			got := make(chan error, takers)
+			for range takers {
+				go func() {
+					v, err := s.Take(ctx, "flow", true)
+					if err == nil && !bytes.Equal(v, token) {
+						err = errors.New("taken with another value")
+					}
+					got <- err
+				}()
+			}
+			won := 0
+			for range takers {
+				switch err := <-got; {
+				case err == nil:
+					won++
+				case !errors.Is(err, ErrNotFound):
+					t.Errorf("Take: %v", err)
+				}
+			}
+			if won != 1 {
+				t.Errorf("%d takers got the record, want 1", won)
+			}
+			if _, err := s.Get(ctx, "flow", true); !errors.Is(err, ErrNotFound) {
+				t.Errorf("Get after Take: %v, want ErrNotFound", err)
+			}
+		})
 	}
 }

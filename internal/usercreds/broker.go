@@ -48,10 +48,17 @@ type OAuthTokens interface {
 type Broker struct {
 	opts    Options
 	flights singleflight.Group // one exchange at a time per subject and server
+	// life is the Broker's, until Close: the deletes Forget starts run on
+	// it, off their caller's path.
+	life    context.Context
+	stop    context.CancelFunc
+	forgets sync.WaitGroup
 
 	mu      sync.Mutex
+	closed  bool
 	servers map[string]*server              // by server id: those with per-user credentials
 	held    map[string]map[string]time.Time // subject -> server -> until when this process stored its token
+	stores  int                             // since held was last pruned
 	owns    map[string]Token                // server -> the trunk's own token (the catalog's instance)
 }
 
@@ -62,10 +69,13 @@ type server struct {
 }
 
 // entryOf is a short digest of what in an exchange entry a token depends
-// on, the same in every replica with the same config.
+// on, the same in every replica with the same config. Not the client
+// secret: the names are seen by whatever else uses the Redis, and a fast
+// digest of a weak secret can be guessed offline; a token is the client
+// id's whatever its secret.
 func entryOf(spec config.Spec) string {
 	c := spec.Credentials
-	sum := sha256.Sum256([]byte(strings.Join(append([]string{spec.URL, c.Issuer, c.TokenEndpoint, c.Audience, c.Resource, c.ClientID, c.ClientSecret}, c.Scopes...), "\x00")))
+	sum := sha256.Sum256([]byte(strings.Join(append([]string{spec.URL, c.Issuer, c.TokenEndpoint, c.Audience, c.Resource, c.ClientID}, c.Scopes...), "\x00")))
 	return hex.EncodeToString(sum[:8])
 }
 
@@ -94,7 +104,18 @@ func New(opts Options) *Broker {
 	if opts.Store == nil || !opts.Store.CanSeal() {
 		opts.Store = statestore.New(statestore.NewMemory(opts.Now), nil, statestore.Options{Now: opts.Now})
 	}
-	return &Broker{opts: opts, servers: map[string]*server{}, held: map[string]map[string]time.Time{}, owns: map[string]Token{}}
+	life, stop := context.WithCancel(context.Background())
+	return &Broker{opts: opts, life: life, stop: stop, servers: map[string]*server{}, held: map[string]map[string]time.Time{}, owns: map[string]Token{}}
+}
+
+// Close stops the deletes Forget started and waits for them: what they
+// had not deleted expires. Idempotent.
+func (b *Broker) Close() {
+	b.mu.Lock()
+	b.closed = true
+	b.mu.Unlock()
+	b.stop()
+	b.forgets.Wait()
 }
 
 // Configure takes the servers of a config (at start and at each reload):
@@ -122,6 +143,8 @@ func (b *Broker) Configure(specs []config.Spec) {
 	for id, old := range b.servers {
 		if next[id] != old {
 			delete(b.owns, id)
+		}
+		if n := next[id]; n == nil || n.entry != old.entry {
 			for subject, byServer := range b.held {
 				if _, ok := byServer[id]; ok {
 					gone = append(gone, tokenName(id, old.entry, subject))
@@ -132,16 +155,17 @@ func (b *Broker) Configure(specs []config.Spec) {
 	}
 	b.servers = next
 	b.mu.Unlock()
-	b.deleteAll(gone)
+	b.deleteAll(context.Background(), gone)
 }
 
 // deleteAll deletes the tokens named (not under b.mu: a store over the
-// network may be slow); what it cannot delete expires.
-func (b *Broker) deleteAll(names []string) {
+// network may be slow), giving up after a few seconds or when ctx ends;
+// what it cannot delete expires.
+func (b *Broker) deleteAll(ctx context.Context, names []string) {
 	if len(names) == 0 {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	for _, n := range names {
 		if err := b.opts.Store.Delete(ctx, n); err != nil {
@@ -256,18 +280,25 @@ func (b *Broker) Catalog(ctx context.Context, id, refused string) (string, error
 	return "Bearer " + tok.Value, nil
 }
 
-// Forget drops every token got for subject.
+// Forget drops the tokens this process stored for subject (its instances
+// closed). Those other replicas stored, which they may be using, are left
+// to expire. The deletes run in the background, on the Broker's life:
+// Forget is called on the pool's close path, and a store over the
+// network may be slow.
 func (b *Broker) Forget(subject string) {
 	b.mu.Lock()
+	defer b.mu.Unlock()
 	var names []string
-	for id, s := range b.servers {
-		if s.ex != nil {
+	for id := range b.held[subject] {
+		if s := b.servers[id]; s != nil && s.ex != nil {
 			names = append(names, tokenName(id, s.entry, subject))
 		}
 	}
 	delete(b.held, subject)
-	b.mu.Unlock()
-	b.deleteAll(names)
+	if len(names) == 0 || b.closed {
+		return
+	}
+	b.forgets.Go(func() { b.deleteAll(b.life, names) })
 }
 
 // Holding reports how many subjects this process stored tokens for that
@@ -297,6 +328,9 @@ func (b *Broker) dropRefused(ctx context.Context, subject string, s *server, id,
 		}
 		b.mu.Lock()
 		delete(b.held[subject], id)
+		if len(b.held[subject]) == 0 {
+			delete(b.held, subject)
+		}
 		b.mu.Unlock()
 	}
 }
@@ -325,7 +359,7 @@ func (b *Broker) cached(ctx context.Context, subject string, s *server, id strin
 	if !b.opts.Store.Status().Up {
 		return Token{}, false
 	}
-	raw, err := b.opts.Store.Get(ctx, tokenName(id, s.entry, subject))
+	raw, err := b.opts.Store.Get(ctx, tokenName(id, s.entry, subject), true)
 	if err != nil {
 		if !errors.Is(err, statestore.ErrNotFound) {
 			b.opts.Logger.Debug("reading an exchanged token failed; exchanging afresh", "server", id, "subject", subject, "error", err)
@@ -361,4 +395,25 @@ func (b *Broker) store(ctx context.Context, subject string, s *server, id string
 		b.held[subject] = map[string]time.Time{}
 	}
 	b.held[subject][id] = until
+	if b.stores++; b.stores >= len(b.held)/2 {
+		b.stores = 0
+		pruneHeld(b.held, b.opts.Now())
+	}
+}
+
+// pruneHeld drops from held the entries past their end, and the subjects
+// left with none, so that it grows with the callers holding tokens rather
+// than with every caller seen. Run once per len(held)/2 stores (held
+// grows by one subject a store at most), it costs each store O(1).
+func pruneHeld(held map[string]map[string]time.Time, now time.Time) {
+	for subject, byServer := range held {
+		for id, until := range byServer {
+			if !now.Before(until) {
+				delete(byServer, id)
+			}
+		}
+		if len(byServer) == 0 {
+			delete(held, subject)
+		}
+	}
 }

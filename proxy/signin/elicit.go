@@ -38,6 +38,9 @@ func (m *Manager) Require(ctx context.Context, c Caller, id string) error {
 	if err == nil {
 		return nil // signed in (refreshed if it had to be)
 	}
+	if ctx.Err() != nil {
+		return ctx.Err() // the caller gave up: no sign-in to start
+	}
 	if ue, ok := errors.AsType[*statestore.UnavailableError](err); ok {
 		// Asking to sign in again would not help: the sign-in may be
 		// there. The host is told which store, the log why.

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"sync"
 	"time"
 
@@ -82,23 +83,29 @@ func (m *Manager) share(ctx context.Context, f *flow) {
 	f.shared = true
 }
 
-// take reads and deletes the shared flow under name: nil when there is
-// none (never shared, already taken, or expired). Deleting it first makes
-// it single use across replicas.
-func (m *Manager) take(ctx context.Context, name string) *flow {
-	b, err := m.opts.Store.Get(ctx, name)
-	if err != nil {
-		return nil
-	}
-	if err := m.opts.Store.Delete(ctx, name); err != nil {
-		return nil
+// take reads and deletes the shared flow under name in one step, so that
+// it is single use across replicas: nil and no error when there is none
+// (never shared, taken by another replica, expired, or not one a trunk
+// shared); an error when the store did not answer, which says nothing of
+// whether it is there.
+func (m *Manager) take(ctx context.Context, name string) (*flow, error) {
+	b, err := m.opts.Store.Take(ctx, name, true)
+	switch {
+	case errors.Is(err, statestore.ErrNotFound):
+		return nil, nil
+	case errors.As(err, new(*statestore.UnavailableError)), ctx.Err() != nil:
+		return nil, err
+	case err != nil:
+		m.opts.Logger.Warn("a shared sign-in in the state store cannot be read; ignored", "error", err)
+		return nil, nil
 	}
 	var sf sharedFlow
-	if json.Unmarshal(b, &sf) != nil {
-		return nil
+	if err := json.Unmarshal(b, &sf); err != nil {
+		m.opts.Logger.Warn("a shared sign-in in the state store cannot be read; ignored", "error", err)
+		return nil, nil
 	}
 	return &flow{id: sf.ID, state: sf.State, verifier: sf.Verifier, binding: sf.Binding, server: sf.Server, caller: Caller{Subject: sf.Subject},
-		expires: sf.Expires, registration: sf.Registration, shared: true, remote: true, done: make(chan struct{})}
+		expires: sf.Expires, registration: sf.Registration, shared: true, remote: true, done: make(chan struct{})}, nil
 }
 
 // cookieName is the name of f's binding cookie: one per flow, so that a

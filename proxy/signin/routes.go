@@ -41,13 +41,19 @@ func (m *Manager) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (m *Manager) connect(w http.ResponseWriter, r *http.Request, id string) {
 	// Taken from the store whether started here or not: opened once in
 	// every replica.
-	shared := m.take(r.Context(), flowName("link", id))
+	shared, terr := m.take(r.Context(), flowName("link", id))
 	m.mu.Lock()
 	f := m.flows[id]
 	now := m.opts.Now()
-	if f != nil && f.shared && shared == nil && !now.After(f.expires) { // opened in another replica
+	if f != nil && f.shared && shared == nil && terr == nil && !now.After(f.expires) { // opened in another replica
 		delete(m.flows, id)
 		f = nil
+	}
+	if f == nil && terr != nil { // neither here nor readable there
+		m.mu.Unlock()
+		m.opts.Logger.Warn("a sign-in link cannot be opened: the state store is unavailable", "error", terr)
+		page(w, http.StatusServiceUnavailable, "The trunk's state store is unavailable, so this sign-in link cannot be opened here. Try it again shortly.")
+		return
 	}
 	if f == nil && shared != nil { // started by another replica
 		f = shared
@@ -92,14 +98,17 @@ func (m *Manager) connect(w http.ResponseWriter, r *http.Request, id string) {
 func (m *Manager) callback(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	state := q.Get("state")
-	shared := m.take(r.Context(), flowName("state", state)) // single use in every replica
+	// Single use in every replica; a store that does not answer leaves
+	// the flow to the replica that holds it.
+	shared, terr := m.take(r.Context(), flowName("state", state))
 	m.mu.Lock()
 	f := m.states[state]
-	if f != nil && f.shared && shared == nil && !m.opts.Now().After(f.expires) { // taken in another replica
+	if f != nil && f.shared && shared == nil && terr == nil && !m.opts.Now().After(f.expires) {
+		// Taken in another replica, which completes it: the call waiting
+		// here sees its grant (Require).
 		m.forget(f)
 		f = nil
-	}
-	if f == nil {
+	} else if f == nil {
 		f = shared // started, or its link opened, in another replica
 	}
 	if f != nil {
@@ -110,6 +119,14 @@ func (m *Manager) callback(w http.ResponseWriter, r *http.Request) {
 		s = m.servers[f.server]
 	}
 	m.mu.Unlock()
+	if f == nil && terr != nil {
+		m.opts.Logger.Warn("a sign-in cannot be completed: the state store is unavailable", "error", terr)
+		page(w, http.StatusServiceUnavailable, "The trunk's state store is unavailable, so this sign-in cannot be completed here. Call the server's tool again from your MCP host shortly.")
+		return
+	}
+	if f != nil && s == nil {
+		m.finish(f, fmt.Errorf("server %q is no longer in credentials mode \"oauth\"", f.server))
+	}
 	if f == nil || s == nil {
 		page(w, http.StatusBadRequest, "This sign-in is unknown or was already used. Call the server's tool again from your MCP host to start a new one.")
 		return

@@ -84,6 +84,7 @@ type Manager struct {
 	flows   map[string]*flow                // by connect id
 	states  map[string]*flow                // by state
 	held    map[string]map[string]time.Time // subject -> server -> until when this process stored its grant
+	stores  int                             // since held was last pruned
 }
 
 type server struct {
@@ -96,10 +97,13 @@ type server struct {
 }
 
 // entryOf is a short digest of what in spec a grant depends on, the same
-// in every replica with the same config.
+// in every replica with the same config. Not the client secret: the names
+// are seen by whatever else uses the Redis, and a fast digest of a weak
+// secret can be guessed offline; a grant is the client id's whatever its
+// secret.
 func entryOf(spec config.Spec) string {
 	c := spec.Credentials
-	sum := sha256.Sum256([]byte(strings.Join(append([]string{spec.URL, c.Issuer, c.ClientID, c.ClientSecret}, c.Scopes...), "\x00")))
+	sum := sha256.Sum256([]byte(strings.Join(append([]string{spec.URL, c.Issuer, c.ClientID}, c.Scopes...), "\x00")))
 	return hex.EncodeToString(sum[:8])
 }
 
@@ -174,7 +178,7 @@ func (m *Manager) configure(cfg *config.Config) (gone []string) {
 		next[id] = &server{spec: spec, source: oauth.NewSource(upstream.OAuthServer(spec), id, m.opts.Logger, nil), entry: entryOf(spec)}
 	}
 	for id, old := range m.servers {
-		if next[id] != old {
+		if n := next[id]; n == nil || n.entry != old.entry {
 			for subject, byServer := range m.held {
 				if _, ok := byServer[id]; ok {
 					gone = append(gone, grantName(id, old.entry, subject))
@@ -227,11 +231,12 @@ func (m *Manager) Authorization(ctx context.Context, subject, id, refused string
 		return g.Authorization(), nil
 	}
 	v, err, _ := m.flights.Do("refresh\x00"+subject+"\x00"+id, func() (any, error) {
+		// Not the first caller's ctx: every waiter shares what comes of it.
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
 		if _, cur, err := m.grant(ctx, subject, id); err != nil || !same(cur, g) {
 			return cur, err // refreshed (or dropped) meanwhile, here or by another replica
 		}
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-		defer cancel()
 		fresh, err := s.webClient(ctx, m, id)
 		if err == nil {
 			var next *oauth.Grant
@@ -325,7 +330,7 @@ func (m *Manager) grant(ctx context.Context, subject, id string) (*server, *oaut
 	if s == nil {
 		return nil, nil, nil
 	}
-	b, err := m.opts.Store.Get(ctx, grantName(id, s.entry, subject))
+	b, err := m.opts.Store.Get(ctx, grantName(id, s.entry, subject), true)
 	if errors.Is(err, statestore.ErrNotFound) {
 		return s, nil, nil
 	}
@@ -368,14 +373,41 @@ func (m *Manager) store(ctx context.Context, subject, id string, g *oauth.Grant)
 		m.held[subject] = map[string]time.Time{}
 	}
 	m.held[subject][id] = until
+	if m.stores++; m.stores >= len(m.held)/2 {
+		m.stores = 0
+		pruneHeld(m.held, m.opts.Now())
+	}
 	return nil
 }
+
+// pruneHeld drops from held the entries past their end, and the subjects
+// left with none, so that it grows with the callers holding tokens rather
+// than with every caller seen. Run once per len(held)/2 stores (held
+// grows by one subject a store at most), it costs each store O(1).
+func pruneHeld(held map[string]map[string]time.Time, now time.Time) {
+	for subject, byServer := range held {
+		for id, until := range byServer {
+			if expired(until, now) {
+				delete(byServer, id)
+			}
+		}
+		if len(byServer) == 0 {
+			delete(held, subject)
+		}
+	}
+}
+
+// expired reports whether until (zero: never) has passed.
+func expired(until, now time.Time) bool { return !until.IsZero() && !now.Before(until) }
 
 // drop deletes subject's grant for id.
 func (m *Manager) drop(ctx context.Context, subject, id string) {
 	m.mu.Lock()
 	s := m.servers[id]
 	delete(m.held[subject], id)
+	if len(m.held[subject]) == 0 {
+		delete(m.held, subject)
+	}
 	m.mu.Unlock()
 	if s == nil {
 		return
@@ -405,7 +437,7 @@ func (s *server) webClient(ctx context.Context, m *Manager, id string) (*oauth.W
 		// The replicas of a trunk register one client: the first one's,
 		// kept in the store.
 		name := clientName(id, s.entry, base)
-		stored, err := m.opts.Store.Get(ctx, name)
+		stored, err := m.opts.Store.Get(ctx, name, true)
 		if err != nil && !errors.Is(err, statestore.ErrNotFound) {
 			m.opts.Logger.Debug("reading the shared client registration failed; registering anew", "server", id, "error", err)
 		}

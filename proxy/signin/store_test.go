@@ -5,12 +5,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,6 +22,7 @@ import (
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
 	"github.com/mcptrunk/mcptrunk/internal/statestore"
 	"github.com/mcptrunk/mcptrunk/internal/testkit"
+	"github.com/mcptrunk/mcptrunk/upstream/oauth"
 )
 
 // signIn signs sub in through r, as its browser would.
@@ -263,5 +267,172 @@ func TestWaitingCallSeesASignInCompletedElsewhere(t *testing.T) {
 		}
 	default:
 		t.Error("the host was not told the elicitation completed")
+	}
+}
+
+// flowsDown is a store whose shared sign-in flows cannot be read or
+// deleted while down is set: Redis gone between a flow's start and its
+// browser's requests.
+type flowsDown struct {
+	*statestore.Memory
+	down atomic.Bool
+}
+
+func (f *flowsDown) failing(name string) bool {
+	return f.down.Load() && strings.HasPrefix(name, "signin-flow/")
+}
+
+var errRefused = errors.New("dial tcp 127.0.0.1:6379: connection refused")
+
+func (f *flowsDown) Get(ctx context.Context, name string) ([]byte, error) {
+	if f.failing(name) {
+		return nil, errRefused
+	}
+	return f.Memory.Get(ctx, name)
+}
+
+func (f *flowsDown) Delete(ctx context.Context, name string) error {
+	if f.failing(name) {
+		return errRefused
+	}
+	return f.Memory.Delete(ctx, name)
+}
+
+func (f *flowsDown) Take(ctx context.Context, name string) ([]byte, error) {
+	if f.failing(name) {
+		return nil, errRefused
+	}
+	return f.Memory.Take(ctx, name)
+}
+
+// TestStoreDownIsNotTakenElsewhere: a store that cannot be read when the
+// browser arrives is not a flow opened or taken by another replica: the
+// replica that started the flow completes it from what it holds; another
+// replica says the store is unavailable rather than that the link is
+// unknown.
+func TestStoreDownIsNotTakenElsewhere(t *testing.T) {
+	first := newRig(t)
+	back := &flowsDown{Memory: statestore.NewMemory(first.clk.Now)}
+	keys, _ := statestore.NewKeys(bytes.Repeat([]byte{7}, statestore.KeySize), nil)
+	store := statestore.New(back, keys, statestore.Options{Now: first.clk.Now})
+	a, b := first.replica(t, store), first.replica(t, store)
+
+	link := a.elicit(t, "alice")
+	back.down.Store(true)
+	u, err := url.Parse(link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := httptest.NewRecorder()
+	b.m.ServeHTTP(w, httptest.NewRequest(http.MethodGet, u.RequestURI(), nil))
+	if w.Code != http.StatusServiceUnavailable || !strings.Contains(w.Body.String(), "state store is unavailable") {
+		t.Errorf("another replica's link with the store down: %d %s; want 503 naming the store", w.Code, w.Body.String())
+	}
+	if status, page := testissuer.Visit(t, a.iss.Browser(t, "alice"), link); status != http.StatusOK || !strings.Contains(page, "Signed in to who") {
+		t.Fatalf("the starting replica with the store down: %d %s; want signed in from its own flow", status, page)
+	}
+	back.down.Store(false)
+	if _, err := a.m.Authorization(context.Background(), "alice", "who", ""); err != nil {
+		t.Errorf("after signing in with the flows unreadable: %v", err)
+	}
+}
+
+// TestHeldPrunedAndNamesWithoutTheSecret: the grants this process stored
+// are forgotten once past their end; the store's names do not depend on
+// the client secret, and a reload changing only the secret keeps the
+// sign-ins.
+func TestHeldPrunedAndNamesWithoutTheSecret(t *testing.T) {
+	r := newRig(t)
+	ctx := context.Background()
+	for _, sub := range []string{"alice", "bob"} {
+		g := &oauth.Grant{}
+		rec, _ := json.Marshal(map[string]any{"accessToken": "at-" + sub, "expiry": r.clk.Now().Add(time.Hour)})
+		if err := g.UnmarshalBinary(rec); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.m.store(ctx, sub, "who", g); err != nil {
+			t.Fatal(err)
+		}
+		r.clk.Add(2 * time.Hour) // past the grant's end: it has no refresh token
+	}
+	r.m.mu.Lock()
+	_, alice := r.m.held["alice"]
+	n := len(r.m.held)
+	spec := r.m.servers["who"].spec
+	r.m.mu.Unlock()
+	if alice || n != 1 {
+		t.Errorf("held after alice's grant ended: %d subjects (alice %v), want bob's only", n, alice)
+	}
+	other := spec
+	other.Credentials.ClientSecret = "another-secret"
+	if entryOf(other) != entryOf(spec) {
+		t.Error("the store's names depend on the client secret")
+	}
+}
+
+// TestPlantedGrantIsNotUsed: a grant written in the clear to the shared
+// store (by anyone who can write to the Redis, names being computable)
+// is not used for the subject's calls, nor its token endpoint refreshed
+// at; the caller is asked to sign in instead.
+func TestPlantedGrantIsNotUsed(t *testing.T) {
+	first := newRig(t)
+	back := statestore.NewMemory(first.clk.Now)
+	keys, _ := statestore.NewKeys(bytes.Repeat([]byte{7}, statestore.KeySize), nil)
+	r := first.replica(t, statestore.New(back, keys, statestore.Options{Now: first.clk.Now}))
+	r.m.mu.Lock()
+	name := grantName("who", r.m.servers["who"].entry, "alice")
+	r.m.mu.Unlock()
+	planted, _ := json.Marshal(map[string]any{"accessToken": "planted", "refreshToken": "r", "tokenEndpoint": "http://127.0.0.1:1/steal",
+		"expiry": first.clk.Now().Add(time.Hour)})
+	planter := statestore.New(back, nil, statestore.Options{Now: first.clk.Now})
+	if err := planter.Put(context.Background(), name, planted, statestore.Put{Expires: first.clk.Now().Add(time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := r.m.Authorization(context.Background(), "alice", "who", ""); err == nil || strings.Contains(v, "planted") {
+		t.Errorf("with a planted grant: %q, %v; want it refused", v, err)
+	}
+	if err := r.m.Require(context.Background(), Caller{Subject: "alice"}, "who"); !strings.Contains(fmt.Sprint(err), "needs you to sign in") {
+		t.Errorf("Require with a planted grant: %v; want a sign-in asked for", err)
+	}
+}
+
+// hangUp is a store that answers a done context with its error, as Redis
+// does, and runs hook after the next Get.
+type hangUp struct {
+	*statestore.Memory
+	hook func()
+}
+
+func (h *hangUp) Get(ctx context.Context, name string) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	rec, err := h.Memory.Get(ctx, name)
+	if f := h.hook; f != nil {
+		h.hook = nil
+		f()
+	}
+	return rec, err
+}
+
+// TestRefreshNotOnTheFirstCallersContext: the refresh every concurrent
+// caller waits for does not run on the context of the caller that
+// started it: that caller hanging up fails none of them.
+func TestRefreshNotOnTheFirstCallersContext(t *testing.T) {
+	first := newRig(t)
+	back := &hangUp{Memory: statestore.NewMemory(first.clk.Now)}
+	keys, _ := statestore.NewKeys(bytes.Repeat([]byte{7}, statestore.KeySize), nil)
+	r := first.replica(t, statestore.New(back, keys, statestore.Options{Now: first.clk.Now}))
+	r.signIn(t, "alice")
+	tok, err := r.m.Authorization(context.Background(), "alice", "who", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	first.clk.Add(time.Hour - 10*time.Second) // near expiry: a refresh is due
+	ctx, cancel := context.WithCancel(context.Background())
+	back.hook = cancel // the caller hangs up once its grant is read
+	got, err := r.m.Authorization(ctx, "alice", "who", "")
+	if err != nil || got == tok {
+		t.Errorf("a refresh whose first caller hung up: changed %v, %v; want it refreshed", got != tok, err)
 	}
 }
