@@ -39,6 +39,7 @@ import (
 
 	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
+	"github.com/mcptrunk/mcptrunk/internal/statestore"
 )
 
 // Code is the JSON-RPC error code of a request a limit refused (429, as
@@ -161,16 +162,6 @@ func (r *rule) matches(req Request) bool {
 	}
 	ok, _ := path.Match(r.limit.Tool, req.Tool)
 	return req.Tool != "" && ok
-}
-
-// subjectHash is the subject as counts' keys hold it: a SHA-256 hash, so
-// that the keys say nothing of who, in Redis as in memory ("" stays "").
-func subjectHash(subject string) string {
-	if subject == "" {
-		return ""
-	}
-	sum := sha256.Sum256([]byte(subject))
-	return hex.EncodeToString(sum[:16])
 }
 
 // key is the count a request falls in under r: base (the rule's id in
@@ -361,7 +352,7 @@ func (l *Limiter) Allow(ctx context.Context, req Request) (r Refusal, refused bo
 	if len(matched) == 0 {
 		return Refusal{}, false, nil
 	}
-	req.Subject = subjectHash(req.Subject)
+	req.Subject = statestore.Subject(req.Subject)
 	if l.shared != nil {
 		return l.allowShared(ctx, matched, req)
 	}

@@ -82,8 +82,7 @@ func entryOf(spec config.Spec) string {
 // tokenName is the store's name of subject's token for server id (the
 // subject hashed: the store's names say nothing of who).
 func tokenName(id, entry, subject string) string {
-	sum := sha256.Sum256([]byte(subject))
-	return "exchange/" + id + "/" + entry + "/" + hex.EncodeToString(sum[:16])
+	return "exchange/" + id + "/" + entry + "/" + statestore.Subject(subject)
 }
 
 // storedToken is a Token as the store keeps it (sealed).

@@ -118,8 +118,7 @@ func clientName(id, entry, base string) string {
 // subject is hashed, so that the store's names say nothing of who signed
 // in.
 func grantName(id, entry, subject string) string {
-	sum := sha256.Sum256([]byte(subject))
-	return "signin/" + id + "/" + entry + "/" + hex.EncodeToString(sum[:16])
+	return "signin/" + id + "/" + entry + "/" + statestore.Subject(subject)
 }
 
 // New returns a Manager with no servers; Configure gives it the config's.
