@@ -178,8 +178,11 @@ func (cc *checkCommand) run(ctx context.Context, env *environment) error {
 		}
 		fmt.Fprintln(env.stdout)
 	}
+	storeUsable := true
 	if cfg.Trunk.State.Configured {
-		fmt.Fprintln(env.stdout, stateReport(ctx, cfg.Trunk.State, logger))
+		var line string
+		line, storeUsable = stateReport(ctx, cfg.Trunk.State, logger)
+		fmt.Fprintln(env.stdout, line)
 		fmt.Fprintln(env.stdout)
 	}
 	for _, line := range catalog.PinLines(cfg.Trunk, catalog.ServersOf(host.Clients()), logger) {
@@ -201,6 +204,10 @@ func (cc *checkCommand) run(ctx context.Context, env *environment) error {
 	}
 	if runnerErr != nil {
 		fmt.Fprintf(env.stdout, "\ncode mode cannot run programs: %s is missing (see above)\n", child.RunnerName)
+		return exitError(1)
+	}
+	if !storeUsable {
+		fmt.Fprintln(env.stdout, "\nthe state store (trunk.state) cannot be used now (see above): sign-ins and counted requests would fail")
 		return exitError(1)
 	}
 	if cc.strict && len(cfg.Warnings) > 0 {

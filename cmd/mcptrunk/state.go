@@ -72,18 +72,19 @@ func stateDegraded(s *statestore.Store) string {
 }
 
 // stateReport is how mcptrunk check shows the store: kind, where, key,
-// and whether it answers now.
-func stateReport(ctx context.Context, st config.State, logger *slog.Logger) string {
+// and whether it answers now; usable is false for a configured store that
+// cannot be opened or does not answer, which check fails on.
+func stateReport(ctx context.Context, st config.State, logger *slog.Logger) (line string, usable bool) {
 	if !st.Configured {
-		return "state: in memory (trunk.state not set): sign-ins and exchanged tokens do not outlive a restart"
+		return "state: in memory (trunk.state not set): sign-ins and exchanged tokens do not outlive a restart", true
 	}
 	s, err := openState(st, logger)
 	if err != nil {
-		return "state: cannot be opened: " + err.Error()
+		return "state: cannot be opened: " + err.Error(), false
 	}
 	defer s.Close()
 	info := s.Info()
-	line := fmt.Sprintf("state: %s %s", info.Kind, info.Where)
+	line = fmt.Sprintf("state: %s %s", info.Kind, info.Where)
 	if info.Sealed {
 		line += ", tokens sealed under key " + info.KeyID
 	} else {
@@ -95,7 +96,7 @@ func stateReport(ctx context.Context, st config.State, logger *slog.Logger) stri
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
 	if err := s.Health(ctx); err != nil {
-		return line + ", NOT answering: " + err.Error()
+		return line + ", NOT answering: " + err.Error(), false
 	}
-	return line + ", answering; onUnavailable " + st.OnUnavailable
+	return line + ", answering; onUnavailable " + st.OnUnavailable, true
 }

@@ -369,14 +369,15 @@ func TestCheckShowsTheStateStore(t *testing.T) {
 	key := writeStateKey(t, dir)
 	for _, c := range []struct {
 		url, want, also string
+		exit            int // a store that does not answer fails check
 	}{
-		{strings.Replace(redis.URL(), "redis://", "redis://:hunter2-pw@", 1), "state: redis redis://:xxxxx@" + redis.Addr() + "/0, tokens sealed under key ", ", answering; onUnavailable refuse"},
-		{fmt.Sprintf("redis://:hunter2-pw@127.0.0.1:%d/0", freePort(t)), "state: redis redis://:xxxxx@127.0.0.1:", ", NOT answering: the state store (redis, trunk.state) is unavailable"},
+		{strings.Replace(redis.URL(), "redis://", "redis://:hunter2-pw@", 1), "state: redis redis://:xxxxx@" + redis.Addr() + "/0, tokens sealed under key ", ", answering; onUnavailable refuse", 0},
+		{fmt.Sprintf("redis://:hunter2-pw@127.0.0.1:%d/0", freePort(t)), "state: redis redis://:xxxxx@127.0.0.1:", ", NOT answering: the state store (redis, trunk.state) is unavailable", 1},
 	} {
 		cfg := writeConfig(t, map[string]server{"weather": weatherServer()}, map[string]any{"state": map[string]any{"url": c.url, "keyFile": key}})
 		out, errOut, code := runCLI(t, 60*time.Second, "check", "--config", cfg)
-		if code != 0 {
-			t.Fatalf("check: exit %d\n%s\n%s", code, out, errOut)
+		if code != c.exit {
+			t.Fatalf("check: exit %d, want %d\n%s\n%s", code, c.exit, out, errOut)
 		}
 		if !strings.Contains(out, c.want) || !strings.Contains(out, c.also) || strings.Contains(out+errOut, "hunter2") {
 			t.Errorf("check's output lacks %q and %q, or shows the password:\n%s\n%s", c.want, c.also, out, errOut)
