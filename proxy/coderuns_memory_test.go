@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/mcptrunk/mcptrunk/internal/testkit/memserver"
 	"github.com/mcptrunk/mcptrunk/proxy/codemode/child"
@@ -84,18 +83,6 @@ func runAnswers(h *memHost, ids ...string) map[string]struct {
 	return out
 }
 
-func receive[T any](t *testing.T, ch <-chan T, what string) T {
-	t.Helper()
-	select {
-	case v := <-ch:
-		return v
-	case <-time.After(10 * time.Second):
-		t.Fatalf("no %s", what)
-		var zero T
-		return zero
-	}
-}
-
 // TestCodeModeMaxRuns: past trunk.codeMode.maxRuns runs at once, a run
 // waits its turn and starts when one ends; one that waits its whole wall
 // time ends with an error naming the setting; one cancelled while it
@@ -106,8 +93,8 @@ func TestCodeModeMaxRuns(t *testing.T) {
 		for _, id := range []string{"a", "b", "c"} {
 			sendRun(h, id, id)
 		}
-		first := map[string]bool{receive(t, runs.started, "first run"): true, receive(t, runs.started, "second run"): true}
-		if n := receive(t, queued, "third run waiting"); n != 1 {
+		first := map[string]bool{await(t, runs.started, "first run"): true, await(t, runs.started, "second run"): true}
+		if n := await(t, queued, "third run waiting"); n != 1 {
 			t.Fatalf("%d runs waiting, want 1", n)
 		}
 		select {
@@ -116,7 +103,7 @@ func TestCodeModeMaxRuns(t *testing.T) {
 		default:
 		}
 		runs.release <- struct{}{}
-		third := receive(t, runs.started, "third run after one ended")
+		third := await(t, runs.started, "third run after one ended")
 		if first[third] {
 			t.Fatalf("run %s started twice", third)
 		}
@@ -132,9 +119,9 @@ func TestCodeModeMaxRuns(t *testing.T) {
 	t.Run("waits within its wall time", func(t *testing.T) {
 		h, runs, queued := gatedTrunk(t, map[string]any{"maxRuns": 1, "wallTime": "200ms"})
 		sendRun(h, "a", "a")
-		receive(t, runs.started, "first run")
+		await(t, runs.started, "first run")
 		sendRun(h, "b", "b")
-		receive(t, queued, "second run waiting")
+		await(t, queued, "second run waiting")
 		b := runAnswers(h, "b")["b"]
 		if !b.IsError || !strings.Contains(b.Text, "trunk.codeMode.maxRuns (1)") {
 			t.Errorf("the run that found no place: %+v, want a tool error naming trunk.codeMode.maxRuns", b)
@@ -153,17 +140,17 @@ func TestCodeModeMaxRuns(t *testing.T) {
 	t.Run("cancelled while waiting", func(t *testing.T) {
 		h, runs, queued := gatedTrunk(t, map[string]any{"maxRuns": 1})
 		sendRun(h, "a", "a")
-		receive(t, runs.started, "first run")
+		await(t, runs.started, "first run")
 		sendRun(h, "b", "b")
-		receive(t, queued, "second run waiting")
+		await(t, queued, "second run waiting")
 		h.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"b"}}`)
-		if n := receive(t, queued, "the cancelled run giving up"); n != 0 {
+		if n := await(t, queued, "the cancelled run giving up"); n != 0 {
 			t.Fatalf("%d runs waiting after the cancel, want 0", n)
 		}
 		runs.release <- struct{}{}
 		runAnswers(h, "a")
 		sendRun(h, "c", "c")
-		if code := receive(t, runs.started, "the run after the cancelled one"); code != "c" {
+		if code := await(t, runs.started, "the run after the cancelled one"); code != "c" {
 			t.Errorf("run %s started, want c (b was cancelled)", code)
 		}
 		runs.release <- struct{}{}

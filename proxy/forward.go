@@ -69,7 +69,14 @@ func (t *Trunk) toHosts(server, method string, params json.RawMessage) {
 	}
 	// A log line, or anything else a server says, names no call: it
 	// concerns the one session with calls on the server, if there is one.
-	s, call, busy := t.hosts.concerned(server, params, nil)
+	t.toConcerned(server, method, params, nil)
+}
+
+// toConcerned sends a server's notification to the one session of those
+// mine admits (nil: any) that it concerns (hostSet.concerned), or counts
+// it as unattributed when the trunk cannot name that session.
+func (t *Trunk) toConcerned(server, method string, params json.RawMessage, mine func(*Session) bool) {
+	s, call, busy := t.hosts.concerned(server, params, mine)
 	if s == nil {
 		t.unattributed(server, method, busy)
 		return

@@ -110,12 +110,7 @@ func (t *Trunk) callerFleet(first *Session) func() *upstream.Fleet {
 			}
 			// Anything else, as on a shared instance, concerns the one
 			// session of the caller's with calls on the server.
-			s, call, busy := t.hosts.concerned(server, params, mine)
-			if s == nil {
-				t.unattributed(server, method, busy)
-				return
-			}
-			t.toSession(s, call, server, method, params)
+			t.toConcerned(server, method, params, mine)
 		}, func(ctx context.Context, server, method string, params json.RawMessage) (json.RawMessage, error) {
 			s, call, busy := t.hosts.concerned(server, params, mine)
 			if s == nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
+	"github.com/mcptrunk/mcptrunk/internal/testkit"
 	"github.com/mcptrunk/mcptrunk/internal/testkit/memserver"
 )
 
@@ -149,27 +150,9 @@ func TestMaxQueuedRefusesAtOnce(t *testing.T) {
 	}
 }
 
-// fakeClock is a guard's clock moved by the test.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (f *fakeClock) Now() time.Time {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.now
-}
-
-func (f *fakeClock) advance(d time.Duration) {
-	f.mu.Lock()
-	f.now = f.now.Add(d)
-	f.mu.Unlock()
-}
-
 // useClock puts c's guard on a fake clock.
-func useClock(c *Client) *fakeClock {
-	clock := &fakeClock{now: time.Now()}
+func useClock(c *Client) *testkit.Clock {
+	clock := testkit.NewClock(time.Now())
 	c.guard.mu.Lock()
 	c.guard.now = clock.Now
 	c.guard.mu.Unlock()
@@ -230,7 +213,7 @@ func TestBreakerFailsFastAndRecovers(t *testing.T) {
 
 	// The cooldown passes and the server answers again: the probe closes it.
 	r.rec.setIntercept(nil)
-	clock.advance(time.Minute)
+	clock.Add(time.Minute)
 	if st := c.Status(); st.Breaker != BreakerHalfOpen {
 		t.Errorf("status after the cooldown: breaker %q, want %q", st.Breaker, BreakerHalfOpen)
 	}
@@ -252,7 +235,7 @@ func TestBreakerFailsFastAndRecovers(t *testing.T) {
 // still fail; a failed probe opens it again for a whole cooldown.
 func TestGuardBreaker(t *testing.T) {
 	g := newGuard("s", config.Spec{Name: "s", Breaker: config.Breaker{Failures: 2, Cooldown: config.Duration(time.Second)}})
-	clock := &fakeClock{now: time.Now()}
+	clock := testkit.NewClock(time.Now())
 	g.now = clock.Now
 	ctx := context.Background()
 	call := func(o outcome) error {
@@ -279,7 +262,7 @@ func TestGuardBreaker(t *testing.T) {
 		t.Fatalf("after 2 in a row: %v, want refused", err)
 	}
 
-	clock.advance(time.Second)
+	clock.Add(time.Second)
 	probe, err := g.admit(ctx, 0)
 	if err != nil || !probe.probe {
 		t.Fatalf("past the cooldown: %+v, %v; want the probe admitted", probe, err)
@@ -291,7 +274,7 @@ func TestGuardBreaker(t *testing.T) {
 	if st := g.status(); st.breaker != BreakerOpen || !st.retryAt.Equal(clock.Now().Add(time.Second)) || st.opened != 2 {
 		t.Errorf("after a failed probe: %+v, want open for a cooldown, opened twice", st)
 	}
-	clock.advance(time.Second)
+	clock.Add(time.Second)
 	if err := call(answered); err != nil {
 		t.Errorf("the next probe, answered: %v", err)
 	}
