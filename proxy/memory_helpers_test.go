@@ -1,12 +1,16 @@
 package proxy
 
 import (
+	"context"
 	"encoding/json"
 	"maps"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"go.uber.org/goleak"
 
 	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
@@ -14,6 +18,22 @@ import (
 	"github.com/mcptrunk/mcptrunk/internal/testkit/memserver"
 	"github.com/mcptrunk/mcptrunk/upstream"
 )
+
+// verifyNoLeaks fails t when goroutines other than those ignore names are
+// left once the servers' ends have stopped: they stop on goroutines of
+// their own after the trunk has closed its ends, so goleak alone could see
+// them on their way out on a loaded machine.
+func verifyNoLeaks(t *testing.T, ignore goleak.Option, servers ...*memserver.Server) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, s := range servers {
+		if err := s.Stopped(ctx); err != nil {
+			t.Errorf("an in-memory server's end did not stop: %v", err)
+		}
+	}
+	goleak.VerifyNone(t, ignore)
+}
 
 // memTrunk is a trunk whose servers are the in-memory ones of set (each
 // configured by name with the extra fields of its entry in specs, if

@@ -18,8 +18,8 @@ import (
 // without the answer, and one still waiting when the trunk shuts down,
 // leave no exchange, no parked request and no goroutine behind.
 func TestParkedExchangesLeaveNothing(t *testing.T) {
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	srv2025 := &memserver.Server{Tools: []json.RawMessage{memserver.Tool("test_elicitation", "asks the client")}}
+	defer verifyNoLeaks(t, goleak.IgnoreCurrent(), srv2025)
 	srv2025.Handle = func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 		if method != "tools/call" {
 			return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "no %s", method)

@@ -84,5 +84,5 @@ func TestSessionCloseWaitsForItsHandlers(t *testing.T) {
 	// The trunk's own goroutines (the server's connection, its cancelled
 	// handler) are Close's of the trunk to end; the session's are gone.
 	_ = tr.Close(context.Background())
-	goleak.VerifyNone(t, leaks)
+	verifyNoLeaks(t, leaks, srv)
 }

@@ -170,8 +170,8 @@ func TestTasksAcrossInputExtensionHost(t *testing.T) {
 // first), and no exchange or goroutine stays, also of a task still
 // waiting for input when the trunk shuts down.
 func TestTasksAcrossInputCancelled(t *testing.T) {
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	srv, elicited, got := clarifyingTaskServer()
+	defer verifyNoLeaks(t, goleak.IgnoreCurrent(), srv)
 	tr, h := memTrunk(t, memserver.Set{"v1": srv}, nil, nil, nil)
 	meta, id := acrossInputHost(t, h)
 	inputRequests(t, h, meta, id)

@@ -44,6 +44,7 @@ type Server struct {
 	conn     *jsonrpc.InMemory
 	received []string
 	dials    int
+	gone     []chan struct{} // one a dial, closed when the server's end has stopped serving
 }
 
 // Dial connects a client (its handler h) to the server and returns the
@@ -51,15 +52,36 @@ type Server struct {
 // the connection Conn returns (a restart).
 func (s *Server) Dial(h jsonrpc.Handler) *jsonrpc.InMemory {
 	client, server := jsonrpc.NewInMemory(h, s, nil)
+	gone := make(chan struct{})
 	s.mu.Lock()
 	s.conn = server
 	s.dials++
+	s.gone = append(s.gone, gone)
 	s.mu.Unlock()
 	go func() { // the server's end goes when the client's does
 		<-server.Done()
 		_ = server.Close(context.Background())
+		close(gone)
 	}()
 	return client
+}
+
+// Stopped waits until the server's end of every connection dialed so far
+// has stopped serving, its handlers returned, or ctx ends. The server's
+// end stops after the client's has closed, on goroutines of its own, so a
+// test that checks for leaked goroutines waits for this first.
+func (s *Server) Stopped(ctx context.Context) error {
+	s.mu.Lock()
+	gone := s.gone
+	s.mu.Unlock()
+	for _, g := range gone {
+		select {
+		case <-g:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
 }
 
 // Conn is the server's end of the newest connection (nil before a dial).
