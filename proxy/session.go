@@ -332,8 +332,9 @@ func (s *Session) request2025(_ context.Context, meta translate.RequestMeta, req
 // stateless revision is told, in each request made for it, exactly what
 // this very request's host can be asked and the log level it asked for
 // (none when it named none). There is no handshake: the first request may
-// be any, so it starts the upstreams, and its log level becomes the
-// host's. A method the revision removed is refused.
+// be any, so it starts the upstreams (with its forwarded capabilities)
+// unless they are started, and its log level becomes the host's. A method
+// the revision removed is refused.
 func (s *Session) requestStateless(ctx context.Context, meta translate.RequestMeta, req jsonrpc.Request) (hostRequest, error) {
 	s.stateless.Store(true)
 	s.fitNames(meta.ClientName())
@@ -342,7 +343,11 @@ func (s *Session) requestStateless(ctx context.Context, meta translate.RequestMe
 	if err := translate.RemovedError(req.Method); err != nil {
 		return hostRequest{}, err
 	}
-	s.startUpstreams(hr)
+	select {
+	case <-s.trunk.started: // the usual case, one channel check
+	default:
+		s.trunk.Start(hr.calls.Caps, hr.Version)
+	}
 	s.applyLogLevel(ctx, meta.LogLevel)
 	return hr, nil
 }
@@ -380,16 +385,6 @@ func (s *Session) host2025() *hostRequest {
 		return hr
 	}
 	return &hostRequest{session: s}
-}
-
-// startUpstreams starts the upstreams with the host's forwarded
-// capabilities unless they are started (the usual case, one channel check).
-func (s *Session) startUpstreams(hr hostRequest) {
-	select {
-	case <-s.trunk.started:
-	default:
-		s.trunk.Start(hr.ForwardedCaps(), hr.Version)
-	}
 }
 
 // applyLogLevel makes a stateless request's _meta logLevel, when it
