@@ -30,6 +30,14 @@ type hostRequest struct {
 	calls upstream.CallOptions
 }
 
+// result shapes a routed result for the host's revision.
+func (hr hostRequest) result(method string, res json.RawMessage) (json.RawMessage, error) {
+	if hr.Stateless() {
+		return translate.StatelessResult(method, res)
+	}
+	return translate.Result2025(res), nil
+}
+
 // server is c as the calls made for the request reach it.
 func (hr hostRequest) server(c *upstream.Client) upstream.Caller { return c.For(hr.calls) }
 

@@ -66,7 +66,12 @@ func (t *Trunk) handle(ctx context.Context, hr hostRequest, method string, param
 	case "ping":
 		return json.RawMessage(`{}`), nil
 	}
-	return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method %q is not supported by mcptrunk", method)
+	return nil, unsupported(method)
+}
+
+// unsupported is the answer to a method the trunk does not have.
+func unsupported(method string) error {
+	return jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method %q is not supported by mcptrunk", method)
 }
 
 func (t *Trunk) list(ctx context.Context, rq request, l catalog.List, params json.RawMessage) (json.RawMessage, error) {

@@ -274,23 +274,27 @@ func (s *Session) HandleRequest(ctx context.Context, req jsonrpc.Request) (json.
 	})
 }
 
-// handle answers every request but initialize.
+// handle answers every request but initialize: the host edge makes it
+// one value by its revision (request2025, requestStateless), and one path
+// serves that value whatever the revision.
 func (s *Session) handle(ctx context.Context, meta translate.RequestMeta, req jsonrpc.Request) (json.RawMessage, error) {
+	newRequest := s.request2025
 	if protocol.IsStateless(meta.Version) {
-		return s.handleStateless(ctx, meta, req)
+		newRequest = s.requestStateless
+	}
+	hr, err := newRequest(ctx, meta, req)
+	if err != nil {
+		return nil, err
 	}
 	method, params := req.Method, req.Params
-	hr := *s.host2025()
-	hr.id = req.ID
-	if method == protocol.MethodDiscover {
-		// A probe at a 2025 revision, or with no _meta: the answer lists
-		// the revisions, and the host falls back to initialize.
-		if meta.Version != "" {
-			hr.HostRequest = translate.HostRequest{Version: meta.Version, Caps: meta.Caps}
-		}
+	switch method {
+	case protocol.MethodDiscover:
 		return s.discover(ctx, hr)
+	case protocol.MethodListen:
+		return s.listens.Listen(ctx, hr.id, req.Answered(), params, listenSession{s, hr}, s.logger)
 	}
 	if s.trunk.hosts.shared.Load() {
+		// What it answers the stateless revision removed (requestStateless).
 		if res, handled, err := s.handleShared(ctx, method, params); handled {
 			return res, err
 		}
@@ -302,39 +306,50 @@ func (s *Session) handle(ctx context.Context, meta translate.RequestMeta, req js
 	if err != nil {
 		return nil, err
 	}
-	return translate.Result2025(res), nil
+	return hr.result(method, res)
 }
 
-// handleStateless answers a request at the stateless revision. There is no
-// handshake: the first request may be any, so it starts the upstreams.
-func (s *Session) handleStateless(ctx context.Context, meta translate.RequestMeta, req jsonrpc.Request) (json.RawMessage, error) {
-	method, params := req.Method, req.Params
+// request2025 is a 2025-era host's request as the trunk handles it: the
+// facts its host gave at initialize (a server/discover probe's own when
+// it names a revision: the answer lists the revisions, and the host falls
+// back to initialize). Its revision has no subscriptions/listen.
+func (s *Session) request2025(_ context.Context, meta translate.RequestMeta, req jsonrpc.Request) (hostRequest, error) {
+	hr := *s.host2025()
+	hr.id = req.ID
+	switch req.Method {
+	case protocol.MethodDiscover:
+		if meta.Version != "" {
+			hr.HostRequest = translate.HostRequest{Version: meta.Version, Caps: meta.Caps}
+		}
+	case protocol.MethodListen:
+		return hostRequest{}, unsupported(req.Method)
+	}
+	return hr, nil
+}
+
+// requestStateless is a request at the stateless revision as the trunk
+// handles it: its facts are its own _meta's, and an upstream at the
+// stateless revision is told, in each request made for it, exactly what
+// this very request's host can be asked and the log level it asked for
+// (none when it named none). There is no handshake: the first request may
+// be any, so it starts the upstreams (with its forwarded capabilities)
+// unless they are started, and its log level becomes the host's. A method
+// the revision removed is refused.
+func (s *Session) requestStateless(ctx context.Context, meta translate.RequestMeta, req jsonrpc.Request) (hostRequest, error) {
 	s.stateless.Store(true)
 	s.fitNames(meta.ClientName())
 	hr := hostRequest{HostRequest: translate.HostRequest{Version: meta.Version, Caps: meta.Caps}, session: s, id: req.ID}
-	// An upstream at the stateless revision is told, in each request made
-	// for this one, what this very request's host can be asked and the log
-	// level it asked for (none when it named none), exactly.
 	hr.calls = upstream.CallOptions{Caps: hr.ForwardedCaps(), Level: meta.LogLevel, LevelSet: true}
-	if err := translate.RemovedError(method); err != nil {
-		return nil, err
+	if err := translate.RemovedError(req.Method); err != nil {
+		return hostRequest{}, err
 	}
-	s.startUpstreams(hr)
+	select {
+	case <-s.trunk.started: // the usual case, one channel check
+	default:
+		s.trunk.Start(hr.calls.Caps, hr.Version)
+	}
 	s.applyLogLevel(ctx, meta.LogLevel)
-	switch method {
-	case protocol.MethodDiscover:
-		return s.discover(ctx, hr)
-	case protocol.MethodListen:
-		return s.listens.Listen(ctx, hr.id, req.Answered(), params, listenSession{s, hr}, s.logger)
-	}
-	params, release := s.trunk.hosts.claimProgress(s, params)
-	defer release()
-	res, err := s.trunk.handle(ctx, hr, method, params)
-	s.out.Flush()
-	if err != nil {
-		return nil, err
-	}
-	return translate.StatelessResult(method, res)
+	return hr, nil
 }
 
 // fitNames fits the names the session is offered to its host, named by
@@ -372,22 +387,12 @@ func (s *Session) host2025() *hostRequest {
 	return &hostRequest{session: s}
 }
 
-// startUpstreams starts the upstreams with the host's forwarded
-// capabilities unless they are started (the usual case, one channel check).
-func (s *Session) startUpstreams(hr hostRequest) {
-	select {
-	case <-s.trunk.started:
-	default:
-		s.trunk.Start(hr.ForwardedCaps(), hr.Version)
-	}
-}
-
 // applyLogLevel makes a stateless request's _meta logLevel, when it
 // changed, the host's level, exactly as logging/setLevel does for a
 // 2025-era host: every server that logs is told, and one that connects
 // later or restarts too. That is for the servers at 2025-11-25, which
 // have no level per request; one at the stateless revision gets each
-// request's own (hostRequest.calls, set in handleStateless).
+// request's own (hostRequest.calls, set in requestStateless).
 func (s *Session) applyLogLevel(ctx context.Context, level string) {
 	if level == "" {
 		return

@@ -34,7 +34,7 @@ import (
 var (
 	dispatchers = map[string][]string{
 		"route.go":   {"handle"},
-		"session.go": {"HandleRequest", "handle", "handleStateless"},
+		"session.go": {"HandleRequest", "handle", "request2025"},
 		"shared.go":  {"handleShared"},
 	}
 	forwarders = map[string][]string{"forward.go": {"forwardNotification", "toHosts"}, "private.go": {"toSession"}}

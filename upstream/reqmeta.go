@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
-	"github.com/mcptrunk/mcptrunk/internal/protocol"
 	"github.com/mcptrunk/mcptrunk/internal/rawjson"
 	"github.com/mcptrunk/mcptrunk/upstream/outgoing"
 )
@@ -47,6 +46,13 @@ func (b Caller) Call(ctx context.Context, method string, params json.RawMessage)
 	return b.c.callWith(ctx, b.opts, method, params)
 }
 
+// InputInResults reports whether the server asks for a call's input
+// inside its results (input_required, answered by a retry: 2026-07-28)
+// rather than with requests of its own during the call (2025), as its
+// revision's adapter says: of its last handshake, or of the catalog cache
+// while it sleeps.
+func (b Caller) InputInResults() bool { return revisionOf(b.c.Init()).inputInResults() }
+
 // ListenTasks is Client.listenTasks told the Caller's options.
 func (b Caller) ListenTasks(ctx context.Context, ids []string) (honored []string, stop func(), ended <-chan error, _ error) {
 	return b.c.listenTasks(ctx, b.opts, ids)
@@ -55,18 +61,12 @@ func (b Caller) ListenTasks(ctx context.Context, ids []string) (honored []string
 // observe tells ctx's outgoing.Observer, if any, of a request about to be
 // sent; it returns the _meta the observer adds to the request, and end,
 // nil when there is no observer.
-func (w *wire) observe(ctx context.Context, method string, params json.RawMessage) (map[string]json.RawMessage, func(json.RawMessage, error)) {
+func (w *wire) observe(ctx context.Context, rev revision, method string, params json.RawMessage) (map[string]json.RawMessage, func(json.RawMessage, error)) {
 	o := outgoing.ObserverFrom(ctx)
 	if o == nil {
 		return nil, nil
 	}
-	revision := protocol.Stateless
-	if !w.stateless.Load() {
-		w.c.mu.Lock()
-		revision = w.c.init.ProtocolVersion
-		w.c.mu.Unlock()
-	}
-	return o(ctx, outgoing.Request{Server: w.c.id, Method: method, Params: params, Revision: revision, Transport: string(w.c.spec.Type)})
+	return o(ctx, outgoing.Request{Server: w.c.id, Method: method, Params: params, Revision: rev.version(), Transport: string(w.c.spec.Type)})
 }
 
 // params2025 is stripMeta with the observer's _meta (extra) set.

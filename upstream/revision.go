@@ -108,8 +108,8 @@ func (e *notStatelessError) Error() string {
 	return fmt.Sprintf("the server does not support revision %s (it supports %v)", protocol.Stateless, e.supported)
 }
 
-// discover runs server/discover and, when the server speaks the stateless
-// revision, makes the connection stateless.
+// discover runs server/discover; its result says the server speaks the
+// stateless revision.
 func (c *Client) discover(ctx context.Context, w *wire) (InitResult, error) {
 	if vs, ok := w.Transport.(versionSetter); ok {
 		// The discover request itself goes with the stateless headers.
@@ -130,7 +130,6 @@ func (c *Client) discover(ctx context.Context, w *wire) (InitResult, error) {
 	if !slices.Contains(supported, protocol.Stateless) {
 		return InitResult{}, &notStatelessError{supported: supported}
 	}
-	w.stateless.Store(true)
 	return init, nil
 }
 

@@ -131,11 +131,10 @@ func (c *Client) connect(ctx context.Context) error {
 		_ = t.Close(closeCtx)
 		return err
 	}
-	if init.stateless() {
-		// Opened before the lists are read, so a change while they are is
-		// not missed.
-		t.watchLists(init.RawCapabilities)
-	}
+	rev := revisionOf(init)
+	t.rev.Store(&rev)
+	// Before the lists are read, so a change while they are is not missed.
+	rev.ready(t, init.RawCapabilities)
 	var tools []Item
 	if init.Capabilities.Tools {
 		listCtx, cancel := context.WithTimeout(ctx, c.spec.Timeouts.List.D())

@@ -12,23 +12,18 @@ import (
 	"github.com/mcptrunk/mcptrunk/internal/rawjson"
 )
 
-// wire is one connection to the server: its transport and what the
-// revision negotiated on it asks of every message. Everything the Client
-// sends goes through it (the proxy's calls, the lists, the health checks),
-// so no request to a stateless server leaves without the _meta of its
-// revision, and no reserved _meta key of another hop (the host's, say)
-// reaches any server.
-//
-// At the stateless revision it also stands in for what that revision
-// removed: logging/setLevel becomes a per-request log level, a resource
-// subscription becomes a subscriptions/listen stream the wire holds open,
-// and ping becomes server/discover.
+// wire is one connection to the server: its transport and the adapter
+// of the revision negotiated on it (revision), chosen once the handshake
+// has said which. Everything the Client sends goes through it (the
+// proxy's calls, the lists, the health checks), so no request to a
+// stateless server leaves without the _meta of its revision, and no
+// reserved _meta key of another hop (the host's, say) reaches any server.
 type wire struct {
 	Transport
-	c         *Client
-	stateless atomic.Bool
-	life      context.Context // ends when the connection is closed or the Client closes
-	end       context.CancelFunc
+	c    *Client
+	rev  atomic.Pointer[revision] // set by connect once negotiate has settled it
+	life context.Context          // ends when the connection is closed or the Client closes
+	end  context.CancelFunc
 
 	ackMu sync.Mutex // one listen awaiting its acknowledgement at a time (see openListen)
 
@@ -38,6 +33,109 @@ type wire struct {
 	closed  bool                     // Close was called: no new streams
 	pending chan json.RawMessage     // where the acknowledgement of the listen being opened goes
 	subs    map[string]*listenStream // resource subscriptions, by URI
+}
+
+// revision is the server edge: what one revision of MCP asks of the
+// messages the trunk sends a server, and what stands in for what it
+// removed. A connection has one, chosen from its handshake (revisionOf),
+// so that nothing else asks which revision a server speaks.
+type revision interface {
+	// call sends a request on w made for the host request opts
+	// describes, with the observer's _meta (extra), bounded by d (none
+	// when d <= 0).
+	call(ctx context.Context, w *wire, opts CallOptions, extra map[string]json.RawMessage, d time.Duration, method string, params json.RawMessage) (json.RawMessage, error)
+	// notifies reports whether the revision has the notification method.
+	notifies(method string) bool
+	// version is the protocol version the connection speaks.
+	version() string
+	// ready starts what the connection needs once it is up, before its
+	// lists are read (caps: the server's capabilities).
+	ready(w *wire, caps json.RawMessage)
+	// inputInResults reports whether the server asks for a call's input
+	// inside its results (input_required, answered by a retry) rather
+	// than with requests of its own on the connection.
+	inputInResults() bool
+}
+
+// revisionOf is the adapter of the revision a handshake settled.
+func revisionOf(init InitResult) revision {
+	if init.stateless() {
+		return statelessRevision{}
+	}
+	return revision2025{init.ProtocolVersion}
+}
+
+// revision2025 is a 2025-era revision (2025-11-25 and before): the server
+// learnt the host's facts at initialize and logging/setLevel, so a request
+// goes with no reserved _meta but the observer's.
+type revision2025 struct{ protocolVersion string }
+
+func (r revision2025) call(ctx context.Context, w *wire, _ CallOptions, extra map[string]json.RawMessage, d time.Duration, method string, params json.RawMessage) (json.RawMessage, error) {
+	params, err := w.params2025(params, extra)
+	if err != nil {
+		return nil, err
+	}
+	return w.send(ctx, d, method, params)
+}
+
+func (revision2025) notifies(string) bool         { return true }
+func (r revision2025) version() string            { return r.protocolVersion }
+func (revision2025) ready(*wire, json.RawMessage) {}
+func (revision2025) inputInResults() bool         { return false }
+
+// statelessRevision is 2026-07-28: every request carries the facts of the
+// host request it is made for in _meta (requestMeta), and the adapter
+// stands in for what the revision removed: logging/setLevel becomes a
+// per-request log level, a resource subscription a subscriptions/listen
+// stream the wire holds open, ping a server/discover; the lists that
+// change are listened for while the connection lives.
+type statelessRevision struct{}
+
+func (statelessRevision) call(ctx context.Context, w *wire, opts CallOptions, extra map[string]json.RawMessage, d time.Duration, method string, params json.RawMessage) (json.RawMessage, error) {
+	if d > 0 && statelessStandIn[method] {
+		// A method the wire answers otherwise: the bound is the context's.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, d)
+		defer cancel()
+		d = 0
+	}
+	switch method {
+	case "ping":
+		// Removed at this revision; a discover proves the server answers.
+		if _, err := w.stampedCall(ctx, opts, extra, 0, protocol.MethodDiscover, json.RawMessage(`{}`)); err != nil {
+			return nil, err
+		}
+		return json.RawMessage(`{}`), nil
+	case "logging/setLevel":
+		return w.c.setLogLevel(params)
+	case "resources/subscribe":
+		return w.subscribe(ctx, params)
+	case "resources/unsubscribe":
+		return w.unsubscribe(params)
+	}
+	if protocol.RemovedInStateless[method] {
+		return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "server %q: %s does not exist at revision %s", w.c.id, method, protocol.Stateless)
+	}
+	return w.stampedCall(ctx, opts, extra, d, method, params)
+}
+
+func (statelessRevision) notifies(method string) bool         { return !protocol.RemovedInStateless[method] }
+func (statelessRevision) version() string                     { return protocol.Stateless }
+func (statelessRevision) ready(w *wire, caps json.RawMessage) { w.watchLists(caps) }
+func (statelessRevision) inputInResults() bool                { return true }
+
+// statelessStandIn are the methods statelessRevision answers otherwise
+// (see its call).
+var statelessStandIn = map[string]bool{"ping": true, "logging/setLevel": true, "resources/subscribe": true, "resources/unsubscribe": true}
+
+// revision is the connection's adapter: a 2025 one of no version until
+// connect has settled it (the handshake itself goes straight to the
+// transport).
+func (w *wire) revision() revision {
+	if r := w.rev.Load(); r != nil {
+		return *r
+	}
+	return revision2025{}
 }
 
 // closeStreamsMax bounds how long Close waits for the listen requests to
@@ -75,52 +173,18 @@ func (w *wire) Call(ctx context.Context, method string, params json.RawMessage) 
 	return w.callWith(ctx, CallOptions{}, 0, method, params)
 }
 
-// callWith sends a request with the _meta its revision wants (at the
-// stateless revision, told opts), bounded by d (none when d <= 0), telling
-// ctx's outgoing.Observer (reqmeta.go) of it. The error when d passes
-// first is context.DeadlineExceeded.
+// callWith sends a request as the connection's revision wants it (told
+// opts, at the stateless revision), bounded by d (none when d <= 0),
+// telling ctx's outgoing.Observer (reqmeta.go) of it. The error when d
+// passes first is context.DeadlineExceeded.
 func (w *wire) callWith(ctx context.Context, opts CallOptions, d time.Duration, method string, params json.RawMessage) (res json.RawMessage, err error) {
-	if d > 0 && w.stateless.Load() && statelessStandIn[method] {
-		// A method the wire answers otherwise: the bound is the context's.
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, d)
-		defer cancel()
-		d = 0
-	}
-	extra, end := w.observe(ctx, method, params)
+	rev := w.revision()
+	extra, end := w.observe(ctx, rev, method, params)
 	if end != nil {
 		defer func() { end(res, err) }()
 	}
-	if !w.stateless.Load() {
-		params, err := w.params2025(params, extra)
-		if err != nil {
-			return nil, err
-		}
-		return w.send(ctx, d, method, params)
-	}
-	switch method {
-	case "ping":
-		// Removed at this revision; a discover proves the server answers.
-		if _, err := w.stampedCall(ctx, opts, extra, 0, protocol.MethodDiscover, json.RawMessage(`{}`)); err != nil {
-			return nil, err
-		}
-		return json.RawMessage(`{}`), nil
-	case "logging/setLevel":
-		return w.c.setLogLevel(params)
-	case "resources/subscribe":
-		return w.subscribe(ctx, params)
-	case "resources/unsubscribe":
-		return w.unsubscribe(params)
-	}
-	if protocol.RemovedInStateless[method] {
-		return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "server %q: %s does not exist at revision %s", w.c.id, method, protocol.Stateless)
-	}
-	return w.stampedCall(ctx, opts, extra, d, method, params)
+	return rev.call(ctx, w, opts, extra, d, method, params)
 }
-
-// statelessStandIn are the methods the wire answers otherwise at the
-// stateless revision (see callWith's switch).
-var statelessStandIn = map[string]bool{"ping": true, "logging/setLevel": true, "resources/subscribe": true, "resources/unsubscribe": true}
 
 // stampedCall sends a request with the stateless revision's reserved
 // _meta, told opts, and the observer's keys (extra).
@@ -138,9 +202,9 @@ func (w *wire) send(ctx context.Context, d time.Duration, method string, params 
 }
 
 // Notify sends a notification without reserved _meta keys; one the
-// stateless revision removed is not sent to a server that speaks it.
+// connection's revision does not have is not sent.
 func (w *wire) Notify(method string, params json.RawMessage) error {
-	if w.stateless.Load() && protocol.RemovedInStateless[method] {
+	if !w.revision().notifies(method) {
 		return nil
 	}
 	params, err := w.stripMeta(params)
