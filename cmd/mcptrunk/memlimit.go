@@ -4,7 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"os"
-	"runtime"
 	"runtime/debug"
 	"time"
 
@@ -42,15 +41,6 @@ func limitMemory(maxBufferedBytes, kept int64, logger *slog.Logger) {
 // startupRelease is how long after the servers settle releaseAfterStartup
 // waits: long enough for a host's first lists, which are part of the burst.
 const startupRelease = 2 * time.Second
-
-// releaseMemory returns to the OS what the heap does not use, as
-// debug.FreeOSMemory does, after one collection more: a sync.Pool (the
-// large read buffers of long lines, jsonrpc.LineReader) keeps what it holds
-// through one collection and drops it in the next.
-func releaseMemory() {
-	runtime.GC()
-	debug.FreeOSMemory()
-}
 
 // releaseAfterStartup calls release (debug.FreeOSMemory) once, after
 // every server has started or failed and a further wait (startupRelease),

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"maps"
 	"os"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -139,7 +140,7 @@ func (c *serveCommand) run(ctx context.Context, env *environment) error {
 	if cfg.Trunk.State.Configured {
 		watcher.Go(func() { store.Watch(watchCtx, stateWatchEvery) })
 	}
-	watcher.Go(func() { releaseAfterStartup(watchCtx, t, startupRelease, releaseMemory) })
+	watcher.Go(func() { releaseAfterStartup(watchCtx, t, startupRelease, debug.FreeOSMemory) })
 	watcher.Go(func() {
 		defer stopHUP()
 		config.Watch(watchCtx, path, configPoll, hup, func(cfg *config.Config, err error) {
