@@ -97,3 +97,17 @@ func TestConfigProfileOverrides(t *testing.T) {
 		}
 	}
 }
+
+// A profile's name goes into URLs: a letter or digit, then up to 63
+// letters, digits, '_', '.' and '-'.
+func TestValidProfileName(t *testing.T) {
+	for name, want := range map[string]bool{
+		"a": true, "Z9": true, "0": true, "ro_v1.2-x": true, strings.Repeat("a", 64): true,
+		"": false, strings.Repeat("a", 65): false, "_a": false, ".a": false, "-a": false,
+		"a b": false, "a/b": false, "é": false, "a%2F": false, "a\x00": false, "a:b": false,
+	} {
+		if got := validProfileName(name); got != want {
+			t.Errorf("validProfileName(%q) = %v, want %v", name, got, want)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -77,7 +78,10 @@ type rawCredentials struct {
 }
 
 // varRef is a value that is exactly one ${VAR} reference.
-var varRef = regexp.MustCompile(`^\$\{[A-Za-z_][A-Za-z0-9_]*(:-[^}]*)?\}$`)
+// Compiled when first used: most configs have no per-user credentials.
+var varRef = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^\$\{[A-Za-z_][A-Za-z0-9_]*(:-[^}]*)?\}$`)
+})
 
 // credentials decodes, expands and validates "credentials" for a server of
 // transport typ; trunk gives the default issuer. Values are never quoted:
@@ -216,7 +220,7 @@ func (p *fieldErrs) userSecrets(raw json.RawMessage, stdio bool, lookup func(str
 			}
 			for _, k := range sortedMapKeys(vals) {
 				f := keyField(field+"."+m.name, k)
-				if !varRef.MatchString(vals[k]) {
+				if !varRef().MatchString(vals[k]) {
 					p.addf(f, "must be a ${VAR} reference: per-user secrets stay out of the config file")
 					continue
 				}

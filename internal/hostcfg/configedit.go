@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -91,7 +92,9 @@ func protectSecrets(w io.Writer, path string, old, data []byte) error {
 
 // secretName matches the names of env variables and headers whose values
 // are credentials: GITHUB_TOKEN, OPENAI_API_KEY, Authorization, X-Api-Key.
-var secretName = regexp.MustCompile(`(?i)(token|secret|passw(or)?d|api[_-]?key|access[_-]?key|private[_-]?key|credential|auth|cookie|session|(^|[_-])pat($|[_-])|(^|[_-])key$)`)
+var secretName = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)(token|secret|passw(or)?d|api[_-]?key|access[_-]?key|private[_-]?key|credential|auth|cookie|session|(^|[_-])pat($|[_-])|(^|[_-])key$)`)
+})
 
 // LiteralSecrets lists, as "server: env NAME" or "server: header NAME",
 // the values of mcptrunk's config (its bytes) that are credentials written
@@ -117,12 +120,12 @@ func LiteralSecrets(cfg []byte) []string {
 		}
 		literal := func(v string) bool { return v != "" && !strings.Contains(v, "${") }
 		for k, v := range e.Env {
-			if secretName.MatchString(k) && literal(v) {
+			if secretName().MatchString(k) && literal(v) {
 				out = append(out, fmt.Sprintf("%s: env %s", name, k))
 			}
 		}
 		for k, v := range e.Headers {
-			if secretName.MatchString(k) && literal(v) {
+			if secretName().MatchString(k) && literal(v) {
 				out = append(out, fmt.Sprintf("%s: header %s", name, k))
 			}
 		}

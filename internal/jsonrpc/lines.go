@@ -58,16 +58,20 @@ type overlong struct {
 // the peer writes: the Conn's reader, and the event-stream reader of the
 // HTTP transports.
 type LineReader struct {
-	src  io.Reader
-	r    *bufio.Reader
-	tail ring
+	src   io.Reader
+	r     *bufio.Reader // reading now: small, or a large buffer while a long line is read
+	small *bufio.Reader // the buffer a reader waiting for its next line holds
+	tail  ring
 }
 
-// A LineReader's buffer starts small and doubles, up to its largest size,
-// each time a line does not fit in it. It is held for as long as the
-// reader is, and most connections read small lines: an idle server's, or
-// the session of a stateless HTTP request, which reads that one request.
-// A line longer than the largest buffer is read in fragments and joined.
+// A LineReader waits for each line with a small buffer, which is all an
+// idle connection holds: an idle server's, or the session of a stateless
+// HTTP request, which reads that one request. A line that does not fit is
+// read on with a large buffer taken from a pool, given back once what it
+// read has been returned, so a server that sent one long list does not
+// keep a large buffer while it idles, and a stream of long results reuses
+// a few of them. A line longer than the large buffer is read in fragments
+// and joined.
 const (
 	smallestReadBuffer = 4 << 10
 	largestReadBuffer  = 64 << 10
@@ -77,34 +81,50 @@ const (
 func NewLineReader(r io.Reader) *LineReader {
 	br := smallReaders.Get().(*bufio.Reader)
 	br.Reset(r)
-	return &LineReader{src: r, r: br}
+	return &LineReader{src: r, r: br, small: br}
 }
 
-// smallReaders recycles the smallest read buffers, which a stateless HTTP
+// smallReaders recycles the small read buffers, which a stateless HTTP
 // request's session (one short line through a Conn of its own) would
-// otherwise allocate afresh. Every line next returns is a copy, so a
-// buffer can serve another reader once its own is done (release).
-var smallReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, smallestReadBuffer) }}
+// otherwise allocate afresh; largeReaders the large ones between long
+// lines. Every line next returns is a copy, so a buffer can serve another
+// reader once its own has given it back.
+var (
+	smallReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, smallestReadBuffer) }}
+	largeReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, largestReadBuffer) }}
+)
 
-// release gives the read buffer back for another LineReader: nothing may
-// be read through lr after. A buffer grown for a long line is left to the
-// garbage collector.
+// release gives the read buffers back for other LineReaders: nothing may
+// be read through lr after.
 func (lr *LineReader) release() {
-	if lr.r.Size() == smallestReadBuffer {
+	if lr.r != lr.small {
 		lr.r.Reset(nil)
-		smallReaders.Put(lr.r)
+		largeReaders.Put(lr.r)
 	}
-	lr.r = nil
+	lr.small.Reset(nil)
+	smallReaders.Put(lr.small)
+	lr.r, lr.small = nil, nil
 }
 
-// grow doubles the buffer, up to largestReadBuffer. It is called when
-// ReadSlice has returned the whole buffer (bufio.ErrBufferFull), which
-// leaves nothing buffered: the new reader goes on where the old one
-// stopped, and the slice returned keeps the old buffer, which nothing
-// writes to any more.
+// grow goes on reading with a large buffer. It is called when ReadSlice has
+// returned the whole small buffer (bufio.ErrBufferFull), which leaves
+// nothing buffered: the large reader goes on where the small one stopped,
+// and the slice returned keeps the small buffer, which nothing writes to
+// until the line has been copied out of it.
 func (lr *LineReader) grow() {
-	if n := lr.r.Size(); n < largestReadBuffer {
-		lr.r = bufio.NewReaderSize(lr.src, min(2*n, largestReadBuffer))
+	if lr.r == lr.small {
+		lr.r = largeReaders.Get().(*bufio.Reader)
+		lr.r.Reset(lr.src)
+	}
+}
+
+// shrink gives the large buffer back once everything it read has been
+// returned, and goes back to the small one.
+func (lr *LineReader) shrink() {
+	if lr.r != lr.small && lr.r.Buffered() == 0 {
+		lr.r.Reset(nil)
+		largeReaders.Put(lr.r)
+		lr.r = lr.small
 	}
 }
 
@@ -127,6 +147,7 @@ func (lr *LineReader) next(limit int, resync int64) (line []byte, over *overlong
 	// A long line is collected as copies of bufio's fragments and joined
 	// once whole: what it leaves to the garbage collector is its own size,
 	// where growing one slice by appending would leave several times that.
+	lr.shrink()
 	var frags [][]byte
 	n := 0
 	for {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"regexp"
 	"strconv"
+	"sync"
 
 	"github.com/mcptrunk/mcptrunk/internal/jsonscan"
 	"github.com/mcptrunk/mcptrunk/internal/logkey"
@@ -113,7 +114,7 @@ func edgeEnvelope(head, tail []byte) edgeInfo {
 		}
 	}
 	if info.id == nil {
-		if m := trailingID.FindSubmatch(tail); m != nil {
+		if m := trailingID().FindSubmatch(tail); m != nil {
 			info.id = append(json.RawMessage(nil), m[1]...)
 		}
 	}
@@ -121,5 +122,8 @@ func edgeEnvelope(head, tail []byte) edgeInfo {
 }
 
 // trailingID matches an id that is the last member of a line's object: a
-// nested object's last member would be followed by two braces.
-var trailingID = regexp.MustCompile(`[,{]\s*"id"\s*:\s*(-?[0-9][0-9.eE+-]*|"(?:[^"\\]|\\.)*")\s*\}\s*$`)
+// nested object's last member would be followed by two braces. Compiled
+// when an over-long line first needs it, not at every start.
+var trailingID = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`[,{]\s*"id"\s*:\s*(-?[0-9][0-9.eE+-]*|"(?:[^"\\]|\\.)*")\s*\}\s*$`)
+})

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // ConfigEntry is a server entry of mcptrunk's config, as add writes it.
@@ -173,12 +174,14 @@ func (v vars) env(e Input) string {
 }
 
 // placeholder is a {name} in a value of server.json.
-var placeholder = regexp.MustCompile(`\{([A-Za-z_][A-Za-z0-9_.-]*)\}`)
+var placeholder = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\{([A-Za-z_][A-Za-z0-9_.-]*)\}`)
+})
 
 // fill turns the {name} placeholders of s into ${NAME} references.
 func (v vars) fill(s string, defs map[string]Input) string {
 	s = escape(s)
-	return placeholder.ReplaceAllStringFunc(s, func(m string) string {
+	return placeholder().ReplaceAllStringFunc(s, func(m string) string {
 		name := m[1 : len(m)-1]
 		in := defs[name]
 		return v.ref(Variable{Name: envName(name), Description: in.Description, Required: in.IsRequired || in.Default == "", Secret: in.IsSecret}, in.Default)

@@ -20,13 +20,17 @@ var (
 	//go:embed page.js
 	pageScript string
 
-	page = template.Must(template.New("page").Parse(pageText))
+	// page is parsed, and csp hashed, when the page is first served: a
+	// trunk without a status page pays for neither at start.
+	page = sync.OnceValue(func() *template.Template { return template.Must(template.New("page").Parse(pageText)) })
 
 	// csp lets the page run its own inline style and script, found by
 	// hash, and nothing else: no other script, no frames, no requests to
 	// anywhere but this origin.
-	csp = "default-src 'none'; style-src " + hashSource(pageStyle) + "; script-src " + hashSource(pageScript) +
-		"; connect-src 'self'; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+	csp = sync.OnceValue(func() string {
+		return "default-src 'none'; style-src " + hashSource(pageStyle) + "; script-src " + hashSource(pageScript) +
+			"; connect-src 'self'; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+	})
 )
 
 func hashSource(s string) string {
@@ -72,7 +76,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	hdr := w.Header()
-	hdr.Set("Content-Security-Policy", csp)
+	hdr.Set("Content-Security-Policy", csp())
 	hdr.Set("X-Content-Type-Options", "nosniff")
 	hdr.Set("Referrer-Policy", "no-referrer")
 	hdr.Set("Cache-Control", "no-store")
@@ -98,7 +102,7 @@ func (h *Handler) view() view {
 
 func (h *Handler) servePage(w http.ResponseWriter) {
 	var buf bytes.Buffer
-	err := page.Execute(&buf, struct {
+	err := page().Execute(&buf, struct {
 		View   view
 		Style  template.CSS
 		Script template.JS
@@ -127,7 +131,7 @@ func (h *Handler) serveEvents(w http.ResponseWriter, r *http.Request) {
 	var buf bytes.Buffer
 	for {
 		buf.Reset()
-		if err := page.ExecuteTemplate(&buf, "live", h.view()); err != nil {
+		if err := page().ExecuteTemplate(&buf, "live", h.view()); err != nil {
 			return
 		}
 		if _, err := w.Write(event("status", buf.Bytes())); err != nil || rc.Flush() != nil {

@@ -12,6 +12,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -257,14 +258,17 @@ func ErrorLine(err string) string {
 	return FirstLine(before) + "; stderr: " + StderrReason(tail)
 }
 
-var (
-	// failureWords mark a line that reports a failure outright.
-	failureWords = regexp.MustCompile(`(?i)(error|exception|fatal|panic)`)
-	// troubleWords mark one that says what is wrong in other words.
-	troubleWords = regexp.MustCompile(`(?i)(fail|cannot|can't|could not|couldn't|unable|denied|refused|not found|no such|invalid|missing|not set|required)`)
+// reasonWords are compiled when a failure is first explained, not at every
+// start.
+var reasonWords = sync.OnceValue(func() (w struct{ failure, trouble, notFailure *regexp.Regexp }) {
+	// failure marks a line that reports a failure outright.
+	w.failure = regexp.MustCompile(`(?i)(error|exception|fatal|panic)`)
+	// trouble marks one that says what is wrong in other words.
+	w.trouble = regexp.MustCompile(`(?i)(fail|cannot|can't|could not|couldn't|unable|denied|refused|not found|no such|invalid|missing|not set|required)`)
 	// notFailure marks a line logged at a level below error.
-	notFailure = regexp.MustCompile(`(?i)^\W*(warn|warning|info|notice|debug|trace)\b`)
-)
+	w.notFailure = regexp.MustCompile(`(?i)^\W*(warn|warning|info|notice|debug|trace)\b`)
+	return w
+})
 
 // StderrReason picks, of the lines a server wrote to stderr, the one most
 // likely to say why it failed: the first that reports a failure (error,
@@ -274,13 +278,14 @@ var (
 // passed over while any other is left.
 func StderrReason(tail string) string {
 	lines := strings.Split(strings.TrimRight(tail, "\n"), "\n")
+	words := reasonWords()
 	var candidates []string
 	for _, l := range lines {
-		if strings.TrimSpace(l) != "" && l[0] != ' ' && l[0] != '\t' && !notFailure.MatchString(l) {
+		if strings.TrimSpace(l) != "" && l[0] != ' ' && l[0] != '\t' && !words.notFailure.MatchString(l) {
 			candidates = append(candidates, l)
 		}
 	}
-	for _, words := range []*regexp.Regexp{failureWords, troubleWords} {
+	for _, words := range []*regexp.Regexp{words.failure, words.trouble} {
 		for _, l := range candidates {
 			if words.MatchString(l) {
 				return l

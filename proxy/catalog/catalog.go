@@ -456,7 +456,18 @@ func (c *Catalog) Page(l List, cursor string, size int) (json.RawMessage, error)
 	if c.maxPage > 0 {
 		to = from + fitting(entries[from:to], c.maxPage)
 	}
-	var b bytes.Buffer
+	var cursorJSON []byte
+	if to < len(entries) {
+		cursorJSON, _ = json.Marshal(encodeCursor(entries[to-1].Exported))
+	}
+	// The page is sized before it is written: the first page is kept with
+	// the catalog (FirstPage), and a buffer grown by doubling would keep up
+	// to twice its length.
+	n := len(`{"":[]}`) + len(Specs[l].Field) + len(`,"nextCursor":`) + len(cursorJSON)
+	for _, e := range entries[from:to] {
+		n += len(e.Item) + 1
+	}
+	b := bytes.NewBuffer(make([]byte, 0, n))
 	b.WriteString(`{"`)
 	b.WriteString(Specs[l].Field)
 	b.WriteString(`":[`)
@@ -467,10 +478,9 @@ func (c *Catalog) Page(l List, cursor string, size int) (json.RawMessage, error)
 		b.Write(e.Item)
 	}
 	b.WriteByte(']')
-	if to < len(entries) {
+	if cursorJSON != nil {
 		b.WriteString(`,"nextCursor":`)
-		enc, _ := json.Marshal(encodeCursor(entries[to-1].Exported))
-		b.Write(enc)
+		b.Write(cursorJSON)
 	}
 	b.WriteByte('}')
 	return b.Bytes(), nil

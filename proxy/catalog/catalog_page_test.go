@@ -417,3 +417,25 @@ func TestCatalogFirstPageCached(t *testing.T) {
 		}
 	}
 }
+
+// A page is written into a buffer of its own size (the first page is kept
+// with its catalog): at most a few bytes over, never the up to twice its
+// length a buffer grown by doubling keeps.
+func TestCatalogPageSizedToFit(t *testing.T) {
+	names := make([]string, 1000)
+	for i := range names {
+		names[i] = fmt.Sprintf("mcp__s%02d__tool_with_a_longer_name_%04d", i%20, i)
+	}
+	for _, l := range catLists {
+		cat := catWith(l, names...)
+		for _, size := range []int{0, 1, 999} {
+			page, err := cat.Page(l, "", size)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cap(page)-len(page) > 64 {
+				t.Errorf("%s, size %d: a page of %d bytes holds a buffer of %d", Specs[l].Field, size, len(page), cap(page))
+			}
+		}
+	}
+}

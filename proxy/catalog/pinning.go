@@ -102,6 +102,9 @@ func (p *Pinner) current() (*pin.Lock, error) {
 	if !p.loaded || st != p.stamp {
 		p.lock, p.lockErr = pin.Read(p.path)
 		p.stamp, p.loaded = st, true
+		if p.lockErr == nil {
+			dropListDefinitions(p.lock)
+		}
 		if p.lockErr != nil {
 			p.once("lockfile:"+p.lockErr.Error(), func() {
 				p.logger.Error("pinning: the lockfile cannot be used", "error", p.lockErr, "mode", p.mode)
@@ -109,6 +112,23 @@ func (p *Pinner) current() (*pin.Lock, error) {
 		}
 	}
 	return p.lock, p.lockErr
+}
+
+// dropListDefinitions forgets the definitions pinned of the lists (tools,
+// prompts, resources, templates) and keeps their hashes, which are all the
+// trunk compares (judge): the lockfile holds every definition again, about
+// 0.6 MB kept for as long as the trunk runs with 1,000 tools. A skill's
+// definition is kept: its files' digests are read from it
+// (pinnedFileDigest).
+func dropListDefinitions(l *pin.Lock) {
+	for _, s := range l.Servers {
+		for _, kind := range pin.Kinds {
+			for key, e := range s[kind] {
+				e.Definition = nil
+				s[kind][key] = e
+			}
+		}
+	}
 }
 
 // LockChanged reports whether the lockfile changed since it was last read.

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/mcptrunk/mcptrunk/proxy/catalog"
 )
@@ -80,11 +81,11 @@ func declarations(entries []catalog.Entry) (decl string, fns map[string]map[stri
 	return b.String(), fns
 }
 
-var notIdent = regexp.MustCompile(`[^A-Za-z0-9_$]`)
+var notIdent = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^A-Za-z0-9_$]`) })
 
 // identifier is s as a JavaScript identifier.
 func identifier(s string) string {
-	s = notIdent.ReplaceAllString(s, "_")
+	s = notIdent().ReplaceAllString(s, "_")
 	if s == "" || (s[0] >= '0' && s[0] <= '9') {
 		s = "_" + s
 	}

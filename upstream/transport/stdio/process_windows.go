@@ -158,3 +158,6 @@ func (g *processGroup) close() {
 
 // envKey folds case: Windows environment names are case-insensitive.
 func envKey(k string) string { return strings.ToUpper(k) }
+
+// awaitExit returns at once: cmd.Wait waits for the process.
+func awaitExit(int) {}

@@ -157,6 +157,7 @@ func Start(c Command, h jsonrpc.Handler, logger *slog.Logger, connOpts jsonrpc.O
 // the drain has returned, so Err's stderr tail ends with the last line the
 // server wrote.
 func (t *Transport) wait() {
+	awaitExit(t.cmd.Process.Pid)
 	err := t.cmd.Wait()
 	t.mu.Lock()
 	t.waitErr = err
