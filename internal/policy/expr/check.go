@@ -2,6 +2,7 @@ package expr
 
 import (
 	"fmt"
+	"math"
 	"regexp"
 	"strings"
 )
@@ -187,6 +188,65 @@ func (c *checker) typeOf(n *node, sc *scope) *Type {
 	return nil
 }
 
+// constantIn makes x in [literals...] what cel-go makes it: false for an
+// empty list, whatever x is (even an error); for a list of ints, uints,
+// doubles, strings and bools, a set that holds each number also in the
+// other two numeric types it converts to.
+func constantIn(n *node) {
+	list := n.args[1]
+	if list.op != nList || !constant(list) {
+		return
+	}
+	if len(list.args) == 0 {
+		*n = node{op: nLit, pos: n.pos, val: false}
+		return
+	}
+	set := map[any]bool{}
+	for _, e := range list.args {
+		switch v := e.val.(type) {
+		case bool, string:
+			set[v] = true
+		case int64:
+			set[v], set[float64(v)] = true, true
+			if v >= 0 {
+				set[uint64(v)] = true
+			}
+		case uint64:
+			set[v], set[float64(v)] = true, true
+			if v <= math.MaxInt64 {
+				set[int64(v)] = true
+			}
+		case float64:
+			set[v] = true
+			if v == math.Trunc(v) && v > math.MinInt64 && v < math.MaxInt64 {
+				set[int64(v)] = true
+			}
+			if v == math.Trunc(v) && v >= 0 && v < 18446744073709551616.0 {
+				set[uint64(v)] = true
+			}
+		default:
+			return
+		}
+	}
+	n.set = set
+}
+
+// constant reports whether n is a literal, or a list or map of them.
+func constant(n *node) bool {
+	switch n.op {
+	case nLit:
+		return true
+	case nList, nMap:
+		for _, a := range n.args {
+			if !constant(a) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
 // optSelect is the type of x.?name, x of type xt.
 func (c *checker) optSelect(n *node, xt *Type) *Type {
 	if xt.Kind == KindOptional {
@@ -239,6 +299,9 @@ func (c *checker) binary(n *node, l, r *Type) *Type {
 		switch r.Kind {
 		case KindList:
 			ok = compatible(l, r.Elem)
+			if ok {
+				constantIn(n)
+			}
 		case KindMap:
 			ok = compatible(l, r.Key)
 		case KindDyn:
@@ -327,15 +390,19 @@ var methods = map[string]int{
 
 func (c *checker) call(n *node, sc *scope) *Type {
 	t := c.callType(n, sc)
-	if n.x == nil && len(n.args) == 1 && n.args[0].op == nLit {
-		// As cel-go does, a function of one literal is computed at load,
+	if conversions[n.name] && n.x == nil && n.args[0].op == nLit {
+		// As cel-go does, a conversion of a literal is computed at load,
 		// and refused there when it fails: int("x").
-		if _, err := function(n, []any{n.args[0].val}); err != nil {
+		v, err := function(n, []any{n.args[0].val})
+		if err != nil {
 			c.fail(n, "%s(): %v", n.name, err)
 		}
+		*n = node{op: nLit, pos: n.pos, val: v}
 	}
 	return t
 }
+
+var conversions = map[string]bool{"int": true, "uint": true, "double": true, "string": true, "bool": true, "bytes": true}
 
 func (c *checker) callType(n *node, sc *scope) *Type {
 	if n.x != nil && n.x.op == nIdent && n.x.name == "optional" {

@@ -176,6 +176,16 @@ func (e *evaluator) eval(n *node, f *frame) (any, error) {
 		if err != nil {
 			return nil, err
 		}
+		if n.set != nil {
+			switch l.(type) {
+			case bool, string, int64, uint64, float64:
+				return n.set[l], nil
+			case []byte:
+				// cel-go's set cannot hold bytes, and fails to look them up.
+				return nil, errors.New("bytes cannot be looked up in a list of literals")
+			}
+			return false, nil
+		}
 		r, err := e.eval(n.args[1], f)
 		if err != nil {
 			return nil, err
@@ -208,16 +218,17 @@ func (e *evaluator) index(n *node, f *frame) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	i, err := e.eval(n.args[0], f)
-	if err != nil {
-		return nil, err
-	}
 	opt := n.op == nOptIndex
 	if o, ok := x.(optional); ok && opt {
 		if !o.ok {
+			// An optional chain that holds nothing reads no index.
 			return o, nil
 		}
 		x = o.v
+	}
+	i, err := e.eval(n.args[0], f)
+	if err != nil {
+		return nil, err
 	}
 	switch c := x.(type) {
 	case []any:

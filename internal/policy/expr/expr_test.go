@@ -195,3 +195,27 @@ func TestEval(t *testing.T) {
 		}
 	}
 }
+
+// Where cel-go computes at load, ours does alike: a value is in an empty
+// list of literals never, even when it cannot be evaluated, and a list of
+// literals is a set that holds each number in its other numeric types.
+var constantFolding = []string{
+	`claims.missing in []`, `claims.groups in ["admin"]`, `claims.level in [3, "a"]`, `claims.level in [3u]`,
+	`claims.ratio in [0.5, 1]`, `claims.nothing in [1]`, `claims.huge in [18446744073709551615u]`,
+	`claims.level in [9007199254740993]`, `9007199254740993 in [claims.level]`, `claims.level in [9007199254740992.0]`,
+	`claims.realm_access in ["a"]`, `[b"a", 1][0] in ["a"]`, `[[1], 1][0] in [1]`, `claims.missing in [1]`, `claims.level in [[1]]`,
+	`int(string(1)) == 1`, `int(double("1e3")) == 1000`, `claims.sub in [string(1), "ada"]`,
+}
+
+func TestConstantFoldingAsCEL(t *testing.T) {
+	env := celEnv(t)
+	var activations []map[string]any
+	for _, c := range testClaims {
+		activations = append(activations, activationFor(t, c))
+	}
+	for _, src := range constantFolding {
+		if v, err := compareWithCEL(t, env, src, activations); v != agreed {
+			t.Errorf("%s: not accepted by both (%v)", src, err)
+		}
+	}
+}

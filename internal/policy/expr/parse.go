@@ -45,6 +45,7 @@ type node struct {
 	x    *node
 	args []*node
 	re   *regexp.Regexp // a matches() whose pattern is a literal, compiled at load
+	set  map[any]bool   // x in [literals...]: the set of them (see constantIn)
 	typ  *Type          // what the checker found
 }
 
