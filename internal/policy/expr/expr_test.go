@@ -157,7 +157,7 @@ func TestCompileRefuses(t *testing.T) {
 		`[1].all(x.y, true)`:           "argument is not an identifier",
 		`has(subject)`:                 "invalid argument to has() macro",
 		`subject == "\q"`:              "invalid escape sequence",
-		strings.Repeat("(", 100) + "1": "nests deeper than 64",
+		strings.Repeat("(", 200) + "1": "nests deeper than 100",
 	} {
 		_, err := Compile(src, map[string]*Type{"subject": String, "claims": MapOf(String, Dyn)})
 		if err == nil || !strings.Contains(err.Error(), want) {
@@ -216,6 +216,42 @@ func TestConstantFoldingAsCEL(t *testing.T) {
 	for _, src := range constantFolding {
 		if v, err := compareWithCEL(t, env, src, activations); v != agreed {
 			t.Errorf("%s: not accepted by both (%v)", src, err)
+		}
+	}
+}
+
+// An allow-list of thousands of names compiles; what would nest past the
+// limits is refused at load rather than exhausting the stack.
+func TestLimits(t *testing.T) {
+	vars := map[string]*Type{"subject": String}
+	names := make([]string, 3000)
+	for i := range names {
+		names[i] = `"user` + strings.Repeat("x", i%7) + `@example.com"`
+	}
+	names[2999] = `"ada"`
+	p, err := Compile(`subject in [`+strings.Join(names, ", ")+`]`, vars)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := p.Eval(map[string]any{"subject": "ada"}); !ok || err != nil {
+		t.Fatalf("subject in a list of 3000: %v, %v", ok, err)
+	}
+	long := `size(subject) == ` + strings.TrimSuffix(strings.Repeat("1 + ", 4000), " + ")
+	if p, err := Compile(long, vars); err != nil {
+		t.Fatalf("a sum of 4000 terms: %v", err)
+	} else if ok, err := p.Eval(map[string]any{"subject": strings.Repeat("a", 4000)}); !ok || err != nil {
+		t.Fatalf("a sum of 4000 terms: %v, %v", ok, err)
+	}
+	for _, src := range []string{
+		strings.Repeat("(", 100000),
+		strings.Repeat("[", 100000),
+		strings.Repeat("-(", 50000),
+		strings.Repeat("a.b(", 20000),
+		strings.Repeat("x ? y : ", 30000) + "z",
+		strings.Repeat("x", maxSource+1),
+	} {
+		if _, err := Compile(src, vars); err == nil {
+			t.Errorf("Compile of %.20q... (%d bytes) accepted it", src, len(src))
 		}
 	}
 }

@@ -24,7 +24,6 @@ type token struct {
 	kind tokKind
 	text string // the identifier or operator; the decoded value of a string
 	pos  int    // byte offset in the source
-	i    int64
 	u    uint64
 	f    float64
 }

@@ -9,9 +9,9 @@ import (
 // Limits on what an expression may be, so that a hostile config cannot
 // exhaust the stack or the memory of the trunk that loads it.
 const (
-	maxSource = 16 << 10 // bytes of source
-	maxDepth  = 64       // nesting of parentheses, calls, lists, maps and unary operators
-	maxNodes  = 2048     // nodes of the parsed expression
+	maxSource = 100 << 10 // bytes of source: an allow-list of a few thousand names fits
+	maxDepth  = 100       // nesting of parentheses, calls, lists, maps and unary operators
+	maxNodes  = 10000     // nodes of the parsed expression
 )
 
 type nodeOp int

@@ -73,8 +73,6 @@ func (t *Type) String() string {
 	return "dyn"
 }
 
-func (t *Type) is(k Kind) bool { return t.Kind == k }
-
 // same reports whether a and b are the same type.
 func same(a, b *Type) bool {
 	if a.Kind != b.Kind {

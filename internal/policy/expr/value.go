@@ -26,7 +26,6 @@ type mapValue struct {
 }
 
 var (
-	errNoOverload   = errors.New("no such overload")
 	errIntOverflow  = errors.New("integer overflow")
 	errUintOverflow = errors.New("unsigned integer overflow")
 	errDivZero      = errors.New("division by zero")
