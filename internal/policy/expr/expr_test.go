@@ -88,6 +88,15 @@ var agreeing = []string{
 	`claims.groups.exists(g, g == claims.missing)`, `claims.groups.all(g, g.size() > 100 || claims.missing)`,
 	`"a" // a comment
 	== "a"`,
+	`010 == 10`, `size("\xff") == 1`, `"\xff" == "ÿ"`, `size(b"\xff")`, `size(b"ÿ")`, `"\377" == "ÿ"`, `"\u00E9" == "é"`,
+	`1.5e+3 == 1500.0`, `.5e1`, `-0x10 == -16`, `-0x8000000000000000`, `"""a"b"""`, `'a\'b'`, `r"\"`, `[1,2,]`, `{"a":1,}`,
+	`"abc".matches("^a")`, `"abc".matches("b")`, `"é" < "z"`, `b"\xff" > b"a"`, `string(1e100)`, `string(123456789.0)`,
+	`string(1e-7)`, `double("-0")`, `int("-0")`, `int("+1")`, `double("1_000")`, `double("0x1p4")`, `int(-0.5)`, `uint(0.9)`,
+	`1 == 1 == true`, `1 < 2 == true`, `"a" in ["a"] == true`, `!true == false`, `-1 * -1`, `2 - -1`,
+	`claims.level in {"a": 1}`, `claims.groups in {"a": 1}`, `3 in claims.groups`, `"dev" in claims.groups`,
+	`claims.?groups.orValue(["x"]).exists(g, g == "x")`, `claims.?level.orValue(0) > 2`, `[1, 2, 3].exists_one(x, x / 0 == 1)`,
+	`[].all(x, x)`, `[].exists(x, x / 0 == 1)`, `{}.exists(k, true)`, `claims.exists(k, k.startsWith("gr"))`,
+	`claims.map(k, k).size()`, `claims.filter(k, k == "sub")`, `annotations.filter(k, annotations[k] == true)`,
 }
 
 // Expressions outside the subset, or that the checker refuses: ours must
@@ -113,7 +122,8 @@ var refusing = []string{
 	`int(-9.223372036854775808e18)`, `uint(-1)`, `uint(-0.5)`, `uint(1.8446744073709552e19)`, `double("x")`,
 	`string(b"\xff")`, `bool("yes")`, `rb"a"`, `optional.of(1).or(2)`, `optional.none() == null`,
 	// ours is stricter than cel-go here
-	`{claims.level: 1}`, `claims.?sub.or(claims.missing)`, `claims.?sub.or(claims.?missing.value()) == claims.?sub`,
+	`{claims.level: 1}`, `claims.in`, `claims.true`, `0X10`, `[1].map(__result__, __result__)`, `b"\u00ff"`,
+	`uint("+1")`, `double(" 1")`, `double("1e400")`, `size(x,)`, `claims.?sub.or(claims.missing)`, `claims.?sub.or(claims.?missing.value()) == claims.?sub`,
 	strings.Repeat("(", maxDepth+1) + `true` + strings.Repeat(")", maxDepth+1),
 	strings.Repeat("!", 2*maxDepth) + `x`,
 	strings.Repeat("[", maxDepth+1) + strings.Repeat("]", maxDepth+1),

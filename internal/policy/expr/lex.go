@@ -134,7 +134,7 @@ func isHex(c byte) bool        { return isDigit(c) || (c|0x20 >= 'a' && c|0x20 <
 // a double (with a fraction or an exponent) at the start of s.
 func lexNumber(s string) (token, int, error) {
 	i := 0
-	if strings.HasPrefix(s, "0x") || strings.HasPrefix(s, "0X") {
+	if strings.HasPrefix(s, "0x") {
 		i = 2
 		for i < len(s) && isHex(s[i]) {
 			i++

@@ -49,6 +49,9 @@ type node struct {
 	typ  *Type          // what the checker found
 }
 
+// keywords are the words that are not identifiers.
+var keywords = map[string]bool{"in": true, "true": true, "false": true, "null": true}
+
 type parser struct {
 	toks  []token
 	i     int
@@ -256,7 +259,7 @@ func (p *parser) member() *node {
 		case p.accept("."):
 			opt := p.accept("?")
 			id := p.next()
-			if id.kind != tIdent {
+			if id.kind != tIdent || keywords[id.text] {
 				p.fail(id.pos, fmt.Sprintf("no viable alternative at input '.%s'", describe(id)))
 			}
 			if !opt && p.is("(") {
@@ -318,6 +321,9 @@ func (p *parser) call(target *node, id token) *node {
 			len(args) == 3 && id.text == "map":
 			if args[0].op != nIdent {
 				p.fail(args[0].pos, "argument is not an identifier")
+			}
+			if args[0].name == "__result__" {
+				p.fail(args[0].pos, "iteration variable overwrites accumulator variable")
 			}
 			n := p.mk(nComp, id.pos)
 			n.name, n.iter, n.x, n.args = id.text, args[0].name, target, args[1:]
