@@ -230,6 +230,12 @@ func (e *evaluator) index(n *node, f *frame) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	switch i.(type) {
+	case string, int64, uint64, bool, float64:
+	default:
+		// As cel-go: nothing else can be a key or an index.
+		return nil, fmt.Errorf("invalid qualifier type: %s", typeName(i))
+	}
 	switch c := x.(type) {
 	case []any:
 		at, err := listIndex(i)
