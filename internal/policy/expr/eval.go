@@ -397,6 +397,11 @@ func binary(op string, l, r any) (any, error) {
 	case "!=":
 		return !equal(l, r), nil
 	case "<", "<=", ">", ">=":
+		if orderable(l) && (isNaN(l) || isNaN(r)) {
+			// As cel-go: NaN is neither less, equal nor greater, whatever
+			// it meets.
+			return false, nil
+		}
 		c, err := compare(fn, l, r)
 		if err != nil {
 			return nil, err

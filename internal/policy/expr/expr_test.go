@@ -97,6 +97,8 @@ var agreeing = []string{
 	`claims.?groups.orValue(["x"]).exists(g, g == "x")`, `claims.?level.orValue(0) > 2`, `[1, 2, 3].exists_one(x, x / 0 == 1)`,
 	`[].all(x, x)`, `[].exists(x, x / 0 == 1)`, `{}.exists(k, true)`, `claims.exists(k, k.startsWith("gr"))`,
 	`claims.map(k, k).size()`, `claims.filter(k, k == "sub")`, `annotations.filter(k, annotations[k] == true)`,
+	`0.0 / 0.0 < 1.0`, `0.0 / 0.0 >= 0.0`, `1.0 > 0.0 / 0.0`, `[0.0 / 0.0, "a"][0] < "a"`, `["a", 0.0 / 0.0][0] < [0.0 / 0.0][0]`,
+	`[null, 1][0] < 0.0 / 0.0`, `[[1], 1][0] < 0.0 / 0.0`, `claims.level <= 0.0 / 0.0`,
 }
 
 // Expressions outside the subset, or that the checker refuses: ours must

@@ -12,8 +12,9 @@ import (
 // accepts over a rule's variables is either refused by ours at load or
 // evaluated to the same value (or to an error by both), with the claims
 // given. It tries the expression it is given as it is (mutated from the
-// seeds), and one generated from gen by a small grammar of the subset,
-// which reaches further than mutating text does.
+// seeds), and one generated from gen by a small grammar of the subset or
+// by a generator of well-typed expressions, which reach further than
+// mutating text does.
 func FuzzAgainstCEL(f *testing.F) {
 	for i, src := range agreeing {
 		f.Add(src, testClaims[i%len(testClaims)], []byte(src))
@@ -62,13 +63,21 @@ func celPanics(env *cel.Env, src string) (panicked bool) {
 // generator writes an expression of the subset (or near it) as gen's
 // bytes choose, each choice one byte, zero when they run out.
 type generator struct {
-	gen []byte
-	b   strings.Builder
+	gen   []byte
+	b     strings.Builder
+	scope []string // the iteration variables in scope, for typed
 }
 
+// generate writes, as gen's first byte says, an expression of the
+// grammar (most of them refused by one checker or both) or a well typed
+// bool expression.
 func generate(gen []byte) string {
 	g := &generator{gen: gen}
-	g.expr(4)
+	if g.pick(2) == 0 {
+		g.expr(4)
+	} else {
+		g.typed("bool", 5)
+	}
 	return g.b.String()
 }
 
@@ -197,5 +206,147 @@ func (g *generator) expr(depth int) {
 			g.expr(depth - 1)
 		}
 		g.w(end)
+	}
+}
+
+// typed writes an expression of the kind asked for ("bool", "int",
+// "double", "string", "list" of strings, "ints" (a list of ints) or
+// "dyn"), well typed as far as the variables' types tell, so that most
+// of them pass both checkers and reach evaluation.
+func (g *generator) typed(kind string, depth int) {
+	leaf := depth <= 0
+	choose := func(opts ...func()) {
+		n := len(opts)
+		if leaf {
+			n = 1
+		}
+		opts[g.pick(n)]()
+	}
+	lit := func(choices ...string) func() { return func() { g.w(choices[g.pick(len(choices))]) } }
+	bin := func(a, op, b string) func() {
+		return func() { g.w("("); g.typed(a, depth-1); g.w(op); g.typed(b, depth-1); g.w(")") }
+	}
+	call := func(pre, arg, post string) func() {
+		return func() { g.w(pre); g.typed(arg, depth-1); g.w(post) }
+	}
+	method := func(recv, name, arg string) func() {
+		return func() { g.typed(recv, depth-1); g.w("." + name + "("); g.typed(arg, depth-1); g.w(")") }
+	}
+	macro := func(name string) func() {
+		return func() {
+			if g.pick(2) == 0 {
+				g.typed("list", depth-1)
+				g.w("." + name + "(s, ")
+				g.scope = append(g.scope, "s")
+			} else {
+				g.typed("ints", depth-1)
+				g.w("." + name + "(i, ")
+				g.scope = append(g.scope, "i")
+			}
+			g.typed("bool", depth-1)
+			g.scope = g.scope[:len(g.scope)-1]
+			g.w(")")
+		}
+	}
+	inScope := func(v string) bool {
+		for _, s := range g.scope {
+			if s == v {
+				return true
+			}
+		}
+		return false
+	}
+	switch kind {
+	case "bool":
+		choose(lit("true", "false", "annotations.destructiveHint", "claims.verified", `has(claims.email)`, `has(claims.realm_access.roles)`),
+			bin("int", " == ", "int"), bin("int", " < ", "int"), bin("double", " >= ", "double"), bin("dyn", " == ", "int"),
+			bin("string", " == ", "string"), bin("string", " < ", "string"), bin("dyn", " != ", "string"), bin("dyn", " > ", "dyn"),
+			bin("string", " in ", "list"), bin("int", " in ", "ints"), bin("dyn", " in ", "list"), bin("list", " == ", "list"),
+			bin("bool", " && ", "bool"), bin("bool", " || ", "bool"), call("!(", "bool", ")"),
+			method("string", "contains", "string"), method("string", "startsWith", "string"), method("string", "endsWith", "string"),
+			func() {
+				g.typed("string", depth-1)
+				g.w(`.matches("`, []string{"^a", "d.", "[0-9]+", "@example[.]com$"}[g.pick(4)], `")`)
+			},
+			func() { g.w("claims.?", genFields[g.pick(len(genFields))], ".hasValue()") },
+			func() {
+				g.w("(")
+				g.typed("bool", depth-1)
+				g.w(" ? ")
+				g.typed("bool", depth-1)
+				g.w(" : ")
+				g.typed("bool", depth-1)
+				g.w(")")
+			},
+			macro("all"), macro("exists"), macro("exists_one"), call("bool(", "string", ")"), call("bool(", "dyn", ")"))
+	case "int":
+		opts := []func(){lit("0", "1", "-1", "2", "9223372036854775807", "-9223372036854775808"),
+			bin("int", " + ", "int"), bin("int", " - ", "int"), bin("int", " * ", "int"), bin("int", " / ", "int"), bin("int", " % ", "int"),
+			call("-(", "int", ")"), call("size(", "string", ")"), call("size(", "list", ")"), call("int(", "double", ")"),
+			call("int(", "string", ")"), call("int(", "dyn", ")"),
+			func() { g.typed("ints", depth-1); g.w("["); g.typed("int", depth-1); g.w("]") }}
+		if inScope("i") {
+			opts = append(opts, lit("i"))
+		}
+		choose(opts...)
+	case "double":
+		choose(lit("0.0", "1.5", "-0.0", "1e300", "0.5"), bin("double", " + ", "double"), bin("double", " * ", "double"),
+			bin("double", " / ", "double"), call("double(", "int", ")"), call("double(", "dyn", ")"), call("double(", "string", ")"))
+	case "string":
+		opts := []func(){lit(`""`, `"a"`, `"admin"`, `"ada"`, `"ada@example.com"`, `"é"`, "subject", "server", "kind", "name"),
+			bin("string", " + ", "string"), call("string(", "int", ")"), call("string(", "double", ")"), call("string(", "dyn", ")"),
+			func() { g.w(`claims.?sub.orValue(`); g.typed("string", depth-1); g.w(")") },
+			func() { g.typed("list", depth-1); g.w("["); g.typed("int", depth-1); g.w("]") }}
+		if inScope("s") {
+			opts = append(opts, lit("s"))
+		}
+		choose(opts...)
+	case "list":
+		choose(lit(`["admin", "dev"]`, `[]`, `["a"]`),
+			func() { g.w("claims.?groups.orValue(["); g.typed("string", depth-1); g.w("])") },
+			bin("list", " + ", "list"),
+			func() {
+				g.typed("list", depth-1)
+				g.w(".filter(s, ")
+				g.scope = append(g.scope, "s")
+				g.typed("bool", depth-1)
+				g.scope = g.scope[:len(g.scope)-1]
+				g.w(")")
+			},
+			func() {
+				g.typed("ints", depth-1)
+				g.w(".map(i, ")
+				g.scope = append(g.scope, "i")
+				g.typed("string", depth-1)
+				g.scope = g.scope[:len(g.scope)-1]
+				g.w(")")
+			})
+	case "ints":
+		choose(lit(`[1, 2, 3]`, `[]`, `[0]`, `[-1, 9223372036854775807]`),
+			bin("ints", " + ", "ints"),
+			func() {
+				g.typed("list", depth-1)
+				g.w(".map(s, ")
+				g.scope = append(g.scope, "s")
+				g.typed("int", depth-1)
+				g.scope = g.scope[:len(g.scope)-1]
+				g.w(")")
+			})
+	default: // dyn
+		choose(func() { g.w("claims.", genFields[g.pick(len(genFields))]) },
+			lit("claims.level", "claims.ratio", "claims.email", "claims.nothing", "annotations.title", `claims["sub"]`),
+			func() {
+				g.w("claims.?", genFields[g.pick(len(genFields))], ".orValue(")
+				g.typed("int", depth-1)
+				g.w(")")
+			},
+			func() { g.w("claims.groups["); g.typed("int", depth-1); g.w("]") },
+			func() {
+				g.w("claims.?realm_access.roles[?")
+				g.typed("int", depth-1)
+				g.w("].orValue(")
+				g.typed("string", depth-1)
+				g.w(")")
+			})
 	}
 }

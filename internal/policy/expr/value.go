@@ -309,6 +309,20 @@ func cmp3[T int64 | uint64 | float64 | string](a, b T) int {
 	return 0
 }
 
+// orderable reports whether v is of a type < and > take.
+func orderable(v any) bool {
+	switch v.(type) {
+	case bool, int64, uint64, float64, string, []byte:
+		return true
+	}
+	return false
+}
+
+func isNaN(v any) bool {
+	f, ok := v.(float64)
+	return ok && math.IsNaN(f)
+}
+
 // compare orders a and b for < <= > >=: numbers across their types,
 // strings, bytes and bools among their own.
 func compare(fn string, a, b any) (int, error) {
