@@ -17,7 +17,8 @@
 //     (claims.?a.b), .orValue(v), .or(o), .hasValue(), .value(),
 //     optional.of(x), optional.ofNonZeroValue(x), optional.none();
 //   - the operators ! - * / % + == != < <= > >= && || ?: and in, with
-//     CEL's overflow, division and NaN errors; && and || absorb an error
+//     CEL's overflow and division errors (NaN is neither less, equal
+//     nor greater than anything); && and || absorb an error
 //     when the other side decides (false && error is false, in either
 //     order); equality across int, uint and double by value, and false
 //     between other types;
