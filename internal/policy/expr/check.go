@@ -500,10 +500,9 @@ func (c *checker) callType(n *node, sc *scope) *Type {
 			return join(recv.Elem, args[0])
 		}
 	case "or":
+		// The argument must be an optional: a dyn one may hold something
+		// else, which cel-go then gives as it is and this subset refuses.
 		if recv.Kind == KindOptional && args[0].Kind == KindOptional && compatible(recv, args[0]) {
-			// An argument that is dyn may hold something else than an
-			// optional: cel-go then gives it as it is, which this subset
-			// does not do.
 			return join(recv, args[0])
 		}
 	}

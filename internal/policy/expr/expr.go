@@ -17,7 +17,8 @@ type Program struct {
 // read and their types. It refuses, with an *Error, what is outside the
 // subset, a name that is not declared, an operator or function applied to
 // types it does not take, a literal regular expression that does not
-// compile, and an expression whose result cannot be a bool.
+// compile, a conversion of a literal that fails, an expression past the
+// limits of size and depth, and one whose result cannot be a bool.
 func Compile(src string, vars map[string]*Type) (*Program, error) {
 	p, err := compile(src, vars)
 	if err != nil {
