@@ -107,7 +107,8 @@ FUZZ_TARGETS := \
 	internal/jsonscan:FuzzSkipValue naming:FuzzNameSplit naming:FuzzResourceURI \
 	internal/rawjson:FuzzReplaceString internal/rawjson:FuzzScanFieldsMatchesDecoder \
 	internal/rawjson:FuzzAppendJSONStringMatchesMarshal internal/rawjson:FuzzReplaceReservedMeta \
-	proxy:FuzzNamespaceResults upstream/transport/stdio/internal/winexec:FuzzQuoteForCmd
+	proxy:FuzzNamespaceResults upstream/transport/stdio/internal/winexec:FuzzQuoteForCmd \
+	internal/policy/expr:FuzzAgainstCEL
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 	  pkg=$${t%%:*}; fn=$${t##*:}; \

@@ -13,6 +13,10 @@
 // first request. Kubernetes admission policies and Envoy use it for the
 // same reasons.
 //
+// The expressions are the subset of CEL that package expr implements,
+// with cel-go's semantics: what is outside it is refused at load, naming
+// the rule, never evaluated otherwise.
+//
 // A decision fails closed: a deny rule that cannot be evaluated (a claim
 // it reads is absent, a value of the wrong type) denies, and an allow rule
 // that cannot be evaluated does not allow.

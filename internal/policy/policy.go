@@ -3,9 +3,8 @@ package policy
 import (
 	"errors"
 	"fmt"
-	"strings"
 
-	"github.com/google/cel-go/cel"
+	"github.com/mcptrunk/mcptrunk/internal/policy/expr"
 )
 
 // Rule is one entry of trunk.policy.rules: a CEL expression that allows
@@ -44,20 +43,19 @@ type Policy struct {
 type compiled struct {
 	deny bool
 	src  string
-	prg  cel.Program
+	prg  *expr.Program
 }
 
-// variables are the names a rule may read.
-var variables = []cel.EnvOption{
-	cel.OptionalTypes(), // claims.?groups.orValue([])
-	cel.Variable("subject", cel.StringType),
-	cel.Variable("claims", cel.MapType(cel.StringType, cel.DynType)),
-	cel.Variable("profile", cel.StringType),
-	cel.Variable("server", cel.StringType),
-	cel.Variable("kind", cel.StringType),
-	cel.Variable("name", cel.StringType),
-	cel.Variable("exported", cel.StringType),
-	cel.Variable("annotations", cel.MapType(cel.StringType, cel.DynType)),
+// variables are the names a rule may read, and their types.
+var variables = map[string]*expr.Type{
+	"subject":     expr.String,
+	"claims":      expr.MapOf(expr.String, expr.Dyn),
+	"profile":     expr.String,
+	"server":      expr.String,
+	"kind":        expr.String,
+	"name":        expr.String,
+	"exported":    expr.String,
+	"annotations": expr.MapOf(expr.String, expr.Dyn),
 }
 
 // RuleError is a rule that does not compile: Field names it
@@ -75,10 +73,6 @@ func Compile(rules []Rule) (*Policy, error) {
 	if len(rules) == 0 {
 		return nil, nil
 	}
-	env, err := cel.NewEnv(variables...)
-	if err != nil {
-		return nil, err
-	}
 	p := &Policy{}
 	for i, r := range rules {
 		field := fmt.Sprintf("rules[%d]", i)
@@ -91,26 +85,13 @@ func Compile(rules []Rule) (*Policy, error) {
 			field += ".allow"
 		}
 		src := r.Allow + r.Deny
-		prg, err := compileBool(env, src)
+		prg, err := expr.Compile(src, variables)
 		if err != nil {
 			return nil, &RuleError{field, err}
 		}
 		p.rules = append(p.rules, compiled{deny: r.Deny != "", src: src, prg: prg})
 	}
 	return p, nil
-}
-
-// compileBool type-checks src in env as an expression that gives a bool,
-// and compiles it.
-func compileBool(env *cel.Env, src string) (cel.Program, error) {
-	ast, iss := env.Compile(src)
-	if iss.Err() != nil {
-		return nil, errors.New(strings.Join(strings.Fields(iss.Err().Error()), " "))
-	}
-	if ast.OutputType() != cel.BoolType && ast.OutputType() != cel.DynType {
-		return nil, fmt.Errorf("the expression is a %s, want a bool", ast.OutputType())
-	}
-	return env.Program(ast, cel.EvalOptions(cel.OptOptimize))
 }
 
 // Decision is the outcome of the rules for one caller and item.
@@ -139,7 +120,7 @@ func (p *Policy) Decide(c Caller, it Item) Decision {
 		if !r.deny && allowedBy != "" {
 			continue
 		}
-		match, err := eval(r.prg, vars)
+		match, err := r.prg.Eval(vars)
 		switch {
 		case err != nil && r.deny:
 			return Decision{Rule: r.src, Err: err}
@@ -168,18 +149,6 @@ func activation(c Caller, it Item) map[string]any {
 		"server": it.Server, "kind": it.Kind, "name": it.Name, "exported": it.Exported,
 		"annotations": annotations,
 	}
-}
-
-func eval(prg cel.Program, vars map[string]any) (bool, error) {
-	out, _, err := prg.Eval(vars)
-	if err != nil {
-		return false, err
-	}
-	b, ok := out.Value().(bool)
-	if !ok {
-		return false, fmt.Errorf("the expression gave %v, not a bool", out.Value())
-	}
-	return b, nil
 }
 
 // hintDefaults are the four hints every item has when the rules read it,

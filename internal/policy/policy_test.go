@@ -86,6 +86,8 @@ func TestCompileNamesTheRule(t *testing.T) {
 		{[]policy.Rule{{Allow: "true"}, {Deny: `server ==`}}, "rules[1].deny: "},
 		{[]policy.Rule{{Allow: `claimz.groups`}}, "rules[0].allow: "},
 		{[]policy.Rule{{Allow: `"a string"`}}, "rules[0].allow: the expression is a string, want a bool"},
+		{[]policy.Rule{{Allow: `subject.lowerAscii() == "ada"`}}, "rules[0].allow: ERROR: <input>:1:9: undeclared reference to 'lowerAscii'"},
+		{[]policy.Rule{{Deny: `timestamp(claims.iat) < now`}}, "rules[0].deny: ERROR: <input>:1:1: undeclared reference to 'timestamp'"},
 		{[]policy.Rule{{}}, "rules[0]: set exactly one of allow and deny"},
 		{[]policy.Rule{{Allow: "true", Deny: "false"}}, "rules[0]: set exactly one of allow and deny"},
 	} {

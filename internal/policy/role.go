@@ -1,6 +1,6 @@
 package policy
 
-import "github.com/google/cel-go/cel"
+import "github.com/mcptrunk/mcptrunk/internal/policy/expr"
 
 // Role is a CEL expression over the caller alone (subject, claims,
 // profile) that says who holds a role: trunk.policy.operators, the callers
@@ -8,15 +8,14 @@ import "github.com/google/cel-go/cel"
 // no one.
 type Role struct {
 	src string
-	prg cel.Program
+	prg *expr.Program
 }
 
 // callerVariables are what a role may read: the caller, no item.
-var callerVariables = []cel.EnvOption{
-	cel.OptionalTypes(),
-	cel.Variable("subject", cel.StringType),
-	cel.Variable("claims", cel.MapType(cel.StringType, cel.DynType)),
-	cel.Variable("profile", cel.StringType),
+var callerVariables = map[string]*expr.Type{
+	"subject": expr.String,
+	"claims":  expr.MapOf(expr.String, expr.Dyn),
+	"profile": expr.String,
 }
 
 // CompileRole checks and compiles a role's expression; "" compiles to nil.
@@ -26,11 +25,7 @@ func CompileRole(src string) (*Role, error) {
 	if src == "" {
 		return nil, nil
 	}
-	env, err := cel.NewEnv(callerVariables...)
-	if err != nil {
-		return nil, err
-	}
-	prg, err := compileBool(env, src)
+	prg, err := expr.Compile(src, callerVariables)
 	if err != nil {
 		return nil, err
 	}
@@ -48,7 +43,7 @@ func (r *Role) Holds(c Caller) (bool, error) {
 	if claims == nil {
 		claims = map[string]any{}
 	}
-	return eval(r.prg, map[string]any{"subject": c.Subject, "claims": claims, "profile": c.Profile})
+	return r.prg.Eval(map[string]any{"subject": c.Subject, "claims": claims, "profile": c.Profile})
 }
 
 // String is the role's expression.
