@@ -29,7 +29,7 @@ import (
 // only move frames:
 //
 //	Conn --Write(frame)--> frameQueue --dispatcher--> POST (one goroutine per request)
-//	Conn <--lines-- io.Pipe <-- JSON bodies, SSE events of POST replies and of the GET stream
+//	Conn <--Deliver-- JSON bodies, SSE events of POST replies and of the GET stream
 //
 // Conn writes each frame with one Write call under its write lock, so Write
 // never touches the network: it copies the frame into an unbounded queue. A
@@ -95,8 +95,8 @@ type frameSender interface {
 	sendOther(ctx context.Context, f frame) error
 }
 
-// httpPeer is the part both HTTP transports share: the Conn, the pipe that
-// feeds it, the outgoing queue and its dispatcher, the HTTP client, and the
+// httpPeer is the part both HTTP transports share: the Conn, the outgoing
+// queue and its dispatcher, the HTTP client, and the
 // lifecycle.
 type httpPeer struct {
 	// fixed at creation
@@ -114,17 +114,13 @@ type httpPeer struct {
 	conn       *jsonrpc.Conn
 	auth       *oauth.Source // OAuth; nil when the config sets an Authorization header
 	caller     *callerAuth   // Endpoint.Authorization; nil without one (and then OAuth may apply)
-	// pr is Conn's reader, which nothing is written to: messages reach
-	// Conn through Deliver. Closing pw ends Conn.
-	pr       *io.PipeReader
-	pw       *io.PipeWriter
-	queue    *frameQueue
-	sender   frameSender
-	life     context.Context // ends at Close or when the connection fails
-	stop     context.CancelFunc
-	done     chan struct{} // closed when Conn has ended
-	workers  sync.WaitGroup
-	requests *gopool.Pool // the goroutines requests' POSTs run on (goRequest), counted in workers
+	queue      *frameQueue
+	sender     frameSender
+	life       context.Context // ends at Close or when the connection fails
+	stop       context.CancelFunc
+	done       chan struct{} // closed when Conn has ended
+	workers    sync.WaitGroup
+	requests   *gopool.Pool // the goroutines requests' POSTs run on (goRequest), counted in workers
 
 	closeOnce sync.Once
 
@@ -199,10 +195,19 @@ func newHTTPPeer(e Endpoint, kind string, h jsonrpc.Handler, logger *slog.Logger
 
 	p.life, p.stop = context.WithCancel(context.Background())
 	p.requests = gopool.New(p.life.Done(), &p.workers)
-	p.pr, p.pw = io.Pipe()
-	p.conn = jsonrpc.NewConn(jsonrpc.NewLineReader(p.pr), p, h, &jsonrpc.Options{Logger: logger})
+	p.conn = jsonrpc.NewConn(untilDone(p.life.Done()), p, h, &jsonrpc.Options{Logger: logger})
 	logger.Debug("connecting", "transport", kind, "origin", p.origin.String(), "headers", names)
 	return p, nil
+}
+
+// untilDone is the Conn's reader: every message reaches the Conn through
+// Deliver, so it gives none, and ends the Conn's input once the transport's
+// life ends (Close, or a failed connection).
+type untilDone <-chan struct{}
+
+func (d untilDone) ReadMessage() ([]byte, error) {
+	<-d
+	return nil, io.EOF
 }
 
 // secretParts returns what must never be quoted from a header value: the
@@ -435,7 +440,6 @@ func (p *httpPeer) fail(err error) {
 	p.logger.Warn("connection lost", "transport", p.kind, logkey.Error, err)
 	p.queue.close()
 	p.stop()
-	_ = p.pw.Close()
 }
 
 // Err says why the connection ended (nil while it is open).
@@ -467,9 +471,7 @@ func (p *httpPeer) beginClose() {
 func (p *httpPeer) shutdown() {
 	p.queue.close()
 	p.stop()
-	_ = p.pw.Close()
 	p.workers.Wait()
-	_ = p.pr.Close()
 	p.transport.CloseIdleConnections()
 }
 
