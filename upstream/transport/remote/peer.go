@@ -28,17 +28,27 @@ import (
 // and notifications) is jsonrpc.Conn's, exactly as for stdio; the transports
 // only move frames:
 //
-//	Conn --Write(frame)--> frameQueue --dispatcher--> POST (one goroutine per request)
+//	Conn --WriteMessage(frame)--> frameQueue --dispatcher--> POST (a request: on a goroutine of its own)
+//	Conn --CallExchange--> POST on the caller's goroutine (a request with nothing queued before it)
 //	Conn <--Deliver-- JSON bodies, SSE events of POST replies and of the GET stream
 //
-// Conn writes each frame with one Write call under its write lock, so Write
-// never touches the network: it copies the frame into an unbounded queue. A
-// dispatcher goroutine takes frames in order. A request is POSTed on a
-// goroutine of its own (its reply can stream for as long as the call runs);
-// a notification or a response is POSTed by the dispatcher itself before it
-// takes the next frame, so notifications/initialized reaches the server
-// before the requests that follow it, and notifications/cancelled before the
-// request's POST is abandoned.
+// Conn writes each frame with one call under its write lock, so
+// WriteMessage never touches the network: it copies the frame into an
+// unbounded queue. A dispatcher goroutine takes frames in order. A request
+// is POSTed on a goroutine of its own (its reply can stream for as long as
+// the call runs); a notification or a response is POSTed by the dispatcher
+// itself before it takes the next frame, so notifications/initialized
+// reaches the server before the requests that follow it, and
+// notifications/cancelled before the request's POST is abandoned.
+//
+// A request with nothing queued before it skips the queue (streamable HTTP:
+// call): its caller POSTs it itself and reads the reply, which hands the
+// answer to Conn before the caller looks for it, as httputil.ReverseProxy's
+// handler waits on its own round trip. The dispatcher, a request goroutine
+// and the answer's wake-up of the caller would each be a goroutine hand-off
+// on every call. Cancelling such a call aborts its POST first; the server
+// is then told, as the specification asks of a client (a disconnection is
+// no cancellation).
 //
 // A request whose POST fails at the HTTP level (connection refused, 401,
 // 5xx, a reply without an answer) gets a synthesized JSON-RPC error response
@@ -116,6 +126,7 @@ type httpPeer struct {
 	caller     *callerAuth   // Endpoint.Authorization; nil without one (and then OAuth may apply)
 	queue      *frameQueue
 	sender     frameSender
+	exchange   bool            // a request with nothing queued before it is POSTed by its caller (callExchange)
 	life       context.Context // ends at Close or when the connection fails
 	stop       context.CancelFunc
 	done       chan struct{} // closed when Conn has ended
@@ -408,12 +419,31 @@ func (p *httpPeer) failRequest(ctx context.Context, id json.RawMessage, err erro
 // call is Call for both transports: Conn's call, with a synthesized
 // transport error turned back into a plain error.
 func (p *httpPeer) call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-	res, err := p.conn.Call(ctx, method, params)
+	var res json.RawMessage
+	var err error
+	if p.exchange && p.queue.idle() {
+		res, err = p.callExchange(ctx, method, params)
+	} else {
+		res, err = p.conn.Call(ctx, method, params)
+	}
 	var rpcErr *jsonrpc.Error
 	if errors.As(err, &rpcErr) && bytes.Equal(rpcErr.Data, transportMarker) {
 		return nil, &transportError{msg: rpcErr.Message}
 	}
 	return res, err
+}
+
+// callExchange sends a request on the calling goroutine (see the top of
+// this file): the POST ends when ctx does or the transport closes.
+func (p *httpPeer) callExchange(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	return p.conn.CallExchange(ctx, method, params, func(msg []byte) {
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		defer context.AfterFunc(p.life, cancel)()
+		// A copy: net/http may read a request's body after its round trip
+		// returned.
+		p.sender.sendRequest(ctx, parseFrame(bytes.Clone(msg)))
+	})
 }
 
 // CallWithin is Call bounded by d (none when d <= 0) by a context of its

@@ -56,6 +56,7 @@ func StartStreamable(e Endpoint, h jsonrpc.Handler, logger *slog.Logger, connOpt
 		return nil, err
 	}
 	t := &Streamable{httpPeer: p, url: e.URL}
+	p.exchange = true
 	p.start(t)
 	return t, nil
 }
