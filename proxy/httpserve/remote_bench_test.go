@@ -68,7 +68,7 @@ func BenchmarkRemoteCall(b *testing.B) {
 		b.Run(side.name, func(b *testing.B) {
 			ctx := context.Background()
 			cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).
-				Connect(ctx, &mcp.StreamableClientTransport{Endpoint: side.url, MaxRetries: -1}, nil)
+				Connect(ctx, &mcp.StreamableClientTransport{Endpoint: side.url, MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: protocol.Revision2025})
 			if err != nil {
 				b.Fatal(err)
 			}
