@@ -106,8 +106,7 @@ type frameSender interface {
 }
 
 // httpPeer is the part both HTTP transports share: the Conn, the outgoing
-// queue and its dispatcher, the HTTP client, and the
-// lifecycle.
+// queue and its dispatcher, the HTTP client, and the lifecycle.
 type httpPeer struct {
 	// fixed at creation
 	name       string // the server's id, for messages
