@@ -464,6 +464,19 @@ func (c *Conn) CallWithin(ctx context.Context, d time.Duration, method string, p
 	return c.call(ctx, d, "", method, params)
 }
 
+// CallExchange is Call for a request its caller carries to the peer
+// itself, in an exchange of its own whose reply holds the answer (an HTTP
+// POST): exchange gets the request's message on the calling goroutine,
+// outside the write lock, and hands what the peer sends back to Deliver
+// before it returns, so the answer is waiting when the call looks for it:
+// no goroutine is woken between the request and its caller. msg is valid
+// only during exchange. An exchange that ends without the answer (the
+// peer sends it another way, or exchange gave up when ctx ended) leaves
+// the call waiting as Call's would.
+func (c *Conn) CallExchange(ctx context.Context, method string, params json.RawMessage, exchange func(msg []byte)) (json.RawMessage, error) {
+	return c.callVia(ctx, 0, "", method, params, exchange)
+}
+
 // timers recycles CallWithin's timers, stopped. Since Go 1.23 a stopped
 // timer delivers nothing stale, so a Reset one fires only for its new call.
 var timers = sync.Pool{New: func() any {
@@ -473,6 +486,12 @@ var timers = sync.Pool{New: func() any {
 }}
 
 func (c *Conn) call(ctx context.Context, d time.Duration, label, method string, params json.RawMessage) (json.RawMessage, error) {
+	return c.callVia(ctx, d, label, method, params, nil)
+}
+
+// callVia is every call: the request is written to the Conn's writer, or,
+// with exchange, given to it (CallExchange).
+func (c *Conn) callVia(ctx context.Context, d time.Duration, label, method string, params json.RawMessage, exchange func(msg []byte)) (json.RawMessage, error) {
 	id := c.nextID.Add(1)
 	ch := responseChans.Get().(chan response)
 	c.mu.Lock()
@@ -486,7 +505,13 @@ func (c *Conn) call(ctx context.Context, d time.Duration, label, method string, 
 	c.mu.Unlock()
 
 	var idBuf [20]byte
-	if err := c.writeRequest(label, strconv.AppendInt(idBuf[:0], id, 10), method, params); err != nil {
+	var err error
+	if exchange != nil {
+		err = c.giveRequest(strconv.AppendInt(idBuf[:0], id, 10), method, params, exchange)
+	} else {
+		err = c.writeRequest(label, strconv.AppendInt(idBuf[:0], id, 10), method, params)
+	}
+	if err != nil {
 		c.forget(id)
 		if _, over := err.(*TooLargeError); !over {
 			err = fmt.Errorf("%w: %w", ErrNotSent, err)
@@ -607,6 +632,19 @@ func (c *Conn) writeRequest(label string, id json.RawMessage, method string, par
 		return e
 	}
 	return c.writeFrame(frame, label)
+}
+
+// giveRequest builds a request's message, as writeRequest would write it,
+// and gives it to exchange.
+func (c *Conn) giveRequest(id json.RawMessage, method string, params json.RawMessage, exchange func(msg []byte)) error {
+	frame := appendRequest(getBuf(len(params)), id, method, params)
+	if e := c.tooLarge(len(frame)); e != nil {
+		putBuf(frame)
+		return e
+	}
+	exchange(frame[:len(frame)-1]) // a message has no newline
+	putBuf(frame)
+	return nil
 }
 
 func (c *Conn) writeResponse(id, result json.RawMessage, rpcErr *Error) error {

@@ -304,3 +304,74 @@ func TestLabelsReachALabelWriter(t *testing.T) {
 		t.Errorf("CallFor: %v", err)
 	}
 }
+
+// CallExchange gives the request to its exchange on the calling goroutine,
+// not to the writer; an answer the exchange delivers is the call's result
+// when the exchange returns, one delivered later (another goroutine's)
+// still ends the call, and a call whose ctx ends first tells the peer
+// through the writer.
+func TestCallExchange(t *testing.T) {
+	leakCheck(t)
+	out := make(msgSink, 4)
+	conn := NewConn(nil, out, handlerFuncs{}, nil)
+	defer conn.Close()
+	idOf := func(msg []byte) string {
+		var m struct{ ID json.RawMessage }
+		if err := json.Unmarshal(msg, &m); err != nil {
+			t.Fatalf("exchange got %q: %v", msg, err)
+		}
+		return string(m.ID)
+	}
+
+	// Answered within the exchange.
+	var gave string
+	res, err := conn.CallExchange(testCtx(t), "ping", json.RawMessage(`{"a":1}`), func(msg []byte) {
+		gave = string(msg)
+		if err := conn.Deliver([]byte(`{"jsonrpc":"2.0","id":` + idOf(msg) + `,"result":{"pong":1}}`)); err != nil {
+			t.Error(err)
+		}
+	})
+	if err != nil || string(res) != `{"pong":1}` {
+		t.Errorf("call answered in its exchange: %s, %v", res, err)
+	}
+	if !strings.Contains(gave, `"method":"ping"`) || !strings.Contains(gave, `"params":{"a":1}`) || strings.HasSuffix(gave, "\n") {
+		t.Errorf("exchange got %q, want the whole request without a newline", gave)
+	}
+
+	// Answered after the exchange returned, from another goroutine.
+	ids := make(chan string, 1)
+	later := goCallExchange(conn, testCtx(t), func(msg []byte) { ids <- idOf(msg) })
+	id := <-ids
+	if err := conn.Deliver([]byte(`{"jsonrpc":"2.0","id":` + id + `,"result":"late"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if r := waitCall(t, later); r.err != nil || string(r.res) != `"late"` {
+		t.Errorf("call answered after its exchange: %s, %v", r.res, r.err)
+	}
+
+	// Cancelled before any answer: the peer is told, through the writer.
+	ctx, cancel := context.WithCancel(testCtx(t))
+	cancelled := goCallExchange(conn, ctx, func(msg []byte) { ids <- idOf(msg) })
+	id = <-ids
+	cancel()
+	if r := waitCall(t, cancelled); !errors.Is(r.err, context.Canceled) {
+		t.Errorf("cancelled call: %v, want context.Canceled", r.err)
+	}
+	if got := <-out; !strings.Contains(got, `"method":"notifications/cancelled"`) || !strings.Contains(got, `"requestId":`+id) {
+		t.Errorf("the peer was told %q, want notifications/cancelled for %s", got, id)
+	}
+	select {
+	case m := <-out:
+		t.Errorf("the writer got %q: a request went to it rather than to the exchange", m)
+	default:
+	}
+}
+
+func goCallExchange(c *Conn, ctx context.Context, exchange func(msg []byte)) <-chan callResult {
+	ch := make(chan callResult, 1)
+	go func() {
+		res, err := c.CallExchange(ctx, "ping", nil, exchange)
+		ch <- callResult{res: res, err: err}
+	}()
+	return ch
+}

@@ -109,14 +109,14 @@ type Options struct {
 // Defaults of Options.
 const (
 	DefaultPath             = "/mcp"
-	DefaultMaxBodyBytes     = 4 << 20
-	DefaultBodyTimeout      = 30 * time.Second
-	DefaultIdleTimeout      = time.Minute
-	DefaultMaxConns         = 512
-	DefaultMaxSessions      = 64
-	DefaultSessionIdle      = 30 * time.Minute
-	DefaultHandshakeIdle    = 15 * time.Second
-	DefaultMaxInFlight      = 64
+	defaultMaxBodyBytes     = 4 << 20
+	defaultBodyTimeout      = 30 * time.Second
+	defaultIdleTimeout      = time.Minute
+	defaultMaxConns         = 512
+	defaultMaxSessions      = 64
+	defaultSessionIdle      = 30 * time.Minute
+	defaultHandshakeIdle    = 15 * time.Second
+	defaultMaxInFlight      = 64
 	DefaultMaxBufferedBytes = 256 << 20
 )
 
@@ -125,31 +125,31 @@ func (o Options) withDefaults() Options {
 		o.Path = DefaultPath
 	}
 	if o.MaxBodyBytes <= 0 {
-		o.MaxBodyBytes = DefaultMaxBodyBytes
+		o.MaxBodyBytes = defaultMaxBodyBytes
 	}
 	if o.IdleTimeout <= 0 {
-		o.IdleTimeout = DefaultIdleTimeout
+		o.IdleTimeout = defaultIdleTimeout
 	}
 	if o.MaxConns <= 0 {
-		o.MaxConns = DefaultMaxConns
+		o.MaxConns = defaultMaxConns
 	}
 	o.MaxConnsPerClient = perClient(o.MaxConnsPerClient, o.MaxConns, o.LoopbackOnly)
 	if o.BodyTimeout <= 0 {
-		o.BodyTimeout = DefaultBodyTimeout
+		o.BodyTimeout = defaultBodyTimeout
 	}
 	if o.MaxSessions <= 0 {
-		o.MaxSessions = DefaultMaxSessions
+		o.MaxSessions = defaultMaxSessions
 	}
 	o.MaxSessionsPerClient = perClient(o.MaxSessionsPerClient, o.MaxSessions, o.LoopbackOnly)
 	if o.SessionIdle <= 0 {
-		o.SessionIdle = DefaultSessionIdle
+		o.SessionIdle = defaultSessionIdle
 	}
 	if o.HandshakeIdle <= 0 {
-		o.HandshakeIdle = DefaultHandshakeIdle
+		o.HandshakeIdle = defaultHandshakeIdle
 	}
 	o.HandshakeIdle = min(o.HandshakeIdle, o.SessionIdle)
 	if o.MaxInFlight <= 0 {
-		o.MaxInFlight = DefaultMaxInFlight
+		o.MaxInFlight = defaultMaxInFlight
 	}
 	if o.MaxBufferedBytes <= 0 {
 		o.MaxBufferedBytes = DefaultMaxBufferedBytes

@@ -161,6 +161,24 @@ func readReply(resp *http.Response, limit int, cur *sseCursor, fn func(msg []byt
 	}
 }
 
+// replyEndWait bounds how long endReply waits for a reply stream to end
+// after its answer. A variable so tests can shorten it.
+var replyEndWait = 5 * time.Millisecond
+
+// endReply closes the body of a reply whose answer was read, after reading
+// what is left of it (the end of the event stream, which a server sends
+// right after the answer): a body closed before its end closes its
+// connection too, and the next request pays for a new one (a dial, and the
+// server's accept). A server that keeps the stream open past replyEndWait,
+// or sends more than a little after the answer, has it closed: what it
+// sends after the answer was never read.
+func endReply(body io.ReadCloser) {
+	t := time.AfterFunc(replyEndWait, func() { _ = body.Close() })
+	_, _ = io.Copy(io.Discard, io.LimitReader(body, 4<<10))
+	t.Stop()
+	_ = body.Close()
+}
+
 // eventTooLargeError is a message from the server over the trunk's read
 // limit (trunk.maxMessageBytes).
 type eventTooLargeError struct {

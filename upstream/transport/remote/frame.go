@@ -147,6 +147,14 @@ func (q *frameQueue) handed() {
 	}
 }
 
+// idle reports whether every frame pushed so far has been handed on, and
+// the queue is open: a frame sent now by other means follows them all.
+func (q *frameQueue) idle() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.unsent <= 0 && !q.closed
+}
+
 // drain waits until every frame pushed so far has been handed on, or ctx
 // or stop ends.
 func (q *frameQueue) drain(ctx context.Context, stop <-chan struct{}) {

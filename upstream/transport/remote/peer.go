@@ -28,17 +28,27 @@ import (
 // and notifications) is jsonrpc.Conn's, exactly as for stdio; the transports
 // only move frames:
 //
-//	Conn --Write(frame)--> frameQueue --dispatcher--> POST (one goroutine per request)
-//	Conn <--lines-- io.Pipe <-- JSON bodies, SSE events of POST replies and of the GET stream
+//	Conn --WriteMessage(frame)--> frameQueue --dispatcher--> POST (a request: on a goroutine of its own)
+//	Conn --CallExchange--> POST on the caller's goroutine (a request with nothing queued before it)
+//	Conn <--Deliver-- JSON bodies, SSE events of POST replies and of the GET stream
 //
-// Conn writes each frame with one Write call under its write lock, so Write
-// never touches the network: it copies the frame into an unbounded queue. A
-// dispatcher goroutine takes frames in order. A request is POSTed on a
-// goroutine of its own (its reply can stream for as long as the call runs);
-// a notification or a response is POSTed by the dispatcher itself before it
-// takes the next frame, so notifications/initialized reaches the server
-// before the requests that follow it, and notifications/cancelled before the
-// request's POST is abandoned.
+// Conn writes each frame with one call under its write lock, so
+// WriteMessage never touches the network: it copies the frame into an
+// unbounded queue. A dispatcher goroutine takes frames in order. A request
+// is POSTed on a goroutine of its own (its reply can stream for as long as
+// the call runs); a notification or a response is POSTed by the dispatcher
+// itself before it takes the next frame, so notifications/initialized
+// reaches the server before the requests that follow it, and
+// notifications/cancelled before the request's POST is abandoned.
+//
+// A request with nothing queued before it skips the queue (streamable HTTP:
+// call): its caller POSTs it itself and reads the reply, which hands the
+// answer to Conn before the caller looks for it, as httputil.ReverseProxy's
+// handler waits on its own round trip. The dispatcher, a request goroutine
+// and the answer's wake-up of the caller would each be a goroutine hand-off
+// on every call. Cancelling such a call aborts its POST first; the server
+// is then told, as the specification asks of a client (a disconnection is
+// no cancellation).
 //
 // A request whose POST fails at the HTTP level (connection refused, 401,
 // 5xx, a reply without an answer) gets a synthesized JSON-RPC error response
@@ -95,9 +105,8 @@ type frameSender interface {
 	sendOther(ctx context.Context, f frame) error
 }
 
-// httpPeer is the part both HTTP transports share: the Conn, the pipe that
-// feeds it, the outgoing queue and its dispatcher, the HTTP client, and the
-// lifecycle.
+// httpPeer is the part both HTTP transports share: the Conn, the outgoing
+// queue and its dispatcher, the HTTP client, and the lifecycle.
 type httpPeer struct {
 	// fixed at creation
 	name       string // the server's id, for messages
@@ -114,17 +123,14 @@ type httpPeer struct {
 	conn       *jsonrpc.Conn
 	auth       *oauth.Source // OAuth; nil when the config sets an Authorization header
 	caller     *callerAuth   // Endpoint.Authorization; nil without one (and then OAuth may apply)
-	// pr is Conn's reader, which nothing is written to: messages reach
-	// Conn through Deliver. Closing pw ends Conn.
-	pr       *io.PipeReader
-	pw       *io.PipeWriter
-	queue    *frameQueue
-	sender   frameSender
-	life     context.Context // ends at Close or when the connection fails
-	stop     context.CancelFunc
-	done     chan struct{} // closed when Conn has ended
-	workers  sync.WaitGroup
-	requests *gopool.Pool // the goroutines requests' POSTs run on (goRequest), counted in workers
+	queue      *frameQueue
+	sender     frameSender
+	exchange   bool            // a request with nothing queued before it is POSTed by its caller (callExchange)
+	life       context.Context // ends at Close or when the connection fails
+	stop       context.CancelFunc
+	done       chan struct{} // closed when Conn has ended
+	workers    sync.WaitGroup
+	requests   *gopool.Pool // the goroutines requests' POSTs run on (goRequest), counted in workers
 
 	closeOnce sync.Once
 
@@ -199,10 +205,19 @@ func newHTTPPeer(e Endpoint, kind string, h jsonrpc.Handler, logger *slog.Logger
 
 	p.life, p.stop = context.WithCancel(context.Background())
 	p.requests = gopool.New(p.life.Done(), &p.workers)
-	p.pr, p.pw = io.Pipe()
-	p.conn = jsonrpc.NewConn(jsonrpc.NewLineReader(p.pr), p, h, &jsonrpc.Options{Logger: logger})
+	p.conn = jsonrpc.NewConn(untilDone(p.life.Done()), p, h, &jsonrpc.Options{Logger: logger})
 	logger.Debug("connecting", "transport", kind, "origin", p.origin.String(), "headers", names)
 	return p, nil
+}
+
+// untilDone is the Conn's reader: every message reaches the Conn through
+// Deliver, so it gives none, and ends the Conn's input once the transport's
+// life ends (Close, or a failed connection).
+type untilDone <-chan struct{}
+
+func (d untilDone) ReadMessage() ([]byte, error) {
+	<-d
+	return nil, io.EOF
 }
 
 // secretParts returns what must never be quoted from a header value: the
@@ -403,12 +418,31 @@ func (p *httpPeer) failRequest(ctx context.Context, id json.RawMessage, err erro
 // call is Call for both transports: Conn's call, with a synthesized
 // transport error turned back into a plain error.
 func (p *httpPeer) call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-	res, err := p.conn.Call(ctx, method, params)
+	var res json.RawMessage
+	var err error
+	if p.exchange && p.queue.idle() {
+		res, err = p.callExchange(ctx, method, params)
+	} else {
+		res, err = p.conn.Call(ctx, method, params)
+	}
 	var rpcErr *jsonrpc.Error
 	if errors.As(err, &rpcErr) && bytes.Equal(rpcErr.Data, transportMarker) {
 		return nil, &transportError{msg: rpcErr.Message}
 	}
 	return res, err
+}
+
+// callExchange sends a request on the calling goroutine (see the top of
+// this file): the POST ends when ctx does or the transport closes.
+func (p *httpPeer) callExchange(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	return p.conn.CallExchange(ctx, method, params, func(msg []byte) {
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		defer context.AfterFunc(p.life, cancel)()
+		// A copy: net/http may read a request's body after its round trip
+		// returned.
+		p.sender.sendRequest(ctx, parseFrame(bytes.Clone(msg)))
+	})
 }
 
 // CallWithin is Call bounded by d (none when d <= 0) by a context of its
@@ -435,7 +469,6 @@ func (p *httpPeer) fail(err error) {
 	p.logger.Warn("connection lost", "transport", p.kind, logkey.Error, err)
 	p.queue.close()
 	p.stop()
-	_ = p.pw.Close()
 }
 
 // Err says why the connection ended (nil while it is open).
@@ -467,9 +500,7 @@ func (p *httpPeer) beginClose() {
 func (p *httpPeer) shutdown() {
 	p.queue.close()
 	p.stop()
-	_ = p.pw.Close()
 	p.workers.Wait()
-	_ = p.pr.Close()
 	p.transport.CloseIdleConnections()
 }
 

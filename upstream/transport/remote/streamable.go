@@ -56,6 +56,7 @@ func StartStreamable(e Endpoint, h jsonrpc.Handler, logger *slog.Logger, connOpt
 		return nil, err
 	}
 	t := &Streamable{httpPeer: p, url: e.URL}
+	p.exchange = true
 	p.start(t)
 	return t, nil
 }
@@ -238,7 +239,11 @@ func (t *Streamable) readRequestReply(ctx context.Context, f frame, resp *http.R
 	}
 	var cur sseCursor
 	err := readReply(resp, t.maxMessage, &cur, handle)
-	resp.Body.Close()
+	if answered && err == nil {
+		endReply(resp.Body)
+	} else {
+		resp.Body.Close()
+	}
 	// At the stateless revision there is no GET to resume a stream with.
 	sse := httpx.MediaType(resp) == "text/event-stream" && !t.isStateless()
 	for tries := 0; !answered && err == nil && sse && cur.lastID != "" && ctx.Err() == nil && tries < sseResumeAttempts; tries++ {

@@ -1,0 +1,123 @@
+package remote
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
+)
+
+// noRequests is the handler of a connection whose server sends nothing of
+// its own.
+type noRequests struct{}
+
+func (noRequests) HandleRequest(context.Context, jsonrpc.Request) (json.RawMessage, error) {
+	return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "none"}
+}
+func (noRequests) HandleNotification(string, json.RawMessage) {}
+
+// eventServer answers every request POSTed to it with an event stream that
+// holds the answer, and anything else with 202 (405 for the GET stream).
+// With hold, a reply's stream stays open after the answer until the test
+// ends. conns reports how many requests came over each client connection.
+func eventServer(t *testing.T, hold bool) (url string, conns func() map[string]int) {
+	t.Helper()
+	var mu sync.Mutex
+	seen := map[string]int{}
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			w.WriteHeader(http.StatusMethodNotAllowed)
+			return
+		}
+		var msg struct{ ID json.RawMessage }
+		body, _ := io.ReadAll(r.Body)
+		if json.Unmarshal(body, &msg) != nil || len(msg.ID) == 0 {
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+		mu.Lock()
+		seen[r.RemoteAddr]++
+		mu.Unlock()
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprintf(w, "data: {\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{}}\n\n", msg.ID)
+		w.(http.Flusher).Flush()
+		if hold {
+			select {
+			case <-release:
+			case <-r.Context().Done():
+			}
+		}
+	}))
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(release) }) // runs first: no handler holds srv.Close up
+	return srv.URL, func() map[string]int {
+		mu.Lock()
+		defer mu.Unlock()
+		return maps.Clone(seen)
+	}
+}
+
+func startEventClient(t *testing.T, url string) *Streamable {
+	t.Helper()
+	c, err := StartStreamable(Endpoint{ID: "events", URL: url}, noRequests{}, slog.New(slog.DiscardHandler), jsonrpc.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close(context.Background()) })
+	return c
+}
+
+// setReplyEndWait sets replyEndWait for one test, until the transports
+// the test started are closed.
+func setReplyEndWait(t *testing.T, d time.Duration) {
+	was := replyEndWait
+	replyEndWait = d
+	t.Cleanup(func() { replyEndWait = was })
+}
+
+// A reply stream is read to its end after the answer, so one call after
+// another goes over one connection: a reply closed before its end would
+// close its connection, and every call would open one.
+func TestCallsReuseTheConnection(t *testing.T) {
+	setReplyEndWait(t, time.Minute) // the server ends each stream at once; no load delays it past this
+	url, conns := eventServer(t, false)
+	c := startEventClient(t, url)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for i := range 20 {
+		if res, err := c.Call(ctx, "ping", nil); err != nil || string(res) != "{}" {
+			t.Fatalf("call %d: %s, %v", i, res, err)
+		}
+	}
+	if got := conns(); len(got) != 1 {
+		t.Errorf("20 calls one after another came over %d connections (%v), want 1", len(got), got)
+	}
+}
+
+// A server that keeps a reply's stream open after the answer holds its
+// call up no longer than replyEndWait: the call returns the answer.
+func TestReplyHeldOpenAfterTheAnswer(t *testing.T) {
+	setReplyEndWait(t, 10*time.Millisecond)
+	url, conns := eventServer(t, true)
+	c := startEventClient(t, url)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for i := range 2 {
+		if res, err := c.Call(ctx, "ping", nil); err != nil || string(res) != "{}" {
+			t.Fatalf("call %d: %s, %v", i, res, err)
+		}
+	}
+	if got := conns(); len(got) != 2 {
+		t.Errorf("2 calls whose streams were held open came over %d connections (%v), want 2: each closed its own", len(got), got)
+	}
+}
