@@ -73,6 +73,7 @@ type settings struct {
 	growthWarmup, growthBase, growthCalls int
 	holRounds                             int
 	holTime                               time.Duration
+	idleWait                              time.Duration
 	lazyRounds, sharedRounds              int
 	npmModules                            string
 	npmPeers, peersBin                    string
@@ -116,6 +117,7 @@ func parseFlags(args []string, stderr io.Writer) (*settings, error) {
 	fs.IntVar(&c.growthBase, "growth-base", 1000, "calls before the first growth reading")
 	fs.IntVar(&c.growthCalls, "growth-calls", 100000, "calls before the second growth reading")
 	fs.IntVar(&c.holRounds, "hol-rounds", 2, "rounds of the head-of-line workload, each one phase with and one without 9 MiB results per side")
+	fs.DurationVar(&c.idleWait, "idle-wait", 130*time.Second, "how long an idle trunk runs before its RSS is read: past the Go runtime's collection every 2 minutes, whose walk touches the binary's pages again")
 	fs.DurationVar(&c.holTime, "hol-time", 1500*time.Millisecond, "how long each phase of the head-of-line workload makes small calls")
 	fs.IntVar(&c.lazyRounds, "lazy-rounds", 3, "rounds of the lazy workload (each starts the trunk eager and lazy in front of 20 npm servers)")
 	fs.IntVar(&c.sharedRounds, "shared-rounds", 2, "rounds of the shared workload (each starts 5 hosts' trunks with 10 npm servers each, and one serve --http trunk with 10)")
@@ -140,7 +142,7 @@ func parseFlags(args []string, stderr io.Writer) (*settings, error) {
 			"rounds": "3", "calls": "500", "inflight-calls": "1500", "warmup": "200",
 			"blob-rounds": "1", "blob-calls": "5", "big-calls": "1", "list-calls": "5",
 			"startup-rounds": "3", "growth-calls": "20000", "growth-warmup": "5000",
-			"hol-rounds": "1", "hol-time": "1s", "lazy-rounds": "1", "shared-rounds": "1", "soak-time": "15s",
+			"hol-rounds": "1", "hol-time": "1s", "idle-wait": "3s", "lazy-rounds": "1", "shared-rounds": "1", "soak-time": "15s",
 		} {
 			if !set[name] {
 				_ = fs.Set(name, v)
@@ -151,6 +153,9 @@ func parseFlags(args []string, stderr io.Writer) (*settings, error) {
 		if n < 1 {
 			return nil, errors.New("counts must be >= 1")
 		}
+	}
+	if c.idleWait < 3*time.Second {
+		return nil, errors.New("-idle-wait must be at least 3s: the trunk releases its start-up's memory 2 s after its servers settle")
 	}
 	if c.holTime <= 0 {
 		return nil, errors.New("-hol-time must be positive")

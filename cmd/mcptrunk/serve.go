@@ -140,7 +140,9 @@ func (c *serveCommand) run(ctx context.Context, env *environment) error {
 	if cfg.Trunk.State.Configured {
 		watcher.Go(func() { store.Watch(watchCtx, stateWatchEvery) })
 	}
-	watcher.Go(func() { releaseAfterStartup(watchCtx, t, startupRelease, debug.FreeOSMemory) })
+	watcher.Go(func() {
+		releaseAfterStartup(watchCtx, t, startupRelease, func() { debug.FreeOSMemory(); releaseBinaryPages() })
+	})
 	watcher.Go(func() {
 		defer stopHUP()
 		config.Watch(watchCtx, path, configPoll, hup, func(cfg *config.Config, err error) {
