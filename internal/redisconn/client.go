@@ -68,9 +68,15 @@ type Client struct {
 }
 
 type conn struct {
-	nc net.Conn
-	br *bufio.Reader
+	nc        net.Conn
+	br        *bufio.Reader
+	idleSince time.Time
 }
+
+// maxIdle is how long a connection may wait in the pool: past it, a
+// firewall or NAT between may have forgotten it without a word, and a
+// command on it would wait for its timeout.
+const maxIdle = 30 * time.Minute
 
 // New returns a Client of opts. It connects on the first command.
 func New(opts Options) *Client {
@@ -117,8 +123,8 @@ func (c *Client) Do(ctx context.Context, args ...any) (any, error) {
 		}
 		c.put(cn, true)
 		c.dropIdle()
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
+		if ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) {
+			return nil, err
 		}
 		if reused && !fresh && closedByPeer(err) {
 			fresh = true
@@ -166,6 +172,10 @@ func (c *Client) roundTrip(ctx context.Context, cn *conn, cmd []byte) (any, erro
 			return v, err
 		}
 		return nil, ctx.Err()
+	}
+	var ne net.Error
+	if d, ok := ctx.Deadline(); ok && errors.As(err, &ne) && ne.Timeout() && !time.Now().Before(d) {
+		return nil, context.DeadlineExceeded // ctx's deadline, a moment before ctx says so
 	}
 	return v, err
 }
@@ -215,10 +225,14 @@ func (c *Client) get(ctx context.Context, fresh bool) (*conn, bool, error) {
 		<-c.slots
 		return nil, false, ErrClosed
 	}
-	if n := len(c.idle); n > 0 && !fresh {
+	for n := len(c.idle); n > 0 && !fresh; n-- {
 		cn := c.idle[n-1]
 		c.idle[n-1] = nil
 		c.idle = c.idle[:n-1]
+		if time.Since(cn.idleSince) > maxIdle {
+			_ = cn.nc.Close()
+			continue
+		}
 		c.mu.Unlock()
 		return cn, true, nil
 	}
@@ -242,6 +256,7 @@ func (c *Client) put(cn *conn, broken bool) {
 		c.mu.Unlock()
 		_ = cn.nc.Close()
 	} else {
+		cn.idleSince = time.Now()
 		c.idle = append(c.idle, cn)
 		c.mu.Unlock()
 	}
@@ -265,7 +280,7 @@ func (c *Client) dropIdle() {
 func (c *Client) dial(ctx context.Context) (*conn, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.opts.DialTimeout)
 	defer cancel()
-	d := net.Dialer{KeepAlive: 5 * time.Minute}
+	var d net.Dialer
 	nc, err := d.DialContext(ctx, "tcp", c.opts.Addr)
 	if err != nil {
 		return nil, err

@@ -79,7 +79,7 @@ func readValue(br *bufio.Reader, depth int) (any, error) {
 		for range n {
 			v, err := readValue(br, depth+1)
 			if err != nil {
-				return nil, err
+				return nil, unexpected(err)
 			}
 			elems = append(elems, v)
 		}
