@@ -13,6 +13,7 @@ import (
 	"io"
 	"net"
 	"runtime"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -294,30 +295,62 @@ func (c *Client) dial(ctx context.Context) (*conn, error) {
 		nc = tc
 	}
 	cn := &conn{nc: nc, br: bufio.NewReaderSize(nc, readBuffer)}
-	var setup [][]any
-	switch {
-	case c.opts.Password != "" && c.opts.Username != "":
-		setup = append(setup, []any{"AUTH", c.opts.Username, c.opts.Password})
-	case c.opts.Password != "":
-		setup = append(setup, []any{"AUTH", c.opts.Password})
+	if err := c.setUp(ctx, cn); err != nil {
+		_ = nc.Close()
+		return nil, err
 	}
-	if c.opts.DB != 0 {
-		setup = append(setup, []any{"SELECT", c.opts.DB})
-	}
-	if c.opts.ClientName != "" {
-		setup = append(setup, []any{"CLIENT", "SETNAME", c.opts.ClientName})
-	}
-	for _, args := range setup {
+	return cn, nil
+}
+
+// setUp authenticates cn, names it and selects its database. It says
+// HELLO 2 (RESP2 kept) with AUTH and SETNAME, as Redis 6 and later take
+// them: a password is then accepted by a server that has none, as other
+// clients' are. A server older than HELLO gets AUTH and CLIENT SETNAME.
+func (c *Client) setUp(ctx context.Context, cn *conn) error {
+	do := func(args ...any) error {
 		cmd, err := appendCommand(nil, args)
 		if err == nil {
 			_, err = c.roundTrip(ctx, cn, cmd)
 		}
 		if err != nil {
-			_ = nc.Close()
-			return nil, fmt.Errorf("redis %s: %w", args[0], err)
+			return fmt.Errorf("redis %s: %w", args[0], err)
+		}
+		return nil
+	}
+	if c.opts.Password != "" || c.opts.ClientName != "" {
+		hello := []any{"HELLO", 2}
+		if c.opts.Password != "" {
+			user := c.opts.Username
+			if user == "" {
+				user = "default"
+			}
+			hello = append(hello, "AUTH", user, c.opts.Password)
+		}
+		if c.opts.ClientName != "" {
+			hello = append(hello, "SETNAME", c.opts.ClientName)
+		}
+		err := do(hello...)
+		var e Error
+		if errors.As(err, &e) && strings.HasPrefix(string(e), "ERR unknown command") {
+			err = nil
+			switch {
+			case c.opts.Password != "" && c.opts.Username != "":
+				err = do("AUTH", c.opts.Username, c.opts.Password)
+			case c.opts.Password != "":
+				err = do("AUTH", c.opts.Password)
+			}
+			if err == nil && c.opts.ClientName != "" {
+				err = do("CLIENT", "SETNAME", c.opts.ClientName)
+			}
+		}
+		if err != nil {
+			return err
 		}
 	}
-	return cn, nil
+	if c.opts.DB != 0 {
+		return do("SELECT", c.opts.DB)
+	}
+	return nil
 }
 
 // Close closes the idle connections, and the others as their commands

@@ -75,6 +75,13 @@ func TestCommands(t *testing.T) {
 	if _, err := c.Do(ctx, "SET", "k", struct{}{}); err == nil || !strings.Contains(err.Error(), "argument 3") {
 		t.Errorf("SET of a struct: %v; want an error naming argument 3", err)
 	}
+	// A password for a server that has none is accepted, as Redis 6's
+	// default user (nopass) accepts any.
+	named := client(t, "redis://:unneeded@"+srv.Addr(), 1)
+	named.opts.ClientName = "trunk-test"
+	if name, err := Bytes(named.Do(ctx, "CLIENT", "GETNAME")); err != nil || string(name) != "trunk-test" {
+		t.Errorf("CLIENT GETNAME with a password the server does not need = %q, %v; want trunk-test", name, err)
+	}
 }
 
 // TestErrorReply: an error reply is an Error, and the connection it came
