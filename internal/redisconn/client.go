@@ -43,8 +43,8 @@ type Options struct {
 	PoolSize int
 }
 
-// Nil is the error of a command whose reply is nil: GET of a missing key.
-var Nil = errors.New("redis: nil")
+// ErrNil is the error of a command whose reply is nil: GET of a missing key.
+var ErrNil = errors.New("redis: nil")
 
 // ErrClosed is the error of a command on a closed Client.
 var ErrClosed = errors.New("redis: client closed")
@@ -100,7 +100,7 @@ func New(opts Options) *Client {
 // integers, floats, bools) and returns its reply: a string for a simple
 // string, an int64 for an integer, []byte for a bulk string, []any for an
 // array (nil within for a nil, Error for an error). A nil reply is the
-// error Nil, an error reply the error Error. When ctx ends first, the
+// error ErrNil, an error reply the error Error. When ctx ends first, the
 // error is ctx's.
 //
 // A command that fails on a pooled connection that the server closed
@@ -139,7 +139,7 @@ func (c *Client) Do(ctx context.Context, args ...any) (any, error) {
 // fine), rather than a failure to get one.
 func isReply(err error) bool {
 	var e Error
-	return errors.Is(err, Nil) || errors.As(err, &e)
+	return errors.Is(err, ErrNil) || errors.As(err, &e)
 }
 
 // closedByPeer says whether err is what a connection the server closed
@@ -189,7 +189,7 @@ func (cn *conn) exchange(cmd []byte) (any, error) {
 	switch v := v.(type) {
 	case nil:
 		if err == nil {
-			return nil, Nil
+			return nil, ErrNil
 		}
 	case Error:
 		return nil, v

@@ -42,7 +42,7 @@ func must(t *testing.T) func(v any, err error) any {
 }
 
 // TestCommands: each kind of reply comes back as Do says, binary values
-// whole, a missing key as Nil.
+// whole, a missing key as ErrNil.
 func TestCommands(t *testing.T) {
 	srv := testkit.StartRedis(t, testkit.RedisOptions{})
 	c := client(t, srv.URL(), 2)
@@ -59,8 +59,8 @@ func TestCommands(t *testing.T) {
 	if n, err := Int64(c.Do(ctx, "INCRBY", "n", int64(-7))); err != nil || n != -7 {
 		t.Errorf("INCRBY = %d, %v; want -7", n, err)
 	}
-	if v, err := c.Do(ctx, "GET", "missing"); !errors.Is(err, Nil) || v != nil {
-		t.Errorf("GET of a missing key = %#v, %v; want Nil", v, err)
+	if v, err := c.Do(ctx, "GET", "missing"); !errors.Is(err, ErrNil) || v != nil {
+		t.Errorf("GET of a missing key = %#v, %v; want ErrNil", v, err)
 	}
 	v := ok(c.Do(ctx, "MGET", "k", "missing", "n"))
 	if a, isArray := v.([]any); !isArray || len(a) != 3 || string(a[0].([]byte)) != string(value) || a[1] != nil || string(a[2].([]byte)) != "-7" {
@@ -127,8 +127,8 @@ func TestAuthAndSelect(t *testing.T) {
 	if who, err := Bytes(alice.Do(ctx, "ACL", "WHOAMI")); err != nil || string(who) != "alice" {
 		t.Errorf("ACL WHOAMI = %q, %v; want alice", who, err)
 	}
-	if _, err := alice.Do(ctx, "GET", "where"); !errors.Is(err, Nil) {
-		t.Errorf("GET in database 3 of a key of database 0: %v; want Nil", err)
+	if _, err := alice.Do(ctx, "GET", "where"); !errors.Is(err, ErrNil) {
+		t.Errorf("GET in database 3 of a key of database 0: %v; want ErrNil", err)
 	}
 	ok(alice.Do(ctx, "SET", "where", "db3"))
 	if b, err := Bytes(admin.Do(ctx, "GET", "where")); err != nil || string(b) != "db0" {

@@ -40,7 +40,7 @@ func OpenRedis(url string) (*Redis, error) {
 
 func (r *Redis) Get(ctx context.Context, name string) ([]byte, error) {
 	b, err := redisconn.Bytes(r.client.Do(ctx, "GET", RedisPrefix+name))
-	if errors.Is(err, redisconn.Nil) {
+	if errors.Is(err, redisconn.ErrNil) {
 		return nil, ErrNotFound
 	}
 	return b, err
@@ -71,7 +71,7 @@ func (r *Redis) Swap(ctx context.Context, name string, old, record []byte, expir
 
 func (r *Redis) Take(ctx context.Context, name string) ([]byte, error) {
 	b, err := redisconn.Bytes(r.client.Do(ctx, "GETDEL", RedisPrefix+name))
-	if errors.Is(err, redisconn.Nil) {
+	if errors.Is(err, redisconn.ErrNil) {
 		return nil, ErrNotFound
 	}
 	return b, err

@@ -64,7 +64,7 @@ func backends(t *testing.T) []backendCase {
 			return r
 		}, raw: func(t *testing.T, b Backend, name string) []byte {
 			v, err := redisconn.Bytes(b.(*Redis).Client().Do(context.Background(), "GET", RedisPrefix+name))
-			if err != nil && !errors.Is(err, redisconn.Nil) {
+			if err != nil && !errors.Is(err, redisconn.ErrNil) {
 				t.Fatal(err)
 			}
 			return v
