@@ -70,8 +70,17 @@ type Client struct {
 
 type conn struct {
 	nc        net.Conn
-	br        *bufio.Reader
+	br        *bufio.Reader // reads cn, counting
+	read      int64         // bytes read from nc
 	idleSince time.Time
+}
+
+// Read reads nc, counting what it read, so that Do knows whether a
+// failed command got any of its reply.
+func (cn *conn) Read(p []byte) (int, error) {
+	n, err := cn.nc.Read(p)
+	cn.read += int64(n)
+	return n, err
 }
 
 // maxIdle is how long a connection may wait in the pool: past it, a
@@ -104,8 +113,9 @@ func New(opts Options) *Client {
 // error is ctx's.
 //
 // A command that fails on a pooled connection that the server closed
-// while it was idle (a restarted Redis) is sent once more, on a new
-// connection: nothing of it reached the server that answers now.
+// while it was idle (a restarted Redis, its idle timeout), before any of
+// a reply came, is sent once more, on a new connection: the connection
+// was closed before the command could run.
 func (c *Client) Do(ctx context.Context, args ...any) (any, error) {
 	cmd, err := appendCommand(nil, args)
 	if err != nil {
@@ -117,6 +127,7 @@ func (c *Client) Do(ctx context.Context, args ...any) (any, error) {
 		if err != nil {
 			return nil, err
 		}
+		before := cn.read
 		v, err := c.roundTrip(ctx, cn, cmd)
 		if err == nil || isReply(err) {
 			c.put(cn, false)
@@ -127,7 +138,7 @@ func (c *Client) Do(ctx context.Context, args ...any) (any, error) {
 		if ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) {
 			return nil, err
 		}
-		if reused && !fresh && closedByPeer(err) {
+		if reused && !fresh && cn.read == before && closedByPeer(err) {
 			fresh = true
 			continue
 		}
@@ -145,8 +156,7 @@ func isReply(err error) bool {
 // closedByPeer says whether err is what a connection the server closed
 // gives when used again.
 func closedByPeer(err error) bool {
-	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
-		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
+	return errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }
 
 // roundTrip writes cmd on cn and reads its reply, within the timeouts
@@ -294,7 +304,8 @@ func (c *Client) dial(ctx context.Context) (*conn, error) {
 		}
 		nc = tc
 	}
-	cn := &conn{nc: nc, br: bufio.NewReaderSize(nc, readBuffer)}
+	cn := &conn{nc: nc}
+	cn.br = bufio.NewReaderSize(cn, readBuffer)
 	if err := c.setUp(ctx, cn); err != nil {
 		_ = nc.Close()
 		return nil, err

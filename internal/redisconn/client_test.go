@@ -326,3 +326,23 @@ func TestClosed(t *testing.T) {
 		t.Errorf("PING on a closed client: %v; want ErrClosed", err)
 	}
 }
+
+// TestConnectionKilledWhileIdle: a pooled connection the server closed
+// (CLIENT KILL, as its idle timeout would) costs the next command
+// nothing: it is sent again on a new connection.
+func TestConnectionKilledWhileIdle(t *testing.T) {
+	srv := testkit.StartRedis(t, testkit.RedisOptions{})
+	c := client(t, srv.URL(), 1)
+	ctx := context.Background()
+	ok := must(t)
+	id := ok(c.Do(ctx, "CLIENT", "ID"))
+	if n, err := Int64(client(t, srv.URL(), 1).Do(ctx, "CLIENT", "KILL", "ID", id)); err != nil || n != 1 {
+		t.Fatalf("CLIENT KILL = %d, %v", n, err)
+	}
+	if n, err := Int64(c.Do(ctx, "INCR", "n")); err != nil || n != 1 {
+		t.Errorf("INCR on the pool after its connection was killed = %d, %v; want 1, once", n, err)
+	}
+	if again := ok(c.Do(ctx, "CLIENT", "ID")); again == id {
+		t.Errorf("the killed connection (client %v) is still in use", id)
+	}
+}
