@@ -128,16 +128,12 @@ func (c *Client) Do(ctx context.Context, args ...any) (any, error) {
 			return nil, err
 		}
 		before := cn.read
-		v, err := c.roundTrip(ctx, cn, cmd)
-		if err == nil || isReply(err) {
-			c.put(cn, false)
+		v, reusable, err := c.roundTrip(ctx, cn, cmd)
+		c.put(cn, !reusable)
+		if err == nil || isReply(err) || ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) {
 			return v, err
 		}
-		c.put(cn, true)
 		c.dropIdle()
-		if ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) {
-			return nil, err
-		}
 		if reused && !fresh && cn.read == before && closedByPeer(err) {
 			fresh = true
 			continue
@@ -161,34 +157,39 @@ func closedByPeer(err error) bool {
 
 // roundTrip writes cmd on cn and reads its reply, within the timeouts
 // and ctx: when ctx ends, cn's deadline is moved to the past, which ends
-// the write or read at once.
-func (c *Client) roundTrip(ctx context.Context, cn *conn, cmd []byte) (any, error) {
+// the write or read at once. reusable says whether cn may serve another
+// command: it got the whole reply and ctx did not end meanwhile.
+func (c *Client) roundTrip(ctx context.Context, cn *conn, cmd []byte) (v any, reusable bool, err error) {
 	now := time.Now()
 	wd, rd := now.Add(c.opts.WriteTimeout), now.Add(c.opts.WriteTimeout+c.opts.ReadTimeout)
 	if d, ok := ctx.Deadline(); ok {
 		wd, rd = earlier(wd, d), earlier(rd, d)
 	}
 	if err := cn.nc.SetWriteDeadline(wd); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if err := cn.nc.SetReadDeadline(rd); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	stop := context.AfterFunc(ctx, func() { _ = cn.nc.SetDeadline(time.Unix(1, 0)) })
-	v, err := cn.exchange(cmd)
+	v, err = cn.exchange(cmd)
 	if !stop() {
-		// ctx ended during the exchange: whatever it read, the
-		// connection's deadline is (or is about to be) in the past.
+		// ctx ended during the exchange: whatever was read, the
+		// connection's deadline is, or is about to be, in the past, so
+		// it serves no other command.
 		if err == nil || isReply(err) {
-			return v, err
+			return v, false, err
 		}
-		return nil, ctx.Err()
+		return nil, false, ctx.Err()
+	}
+	if err == nil || isReply(err) {
+		return v, true, err
 	}
 	var ne net.Error
 	if d, ok := ctx.Deadline(); ok && errors.As(err, &ne) && ne.Timeout() && !time.Now().Before(d) {
-		return nil, context.DeadlineExceeded // ctx's deadline, a moment before ctx says so
+		return nil, false, context.DeadlineExceeded // ctx's deadline, a moment before ctx says so
 	}
-	return v, err
+	return nil, false, err
 }
 
 func (cn *conn) exchange(cmd []byte) (any, error) {
@@ -321,7 +322,10 @@ func (c *Client) setUp(ctx context.Context, cn *conn) error {
 	do := func(args ...any) error {
 		cmd, err := appendCommand(nil, args)
 		if err == nil {
-			_, err = c.roundTrip(ctx, cn, cmd)
+			var reusable bool
+			if _, reusable, err = c.roundTrip(ctx, cn, cmd); err == nil && !reusable {
+				err = ctx.Err() // ctx ended as the reply came
+			}
 		}
 		if err != nil {
 			return fmt.Errorf("redis %s: %w", args[0], err)
