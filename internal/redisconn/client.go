@@ -34,9 +34,11 @@ type Options struct {
 	// the server's CLIENT LIST.
 	ClientName string
 	// DialTimeout bounds a connect, TLS and the commands that set the
-	// connection up (default 5 s); ReadTimeout and WriteTimeout bound
-	// each command's reply and request (default 3 s each). A context's
-	// deadline, when sooner, wins.
+	// connection up (default 5 s). A command's request is written within
+	// WriteTimeout of its start, and its reply read within ReadTimeout of
+	// it (or WriteTimeout, if longer; default 3 s each): the requests are
+	// small, so a command is bounded by one timeout, not their sum. A
+	// context's deadline, when sooner, wins.
 	DialTimeout, ReadTimeout, WriteTimeout time.Duration
 	// PoolSize is the most connections open at once (default 10 per
 	// CPU); a command waits for one at most ReadTimeout and a second.
@@ -161,7 +163,7 @@ func closedByPeer(err error) bool {
 // command: it got the whole reply and ctx did not end meanwhile.
 func (c *Client) roundTrip(ctx context.Context, cn *conn, cmd []byte) (v any, reusable bool, err error) {
 	now := time.Now()
-	wd, rd := now.Add(c.opts.WriteTimeout), now.Add(c.opts.WriteTimeout+c.opts.ReadTimeout)
+	wd, rd := now.Add(c.opts.WriteTimeout), now.Add(max(c.opts.ReadTimeout, c.opts.WriteTimeout))
 	if d, ok := ctx.Deadline(); ok {
 		wd, rd = earlier(wd, d), earlier(rd, d)
 	}

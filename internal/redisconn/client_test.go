@@ -3,6 +3,7 @@ package redisconn
 import (
 	"context"
 	"errors"
+	"net"
 	"strconv"
 	"strings"
 	"sync"
@@ -344,5 +345,41 @@ func TestConnectionKilledWhileIdle(t *testing.T) {
 	}
 	if again := ok(c.Do(ctx, "CLIENT", "ID")); again == id {
 		t.Errorf("the killed connection (client %v) is still in use", id)
+	}
+}
+
+// TestServerSilent: a server that takes the connection and never answers
+// fails the command with a timeout, and its connection is not pooled.
+func TestServerSilent(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	t.Cleanup(func() { ln.Close(); wg.Wait() })
+	wg.Go(func() {
+		var held []net.Conn
+		defer func() {
+			for _, nc := range held {
+				nc.Close()
+			}
+		}()
+		for {
+			nc, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			held = append(held, nc) // read nothing, answer nothing
+		}
+	})
+	c := New(Options{Addr: ln.Addr().String(), ReadTimeout: 50 * time.Millisecond, WriteTimeout: 50 * time.Millisecond})
+	defer c.Close()
+	_, err = c.Do(context.Background(), "PING")
+	var ne net.Error
+	if !errors.As(err, &ne) || !ne.Timeout() {
+		t.Errorf("PING to a silent server: %v; want a timeout", err)
+	}
+	if n := idleCount(c); n != 0 {
+		t.Errorf("%d idle connections after a timeout, want 0", n)
 	}
 }
