@@ -74,6 +74,7 @@ type conn struct {
 	nc        net.Conn
 	br        *bufio.Reader // reads cn, counting
 	read      int64         // bytes read from nc
+	buf       []byte        // the last command written
 	idleSince time.Time
 }
 
@@ -119,18 +120,27 @@ func New(opts Options) *Client {
 // a reply came, is sent once more, on a new connection: the connection
 // was closed before the command could run.
 func (c *Client) Do(ctx context.Context, args ...any) (any, error) {
-	cmd, err := appendCommand(nil, args)
-	if err != nil {
-		return nil, err
-	}
+	var cmd []byte
 	fresh := false
 	for {
 		cn, reused, err := c.get(ctx, fresh)
 		if err != nil {
 			return nil, err
 		}
+		if cmd == nil {
+			// Written into the connection's buffer, kept from one
+			// command to the next; a resend writes the same bytes.
+			if cn.buf, err = appendCommand(cn.buf[:0], args); err != nil {
+				c.put(cn, false)
+				return nil, err
+			}
+			cmd = cn.buf
+		}
 		before := cn.read
 		v, reusable, err := c.roundTrip(ctx, cn, cmd)
+		if cap(cn.buf) > readBuffer {
+			cn.buf = nil // a large value's command is not kept
+		}
 		c.put(cn, !reusable)
 		if err == nil || isReply(err) || ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) {
 			return v, err
