@@ -9,10 +9,9 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
 	"github.com/mcptrunk/mcptrunk/internal/limits"
+	"github.com/mcptrunk/mcptrunk/internal/redisconn"
 	"github.com/mcptrunk/mcptrunk/internal/testkit/memserver"
 )
 
@@ -121,7 +120,7 @@ func TestLimitsStoreUnavailable(t *testing.T) {
 				}
 				return json.RawMessage(`{"content":[{"type":"text","text":"sunny"}]}`), nil
 			}
-			client := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
+			client := redisconn.New(redisconn.Options{Addr: addr})
 			t.Cleanup(func() { client.Close() })
 			_, h := memTrunk(t, memserver.Set{"weather": srv}, nil, map[string]any{
 				"limits": map[string]any{

@@ -16,9 +16,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	mcpproto "github.com/mcptrunk/mcptrunk/internal/protocol"
+	"github.com/mcptrunk/mcptrunk/internal/redisconn"
 )
 
 // capacityWorkload: what one `serve --http` replica takes, for the
@@ -56,11 +55,11 @@ func (b *bench) capacityWorkload(ctx context.Context) error {
 	}
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}, Timeout: 30 * time.Second}
 	defer client.CloseIdleConnections()
-	rc, err := redis.ParseURL(b.cfg.redisURL)
+	rc, err := redisconn.ParseURL(b.cfg.redisURL)
 	if err != nil {
-		return err
+		return fmt.Errorf("-redis: %w", err)
 	}
-	store := redis.NewClient(rc)
+	store := redisconn.New(rc)
 	defer store.Close()
 
 	// Every setting's trunk runs from the start; rounds take them in turn,
@@ -144,8 +143,9 @@ func redisState(url, keyFile string) map[string]any {
 }
 
 // evalCalls is how many scripts Redis has run (EVALSHA and EVAL).
-func evalCalls(ctx context.Context, c *redis.Client) (int64, error) {
-	info, err := c.Info(ctx, "commandstats").Result()
+func evalCalls(ctx context.Context, c *redisconn.Client) (int64, error) {
+	b, err := redisconn.Bytes(c.Do(ctx, "INFO", "commandstats"))
+	info := string(b)
 	if err != nil {
 		return 0, fmt.Errorf("reading Redis's commandstats: %w", err)
 	}

@@ -18,9 +18,9 @@ import (
 
 	sdkrpc "github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/mcptrunk/mcptrunk/internal/accesstoken/testissuer"
+	"github.com/mcptrunk/mcptrunk/internal/redisconn"
 	"github.com/mcptrunk/mcptrunk/internal/testkit"
 	"github.com/mcptrunk/mcptrunk/proxy/signin"
 	"github.com/mcptrunk/mcptrunk/upstream/oauth"
@@ -343,19 +343,19 @@ func grepLines(s, sub string) string {
 // Redis holds at rest.
 func redisValues(t *testing.T, ctx context.Context, srv *testkit.RedisServer) string {
 	t.Helper()
-	c := goredis.NewClient(&goredis.Options{Addr: srv.Addr()})
+	c := redisconn.New(redisconn.Options{Addr: srv.Addr()})
 	defer c.Close()
-	keys, err := c.Keys(ctx, "*").Result()
+	keys, err := redisconn.Strings(c.Do(ctx, "KEYS", "*"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var b strings.Builder
 	for _, k := range keys {
-		v, err := c.Get(ctx, k).Result()
+		v, err := redisconn.Bytes(c.Do(ctx, "GET", k))
 		if err != nil {
 			t.Fatal(err)
 		}
-		b.WriteString(k + "=" + v + "\n")
+		b.WriteString(k + "=" + string(v) + "\n")
 	}
 	return b.String()
 }

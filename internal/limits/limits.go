@@ -35,10 +35,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
+	"github.com/mcptrunk/mcptrunk/internal/redisconn"
 	"github.com/mcptrunk/mcptrunk/internal/statestore"
 )
 
@@ -201,7 +200,7 @@ type Options struct {
 	// script run there (EVALSHA), which reads and updates every count the
 	// request falls in at once, on the store's clock, so that replicas
 	// sharing the store hold each limit exactly, as one process would.
-	Shared redis.Scripter
+	Shared *redisconn.Client
 	// Prefix begins the keys of the counts in Shared (default
 	// DefaultPrefix), so that trunks of different teams can share a Redis.
 	Prefix string
@@ -252,7 +251,7 @@ func (e *UnavailableError) ToolResult() json.RawMessage {
 // shared store. Safe for concurrent use.
 type Limiter struct {
 	// fixed at creation
-	shared           redis.Scripter
+	shared           *redisconn.Client
 	prefix, store    string
 	allowUnavailable bool
 	// clock is the time of each check: nil is time.Now in this process,

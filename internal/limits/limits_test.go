@@ -11,10 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/mcptrunk/mcptrunk/internal/jsonrpc"
+	"github.com/mcptrunk/mcptrunk/internal/redisconn"
 	"github.com/mcptrunk/mcptrunk/internal/testkit"
 )
 
@@ -70,12 +69,12 @@ func eachStore(t *testing.T, test func(t *testing.T, newAt newAtFunc)) {
 }
 
 // redisClient is a client of r for the test, closed when it ends.
-func redisClient(t testing.TB, r *testkit.RedisServer) *redis.Client {
-	opts, err := redis.ParseURL(r.URL())
+func redisClient(t testing.TB, r *testkit.RedisServer) *redisconn.Client {
+	opts, err := redisconn.ParseURL(r.URL())
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := redis.NewClient(opts)
+	c := redisconn.New(opts)
 	t.Cleanup(func() { c.Close() })
 	return c
 }

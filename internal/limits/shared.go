@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/mcptrunk/mcptrunk/internal/redisconn"
 )
 
 // check is the whole of a check in Redis, run atomically: the GCRA of
@@ -21,7 +21,7 @@ import (
 // otherwise every count moves and it returns {now, 0, 0}. A bucket's key
 // expires when it is full again; a day's count holds "<day> <n>" and
 // expires a minute after that day ends.
-var check = redis.NewScript(`
+var check = redisconn.NewScript(`
 local now
 if ARGV[1] ~= '' then
   now = tonumber(ARGV[1])
@@ -82,7 +82,7 @@ func (l *Limiter) allowShared(ctx context.Context, matched []*rule, req Request)
 			args = append(args, "g", r.interval.Microseconds(), r.limit.Window.D().Microseconds())
 		}
 	}
-	res, err := check.Run(ctx, l.shared, keys, args...).Int64Slice()
+	res, err := redisconn.Int64s(check.Run(ctx, l.shared, keys, args...))
 	if err == nil && len(res) != 3 {
 		err = fmt.Errorf("the limit script answered %v", res)
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcptrunk/mcptrunk/internal/config"
+	"github.com/mcptrunk/mcptrunk/internal/redisconn"
 	"github.com/mcptrunk/mcptrunk/internal/testkit"
 )
 
@@ -183,7 +184,7 @@ func TestKeysNameNoSubject(t *testing.T) {
 		allow(l, subject, true)
 		allow(l, subject, false)
 		allow(l, "bob", true)
-		keys, err := c.Keys(context.Background(), "*").Result()
+		keys, err := redisconn.Strings(c.Do(context.Background(), "KEYS", "*"))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"go.uber.org/goleak"
 
 	"github.com/mcptrunk/mcptrunk/internal/config"
+	"github.com/mcptrunk/mcptrunk/internal/redisconn"
 	"github.com/mcptrunk/mcptrunk/internal/testkit"
 )
 
@@ -63,8 +63,8 @@ func backends(t *testing.T) []backendCase {
 			t.Cleanup(func() { r.Close() })
 			return r
 		}, raw: func(t *testing.T, b Backend, name string) []byte {
-			v, err := b.(*Redis).Client().Get(context.Background(), RedisPrefix+name).Bytes()
-			if err != nil && !errors.Is(err, redis.Nil) {
+			v, err := redisconn.Bytes(b.(*Redis).Client().Do(context.Background(), "GET", RedisPrefix+name))
+			if err != nil && !errors.Is(err, redisconn.ErrNil) {
 				t.Fatal(err)
 			}
 			return v
@@ -170,12 +170,12 @@ func TestRedisExpiresByItself(t *testing.T) {
 	if err := s.Put(ctx, "x", []byte("v"), Put{Expires: exp}); err != nil {
 		t.Fatal(err)
 	}
-	at, err := r.Client().PExpireTime(ctx, RedisPrefix+"x").Result()
+	at, err := redisconn.Int64(r.Client().Do(ctx, "PEXPIRETIME", RedisPrefix+"x"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := time.UnixMilli(at.Milliseconds()).Sub(exp); d > time.Millisecond || d < -time.Millisecond {
-		t.Errorf("Redis expires the record at %v, want %v", time.UnixMilli(at.Milliseconds()), exp)
+	if d := time.UnixMilli(at).Sub(exp); d > time.Millisecond || d < -time.Millisecond {
+		t.Errorf("Redis expires the record at %v, want %v", time.UnixMilli(at), exp)
 	}
 }
 

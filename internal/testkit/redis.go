@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"net"
+	"net/url"
 	"os"
 	"os/exec"
 	"strconv"
@@ -22,6 +23,7 @@ type RedisServer struct {
 	dir     string
 	port    int
 	persist bool
+	pass    string
 	cmd     *exec.Cmd
 	exited  chan struct{}
 	stderr  *Buffer
@@ -32,6 +34,9 @@ type RedisOptions struct {
 	// Persist turns on the append-only file, fsynced on every write, so
 	// that a restart finds everything written before the stop.
 	Persist bool
+	// Password, when set, is required of every client (requirepass): the
+	// server's URL holds it, Addr does not.
+	Password string
 }
 
 // RedisBinary returns redis-server's path. Without one the test is
@@ -55,7 +60,7 @@ func RedisBinary(t testing.TB) string {
 // it answers PING; it is stopped when the test ends.
 func StartRedis(t testing.TB, opts RedisOptions) *RedisServer {
 	t.Helper()
-	r := &RedisServer{t: t, bin: RedisBinary(t), dir: t.TempDir(), persist: opts.Persist}
+	r := &RedisServer{t: t, bin: RedisBinary(t), dir: t.TempDir(), persist: opts.Persist, pass: opts.Password}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -67,8 +72,13 @@ func StartRedis(t testing.TB, opts RedisOptions) *RedisServer {
 	return r
 }
 
-// URL is the redis:// URL of the server.
-func (r *RedisServer) URL() string { return fmt.Sprintf("redis://127.0.0.1:%d/0", r.port) }
+// URL is the redis:// URL of the server, with its password if it has one.
+func (r *RedisServer) URL() string {
+	if r.pass != "" {
+		return fmt.Sprintf("redis://:%s@127.0.0.1:%d/0", url.UserPassword("", r.pass).String()[1:], r.port)
+	}
+	return fmt.Sprintf("redis://127.0.0.1:%d/0", r.port)
+}
 
 // Addr is the server's host:port.
 func (r *RedisServer) Addr() string { return "127.0.0.1:" + strconv.Itoa(r.port) }
@@ -85,6 +95,9 @@ func (r *RedisServer) Start() {
 		args = append(args, "--appendonly", "yes", "--appendfsync", "always")
 	} else {
 		args = append(args, "--appendonly", "no")
+	}
+	if r.pass != "" {
+		args = append(args, "--requirepass", r.pass)
 	}
 	r.stderr = &Buffer{}
 	r.cmd = exec.Command(r.bin, args...)
@@ -114,7 +127,8 @@ func (r *RedisServer) Start() {
 	}
 }
 
-// ping sends PING and reads the reply.
+// ping sends PING, after AUTH when the server has a password, and reads
+// the reply.
 func (r *RedisServer) ping() error {
 	c, err := net.DialTimeout("tcp", r.Addr(), time.Second)
 	if err != nil {
@@ -122,10 +136,21 @@ func (r *RedisServer) ping() error {
 	}
 	defer c.Close()
 	_ = c.SetDeadline(time.Now().Add(2 * time.Second))
+	br := bufio.NewReader(c)
+	if r.pass != "" {
+		if _, err := fmt.Fprintf(c, "*2\r\n$4\r\nAUTH\r\n$%d\r\n%s\r\n", len(r.pass), r.pass); err != nil {
+			return err
+		}
+		if line, err := br.ReadString('\n'); err != nil {
+			return err
+		} else if strings.TrimSpace(line) != "+OK" {
+			return fmt.Errorf("AUTH answered %q", strings.TrimSpace(line))
+		}
+	}
 	if _, err := c.Write([]byte("PING\r\n")); err != nil {
 		return err
 	}
-	line, err := bufio.NewReader(c).ReadString('\n')
+	line, err := br.ReadString('\n')
 	if err != nil {
 		return err
 	}
