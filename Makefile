@@ -112,7 +112,7 @@ FUZZ_TARGETS := \
 	internal/rawjson:FuzzReplaceString internal/rawjson:FuzzScanFieldsMatchesDecoder \
 	internal/rawjson:FuzzAppendJSONStringMatchesMarshal internal/rawjson:FuzzReplaceReservedMeta \
 	proxy:FuzzNamespaceResults upstream/transport/stdio/internal/winexec:FuzzQuoteForCmd \
-	internal/policy/expr:FuzzAgainstCEL:30000x
+	internal/redisconn:FuzzReadReply internal/policy/expr:FuzzAgainstCEL:30000x
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 	  pkg=$${t%%:*}; rest=$${t#*:}; fn=$${rest%%:*}; budget=$(FUZZTIME); \
