@@ -79,6 +79,22 @@ func (h *host) status(ctx context.Context) (map[string]serverStatus, error) {
 	return parseStatus(text)
 }
 
+// droppedNotifications is the trunk's count of notifications it dropped
+// (a host not reading, or one too large for it), from mcp__trunk__status.
+func (h *host) droppedNotifications(ctx context.Context) (int64, error) {
+	text, err := h.callTool(ctx, "mcp__trunk__status", nil)
+	if err != nil {
+		return 0, err
+	}
+	var r struct {
+		Dropped int64 `json:"droppedNotifications"`
+	}
+	if err := json.Unmarshal([]byte(text), &r); err != nil {
+		return 0, fmt.Errorf("mcp__trunk__status: %v: %s", err, text)
+	}
+	return r.Dropped, nil
+}
+
 // parseStatus reads the text of mcp__trunk__status.
 func parseStatus(text string) (map[string]serverStatus, error) {
 	var r struct {

@@ -45,15 +45,35 @@ var noiseFaults = []struct {
 		if err != nil || text != fmt.Sprintf("sent %d notifications", count) {
 			t.Errorf("notify_flood: %q, %v", text, err)
 		}
-		waitCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		defer cancel()
-		if err := eventually(waitCtx, 10*time.Millisecond, func() error {
-			if n := h.rec.logsBy("flaky/flood"); n < count {
-				return fmt.Errorf("the host got %d of the %d notifications/message (logger flaky/flood)", n, count)
+		// A flood is throttled to the host's pace, and what waited a
+		// second in vain for room is dropped and counted (docs/failures.md).
+		// On a starved machine the host takes long to read them (3165 of
+		// 5000 had arrived 10 s after the call at load 20; all 5000, none
+		// dropped, 16 s after it at a few percent of one CPU) and may fall
+		// that far behind. So every notification arrives or is counted,
+		// none is lost silently; the test waits for that, not for a time.
+		var got int
+		var dropped int64
+		if err := eventually(ctx, 50*time.Millisecond, func() error {
+			if got = h.rec.logsBy("flaky/flood"); got >= count {
+				return nil
+			}
+			d, err := h.droppedNotifications(ctx)
+			if err != nil {
+				return fmt.Errorf("the host got %d of the %d notifications/message (logger flaky/flood); the trunk's status: %v", got, count, err)
+			}
+			if dropped = d; int64(got)+dropped < count {
+				return fmt.Errorf("the host got %d of the %d notifications/message (logger flaky/flood) and %d were dropped", got, count, dropped)
 			}
 			return nil
 		}); err != nil {
 			t.Error(err)
+		}
+		if got > count {
+			t.Errorf("the host got %d notifications/message (logger flaky/flood), %d were sent", got, count)
+		}
+		if dropped > 0 {
+			t.Logf("the host got %d of the %d notifications; the trunk dropped %d", got, count, dropped)
 		}
 		return time.Since(start)
 	}},

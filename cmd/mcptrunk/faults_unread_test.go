@@ -26,7 +26,13 @@ func TestFaultHostReadsNothing(t *testing.T) {
 		n    = 400
 		size = 1 << 20
 	)
-	ctx := testCtx(t, 120*time.Second)
+	// The test is about what the trunk holds, not how fast 400 MiB pass
+	// through three race-built processes: on a starved machine (load 20,
+	// collector pauses of seconds in the trunk's trace) 69 answers had
+	// arrived after 120 s. So the whole has a generous bound, and the
+	// answers fail only when none arrives for answerStall.
+	const answerStall = time.Minute
+	ctx := testCtx(t, 8*time.Minute)
 	cfg := writeConfig(t, map[string]server{"notes": notesServer()}, nil)
 	trunk := trunkCmd(newTag(t), "serve", "--config", cfg)
 	trunk.Env = append(trunk.Env, "GODEBUG=gctrace=1")
@@ -56,19 +62,38 @@ func TestFaultHostReadsNothing(t *testing.T) {
 		}
 		wrote <- nil
 	}()
-	if _, err := waitStderrLine(ctx, c.stderr, 60*time.Second, "not reading its answers"); err != nil {
+	if _, err := waitStderrLine(ctx, c.stderr, 3*time.Minute, "not reading its answers"); err != nil {
 		t.Fatalf("the trunk did not stop reading a host that reads nothing: %v\nstderr:\n%s", err, tail(c.stderr.String(), 3000))
 	}
 	held := peakRSS(t, c.cmd.Process.Pid)
 	c.resume()
-	for i, ch := range answers {
+	// arrived counts the answers in, from i on those not yet read (each
+	// channel holds one): they come in any order.
+	arrived := func(i int) int {
+		for _, ch := range answers[i:] {
+			i += len(ch)
+		}
+		return i
+	}
+	stall := time.NewTicker(answerStall)
+	defer stall.Stop()
+	before := 0
+	for i := 0; i < n; {
 		select {
-		case line := <-ch:
+		case line := <-answers[i]:
 			if !bytes.Contains(line, []byte(`"result"`)) || len(line) < size {
 				t.Fatalf("answer %d: %s", i, clip(string(line)))
 			}
+			i++
+		case <-stall.C:
+			now := arrived(i)
+			if now == before {
+				t.Fatalf("%d of %d answers arrived, then none for %s", now, n, answerStall)
+			}
+			before = now
+			continue
 		case <-ctx.Done():
-			t.Fatalf("%d of %d answers arrived", i, n)
+			t.Fatalf("%d of %d answers arrived", arrived(i), n)
 		}
 		c.mu.Lock()
 		c.lines = nil // the test keeps none of the 400 MiB

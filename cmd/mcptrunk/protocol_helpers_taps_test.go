@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -101,6 +102,18 @@ func (tp *tap) waitAnswered(t testing.TB, ctx context.Context, what string, pred
 	return tp.waitReceived(t, ctx, "the answer to "+what, func(m tapMsg) bool {
 		return m.Method == "" && string(m.ID) == string(req.ID)
 	})
+}
+
+// tapFrom reads what read does from the first message first accepts on:
+// nothing until there is one.
+func tapFrom(read func() []tapMsg, first func(tapMsg) bool) func() []tapMsg {
+	return func() []tapMsg {
+		msgs := read()
+		if i := slices.IndexFunc(msgs, first); i >= 0 {
+			return msgs[i:]
+		}
+		return nil
+	}
 }
 
 func waitTap(t testing.TB, ctx context.Context, what string, read func() []tapMsg, pred func(tapMsg) bool) tapMsg {

@@ -65,9 +65,17 @@ func StartEverything(node, index, mode, port, dir string) (*Everything, error) {
 	return StartNodeServer(node, []string{index, mode}, port, dir)
 }
 
+// nodeStartWait bounds the wait for a node server to listen, for one that
+// neither listens nor exits. It is not how long starting may take: node
+// loading a server's modules took over 30 s on a starved machine (load 20,
+// nice 19), so a shorter bound failed servers that were starting.
+const nodeStartWait = 3 * time.Minute
+
 // StartNodeServer starts node with args (the script first) and PORT=port
-// ("0": any free one), bound to 127.0.0.1, and waits until it listens. dir
-// is where the loopback preload is written (a test's temporary directory).
+// ("0": any free one), bound to 127.0.0.1, and waits until it listens, or
+// until it exits (its stderr closes) without listening, which is an error
+// with what it printed. dir is where the loopback preload is written (a
+// test's temporary directory).
 func StartNodeServer(node string, args []string, port, dir string) (*NodeServer, error) {
 	preload := filepath.Join(dir, "loopback.cjs")
 	if err := os.WriteFile(preload, []byte(everythingLoopback), 0o644); err != nil {
@@ -85,9 +93,11 @@ func StartNodeServer(node string, args []string, port, dir string) (*NodeServer,
 		return nil, fmt.Errorf("starting %s: %w", filepath.Base(args[0]), err)
 	}
 	ports := make(chan string, 1)
+	exited := make(chan struct{}) // stderr closed: the server is gone
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
+		defer close(exited)
 		re := regexp.MustCompile(`^MCPTRUNK_LISTENING (\S+) (\d+)$`)
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
@@ -107,12 +117,22 @@ func StartNodeServer(node string, args []string, port, dir string) (*NodeServer,
 		}
 		_, _ = io.Copy(io.Discard, stderr)
 	}()
+	timer := time.NewTimer(nodeStartWait)
+	defer timer.Stop()
 	select {
 	case s.Port = <-ports:
 		return s, nil
-	case <-time.After(30 * time.Second):
+	case <-exited:
+		select {
+		case s.Port = <-ports: // it listened, then closed its stderr
+			return s, nil
+		default:
+		}
 		s.Stop()
-		return nil, fmt.Errorf("%s did not start listening on 127.0.0.1:\n%s", args, s.Out)
+		return nil, fmt.Errorf("%s exited without listening on 127.0.0.1:\n%s", args, s.Out)
+	case <-timer.C:
+		s.Stop()
+		return nil, fmt.Errorf("%s did not start listening on 127.0.0.1 within %s:\n%s", args, nodeStartWait, s.Out)
 	}
 }
 

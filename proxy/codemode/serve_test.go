@@ -81,7 +81,15 @@ func TestLocalCancelEndsCalls(t *testing.T) {
 func TestServeMemoryBudget(t *testing.T) {
 	b := budgets
 	b.MaxMemoryBytes = 32 << 20
-	_, err := Local(t.Context(), `const a = []; for (;;) a.push("y".repeat(1 << 20) + a.length);`, Options{Call: echo, Budgets: b})
+	// The test is about memory, not time: the wall-time budget only ends
+	// a hog the memory budget missed, and is long because a starved
+	// machine (a loop at nice 19, load 20) ran out of 10 s before the
+	// hog had allocated its way past 32 MiB. The hog stops allocating at
+	// 256 MiB (eight times the budget, so a collection has found more
+	// than 32 MiB live by then) and spins, so that a missed budget costs
+	// that much memory, not all of it.
+	b.WallTime = 2 * time.Minute
+	_, err := Local(t.Context(), `const a = []; for (let i = 0; i < 256; i++) a.push("y".repeat(1 << 20) + i); for (;;) {}`, Options{Call: echo, Budgets: b})
 	if be, ok := errors.AsType[*BudgetError](err); !ok || be.Budget != "maxMemoryBytes" || be.Limit != "33554432" {
 		t.Fatalf("a memory hog: %v, want the budget maxMemoryBytes (33554432)", err)
 	}
