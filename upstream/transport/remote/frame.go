@@ -26,6 +26,7 @@ type frame struct {
 	method   string
 	params   json.RawMessage
 	cancelID string // notifications/cancelled: normalised id of the request it cancels
+	exchange bool   // a request its caller POSTs on its own goroutine (callExchange)
 }
 
 func parseFrame(body []byte) frame {

@@ -322,20 +322,58 @@ func (p *httpPeer) flush(ctx context.Context) {
 // does not grow a fresh one's), with a ctx that ends when the caller
 // cancels it or the transport closes.
 func (p *httpPeer) goRequest(f frame) {
+	ctx, untrack := p.track(f)
+	p.requests.Go(func() {
+		defer untrack()
+		p.sender.sendRequest(ctx, f)
+	})
+}
+
+// track returns the ctx of request f's exchange, which the dispatcher
+// ends once it has sent the request's notifications/cancelled (or the
+// transport closes), and the func that ends it and forgets it.
+func (p *httpPeer) track(f frame) (context.Context, func()) {
 	ctx, cancel := context.WithCancel(p.life)
 	key := normID(f.id)
 	p.mu.Lock()
 	p.inflight[key] = cancel
 	p.mu.Unlock()
-	p.requests.Go(func() {
-		defer func() {
-			cancel()
-			p.mu.Lock()
-			delete(p.inflight, key)
-			p.mu.Unlock()
-		}()
-		p.sender.sendRequest(ctx, f)
-	})
+	return ctx, func() {
+		cancel()
+		p.mu.Lock()
+		delete(p.inflight, key)
+		p.mu.Unlock()
+	}
+}
+
+// handOff goes on with request f, which its caller POSTed (callExchange),
+// on one of the requests' goroutines, as a queued request runs (goRequest):
+// its caller returns from the exchange and waits for the answer in Conn's
+// call, where its ctx ends the wait. It is for what may take longer than a
+// caller should be held without a way out (a session's renewal). Once the
+// transport is closing run is not run, and the call ends with the Conn.
+func (p *httpPeer) handOff(f frame, run func(ctx context.Context)) {
+	ctx, untrack := p.track(f)
+	if !p.goPooled(func() {
+		defer untrack()
+		run(ctx)
+	}) {
+		untrack()
+	}
+}
+
+// goPooled runs fn on one of the requests' goroutines (counted in workers,
+// as goWorker's are); false (and fn not run) once the transport is closing.
+// Unlike goRequest it may be called from any goroutine: the check and the
+// start are one step under mu.
+func (p *httpPeer) goPooled(fn func()) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closing || p.life.Err() != nil {
+		return false
+	}
+	p.requests.Go(fn)
+	return true
 }
 
 // goWorker runs fn on a goroutine the transport waits for at Close; false
@@ -440,8 +478,10 @@ func (p *httpPeer) callExchange(ctx context.Context, method string, params json.
 		defer cancel()
 		defer context.AfterFunc(p.life, cancel)()
 		// A copy: net/http may read a request's body after its round trip
-		// returned.
-		p.sender.sendRequest(ctx, parseFrame(bytes.Clone(msg)))
+		// returned, and a request handed off (handOff) outlives msg.
+		f := parseFrame(bytes.Clone(msg))
+		f.exchange = true
+		p.sender.sendRequest(ctx, f)
 	})
 }
 

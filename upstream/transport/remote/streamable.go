@@ -156,13 +156,24 @@ func sessionGone(resp *http.Response, body []byte, sent string) bool {
 }
 
 func (t *Streamable) sendRequest(ctx context.Context, f frame) {
-	initialize := f.method == "initialize"
-	if initialize {
+	if f.method == "initialize" {
 		t.mu.Lock()
 		t.initParams = bytes.Clone(f.params)
 		t.mu.Unlock()
 	}
-	for attempt := 0; ; attempt++ {
+	t.postRequest(ctx, f, false)
+}
+
+// postRequest POSTs request f and reads its reply. A reply that says the
+// server forgot the session renews it and sends f once more, unless
+// renewed says that was done already. On its caller's goroutine (an
+// exchange) the renewal and the second POST are handed off: a renewal
+// takes a handshake, up to the connect timeout, that every request which
+// saw the session gone waits for, and the caller's ctx must be able to end
+// its wait.
+func (t *Streamable) postRequest(ctx context.Context, f frame, renewed bool) {
+	initialize := f.method == "initialize"
+	for ; ; renewed = true {
 		session, protoVersion := t.current()
 		if initialize {
 			session, protoVersion = "", "" // a new session
@@ -175,7 +186,20 @@ func (t *Streamable) sendRequest(ctx context.Context, f frame) {
 		if !httpx.Is2xx(resp.StatusCode) {
 			body := httpx.ReadLimited(resp.Body, errorBodyLimit)
 			httpx.DrainClose(resp)
-			if attempt == 0 && sessionGone(resp, body, session) {
+			if !renewed && sessionGone(resp, body, session) {
+				if f.exchange {
+					if ctx.Err() == nil {
+						f.exchange = false
+						t.handOff(f, func(ctx context.Context) {
+							if err := t.renewSession(session); err != nil {
+								t.failRequest(ctx, f.id, err)
+								return
+							}
+							t.postRequest(ctx, f, true)
+						})
+					}
+					return
+				}
 				if err := t.renewSession(session); err != nil {
 					t.failRequest(ctx, f.id, err)
 					return

@@ -3,12 +3,14 @@ package remote
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"maps"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -119,5 +121,64 @@ func TestReplyHeldOpenAfterTheAnswer(t *testing.T) {
 	}
 	if got := conns(); len(got) != 2 {
 		t.Errorf("2 calls whose streams were held open came over %d connections (%v), want 2: each closed its own", len(got), got)
+	}
+}
+
+// A call whose request met an expired session ends when its ctx does,
+// while the session's renewal still waits for the server's initialize
+// reply: the renewal is not on the caller's goroutine.
+func TestCancelDuringSessionRenewal(t *testing.T) {
+	reinit := make(chan struct{}, 1)
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			w.WriteHeader(http.StatusMethodNotAllowed)
+			return
+		}
+		body, _ := io.ReadAll(r.Body)
+		var msg struct {
+			ID     json.RawMessage
+			Method string
+		}
+		_ = json.Unmarshal(body, &msg)
+		switch {
+		case len(msg.ID) == 0:
+			w.WriteHeader(http.StatusAccepted)
+		case msg.Method == "initialize" && strings.Contains(string(msg.ID), "reinit"):
+			reinit <- struct{}{}
+			select {
+			case <-release:
+			case <-r.Context().Done():
+			}
+		case msg.Method == "initialize":
+			w.Header().Set("Mcp-Session-Id", "s1")
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":`+string(msg.ID)+`,"result":{"protocolVersion":"2025-06-18","capabilities":{}}}`)
+		default:
+			w.WriteHeader(http.StatusNotFound) // the session expired
+		}
+	}))
+	defer srv.Close()
+	defer close(release)
+	c, err := StartStreamable(Endpoint{ID: "slow", URL: srv.URL, ConnectTimeout: time.Minute}, noRequests{}, slog.New(slog.DiscardHandler), jsonrpc.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = c.Close(context.Background()) }()
+	if _, err := c.Call(context.Background(), "initialize", json.RawMessage(`{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}`)); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { _, err := c.Call(ctx, "tools/list", nil); done <- err }()
+	<-reinit
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("call = %v, want context.Canceled", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the cancelled call is still waiting 5 s after its ctx ended")
 	}
 }
