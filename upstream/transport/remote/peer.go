@@ -474,15 +474,59 @@ func (p *httpPeer) call(ctx context.Context, method string, params json.RawMessa
 // this file): the POST ends when ctx does or the transport closes.
 func (p *httpPeer) callExchange(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	return p.conn.CallExchange(ctx, method, params, func(msg []byte) {
-		ctx, cancel := context.WithCancel(ctx)
-		defer cancel()
-		defer context.AfterFunc(p.life, cancel)()
+		ex := p.newCallerExchange(ctx)
 		// A copy: net/http may read a request's body after its round trip
 		// returned, and a request handed off (handOff) outlives msg.
 		f := parseFrame(bytes.Clone(msg))
-		f.exchange = true
-		p.sender.sendRequest(ctx, f)
+		f.caller = ex
+		p.sender.sendRequest(ex.ctx, f)
+		if !ex.detached {
+			ex.end()
+		}
 	})
+}
+
+// callerExchange is the context of a request its caller POSTs
+// (callExchange): it ends when the caller's ctx does or the transport
+// closes, until detach, after which only the transport's end (or end)
+// ends it.
+type callerExchange struct {
+	ctx        context.Context
+	cancel     context.CancelFunc
+	stopCaller func() bool
+	stopLife   func() bool
+	detached   bool
+}
+
+func (p *httpPeer) newCallerExchange(caller context.Context) *callerExchange {
+	ctx, cancel := context.WithCancel(context.WithoutCancel(caller))
+	return &callerExchange{
+		ctx:        ctx,
+		cancel:     cancel,
+		stopCaller: context.AfterFunc(caller, cancel),
+		stopLife:   context.AfterFunc(p.life, cancel),
+	}
+}
+
+// end ends the exchange's context.
+func (ex *callerExchange) end() {
+	ex.stopCaller()
+	ex.stopLife()
+	ex.cancel()
+}
+
+// finishOffPath runs fn, what is left of a reply whose answer the caller
+// has, on one of the requests' goroutines, which then ends the exchange:
+// the caller returns at once, and the caller's ctx (which may end as soon
+// as its call returns) no longer ends the exchange. False (and fn not run)
+// once the transport is closing.
+func (p *httpPeer) finishOffPath(ex *callerExchange, fn func()) bool {
+	ex.stopCaller()
+	ex.detached = p.goPooled(func() {
+		defer ex.end()
+		fn()
+	})
+	return ex.detached
 }
 
 // CallWithin is Call bounded by d (none when d <= 0) by a context of its

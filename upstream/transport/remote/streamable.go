@@ -187,9 +187,9 @@ func (t *Streamable) postRequest(ctx context.Context, f frame, renewed bool) {
 			body := httpx.ReadLimited(resp.Body, errorBodyLimit)
 			httpx.DrainClose(resp)
 			if !renewed && sessionGone(resp, body, session) {
-				if f.exchange {
+				if f.caller != nil {
 					if ctx.Err() == nil {
-						f.exchange = false
+						f.caller = nil
 						t.handOff(f, func(ctx context.Context) {
 							if err := t.renewSession(session); err != nil {
 								t.failRequest(ctx, f.id, err)
@@ -263,9 +263,16 @@ func (t *Streamable) readRequestReply(ctx context.Context, f frame, resp *http.R
 	}
 	var cur sseCursor
 	err := readReply(resp, t.maxMessage, &cur, handle)
-	if answered && err == nil {
+	switch {
+	case answered && err == nil && f.caller != nil:
+		// The caller has its answer: it returns now, and the reply's end is
+		// read off its path.
+		if !t.finishOffPath(f.caller, func() { endReply(resp.Body) }) {
+			resp.Body.Close()
+		}
+	case answered && err == nil:
 		endReply(resp.Body)
-	} else {
+	default:
 		resp.Body.Close()
 	}
 	// At the stateless revision there is no GET to resume a stream with.

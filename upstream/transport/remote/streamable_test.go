@@ -87,11 +87,24 @@ func setReplyEndWait(t *testing.T, d time.Duration) {
 	t.Cleanup(func() { replyEndWait = was })
 }
 
+// replyEnds returns a channel that gets a value each time the transport
+// is done with a reply's end (endReply), for one test.
+func replyEnds(t *testing.T) <-chan struct{} {
+	ch := make(chan struct{}, 100)
+	replyEnded = func() { ch <- struct{}{} }
+	t.Cleanup(func() { replyEnded = nil })
+	return ch
+}
+
 // A reply stream is read to its end after the answer, so one call after
 // another goes over one connection: a reply closed before its end would
-// close its connection, and every call would open one.
+// close its connection, and every call would open one. The end is read
+// after the call returned (TestReplyHeldOpenAfterTheAnswer): each call
+// waits for the end of the one before, as a later call would otherwise
+// race the connection's return to the idle pool.
 func TestCallsReuseTheConnection(t *testing.T) {
 	setReplyEndWait(t, time.Minute) // the server ends each stream at once; no load delays it past this
+	ended := replyEnds(t)
 	url, conns := eventServer(t, false)
 	c := startEventClient(t, url)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -100,27 +113,45 @@ func TestCallsReuseTheConnection(t *testing.T) {
 		if res, err := c.Call(ctx, "ping", nil); err != nil || string(res) != "{}" {
 			t.Fatalf("call %d: %s, %v", i, res, err)
 		}
+		select {
+		case <-ended:
+		case <-ctx.Done():
+			t.Fatalf("call %d: its reply's end was never read", i)
+		}
 	}
 	if got := conns(); len(got) != 1 {
 		t.Errorf("20 calls one after another came over %d connections (%v), want 1", len(got), got)
 	}
 }
 
-// A server that keeps a reply's stream open after the answer holds its
-// call up no longer than replyEndWait: the call returns the answer.
+// A server that keeps a reply's stream open after the answer does not hold
+// its call up: the call returns with the answer while the server still
+// holds the stream open (until the test ends), and the stream's end is
+// waited for off the caller's path, no longer than replyEndWait.
 func TestReplyHeldOpenAfterTheAnswer(t *testing.T) {
-	setReplyEndWait(t, 10*time.Millisecond)
+	setReplyEndWait(t, time.Hour) // a caller that waited for the end would wait this long
 	url, conns := eventServer(t, true)
 	c := startEventClient(t, url)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
 	for i := range 2 {
-		if res, err := c.Call(ctx, "ping", nil); err != nil || string(res) != "{}" {
-			t.Fatalf("call %d: %s, %v", i, res, err)
+		done := make(chan error, 1)
+		go func() {
+			res, err := c.Call(context.Background(), "ping", nil)
+			if err == nil && string(res) != "{}" {
+				err = fmt.Errorf("result %s, want {}", res)
+			}
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("call %d: %v", i, err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("call %d has not returned 10 s after its answer came: it waits for the end of a stream the server holds open", i)
 		}
 	}
 	if got := conns(); len(got) != 2 {
-		t.Errorf("2 calls whose streams were held open came over %d connections (%v), want 2: each closed its own", len(got), got)
+		t.Errorf("2 calls whose streams were held open came over %d connections (%v), want 2: each keeps its own", len(got), got)
 	}
 }
 
