@@ -267,3 +267,17 @@ func TestLimits(t *testing.T) {
 		}
 	}
 }
+
+// A panic in the evaluator is an error and false, never true: a deny rule
+// that panics denies, an allow rule allows nothing. A nil *mapValue is a
+// value the evaluator never makes, on which reading a field panics.
+func TestEvalPanicIsAnError(t *testing.T) {
+	p, err := Compile(`!claims.x.y`, map[string]*Type{"claims": MapOf(String, Dyn)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := p.Eval(map[string]any{"claims": map[string]any{"x": (*mapValue)(nil)}})
+	if got || err == nil || !strings.Contains(err.Error(), "internal error") {
+		t.Errorf("an evaluation that panics = %v, %v; want false and an error saying it was an internal error", got, err)
+	}
+}
