@@ -62,7 +62,9 @@ func typeCheck(root *node, vars map[string]*Type) (t *Type, err error) {
 // Eval evaluates the program with the variables' values (strings, and for
 // a map the JSON values encoding/json decodes into an any, or Go's integer
 // types). It reports an error when the expression cannot be evaluated (a
-// key that is absent, a value of the wrong type, an overflow) or gives something other than a bool. A panic in the evaluator is an error
+// key that is absent, a value of the wrong type, an overflow, macros that
+// would take more than the evaluation's budget of steps, MacroBudget) or
+// gives something other than a bool. A panic in the evaluator is an error
 // too, never true: a rule that cannot be evaluated fails closed.
 func (p *Program) Eval(vars map[string]any) (bool, error) {
 	v, err := p.value(vars)
