@@ -264,9 +264,9 @@ func (t *Streamable) readRequestReply(ctx context.Context, f frame, resp *http.R
 	var cur sseCursor
 	err := readReply(resp, t.maxMessage, &cur, handle)
 	switch {
-	case answered && err == nil && f.caller != nil:
-		// The caller has its answer: it returns now, and the reply's end is
-		// read off its path.
+	case answered && err == nil && f.caller != nil && httpx.MediaType(resp) == "text/event-stream":
+		// The caller has its answer: it returns now, and the stream's end is
+		// read off its path. (A JSON body was read to its end already.)
 		if !t.finishOffPath(f.caller, func() { endReply(resp.Body) }) {
 			resp.Body.Close()
 		}
