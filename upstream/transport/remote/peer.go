@@ -480,10 +480,85 @@ func (p *httpPeer) callExchange(ctx context.Context, method string, params json.
 		f := parseFrame(bytes.Clone(msg))
 		f.caller = ex
 		p.sender.sendRequest(ex.ctx, f)
+		if ex.relay != nil {
+			ex.relay.close()
+		}
 		if !ex.detached {
 			ex.end()
 		}
 	})
+}
+
+// deliverReply delivers a message of the reply to a request, answer saying
+// whether it is the request's answer. A caller that reads its own reply
+// (ex not nil) delivers the answer itself as long as nothing came before
+// it; from the first other message on (a notification, whose handler may
+// block) every message of the reply goes through a relay, in order, so
+// that the caller reads on, and its ctx ends its wait.
+func (p *httpPeer) deliverReply(ex *callerExchange, msg []byte, answer bool) {
+	if ex == nil || (answer && ex.relay == nil) {
+		p.deliver(msg)
+		return
+	}
+	if ex.relay == nil {
+		r := &relay{wake: make(chan struct{}, 1)}
+		if !p.goPooled(func() { r.run(p) }) {
+			p.deliver(msg) // closing
+			return
+		}
+		ex.relay = r
+	}
+	ex.relay.push(msg)
+}
+
+// relay delivers the messages pushed to it, in order, on a goroutine of
+// its own, until it is closed and has delivered them all.
+type relay struct {
+	wake   chan struct{} // 1-buffered: something was pushed, or close
+	mu     sync.Mutex
+	queue  [][]byte
+	closed bool
+}
+
+func (r *relay) push(msg []byte) {
+	r.mu.Lock()
+	r.queue = append(r.queue, msg)
+	r.mu.Unlock()
+	r.signal()
+}
+
+func (r *relay) close() {
+	r.mu.Lock()
+	r.closed = true
+	r.mu.Unlock()
+	r.signal()
+}
+
+func (r *relay) signal() {
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (r *relay) run(p *httpPeer) {
+	for {
+		r.mu.Lock()
+		for len(r.queue) == 0 && !r.closed {
+			r.mu.Unlock()
+			<-r.wake
+			r.mu.Lock()
+		}
+		if len(r.queue) == 0 {
+			r.mu.Unlock()
+			return
+		}
+		msg := r.queue[0]
+		r.queue[0] = nil
+		r.queue = r.queue[1:]
+		r.mu.Unlock()
+		p.deliver(msg)
+	}
 }
 
 // callerExchange is the context of a request its caller POSTs
@@ -496,6 +571,7 @@ type callerExchange struct {
 	stopCaller func() bool
 	stopLife   func() bool
 	detached   bool
+	relay      *relay // the reply's messages from the first that was not the answer (deliverReply)
 }
 
 func (p *httpPeer) newCallerExchange(caller context.Context) *callerExchange {

@@ -254,11 +254,11 @@ func (t *Streamable) readRequestReply(ctx context.Context, f frame, resp *http.R
 			if initialize && env.Error == nil {
 				t.noteInit(env.Result)
 			}
-			t.deliver(msg)
+			t.deliverReply(f.caller, msg, true)
 			answered = true
 			return false
 		}
-		t.deliver(msg)
+		t.deliverReply(f.caller, msg, false)
 		return true
 	}
 	var cur sseCursor

@@ -213,3 +213,67 @@ func TestCancelDuringSessionRenewal(t *testing.T) {
 		t.Fatal("the cancelled call is still waiting 5 s after its ctx ended")
 	}
 }
+
+// blockingNotifications is the handler of a connection whose notification
+// handler blocks until unblock is closed, saying on entered that it has.
+type blockingNotifications struct {
+	noRequests
+	entered chan struct{}
+	unblock chan struct{}
+}
+
+func (h blockingNotifications) HandleNotification(string, json.RawMessage) {
+	select {
+	case h.entered <- struct{}{}:
+	default:
+	}
+	<-h.unblock
+}
+
+// A call whose reply stream brings a notification before the answer ends
+// when its ctx does, while the handler of that notification still blocks:
+// the caller that reads its own reply does not run the handler itself.
+func TestCancelWhileANotificationIsHandled(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			w.WriteHeader(http.StatusMethodNotAllowed)
+			return
+		}
+		var msg struct{ ID json.RawMessage }
+		body, _ := io.ReadAll(r.Body)
+		if json.Unmarshal(body, &msg) != nil || len(msg.ID) == 0 {
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"level\":\"info\",\"data\":\"working\"}}\n\n")
+		w.(http.Flusher).Flush()
+		select { // the answer never comes
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer srv.Close()
+	defer close(release)
+	h := blockingNotifications{entered: make(chan struct{}, 1), unblock: make(chan struct{})}
+	c, err := StartStreamable(Endpoint{ID: "busy", URL: srv.URL}, h, slog.New(slog.DiscardHandler), jsonrpc.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = c.Close(context.Background()) }()
+	defer close(h.unblock)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { _, err := c.Call(ctx, "tools/list", nil); done <- err }()
+	<-h.entered
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("call = %v, want context.Canceled", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the cancelled call is still waiting 5 s after its ctx ended")
+	}
+}
