@@ -37,7 +37,9 @@ type versionSetter interface {
 }
 
 // negotiate settles the revision of a new connection under the config's
-// protocolVersion and runs its handshake.
+// protocolVersion and runs its handshake. The wire takes the revision as
+// soon as the handshake's result says which (settle), so that nothing the
+// handshake sends after it goes in another revision's form.
 // step names the handshake request a failure belongs to.
 func (c *Client) negotiate(ctx context.Context, w *wire) (_ InitResult, step string, _ error) {
 	pinned := c.spec.ProtocolVersion
@@ -130,6 +132,7 @@ func (c *Client) discover(ctx context.Context, w *wire) (InitResult, error) {
 	if !slices.Contains(supported, protocol.Stateless) {
 		return InitResult{}, &notStatelessError{supported: supported}
 	}
+	w.settle(init)
 	return init, nil
 }
 
@@ -176,6 +179,7 @@ func (c *Client) initialize(ctx context.Context, w *wire, version string) (InitR
 	if err != nil {
 		return InitResult{}, err
 	}
+	w.settle(init)
 	if err := w.Transport.Notify("notifications/initialized", nil); err != nil {
 		return InitResult{}, err
 	}

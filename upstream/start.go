@@ -131,8 +131,7 @@ func (c *Client) connect(ctx context.Context) error {
 		_ = t.Close(closeCtx)
 		return err
 	}
-	rev := revisionOf(init)
-	t.rev.Store(&rev)
+	rev := t.revision() // negotiate settled it
 	// Before the lists are read, so a change while they are is not missed.
 	rev.ready(t, init.RawCapabilities)
 	var tools []Item

@@ -21,7 +21,7 @@ import (
 type wire struct {
 	Transport
 	c    *Client
-	rev  atomic.Pointer[revision] // set by connect once negotiate has settled it
+	rev  atomic.Pointer[revision] // set by negotiate once the handshake's result says which (settle)
 	life context.Context          // ends when the connection is closed or the Client closes
 	end  context.CancelFunc
 
@@ -128,8 +128,14 @@ func (statelessRevision) inputInResults() bool                { return true }
 // (see its call).
 var statelessStandIn = map[string]bool{"ping": true, "logging/setLevel": true, "resources/subscribe": true, "resources/unsubscribe": true}
 
+// settle makes the revision init says the one the wire speaks.
+func (w *wire) settle(init InitResult) {
+	rev := revisionOf(init)
+	w.rev.Store(&rev)
+}
+
 // revision is the connection's adapter: a 2025 one of no version until
-// connect has settled it (the handshake itself goes straight to the
+// negotiate has settled it (the handshake itself goes straight to the
 // transport).
 func (w *wire) revision() revision {
 	if r := w.rev.Load(); r != nil {

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -78,8 +79,7 @@ func wireAt(t *testing.T, init InitResult) (*Client, *wire, *recordingTransport)
 	rt := &recordingTransport{done: make(chan struct{})}
 	w := newWire(c)
 	w.Transport = rt
-	rev := revisionOf(init)
-	w.rev.Store(&rev)
+	w.settle(init)
 	c.mu.Lock()
 	c.init = init
 	c.mu.Unlock()
@@ -181,4 +181,52 @@ func TestRevisionAdapters(t *testing.T) {
 			t.Error("a stateless server asks for input with requests, says its Caller")
 		}
 	})
+}
+
+// settlingTransport answers initialize for revision 2025-06-18 and notes
+// the revision its wire speaks when notifications/initialized is sent.
+type settlingTransport struct {
+	recordingTransport
+	w      *wire
+	atInit atomic.Pointer[revision]
+}
+
+func (s *settlingTransport) Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	if method == "initialize" {
+		s.record(sent{method: method, params: params})
+		return json.RawMessage(`{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"s","version":"1"}}`), nil
+	}
+	return s.recordingTransport.Call(ctx, method, params)
+}
+
+func (s *settlingTransport) Notify(method string, params json.RawMessage) error {
+	if method == "notifications/initialized" {
+		rev := s.w.revision()
+		s.atInit.Store(&rev)
+	}
+	return s.recordingTransport.Notify(method, params)
+}
+
+// The wire speaks the negotiated revision from the moment the handshake's
+// result says which: what the handshake sends after it (here
+// notifications/initialized) already goes in that revision's form.
+func TestNegotiateSettlesTheRevisionAtOnce(t *testing.T) {
+	c := newClient("srv", config.Spec{Type: config.TransportStdio, ProtocolVersion: "2025-06-18"}, clientOptions{logger: slog.New(slog.NewTextHandler(&testkit.Buffer{}, nil)), version: "test"})
+	t.Cleanup(func() { _ = c.Close(context.Background()) })
+	w := newWire(c)
+	st := &settlingTransport{recordingTransport: recordingTransport{done: make(chan struct{})}, w: w}
+	w.Transport = st
+	if _, _, err := c.negotiate(context.Background(), w); err != nil {
+		t.Fatal(err)
+	}
+	got := st.atInit.Load()
+	if got == nil {
+		t.Fatal("notifications/initialized was never sent")
+	}
+	if want := (revision2025{"2025-06-18"}); *got != revision(want) {
+		t.Errorf("the wire spoke %#v when notifications/initialized went out, want %#v", *got, want)
+	}
+	if w.revision() != revision(revision2025{"2025-06-18"}) {
+		t.Errorf("after negotiate the wire speaks %#v", w.revision())
+	}
 }

@@ -38,7 +38,9 @@
 // literal that fails (int("x"), as cel-go does at load) and, in Compile,
 // an expression that cannot give a bool. An expression is at most 100 KiB,
 // 10,000 nodes and 100 levels deep, so that a hostile config cannot
-// exhaust the stack. Where cel-go computes at load (x in [literals]: false for an
+// exhaust the stack; an evaluation's macros visit at most MacroBudget
+// elements in all, past which it fails, so that nested macros over long
+// lists cannot run on. Where cel-go computes at load (x in [literals]: false for an
 // empty list whatever x is), this package does the same.
 //
 // The tests hold it to cel-go: a table of expressions over several claim

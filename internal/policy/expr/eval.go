@@ -21,7 +21,27 @@ type frame struct {
 }
 
 type evaluator struct {
-	vars map[string]any
+	vars  map[string]any
+	steps int // comprehension bodies evaluated so far (MacroBudget)
+}
+
+// MacroBudget bounds the steps of one evaluation's macros (all, exists,
+// exists_one, map, filter): each element a comprehension visits is a
+// step, so nested macros over long lists (whose cost multiplies) end with
+// an error instead of running on. No rule over a caller's claims comes
+// near it.
+const MacroBudget = 100_000
+
+// errOverBudget is an evaluation's error once its macros pass MacroBudget.
+var errOverBudget = fmt.Errorf("the expression's macros take more than %d steps, the budget of one evaluation", MacroBudget)
+
+// step counts one element visited by a comprehension.
+func (e *evaluator) step() error {
+	e.steps++
+	if e.steps > MacroBudget {
+		return errOverBudget
+	}
+	return nil
 }
 
 func (e *evaluator) lookup(name string, f *frame) (any, error) {
@@ -313,6 +333,9 @@ func (e *evaluator) comprehension(n *node, f *frame) (any, error) {
 	}
 	inner := &frame{name: n.iter, parent: f}
 	pred := func(a *node) (bool, error) {
+		if err := e.step(); err != nil {
+			return false, err
+		}
 		v, err := e.eval(a, inner)
 		if err != nil {
 			return false, err
@@ -371,6 +394,9 @@ func (e *evaluator) comprehension(n *node, f *frame) (any, error) {
 	out := []any{}
 	for _, it := range items {
 		inner.val = it
+		if err := e.step(); err != nil {
+			return nil, err
+		}
 		if len(n.args) == 2 {
 			b, err := pred(n.args[0])
 			if err != nil {

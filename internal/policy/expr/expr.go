@@ -62,11 +62,12 @@ func typeCheck(root *node, vars map[string]*Type) (t *Type, err error) {
 // Eval evaluates the program with the variables' values (strings, and for
 // a map the JSON values encoding/json decodes into an any, or Go's integer
 // types). It reports an error when the expression cannot be evaluated (a
-// key that is absent, a value of the wrong type, an overflow) or gives
-// something other than a bool.
+// key that is absent, a value of the wrong type, an overflow, macros that
+// would take more than the evaluation's budget of steps, MacroBudget) or
+// gives something other than a bool. A panic in the evaluator is an error
+// too, never true: a rule that cannot be evaluated fails closed.
 func (p *Program) Eval(vars map[string]any) (bool, error) {
-	e := &evaluator{vars: vars}
-	v, err := e.eval(p.root, nil)
+	v, err := p.value(vars)
 	if err != nil {
 		return false, err
 	}
@@ -78,7 +79,13 @@ func (p *Program) Eval(vars map[string]any) (bool, error) {
 }
 
 // value evaluates the program and returns its value as it is, whatever
-// its type: for tests that compare it with another evaluator's.
-func (p *Program) value(vars map[string]any) (any, error) {
+// its type (Eval's, and for tests that compare it with another
+// evaluator's), with a panic turned into an error.
+func (p *Program) value(vars map[string]any) (v any, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			v, err = nil, fmt.Errorf("evaluating the expression failed (an internal error): %v", r)
+		}
+	}()
 	return (&evaluator{vars: vars}).eval(p.root, nil)
 }

@@ -1,6 +1,7 @@
 package expr
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -264,6 +265,54 @@ func TestLimits(t *testing.T) {
 	} {
 		if _, err := Compile(src, vars); err == nil {
 			t.Errorf("Compile of %.20q... (%d bytes) accepted it", src, len(src))
+		}
+	}
+}
+
+// A panic in the evaluator is an error and false, never true: a deny rule
+// that panics denies, an allow rule allows nothing. A nil *mapValue is a
+// value the evaluator never makes, on which reading a field panics.
+func TestEvalPanicIsAnError(t *testing.T) {
+	p, err := Compile(`!claims.x.y`, map[string]*Type{"claims": MapOf(String, Dyn)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := p.Eval(map[string]any{"claims": map[string]any{"x": (*mapValue)(nil)}})
+	if got || err == nil || !strings.Contains(err.Error(), "internal error") {
+		t.Errorf("an evaluation that panics = %v, %v; want false and an error saying it was an internal error", got, err)
+	}
+}
+
+// Nested macros over a long list are refused at evaluation once they pass
+// MacroBudget, with an error naming the budget; rules that stay within it
+// evaluate as before.
+func TestMacroBudget(t *testing.T) {
+	vars := map[string]*Type{"claims": MapOf(String, Dyn)}
+	groups := make([]any, 1000)
+	for i := range groups {
+		groups[i] = fmt.Sprintf("group%d", i)
+	}
+	claims := map[string]any{"groups": groups}
+	for _, tc := range []struct {
+		src     string
+		want    bool
+		wantErr string
+	}{
+		// 1000 x 1000 steps, a million
+		{`claims.groups.all(a, claims.groups.exists(b, a == b))`, false, "100000 steps"},
+		{`claims.groups.map(a, claims.groups.filter(b, a != b)).size() > 0`, false, "100000 steps"},
+		// within the budget: 1000 steps, and 1000 + 10 x 1000
+		{`claims.groups.exists(g, g == "group999")`, true, ""},
+		{`claims.groups.filter(g, g.endsWith("9")).size() == 100`, true, ""},
+		{`claims.groups.filter(g, size(g) == 6).all(a, claims.groups.exists(b, a == b))`, true, ""},
+	} {
+		p, err := Compile(tc.src, vars)
+		if err != nil {
+			t.Fatalf("Compile(%q): %v", tc.src, err)
+		}
+		got, err := p.Eval(map[string]any{"claims": claims})
+		if got != tc.want || (err == nil) != (tc.wantErr == "") || (err != nil && !strings.Contains(err.Error(), tc.wantErr)) {
+			t.Errorf("%s over 1000 groups = %v, %v; want %v and an error saying %q", tc.src, got, err, tc.want, tc.wantErr)
 		}
 	}
 }

@@ -177,7 +177,14 @@ func endReply(body io.ReadCloser) {
 	_, _ = io.Copy(io.Discard, io.LimitReader(body, 4<<10))
 	t.Stop()
 	_ = body.Close()
+	if replyEnded != nil {
+		replyEnded()
+	}
 }
+
+// replyEnded, when set (by tests, before they start a transport), is
+// called each time endReply is done with a reply.
+var replyEnded func()
 
 // eventTooLargeError is a message from the server over the trunk's read
 // limit (trunk.maxMessageBytes).

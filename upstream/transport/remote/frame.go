@@ -25,7 +25,8 @@ type frame struct {
 	id       json.RawMessage // request or response id
 	method   string
 	params   json.RawMessage
-	cancelID string // notifications/cancelled: normalised id of the request it cancels
+	cancelID string          // notifications/cancelled: normalised id of the request it cancels
+	caller   *callerExchange // a request its caller POSTs on its own goroutine (callExchange); nil otherwise
 }
 
 func parseFrame(body []byte) frame {

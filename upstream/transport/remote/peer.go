@@ -322,20 +322,58 @@ func (p *httpPeer) flush(ctx context.Context) {
 // does not grow a fresh one's), with a ctx that ends when the caller
 // cancels it or the transport closes.
 func (p *httpPeer) goRequest(f frame) {
+	ctx, untrack := p.track(f)
+	p.requests.Go(func() {
+		defer untrack()
+		p.sender.sendRequest(ctx, f)
+	})
+}
+
+// track returns the ctx of request f's exchange, which the dispatcher
+// ends once it has sent the request's notifications/cancelled (or the
+// transport closes), and the func that ends it and forgets it.
+func (p *httpPeer) track(f frame) (context.Context, func()) {
 	ctx, cancel := context.WithCancel(p.life)
 	key := normID(f.id)
 	p.mu.Lock()
 	p.inflight[key] = cancel
 	p.mu.Unlock()
-	p.requests.Go(func() {
-		defer func() {
-			cancel()
-			p.mu.Lock()
-			delete(p.inflight, key)
-			p.mu.Unlock()
-		}()
-		p.sender.sendRequest(ctx, f)
-	})
+	return ctx, func() {
+		cancel()
+		p.mu.Lock()
+		delete(p.inflight, key)
+		p.mu.Unlock()
+	}
+}
+
+// handOff goes on with request f, which its caller POSTed (callExchange),
+// on one of the requests' goroutines, as a queued request runs (goRequest):
+// its caller returns from the exchange and waits for the answer in Conn's
+// call, where its ctx ends the wait. It is for what may take longer than a
+// caller should be held without a way out (a session's renewal). Once the
+// transport is closing run is not run, and the call ends with the Conn.
+func (p *httpPeer) handOff(f frame, run func(ctx context.Context)) {
+	ctx, untrack := p.track(f)
+	if !p.goPooled(func() {
+		defer untrack()
+		run(ctx)
+	}) {
+		untrack()
+	}
+}
+
+// goPooled runs fn on one of the requests' goroutines (counted in workers,
+// as goWorker's are); false (and fn not run) once the transport is closing.
+// Unlike goRequest it may be called from any goroutine: the check and the
+// start are one step under mu.
+func (p *httpPeer) goPooled(fn func()) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closing || p.life.Err() != nil {
+		return false
+	}
+	p.requests.Go(fn)
+	return true
 }
 
 // goWorker runs fn on a goroutine the transport waits for at Close; false
@@ -436,13 +474,135 @@ func (p *httpPeer) call(ctx context.Context, method string, params json.RawMessa
 // this file): the POST ends when ctx does or the transport closes.
 func (p *httpPeer) callExchange(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	return p.conn.CallExchange(ctx, method, params, func(msg []byte) {
-		ctx, cancel := context.WithCancel(ctx)
-		defer cancel()
-		defer context.AfterFunc(p.life, cancel)()
+		ex := p.newCallerExchange(ctx)
 		// A copy: net/http may read a request's body after its round trip
-		// returned.
-		p.sender.sendRequest(ctx, parseFrame(bytes.Clone(msg)))
+		// returned, and a request handed off (handOff) outlives msg.
+		f := parseFrame(bytes.Clone(msg))
+		f.caller = ex
+		p.sender.sendRequest(ex.ctx, f)
+		if ex.relay != nil {
+			ex.relay.close()
+		}
+		if !ex.detached {
+			ex.end()
+		}
 	})
+}
+
+// deliverReply delivers a message of the reply to a request, answer saying
+// whether it is the request's answer. A caller that reads its own reply
+// (ex not nil) delivers the answer itself as long as nothing came before
+// it; from the first other message on (a notification, whose handler may
+// block) every message of the reply goes through a relay, in order, so
+// that the caller reads on, and its ctx ends its wait.
+func (p *httpPeer) deliverReply(ex *callerExchange, msg []byte, answer bool) {
+	if ex == nil || (answer && ex.relay == nil) {
+		p.deliver(msg)
+		return
+	}
+	if ex.relay == nil {
+		r := &relay{wake: make(chan struct{}, 1)}
+		if !p.goPooled(func() { r.run(p) }) {
+			p.deliver(msg) // closing
+			return
+		}
+		ex.relay = r
+	}
+	ex.relay.push(msg)
+}
+
+// relay delivers the messages pushed to it, in order, on a goroutine of
+// its own, until it is closed and has delivered them all.
+type relay struct {
+	wake   chan struct{} // 1-buffered: something was pushed, or close
+	mu     sync.Mutex
+	queue  [][]byte
+	closed bool
+}
+
+func (r *relay) push(msg []byte) {
+	r.mu.Lock()
+	r.queue = append(r.queue, msg)
+	r.mu.Unlock()
+	r.signal()
+}
+
+func (r *relay) close() {
+	r.mu.Lock()
+	r.closed = true
+	r.mu.Unlock()
+	r.signal()
+}
+
+func (r *relay) signal() {
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (r *relay) run(p *httpPeer) {
+	for {
+		r.mu.Lock()
+		for len(r.queue) == 0 && !r.closed {
+			r.mu.Unlock()
+			<-r.wake
+			r.mu.Lock()
+		}
+		if len(r.queue) == 0 {
+			r.mu.Unlock()
+			return
+		}
+		msg := r.queue[0]
+		r.queue[0] = nil
+		r.queue = r.queue[1:]
+		r.mu.Unlock()
+		p.deliver(msg)
+	}
+}
+
+// callerExchange is the context of a request its caller POSTs
+// (callExchange): it ends when the caller's ctx does or the transport
+// closes, until detach, after which only the transport's end (or end)
+// ends it.
+type callerExchange struct {
+	ctx        context.Context
+	cancel     context.CancelFunc
+	stopCaller func() bool
+	stopLife   func() bool
+	detached   bool
+	relay      *relay // the reply's messages from the first that was not the answer (deliverReply)
+}
+
+func (p *httpPeer) newCallerExchange(caller context.Context) *callerExchange {
+	ctx, cancel := context.WithCancel(context.WithoutCancel(caller))
+	return &callerExchange{
+		ctx:        ctx,
+		cancel:     cancel,
+		stopCaller: context.AfterFunc(caller, cancel),
+		stopLife:   context.AfterFunc(p.life, cancel),
+	}
+}
+
+// end ends the exchange's context.
+func (ex *callerExchange) end() {
+	ex.stopCaller()
+	ex.stopLife()
+	ex.cancel()
+}
+
+// finishOffPath runs fn, what is left of a reply whose answer the caller
+// has, on one of the requests' goroutines, which then ends the exchange:
+// the caller returns at once, and the caller's ctx (which may end as soon
+// as its call returns) no longer ends the exchange. False (and fn not run)
+// once the transport is closing.
+func (p *httpPeer) finishOffPath(ex *callerExchange, fn func()) bool {
+	ex.stopCaller()
+	ex.detached = p.goPooled(func() {
+		defer ex.end()
+		fn()
+	})
+	return ex.detached
 }
 
 // CallWithin is Call bounded by d (none when d <= 0) by a context of its

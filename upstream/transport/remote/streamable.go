@@ -156,13 +156,24 @@ func sessionGone(resp *http.Response, body []byte, sent string) bool {
 }
 
 func (t *Streamable) sendRequest(ctx context.Context, f frame) {
-	initialize := f.method == "initialize"
-	if initialize {
+	if f.method == "initialize" {
 		t.mu.Lock()
 		t.initParams = bytes.Clone(f.params)
 		t.mu.Unlock()
 	}
-	for attempt := 0; ; attempt++ {
+	t.postRequest(ctx, f, false)
+}
+
+// postRequest POSTs request f and reads its reply. A reply that says the
+// server forgot the session renews it and sends f once more, unless
+// renewed says that was done already. On its caller's goroutine (an
+// exchange) the renewal and the second POST are handed off: a renewal
+// takes a handshake, up to the connect timeout, that every request which
+// saw the session gone waits for, and the caller's ctx must be able to end
+// its wait.
+func (t *Streamable) postRequest(ctx context.Context, f frame, renewed bool) {
+	initialize := f.method == "initialize"
+	for ; ; renewed = true {
 		session, protoVersion := t.current()
 		if initialize {
 			session, protoVersion = "", "" // a new session
@@ -175,7 +186,20 @@ func (t *Streamable) sendRequest(ctx context.Context, f frame) {
 		if !httpx.Is2xx(resp.StatusCode) {
 			body := httpx.ReadLimited(resp.Body, errorBodyLimit)
 			httpx.DrainClose(resp)
-			if attempt == 0 && sessionGone(resp, body, session) {
+			if !renewed && sessionGone(resp, body, session) {
+				if f.caller != nil {
+					if ctx.Err() == nil {
+						f.caller = nil
+						t.handOff(f, func(ctx context.Context) {
+							if err := t.renewSession(session); err != nil {
+								t.failRequest(ctx, f.id, err)
+								return
+							}
+							t.postRequest(ctx, f, true)
+						})
+					}
+					return
+				}
 				if err := t.renewSession(session); err != nil {
 					t.failRequest(ctx, f.id, err)
 					return
@@ -230,18 +254,25 @@ func (t *Streamable) readRequestReply(ctx context.Context, f frame, resp *http.R
 			if initialize && env.Error == nil {
 				t.noteInit(env.Result)
 			}
-			t.deliver(msg)
+			t.deliverReply(f.caller, msg, true)
 			answered = true
 			return false
 		}
-		t.deliver(msg)
+		t.deliverReply(f.caller, msg, false)
 		return true
 	}
 	var cur sseCursor
 	err := readReply(resp, t.maxMessage, &cur, handle)
-	if answered && err == nil {
+	switch {
+	case answered && err == nil && f.caller != nil && httpx.MediaType(resp) == "text/event-stream":
+		// The caller has its answer: it returns now, and the stream's end is
+		// read off its path. (A JSON body was read to its end already.)
+		if !t.finishOffPath(f.caller, func() { endReply(resp.Body) }) {
+			resp.Body.Close()
+		}
+	case answered && err == nil:
 		endReply(resp.Body)
-	} else {
+	default:
 		resp.Body.Close()
 	}
 	// At the stateless revision there is no GET to resume a stream with.

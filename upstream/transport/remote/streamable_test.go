@@ -3,12 +3,14 @@ package remote
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"maps"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -85,11 +87,24 @@ func setReplyEndWait(t *testing.T, d time.Duration) {
 	t.Cleanup(func() { replyEndWait = was })
 }
 
+// replyEnds returns a channel that gets a value each time the transport
+// is done with a reply's end (endReply), for one test.
+func replyEnds(t *testing.T) <-chan struct{} {
+	ch := make(chan struct{}, 100)
+	replyEnded = func() { ch <- struct{}{} }
+	t.Cleanup(func() { replyEnded = nil })
+	return ch
+}
+
 // A reply stream is read to its end after the answer, so one call after
 // another goes over one connection: a reply closed before its end would
-// close its connection, and every call would open one.
+// close its connection, and every call would open one. The end is read
+// after the call returned (TestReplyHeldOpenAfterTheAnswer): each call
+// waits for the end of the one before, as a later call would otherwise
+// race the connection's return to the idle pool.
 func TestCallsReuseTheConnection(t *testing.T) {
 	setReplyEndWait(t, time.Minute) // the server ends each stream at once; no load delays it past this
+	ended := replyEnds(t)
 	url, conns := eventServer(t, false)
 	c := startEventClient(t, url)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -98,26 +113,167 @@ func TestCallsReuseTheConnection(t *testing.T) {
 		if res, err := c.Call(ctx, "ping", nil); err != nil || string(res) != "{}" {
 			t.Fatalf("call %d: %s, %v", i, res, err)
 		}
+		select {
+		case <-ended:
+		case <-ctx.Done():
+			t.Fatalf("call %d: its reply's end was never read", i)
+		}
 	}
 	if got := conns(); len(got) != 1 {
 		t.Errorf("20 calls one after another came over %d connections (%v), want 1", len(got), got)
 	}
 }
 
-// A server that keeps a reply's stream open after the answer holds its
-// call up no longer than replyEndWait: the call returns the answer.
+// A server that keeps a reply's stream open after the answer does not hold
+// its call up: the call returns with the answer while the server still
+// holds the stream open (until the test ends), and the stream's end is
+// waited for off the caller's path, no longer than replyEndWait.
 func TestReplyHeldOpenAfterTheAnswer(t *testing.T) {
-	setReplyEndWait(t, 10*time.Millisecond)
+	setReplyEndWait(t, time.Hour) // a caller that waited for the end would wait this long
 	url, conns := eventServer(t, true)
 	c := startEventClient(t, url)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
 	for i := range 2 {
-		if res, err := c.Call(ctx, "ping", nil); err != nil || string(res) != "{}" {
-			t.Fatalf("call %d: %s, %v", i, res, err)
+		done := make(chan error, 1)
+		go func() {
+			res, err := c.Call(context.Background(), "ping", nil)
+			if err == nil && string(res) != "{}" {
+				err = fmt.Errorf("result %s, want {}", res)
+			}
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("call %d: %v", i, err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("call %d has not returned 10 s after its answer came: it waits for the end of a stream the server holds open", i)
 		}
 	}
 	if got := conns(); len(got) != 2 {
-		t.Errorf("2 calls whose streams were held open came over %d connections (%v), want 2: each closed its own", len(got), got)
+		t.Errorf("2 calls whose streams were held open came over %d connections (%v), want 2: each keeps its own", len(got), got)
+	}
+}
+
+// A call whose request met an expired session ends when its ctx does,
+// while the session's renewal still waits for the server's initialize
+// reply: the renewal is not on the caller's goroutine.
+func TestCancelDuringSessionRenewal(t *testing.T) {
+	reinit := make(chan struct{}, 1)
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			w.WriteHeader(http.StatusMethodNotAllowed)
+			return
+		}
+		body, _ := io.ReadAll(r.Body)
+		var msg struct {
+			ID     json.RawMessage
+			Method string
+		}
+		_ = json.Unmarshal(body, &msg)
+		switch {
+		case len(msg.ID) == 0:
+			w.WriteHeader(http.StatusAccepted)
+		case msg.Method == "initialize" && strings.Contains(string(msg.ID), "reinit"):
+			reinit <- struct{}{}
+			select {
+			case <-release:
+			case <-r.Context().Done():
+			}
+		case msg.Method == "initialize":
+			w.Header().Set("Mcp-Session-Id", "s1")
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":`+string(msg.ID)+`,"result":{"protocolVersion":"2025-06-18","capabilities":{}}}`)
+		default:
+			w.WriteHeader(http.StatusNotFound) // the session expired
+		}
+	}))
+	defer srv.Close()
+	defer close(release)
+	c, err := StartStreamable(Endpoint{ID: "slow", URL: srv.URL, ConnectTimeout: time.Minute}, noRequests{}, slog.New(slog.DiscardHandler), jsonrpc.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = c.Close(context.Background()) }()
+	if _, err := c.Call(context.Background(), "initialize", json.RawMessage(`{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}`)); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { _, err := c.Call(ctx, "tools/list", nil); done <- err }()
+	<-reinit
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("call = %v, want context.Canceled", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the cancelled call is still waiting 5 s after its ctx ended")
+	}
+}
+
+// blockingNotifications is the handler of a connection whose notification
+// handler blocks until unblock is closed, saying on entered that it has.
+type blockingNotifications struct {
+	noRequests
+	entered chan struct{}
+	unblock chan struct{}
+}
+
+func (h blockingNotifications) HandleNotification(string, json.RawMessage) {
+	select {
+	case h.entered <- struct{}{}:
+	default:
+	}
+	<-h.unblock
+}
+
+// A call whose reply stream brings a notification before the answer ends
+// when its ctx does, while the handler of that notification still blocks:
+// the caller that reads its own reply does not run the handler itself.
+func TestCancelWhileANotificationIsHandled(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			w.WriteHeader(http.StatusMethodNotAllowed)
+			return
+		}
+		var msg struct{ ID json.RawMessage }
+		body, _ := io.ReadAll(r.Body)
+		if json.Unmarshal(body, &msg) != nil || len(msg.ID) == 0 {
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"level\":\"info\",\"data\":\"working\"}}\n\n")
+		w.(http.Flusher).Flush()
+		select { // the answer never comes
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer srv.Close()
+	defer close(release)
+	h := blockingNotifications{entered: make(chan struct{}, 1), unblock: make(chan struct{})}
+	c, err := StartStreamable(Endpoint{ID: "busy", URL: srv.URL}, h, slog.New(slog.DiscardHandler), jsonrpc.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = c.Close(context.Background()) }()
+	defer close(h.unblock)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { _, err := c.Call(ctx, "tools/list", nil); done <- err }()
+	<-h.entered
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("call = %v, want context.Canceled", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the cancelled call is still waiting 5 s after its ctx ended")
 	}
 }
