@@ -98,26 +98,35 @@ func replaceToken(params, token json.RawMessage) (json.RawMessage, error) {
 // at once, before the server hears of it). The zero value is ready.
 type Live struct {
 	mu     sync.Mutex
-	tokens map[string][]*context.Context // compact raw JSON token -> the requests holding it
+	tokens map[string][]*holder // compact raw JSON token -> the requests holding it
 }
 
 // Hold records the progress token of a request's params as live while ctx
-// lasts, until release. Params without a token hold nothing.
+// lasts, until release. Params without a token hold nothing, and cost no
+// allocation.
 func (l *Live) Hold(ctx context.Context, params json.RawMessage) (release func()) {
 	key, ok := compactKey(rawjson.MetaValue(params, "progressToken"))
 	if !ok {
-		return func() {}
+		return noRelease
 	}
-	h := &ctx
+	return l.hold(&holder{ctx}, key)
+}
+
+func noRelease() {}
+
+// holder is one request holding a token: its identity, and its context.
+type holder struct{ ctx context.Context }
+
+func (l *Live) hold(h *holder, key string) (release func()) {
 	l.mu.Lock()
 	if l.tokens == nil {
-		l.tokens = map[string][]*context.Context{}
+		l.tokens = map[string][]*holder{}
 	}
 	l.tokens[key] = append(l.tokens[key], h)
 	l.mu.Unlock()
 	return func() {
 		l.mu.Lock()
-		if rest := slices.DeleteFunc(l.tokens[key], func(o *context.Context) bool { return o == h }); len(rest) > 0 {
+		if rest := slices.DeleteFunc(l.tokens[key], func(o *holder) bool { return o == h }); len(rest) > 0 {
 			l.tokens[key] = rest
 		} else {
 			delete(l.tokens, key)
@@ -140,7 +149,7 @@ func (l *Live) Has(params json.RawMessage) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, h := range l.tokens[key] {
-		if (*h).Err() == nil {
+		if h.ctx.Err() == nil {
 			return true
 		}
 	}
