@@ -12,6 +12,7 @@ import (
 	"github.com/mcptrunk/mcptrunk/proxy/catalog"
 	"github.com/mcptrunk/mcptrunk/proxy/outbox"
 	"github.com/mcptrunk/mcptrunk/proxy/tasks"
+	"github.com/mcptrunk/mcptrunk/proxy/translate"
 )
 
 // forwardNotification passes an upstream's notification to the hosts it
@@ -30,10 +31,16 @@ func (t *Trunk) forwardNotification(server, method string, params json.RawMessag
 
 // toHosts delivers a notification from server (or the trunk's own, about
 // server) to the sessions it concerns (hostSet). With sharing off, that is
-// the one host, when its view shows server.
+// the one host, when its view shows server. Progress goes only while the
+// host request that carried its token is in flight (hostSet.claimProgress):
+// after the answer or the host's cancel the spec forbids sending it.
 func (t *Trunk) toHosts(server, method string, params json.RawMessage) {
 	sessions := t.hosts.all()
 	if !t.hosts.shared.Load() {
+		if method == "notifications/progress" && !t.hosts.live.Has(params) && !forTask(params) {
+			t.logger.Debug("progress for no request in flight", "server", server)
+			return
+		}
 		for _, s := range sessions {
 			if !s.sees(server) {
 				continue
@@ -70,6 +77,13 @@ func (t *Trunk) toHosts(server, method string, params json.RawMessage) {
 	// A log line, or anything else a server says, names no call: it
 	// concerns the one session with calls on the server, if there is one.
 	t.toConcerned(server, method, params, nil)
+}
+
+// forTask reports whether progress params name a task (the related-task
+// _meta): a task's progress goes on under its call's token after the call
+// is answered, for the task's life, which the server keeps.
+func forTask(params json.RawMessage) bool {
+	return rawjson.MetaValue(params, translate.RelatedTaskKey) != nil
 }
 
 // toConcerned sends a server's notification to the one session of those

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"slices"
 	"sync"
@@ -47,6 +48,7 @@ type hostSet struct {
 	list atomic.Pointer[[]*Session] // attach order, oldest first; copied on change
 
 	progress relay.Progress[*Session] // the trunk's progress tokens, in shared mode
+	live     relay.Live               // the host's progress tokens in flight, with sharing off
 	calls    relay.InFlight[hostCall] // the calls in flight, by server, in shared mode
 	tasks    tasks.Owners[*Session]   // the session that created each task, for its status notifications
 }
@@ -85,11 +87,13 @@ func (h *hostSet) remove(s *Session) {
 }
 
 // claimProgress replaces, in shared mode, the progress token of a
-// session's request with one unique to the trunk, until release. Without a
-// token, or with sharing off, params come back as they are.
-func (h *hostSet) claimProgress(s *Session, params json.RawMessage) (json.RawMessage, func()) {
+// session's request with one unique to the trunk, until release; with
+// sharing off params come back as they are and the token is held live
+// until release or ctx ends (the host's cancel). Either way a server's progress reaches the host only
+// while the request that carried its token is in flight (Trunk.toHosts).
+func (h *hostSet) claimProgress(ctx context.Context, s *Session, params json.RawMessage) (json.RawMessage, func()) {
 	if !h.shared.Load() {
-		return params, func() {}
+		return params, h.live.Hold(ctx, params)
 	}
 	return h.progress.Claim(s, params)
 }

@@ -116,12 +116,12 @@ func TestHostSetProgress(t *testing.T) {
 	tr := bareTrunk()
 	a, b := session2025(tr), session2025(tr)
 	params := json.RawMessage(`{"name":"x","_meta":{"progressToken":"same"}}`)
-	if out, _ := tr.hosts.claimProgress(a, params); string(out) != string(params) {
+	if out, _ := tr.hosts.claimProgress(t.Context(), a, params); string(out) != string(params) {
 		t.Errorf("sharing off: %s", out)
 	}
 	tr.hosts.shared.Store(true)
-	outA, releaseA := tr.hosts.claimProgress(a, params)
-	outB, releaseB := tr.hosts.claimProgress(b, params)
+	outA, releaseA := tr.hosts.claimProgress(t.Context(), a, params)
+	outB, releaseB := tr.hosts.claimProgress(t.Context(), b, params)
 	tokA, tokB := rawjson.MetaValue(outA, "progressToken"), rawjson.MetaValue(outB, "progressToken")
 	if string(tokA) == `"same"` || string(tokA) == string(tokB) {
 		t.Fatalf("tokens %s and %s: want two of the trunk's own", tokA, tokB)

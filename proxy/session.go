@@ -299,7 +299,7 @@ func (s *Session) handle(ctx context.Context, meta translate.RequestMeta, req js
 			return res, err
 		}
 	}
-	params, release := s.trunk.hosts.claimProgress(s, params)
+	params, release := s.trunk.hosts.claimProgress(ctx, s, params)
 	defer release()
 	res, err := s.trunk.handle(ctx, hr, method, params)
 	s.out.Flush()

@@ -1,6 +1,7 @@
 package relay
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"slices"
@@ -47,6 +48,43 @@ func metaToken(params json.RawMessage) json.RawMessage {
 	}
 	_ = json.Unmarshal(params, &m)
 	return m.Meta.Token
+}
+
+// A token is live while a request holds it and its context lasts: two
+// requests with the same token keep it live until both end, and a token's
+// spacing does not matter.
+func TestLive(t *testing.T) {
+	var l Live
+	note := json.RawMessage(`{"progressToken": "t" ,"progress":1}`)
+	if l.Has(note) {
+		t.Fatal("a token no request holds is live")
+	}
+	if release := l.Hold(context.Background(), json.RawMessage(`{"name":"x"}`)); l.Has(note) {
+		t.Fatal("a request without a token made one live")
+	} else {
+		release()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	params := json.RawMessage(`{"_meta":{"progressToken":"t"}}`)
+	releaseA := l.Hold(ctx, params)
+	releaseB := l.Hold(context.Background(), params)
+	releaseA()
+	if !l.Has(note) {
+		t.Fatal("the token ended with one of the two requests holding it")
+	}
+	releaseB()
+	if l.Has(note) {
+		t.Fatal("the token outlived both requests")
+	}
+	releaseC := l.Hold(ctx, params)
+	defer releaseC()
+	if !l.Has(note) {
+		t.Fatal("a held token is not live")
+	}
+	cancel()
+	if l.Has(note) {
+		t.Fatal("the token outlived its request's cancel")
+	}
 }
 
 func TestInFlight(t *testing.T) {
