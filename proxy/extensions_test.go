@@ -3,6 +3,7 @@ package proxy
 import (
 	"bufio"
 	"encoding/json"
+	"go.uber.org/goleak"
 	"os"
 	"strings"
 	"testing"
@@ -20,7 +21,7 @@ func TestMain(m *testing.M) {
 		runExtServer(ext)
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	goleak.VerifyTestMain(m)
 }
 
 // runExtServer is a 2025-11-25 server on stdio that declares ext as its

@@ -97,6 +97,8 @@ func askTrunk(t *testing.T, a *askServer, entry, trunkOpts map[string]any) (tr *
 	tr = New(memConfig(t, memserver.Set{"notes": nil}, map[string]map[string]any{"notes": entry}, trunkOpts),
 		&Options{Dial: a.dial, Logger: slog.New(slog.NewTextHandler(io.Writer(log), nil))})
 	tr.Share()
+	// After the sessions' own cleanups (registered later, run first).
+	t.Cleanup(func() { _ = tr.Close(context.Background()) })
 	return tr, log
 }
 
