@@ -117,7 +117,10 @@ func TestCodeModeMaxRuns(t *testing.T) {
 	})
 
 	t.Run("waits within its wall time", func(t *testing.T) {
-		h, runs, queued := gatedTrunk(t, map[string]any{"maxRuns": 1, "wallTime": "200ms"})
+		// The wall time bounds the first run's way to its start as well: 3 s,
+		// not less, so that a loaded machine still starts it (200 ms did not,
+		// once, at load 20).
+		h, runs, queued := gatedTrunk(t, map[string]any{"maxRuns": 1, "wallTime": "3s"})
 		sendRun(h, "a", "a")
 		await(t, runs.started, "first run")
 		sendRun(h, "b", "b")
