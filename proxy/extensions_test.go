@@ -3,10 +3,11 @@ package proxy
 import (
 	"bufio"
 	"encoding/json"
-	"go.uber.org/goleak"
 	"os"
 	"strings"
 	"testing"
+
+	"go.uber.org/goleak"
 
 	"github.com/mcptrunk/mcptrunk/internal/config"
 	"github.com/mcptrunk/mcptrunk/proxy/extensions"
