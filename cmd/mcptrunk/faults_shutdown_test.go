@@ -29,6 +29,12 @@ func TestTrunkKilledLeavesNoUpstream(t *testing.T) {
 			"timeouts": map[string]any{"connect": "50s"}},
 	}, map[string]any{"startupWait": "1s"})
 	c := startRawTrunk(t, ctx, cfg)
+	// A call to a server still in its first start is refused ("is
+	// starting"), and startupWait (1 s, for the wedged one's sake) is not
+	// always enough for the stubborn one on a loaded machine.
+	if _, err := waitStderrLine(ctx, c.stderr, 30*time.Second, "server ready", "server=stubborn"); err != nil {
+		t.Fatalf("the stubborn server did not start: %v", err)
+	}
 	res := c.result(ctx, "tools/call", map[string]any{"name": "mcp__stubborn__ping_tool"})
 	if !strings.Contains(string(res), "pong") {
 		t.Fatalf("mcp__stubborn__ping_tool: %s", res)
