@@ -44,6 +44,11 @@ func gatedTrunk(t *testing.T, codeMode map[string]any) (*memHost, *heldRuns, cha
 	tr.codeRuns.onQueue = func(waiting int) { queued <- waiting }
 	tr.codeRuns.mu.Unlock()
 	h.initialize(`{}`)
+	// The runs below call mcp__trunk__run_code at once: have the host see
+	// it listed first, as a host would before calling it.
+	if res, errObj := h.call("tools/list", `{}`); !strings.Contains(string(res), `"mcp__trunk__run_code"`) {
+		t.Fatalf("tools/list: %s %s, want mcp__trunk__run_code listed", res, errObj)
+	}
 	return h, runs, queued
 }
 
