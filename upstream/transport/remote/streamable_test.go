@@ -37,14 +37,8 @@ func eventServer(t *testing.T, hold bool) (url string, conns func() map[string]i
 	seen := map[string]int{}
 	release := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost {
-			w.WriteHeader(http.StatusMethodNotAllowed)
-			return
-		}
-		var msg struct{ ID json.RawMessage }
-		body, _ := io.ReadAll(r.Body)
-		if json.Unmarshal(body, &msg) != nil || len(msg.ID) == 0 {
-			w.WriteHeader(http.StatusAccepted)
+		msg, ok := postedRequest(w, r)
+		if !ok {
 			return
 		}
 		mu.Lock()
@@ -236,14 +230,7 @@ func (h blockingNotifications) HandleNotification(string, json.RawMessage) {
 func TestCancelWhileANotificationIsHandled(t *testing.T) {
 	release := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost {
-			w.WriteHeader(http.StatusMethodNotAllowed)
-			return
-		}
-		var msg struct{ ID json.RawMessage }
-		body, _ := io.ReadAll(r.Body)
-		if json.Unmarshal(body, &msg) != nil || len(msg.ID) == 0 {
-			w.WriteHeader(http.StatusAccepted)
+		if _, ok := postedRequest(w, r); !ok {
 			return
 		}
 		w.Header().Set("Content-Type", "text/event-stream")
@@ -276,4 +263,20 @@ func TestCancelWhileANotificationIsHandled(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("the cancelled call is still waiting 5 s after its ctx ended")
 	}
+}
+
+// postedRequest reads the request a test server was POSTed, answering
+// anything else itself: 405 for the GET stream, 202 for a notification or
+// a response. ok says whether the caller answers a request.
+func postedRequest(w http.ResponseWriter, r *http.Request) (msg struct{ ID json.RawMessage }, ok bool) {
+	if r.Method != http.MethodPost {
+		w.WriteHeader(http.StatusMethodNotAllowed)
+		return msg, false
+	}
+	body, _ := io.ReadAll(r.Body)
+	if json.Unmarshal(body, &msg) != nil || len(msg.ID) == 0 {
+		w.WriteHeader(http.StatusAccepted)
+		return msg, false
+	}
+	return msg, true
 }
